@@ -1,0 +1,286 @@
+//! Element types. Burn's three kinds (Float, Int, Bool) map onto four dtypes:
+//! Float is f32 by default or f64, Int is i64, Bool is bool.
+
+use std::fmt;
+
+use crate::storage::Storage;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DType {
+    F32,
+    F64,
+    I64,
+    Bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Float,
+    Int,
+    Bool,
+}
+
+impl DType {
+    pub fn kind(self) -> Kind {
+        match self {
+            DType::F32 | DType::F64 => Kind::Float,
+            DType::I64 => Kind::Int,
+            DType::Bool => Kind::Bool,
+        }
+    }
+
+    pub fn size_in_bytes(self) -> usize {
+        match self {
+            DType::F32 => 4,
+            DType::F64 | DType::I64 => 8,
+            DType::Bool => 1,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+            DType::I64 => "i64",
+            DType::Bool => "bool",
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::Float => "Float",
+            Kind::Int => "Int",
+            Kind::Bool => "Bool",
+        })
+    }
+}
+
+/// A scalar crossing the API: ops that take "an element" (fill values, scalar
+/// arithmetic) take this and convert it to the tensor's dtype.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scalar {
+    Float(f64),
+    Int(i64),
+    Bool(bool),
+}
+
+impl Scalar {
+    pub fn to_f64(self) -> f64 {
+        match self {
+            Scalar::Float(v) => v,
+            Scalar::Int(v) => v as f64,
+            Scalar::Bool(v) => v as u8 as f64,
+        }
+    }
+    pub fn to_i64(self) -> i64 {
+        match self {
+            Scalar::Float(v) => v as i64,
+            Scalar::Int(v) => v,
+            Scalar::Bool(v) => v as i64,
+        }
+    }
+    pub fn to_bool(self) -> bool {
+        match self {
+            Scalar::Float(v) => v != 0.0,
+            Scalar::Int(v) => v != 0,
+            Scalar::Bool(v) => v,
+        }
+    }
+}
+
+/// A Rust type that can live in a tensor buffer.
+pub trait Element: Copy + Send + Sync + PartialEq + PartialOrd + fmt::Debug + 'static {
+    const DTYPE: DType;
+    const ZERO: Self;
+    const ONE: Self;
+    fn wrap(buf: Arc<Vec<Self>>) -> Storage;
+    fn unwrap(storage: &Storage) -> Option<&Arc<Vec<Self>>>;
+    fn unwrap_mut(storage: &mut Storage) -> Option<&mut Arc<Vec<Self>>>;
+    fn from_scalar(s: Scalar) -> Self;
+    fn to_scalar(self) -> Scalar;
+    fn to_f64(self) -> f64;
+    fn from_f64(v: f64) -> Self;
+}
+
+macro_rules! element {
+    ($t:ty, $dt:ident, $zero:expr, $one:expr, $from:expr, $to:expr, $tof:expr, $fromf:expr) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$dt;
+            const ZERO: Self = $zero;
+            const ONE: Self = $one;
+            fn wrap(buf: Arc<Vec<Self>>) -> Storage {
+                Storage::$dt(buf)
+            }
+            fn unwrap(storage: &Storage) -> Option<&Arc<Vec<Self>>> {
+                match storage {
+                    Storage::$dt(b) => Some(b),
+                    _ => None,
+                }
+            }
+            fn unwrap_mut(storage: &mut Storage) -> Option<&mut Arc<Vec<Self>>> {
+                match storage {
+                    Storage::$dt(b) => Some(b),
+                    _ => None,
+                }
+            }
+            fn from_scalar(s: Scalar) -> Self {
+                ($from)(s)
+            }
+            fn to_scalar(self) -> Scalar {
+                ($to)(self)
+            }
+            fn to_f64(self) -> f64 {
+                ($tof)(self)
+            }
+            fn from_f64(v: f64) -> Self {
+                ($fromf)(v)
+            }
+        }
+    };
+}
+
+element!(f32, F32, 0.0, 1.0, |s: Scalar| s.to_f64() as f32, |v: f32| Scalar::Float(v as f64), |v: f32| v as f64, |v: f64| v as f32);
+element!(f64, F64, 0.0, 1.0, |s: Scalar| s.to_f64(), Scalar::Float, |v: f64| v, |v: f64| v);
+element!(i64, I64, 0, 1, |s: Scalar| s.to_i64(), Scalar::Int, |v: i64| v as f64, |v: f64| v as i64);
+element!(bool, Bool, false, true, |s: Scalar| s.to_bool(), Scalar::Bool, |v: bool| v as u8 as f64, |v: f64| v != 0.0);
+
+/// Numeric elements: Float and Int kinds.
+pub trait NumElement:
+    Element
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Neg<Output = Self>
+    + std::iter::Sum
+    + num_traits::Signed
+{
+    const MIN_VALUE: Self;
+    const MAX_VALUE: Self;
+    /// Remainder with the sign of the divisor (Burn's and Python's `%`).
+    fn remainder(self, rhs: Self) -> Self;
+    /// Division; Int truncates toward zero and maps a zero divisor to 0
+    /// rather than trapping.
+    fn div_of(self, rhs: Self) -> Self;
+    fn max_of(self, rhs: Self) -> Self;
+    fn min_of(self, rhs: Self) -> Self;
+    fn powi_of(self, e: i32) -> Self;
+    fn is_nan_value(self) -> bool;
+}
+
+impl NumElement for f32 {
+    const MIN_VALUE: Self = f32::NEG_INFINITY;
+    #[inline(always)]
+    fn div_of(self, rhs: Self) -> Self {
+        self / rhs
+    }
+    const MAX_VALUE: Self = f32::INFINITY;
+    fn remainder(self, rhs: Self) -> Self {
+        let r = self % rhs;
+        if r != 0.0 && ((r < 0.0) != (rhs < 0.0)) { r + rhs } else { r }
+    }
+    #[inline(always)]
+    fn max_of(self, rhs: Self) -> Self {
+        if self >= rhs || self.is_nan() { self } else { rhs }
+    }
+    #[inline(always)]
+    fn min_of(self, rhs: Self) -> Self {
+        if self <= rhs || self.is_nan() { self } else { rhs }
+    }
+    fn powi_of(self, e: i32) -> Self {
+        self.powi(e)
+    }
+    fn is_nan_value(self) -> bool {
+        self.is_nan()
+    }
+}
+
+impl NumElement for f64 {
+    const MIN_VALUE: Self = f64::NEG_INFINITY;
+    #[inline(always)]
+    fn div_of(self, rhs: Self) -> Self {
+        self / rhs
+    }
+    const MAX_VALUE: Self = f64::INFINITY;
+    fn remainder(self, rhs: Self) -> Self {
+        let r = self % rhs;
+        if r != 0.0 && ((r < 0.0) != (rhs < 0.0)) { r + rhs } else { r }
+    }
+    #[inline(always)]
+    fn max_of(self, rhs: Self) -> Self {
+        if self >= rhs || self.is_nan() { self } else { rhs }
+    }
+    #[inline(always)]
+    fn min_of(self, rhs: Self) -> Self {
+        if self <= rhs || self.is_nan() { self } else { rhs }
+    }
+    fn powi_of(self, e: i32) -> Self {
+        self.powi(e)
+    }
+    fn is_nan_value(self) -> bool {
+        self.is_nan()
+    }
+}
+
+impl NumElement for i64 {
+    const MIN_VALUE: Self = i64::MIN;
+    const MAX_VALUE: Self = i64::MAX;
+    #[inline(always)]
+    fn div_of(self, rhs: Self) -> Self {
+        if rhs == 0 { 0 } else { self.wrapping_div(rhs) }
+    }
+    fn remainder(self, rhs: Self) -> Self {
+        if rhs == 0 {
+            return 0;
+        }
+        let r = self.wrapping_rem(rhs);
+        if r != 0 && ((r < 0) != (rhs < 0)) { r + rhs } else { r }
+    }
+    #[inline(always)]
+    fn max_of(self, rhs: Self) -> Self {
+        self.max(rhs)
+    }
+    #[inline(always)]
+    fn min_of(self, rhs: Self) -> Self {
+        self.min(rhs)
+    }
+    fn powi_of(self, e: i32) -> Self {
+        if e < 0 {
+            match self {
+                1 => 1,
+                -1 => if e % 2 == 0 { 1 } else { -1 },
+                _ => 0,
+            }
+        } else {
+            self.wrapping_pow(e as u32)
+        }
+    }
+    fn is_nan_value(self) -> bool {
+        false
+    }
+}
+
+/// Float elements: f32 and f64.
+pub trait FloatElement: NumElement + num_traits::Float {
+    fn erf(self) -> Self;
+}
+
+impl FloatElement for f32 {
+    fn erf(self) -> Self {
+        libm::erff(self)
+    }
+}
+impl FloatElement for f64 {
+    fn erf(self) -> Self {
+        libm::erf(self)
+    }
+}

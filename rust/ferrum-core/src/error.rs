@@ -1,0 +1,51 @@
+//! The one error type of the engine. Every variant names the operation and the
+//! shapes, dims or kinds involved, so a Python user can act on the message.
+
+use crate::dtype::{DType, Kind};
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    #[error("{op}: incompatible shapes {lhs:?} and {rhs:?}: {reason}")]
+    ShapeMismatch { op: &'static str, lhs: Vec<usize>, rhs: Vec<usize>, reason: String },
+
+    #[error("{op}: expected a tensor of rank {expected}, found rank {found} (shape {shape:?})")]
+    RankMismatch { op: &'static str, expected: usize, found: usize, shape: Vec<usize> },
+
+    #[error("{op}: dim {dim} is out of range for a tensor of rank {rank}")]
+    DimOutOfRange { op: &'static str, dim: isize, rank: usize },
+
+    #[error("{op}: index {index} is out of bounds for dim {dim} of size {size}")]
+    IndexOutOfBounds { op: &'static str, index: i64, dim: usize, size: usize },
+
+    #[error("{op}: expected a {expected} tensor, found {found}")]
+    KindMismatch { op: &'static str, expected: Kind, found: Kind },
+
+    #[error("{op}: dtypes differ: {lhs} and {rhs}")]
+    DTypeMismatch { op: &'static str, lhs: DType, rhs: DType },
+
+    #[error("{op}: cannot reshape a tensor of shape {from:?} ({numel} elements) into {to:?}")]
+    Reshape { op: &'static str, from: Vec<usize>, to: Vec<isize>, numel: usize },
+
+    #[error("{op}: {reason}")]
+    InvalidArgument { op: &'static str, reason: String },
+}
+
+impl Error {
+    pub fn invalid(op: &'static str, reason: impl Into<String>) -> Self {
+        Error::InvalidArgument { op, reason: reason.into() }
+    }
+
+    pub fn shapes(op: &'static str, lhs: &[usize], rhs: &[usize], reason: impl Into<String>) -> Self {
+        Error::ShapeMismatch { op, lhs: lhs.to_vec(), rhs: rhs.to_vec(), reason: reason.into() }
+    }
+}
+
+/// Return early with an [`Error::InvalidArgument`].
+#[macro_export]
+macro_rules! bail {
+    ($op:expr, $($fmt:tt)*) => {
+        return Err($crate::error::Error::invalid($op, format!($($fmt)*)))
+    };
+}

@@ -1,0 +1,197 @@
+//! Element-wise loops: unary maps and broadcasting binary zips. Contiguous
+//! inputs take a flat SIMD loop, large ones split across threads, and an input
+//! whose buffer is uniquely owned is overwritten instead of allocating.
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::parallel::{go_parallel, simd, CHUNK};
+use super::strided::for_each_row2;
+use crate::dtype::Element;
+use crate::error::Result;
+use crate::layout::Layout;
+use crate::shape::broadcast_shape;
+use crate::tensor::Tensor;
+
+/// Write `f(x)` for each `x` of `src` into `dst` (same length).
+#[inline(always)]
+fn map_into<T: Element, U: Element>(src: &[T], dst: &mut [U], gate: usize, f: &(impl Fn(T) -> U + Sync)) {
+    if go_parallel(src.len(), gate) {
+        dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| {
+            simd(|| d.iter_mut().zip(s).for_each(|(o, &x)| *o = f(x)))
+        });
+    } else {
+        simd(|| dst.iter_mut().zip(src).for_each(|(o, &x)| *o = f(x)));
+    }
+}
+
+#[inline(always)]
+fn map_in_place<T: Element>(buf: &mut [T], gate: usize, f: &(impl Fn(T) -> T + Sync)) {
+    if go_parallel(buf.len(), gate) {
+        buf.par_chunks_mut(CHUNK).for_each(|d| simd(|| d.iter_mut().for_each(|x| *x = f(*x))));
+    } else {
+        simd(|| buf.iter_mut().for_each(|x| *x = f(*x)));
+    }
+}
+
+/// `f` applied to every element, into a new tensor of another dtype.
+pub fn map<T: Element, U: Element>(x: &Tensor, gate: usize, f: impl Fn(T) -> U + Sync) -> Tensor {
+    let src_owned;
+    let src: &[T] = match x.as_slice::<T>() {
+        Some(s) => s,
+        None => {
+            src_owned = x.to_vec::<T>();
+            &src_owned
+        }
+    };
+    let mut out = vec![U::ZERO; src.len()];
+    map_into(src, &mut out, gate, &f);
+    Tensor::from_parts(U::wrap(Arc::new(out)), Layout::contiguous(x.shape()))
+}
+
+/// `f` applied to every element, keeping the dtype; writes in place when the
+/// tensor owns its buffer alone.
+pub fn map_same<T: Element>(mut x: Tensor, gate: usize, f: impl Fn(T) -> T + Sync) -> Tensor {
+    if let Some(buf) = x.try_mut_slice::<T>() {
+        map_in_place(buf, gate, &f);
+        return x;
+    }
+    map(&x, gate, f)
+}
+
+/// `f(a, b)` with broadcasting, into a new tensor of dtype `U`.
+pub fn zip<T: Element, U: Element>(
+    op: &'static str,
+    a: &Tensor,
+    b: &Tensor,
+    gate: usize,
+    f: impl Fn(T, T) -> U + Sync,
+) -> Result<Tensor> {
+    let shape = broadcast_shape(op, a.shape(), b.shape())?;
+    let n: usize = shape.iter().product();
+    let mut out = vec![U::ZERO; n];
+    zip_into(a, b, &shape, &mut out, gate, &f)?;
+    Ok(Tensor::from_parts(U::wrap(Arc::new(out)), Layout::contiguous(&shape)))
+}
+
+/// `f(a, b)` with broadcasting, keeping the dtype; reuses `a`'s (or `b`'s)
+/// buffer when it is uniquely owned and already has the output's shape.
+pub fn zip_same<T: Element>(
+    op: &'static str,
+    mut a: Tensor,
+    mut b: Tensor,
+    gate: usize,
+    f: impl Fn(T, T) -> T + Sync,
+) -> Result<Tensor> {
+    let shape = broadcast_shape(op, a.shape(), b.shape())?;
+    if a.shape() == shape.as_slice() && b.shape() == shape.as_slice() {
+        if let Some(sb) = b.as_slice::<T>() {
+            if let Some(da) = a.try_mut_slice::<T>() {
+                zip_in_place(da, sb, gate, &f);
+                return Ok(a);
+            }
+        }
+    }
+    if b.shape() == shape.as_slice() && a.numel() == 1 {
+        let av = a.to_vec::<T>()[0];
+        if let Some(db) = b.try_mut_slice::<T>() {
+            map_in_place(db, gate, &|y| f(av, y));
+            return Ok(b);
+        }
+    }
+    if a.shape() == shape.as_slice() && b.numel() == 1 {
+        let bv = b.to_vec::<T>()[0];
+        if let Some(da) = a.try_mut_slice::<T>() {
+            map_in_place(da, gate, &|x| f(x, bv));
+            return Ok(a);
+        }
+        return Ok(map(&a, gate, |x| f(x, bv)));
+    }
+    zip(op, &a, &b, gate, f)
+}
+
+#[inline(always)]
+fn zip_in_place<T: Element>(dst: &mut [T], src: &[T], gate: usize, f: &(impl Fn(T, T) -> T + Sync)) {
+    if go_parallel(dst.len(), gate) {
+        dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| {
+            simd(|| d.iter_mut().zip(s).for_each(|(x, &y)| *x = f(*x, y)))
+        });
+    } else {
+        simd(|| dst.iter_mut().zip(src).for_each(|(x, &y)| *x = f(*x, y)));
+    }
+}
+
+fn zip_into<T: Element, U: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    shape: &[usize],
+    out: &mut [U],
+    gate: usize,
+    f: &(impl Fn(T, T) -> U + Sync),
+) -> Result<()> {
+    let (ba, bb) = (a.buffer::<T>(), b.buffer::<T>());
+    // Fast paths: same-shape contiguous operands, or one single value.
+    if a.shape() == shape && b.shape() == shape {
+        if let (Some(sa), Some(sb)) = (a.as_slice::<T>(), b.as_slice::<T>()) {
+            if go_parallel(out.len(), gate) {
+                out.par_chunks_mut(CHUNK)
+                    .zip(sa.par_chunks(CHUNK).zip(sb.par_chunks(CHUNK)))
+                    .for_each(|(o, (x, y))| simd(|| zip3(o, x, y, f)));
+            } else {
+                simd(|| zip3(out, sa, sb, f));
+            }
+            return Ok(());
+        }
+    }
+    if b.numel() == 1 && a.shape() == shape {
+        if let Some(sa) = a.as_slice::<T>() {
+            let y = bb[b.layout().offset];
+            map_into(sa, out, gate, &|x| f(x, y));
+            return Ok(());
+        }
+    }
+    if a.numel() == 1 && b.shape() == shape {
+        if let Some(sb) = b.as_slice::<T>() {
+            let x = ba[a.layout().offset];
+            map_into(sb, out, gate, &|y| f(x, y));
+            return Ok(());
+        }
+    }
+    // General case: broadcast both layouts to the output shape (stride 0 on
+    // stretched dims) and walk rows.
+    let la = a.layout().broadcast_to("broadcast", shape)?;
+    let lb = b.layout().broadcast_to("broadcast", shape)?;
+    simd(|| {
+        for_each_row2(&la, &lb, |o, (oa, sa), (ob, sb), len| {
+            let dst = &mut out[o..o + len];
+            match (sa, sb) {
+                (1, 1) => zip3(dst, &ba[oa..oa + len], &bb[ob..ob + len], f),
+                (1, 0) => {
+                    let y = bb[ob];
+                    dst.iter_mut().zip(&ba[oa..oa + len]).for_each(|(d, &x)| *d = f(x, y));
+                }
+                (0, 1) => {
+                    let x = ba[oa];
+                    dst.iter_mut().zip(&bb[ob..ob + len]).for_each(|(d, &y)| *d = f(x, y));
+                }
+                _ => {
+                    let (mut ia, mut ib) = (oa as isize, ob as isize);
+                    for d in dst.iter_mut() {
+                        *d = f(ba[ia as usize], bb[ib as usize]);
+                        ia += sa;
+                        ib += sb;
+                    }
+                }
+            }
+        })
+    });
+    Ok(())
+}
+
+#[inline(always)]
+fn zip3<T: Element, U: Element>(out: &mut [U], a: &[T], b: &[T], f: &impl Fn(T, T) -> U) {
+    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+        *o = f(x, y);
+    }
+}

@@ -1,0 +1,245 @@
+//! A layout is a plain value: shape, strides (in elements, possibly negative
+//! or zero) and an offset into the buffer. Every view op changes only this.
+
+use crate::error::{Error, Result};
+use crate::shape::{contiguous_strides, norm_dim, numel};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    pub shape: Vec<usize>,
+    pub strides: Vec<isize>,
+    pub offset: usize,
+}
+
+impl Layout {
+    pub fn contiguous(shape: &[usize]) -> Self {
+        Layout { shape: shape.to_vec(), strides: contiguous_strides(shape), offset: 0 }
+    }
+
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    pub fn numel(&self) -> usize {
+        numel(&self.shape)
+    }
+
+    /// True when the elements are laid out row-major without gaps.
+    pub fn is_contiguous(&self) -> bool {
+        let mut acc = 1isize;
+        for (&d, &s) in self.shape.iter().zip(&self.strides).rev() {
+            if d != 1 && s != acc {
+                return false;
+            }
+            acc *= d as isize;
+        }
+        true
+    }
+
+    /// The buffer range `[offset, offset + numel)` when contiguous.
+    pub fn contiguous_range(&self) -> Option<(usize, usize)> {
+        self.is_contiguous().then(|| (self.offset, self.offset + self.numel()))
+    }
+
+    pub fn transpose(&self, a: usize, b: usize) -> Layout {
+        let mut l = self.clone();
+        l.shape.swap(a, b);
+        l.strides.swap(a, b);
+        l
+    }
+
+    pub fn permute(&self, axes: &[usize]) -> Layout {
+        Layout {
+            shape: axes.iter().map(|&a| self.shape[a]).collect(),
+            strides: axes.iter().map(|&a| self.strides[a]).collect(),
+            offset: self.offset,
+        }
+    }
+
+    /// Restrict `dim` to `start..start + len` with a step; a negative step
+    /// walks backwards from `start`.
+    pub fn narrow_step(&self, dim: usize, start: usize, len: usize, step: isize) -> Layout {
+        let mut l = self.clone();
+        if len > 0 {
+            l.offset = (self.offset as isize + start as isize * self.strides[dim]) as usize;
+        }
+        l.shape[dim] = len;
+        l.strides[dim] = self.strides[dim] * step;
+        l
+    }
+
+    pub fn flip(&self, dim: usize) -> Layout {
+        let n = self.shape[dim];
+        if n == 0 {
+            return self.clone();
+        }
+        self.narrow_step(dim, n - 1, n, -1)
+    }
+
+    pub fn unsqueeze(&self, dim: usize) -> Layout {
+        let mut l = self.clone();
+        let stride = if dim < self.rank() { self.strides[dim] * self.shape[dim] as isize } else { 1 };
+        l.shape.insert(dim, 1);
+        l.strides.insert(dim, stride);
+        l
+    }
+
+    pub fn squeeze(&self, dim: usize) -> Layout {
+        let mut l = self.clone();
+        l.shape.remove(dim);
+        l.strides.remove(dim);
+        l
+    }
+
+    /// Stretch size-1 dims to `shape` (same rank) with stride 0.
+    pub fn broadcast_to(&self, op: &'static str, shape: &[usize]) -> Result<Layout> {
+        if shape.len() != self.rank() {
+            return Err(Error::shapes(op, &self.shape, shape, "expand keeps the rank"));
+        }
+        let mut strides = self.strides.clone();
+        for (i, (&from, &to)) in self.shape.iter().zip(shape).enumerate() {
+            if from != to {
+                if from != 1 {
+                    return Err(Error::shapes(op, &self.shape, shape, format!("dim {i} has size {from}, only size 1 expands")));
+                }
+                strides[i] = 0;
+            }
+        }
+        Ok(Layout { shape: shape.to_vec(), strides, offset: self.offset })
+    }
+
+    /// A view of the same elements with a new shape, when the strides allow
+    /// it without copying (always for contiguous layouts).
+    pub fn reshape_view(&self, shape: &[usize]) -> Option<Layout> {
+        if self.is_contiguous() {
+            return Some(Layout { shape: shape.to_vec(), strides: contiguous_strides(shape), offset: self.offset });
+        }
+        // Merge-split over runs of dims that are contiguous with each other.
+        let mut strides = vec![0isize; shape.len()];
+        let (mut i, mut j) = (0usize, 0usize);
+        let (old, new) = (&self.shape, shape);
+        while i < old.len() || j < new.len() {
+            let (i0, j0) = (i, j);
+            let (mut po, mut pn) = (if i < old.len() { old[i] } else { 1 }, if j < new.len() { new[j] } else { 1 });
+            i += 1;
+            j += 1;
+            while po != pn {
+                if po < pn {
+                    po *= old.get(i).copied()?;
+                    i += 1;
+                } else {
+                    pn *= new.get(j).copied()?;
+                    j += 1;
+                }
+            }
+            // Within the old group, dims must chain: stride[k] == stride[k+1] * size[k+1].
+            for k in i0..i.min(old.len()).saturating_sub(1) {
+                if old[k] != 1 && old[k + 1] != 1 && self.strides[k] != self.strides[k + 1] * old[k + 1] as isize {
+                    return None;
+                }
+            }
+            let base = (i0..i.min(old.len())).rev().find(|&k| old[k] != 1).map(|k| self.strides[k]).unwrap_or(1);
+            let mut acc = base;
+            for k in (j0..j.min(new.len())).rev() {
+                strides[k] = acc;
+                acc *= new[k] as isize;
+            }
+        }
+        Some(Layout { shape: shape.to_vec(), strides, offset: self.offset })
+    }
+
+    pub fn dim(&self, op: &'static str, dim: isize) -> Result<usize> {
+        norm_dim(op, dim, self.rank())
+    }
+
+    /// Buffer offsets of every element in row-major order.
+    pub fn offsets(&self) -> OffsetIter<'_> {
+        OffsetIter::new(self)
+    }
+}
+
+/// Row-major walk over a strided layout, yielding buffer offsets.
+pub struct OffsetIter<'a> {
+    layout: &'a Layout,
+    index: Vec<usize>,
+    next: isize,
+    remaining: usize,
+}
+
+impl<'a> OffsetIter<'a> {
+    fn new(layout: &'a Layout) -> Self {
+        OffsetIter { layout, index: vec![0; layout.rank()], next: layout.offset as isize, remaining: layout.numel() }
+    }
+}
+
+impl Iterator for OffsetIter<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let current = self.next as usize;
+        let l = self.layout;
+        for d in (0..self.index.len()).rev() {
+            self.index[d] += 1;
+            self.next += l.strides[d];
+            if self.index[d] < l.shape[d] {
+                break;
+            }
+            self.next -= l.strides[d] * l.shape[d] as isize;
+            self.index[d] = 0;
+        }
+        Some(current)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl ExactSizeIterator for OffsetIter<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transpose_is_a_view() {
+        let l = Layout::contiguous(&[2, 3]).transpose(0, 1);
+        assert_eq!(l.shape, vec![3, 2]);
+        assert!(!l.is_contiguous());
+        assert_eq!(l.offsets().collect::<Vec<_>>(), vec![0, 3, 1, 4, 2, 5]);
+    }
+
+    #[test]
+    fn flip_walks_backwards() {
+        let l = Layout::contiguous(&[4]).flip(0);
+        assert_eq!(l.offsets().collect::<Vec<_>>(), vec![3, 2, 1, 0]);
+    }
+
+    #[test]
+    fn narrow_with_step() {
+        let l = Layout::contiguous(&[2, 6]).narrow_step(1, 1, 3, 2);
+        assert_eq!(l.offsets().collect::<Vec<_>>(), vec![1, 3, 5, 7, 9, 11]);
+    }
+
+    #[test]
+    fn reshape_view_of_non_contiguous() {
+        // [2, 3, 4] with the first two dims transposed: dims 1-2 stay contiguous.
+        let l = Layout::contiguous(&[3, 2, 4]).transpose(0, 1);
+        let v = l.reshape_view(&[2, 3, 2, 2]).unwrap();
+        let direct: Vec<usize> = l.offsets().collect();
+        assert_eq!(v.offsets().collect::<Vec<_>>(), direct);
+        assert!(l.reshape_view(&[6, 4]).is_none());
+    }
+
+    #[test]
+    fn broadcast_uses_zero_strides() {
+        let l = Layout::contiguous(&[1, 3]).broadcast_to("expand", &[2, 3]).unwrap();
+        assert_eq!(l.offsets().collect::<Vec<_>>(), vec![0, 1, 2, 0, 1, 2]);
+        assert!(Layout::contiguous(&[2, 3]).broadcast_to("expand", &[4, 3]).is_err());
+    }
+}

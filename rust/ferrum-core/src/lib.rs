@@ -1,0 +1,23 @@
+//! ferrum-core: the CPU tensor engine of ferrum. Pure Rust, no Python.
+//!
+//! A [`Tensor`] is an immutable value: a shared buffer ([`Storage`]) seen
+//! through a [`Layout`] (shape, strides, offset). Views change only the
+//! layout; operations return new tensors and never touch their inputs, except
+//! that an operation may reuse an input buffer it owns alone.
+
+pub mod dtype;
+pub mod error;
+pub mod kernels;
+pub mod layout;
+pub mod ops;
+pub mod random;
+pub mod shape;
+pub mod storage;
+pub mod tensor;
+
+pub use dtype::{DType, Element, FloatElement, Kind, Scalar};
+pub use error::{Error, Result};
+pub use layout::Layout;
+pub use random::Distribution;
+pub use storage::Storage;
+pub use tensor::Tensor;

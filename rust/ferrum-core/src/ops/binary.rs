@@ -1,0 +1,175 @@
+//! Element-wise arithmetic on two tensors (broadcasting over size-1 dims of
+//! equal ranks) and with a scalar.
+
+use crate::dtype::{Element, FloatElement, NumElement, Scalar};
+use crate::error::Result;
+use crate::kernels::elementwise::{map_same, zip_same};
+use crate::kernels::parallel::{PAR_CHEAP, PAR_COSTLY};
+use crate::tensor::Tensor;
+use crate::{with_dtype, with_float, with_num};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Remainder,
+    Max,
+    Min,
+    Powf,
+    Atan2,
+    Fmod,
+}
+
+impl BinaryOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Div => "div",
+            BinaryOp::Remainder => "remainder",
+            BinaryOp::Max => "max_pair",
+            BinaryOp::Min => "min_pair",
+            BinaryOp::Powf => "powf",
+            BinaryOp::Atan2 => "atan2",
+            BinaryOp::Fmod => "fmod",
+        }
+    }
+
+    fn float_only(self) -> bool {
+        matches!(self, BinaryOp::Powf | BinaryOp::Atan2 | BinaryOp::Fmod)
+    }
+}
+
+fn num_apply<T: NumElement>(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
+    let name = op.name();
+    match op {
+        BinaryOp::Add => zip_same(name, a, b, PAR_CHEAP, |x: T, y| x + y),
+        BinaryOp::Sub => zip_same(name, a, b, PAR_CHEAP, |x: T, y| x - y),
+        BinaryOp::Mul => zip_same(name, a, b, PAR_CHEAP, |x: T, y| x * y),
+        BinaryOp::Div => zip_same(name, a, b, PAR_CHEAP, |x: T, y| x.div_of(y)),
+        BinaryOp::Remainder => zip_same(name, a, b, PAR_CHEAP, |x: T, y| x.remainder(y)),
+        BinaryOp::Max => zip_same(name, a, b, PAR_CHEAP, |x: T, y| x.max_of(y)),
+        BinaryOp::Min => zip_same(name, a, b, PAR_CHEAP, |x: T, y| x.min_of(y)),
+        _ => unreachable!("float-only ops go through float_apply"),
+    }
+}
+
+fn float_apply<T: FloatElement>(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
+    let name = op.name();
+    match op {
+        BinaryOp::Powf => zip_same(name, a, b, PAR_COSTLY, |x: T, y| num_traits::Float::powf(x, y)),
+        BinaryOp::Atan2 => zip_same(name, a, b, PAR_COSTLY, |x: T, y| num_traits::Float::atan2(x, y)),
+        BinaryOp::Fmod => zip_same(name, a, b, PAR_CHEAP, |x: T, y| x % y),
+        _ => num_apply::<T>(op, a, b),
+    }
+}
+
+impl Tensor {
+    /// `op(self, other)` element-wise with broadcasting.
+    pub fn binary(&self, op: BinaryOp, other: &Tensor) -> Result<Tensor> {
+        self.clone().binary_owned(op, other.clone())
+    }
+
+    /// As [`Tensor::binary`], reusing an operand's buffer when owned alone.
+    pub fn binary_owned(self, op: BinaryOp, other: Tensor) -> Result<Tensor> {
+        self.expect_same_dtype(op.name(), &other)?;
+        if op.float_only() {
+            return with_float!(op.name(), self.dtype(), T => float_apply::<T>(op, self, other));
+        }
+        with_num!(op.name(), self.dtype(), T => num_apply::<T>(op, self, other))
+    }
+
+    /// `op(self, s)` with a scalar converted to this tensor's dtype.
+    pub fn binary_scalar(&self, op: BinaryOp, s: Scalar) -> Result<Tensor> {
+        self.clone().binary_scalar_owned(op, s)
+    }
+
+    pub fn binary_scalar_owned(self, op: BinaryOp, s: Scalar) -> Result<Tensor> {
+        let name = op.name();
+        if op.float_only() {
+            return Ok(with_float!(name, self.dtype(), T => {
+                let y = T::from_scalar(s);
+                match op {
+                    BinaryOp::Powf => map_same(self, PAR_COSTLY, move |x: T| num_traits::Float::powf(x, y)),
+                    BinaryOp::Atan2 => map_same(self, PAR_COSTLY, move |x: T| num_traits::Float::atan2(x, y)),
+                    _ => map_same(self, PAR_CHEAP, move |x: T| x % y),
+                }
+            }));
+        }
+        Ok(with_num!(name, self.dtype(), T => {
+            let y = T::from_scalar(s);
+            match op {
+                BinaryOp::Add => map_same(self, PAR_CHEAP, move |x: T| x + y),
+                BinaryOp::Sub => map_same(self, PAR_CHEAP, move |x: T| x - y),
+                BinaryOp::Mul => map_same(self, PAR_CHEAP, move |x: T| x * y),
+                BinaryOp::Div => map_same(self, PAR_CHEAP, move |x: T| x.div_of(y)),
+                BinaryOp::Remainder => map_same(self, PAR_CHEAP, move |x: T| x.remainder(y)),
+                BinaryOp::Max => map_same(self, PAR_CHEAP, move |x: T| x.max_of(y)),
+                BinaryOp::Min => map_same(self, PAR_CHEAP, move |x: T| x.min_of(y)),
+                _ => unreachable!(),
+            }
+        }))
+    }
+
+    /// `s - self`, `s / self`, ...: a scalar on the left.
+    pub fn scalar_binary(s: Scalar, op: BinaryOp, rhs: &Tensor) -> Result<Tensor> {
+        let lhs = with_dtype!(rhs.dtype(), T => Tensor::from_vec(vec![T::from_scalar(s)], &vec![1; rhs.rank()])?);
+        lhs.binary(op, rhs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(v: &[f32], shape: &[usize]) -> Tensor {
+        Tensor::from_vec(v.to_vec(), shape).unwrap()
+    }
+
+    #[test]
+    fn broadcast_add() {
+        let a = f(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
+        let row = f(&[10.0, 20.0], &[1, 2]);
+        let col = f(&[100.0, 200.0], &[2, 1]);
+        assert_eq!(a.binary(BinaryOp::Add, &row).unwrap().to_vec::<f32>(), vec![11.0, 22.0, 13.0, 24.0]);
+        assert_eq!(a.binary(BinaryOp::Add, &col).unwrap().to_vec::<f32>(), vec![101.0, 102.0, 203.0, 204.0]);
+        assert_eq!(row.binary(BinaryOp::Add, &col).unwrap().shape(), &[2, 2]);
+    }
+
+    #[test]
+    fn non_contiguous_operands() {
+        let a = f(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).transpose();
+        let b = f(&[1.0; 6], &[3, 2]);
+        assert_eq!(a.binary(BinaryOp::Sub, &b).unwrap().to_vec::<f32>(), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+    }
+
+    #[test]
+    fn mismatched_shapes_name_the_op() {
+        let e = f(&[1.0; 6], &[2, 3]).binary(BinaryOp::Mul, &f(&[1.0; 4], &[2, 2])).unwrap_err().to_string();
+        assert!(e.starts_with("mul: incompatible shapes [2, 3] and [2, 2]"), "{e}");
+    }
+
+    #[test]
+    fn dtypes_must_match() {
+        let i = Tensor::from_vec(vec![1i64], &[1]).unwrap();
+        assert!(f(&[1.0], &[1]).binary(BinaryOp::Add, &i).is_err());
+    }
+
+    #[test]
+    fn remainder_takes_the_divisor_sign() {
+        let a = f(&[-3.0, 3.0, -3.0], &[3]);
+        let r = a.binary_scalar(BinaryOp::Remainder, Scalar::Float(2.0)).unwrap().to_vec::<f32>();
+        assert_eq!(r, vec![1.0, 1.0, 1.0]);
+        let i = Tensor::from_vec(vec![-7i64, 7], &[2]).unwrap();
+        assert_eq!(i.binary_scalar(BinaryOp::Remainder, Scalar::Int(-3)).unwrap().to_vec::<i64>(), vec![-1, -2]);
+    }
+
+    #[test]
+    fn int_division_truncates() {
+        let i = Tensor::from_vec(vec![7i64, -7], &[2]).unwrap();
+        assert_eq!(i.binary_scalar(BinaryOp::Div, Scalar::Int(2)).unwrap().to_vec::<i64>(), vec![3, -3]);
+    }
+}

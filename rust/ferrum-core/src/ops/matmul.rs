@@ -1,0 +1,126 @@
+//! Matrix multiplication over the last two dims, batched over the leading
+//! dims with broadcasting (size-1 batch dims stretch, like torch's `@`).
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::dtype::Element;
+use crate::error::{Error, Result};
+use crate::kernels::gemm::{GemmElement, Mat};
+use crate::layout::Layout;
+use crate::shape::broadcast_shape;
+use crate::tensor::Tensor;
+use crate::DType;
+
+/// Per-batch matrices smaller than this (m*n*k) run batches in parallel
+/// instead of threading inside each GEMM.
+const SMALL_GEMM: usize = 1 << 15;
+
+impl Tensor {
+    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        let op = "matmul";
+        self.expect_same_dtype(op, other)?;
+        if self.rank() < 1 || self.rank() != other.rank() {
+            return Err(Error::shapes(op, self.shape(), other.shape(), "matmul needs two tensors of equal rank"));
+        }
+        if self.rank() == 1 {
+            // A dot product, kept as a rank-1 tensor of one element.
+            let p = self.unsqueeze_dim(0)?.matmul(&other.unsqueeze_dim(1)?)?;
+            return p.reshape(&[1]);
+        }
+        let r = self.rank();
+        let (m, k) = (self.shape()[r - 2], self.shape()[r - 1]);
+        let (k2, n) = (other.shape()[r - 2], other.shape()[r - 1]);
+        if k != k2 {
+            return Err(Error::shapes(op, self.shape(), other.shape(), format!("inner dims differ ({k} and {k2})")));
+        }
+        let batch = broadcast_shape(op, &self.shape()[..r - 2], &other.shape()[..r - 2])?;
+        match self.dtype() {
+            DType::F32 => batched::<f32>(self, other, &batch, m, k, n),
+            DType::F64 => batched::<f64>(self, other, &batch, m, k, n),
+            DType::I64 => batched::<i64>(self, other, &batch, m, k, n),
+            DType::Bool => Err(Error::KindMismatch { op, expected: crate::Kind::Float, found: crate::Kind::Bool }),
+        }
+    }
+}
+
+fn batched<T: Element + GemmElement>(a: &Tensor, b: &Tensor, batch: &[usize], m: usize, k: usize, n: usize) -> Result<Tensor> {
+    let r = a.rank();
+    let nb: usize = batch.iter().product();
+    let mut out_shape = batch.to_vec();
+    out_shape.extend([m, n]);
+    let mut out = vec![T::ZERO; nb * m * n];
+    let (la, lb) = (a.layout(), b.layout());
+    let (ba, bb) = (a.buffer::<T>(), b.buffer::<T>());
+    // Offsets of each batch's matrix, walking batch dims with broadcast strides.
+    let offsets = |l: &Layout| -> Vec<usize> {
+        let mut bl = Layout { shape: l.shape[..r - 2].to_vec(), strides: l.strides[..r - 2].to_vec(), offset: l.offset };
+        bl = bl.broadcast_to("matmul", batch).expect("batch shape was broadcast from these dims");
+        if batch.is_empty() { vec![l.offset] } else { bl.offsets().collect() }
+    };
+    let (oa, ob) = (offsets(la), offsets(lb));
+    let mat = |l: &Layout, off: usize| Mat { offset: off, rs: l.strides[r - 2], cs: l.strides[r - 1] };
+    let chunk = (m * n).max(1);
+    if nb > 1 && m * n * k < SMALL_GEMM {
+        out.par_chunks_mut(chunk).enumerate().for_each(|(i, dst)| {
+            T::gemm(dst, ba, mat(la, oa[i]), bb, mat(lb, ob[i]), m, k, n, false);
+        });
+    } else {
+        for (i, dst) in out.chunks_mut(chunk).enumerate().take(nb) {
+            T::gemm(dst, ba, mat(la, oa[i]), bb, mat(lb, ob[i]), m, k, n, true);
+        }
+    }
+    Ok(Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(&out_shape)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> {
+        let mut c = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                c[i * n + j] = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn matches_naive_including_transposed_views() {
+        let (m, k, n) = (7, 5, 3);
+        let a: Vec<f64> = (0..m * k).map(|i| (i as f64 * 0.37).sin()).collect();
+        let b: Vec<f64> = (0..k * n).map(|i| (i as f64 * 0.11).cos()).collect();
+        let ta = Tensor::from_vec(a.clone(), &[m, k]).unwrap();
+        let tb = Tensor::from_vec(b.clone(), &[k, n]).unwrap();
+        let want = naive(&a, &b, m, k, n);
+        let got = ta.matmul(&tb).unwrap().to_vec::<f64>();
+        assert!(got.iter().zip(&want).all(|(x, y)| (x - y).abs() < 1e-12));
+        // (b^T a^T)^T == a b, through strided views.
+        let got_t = tb.transpose().matmul(&ta.transpose()).unwrap().transpose().to_vec::<f64>();
+        assert!(got_t.iter().zip(&want).all(|(x, y)| (x - y).abs() < 1e-12));
+    }
+
+    #[test]
+    fn batch_dims_broadcast() {
+        let a = Tensor::ones(&[4, 2, 3], DType::F32);
+        let b = Tensor::ones(&[1, 3, 5], DType::F32);
+        let c = a.matmul(&b).unwrap();
+        assert_eq!(c.shape(), &[4, 2, 5]);
+        assert!(c.to_vec::<f32>().iter().all(|&v| v == 3.0));
+    }
+
+    #[test]
+    fn inner_dim_mismatch_is_reported() {
+        let e = Tensor::ones(&[2, 3], DType::F32).matmul(&Tensor::ones(&[4, 2], DType::F32)).unwrap_err().to_string();
+        assert!(e.contains("inner dims differ (3 and 4)"), "{e}");
+    }
+
+    #[test]
+    fn int_matmul() {
+        let a = Tensor::from_vec(vec![1i64, 2, 3, 4], &[2, 2]).unwrap();
+        assert_eq!(a.matmul(&a).unwrap().to_vec::<i64>(), vec![7, 10, 15, 22]);
+    }
+}

@@ -1,0 +1,238 @@
+//! Element-wise math on one tensor: Float math (exp, log, trig, rounding,
+//! ...) and numeric sign/abs/neg.
+
+use crate::dtype::{Element, FloatElement, NumElement};
+use crate::error::Result;
+use crate::kernels::elementwise::map_same;
+use crate::kernels::parallel::{PAR_CHEAP, PAR_COSTLY};
+use crate::tensor::Tensor;
+use crate::{with_float, with_num};
+
+/// Float-only element-wise functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FloatUnary {
+    Exp,
+    Log,
+    Log1p,
+    Erf,
+    Recip,
+    Square,
+    Sqrt,
+    Sin,
+    Cos,
+    Tan,
+    Sinh,
+    Cosh,
+    Tanh,
+    Asin,
+    Asinh,
+    Acos,
+    Acosh,
+    Atan,
+    Atanh,
+    Round,
+    Floor,
+    Ceil,
+    Trunc,
+    Sigmoid,
+}
+
+impl FloatUnary {
+    pub fn name(self) -> &'static str {
+        use FloatUnary::*;
+        match self {
+            Exp => "exp",
+            Log => "log",
+            Log1p => "log1p",
+            Erf => "erf",
+            Recip => "recip",
+            Square => "square",
+            Sqrt => "sqrt",
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            Sinh => "sinh",
+            Cosh => "cosh",
+            Tanh => "tanh",
+            Asin => "asin",
+            Asinh => "asinh",
+            Acos => "acos",
+            Acosh => "acosh",
+            Atan => "atan",
+            Atanh => "atanh",
+            Round => "round",
+            Floor => "floor",
+            Ceil => "ceil",
+            Trunc => "trunc",
+            Sigmoid => "sigmoid",
+        }
+    }
+}
+
+fn apply<T: FloatElement>(x: Tensor, op: FloatUnary) -> Tensor {
+    use FloatUnary::*;
+    let (c, e) = (PAR_CHEAP, PAR_COSTLY);
+    match op {
+        Exp => map_same(x, e, |v: T| v.exp()),
+        Log => map_same(x, e, |v: T| v.ln()),
+        Log1p => map_same(x, e, |v: T| v.ln_1p()),
+        Erf => map_same(x, e, |v: T| v.erf()),
+        Recip => map_same(x, c, |v: T| v.recip()),
+        Square => map_same(x, c, |v: T| v * v),
+        Sqrt => map_same(x, c, |v: T| v.sqrt()),
+        Sin => map_same(x, e, |v: T| v.sin()),
+        Cos => map_same(x, e, |v: T| v.cos()),
+        Tan => map_same(x, e, |v: T| v.tan()),
+        Sinh => map_same(x, e, |v: T| v.sinh()),
+        Cosh => map_same(x, e, |v: T| v.cosh()),
+        Tanh => map_same(x, e, |v: T| v.tanh()),
+        Asin => map_same(x, e, |v: T| v.asin()),
+        Asinh => map_same(x, e, |v: T| v.asinh()),
+        Acos => map_same(x, e, |v: T| v.acos()),
+        Acosh => map_same(x, e, |v: T| v.acosh()),
+        Atan => map_same(x, e, |v: T| v.atan()),
+        Atanh => map_same(x, e, |v: T| v.atanh()),
+        // Burn rounds half to even, like NumPy.
+        Round => map_same(x, c, |v: T| round_half_even(v)),
+        Floor => map_same(x, c, |v: T| v.floor()),
+        Ceil => map_same(x, c, |v: T| v.ceil()),
+        Trunc => map_same(x, c, |v: T| v.trunc()),
+        Sigmoid => map_same(x, e, |v: T| sigmoid(v)),
+    }
+}
+
+#[inline(always)]
+pub(crate) fn sigmoid<T: FloatElement>(v: T) -> T {
+    // Split by sign so exp never overflows.
+    if v >= T::zero() {
+        T::one() / (T::one() + (-v).exp())
+    } else {
+        let e = v.exp();
+        e / (T::one() + e)
+    }
+}
+
+#[inline(always)]
+fn round_half_even<T: FloatElement>(v: T) -> T {
+    let r = v.round();
+    if (v - v.trunc()).abs() == T::from(0.5).unwrap() {
+        let half = r / T::from(2.0).unwrap();
+        if half.trunc() != half {
+            return r - v.signum();
+        }
+    }
+    r
+}
+
+impl Tensor {
+    /// A Float-only element-wise function.
+    pub fn float_unary(&self, op: FloatUnary) -> Result<Tensor> {
+        self.clone().float_unary_owned(op)
+    }
+
+    /// As [`Tensor::float_unary`], reusing the buffer when owned alone.
+    pub fn float_unary_owned(self, op: FloatUnary) -> Result<Tensor> {
+        Ok(with_float!(op.name(), self.dtype(), T => apply::<T>(self, op)))
+    }
+
+    pub fn neg(&self) -> Result<Tensor> {
+        Ok(with_num!("neg", self.dtype(), T => map_same(self.clone(), PAR_CHEAP, |v: T| -v)))
+    }
+
+    pub fn abs(&self) -> Result<Tensor> {
+        Ok(with_num!("abs", self.dtype(), T => map_same(self.clone(), PAR_CHEAP, |v: T| num_traits::Signed::abs(&v))))
+    }
+
+    /// -1, 0 or 1 by sign (0 for zero, NaN stays NaN).
+    pub fn sign(&self) -> Result<Tensor> {
+        Ok(with_num!("sign", self.dtype(), T => map_same(self.clone(), PAR_CHEAP, |v: T| {
+            if v > T::ZERO { T::ONE } else if v < T::ZERO { -T::ONE } else { v }
+        })))
+    }
+
+    /// `x ^ e` for an integer exponent.
+    pub fn powi_scalar(&self, e: i64) -> Result<Tensor> {
+        let e = e.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+        Ok(with_num!("powi_scalar", self.dtype(), T => map_same(self.clone(), PAR_CHEAP, move |v: T| v.powi_of(e))))
+    }
+
+    /// `x ^ e` for a float exponent (Float tensors).
+    pub fn powf_scalar(&self, e: f64) -> Result<Tensor> {
+        Ok(with_float!("powf_scalar", self.dtype(), T => {
+            let et = T::from_f64(e);
+            if e == 2.0 {
+                map_same(self.clone(), PAR_CHEAP, |v: T| v * v)
+            } else if e == 0.5 {
+                map_same(self.clone(), PAR_CHEAP, |v: T| v.sqrt())
+            } else {
+                map_same(self.clone(), PAR_COSTLY, move |v: T| num_traits::Float::powf(v, et))
+            }
+        }))
+    }
+
+    /// Values limited to `[min, max]`; NaN stays NaN.
+    pub fn clamp(&self, min: crate::Scalar, max: crate::Scalar) -> Result<Tensor> {
+        Ok(with_num!("clamp", self.dtype(), T => {
+            let (lo, hi) = (T::from_scalar(min), T::from_scalar(max));
+            if lo > hi {
+                crate::bail!("clamp", "min {:?} is greater than max {:?}", min, max);
+            }
+            map_same(self.clone(), PAR_CHEAP, move |v: T| if v < lo { lo } else if v > hi { hi } else { v })
+        }))
+    }
+
+    pub fn clamp_min(&self, min: crate::Scalar) -> Result<Tensor> {
+        Ok(with_num!("clamp_min", self.dtype(), T => {
+            let lo = T::from_scalar(min);
+            map_same(self.clone(), PAR_CHEAP, move |v: T| if v < lo { lo } else { v })
+        }))
+    }
+
+    pub fn clamp_max(&self, max: crate::Scalar) -> Result<Tensor> {
+        Ok(with_num!("clamp_max", self.dtype(), T => {
+            let hi = T::from_scalar(max);
+            map_same(self.clone(), PAR_CHEAP, move |v: T| if v > hi { hi } else { v })
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exp_matches_std() {
+        let x = Tensor::from_vec(vec![0.0f32, 1.0, -2.0], &[3]).unwrap();
+        let y = x.float_unary(FloatUnary::Exp).unwrap().to_vec::<f32>();
+        assert_eq!(y, vec![1.0, 1.0f32.exp(), (-2.0f32).exp()]);
+    }
+
+    #[test]
+    fn exp_on_int_is_a_kind_error() {
+        let x = Tensor::from_vec(vec![1i64], &[1]).unwrap();
+        let e = x.float_unary(FloatUnary::Exp).unwrap_err().to_string();
+        assert_eq!(e, "exp: expected a Float tensor, found Int");
+    }
+
+    #[test]
+    fn round_is_half_to_even() {
+        let x = Tensor::from_vec(vec![0.5f64, 1.5, 2.5, -0.5, -1.5, 2.4], &[6]).unwrap();
+        assert_eq!(x.float_unary(FloatUnary::Round).unwrap().to_vec::<f64>(), vec![0.0, 2.0, 2.0, -0.0, -2.0, 2.0]);
+    }
+
+    #[test]
+    fn owned_input_is_reused() {
+        let x = Tensor::from_vec(vec![1.0f32; 8], &[8]).unwrap();
+        let before = x.buffer::<f32>().as_ptr();
+        let y = x.float_unary_owned(FloatUnary::Sqrt).unwrap();
+        assert_eq!(y.buffer::<f32>().as_ptr(), before);
+    }
+
+    #[test]
+    fn shared_input_is_not_touched() {
+        let x = Tensor::from_vec(vec![4.0f32; 4], &[4]).unwrap();
+        let y = x.float_unary(FloatUnary::Sqrt).unwrap();
+        assert_eq!(x.to_vec::<f32>(), vec![4.0; 4]);
+        assert_eq!(y.to_vec::<f32>(), vec![2.0; 4]);
+    }
+}

@@ -1,0 +1,85 @@
+//! Shape arithmetic: element counts, contiguous strides, dim normalisation and
+//! Burn's broadcasting rule (equal ranks, size-1 dims stretch).
+
+use crate::error::{Error, Result};
+
+pub fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+/// Row-major strides of a contiguous tensor of this shape.
+pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
+    let mut strides = vec![0isize; shape.len()];
+    let mut acc = 1isize;
+    for (s, &d) in strides.iter_mut().zip(shape).rev() {
+        *s = acc;
+        acc *= d.max(1) as isize;
+    }
+    strides
+}
+
+/// Resolve a possibly negative dim against a rank.
+pub fn norm_dim(op: &'static str, dim: isize, rank: usize) -> Result<usize> {
+    let d = if dim < 0 { dim + rank as isize } else { dim };
+    if d < 0 || d >= rank as isize {
+        return Err(Error::DimOutOfRange { op, dim, rank });
+    }
+    Ok(d as usize)
+}
+
+/// The shape two operands broadcast to. Burn broadcasts only between equal
+/// ranks, stretching dims of size 1.
+pub fn broadcast_shape(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Result<Vec<usize>> {
+    if lhs.len() != rhs.len() {
+        return Err(Error::shapes(
+            op,
+            lhs,
+            rhs,
+            format!("ranks differ ({} and {}); broadcasting needs equal ranks", lhs.len(), rhs.len()),
+        ));
+    }
+    lhs.iter()
+        .zip(rhs)
+        .enumerate()
+        .map(|(i, (&a, &b))| match (a, b) {
+            _ if a == b => Ok(a),
+            (1, _) => Ok(b),
+            (_, 1) => Ok(a),
+            _ => Err(Error::shapes(op, lhs, rhs, format!("dim {i} has sizes {a} and {b}, neither is 1"))),
+        })
+        .collect()
+}
+
+/// Broadcast several shapes of equal rank at once.
+pub fn broadcast_shapes(op: &'static str, shapes: &[&[usize]]) -> Result<Vec<usize>> {
+    let mut out = shapes[0].to_vec();
+    for s in &shapes[1..] {
+        out = broadcast_shape(op, &out, s)?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strides_are_row_major() {
+        assert_eq!(contiguous_strides(&[2, 3, 4]), vec![12, 4, 1]);
+        assert_eq!(contiguous_strides(&[]), Vec::<isize>::new());
+    }
+
+    #[test]
+    fn broadcast_follows_burn() {
+        assert_eq!(broadcast_shape("add", &[2, 1], &[1, 3]).unwrap(), vec![2, 3]);
+        assert!(broadcast_shape("add", &[2, 3], &[3]).is_err());
+        let err = broadcast_shape("add", &[2, 3], &[4, 3]).unwrap_err();
+        assert!(err.to_string().contains("dim 0 has sizes 2 and 4"));
+    }
+
+    #[test]
+    fn dims_normalise() {
+        assert_eq!(norm_dim("x", -1, 3).unwrap(), 2);
+        assert!(norm_dim("x", 3, 3).is_err());
+    }
+}

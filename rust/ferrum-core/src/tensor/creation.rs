@@ -1,0 +1,82 @@
+//! Creating tensors: filled, ranges, identity, random.
+
+use std::sync::Arc;
+
+use super::Tensor;
+use crate::dtype::{DType, Element, Scalar};
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::random::Distribution;
+use crate::with_dtype;
+
+impl Tensor {
+    /// A tensor of `shape` with every element `value` (converted to `dtype`).
+    pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Tensor {
+        let n: usize = shape.iter().product();
+        with_dtype!(dtype, T => Tensor::from_parts(T::wrap(Arc::new(vec![T::from_scalar(value); n])), Layout::contiguous(shape)))
+    }
+
+    pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
+        Tensor::full(shape, Scalar::Int(0), dtype)
+    }
+
+    pub fn ones(shape: &[usize], dtype: DType) -> Tensor {
+        Tensor::full(shape, Scalar::Int(1), dtype)
+    }
+
+    /// Integers `start, start + step, ...` below `end` (above, for a negative step).
+    pub fn arange_step(start: i64, end: i64, step: i64, dtype: DType) -> Result<Tensor> {
+        if step == 0 {
+            return Err(Error::invalid("arange_step", "step must not be 0"));
+        }
+        let n = if (step > 0 && end > start) || (step < 0 && end < start) {
+            ((end - start).unsigned_abs().div_ceil(step.unsigned_abs())) as usize
+        } else {
+            0
+        };
+        with_dtype!(dtype, T => {
+            let v: Vec<T> = (0..n).map(|i| T::from_scalar(Scalar::Int(start + i as i64 * step))).collect();
+            Tensor::from_vec(v, &[n])
+        })
+    }
+
+    /// The `size x size` identity matrix.
+    pub fn eye(size: usize, dtype: DType) -> Tensor {
+        with_dtype!(dtype, T => {
+            let mut v = vec![T::ZERO; size * size];
+            for i in 0..size {
+                v[i * size + i] = T::ONE;
+            }
+            Tensor::from_parts(T::wrap(Arc::new(v)), Layout::contiguous(&[size, size]))
+        })
+    }
+
+    /// Samples of `dist`, converted to `dtype` (Int truncates, Bool is != 0).
+    pub fn random(shape: &[usize], dist: Distribution, dtype: DType) -> Result<Tensor> {
+        let n: usize = shape.iter().product();
+        match dtype {
+            DType::F32 => Tensor::from_vec(dist.sample_f32(n)?, shape),
+            DType::F64 => Tensor::from_vec(dist.sample_f64(n)?, shape),
+            DType::I64 => Tensor::from_vec(dist.sample_f64(n)?.into_iter().map(|v| v as i64).collect(), shape),
+            DType::Bool => Tensor::from_vec(dist.sample_f64(n)?.into_iter().map(|v| v != 0.0).collect(), shape),
+        }
+    }
+
+    /// The same values converted to `dtype` (a no-op view when equal).
+    pub fn cast(&self, dtype: DType) -> Tensor {
+        if dtype == self.dtype() {
+            return self.clone();
+        }
+        with_dtype!(self.dtype(), S => with_dtype!(dtype, D => {
+            crate::kernels::elementwise::map::<S, D>(self, crate::kernels::parallel::PAR_CHEAP, |x| cast_elem::<S, D>(x))
+        }))
+    }
+}
+
+#[inline(always)]
+fn cast_elem<S: Element, D: Element>(x: S) -> D {
+    match (S::DTYPE, D::DTYPE) {
+        (DType::I64, DType::I64) | (DType::Bool, _) | (_, DType::Bool) => D::from_scalar(x.to_scalar()),
+        _ => D::from_f64(x.to_f64()),
+    }
+}

@@ -1,0 +1,75 @@
+//! Dtype dispatch written once: each macro runs a body with a local type
+//! alias bound to the tensor's element type.
+
+/// Run `$body` with `$T` bound to the element type of `$dtype`.
+#[macro_export]
+macro_rules! with_dtype {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            $crate::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DType::Bool => {
+                type $T = bool;
+                $body
+            }
+        }
+    };
+}
+
+/// Numeric dtypes (Float and Int); Bool is a kind error naming `$op`.
+#[macro_export]
+macro_rules! with_num {
+    ($op:expr, $dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            $crate::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DType::Bool => {
+                return Err($crate::Error::KindMismatch {
+                    op: $op,
+                    expected: $crate::Kind::Float,
+                    found: $crate::Kind::Bool,
+                })
+            }
+        }
+    };
+}
+
+/// Float dtypes only; Int and Bool are kind errors naming `$op`.
+#[macro_export]
+macro_rules! with_float {
+    ($op:expr, $dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            other => {
+                return Err($crate::Error::KindMismatch { op: $op, expected: $crate::Kind::Float, found: other.kind() })
+            }
+        }
+    };
+}

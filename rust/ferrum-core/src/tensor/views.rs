@@ -1,0 +1,412 @@
+//! Views: ops that change only the layout and share the buffer. Reshape
+//! copies only when the strides cannot express the new shape.
+
+use super::Tensor;
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+
+/// One dim of a slice: `start..end` by `step` (Python semantics, already
+/// clamped by the caller or by [`SliceSpec::resolve`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SliceSpec {
+    pub start: Option<isize>,
+    pub end: Option<isize>,
+    pub step: isize,
+}
+
+impl SliceSpec {
+    pub fn range(start: isize, end: isize) -> Self {
+        SliceSpec { start: Some(start), end: Some(end), step: 1 }
+    }
+
+    pub fn full() -> Self {
+        SliceSpec { start: None, end: None, step: 1 }
+    }
+
+    /// Resolve against a dim of size `n` as Python's `slice.indices` does:
+    /// returns (first index, element count, step).
+    pub fn resolve(&self, op: &'static str, n: usize) -> Result<(usize, usize, isize)> {
+        let n = n as isize;
+        let step = self.step;
+        if step == 0 {
+            return Err(Error::invalid(op, "slice step must not be 0"));
+        }
+        let clamp = |v: isize, lo: isize, hi: isize| v.max(lo).min(hi);
+        let norm = |v: isize| if v < 0 { v + n } else { v };
+        let (start, end) = if step > 0 {
+            (
+                self.start.map(|v| clamp(norm(v), 0, n)).unwrap_or(0),
+                self.end.map(|v| clamp(norm(v), 0, n)).unwrap_or(n),
+            )
+        } else {
+            (
+                self.start.map(|v| clamp(norm(v), -1, n - 1)).unwrap_or(n - 1),
+                self.end.map(|v| clamp(norm(v), -1, n - 1)).unwrap_or(-1),
+            )
+        };
+        let count = if step > 0 {
+            if end > start { (end - start + step - 1) / step } else { 0 }
+        } else if start > end {
+            (start - end + (-step) - 1) / (-step)
+        } else {
+            0
+        };
+        Ok((if count > 0 { start as usize } else { 0 }, count as usize, step))
+    }
+}
+
+impl Tensor {
+    /// Resolve a target shape with at most one -1 (inferred) and 0 (keep the
+    /// input's size at that position), as Burn's reshape does.
+    pub fn resolve_shape(&self, op: &'static str, shape: &[isize]) -> Result<Vec<usize>> {
+        let err = || Error::Reshape { op, from: self.shape().to_vec(), to: shape.to_vec(), numel: self.numel() };
+        let mut out = Vec::with_capacity(shape.len());
+        let mut infer = None;
+        for (i, &s) in shape.iter().enumerate() {
+            match s {
+                -1 if infer.is_none() => {
+                    infer = Some(i);
+                    out.push(1);
+                }
+                0 => out.push(*self.shape().get(i).ok_or_else(err)?),
+                s if s > 0 => out.push(s as usize),
+                _ => return Err(err()),
+            }
+        }
+        let known: usize = out.iter().product();
+        if let Some(i) = infer {
+            if known == 0 || self.numel() % known != 0 {
+                return Err(err());
+            }
+            out[i] = self.numel() / known;
+        }
+        if out.iter().product::<usize>() != self.numel() {
+            return Err(err());
+        }
+        Ok(out)
+    }
+
+    pub fn reshape(&self, shape: &[isize]) -> Result<Tensor> {
+        let shape = self.resolve_shape("reshape", shape)?;
+        match self.layout().reshape_view(&shape) {
+            Some(l) => Ok(self.with_layout(l)),
+            None => Ok(self.contiguous().with_layout(Layout::contiguous(&shape))),
+        }
+    }
+
+    pub fn swap_dims(&self, a: isize, b: isize) -> Result<Tensor> {
+        let (a, b) = (self.dim("swap_dims", a)?, self.dim("swap_dims", b)?);
+        Ok(self.with_layout(self.layout().transpose(a, b)))
+    }
+
+    /// Swap the last two dims (a no-op below rank 2), as Burn's transpose.
+    pub fn transpose(&self) -> Tensor {
+        let r = self.rank();
+        if r < 2 {
+            return self.clone();
+        }
+        self.with_layout(self.layout().transpose(r - 2, r - 1))
+    }
+
+    pub fn permute(&self, axes: &[isize]) -> Result<Tensor> {
+        let op = "permute";
+        if axes.len() != self.rank() {
+            return Err(Error::invalid(op, format!("expected {} axes for shape {:?}, found {:?}", self.rank(), self.shape(), axes)));
+        }
+        let axes = axes.iter().map(|&a| self.dim(op, a)).collect::<Result<Vec<_>>>()?;
+        let mut seen = vec![false; axes.len()];
+        for &a in &axes {
+            if std::mem::replace(&mut seen[a], true) {
+                return Err(Error::invalid(op, format!("axis {a} appears twice in {axes:?}")));
+            }
+        }
+        Ok(self.with_layout(self.layout().permute(&axes)))
+    }
+
+    /// Move dims `src` to positions `dst`, keeping the others in order.
+    pub fn movedim(&self, src: &[isize], dst: &[isize]) -> Result<Tensor> {
+        let op = "movedim";
+        if src.len() != dst.len() {
+            return Err(Error::invalid(op, format!("source has {} dims, destination {}", src.len(), dst.len())));
+        }
+        let r = self.rank();
+        let src = src.iter().map(|&d| self.dim(op, d)).collect::<Result<Vec<_>>>()?;
+        let dst = dst.iter().map(|&d| self.dim(op, d)).collect::<Result<Vec<_>>>()?;
+        let mut order: Vec<Option<usize>> = vec![None; r];
+        for (&s, &d) in src.iter().zip(&dst) {
+            if order[d].is_some() {
+                return Err(Error::invalid(op, format!("destination dim {d} repeats")));
+            }
+            order[d] = Some(s);
+        }
+        let mut rest = (0..r).filter(|i| !src.contains(i));
+        let axes: Vec<isize> = order.into_iter().map(|o| o.or_else(|| rest.next()).unwrap() as isize).collect();
+        self.permute(&axes)
+    }
+
+    pub fn flip(&self, axes: &[isize]) -> Result<Tensor> {
+        let mut l = self.layout().clone();
+        for &a in axes {
+            l = l.flip(self.dim("flip", a)?);
+        }
+        Ok(self.with_layout(l))
+    }
+
+    /// Merge dims `start..=end` into one.
+    pub fn flatten(&self, start: isize, end: isize) -> Result<Tensor> {
+        let (s, e) = (self.dim("flatten", start)?, self.dim("flatten", end)?);
+        if s > e {
+            return Err(Error::invalid("flatten", format!("start dim {s} is after end dim {e}")));
+        }
+        let mut shape: Vec<isize> = self.shape()[..s].iter().map(|&d| d as isize).collect();
+        shape.push(self.shape()[s..=e].iter().product::<usize>() as isize);
+        shape.extend(self.shape()[e + 1..].iter().map(|&d| d as isize));
+        self.reshape(&shape)
+    }
+
+    /// Remove every dim of size 1.
+    pub fn squeeze(&self) -> Tensor {
+        let mut l = self.layout().clone();
+        for d in (0..self.rank()).rev() {
+            if l.shape[d] == 1 {
+                l = l.squeeze(d);
+            }
+        }
+        self.with_layout(l)
+    }
+
+    pub fn squeeze_dim(&self, dim: isize) -> Result<Tensor> {
+        self.squeeze_dims(&[dim])
+    }
+
+    /// Remove the given dims, each of which must have size 1.
+    pub fn squeeze_dims(&self, dims: &[isize]) -> Result<Tensor> {
+        let mut ds = dims.iter().map(|&d| self.dim("squeeze_dims", d)).collect::<Result<Vec<_>>>()?;
+        ds.sort_unstable();
+        ds.dedup();
+        let mut l = self.layout().clone();
+        for &d in ds.iter().rev() {
+            if self.shape()[d] != 1 {
+                return Err(Error::invalid(
+                    "squeeze_dims",
+                    format!("dim {d} has size {}, only dims of size 1 can be squeezed (shape {:?})", self.shape()[d], self.shape()),
+                ));
+            }
+            l = l.squeeze(d);
+        }
+        Ok(self.with_layout(l))
+    }
+
+    /// Insert a dim of size 1 at `dim` (which may equal the rank).
+    pub fn unsqueeze_dim(&self, dim: isize) -> Result<Tensor> {
+        let d = crate::shape::norm_dim("unsqueeze_dim", dim, self.rank() + 1)?;
+        Ok(self.with_layout(self.layout().unsqueeze(d)))
+    }
+
+    /// Insert size-1 dims at the given positions of the output.
+    pub fn unsqueeze_dims(&self, dims: &[isize]) -> Result<Tensor> {
+        let out_rank = self.rank() + dims.len();
+        let mut ds = dims.iter().map(|&d| crate::shape::norm_dim("unsqueeze_dims", d, out_rank)).collect::<Result<Vec<_>>>()?;
+        ds.sort_unstable();
+        let mut l = self.layout().clone();
+        for d in ds {
+            l = l.unsqueeze(d);
+        }
+        Ok(self.with_layout(l))
+    }
+
+    /// Add leading size-1 dims up to `rank` (Burn's `unsqueeze::<D2>()`).
+    pub fn unsqueeze_to(&self, rank: usize) -> Result<Tensor> {
+        if rank < self.rank() {
+            return Err(Error::invalid("unsqueeze", format!("cannot unsqueeze rank {} to lower rank {rank}", self.rank())));
+        }
+        let mut l = self.layout().clone();
+        for _ in self.rank()..rank {
+            l = l.unsqueeze(0);
+        }
+        Ok(self.with_layout(l))
+    }
+
+    /// Broadcast to `shape`, which may have more leading dims; -1 keeps a size.
+    pub fn expand(&self, shape: &[isize]) -> Result<Tensor> {
+        let op = "expand";
+        if shape.len() < self.rank() {
+            return Err(Error::invalid(op, format!("cannot expand shape {:?} to fewer dims {:?}", self.shape(), shape)));
+        }
+        let base = self.unsqueeze_to(shape.len())?;
+        let target = shape
+            .iter()
+            .zip(base.shape())
+            .map(|(&s, &d)| if s == -1 { Ok(d) } else if s >= 0 { Ok(s as usize) } else { Err(Error::invalid(op, format!("bad size {s} in {shape:?}"))) })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(base.with_layout(base.layout().broadcast_to(op, &target)?))
+    }
+
+    /// Elements `start..start + length` of `dim`.
+    pub fn narrow(&self, dim: isize, start: usize, length: usize) -> Result<Tensor> {
+        let d = self.dim("narrow", dim)?;
+        let n = self.shape()[d];
+        if start + length > n {
+            return Err(Error::invalid("narrow", format!("range {start}..{} exceeds dim {d} of size {n}", start + length)));
+        }
+        Ok(self.with_layout(self.layout().narrow_step(d, start, length, 1)))
+    }
+
+    /// Slice with one spec per leading dim; missing dims are kept whole.
+    pub fn slice(&self, specs: &[SliceSpec]) -> Result<Tensor> {
+        if specs.len() > self.rank() {
+            return Err(Error::invalid("slice", format!("{} ranges given for a tensor of rank {} (shape {:?})", specs.len(), self.rank(), self.shape())));
+        }
+        let mut l = self.layout().clone();
+        for (d, spec) in specs.iter().enumerate() {
+            let (start, count, step) = spec.resolve("slice", self.shape()[d])?;
+            l = l.narrow_step(d, start, count, step);
+        }
+        Ok(self.with_layout(l))
+    }
+
+    /// Slice with Burn's strict ranges: `start..end` must lie inside each dim.
+    pub fn slice_ranges(&self, ranges: &[(usize, usize)]) -> Result<Tensor> {
+        for (d, &(s, e)) in ranges.iter().enumerate() {
+            let n = *self.shape().get(d).ok_or_else(|| {
+                Error::invalid("slice", format!("{} ranges given for a tensor of rank {} (shape {:?})", ranges.len(), self.rank(), self.shape()))
+            })?;
+            if s > e || e > n {
+                return Err(Error::invalid("slice", format!("range {s}..{e} is not within dim {d} of size {n} (shape {:?})", self.shape())));
+            }
+        }
+        let specs: Vec<SliceSpec> = ranges.iter().map(|&(s, e)| SliceSpec::range(s as isize, e as isize)).collect();
+        self.slice(&specs)
+    }
+
+    /// Split `dim` into pieces of the given sizes.
+    pub fn split_with_sizes(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
+        let d = self.dim("split_with_sizes", dim)?;
+        let total: usize = sizes.iter().sum();
+        if total != self.shape()[d] {
+            return Err(Error::invalid("split_with_sizes", format!("sizes {sizes:?} sum to {total}, dim {d} has size {}", self.shape()[d])));
+        }
+        let mut start = 0;
+        Ok(sizes
+            .iter()
+            .map(|&s| {
+                let t = self.with_layout(self.layout().narrow_step(d, start, s, 1));
+                start += s;
+                t
+            })
+            .collect())
+    }
+
+    /// Split `dim` into pieces of `size` (the last may be smaller).
+    pub fn split(&self, size: usize, dim: isize) -> Result<Vec<Tensor>> {
+        let d = self.dim("split", dim)?;
+        if size == 0 {
+            return Err(Error::invalid("split", "split size must be positive"));
+        }
+        let n = self.shape()[d];
+        let mut sizes = vec![size; n / size];
+        if n % size != 0 {
+            sizes.push(n % size);
+        }
+        self.split_with_sizes(&sizes, dim)
+    }
+
+    /// Split `dim` into `chunks` pieces as equal as possible (torch.chunk rule).
+    pub fn chunk(&self, chunks: usize, dim: isize) -> Result<Vec<Tensor>> {
+        let d = self.dim("chunk", dim)?;
+        if chunks == 0 {
+            return Err(Error::invalid("chunk", "number of chunks must be positive"));
+        }
+        let n = self.shape()[d];
+        self.split(n.div_ceil(chunks).max(1), dim)
+    }
+
+    /// Slices of size 1 along `dim`, keeping the dim.
+    pub fn iter_dim(&self, dim: isize) -> Result<Vec<Tensor>> {
+        self.split(1, dim)
+    }
+
+    /// Sliding windows of `size` every `step` along `dim`; the windows become
+    /// a new last dim and `dim` counts the windows (Burn's/torch's unfold).
+    pub fn unfold(&self, dim: isize, size: usize, step: usize) -> Result<Tensor> {
+        let d = self.dim("unfold", dim)?;
+        let n = self.shape()[d];
+        if step == 0 || size == 0 || size > n {
+            return Err(Error::invalid("unfold", format!("window size {size} and step {step} do not fit dim {d} of size {n}")));
+        }
+        let mut l = self.layout().clone();
+        let s = l.strides[d];
+        l.shape[d] = (n - size) / step + 1;
+        l.strides[d] = s * step as isize;
+        l.shape.push(size);
+        l.strides.push(s);
+        Ok(self.with_layout(l))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(shape: &[usize]) -> Tensor {
+        let n: usize = shape.iter().product();
+        Tensor::from_vec((0..n as i64).collect::<Vec<_>>(), shape).unwrap()
+    }
+
+    #[test]
+    fn reshape_infers_and_rejects() {
+        let x = t(&[2, 3]);
+        assert_eq!(x.reshape(&[-1]).unwrap().shape(), &[6]);
+        assert_eq!(x.reshape(&[3, -1]).unwrap().shape(), &[3, 2]);
+        let e = x.reshape(&[4, -1]).unwrap_err().to_string();
+        assert!(e.contains("[2, 3]") && e.contains("[4, -1]"), "{e}");
+    }
+
+    #[test]
+    fn reshape_of_transposed_copies() {
+        let x = t(&[2, 3]).transpose();
+        assert_eq!(x.reshape(&[6]).unwrap().to_vec::<i64>(), vec![0, 3, 1, 4, 2, 5]);
+    }
+
+    #[test]
+    fn slices_follow_python() {
+        let x = t(&[5]);
+        let s = |a, b, c| x.slice(&[SliceSpec { start: a, end: b, step: c }]).unwrap().to_vec::<i64>();
+        assert_eq!(s(None, None, -1), vec![4, 3, 2, 1, 0]);
+        assert_eq!(s(Some(1), Some(-1), 2), vec![1, 3]);
+        assert_eq!(s(Some(-2), None, 1), vec![3, 4]);
+        assert_eq!(s(Some(3), Some(1), 1), Vec::<i64>::new());
+    }
+
+    #[test]
+    fn views_share_the_buffer() {
+        let x = t(&[4, 4]);
+        let v = x.narrow(0, 1, 2).unwrap().transpose();
+        assert!(std::sync::Arc::ptr_eq(
+            match x.storage() { crate::Storage::I64(b) => b, _ => unreachable!() },
+            match v.storage() { crate::Storage::I64(b) => b, _ => unreachable!() },
+        ));
+    }
+
+    #[test]
+    fn chunk_and_split() {
+        let x = t(&[7]);
+        let sizes: Vec<usize> = x.chunk(3, 0).unwrap().iter().map(|c| c.numel()).collect();
+        assert_eq!(sizes, vec![3, 3, 1]);
+        assert!(x.split_with_sizes(&[3, 3], 0).is_err());
+    }
+
+    #[test]
+    fn unfold_makes_windows() {
+        let x = t(&[5]);
+        let u = x.unfold(0, 2, 2).unwrap();
+        assert_eq!(u.shape(), &[2, 2]);
+        assert_eq!(u.to_vec::<i64>(), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn movedim_moves() {
+        let x = t(&[2, 3, 4]);
+        assert_eq!(x.movedim(&[0], &[2]).unwrap().shape(), &[3, 4, 2]);
+    }
+}
