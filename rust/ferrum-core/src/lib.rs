@@ -20,4 +20,5 @@ pub use error::{Error, Result};
 pub use layout::Layout;
 pub use random::Distribution;
 pub use storage::Storage;
+pub use tensor::views::SliceSpec;
 pub use tensor::Tensor;

@@ -1,7 +1,22 @@
 //! Operations, one file per family. Each op validates its inputs, dispatches
 //! on dtype once, and runs a kernel from `crate::kernels`.
 
+pub mod activation;
+pub mod assign;
 pub mod binary;
+pub mod bitwise;
 pub mod compare;
+pub mod concat;
+pub mod cumulative;
+pub mod float_checks;
+pub mod index;
+pub mod logical;
+pub mod mask;
 pub mod matmul;
+pub mod one_hot;
+pub mod pad;
+pub mod reduce;
+pub mod sort;
+pub mod stats;
+pub mod triangular;
 pub mod unary;

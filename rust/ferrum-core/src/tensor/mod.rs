@@ -3,7 +3,7 @@
 mod access;
 mod creation;
 mod dispatch;
-mod views;
+pub mod views;
 
 use std::sync::Arc;
 
