@@ -5,6 +5,7 @@
 //! layout; operations return new tensors and never touch their inputs, except
 //! that an operation may reuse an input buffer it owns alone.
 
+pub mod autodiff;
 pub mod dtype;
 pub mod error;
 pub mod kernels;
