@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use crate::dtype::{Element, Kind};
 use crate::error::{Error, Result};
-use crate::kernels::copy::contiguous_values;
+use crate::kernels::copy::{contiguous_values, copy_strided};
 use crate::kernels::parallel::{go_parallel, simd, PAR_CHEAP};
 use crate::layout::Layout;
 use crate::shape::contiguous_strides;
@@ -189,9 +189,21 @@ fn select_unchecked(t: &Tensor, d: usize, idx: &[i64]) -> Tensor {
     let (outer, n, inner) = split_at_dim(t.shape(), d);
     let mut shape = t.shape().to_vec();
     shape[d] = idx.len();
+    let full = Layout::contiguous(&shape);
     with_dtype!(t.dtype(), T => {
-        let out = select_rows(&contiguous_values::<T>(t), outer, n, inner, idx);
-        Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(&shape))
+        let out = if t.is_contiguous() || idx.len() >= n {
+            select_rows(&contiguous_values::<T>(t), outer, n, inner, idx)
+        } else {
+            // Picking fewer slices than the dim holds: walking each picked
+            // slice in place beats first copying the whole strided tensor.
+            let mut out = vec![T::ZERO; full.numel()];
+            for (k, &i) in idx.iter().enumerate() {
+                let src = t.layout().narrow_step(d, i as usize, 1, 1);
+                copy_strided(t.buffer::<T>(), &src, &mut out, &full.narrow_step(d, k, 1, 1));
+            }
+            out
+        };
+        Tensor::from_parts(T::wrap(Arc::new(out)), full)
     })
 }
 
@@ -208,7 +220,7 @@ fn select_rows<T: Element>(src: &[T], outer: usize, n: usize, inner: usize, idx:
     if inner == 1 {
         let pick = |(o, dst): (usize, &mut [T])| {
             let row = &src[o * n..(o + 1) * n];
-            simd(|| dst.iter_mut().zip(idx).for_each(|(v, &i)| *v = row[i as usize]));
+            dst.iter_mut().zip(idx).for_each(|(v, &i)| *v = row[i as usize]);
         };
         if par {
             out.par_chunks_mut(m).enumerate().for_each(pick);
@@ -300,11 +312,9 @@ fn gather_rows<T: Element>(src: &[T], shape: &[usize], ishape: &[usize], d: usiz
     let sd = contiguous_strides(shape)[d] as usize;
     let sj = usize::from(d != r - 1);
     let row = |((dst, ix), &base): ((&mut [T], &[i64]), &usize)| {
-        simd(|| {
-            for (j, (v, &i)) in dst.iter_mut().zip(ix).enumerate() {
-                *v = src[base + i as usize * sd + j * sj];
-            }
-        })
+        for (j, (v, &i)) in dst.iter_mut().zip(ix).enumerate() {
+            *v = src[base + i as usize * sd + j * sj];
+        }
     };
     if go_parallel(out.len(), PAR_CHEAP) {
         out.par_chunks_mut(len).zip(idx.par_chunks(len)).zip(bases.par_iter()).for_each(row);
@@ -402,6 +412,18 @@ mod tests {
     }
 
     #[test]
+    fn select_from_strided_views_either_way() {
+        // Fewer picks than the dim holds walk the view in place; as many or
+        // more go through a contiguous copy. Both must agree with the data.
+        let x = range(&[3, 4]).transpose();
+        let few = x.select(0, &ints(&[3], &[1])).unwrap();
+        assert_eq!(few.to_vec::<f32>(), vec![3.0, 7.0, 11.0]);
+        let many = x.select(0, &ints(&[3, 3, 0, 1, 2], &[5])).unwrap();
+        assert_eq!(many.shape(), &[5, 3]);
+        assert_eq!(many.to_vec::<f32>(), vec![3.0, 7.0, 11.0, 3.0, 7.0, 11.0, 0.0, 4.0, 8.0, 1.0, 5.0, 9.0, 2.0, 6.0, 10.0]);
+    }
+
+    #[test]
     fn select_errors() {
         let x = range(&[2, 3]);
         let e = x.select(1, &ints(&[0, 3], &[2])).unwrap_err();
@@ -481,10 +503,10 @@ mod tests {
             let idx = ints(&vals, &ishape);
             let g = x.gather(d as isize - 3, &idx).unwrap();
             assert_eq!(g.shape(), ishape.as_slice());
-            for p in 0..n {
+            for (p, &k) in vals.iter().enumerate() {
                 let ix = unravel(p, &ishape);
                 let mut src = ix.clone();
-                src[d] = vals[p] as usize;
+                src[d] = k as usize;
                 assert_eq!(at(&g, &ix), at(&x, &src), "dim {d} position {ix:?}");
             }
         }
@@ -522,10 +544,10 @@ mod tests {
             let vals: Vec<i64> = (0..8).map(|p| (p * 5 + 1) % size).collect();
             let y = x.scatter(d as isize, &ints(&vals, &ishape), &v).unwrap();
             let mut expect = x.to_vec::<f32>();
-            for p in 0..8 {
+            for (p, &k) in vals.iter().enumerate() {
                 let ix = unravel(p, &ishape);
                 let mut dst = ix.clone();
-                dst[d] = vals[p] as usize;
+                dst[d] = k as usize;
                 let o = dst[0] * 8 + dst[1] * 4 + dst[2];
                 expect[o] += at(&v, &ix) as f32;
             }
