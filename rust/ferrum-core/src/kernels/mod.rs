@@ -2,6 +2,10 @@
 //! from what the ops mean.
 
 pub mod elementwise;
+pub mod erfc;
+pub mod exp;
 pub mod gemm;
+pub mod log1p;
 pub mod parallel;
+pub mod softmax;
 pub mod strided;
