@@ -110,14 +110,17 @@ fn row_max<T: FloatElement>(x: &[T], sign: T) -> T {
     acc.iter().fold(m, |m, &a| max_ignoring_nan(m, a))
 }
 
-/// `d = exp(sign * x - m)`, returning the sum of `d`.
+/// `d = exp(sign * x - m)`, returning the sum of `d`. Each block is summed
+/// on its own before joining the total, so rounding grows with the number of
+/// blocks rather than the row length.
 #[inline(always)]
 fn row_exp_sum<T: FloatElement>(x: &[T], d: &mut [T], sign: T, m: T) -> T {
-    let mut acc = [T::zero(); LANES];
+    let mut total = T::zero();
     for (x, d) in x.chunks(BLOCK).zip(d.chunks_mut(BLOCK)) {
         for (o, &v) in d.iter_mut().zip(x) {
             *o = (v * sign - m).simd_exp();
         }
+        let mut acc = [T::zero(); LANES];
         let mut chunks = d.chunks_exact(LANES);
         for c in &mut chunks {
             for (a, &e) in acc.iter_mut().zip(c) {
@@ -127,8 +130,9 @@ fn row_exp_sum<T: FloatElement>(x: &[T], d: &mut [T], sign: T, m: T) -> T {
         for (a, &e) in acc.iter_mut().zip(chunks.remainder()) {
             *a = *a + e;
         }
+        total = total + acc.iter().fold(T::zero(), |s, &a| s + a);
     }
-    acc.iter().fold(T::zero(), |s, &a| s + a)
+    total
 }
 
 /// Turn the exponentials in `d` into the result, given the row's max and sum.
@@ -141,8 +145,8 @@ fn row_finish<T: FloatElement>(x: &[T], d: &mut [T], sign: T, m: T, s: T, kind: 
                 *o = *o * r;
             }
         }
-        // (y - m) - ln s rather than y - (m + ln s): the shifted value is
-        // exact, so large inputs keep the precision of ln s.
+        // (y - m) - ln s rather than y - (m + ln s): for large inputs m + ln s
+        // would round ln s to the coarse spacing of m.
         Normalise::LogSoftmax => {
             let lse = s.ln();
             for (o, &v) in d.iter_mut().zip(x) {

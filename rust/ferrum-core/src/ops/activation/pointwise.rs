@@ -1,6 +1,7 @@
-//! Element-wise activations, each one pass over the input (in place when the
-//! buffer is owned alone). Formulas avoid overflow and cancellation for large
-//! |x|; the exp-based ones use `simd_exp` so f32 loops vectorise.
+//! Element-wise activations, each one `map_same` pass over the input.
+//! Formulas avoid overflow and cancellation for large |x|, and use only
+//! special functions that vectorise for f32 (`simd_exp`, `erfc_f32`,
+//! `ln_1p_unit_f32`).
 
 use std::f64::consts::FRAC_1_SQRT_2;
 
@@ -53,7 +54,8 @@ fn softplus_of<T: ActivationFloat>(z: T) -> T {
 
 /// `x * tanh(softplus(x))`. With `u = e^x`, `tanh(ln(1 + u)) = n / (n + 2)`
 /// where `n = u (u + 2)`: one exp and no cancellation. Past x = 20 the ratio
-/// is 1 to f64 precision (and u^2 would overflow f32), so mish(x) = x.
+/// is 1 to f64 precision, so mish(x) = x there, which also keeps `u^2` from
+/// overflowing.
 #[inline(always)]
 fn mish_of<T: FloatElement>(x: T, twenty: T, two: T) -> T {
     let u = (if x > twenty { twenty } else { x }).simd_exp();
