@@ -3,6 +3,10 @@
 
 pub mod copy;
 pub mod elementwise;
+pub mod erfc;
+pub mod exp;
 pub mod gemm;
+pub mod log1p;
 pub mod parallel;
+pub mod softmax;
 pub mod strided;
