@@ -1,0 +1,110 @@
+"""``DataLoaderBuilder``: the settings of a data loader, validated as they are given."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Generic, TypeVar
+
+from ferrum.data.dataloader.batcher import Batcher
+from ferrum.data.dataloader.loader import DataLoader
+from ferrum.data.dataset.base import Dataset
+
+__all__ = ["DataLoaderBuilder"]
+
+ItemT = TypeVar("ItemT")
+BatchT = TypeVar("BatchT")
+
+_MAX_SEED = 2**64
+
+
+@dataclasses.dataclass(frozen=True)
+class _Settings:
+    batch_size: int = 1
+    shuffle_seed: int | None = None
+    num_workers: int = 0
+
+
+class DataLoaderBuilder(Generic[ItemT, BatchT]):
+    """Configures and builds a ``DataLoader``: Burn's ``DataLoaderBuilder``.
+
+    Defaults: batch size 1, no shuffling, batches made in the iterating thread.
+    Each setter returns a new builder, so a builder can be shared and reused.
+    Bad settings raise ``ValueError`` (or ``TypeError``) naming the setting.
+
+    Example:
+        >>> from ferrum.data.dataloader import Batcher, DataLoaderBuilder
+        >>> from ferrum.data.dataset import InMemDataset
+        >>> class Total(Batcher[int, int]):
+        ...     def batch(self, items: list[int]) -> int:
+        ...         return sum(items)
+        >>> builder = DataLoaderBuilder(Total()).batch_size(4).shuffle(42).num_workers(2)
+        >>> loader = builder.build(InMemDataset(range(10)))
+        >>> len(loader), sum(loader)
+        (3, 45)
+    """
+
+    def __init__(self, batcher: Batcher[ItemT, BatchT]) -> None:
+        if not isinstance(batcher, Batcher):
+            raise TypeError(f"DataLoaderBuilder batcher must be a Batcher, found {type(batcher).__name__}")
+        self._batcher = batcher
+        self._settings = _Settings()
+
+    def batch_size(self, batch_size: int) -> DataLoaderBuilder[ItemT, BatchT]:
+        """Items per batch, at least 1."""
+        _check_int("batch_size", batch_size, minimum=1)
+        return self._with(batch_size=batch_size)
+
+    def shuffle(self, seed: int) -> DataLoaderBuilder[ItemT, BatchT]:
+        """Shuffle each epoch, from ``seed`` (0 to 2**64 - 1) and the epoch number."""
+        _check_int("shuffle seed", seed, minimum=0)
+        if seed >= _MAX_SEED:
+            raise ValueError(f"shuffle seed must be < 2**64, found {seed}")
+        return self._with(shuffle_seed=seed)
+
+    def num_workers(self, num_workers: int) -> DataLoaderBuilder[ItemT, BatchT]:
+        """Threads making batches in parallel; 0 (the default) makes them in the iterating thread."""
+        _check_int("num_workers", num_workers, minimum=0)
+        return self._with(num_workers=num_workers)
+
+    def build(self, dataset: Dataset[ItemT]) -> DataLoader[BatchT]:
+        """The data loader over ``dataset``."""
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"DataLoaderBuilder.build expects a Dataset, found {type(dataset).__name__}")
+        settings = self._settings
+        return DataLoader(
+            dataset,
+            self._batcher,
+            batch_size=settings.batch_size,
+            shuffle_seed=settings.shuffle_seed,
+            num_workers=settings.num_workers,
+        )
+
+    def _with(
+        self,
+        *,
+        batch_size: int | None = None,
+        shuffle_seed: int | None = None,
+        num_workers: int | None = None,
+    ) -> DataLoaderBuilder[ItemT, BatchT]:
+        settings = self._settings
+        builder: DataLoaderBuilder[ItemT, BatchT] = DataLoaderBuilder(self._batcher)
+        builder._settings = _Settings(
+            batch_size=settings.batch_size if batch_size is None else batch_size,
+            shuffle_seed=settings.shuffle_seed if shuffle_seed is None else shuffle_seed,
+            num_workers=settings.num_workers if num_workers is None else num_workers,
+        )
+        return builder
+
+    def __repr__(self) -> str:
+        s = self._settings
+        return (
+            f"DataLoaderBuilder({type(self._batcher).__name__}, batch_size={s.batch_size}, "
+            f"shuffle_seed={s.shuffle_seed}, num_workers={s.num_workers})"
+        )
+
+
+def _check_int(setting: str, value: int, *, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{setting} must be an int, found {type(value).__name__} {value!r}")
+    if value < minimum:
+        raise ValueError(f"{setting} must be >= {minimum}, found {value}")

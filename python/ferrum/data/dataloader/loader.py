@@ -1,0 +1,191 @@
+"""``DataLoader``: batches of a dataset, one epoch per iteration, optionally on worker threads."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Generic, TypeVar
+
+import numpy as np
+
+from ferrum.data.dataloader.batcher import Batcher
+from ferrum.data.dataloader.prefetch import OrderedPrefetcher
+from ferrum.data.dataset.base import Dataset
+
+__all__ = ["DataLoader", "DataLoaderIterator", "Progress"]
+
+ItemT = TypeVar("ItemT")
+BatchT = TypeVar("BatchT")
+
+# Batches computed ahead of the consumer, per worker: enough to hide uneven batch times.
+_PREFETCH_PER_WORKER = 2
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far an epoch has gone: Burn's ``Progress``."""
+
+    items_processed: int
+    items_total: int
+
+
+class DataLoader(Generic[BatchT]):
+    """Batches of a dataset: Burn's ``DataLoader``. Build one with ``DataLoaderBuilder``.
+
+    Each ``iter(loader)`` is one epoch: every item exactly once, in batches of
+    ``batch_size`` (the last one may be smaller). With a shuffle seed, epoch
+    ``e`` uses the order drawn from ``(seed, e)``: reproducible across runs,
+    different from one epoch to the next. With ``num_workers > 0`` batches are
+    made on that many threads, a bounded number ahead, and still come out in
+    order. ``len(loader)`` is the number of batches per epoch.
+
+    Example:
+        >>> from ferrum.data.dataloader import Batcher, DataLoaderBuilder
+        >>> from ferrum.data.dataset import InMemDataset
+        >>> class AsList(Batcher[int, list[int]]):
+        ...     def batch(self, items: list[int]) -> list[int]:
+        ...         return items
+        >>> loader = DataLoaderBuilder(AsList()).batch_size(2).build(InMemDataset(range(5)))
+        >>> len(loader), list(loader)
+        (3, [[0, 1], [2, 3], [4]])
+    """
+
+    def __init__(
+        self,
+        dataset: Dataset[ItemT],
+        batcher: Batcher[ItemT, BatchT],
+        *,
+        batch_size: int,
+        shuffle_seed: int | None,
+        num_workers: int,
+    ) -> None:
+        self._dataset = dataset
+        self._batcher = batcher
+        self._batch_size = batch_size
+        self._shuffle_seed = shuffle_seed
+        self._num_workers = num_workers
+        self._epoch = 0
+
+    @property
+    def batch_size(self) -> int:
+        """Items per batch (the last batch of an epoch may hold fewer)."""
+        return self._batch_size
+
+    @property
+    def num_workers(self) -> int:
+        """Worker threads making batches; 0 makes them in the iterating thread."""
+        return self._num_workers
+
+    @property
+    def epoch(self) -> int:
+        """Number of epochs started so far: the next iteration is epoch ``epoch``."""
+        return self._epoch
+
+    def num_items(self) -> int:
+        """Items per epoch."""
+        return self._dataset.len()
+
+    def __len__(self) -> int:
+        return -(-self._dataset.len() // self._batch_size)
+
+    def __iter__(self) -> DataLoaderIterator[BatchT]:
+        epoch = self._epoch
+        self._epoch += 1
+        size = self._dataset.len()
+        order: list[int] = list(range(size))
+        if self._shuffle_seed is not None:
+            order = np.random.default_rng([self._shuffle_seed, epoch]).permutation(size).tolist()
+        batches = [order[start : start + self._batch_size] for start in range(0, size, self._batch_size)]
+        return DataLoaderIterator(_BatchMaker(self._dataset, self._batcher), batches, self._num_workers)
+
+    def __repr__(self) -> str:
+        return (
+            f"DataLoader(batches={len(self)}, batch_size={self._batch_size}, "
+            f"shuffle_seed={self._shuffle_seed}, num_workers={self._num_workers})"
+        )
+
+
+class DataLoaderIterator(Generic[BatchT]):
+    """One epoch of a ``DataLoader``.
+
+    Abandoning it (``break``, an exception, ``close()``, leaving a ``with``
+    block, or dropping the last reference) stops and joins its worker threads.
+    """
+
+    def __init__(
+        self, make_batch: Callable[[Sequence[int]], BatchT], batches: list[list[int]], num_workers: int
+    ) -> None:
+        self._make_batch = make_batch
+        self._batches = batches
+        self._total = sum(len(b) for b in batches)
+        self._processed = 0
+        self._next = 0
+        self._prefetcher: OrderedPrefetcher[BatchT] | None = None
+        if num_workers > 0 and batches:
+            # The workers see only the prefetcher, never this iterator, so dropping
+            # the iterator frees it at once and the finalizer stops the threads.
+            self._prefetcher = OrderedPrefetcher(
+                lambda k: make_batch(batches[k]),
+                len(batches),
+                num_workers,
+                num_workers * _PREFETCH_PER_WORKER,
+            )
+            self._finalizer = weakref.finalize(self, self._prefetcher.close)
+
+    def __iter__(self) -> DataLoaderIterator[BatchT]:
+        return self
+
+    def __next__(self) -> BatchT:
+        if self._next >= len(self._batches):
+            self.close()
+            raise StopIteration
+        indices = self._batches[self._next]
+        try:
+            batch = self._make_batch(indices) if self._prefetcher is None else self._prefetcher.take()
+        except BaseException:
+            self._next = len(self._batches)
+            self.close()
+            raise
+        self._next += 1
+        self._processed += len(indices)
+        return batch
+
+    def progress(self) -> Progress:
+        """Items handed out so far in this epoch, and the epoch's total."""
+        return Progress(self._processed, self._total)
+
+    def close(self) -> None:
+        """Stop the epoch early: worker threads are stopped and joined."""
+        self._next = len(self._batches)
+        if self._prefetcher is not None:
+            self._finalizer()
+
+    def __enter__(self) -> DataLoaderIterator[BatchT]:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class _BatchMaker(Generic[ItemT, BatchT]):
+    """Reads the items at some indices and batches them: the work of one batch."""
+
+    def __init__(self, dataset: Dataset[ItemT], batcher: Batcher[ItemT, BatchT]) -> None:
+        self._dataset = dataset
+        self._batcher = batcher
+
+    def __call__(self, indices: Sequence[int]) -> BatchT:
+        items: list[ItemT] = []
+        for index in indices:
+            item = self._dataset.get(index)
+            if item is None:
+                raise IndexError(
+                    f"{type(self._dataset).__name__}.get({index}) returned None "
+                    f"although len() is {self._dataset.len()}"
+                )
+            items.append(item)
+        return self._batcher.batch(items)

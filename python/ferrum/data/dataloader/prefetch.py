@@ -1,0 +1,91 @@
+"""Running numbered tasks on worker threads and handing their results back in order."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+__all__ = ["WORKER_THREAD_PREFIX", "OrderedPrefetcher"]
+
+ResultT = TypeVar("ResultT")
+
+WORKER_THREAD_PREFIX = "ferrum-dataloader-worker"
+"""Name prefix of the data loader's worker threads."""
+
+
+class OrderedPrefetcher(Generic[ResultT]):
+    """Computes ``task(0) .. task(count - 1)`` on ``num_workers`` daemon threads.
+
+    Workers run at most ``depth`` tasks ahead of the consumer, which bounds
+    memory; ``take()`` returns results strictly in task order, whichever worker
+    finishes first, so the output does not depend on thread timing. A task's
+    exception is re-raised by ``take()`` when its turn comes. ``close()`` stops
+    the workers and joins them (a task already running is let finish).
+    """
+
+    def __init__(self, task: Callable[[int], ResultT], count: int, num_workers: int, depth: int) -> None:
+        if num_workers < 1 or depth < num_workers:
+            raise ValueError(f"need num_workers >= 1 and depth >= num_workers, found {num_workers}, {depth}")
+        self._task = task
+        self._count = count
+        self._depth = depth
+        self._cond = threading.Condition()
+        self._next_task = 0
+        self._next_out = 0
+        self._done: dict[int, tuple[ResultT | None, BaseException | None]] = {}
+        self._stopped = False
+        self._threads = [
+            threading.Thread(target=self._work, name=f"{WORKER_THREAD_PREFIX}-{k}", daemon=True)
+            for k in range(min(num_workers, count))
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def take(self) -> ResultT:
+        """The next result in task order; ``StopIteration`` once all were taken or after ``close()``."""
+        with self._cond:
+            while not self._stopped and self._next_out < self._count and self._next_out not in self._done:
+                self._cond.wait()
+            if self._stopped or self._next_out >= self._count:
+                raise StopIteration
+            result, error = self._done.pop(self._next_out)
+            self._next_out += 1
+            self._cond.notify_all()
+        if error is not None:
+            self.close()
+            raise error
+        return result  # type: ignore[return-value]
+
+    def close(self) -> None:
+        """Stop handing out tasks, drop pending results and join the workers."""
+        with self._cond:
+            self._stopped = True
+            self._done.clear()
+            self._cond.notify_all()
+        current = threading.current_thread()
+        for thread in self._threads:
+            if thread is not current:
+                thread.join()
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while (
+                    not self._stopped
+                    and self._next_task < self._count
+                    and self._next_task >= self._next_out + self._depth
+                ):
+                    self._cond.wait()
+                if self._stopped or self._next_task >= self._count:
+                    return
+                index = self._next_task
+                self._next_task += 1
+            try:
+                outcome: tuple[ResultT | None, BaseException | None] = (self._task(index), None)
+            except BaseException as error:  # the consumer re-raises it in its own thread
+                outcome = (None, error)
+            with self._cond:
+                if not self._stopped:
+                    self._done[index] = outcome
+                    self._cond.notify_all()
