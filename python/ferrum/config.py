@@ -1,0 +1,186 @@
+"""``@config``: Burn's Config pattern, as a frozen typed dataclass.
+
+A config holds the hyper-parameters of a module, an optimizer or an
+experiment. Required fields come first and may be passed positionally; fields
+with defaults may be left out and are changed with typed ``with_<field>``
+builders, each returning a new config. ``save``/``load`` round-trip a config
+through JSON, nested configs included; ``load`` checks every value against
+the field's type and names the offending field when one does not fit.
+
+Example:
+    >>> from ferrum import config
+    >>> @config
+    ... class ExperimentConfig:
+    ...     hidden_size: int
+    ...     dropout: float = 0.5
+    >>> cfg = ExperimentConfig(128).with_dropout(0.1)
+    >>> cfg.dropout, cfg.hidden_size
+    (0.1, 128)
+    >>> ExperimentConfig.from_dict(cfg.to_dict()) == cfg
+    True
+
+mypy learns about the builders and the JSON methods from the plugin
+``ferrum.mypy`` (``plugins = ferrum.mypy`` in the mypy configuration).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import os
+import typing
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from typing_extensions import dataclass_transform
+
+from ferrum.config_decode import CONFIG_MARKER, ConfigError, decode_config, is_config, type_name
+
+__all__ = ["ConfigError", "config", "is_config"]
+
+_T = TypeVar("_T")
+_C = TypeVar("_C")
+
+
+@dataclass_transform(frozen_default=True)
+def config(cls: type[_T]) -> type[_T]:
+    """Turn a class with annotated fields into a frozen, typed config.
+
+    Adds ``with_<field>(value)`` builders, ``save(path)``, ``load(path)``,
+    ``to_dict()``, ``from_dict(data)``, equality, hashing, a JSON ``str`` and
+    a dataclass ``repr``. Methods defined in the class body are kept, so a
+    config can carry its own ``init(device)``.
+
+    Example:
+        >>> from ferrum import config
+        >>> @config
+        ... class MomentumConfig:
+        ...     momentum: float = 0.9
+        ...     nesterov: bool = False
+        >>> MomentumConfig().with_nesterov(True)
+        MomentumConfig(momentum=0.9, nesterov=True)
+    """
+    if not isinstance(cls, type):
+        raise TypeError(f"@config decorates a class, found {type(cls).__name__} {cls!r}")
+    data_cls = dataclasses.dataclass(frozen=True)(cls)
+    setattr(data_cls, CONFIG_MARKER, True)
+    for field in dataclasses.fields(typing.cast(Any, data_cls)):
+        if field.init:
+            _add(data_cls, f"with_{field.name}", _builder(data_cls, field.name))
+    _add(data_cls, "to_dict", _to_dict)
+    _add(data_cls, "from_dict", classmethod(_from_dict))
+    _add(data_cls, "save", _save)
+    _add(data_cls, "load", classmethod(_load))
+    _add(data_cls, "__str__", _str)
+    return data_cls
+
+
+def _add(cls: type, name: str, member: object) -> None:
+    # Like dataclasses, never replace what the user wrote in the class body.
+    if name not in cls.__dict__:
+        setattr(cls, name, member)
+
+
+def _builder(cls: type, name: str) -> Callable[[_T, object], _T]:
+    def with_field(self: _T, value: object) -> _T:
+        return dataclasses.replace(self, **{name: value})  # type: ignore[type-var]
+
+    with_field.__name__ = f"with_{name}"
+    with_field.__qualname__ = f"{cls.__qualname__}.with_{name}"
+    with_field.__doc__ = f"A copy of this config with ``{name}`` set to ``value``."
+    return with_field
+
+
+def _to_dict(self: object) -> dict[str, Any]:
+    """The config as plain JSON values: nested configs become dicts, enums their member names."""
+    return _encode_fields(self, "", lenient=False)
+
+
+def _from_dict(cls: type[_C], data: Mapping[str, Any]) -> _C:
+    """Build a config from ``to_dict()`` output, checking every value against its field's type."""
+    return decode_config(cls, data)
+
+
+def _save(self: object, path: str | os.PathLike[str]) -> None:
+    """Write the config as JSON; a crash mid-write leaves the previous file intact."""
+    text = json.dumps(_to_dict(self), indent=2, ensure_ascii=False) + "\n"
+    target = os.fspath(path)
+    directory, base = os.path.split(target)
+    temp = os.path.join(directory, f".{base}.{uuid.uuid4().hex}.tmp")
+    try:
+        # os.open with 0o666 lets the umask pick the mode, as a plain open() would.
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temp, target)
+    except OSError as err:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise ConfigError(f"cannot write config file '{target}': {err.strerror or err}", file=target) from err
+
+
+def _load(cls: type[_C], path: str | os.PathLike[str]) -> _C:
+    """Read a config saved by ``save``, checking every value against its field's type."""
+    source = os.fspath(path)
+    try:
+        with open(source, encoding="utf-8") as file:
+            text = file.read()
+    except OSError as err:
+        raise ConfigError(f"cannot read config file '{source}': {err.strerror or err}", file=source) from err
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"config file '{source}' is not UTF-8 text: {err}", file=source) from err
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(
+            f"config file '{source}' is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}",
+            file=source,
+        ) from err
+    try:
+        return decode_config(cls, data)
+    except ConfigError as err:
+        raise ConfigError(
+            f"config file '{source}' does not match {cls.__qualname__}: {err}",
+            problems=err.problems,
+            file=source,
+        ) from err
+
+
+def _str(self: object) -> str:
+    # Burn prints a config as its pretty JSON; values JSON cannot hold show as their repr.
+    return json.dumps(_encode_fields(self, "", lenient=True), indent=2, ensure_ascii=False)
+
+
+def _encode_fields(obj: object, path: str, lenient: bool) -> dict[str, Any]:
+    return {
+        field.name: _encode(getattr(obj, field.name), _join(path, field.name), lenient)
+        for field in dataclasses.fields(typing.cast(Any, obj))
+    }
+
+
+def _encode(value: object, path: str, lenient: bool) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.name
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if is_config(value):
+        return _encode_fields(value, path, lenient)
+    if isinstance(value, (list, tuple)):
+        return [_encode(item, f"{path}[{i}]", lenient) for i, item in enumerate(value)]
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        return {key: _encode(item, f"{path}[{key!r}]", lenient) for key, item in value.items()}
+    if lenient:
+        return repr(value)
+    raise ConfigError(
+        f"{path}: cannot save a value of type {type_name(type(value))} as JSON (configs hold None, bool,"
+        " int, float, str, enums, configs, and lists, tuples and str-keyed dicts of these)",
+        problems=(f"{path}: unsupported value {value!r}",),
+    )
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name

@@ -1,0 +1,124 @@
+"""mypy plugin for ferrum: types what plain annotations cannot express.
+
+Enable it in the mypy configuration, as with ``pydantic.mypy``::
+
+    [tool.mypy]
+    plugins = ["ferrum.mypy"]
+
+What it adds:
+
+- ``@config`` classes are frozen dataclasses (the generated ``__init__`` is
+  checked: a missing required field is an error), with a typed
+  ``with_<field>(value) -> <Config>`` builder per field, ``save(path)``,
+  ``load(path) -> <Config>`` (a classmethod), ``to_dict()`` and
+  ``from_dict(data) -> <Config>``.
+
+Example (checked by mypy with the plugin)::
+
+    @config
+    class ExperimentConfig:
+        hidden_size: int
+        dropout: float = 0.5
+
+    ExperimentConfig(64).with_dropout("high")  # error: expected "float"
+    ExperimentConfig()                         # error: missing "hidden_size"
+
+Hooks are looked up by the fully qualified name of what they type, in the
+tables at the end of this file; a new hook is a function plus a table entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mypy.nodes import ARG_POS, Argument, DataclassTransformSpec, TypeInfo, Var
+from mypy.plugin import ClassDefContext, Plugin, SemanticAnalyzerPluginInterface
+from mypy.plugins.common import add_method_to_class
+from mypy.plugins.dataclasses import DataclassAttribute, DataclassTransformer, dataclass_tag_callback
+from mypy.types import AnyType, NoneType, Type, TypeOfAny, UnionType
+from mypy.typevars import fill_typevars
+
+__all__ = ["FerrumPlugin", "plugin"]
+
+CONFIG_DECORATOR = "ferrum.config.config"
+
+# `@config` is `dataclass(frozen=True)`; mirrors the decorator's @dataclass_transform(frozen_default=True).
+_CONFIG_SPEC = DataclassTransformSpec(frozen_default=True)
+
+
+def transform_config(ctx: ClassDefContext) -> bool:
+    """Second-pass hook for ``@config``: the dataclass transform, then the config methods.
+
+    Returns False while a field type is not ready yet, so mypy calls it again.
+    """
+    transformer = DataclassTransformer(ctx.cls, ctx.reason, _CONFIG_SPEC, ctx.api)
+    if not transformer.transform():
+        return False
+    info = ctx.cls.info
+    self_type = fill_typevars(info)
+    for attribute in _dataclass_attributes(info, ctx.api):
+        field_type = attribute.expand_type(info)
+        if not attribute.is_in_init or field_type is None:
+            continue
+        _add_method(ctx, f"with_{attribute.name}", [_arg("value", field_type)], self_type)
+    path_type = _path_type(ctx.api)
+    any_type = AnyType(TypeOfAny.explicit)
+    str_type = ctx.api.named_type("builtins.str")
+    _add_method(ctx, "save", [_arg("path", path_type)], NoneType())
+    _add_method(ctx, "load", [_arg("path", path_type)], self_type, is_classmethod=True)
+    _add_method(ctx, "to_dict", [], ctx.api.named_type("builtins.dict", [str_type, any_type]))
+    mapping = ctx.api.named_type("typing.Mapping", [str_type, any_type])
+    _add_method(ctx, "from_dict", [_arg("data", mapping)], self_type, is_classmethod=True)
+    return True
+
+
+def _dataclass_attributes(info: TypeInfo, api: SemanticAnalyzerPluginInterface) -> list[DataclassAttribute]:
+    # The transformer stores the fields, inherited ones included, in the class metadata.
+    return [
+        DataclassAttribute.deserialize(info, data, api)
+        for data in info.metadata["dataclass"]["attributes"]
+    ]
+
+
+def _path_type(api: SemanticAnalyzerPluginInterface) -> Type:
+    str_type = api.named_type("builtins.str")
+    path_like = api.named_type_or_none("os.PathLike", [str_type])
+    return str_type if path_like is None else UnionType([str_type, path_like])
+
+
+def _arg(name: str, typ: Type) -> Argument:
+    return Argument(Var(name, typ), typ, None, ARG_POS)
+
+
+def _add_method(
+    ctx: ClassDefContext, name: str, args: list[Argument], returns: Type, *, is_classmethod: bool = False
+) -> None:
+    existing = ctx.cls.info.names.get(name)
+    # A method the user wrote in the class body wins, as it does at run time.
+    if existing is not None and not existing.plugin_generated:
+        return
+    add_method_to_class(ctx.api, ctx.cls, name, args=args, return_type=returns, is_classmethod=is_classmethod)
+
+
+_ClassHook = Callable[[ClassDefContext], None]
+_ClassHook2 = Callable[[ClassDefContext], bool]
+
+# First pass (main semantic analysis): only tag dataclasses, so subclasses see their bases as such.
+_CLASS_DECORATOR_HOOKS: dict[str, _ClassHook] = {CONFIG_DECORATOR: dataclass_tag_callback}
+# Second pass (after semantic analysis, all types known).
+_CLASS_DECORATOR_HOOKS_2: dict[str, _ClassHook2] = {CONFIG_DECORATOR: transform_config}
+
+
+class FerrumPlugin(Plugin):
+    """Dispatches mypy's hooks to ferrum's, by fully qualified name."""
+
+    def get_class_decorator_hook(self, fullname: str) -> _ClassHook | None:
+        return _CLASS_DECORATOR_HOOKS.get(fullname)
+
+    def get_class_decorator_hook_2(self, fullname: str) -> _ClassHook2 | None:
+        return _CLASS_DECORATOR_HOOKS_2.get(fullname)
+
+
+def plugin(version: str) -> type[Plugin]:
+    """Entry point mypy calls with its version string."""
+    return FerrumPlugin
