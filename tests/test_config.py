@@ -297,6 +297,25 @@ def test_failed_save_keeps_the_previous_file(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == ["holder.json"]
 
 
+@pytest.mark.parametrize("error", [OSError(28, "No space left on device"), KeyboardInterrupt()])
+def test_interrupted_save_keeps_the_previous_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: BaseException
+) -> None:
+    path = tmp_path / "config.json"
+    ExperimentConfig(1).save(path)
+
+    def fail(fd: int) -> None:
+        raise error
+
+    monkeypatch.setattr(os, "fsync", fail)
+    with pytest.raises(ConfigError if isinstance(error, OSError) else KeyboardInterrupt) as info:
+        ExperimentConfig(2).save(path)
+    if isinstance(error, OSError):
+        assert str(info.value) == f"cannot write config file '{path}': No space left on device"
+    assert os.listdir(tmp_path) == ["config.json"]
+    assert ExperimentConfig.load(path) == ExperimentConfig(1)
+
+
 def test_save_into_missing_directory_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "missing" / "config.json"
     with pytest.raises(ConfigError, match=r"cannot write config file '.*missing/config\.json'") as info:

@@ -85,7 +85,7 @@ def _add(cls: type, name: str, member: object) -> None:
 
 def _builder(cls: type, name: str) -> Callable[[_T, object], _T]:
     def with_field(self: _T, value: object) -> _T:
-        return dataclasses.replace(self, **{name: value})  # type: ignore[type-var]
+        return typing.cast(_T, dataclasses.replace(typing.cast(Any, self), **{name: value}))
 
     with_field.__name__ = f"with_{name}"
     with_field.__qualname__ = f"{cls.__qualname__}.with_{name}"
@@ -117,10 +117,13 @@ def _save(self: object, path: str | os.PathLike[str]) -> None:
             file.flush()
             os.fsync(file.fileno())
         os.replace(temp, target)
-    except OSError as err:
+    except BaseException as err:
         if os.path.exists(temp):
             os.unlink(temp)
-        raise ConfigError(f"cannot write config file '{target}': {err.strerror or err}", file=target) from err
+        if isinstance(err, OSError):
+            message = f"cannot write config file '{target}': {err.strerror or err}"
+            raise ConfigError(message, file=target) from err
+        raise
 
 
 def _load(cls: type[_C], path: str | os.PathLike[str]) -> _C:
