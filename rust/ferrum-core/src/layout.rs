@@ -24,8 +24,12 @@ impl Layout {
         numel(&self.shape)
     }
 
-    /// True when the elements are laid out row-major without gaps.
+    /// True when the elements are laid out row-major without gaps (an
+    /// empty tensor always is: there is nothing to lay out).
     pub fn is_contiguous(&self) -> bool {
+        if self.numel() == 0 {
+            return true;
+        }
         let mut acc = 1isize;
         for (&d, &s) in self.shape.iter().zip(&self.strides).rev() {
             if d != 1 && s != acc {
@@ -234,6 +238,13 @@ mod tests {
         let direct: Vec<usize> = l.offsets().collect();
         assert_eq!(v.offsets().collect::<Vec<_>>(), direct);
         assert!(l.reshape_view(&[6, 4]).is_none());
+    }
+
+    #[test]
+    fn empty_layouts_are_contiguous() {
+        let l = Layout { shape: vec![3, 0], strides: vec![7, 1], offset: 5 };
+        assert!(l.is_contiguous());
+        assert_eq!(l.contiguous_range(), Some((5, 5)));
     }
 
     #[test]

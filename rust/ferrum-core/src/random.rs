@@ -40,10 +40,10 @@ impl Distribution {
         let bad = |r: String| Err(Error::invalid("random", r));
         match *self {
             Distribution::Bernoulli(p) if !(0.0..=1.0).contains(&p) => bad(format!("Bernoulli probability must be in [0, 1], found {p}")),
-            Distribution::Uniform(lo, hi) if !(lo < hi) || !lo.is_finite() || !hi.is_finite() => {
+            Distribution::Uniform(lo, hi) if lo >= hi || !lo.is_finite() || !hi.is_finite() => {
                 bad(format!("Uniform needs finite low < high, found low={lo}, high={hi}"))
             }
-            Distribution::Normal(m, s) if !(s >= 0.0) || !m.is_finite() || !s.is_finite() => {
+            Distribution::Normal(m, s) if s < 0.0 || !m.is_finite() || !s.is_finite() => {
                 bad(format!("Normal needs a finite mean and std >= 0, found mean={m}, std={s}"))
             }
             _ => Ok(()),

@@ -1,1 +1,30 @@
+//! ferrum's Python binding: converts types, errors and the GIL, nothing else.
+//! All numeric work lives in `ferrum-core`.
 
+mod activation;
+mod data;
+mod device;
+mod distribution;
+mod error;
+mod gradients;
+mod tensor;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<tensor::PyTensor>()?;
+    m.add_class::<data::PyTensorData>()?;
+    m.add_class::<gradients::PyGradients>()?;
+    m.add_class::<device::PyDevice>()?;
+    m.add_class::<device::PyDType>()?;
+    m.add_class::<device::PyKind>()?;
+    m.add_class::<device::KindFloat>()?;
+    m.add_class::<device::KindInt>()?;
+    m.add_class::<device::KindBool>()?;
+    m.add_class::<distribution::PyDistribution>()?;
+    m.add_function(wrap_pyfunction!(distribution::seed, m)?)?;
+    error::register(m)?;
+    activation::register(m)?;
+    Ok(())
+}

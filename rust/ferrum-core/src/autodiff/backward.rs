@@ -15,7 +15,7 @@ pub trait Backward: Send + Sync {
     fn name(&self) -> &'static str;
     /// One gradient per input slot; `needs[i]` says whether input `i` is
     /// tracked (an untracked slot may return `None` to skip the work).
-    fn backward(&self, grad: &Tensor, needs: &[bool]) -> Result<Vec<Option<Tensor>>>;
+    fn backward(&self, grad: Tensor, needs: &[bool]) -> Result<Vec<Option<Tensor>>>;
 }
 
 /// A backward written as a closure beside its forward.
@@ -24,14 +24,23 @@ pub struct FnBackward<F> {
     pub f: F,
 }
 
+impl<F> FnBackward<F>
+where
+    F: Fn(Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync,
+{
+    pub fn new(name: &'static str, f: F) -> Self {
+        FnBackward { name, f }
+    }
+}
+
 impl<F> Backward for FnBackward<F>
 where
-    F: Fn(&Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync,
+    F: Fn(Tensor, &[bool]) -> Result<Vec<Option<Tensor>>> + Send + Sync,
 {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn backward(&self, grad: &Tensor, needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
+    fn backward(&self, grad: Tensor, needs: &[bool]) -> Result<Vec<Option<Tensor>>> {
         (self.f)(grad, needs)
     }
 }
@@ -82,7 +91,7 @@ pub fn backward(root: &Var) -> Result<Gradients> {
         })?;
         let needs: Vec<bool> = n.parents.iter().map(Option::is_some).collect();
         let name = op.name();
-        let parent_grads = op.backward(&g, &needs)?;
+        let parent_grads = op.backward(g, &needs)?;
         drop(op);
         for (parent, pg) in n.parents.iter().zip(parent_grads) {
             if let (Some(p), Some(pg)) = (parent, pg) {

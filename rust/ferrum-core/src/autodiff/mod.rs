@@ -4,11 +4,13 @@
 //! check. Each op's backward lives beside its forward in `crate::ops`.
 
 mod backward;
+mod broadcast;
 mod gradients;
 mod node;
 mod var;
 
 pub use backward::{backward, Backward, FnBackward};
+pub use broadcast::sum_to_shape;
 pub use gradients::Gradients;
 pub use node::{Node, NodeId};
 pub use var::{record, Var};

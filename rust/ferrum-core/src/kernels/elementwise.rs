@@ -19,19 +19,19 @@ use crate::tensor::Tensor;
 fn map_into<T: Element, U: Element>(src: &[T], dst: &mut [U], gate: usize, f: &(impl Fn(T) -> U + Sync)) {
     if go_parallel(src.len(), gate) {
         dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| {
-            simd(|| d.iter_mut().zip(s).for_each(|(o, &x)| *o = f(x)))
+            simd(#[inline(always)] || d.iter_mut().zip(s).for_each(|(o, &x)| *o = f(x)))
         });
     } else {
-        simd(|| dst.iter_mut().zip(src).for_each(|(o, &x)| *o = f(x)));
+        simd(#[inline(always)] || dst.iter_mut().zip(src).for_each(|(o, &x)| *o = f(x)));
     }
 }
 
 #[inline(always)]
 fn map_in_place<T: Element>(buf: &mut [T], gate: usize, f: &(impl Fn(T) -> T + Sync)) {
     if go_parallel(buf.len(), gate) {
-        buf.par_chunks_mut(CHUNK).for_each(|d| simd(|| d.iter_mut().for_each(|x| *x = f(*x))));
+        buf.par_chunks_mut(CHUNK).for_each(|d| simd(#[inline(always)] || d.iter_mut().for_each(|x| *x = f(*x))));
     } else {
-        simd(|| buf.iter_mut().for_each(|x| *x = f(*x)));
+        simd(#[inline(always)] || buf.iter_mut().for_each(|x| *x = f(*x)));
     }
 }
 
@@ -115,10 +115,10 @@ pub fn zip_same<T: Element>(
 fn zip_in_place<T: Element>(dst: &mut [T], src: &[T], gate: usize, f: &(impl Fn(T, T) -> T + Sync)) {
     if go_parallel(dst.len(), gate) {
         dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| {
-            simd(|| d.iter_mut().zip(s).for_each(|(x, &y)| *x = f(*x, y)))
+            simd(#[inline(always)] || d.iter_mut().zip(s).for_each(|(x, &y)| *x = f(*x, y)))
         });
     } else {
-        simd(|| dst.iter_mut().zip(src).for_each(|(x, &y)| *x = f(*x, y)));
+        simd(#[inline(always)] || dst.iter_mut().zip(src).for_each(|(x, &y)| *x = f(*x, y)));
     }
 }
 
@@ -137,9 +137,9 @@ fn zip_into<T: Element, U: Element>(
             if go_parallel(out.len(), gate) {
                 out.par_chunks_mut(CHUNK)
                     .zip(sa.par_chunks(CHUNK).zip(sb.par_chunks(CHUNK)))
-                    .for_each(|(o, (x, y))| simd(|| zip3(o, x, y, f)));
+                    .for_each(|(o, (x, y))| simd(#[inline(always)] || zip3(o, x, y, f)));
             } else {
-                simd(|| zip3(out, sa, sb, f));
+                simd(#[inline(always)] || zip3(out, sa, sb, f));
             }
             return Ok(());
         }
@@ -162,7 +162,7 @@ fn zip_into<T: Element, U: Element>(
     // stretched dims) and walk rows.
     let la = a.layout().broadcast_to("broadcast", shape)?;
     let lb = b.layout().broadcast_to("broadcast", shape)?;
-    simd(|| {
+    simd(#[inline(always)] || {
         for_each_row2(&la, &lb, |o, (oa, sa), (ob, sb), len| {
             let dst = &mut out[o..o + len];
             match (sa, sb) {

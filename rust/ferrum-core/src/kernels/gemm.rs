@@ -15,15 +15,24 @@ pub struct Mat {
     pub cs: isize,
 }
 
+/// Matrix sizes of one product: `[m x k] @ [k x n]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Dims {
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+}
+
 pub trait GemmElement: Copy + Send + Sync + 'static {
     /// `dst[m x n] = lhs[m x k] @ rhs[k x n]`, dst contiguous row-major.
-    fn gemm(dst: &mut [Self], lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, m: usize, k: usize, n: usize, threads: bool);
+    fn gemm(dst: &mut [Self], lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool);
 }
 
 macro_rules! float_gemm {
     ($t:ty) => {
         impl GemmElement for $t {
-            fn gemm(dst: &mut [Self], lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, m: usize, k: usize, n: usize, threads: bool) {
+            fn gemm(dst: &mut [Self], lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool) {
+                let Dims { m, k, n } = dims;
                 if m == 0 || n == 0 {
                     return;
                 }
@@ -72,7 +81,8 @@ float_gemm!(f32);
 float_gemm!(f64);
 
 impl GemmElement for i64 {
-    fn gemm(dst: &mut [Self], lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, m: usize, k: usize, n: usize, _threads: bool) {
+    fn gemm(dst: &mut [Self], lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, _threads: bool) {
+        let Dims { m, k, n } = dims;
         let at = |buf: &[i64], mat: Mat, i: usize, j: usize| buf[(mat.offset as isize + i as isize * mat.rs + j as isize * mat.cs) as usize];
         for i in 0..m {
             let row = &mut dst[i * n..(i + 1) * n];

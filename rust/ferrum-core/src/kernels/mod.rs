@@ -8,5 +8,7 @@ pub mod exp;
 pub mod gemm;
 pub mod log1p;
 pub mod parallel;
+pub mod reduce;
+pub mod scan;
 pub mod softmax;
 pub mod strided;

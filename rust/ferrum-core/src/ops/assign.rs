@@ -1,6 +1,7 @@
 //! Writing into a region: a copy of the tensor with a sliced region replaced
 //! by other values or by one value.
 
+use crate::autodiff::{record, FnBackward, Var};
 use std::sync::Arc;
 
 use crate::dtype::{Element, Scalar};
@@ -52,6 +53,27 @@ impl Tensor {
             l = l.narrow_step(d, start, count, step);
         }
         Ok(l)
+    }
+}
+
+impl Var {
+    /// The region's gradient goes to `values`; the rest to `self`.
+    pub fn slice_assign(&self, specs: &[SliceSpec], values: &Var) -> Result<Var> {
+        let y = self.value.slice_assign(specs, &values.value)?;
+        let s = specs.to_vec();
+        Ok(record(y, &[self, values], move || {
+            FnBackward::new("slice_assign", move |g, needs| {
+                let gv = if needs[1] { Some(g.slice(&s)?.contiguous()) } else { None };
+                let gs = if needs[0] { Some(g.slice_fill(&s, Scalar::Int(0))?) } else { None };
+                Ok(vec![gs, gv])
+            })
+        }))
+    }
+
+    pub fn slice_fill(&self, specs: &[SliceSpec], value: Scalar) -> Result<Var> {
+        let y = self.value.slice_fill(specs, value)?;
+        let s = specs.to_vec();
+        Ok(record(y, &[self], move || FnBackward::new("slice_fill", move |g, _| Ok(vec![Some(g.slice_fill(&s, Scalar::Int(0))?)]))))
     }
 }
 

@@ -1,10 +1,13 @@
 //! Element-wise arithmetic on two tensors (broadcasting over size-1 dims of
 //! equal ranks) and with a scalar.
 
+use crate::autodiff::{record, sum_to_shape, FnBackward, Var};
 use crate::dtype::{Element, FloatElement, NumElement, Scalar};
 use crate::error::Result;
+use rayon::prelude::*;
+
 use crate::kernels::elementwise::{map_same, zip_same};
-use crate::kernels::parallel::{PAR_CHEAP, PAR_COSTLY};
+use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP, PAR_COSTLY};
 use crate::tensor::Tensor;
 use crate::{with_dtype, with_float, with_num};
 
@@ -117,6 +120,90 @@ impl Tensor {
     /// `s - self`, `s / self`, ...: a scalar on the left.
     pub fn scalar_binary(s: Scalar, op: BinaryOp, rhs: &Tensor) -> Result<Tensor> {
         let lhs = with_dtype!(rhs.dtype(), T => Tensor::from_vec(vec![T::from_scalar(s)], &vec![1; rhs.rank()])?);
+        lhs.binary(op, rhs)
+    }
+}
+
+/// `f(g, a, b)` element-wise in one pass over g's (the output's) shape; `a`
+/// and `b` broadcast to it.
+fn fused3<T: FloatElement>(g: &Tensor, a: &Tensor, b: &Tensor, f: impl Fn(T, T, T) -> T + Sync) -> Result<Tensor> {
+    let dims: Vec<isize> = g.shape().iter().map(|&d| d as isize).collect();
+    let (gs, av, bv) = (g.contiguous(), a.expand(&dims)?.contiguous(), b.expand(&dims)?.contiguous());
+    let (gs, av, bv) = (gs.as_slice::<T>().expect("contiguous"), av.as_slice::<T>().expect("contiguous"), bv.as_slice::<T>().expect("contiguous"));
+    let mut out = vec![T::ZERO; gs.len()];
+    let body = |o: &mut [T], g: &[T], x: &[T], y: &[T]| {
+        simd(#[inline(always)] || o.iter_mut().zip(g).zip(x.iter().zip(y)).for_each(|((o, &g), (&x, &y))| *o = f(g, x, y)))
+    };
+    if go_parallel(out.len(), PAR_COSTLY) {
+        out.par_chunks_mut(CHUNK)
+            .zip(gs.par_chunks(CHUNK).zip(av.par_chunks(CHUNK).zip(bv.par_chunks(CHUNK))))
+            .for_each(|(o, (g, (x, y)))| body(o, g, x, y));
+    } else {
+        body(&mut out, gs, av, bv);
+    }
+    Tensor::from_vec(out, g.shape())
+}
+
+/// Gradients of a binary op, before reduction to the inputs' shapes.
+fn binary_grads<T: FloatElement>(op: BinaryOp, g: &Tensor, a: &Tensor, b: &Tensor, needs: &[bool]) -> Result<(Option<Tensor>, Option<Tensor>)> {
+    let ga = |f: fn(T, T, T) -> T| -> Result<Option<Tensor>> { if needs[0] { fused3(g, a, b, f).map(Some) } else { Ok(None) } };
+    let gb = |f: fn(T, T, T) -> T| -> Result<Option<Tensor>> { if needs[1] { fused3(g, a, b, f).map(Some) } else { Ok(None) } };
+    Ok(match op {
+        BinaryOp::Add => (needs[0].then(|| g.clone()), needs[1].then(|| g.clone())),
+        BinaryOp::Sub => (needs[0].then(|| g.clone()), if needs[1] { Some(g.neg()?) } else { None }),
+        BinaryOp::Mul => (ga(|g, _, y| g * y)?, gb(|g, x, _| g * x)?),
+        BinaryOp::Div => (ga(|g, _, y| g / y)?, gb(|g, x, y| -(g * x / (y * y)))?),
+        BinaryOp::Powf => (
+            ga(|g, x, y| g * y * num_traits::Float::powf(x, y - T::one()))?,
+            gb(|g, x, y| g * num_traits::Float::powf(x, y) * x.ln())?,
+        ),
+        BinaryOp::Atan2 => (ga(|g, x, y| g * y / (x * x + y * y))?, gb(|g, x, y| -(g * x) / (x * x + y * y))?),
+        BinaryOp::Remainder => (needs[0].then(|| g.clone()), gb(|g, x, y| -(g * (x / y).floor()))?),
+        BinaryOp::Fmod => (needs[0].then(|| g.clone()), gb(|g, x, y| -(g * (x / y).trunc()))?),
+        // Ties send the gradient to the left operand.
+        BinaryOp::Max => (ga(|g, x, y| if x >= y || x.is_nan() { g } else { T::zero() })?, gb(|g, x, y| if x >= y || x.is_nan() { T::zero() } else { g })?),
+        BinaryOp::Min => (ga(|g, x, y| if x <= y || x.is_nan() { g } else { T::zero() })?, gb(|g, x, y| if x <= y || x.is_nan() { T::zero() } else { g })?),
+    })
+}
+
+impl Var {
+    /// `op(self, other)` with broadcasting; gradients are summed back to
+    /// each input's shape.
+    pub fn binary(&self, op: BinaryOp, other: &Var) -> Result<Var> {
+        let y = self.value.binary(op, &other.value)?;
+        let (a, b) = (self.value.clone(), other.value.clone());
+        Ok(record(y, &[self, other], move || {
+            FnBackward::new(op.name(), move |g, needs| {
+                let (ga, gb) = with_float!(op.name(), g.dtype(), T => binary_grads::<T>(op, &g, &a, &b, needs)?);
+                Ok(vec![ga.map(|t| sum_to_shape(t, a.shape())).transpose()?, gb.map(|t| sum_to_shape(t, b.shape())).transpose()?])
+            })
+        }))
+    }
+
+    /// `op(self, s)` with a scalar.
+    pub fn binary_scalar(&self, op: BinaryOp, s: Scalar) -> Result<Var> {
+        let y = self.value.binary_scalar(op, s)?;
+        let x = self.value.clone();
+        Ok(record(y, &[self], move || {
+            FnBackward::new(op.name(), move |g, _| {
+                let sv = s.to_f64();
+                let gx = match op {
+                    BinaryOp::Add | BinaryOp::Sub | BinaryOp::Remainder | BinaryOp::Fmod => g,
+                    BinaryOp::Mul => g.binary_scalar_owned(BinaryOp::Mul, s)?,
+                    BinaryOp::Div => g.binary_scalar_owned(BinaryOp::Div, s)?,
+                    _ => {
+                        let st = Tensor::full(&vec![1; x.rank()], Scalar::Float(sv), x.dtype());
+                        with_float!(op.name(), g.dtype(), T => binary_grads::<T>(op, &g, &x, &st, &[true, false])?.0.expect("requested"))
+                    }
+                };
+                Ok(vec![Some(gx)])
+            })
+        }))
+    }
+
+    /// `op(s, self)`: a scalar on the left (`2 - x`, `1 / x`, `2 ** x`).
+    pub fn scalar_binary(s: Scalar, op: BinaryOp, rhs: &Var) -> Result<Var> {
+        let lhs = Var::constant(with_dtype!(rhs.value.dtype(), T => Tensor::from_vec(vec![T::from_scalar(s)], &vec![1; rhs.value.rank()])?));
         lhs.binary(op, rhs)
     }
 }

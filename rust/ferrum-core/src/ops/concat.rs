@@ -1,6 +1,7 @@
 //! Joining tensors: `cat` along an existing dim, `stack` along a new one.
 //! Each input is copied straight into its slab of the output, row by row.
 
+use crate::autodiff::{record, FnBackward, Var};
 use std::sync::Arc;
 
 use crate::dtype::Element;
@@ -73,6 +74,32 @@ fn cat_unchecked(tensors: &[Tensor], d: usize) -> Tensor {
         }
         Tensor::from_parts(T::wrap(Arc::new(out)), full)
     })
+}
+
+impl Var {
+    /// Concatenate along `dim`; each input gets back its slice of the gradient.
+    pub fn cat(vars: &[Var], dim: isize) -> Result<Var> {
+        let values: Vec<Tensor> = vars.iter().map(|v| v.value.clone()).collect();
+        let y = Tensor::cat(&values, dim)?;
+        let d = y.dim("cat", dim)?;
+        let sizes: Vec<usize> = values.iter().map(|t| t.shape()[d]).collect();
+        let inputs: Vec<&Var> = vars.iter().collect();
+        Ok(record(y, &inputs, move || {
+            FnBackward::new("cat", move |g, _| Ok(g.split_with_sizes(&sizes, d as isize)?.into_iter().map(Some).collect()))
+        }))
+    }
+
+    /// Stack along a new dim `dim`; each input gets back its slice.
+    pub fn stack(vars: &[Var], dim: isize) -> Result<Var> {
+        let values: Vec<Tensor> = vars.iter().map(|v| v.value.clone()).collect();
+        let y = Tensor::stack(&values, dim)?;
+        let d = y.dim("stack", dim)? as isize;
+        let n = values.len();
+        let inputs: Vec<&Var> = vars.iter().collect();
+        Ok(record(y, &inputs, move || {
+            FnBackward::new("stack", move |g, _| (0..n).map(|i| g.narrow(d, i, 1)?.squeeze_dims(&[d]).map(Some)).collect())
+        }))
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! `scatter` are their adding writes (index_add, scatter_add). Indices are
 //! checked once up front, never wrapped, so the loops index freely.
 
+use crate::autodiff::{record, FnBackward, Var};
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -14,6 +15,7 @@ use crate::kernels::copy::{contiguous_values, copy_strided};
 use crate::kernels::parallel::{go_parallel, simd, PAR_CHEAP};
 use crate::layout::Layout;
 use crate::shape::contiguous_strides;
+use crate::tensor::views::SliceSpec;
 use crate::tensor::Tensor;
 use crate::with_dtype;
 
@@ -349,6 +351,73 @@ fn scatter_rows<T: Accumulate>(
             let o = db + i as usize * sd + j * sj;
             dst[o] = dst[o].accumulate(v);
         }
+    }
+}
+
+/// Gradients of indexing: what was read is scattered back (added) into
+/// zeros shaped like the source; what was added is read back.
+impl Var {
+    pub fn select(&self, dim: isize, indices: &Tensor) -> Result<Var> {
+        let y = self.value.select(dim, indices)?;
+        let (shape, dtype, idx) = (self.value.shape().to_vec(), self.value.dtype(), indices.clone());
+        Ok(record(y, &[self], move || {
+            FnBackward::new("select", move |g, _| Ok(vec![Some(Tensor::zeros(&shape, dtype).select_assign(dim, &idx, &g)?)]))
+        }))
+    }
+
+    pub fn select_assign(&self, dim: isize, indices: &Tensor, values: &Var) -> Result<Var> {
+        let y = self.value.select_assign(dim, indices, &values.value)?;
+        let idx = indices.clone();
+        Ok(record(y, &[self, values], move || {
+            FnBackward::new("select_assign", move |g, needs| {
+                let gv = if needs[1] { Some(g.select(dim, &idx)?) } else { None };
+                Ok(vec![needs[0].then_some(g), gv])
+            })
+        }))
+    }
+
+    pub fn gather(&self, dim: isize, indices: &Tensor) -> Result<Var> {
+        let y = self.value.gather(dim, indices)?;
+        let (shape, dtype, idx) = (self.value.shape().to_vec(), self.value.dtype(), indices.clone());
+        Ok(record(y, &[self], move || {
+            FnBackward::new("gather", move |g, _| Ok(vec![Some(Tensor::zeros(&shape, dtype).scatter(dim, &idx, &g)?)]))
+        }))
+    }
+
+    pub fn scatter(&self, dim: isize, indices: &Tensor, values: &Var) -> Result<Var> {
+        let y = self.value.scatter(dim, indices, &values.value)?;
+        let (idx, vshape) = (indices.clone(), values.value.shape().to_vec());
+        Ok(record(y, &[self, values], move || {
+            FnBackward::new("scatter", move |g, needs| {
+                let gv = if needs[1] {
+                    // Only the part of `values` covered by `indices` was used.
+                    let read = g.gather(dim, &idx)?;
+                    Some(if read.shape() == vshape.as_slice() {
+                        read
+                    } else {
+                        let specs: Vec<SliceSpec> = read.shape().iter().map(|&n| SliceSpec::range(0, n as isize)).collect();
+                        Tensor::zeros(&vshape, g.dtype()).slice_assign(&specs, &read)?
+                    })
+                } else {
+                    None
+                };
+                Ok(vec![needs[0].then_some(g), gv])
+            })
+        }))
+    }
+
+    pub fn take(&self, dim: isize, indices: &Tensor) -> Result<Var> {
+        let y = self.value.take(dim, indices)?;
+        let d = self.value.dim("take", dim)?;
+        let (shape, dtype) = (self.value.shape().to_vec(), self.value.dtype());
+        let flat = indices.reshape(&[-1])?;
+        let mut g_shape: Vec<isize> = shape.iter().map(|&s| s as isize).collect();
+        g_shape[d] = flat.numel() as isize;
+        Ok(record(y, &[self], move || {
+            FnBackward::new("take", move |g, _| {
+                Ok(vec![Some(Tensor::zeros(&shape, dtype).select_assign(d as isize, &flat, &g.reshape(&g_shape)?)?)])
+            })
+        }))
     }
 }
 

@@ -2,6 +2,7 @@
 //! or one scalar), elsewhere keep the tensor. The mask and value broadcast
 //! onto the tensor's shape, which the result keeps.
 
+use crate::autodiff::{record, sum_to_shape, FnBackward, Var};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -150,6 +151,27 @@ fn where_scalar<T: Element>(x: &Tensor, m: &[bool], ml: &Layout, v: T) -> Tensor
         })
     });
     finish(out, x.shape())
+}
+
+impl Var {
+    /// Where `mask` holds, the gradient goes to `value`; elsewhere to `self`.
+    pub fn mask_where(&self, mask: &Tensor, value: &Var) -> Result<Var> {
+        let y = self.value.mask_where(mask, &value.value)?;
+        let (m, vshape) = (mask.clone(), value.value.shape().to_vec());
+        Ok(record(y, &[self, value], move || {
+            FnBackward::new("mask_where", move |g, needs| {
+                let gv = if needs[1] { Some(sum_to_shape(g.mask_fill(&m.bool_not()?, Scalar::Int(0))?, &vshape)?) } else { None };
+                let gs = if needs[0] { Some(g.mask_fill(&m, Scalar::Int(0))?) } else { None };
+                Ok(vec![gs, gv])
+            })
+        }))
+    }
+
+    pub fn mask_fill(&self, mask: &Tensor, value: Scalar) -> Result<Var> {
+        let y = self.value.mask_fill(mask, value)?;
+        let m = mask.clone();
+        Ok(record(y, &[self], move || FnBackward::new("mask_fill", move |g, _| Ok(vec![Some(g.mask_fill(&m, Scalar::Int(0))?)]))))
+    }
 }
 
 #[cfg(test)]

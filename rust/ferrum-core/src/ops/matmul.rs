@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use crate::autodiff::{record, sum_to_shape, FnBackward, Var};
 use crate::dtype::Element;
 use crate::error::{Error, Result};
-use crate::kernels::gemm::{GemmElement, Mat};
+use crate::kernels::gemm::{Dims, GemmElement, Mat};
 use crate::layout::Layout;
 use crate::shape::broadcast_shape;
 use crate::tensor::Tensor;
@@ -64,14 +65,34 @@ fn batched<T: Element + GemmElement>(a: &Tensor, b: &Tensor, batch: &[usize], m:
     let chunk = (m * n).max(1);
     if nb > 1 && m * n * k < SMALL_GEMM {
         out.par_chunks_mut(chunk).enumerate().for_each(|(i, dst)| {
-            T::gemm(dst, ba, mat(la, oa[i]), bb, mat(lb, ob[i]), m, k, n, false);
+            T::gemm(dst, ba, mat(la, oa[i]), bb, mat(lb, ob[i]), Dims { m, k, n }, false);
         });
     } else {
         for (i, dst) in out.chunks_mut(chunk).enumerate().take(nb) {
-            T::gemm(dst, ba, mat(la, oa[i]), bb, mat(lb, ob[i]), m, k, n, true);
+            T::gemm(dst, ba, mat(la, oa[i]), bb, mat(lb, ob[i]), Dims { m, k, n }, true);
         }
     }
     Ok(Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(&out_shape)))
+}
+
+impl Var {
+    /// Batched matmul; gradients `g @ b^T` and `a^T @ g`, summed over batch
+    /// dims an input was broadcast along.
+    pub fn matmul(&self, other: &Var) -> Result<Var> {
+        if self.value.rank() == 1 && other.value.rank() == 1 {
+            let p = self.unsqueeze_dims(&[0])?.matmul(&other.unsqueeze_dims(&[1])?)?;
+            return p.reshape(&[1]);
+        }
+        let y = self.value.matmul(&other.value)?;
+        let (a, b) = (self.value.clone(), other.value.clone());
+        Ok(record(y, &[self, other], move || {
+            FnBackward::new("matmul", move |g, needs| {
+                let ga = if needs[0] { Some(sum_to_shape(g.matmul(&b.transpose())?, a.shape())?) } else { None };
+                let gb = if needs[1] { Some(sum_to_shape(a.transpose().matmul(&g)?, b.shape())?) } else { None };
+                Ok(vec![ga, gb])
+            })
+        }))
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Reshaping by copying: constant padding, tiling (`repeat`) and cyclic
 //! shifts (`roll`). All of them move whole rows with `copy_from_slice`.
 
+use crate::autodiff::{record, FnBackward, Var};
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -150,6 +151,50 @@ fn tile_blocks<T: Element>(src: &[T], block: usize, k: usize) -> Vec<T> {
         out.chunks_exact_mut(block * k).zip(src.chunks_exact(block)).for_each(tile);
     }
     out
+}
+
+impl Var {
+    /// The gradient of the padded region is dropped.
+    pub fn pad(&self, pads: &[(usize, usize)], value: Scalar) -> Result<Var> {
+        let y = self.value.pad(pads, value)?;
+        let rank = self.value.rank();
+        let mut specs = vec![crate::tensor::views::SliceSpec::full(); rank];
+        for (i, &(before, _)) in pads.iter().enumerate() {
+            let d = rank - 1 - i;
+            let n = self.value.shape()[d] as isize;
+            specs[d] = crate::tensor::views::SliceSpec::range(before as isize, before as isize + n);
+        }
+        Ok(record(y, &[self], move || FnBackward::new("pad", move |g, _| Ok(vec![Some(g.slice(&specs)?.contiguous())]))))
+    }
+
+    /// Each tile's gradient is summed back onto the original.
+    pub fn repeat(&self, times: &[usize]) -> Result<Var> {
+        let y = self.value.repeat(times)?;
+        let shape = self.value.shape().to_vec();
+        let t = times.to_vec();
+        Ok(record(y, &[self], move || {
+            FnBackward::new("repeat", move |g, _| {
+                // [t0*s0, t1*s1, ...] -> [t0, s0, t1, s1, ...], sum the t dims.
+                let split: Vec<isize> = t.iter().zip(&shape).flat_map(|(&k, &s)| [k as isize, s as isize]).collect();
+                let tile_dims: Vec<isize> = (0..t.len()).map(|i| 2 * i as isize).collect();
+                let summed = g.reshape(&split)?.sum_dims(&tile_dims)?;
+                Ok(vec![Some(summed.reshape(&shape.iter().map(|&s| s as isize).collect::<Vec<_>>())?)])
+            })
+        }))
+    }
+
+    pub fn repeat_dim(&self, dim: isize, times: usize) -> Result<Var> {
+        let d = self.value.dim("repeat_dim", dim)?;
+        let mut t = vec![1; self.value.rank()];
+        t[d] = times;
+        self.repeat(&t)
+    }
+
+    pub fn roll(&self, shifts: &[i64], dims: &[isize]) -> Result<Var> {
+        let y = self.value.roll(shifts, dims)?;
+        let (back, d): (Vec<i64>, Vec<isize>) = (shifts.iter().map(|s| -s).collect(), dims.to_vec());
+        Ok(record(y, &[self], move || FnBackward::new("roll", move |g, _| Ok(vec![Some(g.roll(&back, &d)?)]))))
+    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! diagonal, and the Burn masks mark with `false` the part such an op keeps,
 //! so `x.mask_fill(triu_mask, 0) == x.triu(offset)`.
 
+use crate::autodiff::{record, FnBackward, Var};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -83,6 +84,18 @@ fn triangle_mask(op: &'static str, shape: &[usize], on: impl Fn(i64) -> bool) ->
     let matrix: Vec<bool> = (0..h * w).map(|p| !on((p % w) as i64 - (p / w) as i64)).collect();
     let batch: usize = shape[..shape.len() - 2].iter().product();
     Tensor::from_vec(matrix.repeat(batch), shape)
+}
+
+impl Var {
+    pub fn triu(&self, diagonal: i64) -> Result<Var> {
+        let y = self.value.triu(diagonal)?;
+        Ok(record(y, &[self], move || FnBackward::new("triu", move |g, _| Ok(vec![Some(g.triu(diagonal)?)]))))
+    }
+
+    pub fn tril(&self, diagonal: i64) -> Result<Var> {
+        let y = self.value.tril(diagonal)?;
+        Ok(record(y, &[self], move || FnBackward::new("tril", move |g, _| Ok(vec![Some(g.tril(diagonal)?)]))))
+    }
 }
 
 #[cfg(test)]

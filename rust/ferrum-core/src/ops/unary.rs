@@ -1,9 +1,10 @@
 //! Element-wise math on one tensor: Float math (exp, log, trig, rounding,
 //! ...) and numeric sign/abs/neg.
 
-use crate::dtype::{Element, FloatElement, NumElement};
+use crate::autodiff::{record, FnBackward, Var};
+use crate::dtype::{Element, FloatElement, NumElement, Scalar};
 use crate::error::Result;
-use crate::kernels::elementwise::map_same;
+use crate::kernels::elementwise::{map_same, zip_same};
 use crate::kernels::parallel::{PAR_CHEAP, PAR_COSTLY};
 use crate::tensor::Tensor;
 use crate::{with_float, with_num};
@@ -169,7 +170,7 @@ impl Tensor {
     }
 
     /// Values limited to `[min, max]`; NaN stays NaN.
-    pub fn clamp(&self, min: crate::Scalar, max: crate::Scalar) -> Result<Tensor> {
+    pub fn clamp(&self, min: Scalar, max: Scalar) -> Result<Tensor> {
         Ok(with_num!("clamp", self.dtype(), T => {
             let (lo, hi) = (T::from_scalar(min), T::from_scalar(max));
             if lo > hi {
@@ -179,17 +180,143 @@ impl Tensor {
         }))
     }
 
-    pub fn clamp_min(&self, min: crate::Scalar) -> Result<Tensor> {
+    pub fn clamp_min(&self, min: Scalar) -> Result<Tensor> {
         Ok(with_num!("clamp_min", self.dtype(), T => {
             let lo = T::from_scalar(min);
             map_same(self.clone(), PAR_CHEAP, move |v: T| if v < lo { lo } else { v })
         }))
     }
 
-    pub fn clamp_max(&self, max: crate::Scalar) -> Result<Tensor> {
+    pub fn clamp_max(&self, max: Scalar) -> Result<Tensor> {
         Ok(with_num!("clamp_max", self.dtype(), T => {
             let hi = T::from_scalar(max);
             map_same(self.clone(), PAR_CHEAP, move |v: T| if v > hi { hi } else { v })
+        }))
+    }
+}
+
+/// d/dx of each function as one fused pass over (grad, x, y): `x` is the
+/// input, `y` the output, whichever the derivative is cheaper from.
+fn unary_grad<T: FloatElement>(op: FloatUnary, g: Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    use FloatUnary::*;
+    let e = PAR_COSTLY;
+    let on_x = |f: fn(T, T) -> T| zip_same(op.name(), g.clone(), x.clone(), e, f);
+    let on_y = |f: fn(T, T) -> T| zip_same(op.name(), g.clone(), y.clone(), e, f);
+    match op {
+        Exp => on_y(|g, y| g * y),
+        Log => on_x(|g, x| g / x),
+        Log1p => on_x(|g, x| g / (T::one() + x)),
+        Erf => on_x(|g, x| g * T::from(std::f64::consts::FRAC_2_SQRT_PI).unwrap() * (-(x * x)).exp()),
+        Recip => on_y(|g, y| -(g * y * y)),
+        Square => on_x(|g, x| g * (x + x)),
+        Sqrt => on_y(|g, y| g / (y + y)),
+        Sin => on_x(|g, x| g * x.cos()),
+        Cos => on_x(|g, x| -(g * x.sin())),
+        Tan => on_y(|g, y| g * (T::one() + y * y)),
+        Sinh => on_x(|g, x| g * x.cosh()),
+        Cosh => on_x(|g, x| g * x.sinh()),
+        Tanh => on_y(|g, y| g * (T::one() - y * y)),
+        Asin => on_x(|g, x| g / (T::one() - x * x).sqrt()),
+        Acos => on_x(|g, x| -(g / (T::one() - x * x).sqrt())),
+        Atan => on_x(|g, x| g / (T::one() + x * x)),
+        Asinh => on_x(|g, x| g / (x * x + T::one()).sqrt()),
+        Acosh => on_x(|g, x| g / (x * x - T::one()).sqrt()),
+        Atanh => on_x(|g, x| g / (T::one() - x * x)),
+        // Piecewise constant: zero almost everywhere.
+        Round | Floor | Ceil | Trunc => Ok(Tensor::zeros(g.shape(), g.dtype())),
+        Sigmoid => on_y(|g, y| g * y * (T::one() - y)),
+    }
+}
+
+/// One-input backward from a fused (grad, saved) kernel.
+fn grad_with<T: FloatElement>(name: &'static str, g: Tensor, saved: &Tensor, f: impl Fn(T, T) -> T + Sync) -> Result<Tensor> {
+    zip_same(name, g, saved.clone(), PAR_CHEAP, f)
+}
+
+impl Var {
+    pub fn float_unary(&self, op: FloatUnary) -> Result<Var> {
+        let y = self.value.float_unary(op)?;
+        let (x, yy) = (self.value.clone(), y.clone());
+        Ok(record(y, &[self], move || {
+            FnBackward::new(op.name(), move |g, _| Ok(vec![Some(with_float!(op.name(), g.dtype(), T => unary_grad::<T>(op, g, &x, &yy)?))]))
+        }))
+    }
+
+    pub fn neg(&self) -> Result<Var> {
+        let y = self.value.neg()?;
+        Ok(record(y, &[self], || FnBackward::new("neg", |g, _| Ok(vec![Some(g.neg()?)]))))
+    }
+
+    pub fn abs(&self) -> Result<Var> {
+        let y = self.value.abs()?;
+        let x = self.value.clone();
+        Ok(record(y, &[self], move || {
+            FnBackward::new("abs", move |g, _| {
+                Ok(vec![Some(with_float!("abs", g.dtype(), T => grad_with("abs", g, &x, |g: T, x: T| {
+                    if x > T::ZERO { g } else if x < T::ZERO { -g } else { T::ZERO }
+                })?))])
+            })
+        }))
+    }
+
+    /// The sign has zero derivative everywhere it is defined.
+    pub fn sign(&self) -> Result<Var> {
+        let y = self.value.sign()?;
+        Ok(record(y, &[self], || FnBackward::new("sign", |g, _| Ok(vec![Some(Tensor::zeros(g.shape(), g.dtype()))]))))
+    }
+
+    pub fn powf_scalar(&self, e: f64) -> Result<Var> {
+        let y = self.value.powf_scalar(e)?;
+        let x = self.value.clone();
+        Ok(record(y, &[self], move || {
+            FnBackward::new("powf_scalar", move |g, _| {
+                Ok(vec![Some(with_float!("powf_scalar", g.dtype(), T => {
+                    let (et, em1) = (T::from_f64(e), T::from_f64(e - 1.0));
+                    grad_with("powf_scalar", g, &x, move |g: T, x: T| g * et * num_traits::Float::powf(x, em1))?
+                }))])
+            })
+        }))
+    }
+
+    pub fn powi_scalar(&self, e: i64) -> Result<Var> {
+        let y = self.value.powi_scalar(e)?;
+        let x = self.value.clone();
+        Ok(record(y, &[self], move || {
+            FnBackward::new("powi_scalar", move |g, _| {
+                Ok(vec![Some(with_float!("powi_scalar", g.dtype(), T => {
+                    let (et, em1) = (T::from_f64(e as f64), (e - 1).clamp(i32::MIN as i64, i32::MAX as i64) as i32);
+                    grad_with("powi_scalar", g, &x, move |g: T, x: T| g * et * x.powi(em1))?
+                }))])
+            })
+        }))
+    }
+
+    /// Gradient passes where the input was inside the bounds.
+    pub fn clamp(&self, min: Scalar, max: Scalar) -> Result<Var> {
+        let y = self.value.clamp(min, max)?;
+        self.clamp_backward(y, Some(min), Some(max))
+    }
+
+    pub fn clamp_min(&self, min: Scalar) -> Result<Var> {
+        let y = self.value.clamp_min(min)?;
+        self.clamp_backward(y, Some(min), None)
+    }
+
+    pub fn clamp_max(&self, max: Scalar) -> Result<Var> {
+        let y = self.value.clamp_max(max)?;
+        self.clamp_backward(y, None, Some(max))
+    }
+
+    fn clamp_backward(&self, y: Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Var> {
+        let x = self.value.clone();
+        Ok(record(y, &[self], move || {
+            FnBackward::new("clamp", move |g, _| {
+                Ok(vec![Some(with_float!("clamp", g.dtype(), T => {
+                    let lo = min.map(T::from_scalar).unwrap_or(T::MIN_VALUE);
+                    let hi = max.map(T::from_scalar).unwrap_or(T::MAX_VALUE);
+                    grad_with("clamp", g, &x, move |g: T, x: T| if x >= lo && x <= hi { g } else { T::ZERO })?
+                }))])
+            })
         }))
     }
 }

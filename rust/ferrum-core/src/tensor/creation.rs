@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::Tensor;
+use crate::autodiff::{record, FnBackward, Var};
 use crate::dtype::{DType, Element, Scalar};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
@@ -68,8 +69,20 @@ impl Tensor {
             return self.clone();
         }
         with_dtype!(self.dtype(), S => with_dtype!(dtype, D => {
-            crate::kernels::elementwise::map::<S, D>(self, crate::kernels::parallel::PAR_CHEAP, |x| cast_elem::<S, D>(x))
+            crate::kernels::elementwise::map::<S, D>(self, crate::kernels::parallel::PAR_CHEAP, cast_elem::<S, D>)
         }))
+    }
+}
+
+impl Var {
+    /// A cast between Float dtypes carries the gradient back to the input's
+    /// dtype; a cast to Int or Bool leaves the graph.
+    pub fn cast(&self, dtype: DType) -> Var {
+        let (from, y) = (self.value.dtype(), self.value.cast(dtype));
+        if dtype.kind() != crate::Kind::Float || from.kind() != crate::Kind::Float {
+            return Var::constant(y);
+        }
+        record(y, &[self], move || FnBackward::new("cast", move |g, _| Ok(vec![Some(g.cast(from))])))
     }
 }
 

@@ -2,6 +2,7 @@
 //! copies only when the strides cannot express the new shape.
 
 use super::Tensor;
+use crate::autodiff::{record, sum_to_shape, FnBackward, Var};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 
@@ -75,7 +76,7 @@ impl Tensor {
         }
         let known: usize = out.iter().product();
         if let Some(i) = infer {
-            if known == 0 || self.numel() % known != 0 {
+            if known == 0 || !self.numel().is_multiple_of(known) {
                 return Err(err());
             }
             out[i] = self.numel() / known;
@@ -305,7 +306,7 @@ impl Tensor {
         }
         let n = self.shape()[d];
         let mut sizes = vec![size; n / size];
-        if n % size != 0 {
+        if !n.is_multiple_of(size) {
             sizes.push(n % size);
         }
         self.split_with_sizes(&sizes, dim)
@@ -341,6 +342,123 @@ impl Tensor {
         l.shape.push(size);
         l.strides.push(s);
         Ok(self.with_layout(l))
+    }
+}
+
+/// Gradients of views: every view is undone on the gradient (reshape back,
+/// inverse permutation, flip again, sum over expanded dims, or scatter into
+/// zeros for slices).
+impl Var {
+    fn view_op(&self, name: &'static str, y: Tensor, back: impl Fn(Tensor) -> Result<Tensor> + Send + Sync + 'static) -> Var {
+        record(y, &[self], move || FnBackward::new(name, move |g, _| Ok(vec![Some(back(g)?)])))
+    }
+
+    fn reshaped(&self, name: &'static str, y: Tensor) -> Var {
+        let shape: Vec<isize> = self.value.shape().iter().map(|&d| d as isize).collect();
+        self.view_op(name, y, move |g| g.reshape(&shape))
+    }
+
+    pub fn reshape(&self, shape: &[isize]) -> Result<Var> {
+        Ok(self.reshaped("reshape", self.value.reshape(shape)?))
+    }
+
+    pub fn flatten(&self, start: isize, end: isize) -> Result<Var> {
+        Ok(self.reshaped("flatten", self.value.flatten(start, end)?))
+    }
+
+    pub fn squeeze(&self) -> Var {
+        self.reshaped("squeeze", self.value.squeeze())
+    }
+
+    pub fn squeeze_dims(&self, dims: &[isize]) -> Result<Var> {
+        Ok(self.reshaped("squeeze_dims", self.value.squeeze_dims(dims)?))
+    }
+
+    pub fn unsqueeze_dims(&self, dims: &[isize]) -> Result<Var> {
+        Ok(self.reshaped("unsqueeze_dims", self.value.unsqueeze_dims(dims)?))
+    }
+
+    pub fn unsqueeze_to(&self, rank: usize) -> Result<Var> {
+        Ok(self.reshaped("unsqueeze", self.value.unsqueeze_to(rank)?))
+    }
+
+    pub fn swap_dims(&self, a: isize, b: isize) -> Result<Var> {
+        Ok(self.view_op("swap_dims", self.value.swap_dims(a, b)?, move |g| g.swap_dims(a, b)))
+    }
+
+    pub fn transpose(&self) -> Var {
+        self.view_op("transpose", self.value.transpose(), |g| Ok(g.transpose()))
+    }
+
+    pub fn permute(&self, axes: &[isize]) -> Result<Var> {
+        let y = self.value.permute(axes)?;
+        let rank = self.value.rank();
+        let mut inverse = vec![0isize; rank];
+        for (i, &a) in axes.iter().enumerate() {
+            inverse[crate::shape::norm_dim("permute", a, rank)?] = i as isize;
+        }
+        Ok(self.view_op("permute", y, move |g| g.permute(&inverse)))
+    }
+
+    pub fn movedim(&self, src: &[isize], dst: &[isize]) -> Result<Var> {
+        let y = self.value.movedim(src, dst)?;
+        let (s, d) = (src.to_vec(), dst.to_vec());
+        Ok(self.view_op("movedim", y, move |g| g.movedim(&d, &s)))
+    }
+
+    pub fn flip(&self, axes: &[isize]) -> Result<Var> {
+        let a = axes.to_vec();
+        Ok(self.view_op("flip", self.value.flip(axes)?, move |g| g.flip(&a)))
+    }
+
+    pub fn expand(&self, shape: &[isize]) -> Result<Var> {
+        let from = self.value.shape().to_vec();
+        Ok(self.view_op("expand", self.value.expand(shape)?, move |g| sum_to_shape(g, &from)))
+    }
+
+    pub fn slice(&self, specs: &[SliceSpec]) -> Result<Var> {
+        let y = self.value.slice(specs)?;
+        let (shape, dtype, s) = (self.value.shape().to_vec(), self.value.dtype(), specs.to_vec());
+        Ok(self.view_op("slice", y, move |g| Tensor::zeros(&shape, dtype).slice_assign(&s, &g)))
+    }
+
+    pub fn narrow(&self, dim: isize, start: usize, length: usize) -> Result<Var> {
+        let d = self.value.dim("narrow", dim)?;
+        let mut specs = vec![SliceSpec::full(); d + 1];
+        specs[d] = SliceSpec::range(start as isize, (start + length) as isize);
+        self.value.narrow(dim, start, length)?;
+        self.slice(&specs)
+    }
+
+    pub fn split_with_sizes(&self, sizes: &[usize], dim: isize) -> Result<Vec<Var>> {
+        self.value.split_with_sizes(sizes, dim)?;
+        let mut start = 0;
+        sizes
+            .iter()
+            .map(|&n| {
+                let v = self.narrow(dim, start, n);
+                start += n;
+                v
+            })
+            .collect()
+    }
+
+    fn pieces(&self, parts: Vec<Tensor>, dim: isize) -> Result<Vec<Var>> {
+        let d = self.value.dim("split", dim)?;
+        let sizes: Vec<usize> = parts.iter().map(|p| p.shape()[d]).collect();
+        self.split_with_sizes(&sizes, dim)
+    }
+
+    pub fn split(&self, size: usize, dim: isize) -> Result<Vec<Var>> {
+        self.pieces(self.value.split(size, dim)?, dim)
+    }
+
+    pub fn chunk(&self, chunks: usize, dim: isize) -> Result<Vec<Var>> {
+        self.pieces(self.value.chunk(chunks, dim)?, dim)
+    }
+
+    pub fn iter_dim(&self, dim: isize) -> Result<Vec<Var>> {
+        self.pieces(self.value.iter_dim(dim)?, dim)
     }
 }
 

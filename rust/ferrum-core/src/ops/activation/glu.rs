@@ -1,5 +1,8 @@
 //! GLU: split a dim in halves `a`, `b` and gate, `a * sigmoid(b)`.
 
+use crate::autodiff::{record, FnBackward, Var};
+use crate::ops::binary::BinaryOp;
+use crate::ops::unary::FloatUnary;
 use rayon::prelude::*;
 
 use crate::dtype::FloatElement;
@@ -75,6 +78,25 @@ fn gate<T: FloatElement>(src: &[T], half: usize) -> Vec<T> {
 fn gate_into<T: FloatElement>(a: &[T], b: &[T], d: &mut [T]) {
     for ((o, &a), &b) in d.iter_mut().zip(a).zip(b) {
         *o = a * sigmoid(b);
+    }
+}
+
+impl Var {
+    /// out = a σ(b): ga = g σ(b), gb = g a σ(b)(1 - σ(b)), rejoined along dim.
+    pub fn glu(&self, dim: isize) -> Result<Var> {
+        let y = self.value.glu(dim)?;
+        let x = self.value.clone();
+        Ok(record(y, &[self], move || {
+            FnBackward::new("glu", move |g, _| {
+                let halves = x.chunk(2, dim)?;
+                let (a, b) = (&halves[0], &halves[1]);
+                let s = b.float_unary(FloatUnary::Sigmoid)?;
+                let ga = g.binary(BinaryOp::Mul, &s)?;
+                let ds = s.binary(BinaryOp::Mul, &s.binary_scalar(BinaryOp::Sub, crate::Scalar::Float(1.0))?.neg()?)?;
+                let gb = g.binary(BinaryOp::Mul, a)?.binary_owned(BinaryOp::Mul, ds)?;
+                Ok(vec![Some(Tensor::cat(&[ga, gb], dim)?)])
+            })
+        }))
     }
 }
 

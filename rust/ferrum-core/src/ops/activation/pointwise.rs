@@ -3,6 +3,8 @@
 //! special functions that vectorise for f32 (`simd_exp`, `erfc_f32`,
 //! `ln_1p_unit_f32`).
 
+use crate::autodiff::{record, FnBackward, Var};
+use crate::kernels::elementwise::zip_same;
 use std::f64::consts::FRAC_1_SQRT_2;
 
 use crate::dtype::{Element, FloatElement};
@@ -156,6 +158,122 @@ fn clamp01<T: FloatElement>(v: T) -> T {
         T::one()
     } else {
         v
+    }
+}
+
+/// The derivative of an element-wise activation as one fused pass over
+/// (grad, input).
+fn pointwise_grad<T: ActivationFloat>(name: &'static str, g: Tensor, x: &Tensor, f: impl Fn(T, T) -> T + Sync) -> Result<Tensor> {
+    zip_same(name, g, x.clone(), PAR_COSTLY, f)
+}
+
+impl Var {
+    fn pointwise(
+        &self,
+        name: &'static str,
+        y: Tensor,
+        grad: impl Fn(Tensor, &Tensor) -> Result<Tensor> + Send + Sync + 'static,
+    ) -> Var {
+        let x = self.value.clone();
+        record(y, &[self], move || FnBackward::new(name, move |g, _| Ok(vec![Some(grad(g, &x)?)])))
+    }
+
+    pub fn relu(&self) -> Result<Var> {
+        let y = self.value.relu()?;
+        Ok(self.pointwise("relu", y, |g, x| {
+            with_float!("relu", g.dtype(), T => pointwise_grad("relu", g, x, |g: T, x: T| if x > T::ZERO { g } else { T::ZERO }))
+        }))
+    }
+
+    pub fn leaky_relu(&self, negative_slope: f64) -> Result<Var> {
+        let y = self.value.leaky_relu(negative_slope)?;
+        Ok(self.pointwise("leaky_relu", y, move |g, x| {
+            with_float!("leaky_relu", g.dtype(), T => {
+                let s = T::from_f64(negative_slope);
+                pointwise_grad("leaky_relu", g, x, move |g: T, x: T| if x > T::ZERO { g } else { g * s })
+            })
+        }))
+    }
+
+    /// d/dx x Φ(x) = Φ(x) + x φ(x).
+    pub fn gelu(&self) -> Result<Var> {
+        let y = self.value.gelu()?;
+        Ok(self.pointwise("gelu", y, |g, x| {
+            with_float!("gelu", g.dtype(), T => {
+                let (half, r2, rpi) = (T::from_f64(0.5), T::from_f64(FRAC_1_SQRT_2), T::from_f64(0.5 * std::f64::consts::FRAC_2_SQRT_PI * FRAC_1_SQRT_2));
+                pointwise_grad("gelu", g, x, move |g: T, x: T| {
+                    let cdf = half * (T::ONE + FloatElement::erf(x * r2));
+                    let pdf = rpi * (-(x * x) * half).exp();
+                    g * (cdf + x * pdf)
+                })
+            })
+        }))
+    }
+
+    pub fn hard_sigmoid(&self, alpha: f64, beta: f64) -> Result<Var> {
+        let y = self.value.hard_sigmoid(alpha, beta)?;
+        Ok(self.pointwise("hard_sigmoid", y, move |g, x| {
+            with_float!("hard_sigmoid", g.dtype(), T => {
+                let (a, b) = (T::from_f64(alpha), T::from_f64(beta));
+                pointwise_grad("hard_sigmoid", g, x, move |g: T, x: T| {
+                    let z = a * x + b;
+                    if z > T::ZERO && z < T::ONE { g * a } else { T::ZERO }
+                })
+            })
+        }))
+    }
+
+    /// d/dx log σ(x) = 1 - σ(x).
+    pub fn log_sigmoid(&self) -> Result<Var> {
+        let y = self.value.log_sigmoid()?;
+        Ok(self.pointwise("log_sigmoid", y, |g, x| {
+            with_float!("log_sigmoid", g.dtype(), T => pointwise_grad("log_sigmoid", g, x, |g: T, x: T| g * sigmoid(-x)))
+        }))
+    }
+
+    /// d/dx x σ(x) = σ(x) (1 + x (1 - σ(x))).
+    pub fn silu(&self) -> Result<Var> {
+        let y = self.value.silu()?;
+        Ok(self.pointwise("silu", y, |g, x| {
+            with_float!("silu", g.dtype(), T => pointwise_grad("silu", g, x, |g: T, x: T| {
+                let s = sigmoid(x);
+                g * s * (T::ONE + x * (T::ONE - s))
+            }))
+        }))
+    }
+
+    pub fn hard_swish(&self) -> Result<Var> {
+        let y = self.value.hard_swish()?;
+        Ok(self.pointwise("hard_swish", y, |g, x| {
+            with_float!("hard_swish", g.dtype(), T => {
+                let (three, six) = (T::from_f64(3.0), T::from_f64(6.0));
+                pointwise_grad("hard_swish", g, x, move |g: T, x: T| {
+                    if x <= -three { T::ZERO } else if x >= three { g } else { g * (x + x + three) / six }
+                })
+            })
+        }))
+    }
+
+    /// d/dx x tanh(sp(x)) = tanh(sp(x)) + x sech²(sp(x)) σ(x).
+    pub fn mish(&self) -> Result<Var> {
+        let y = self.value.mish()?;
+        Ok(self.pointwise("mish", y, |g, x| {
+            with_float!("mish", g.dtype(), T => pointwise_grad("mish", g, x, |g: T, x: T| {
+                let t = softplus_of(x).tanh();
+                g * (t + x * (T::ONE - t * t) * sigmoid(x))
+            }))
+        }))
+    }
+
+    /// d/dx softplus(x; β) = σ(βx).
+    pub fn softplus(&self, beta: f64) -> Result<Var> {
+        let y = self.value.softplus(beta)?;
+        Ok(self.pointwise("softplus", y, move |g, x| {
+            with_float!("softplus", g.dtype(), T => {
+                let b = T::from_f64(beta);
+                pointwise_grad("softplus", g, x, move |g: T, x: T| g * sigmoid(b * x))
+            })
+        }))
     }
 }
 

@@ -1,5 +1,9 @@
 //! PReLU: a leaky ReLU whose slope is learned, one per channel.
 
+use crate::autodiff::{record, sum_to_shape, FnBackward, Var};
+use crate::ops::binary::BinaryOp;
+use crate::ops::compare::CompareOp;
+use crate::Scalar;
 use rayon::prelude::*;
 
 use crate::dtype::FloatElement;
@@ -110,6 +114,38 @@ fn per_channel<T: FloatElement>(src: &[T], w: &[T], inner: usize) -> Vec<T> {
         }
     }
     out
+}
+
+impl Var {
+    /// gx = g where x > 0, else g α; gα = Σ g x over x <= 0, per channel.
+    pub fn prelu(&self, alpha: &Var) -> Result<Var> {
+        let y = self.value.prelu(&alpha.value)?;
+        let (x, a) = (self.value.clone(), alpha.value.clone());
+        Ok(record(y, &[self, alpha], move || {
+            FnBackward::new("prelu", move |g, needs| {
+                let neg = x.compare_scalar(CompareOp::LowerEqual, Scalar::Float(0.0))?;
+                // alpha laid out along the channel dim (1, or 0 for rank 1).
+                let ch = if x.rank() == 1 { 0 } else { 1 };
+                let mut shape = vec![1isize; x.rank()];
+                shape[ch] = a.numel() as isize;
+                let a_b = a.reshape(&shape)?;
+                let gx = if needs[0] {
+                    let slope = Tensor::ones(x.shape(), x.dtype()).mask_where(&neg, &a_b.expand(&x.shape().iter().map(|&d| d as isize).collect::<Vec<_>>())?)?;
+                    Some(g.binary(BinaryOp::Mul, &slope)?)
+                } else {
+                    None
+                };
+                let ga = if needs[1] {
+                    let contrib = g.binary(BinaryOp::Mul, &x)?.mask_fill(&neg.bool_not()?, Scalar::Float(0.0))?;
+                    let per = sum_to_shape(contrib, &shape.iter().map(|&d| d as usize).collect::<Vec<_>>())?;
+                    Some(sum_to_shape(per.reshape(&[-1])?, a.shape())?)
+                } else {
+                    None
+                };
+                Ok(vec![gx, ga])
+            })
+        }))
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,9 @@
 //! Softmax, log-softmax, softmin and quiet softmax along one dim, each a
 //! single fused kernel (`kernels::softmax`) over a contiguous copy.
 
+use crate::autodiff::{record, FnBackward, Var};
+use crate::ops::binary::BinaryOp;
+use crate::Scalar;
 use crate::dtype::FloatElement;
 use crate::error::Result;
 use crate::kernels::softmax::{softmax, Normalise, SoftmaxOp};
@@ -49,6 +52,60 @@ fn run<T: FloatElement>(x: &Tensor, name: &'static str, dim: isize, op: SoftmaxO
     let mut out = vec![T::ZERO; src.len()];
     softmax(src, &mut out, n, inner, op);
     Tensor::from_vec(out, x.shape())
+}
+
+/// `y * (g - sum(g * y, dim))`: the softmax Jacobian applied to `g`.
+fn softmax_vjp(g: &Tensor, y: &Tensor, dim: isize) -> Result<Tensor> {
+    let gy = g.binary(BinaryOp::Mul, y)?;
+    let s = gy.sum_dim(dim)?;
+    gy.binary_owned(BinaryOp::Sub, y.binary(BinaryOp::Mul, &s)?)
+}
+
+impl Var {
+    pub fn softmax(&self, dim: isize) -> Result<Var> {
+        let y = self.value.softmax(dim)?;
+        let yy = y.clone();
+        Ok(record(y, &[self], move || FnBackward::new("softmax", move |g, _| Ok(vec![Some(softmax_vjp(&g, &yy, dim)?)]))))
+    }
+
+    /// softmax(-x): the softmax gradient, negated.
+    pub fn softmin(&self, dim: isize) -> Result<Var> {
+        let y = self.value.softmin(dim)?;
+        let yy = y.clone();
+        Ok(record(y, &[self], move || FnBackward::new("softmin", move |g, _| Ok(vec![Some(softmax_vjp(&g, &yy, dim)?.neg()?)]))))
+    }
+
+    /// `g - softmax(x) * sum(g, dim)`.
+    pub fn log_softmax(&self, dim: isize) -> Result<Var> {
+        let y = self.value.log_softmax(dim)?;
+        let yy = y.clone();
+        Ok(record(y, &[self], move || {
+            FnBackward::new("log_softmax", move |g, _| {
+                let p = yy.float_unary(crate::ops::unary::FloatUnary::Exp)?;
+                let s = g.sum_dim(dim)?;
+                Ok(vec![Some(g.binary_owned(BinaryOp::Sub, p.binary_owned(BinaryOp::Mul, s)?)?)])
+            })
+        }))
+    }
+
+    /// Burn's quiet softmax `e / (1 + sum e)` with `e = exp(x - max)`: the
+    /// softmax-like Jacobian plus the path through the max, which (unlike
+    /// softmax) the result depends on: `-sum(g y) (1 - sum y)` at the argmax.
+    pub fn quiet_softmax(&self, dim: isize) -> Result<Var> {
+        let y = self.value.quiet_softmax(dim)?;
+        let (yy, x) = (y.clone(), self.value.clone());
+        Ok(record(y, &[self], move || {
+            FnBackward::new("quiet_softmax", move |g, _| {
+                let gy = g.binary(BinaryOp::Mul, &yy)?;
+                let sgy = gy.sum_dim(dim)?;
+                let direct = gy.binary(BinaryOp::Sub, &yy.binary(BinaryOp::Mul, &sgy)?)?;
+                let rest = yy.sum_dim(dim)?.binary_scalar(BinaryOp::Sub, Scalar::Float(1.0))?;
+                let through_max = sgy.binary(BinaryOp::Mul, &rest)?;
+                let at = x.argmax(dim)?;
+                Ok(vec![Some(direct.scatter(dim, &at, &through_max)?)])
+            })
+        }))
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,65 @@
+"""ferrum: Burn's deep-learning design for Python, on a Rust CPU engine.
+
+Tensors are typed by backend, rank and kind: ``Tensor[NdArray, D2, Float]``.
+They are immutable values; operations return new tensors.
+
+Example:
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> device = NdArray.device()
+    >>> a = Tensor.from_data([[1.0, 2.0], [3.0, 4.0]], device)
+    >>> (a @ a).to_data().to_list()
+    [[7.0, 10.0], [15.0, 22.0]]
+"""
+
+from ferrum import activation, backend
+from ferrum._ferrum import (
+    ArgumentError,
+    BackendError,
+    Bool,
+    Device,
+    Distribution,
+    DType,
+    FerrumError,
+    Float,
+    Gradients,
+    Int,
+    Kind,
+    KindError,
+    OutOfBoundsError,
+    ShapeError,
+    Tensor,
+    TensorData,
+)
+from ferrum.config import ConfigError, config
+from ferrum.rank import D1, D2, D3, D4, D5, D6, Rank
+
+__all__ = [
+    "D1",
+    "D2",
+    "D3",
+    "D4",
+    "D5",
+    "D6",
+    "ArgumentError",
+    "BackendError",
+    "Bool",
+    "ConfigError",
+    "DType",
+    "Device",
+    "Distribution",
+    "FerrumError",
+    "Float",
+    "Gradients",
+    "Int",
+    "Kind",
+    "KindError",
+    "OutOfBoundsError",
+    "Rank",
+    "ShapeError",
+    "Tensor",
+    "TensorData",
+    "activation",
+    "backend",
+    "config",
+]

@@ -1,0 +1,149 @@
+//! `TensorData`: values taken out of a tensor (or made to go into one), with
+//! their shape and dtype, as Burn's TensorData.
+
+use ferrum_core::{DType, Kind, Tensor};
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+use pyo3::IntoPyObjectExt;
+
+use crate::device::PyDType;
+use crate::error::IntoPyResult;
+use crate::tensor::creation::tensor_from_any;
+use crate::tensor::format::format_values;
+
+#[pyclass(frozen, name = "TensorData", module = "ferrum")]
+pub struct PyTensorData {
+    /// Always contiguous.
+    pub t: Tensor,
+}
+
+fn nested_list<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
+    ferrum_core::with_dtype!(t.dtype(), T => {
+        let flat = t.to_vec::<T>();
+        build(py, &flat, t.shape())
+    })
+}
+
+fn build<'py, T: Copy + for<'a> IntoPyObject<'py>>(py: Python<'py>, flat: &[T], shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
+    if shape.is_empty() {
+        return flat[0].into_bound_py_any(py);
+    }
+    if shape.len() == 1 {
+        return Ok(PyList::new(py, flat.iter().copied())?.into_any());
+    }
+    let step: usize = shape[1..].iter().product();
+    let items = (0..shape[0]).map(|i| build(py, &flat[i * step..(i + 1) * step], &shape[1..])).collect::<PyResult<Vec<_>>>()?;
+    Ok(PyList::new(py, items)?.into_any())
+}
+
+/// Equal shapes, kinds and values (Float compared in f64, so f32 and f64
+/// data holding the same numbers are equal).
+fn same_values(a: &Tensor, b: &Tensor) -> bool {
+    if a.shape() != b.shape() || a.kind() != b.kind() {
+        return false;
+    }
+    match a.kind() {
+        Kind::Float => a.cast(DType::F64).to_vec::<f64>() == b.cast(DType::F64).to_vec::<f64>(),
+        _ => ferrum_core::with_dtype!(a.dtype(), T => a.to_vec::<T>() == b.to_vec::<T>()),
+    }
+}
+
+#[pymethods]
+impl PyTensorData {
+    /// From nested lists, or flat `values` with a `shape`.
+    #[new]
+    #[pyo3(signature = (values, shape = None, *, dtype = None))]
+    fn new(py: Python<'_>, values: &Bound<'_, PyAny>, shape: Option<Vec<usize>>, dtype: Option<PyDType>) -> PyResult<Self> {
+        let t = tensor_from_any(py, values, dtype.map(Into::into))?;
+        let t = match shape {
+            Some(s) => {
+                if s.iter().product::<usize>() != t.numel() {
+                    return Err(crate::error::shape_error(py, format!("TensorData: {} values do not fill shape {s:?}", t.numel())));
+                }
+                t.reshape(&s.iter().map(|&d| d as isize).collect::<Vec<_>>()).py(py)?
+            }
+            None => t,
+        };
+        Ok(PyTensorData { t: t.contiguous() })
+    }
+
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.t.shape())
+    }
+
+    #[getter]
+    fn dtype(&self) -> PyDType {
+        self.t.dtype().into()
+    }
+
+    fn num_elements(&self) -> usize {
+        self.t.numel()
+    }
+
+    /// The values as nested Python lists.
+    fn to_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        nested_list(py, &self.t)
+    }
+
+    /// The values as one flat list.
+    fn to_vec<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        ferrum_core::with_dtype!(self.t.dtype(), T => Ok(PyList::new(py, self.t.to_vec::<T>())?.into_any()))
+    }
+
+    /// A read-only NumPy view of the values.
+    fn to_numpy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        crate::tensor::convert::numpy_view(slf.py(), &slf.get().t, slf.clone().into_any())
+    }
+
+    /// The values converted to `dtype`.
+    fn convert(&self, dtype: PyDType) -> PyTensorData {
+        PyTensorData { t: self.t.cast(DType::from(dtype)) }
+    }
+
+    /// Raise AssertionError unless shapes, dtypes and values are equal.
+    fn assert_eq(&self, other: PyRef<'_, PyTensorData>) -> PyResult<()> {
+        if self.t.shape() != other.t.shape() || self.t.dtype() != other.t.dtype() || !same_values(&self.t, &other.t) {
+            return Err(pyo3::exceptions::PyAssertionError::new_err(format!(
+                "TensorData differ:\n  left  ({:?}, {}): {}\n  right ({:?}, {}): {}",
+                self.t.shape(),
+                self.t.dtype(),
+                format_values(&self.t),
+                other.t.shape(),
+                other.t.dtype(),
+                format_values(&other.t)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Raise AssertionError unless shapes match and values agree within
+    /// `tolerance` (absolute and relative).
+    #[pyo3(signature = (other, tolerance = 1e-4))]
+    fn assert_approx_eq(&self, other: PyRef<'_, PyTensorData>, tolerance: f64) -> PyResult<()> {
+        let fail = |why: String| Err(pyo3::exceptions::PyAssertionError::new_err(why));
+        if self.t.shape() != other.t.shape() {
+            return fail(format!("TensorData shapes differ: {:?} and {:?}", self.t.shape(), other.t.shape()));
+        }
+        let (a, b) = (self.t.cast(DType::F64).to_vec::<f64>(), other.t.cast(DType::F64).to_vec::<f64>());
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+            let ok = (x.is_nan() && y.is_nan()) || x == y || (x - y).abs() <= tolerance * (1.0 + y.abs());
+            if !ok {
+                return fail(format!("TensorData differ at flat index {i}: {x} and {y} (tolerance {tolerance})"));
+            }
+        }
+        Ok(())
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<PyTensorData>().map(|o| same_values(&self.t, &o.get().t)).unwrap_or(false)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("TensorData({}, shape={:?}, dtype={})", format_values(&self.t).replace('\n', ""), self.t.shape(), self.t.dtype())
+    }
+
+    fn __len__(&self) -> usize {
+        self.t.shape().first().copied().unwrap_or(0)
+    }
+}

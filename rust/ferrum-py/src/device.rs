@@ -1,0 +1,156 @@
+//! Devices and the kind/dtype markers. A device knows its backend (plain or
+//! autodiff), which is how `Tensor.zeros(shape, device)` picks the backend.
+
+use ferrum_core::{DType, Kind};
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+
+/// Make a class subscriptable at run time (`Device[NdArray]`), as typing needs.
+pub fn generic_alias<'py>(cls: &Bound<'py, PyType>, item: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = cls.py();
+    py.import("types")?.getattr("GenericAlias")?.call1((cls, item))
+}
+
+#[pyclass(frozen, name = "Device", module = "ferrum")]
+pub struct PyDevice {
+    /// The Python backend class (`NdArray`, `Autodiff[NdArray]`).
+    pub backend: Py<PyAny>,
+    pub autodiff: bool,
+    /// For an autodiff device, the device of the backend it decorates.
+    pub inner: Option<Py<PyDevice>>,
+}
+
+#[pymethods]
+impl PyDevice {
+    /// Devices are made by backends: `NdArray.device()`.
+    #[staticmethod]
+    #[pyo3(name = "_new", signature = (backend, autodiff, inner = None))]
+    fn new(backend: Py<PyAny>, autodiff: bool, inner: Option<Py<PyDevice>>) -> Self {
+        PyDevice { backend, autodiff, inner }
+    }
+
+    /// The device of the decorated backend (for an autodiff device), else itself.
+    #[getter]
+    fn inner(slf: &Bound<'_, Self>) -> Py<PyDevice> {
+        match &slf.get().inner {
+            Some(d) => d.clone_ref(slf.py()),
+            None => slf.clone().unbind(),
+        }
+    }
+
+    /// The backend this device belongs to.
+    #[getter]
+    fn backend(&self, py: Python<'_>) -> Py<PyAny> {
+        self.backend.clone_ref(py)
+    }
+
+    #[getter]
+    fn is_autodiff(&self) -> bool {
+        self.autodiff
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("Device(Cpu, backend={})", backend_name(py, &self.backend)?))
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<PyDevice>().map(|o| o.get().autodiff == self.autodiff).unwrap_or(false)
+    }
+
+    fn __hash__(&self) -> u64 {
+        self.autodiff as u64
+    }
+
+    #[classmethod]
+    fn __class_getitem__<'py>(cls: &Bound<'py, PyType>, item: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        generic_alias(cls, item)
+    }
+}
+
+pub fn backend_name(py: Python<'_>, backend: &Py<PyAny>) -> PyResult<String> {
+    backend.bind(py).str().map(|s| s.to_string().replace("ferrum.backend.", "").replace("<class '", "").replace("'>", ""))
+}
+
+#[pyclass(frozen, eq, eq_int, hash, from_py_object, name = "DType", module = "ferrum")]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PyDType {
+    F32,
+    F64,
+    I64,
+    Bool,
+}
+
+impl From<PyDType> for DType {
+    fn from(d: PyDType) -> DType {
+        match d {
+            PyDType::F32 => DType::F32,
+            PyDType::F64 => DType::F64,
+            PyDType::I64 => DType::I64,
+            PyDType::Bool => DType::Bool,
+        }
+    }
+}
+
+impl From<DType> for PyDType {
+    fn from(d: DType) -> PyDType {
+        match d {
+            DType::F32 => PyDType::F32,
+            DType::F64 => PyDType::F64,
+            DType::I64 => PyDType::I64,
+            DType::Bool => PyDType::Bool,
+        }
+    }
+}
+
+#[pymethods]
+impl PyDType {
+    fn __str__(&self) -> &'static str {
+        DType::from(*self).name()
+    }
+
+    /// The kind (`Float`, `Int` or `Bool`) of this dtype.
+    #[getter]
+    fn kind<'py>(&self, py: Python<'py>) -> Bound<'py, PyType> {
+        kind_class(py, DType::from(*self).kind())
+    }
+}
+
+/// Base class of the kind markers, for typing: `K = TypeVar("K", bound=Kind)`.
+#[pyclass(subclass, frozen, name = "Kind", module = "ferrum")]
+pub struct PyKind;
+
+macro_rules! kind_marker {
+    ($rust:ident, $name:literal, $doc:literal) => {
+        #[doc = $doc]
+        #[pyclass(extends = PyKind, frozen, name = $name, module = "ferrum")]
+        pub struct $rust;
+    };
+}
+
+kind_marker!(KindFloat, "Float", "The Float kind: f32 by default, or f64.");
+kind_marker!(KindInt, "Int", "The Int kind: i64.");
+kind_marker!(KindBool, "Bool", "The Bool kind.");
+
+pub fn kind_class(py: Python<'_>, kind: Kind) -> Bound<'_, PyType> {
+    match kind {
+        Kind::Float => py.get_type::<KindFloat>(),
+        Kind::Int => py.get_type::<KindInt>(),
+        Kind::Bool => py.get_type::<KindBool>(),
+    }
+}
+
+/// The default dtype of a kind class passed by the user.
+pub fn dtype_of_kind(kind: &Bound<'_, PyAny>) -> PyResult<DType> {
+    let py = kind.py();
+    if kind.is(py.get_type::<KindFloat>()) {
+        Ok(DType::F32)
+    } else if kind.is(py.get_type::<KindInt>()) {
+        Ok(DType::I64)
+    } else if kind.is(py.get_type::<KindBool>()) {
+        Ok(DType::Bool)
+    } else if let Ok(d) = kind.extract::<PyDType>() {
+        Ok(d.into())
+    } else {
+        Err(crate::error::kind_error(py, format!("expected a kind (Float, Int or Bool) or a DType, found {}", kind.repr()?)))
+    }
+}

@@ -1,0 +1,118 @@
+//! One exhaustive conversion from the engine's error enum to the Python
+//! exception tree rooted at `ferrum.FerrumError`. Subclasses also derive from
+//! the matching builtin (ValueError, TypeError, IndexError) so generic
+//! `except ValueError` handlers keep working.
+
+use ferrum_core::Error;
+use pyo3::exceptions::{PyException, PyIndexError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
+
+pub struct Exceptions {
+    pub base: Py<PyType>,
+    pub shape: Py<PyType>,
+    pub kind: Py<PyType>,
+    pub backend: Py<PyType>,
+    pub out_of_bounds: Py<PyType>,
+    pub argument: Py<PyType>,
+}
+
+static EXCEPTIONS: PyOnceLock<Exceptions> = PyOnceLock::new();
+
+fn make(py: Python<'_>, name: &str, bases: &[Bound<'_, PyAny>], doc: &str) -> PyResult<Py<PyType>> {
+    let dict = PyDict::new(py);
+    dict.set_item("__doc__", doc)?;
+    dict.set_item("__module__", "ferrum")?;
+    let ty = py.get_type::<PyType>().call1((name, PyTuple::new(py, bases)?, dict))?;
+    Ok(ty.cast_into::<PyType>()?.unbind())
+}
+
+pub fn exceptions(py: Python<'_>) -> PyResult<&Exceptions> {
+    EXCEPTIONS.get_or_try_init(py, || {
+        let base = make(py, "FerrumError", &[py.get_type::<PyException>().into_any()], "Base class of every error ferrum raises.")?;
+        let b = base.bind(py).clone().into_any();
+        let value = py.get_type::<PyValueError>().into_any();
+        let typ = py.get_type::<PyTypeError>().into_any();
+        Ok(Exceptions {
+            shape: make(py, "ShapeError", &[b.clone(), value.clone()], "Shapes or ranks that do not fit the operation.")?,
+            kind: make(py, "KindError", &[b.clone(), typ.clone()], "A tensor of the wrong kind (Float, Int, Bool) or dtype.")?,
+            backend: make(py, "BackendError", &[b.clone(), typ], "Tensors of different backends, or an op the backend lacks.")?,
+            out_of_bounds: make(py, "OutOfBoundsError", &[b.clone(), py.get_type::<PyIndexError>().into_any()], "An index or dim outside its range.")?,
+            argument: make(py, "ArgumentError", &[b, value], "An argument with a value the operation cannot take.")?,
+            base,
+        })
+    })
+}
+
+fn raise(py: Python<'_>, ty: &Py<PyType>, msg: String) -> PyErr {
+    PyErr::from_type(ty.bind(py).clone(), msg)
+}
+
+/// The Python exception for an engine error.
+pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
+    let ex = match exceptions(py) {
+        Ok(ex) => ex,
+        Err(e) => return e,
+    };
+    let msg = err.to_string();
+    let ty = match err {
+        Error::ShapeMismatch { .. } | Error::RankMismatch { .. } | Error::Reshape { .. } => &ex.shape,
+        Error::KindMismatch { .. } | Error::DTypeMismatch { .. } => &ex.kind,
+        Error::DimOutOfRange { .. } | Error::IndexOutOfBounds { .. } => &ex.out_of_bounds,
+        Error::InvalidArgument { .. } => &ex.argument,
+    };
+    raise(py, ty, msg)
+}
+
+/// Raise one of ferrum's exceptions from binding code.
+pub fn kind_error(py: Python<'_>, msg: impl Into<String>) -> PyErr {
+    match exceptions(py) {
+        Ok(ex) => raise(py, &ex.kind, msg.into()),
+        Err(e) => e,
+    }
+}
+
+pub fn backend_error(py: Python<'_>, msg: impl Into<String>) -> PyErr {
+    match exceptions(py) {
+        Ok(ex) => raise(py, &ex.backend, msg.into()),
+        Err(e) => e,
+    }
+}
+
+pub fn shape_error(py: Python<'_>, msg: impl Into<String>) -> PyErr {
+    match exceptions(py) {
+        Ok(ex) => raise(py, &ex.shape, msg.into()),
+        Err(e) => e,
+    }
+}
+
+pub fn argument_error(py: Python<'_>, msg: impl Into<String>) -> PyErr {
+    match exceptions(py) {
+        Ok(ex) => raise(py, &ex.argument, msg.into()),
+        Err(e) => e,
+    }
+}
+
+/// `?`-friendly conversion of engine results.
+pub trait IntoPyResult<T> {
+    fn py(self, py: Python<'_>) -> PyResult<T>;
+}
+
+impl<T> IntoPyResult<T> for ferrum_core::Result<T> {
+    fn py(self, py: Python<'_>) -> PyResult<T> {
+        self.map_err(|e| to_py(py, e))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let ex = exceptions(py)?;
+    m.add("FerrumError", ex.base.bind(py))?;
+    m.add("ShapeError", ex.shape.bind(py))?;
+    m.add("KindError", ex.kind.bind(py))?;
+    m.add("BackendError", ex.backend.bind(py))?;
+    m.add("OutOfBoundsError", ex.out_of_bounds.bind(py))?;
+    m.add("ArgumentError", ex.argument.bind(py))?;
+    Ok(())
+}

@@ -1,0 +1,199 @@
+//! Getting data out (TensorData, scalars, NumPy), kinds and dtypes, device
+//! moves, and the autodiff no-ops of a plain backend.
+
+use ferrum_core::{DType, Kind, Scalar, Tensor};
+use numpy::npyffi::{self, PY_ARRAY_API};
+use numpy::{Element as _, PyArrayDescrMethods};
+use pyo3::prelude::*;
+use pyo3::types::{PyTuple, PyType};
+
+use super::PyTensor;
+use crate::data::PyTensorData;
+use crate::device::{kind_class, PyDType, PyDevice};
+use crate::error::{kind_error, IntoPyResult};
+
+pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
+    Ok(match s {
+        Scalar::Float(v) => v.into_pyobject(py)?.into_any().unbind(),
+        Scalar::Int(v) => v.into_pyobject(py)?.into_any().unbind(),
+        Scalar::Bool(v) => pyo3::types::PyBool::new(py, v).to_owned().into_any().unbind(),
+    })
+}
+
+/// A read-only NumPy array over the tensor's own buffer (no copy), kept alive
+/// by `owner`. Tensors are immutable, so the array must not be writeable.
+pub fn numpy_view<'py>(py: Python<'py>, t: &Tensor, owner: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let (descr, ptr, itemsize) = match t.storage() {
+        ferrum_core::Storage::F32(b) => (f32::get_dtype(py), b.as_ptr() as *mut u8, 4),
+        ferrum_core::Storage::F64(b) => (f64::get_dtype(py), b.as_ptr() as *mut u8, 8),
+        ferrum_core::Storage::I64(b) => (i64::get_dtype(py), b.as_ptr() as *mut u8, 8),
+        ferrum_core::Storage::Bool(b) => (bool::get_dtype(py), b.as_ptr() as *mut u8, 1),
+    };
+    let l = t.layout();
+    let mut dims: Vec<npyffi::npy_intp> = l.shape.iter().map(|&d| d as npyffi::npy_intp).collect();
+    let mut strides: Vec<npyffi::npy_intp> = l.strides.iter().map(|&s| (s * itemsize as isize) as npyffi::npy_intp).collect();
+    // SAFETY: the pointer and strides describe elements inside the tensor's
+    // buffer (the engine keeps layouts in bounds). The buffer is an Arc held
+    // by `owner`, which becomes the array's base, so it outlives the array.
+    // Flags 0 leave the array read-only.
+    unsafe {
+        let data = ptr.add(l.offset * itemsize);
+        let subtype = npyffi::get_type_object(py, npyffi::NpyTypes::PyArray_Type);
+        let arr = PY_ARRAY_API.PyArray_NewFromDescr(
+            py,
+            subtype,
+            descr.into_dtype_ptr(),
+            dims.len() as i32,
+            dims.as_mut_ptr(),
+            strides.as_mut_ptr(),
+            data as *mut std::ffi::c_void,
+            0,
+            std::ptr::null_mut(),
+        );
+        if arr.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        let arr = Bound::from_owned_ptr(py, arr);
+        if PY_ARRAY_API.PyArray_SetBaseObject(py, arr.as_ptr() as *mut npyffi::PyArrayObject, owner.into_ptr()) < 0 {
+            return Err(PyErr::fetch(py));
+        }
+        Ok(arr)
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    /// The shape as a tuple.
+    fn dims<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.t.shape())
+    }
+
+    /// The shape as a tuple (same as `dims()`).
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.t.shape())
+    }
+
+    fn rank(&self) -> usize {
+        self.t.rank()
+    }
+
+    fn num_elements(&self) -> usize {
+        self.t.numel()
+    }
+
+    #[getter]
+    fn dtype(&self) -> PyDType {
+        self.t.dtype().into()
+    }
+
+    /// The kind class: `Float`, `Int` or `Bool`.
+    #[getter]
+    fn kind<'py>(&self, py: Python<'py>) -> Bound<'py, PyType> {
+        kind_class(py, self.t.kind())
+    }
+
+    fn device(&self, py: Python<'_>) -> Py<PyDevice> {
+        self.device.clone_ref(py)
+    }
+
+    /// The same values on `device`'s backend (no copy on the CPU).
+    /// The same values on `device`'s backend (no copy on the CPU); moving
+    /// leaves the autodiff graph.
+    fn to_device(&self, device: Py<PyDevice>) -> PyTensor {
+        PyTensor::new(self.t.clone(), device)
+    }
+
+    /// A new handle to the same values: tensors are immutable, so nothing is copied.
+    fn clone(&self, py: Python<'_>) -> PyTensor {
+        self.wrap_var(py, self.to_var())
+    }
+
+    /// The values, copied into a TensorData.
+    fn to_data(&self) -> PyTensorData {
+        PyTensorData { t: self.t.contiguous() }
+    }
+
+    /// As `to_data` (Burn's consuming form; Python keeps the tensor).
+    fn into_data(&self) -> PyTensorData {
+        self.to_data()
+    }
+
+    /// The value of a one-element tensor as a Python float, int or bool.
+    fn into_scalar(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let s = self.t.into_scalar().py(py)?;
+        scalar_to_py(py, s)
+    }
+
+    /// A read-only NumPy view of the values; copies only if `copy=True`.
+    #[pyo3(signature = (*, copy = false))]
+    fn to_numpy<'py>(slf: &Bound<'py, Self>, copy: bool) -> PyResult<Bound<'py, PyAny>> {
+        let arr = numpy_view(slf.py(), &slf.get().t, slf.clone().into_any())?;
+        if copy { arr.call_method0("copy") } else { Ok(arr) }
+    }
+
+    #[pyo3(signature = (dtype = None, copy = None))]
+    fn __array__<'py>(slf: &Bound<'py, Self>, dtype: Option<&Bound<'py, PyAny>>, copy: Option<bool>) -> PyResult<Bound<'py, PyAny>> {
+        let arr = Self::to_numpy(slf, copy.unwrap_or(false))?;
+        match dtype {
+            Some(d) if !d.is_none() => arr.call_method1("astype", (d,)),
+            _ => Ok(arr),
+        }
+    }
+
+    /// The values as another dtype of the same or another kind.
+    fn cast(&self, py: Python<'_>, dtype: PyDType) -> PyResult<PyTensor> {
+        let dt: DType = dtype.into();
+        self.dop(py, |v| Ok(v.cast(dt)))
+    }
+
+    /// Float -> Int (truncating toward zero), Bool -> Int (0/1).
+    fn int(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        if self.t.kind() == Kind::Int {
+            return Err(kind_error(py, "int: the tensor is already Int"));
+        }
+        self.op(py, |t| Ok(t.cast(DType::I64)))
+    }
+
+    /// Int or Bool -> Float (f32).
+    fn float(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        if self.t.kind() == Kind::Float {
+            return Err(kind_error(py, "float: the tensor is already Float"));
+        }
+        self.op(py, |t| Ok(t.cast(DType::F32)))
+    }
+
+    /// Non-zero -> True.
+    fn bool(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        if self.t.kind() == Kind::Bool {
+            return Err(kind_error(py, "bool: the tensor is already Bool"));
+        }
+        self.op(py, |t| Ok(t.cast(DType::Bool)))
+    }
+
+    fn __len__(&self) -> usize {
+        self.t.shape().first().copied().unwrap_or(0)
+    }
+
+    fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
+        if self.t.numel() != 1 {
+            return Err(crate::error::argument_error(
+                py,
+                format!("the truth value of a tensor with shape {:?} is ambiguous; use .any() or .all()", self.t.shape()),
+            ));
+        }
+        Ok(self.t.into_scalar().py(py)?.to_bool())
+    }
+
+    fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(self.t.into_scalar().py(py)?.to_f64())
+    }
+
+    fn __int__(&self, py: Python<'_>) -> PyResult<i64> {
+        Ok(self.t.into_scalar().py(py)?.to_i64())
+    }
+
+    #[classmethod]
+    fn __class_getitem__<'py>(cls: &Bound<'py, PyType>, item: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        crate::device::generic_alias(cls, item)
+    }
+}

@@ -1,0 +1,185 @@
+//! The `Tensor` class: an engine tensor plus the device (hence backend) it
+//! lives on. Methods are spread over files by family, one `#[pymethods]`
+//! block each; this file holds what they share.
+
+mod arith;
+mod autodiff;
+pub mod convert;
+pub mod creation;
+pub mod format;
+mod index;
+mod reduce;
+mod shape;
+
+use std::sync::Arc;
+
+use ferrum_core::autodiff::{Node, Var};
+use ferrum_core::{DType, Kind, Scalar, Tensor};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt};
+
+use crate::device::PyDevice;
+use crate::error::{backend_error, kind_error, IntoPyResult};
+
+/// Elements above which a kernel runs with the GIL released: below it the
+/// release/reacquire costs more than the kernel.
+const GIL_RELEASE_ELEMS: usize = 1 << 15;
+
+#[pyclass(frozen, name = "Tensor", module = "ferrum")]
+pub struct PyTensor {
+    pub t: Tensor,
+    /// The autodiff graph node, on an autodiff backend when gradients flow
+    /// through this tensor; always `None` on a plain backend.
+    pub node: Option<Arc<Node>>,
+    pub device: Py<PyDevice>,
+}
+
+impl PyTensor {
+    pub fn new(t: Tensor, device: Py<PyDevice>) -> Self {
+        PyTensor { t, node: None, device }
+    }
+
+    /// A new untracked tensor on the same device as `self`.
+    pub fn wrap(&self, py: Python<'_>, t: Tensor) -> PyTensor {
+        PyTensor { t, node: None, device: self.device.clone_ref(py) }
+    }
+
+    /// A tensor (possibly tracked) on the same device as `self`.
+    pub fn wrap_var(&self, py: Python<'_>, v: Var) -> PyTensor {
+        PyTensor { t: v.value, node: v.node, device: self.device.clone_ref(py) }
+    }
+
+    pub fn to_var(&self) -> Var {
+        Var { value: self.t.clone(), node: self.node.clone() }
+    }
+
+    pub fn dev(&self) -> &PyDevice {
+        self.device.get()
+    }
+
+    /// Fail unless `other` lives on the same backend.
+    pub fn same_backend(&self, py: Python<'_>, op: &str, other: &PyTensor) -> PyResult<()> {
+        if self.dev().autodiff != other.dev().autodiff {
+            return Err(backend_error(
+                py,
+                format!(
+                    "{op}: tensors live on different backends ({} and {}); move one with to_device or inner()",
+                    crate::device::backend_name(py, &self.dev().backend)?,
+                    crate::device::backend_name(py, &other.dev().backend)?
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Run an engine call, releasing the GIL when the work is large enough
+    /// for other Python threads to make progress meanwhile.
+    pub fn run<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&Tensor) -> ferrum_core::Result<R> + Send) -> PyResult<R> {
+        if self.t.numel() >= GIL_RELEASE_ELEMS {
+            let t = &self.t;
+            py.detach(|| f(t)).py(py)
+        } else {
+            f(&self.t).py(py)
+        }
+    }
+
+    /// A differentiable op: it runs on `Var`s, so on an autodiff backend
+    /// it records its backward when an input is tracked.
+    pub fn dop(&self, py: Python<'_>, f: impl FnOnce(&Var) -> ferrum_core::Result<Var> + Send) -> PyResult<PyTensor> {
+        let x = self.to_var();
+        let v = if self.t.numel() >= GIL_RELEASE_ELEMS { py.detach(|| f(&x)) } else { f(&x) }.py(py)?;
+        Ok(self.wrap_var(py, v))
+    }
+
+    /// A differentiable op of two tensors of the same backend.
+    pub fn dop2(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        other: &PyTensor,
+        f: impl FnOnce(&Var, &Var) -> ferrum_core::Result<Var> + Send,
+    ) -> PyResult<PyTensor> {
+        self.same_backend(py, name, other)?;
+        let (a, b) = (self.to_var(), other.to_var());
+        let v = if self.t.numel() >= GIL_RELEASE_ELEMS { py.detach(|| f(&a, &b)) } else { f(&a, &b) }.py(py)?;
+        Ok(self.wrap_var(py, v))
+    }
+
+    /// An op with no gradient: its output is Int or Bool, or it has no
+    /// backward yet, in which case a tracked input is an error rather than
+    /// a silently wrong gradient.
+    pub fn op(&self, py: Python<'_>, f: impl FnOnce(&Tensor) -> ferrum_core::Result<Tensor> + Send) -> PyResult<PyTensor> {
+        let t = self.run(py, f)?;
+        self.untracked_result(py, &[self], t)
+    }
+
+    /// `op` for an op of two tensors of the same backend.
+    pub fn op2(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        other: &PyTensor,
+        f: impl FnOnce(&Tensor, &Tensor) -> ferrum_core::Result<Tensor> + Send,
+    ) -> PyResult<PyTensor> {
+        self.same_backend(py, name, other)?;
+        let o = &other.t;
+        let t = self.run(py, |t| f(t, o))?;
+        self.untracked_result(py, &[self, other], t)
+    }
+
+    pub fn untracked_result(&self, py: Python<'_>, inputs: &[&PyTensor], t: Tensor) -> PyResult<PyTensor> {
+        if t.kind() == Kind::Float && inputs.iter().any(|i| i.node.is_some()) {
+            return Err(backend_error(
+                py,
+                "this operation has no backward on the autodiff backend; detach() its input to use it without gradients",
+            ));
+        }
+        Ok(self.wrap(py, t))
+    }
+
+    /// Fail unless this tensor is of `kind`.
+    pub fn expect_kind(&self, py: Python<'_>, op: &str, kind: Kind) -> PyResult<()> {
+        if self.t.kind() != kind {
+            return Err(kind_error(py, format!("{op}: expected a {kind} tensor, found {}", self.t.kind())));
+        }
+        Ok(())
+    }
+}
+
+/// A Python number as an engine scalar for an op on a tensor of `dtype`.
+/// A fractional float cannot meet an Int tensor: Burn would truncate it
+/// silently, which hides bugs, so it is a kind error instead.
+pub fn scalar_for(py: Python<'_>, op: &str, value: &Bound<'_, PyAny>, dtype: DType) -> PyResult<Scalar> {
+    let s = to_scalar(value).ok_or_else(|| {
+        kind_error(py, format!("{op}: expected a number, found {}", value.get_type().name().map(|n| n.to_string()).unwrap_or_default()))
+    })?;
+    if let (Scalar::Float(v), Kind::Int) = (s, dtype.kind()) {
+        if v.fract() != 0.0 || !v.is_finite() {
+            return Err(kind_error(py, format!("{op}: the Float scalar {v} cannot combine with an Int tensor; convert the tensor with .float()")));
+        }
+    }
+    Ok(s)
+}
+
+/// A Python bool, int or float (or NumPy scalar) as an engine scalar.
+pub fn to_scalar(value: &Bound<'_, PyAny>) -> Option<Scalar> {
+    if value.is_instance_of::<PyBool>() {
+        return value.extract::<bool>().ok().map(Scalar::Bool);
+    }
+    if value.is_instance_of::<PyInt>() {
+        return value.extract::<i64>().ok().map(Scalar::Int);
+    }
+    if value.is_instance_of::<PyFloat>() {
+        return value.extract::<f64>().ok().map(Scalar::Float);
+    }
+    // NumPy scalars and other number-likes.
+    let kind: String = value.getattr("dtype").and_then(|d| d.getattr("kind")).and_then(|k| k.extract()).unwrap_or_default();
+    match kind.as_str() {
+        "b" => value.extract::<bool>().ok().map(Scalar::Bool),
+        "i" | "u" => value.extract::<i64>().ok().map(Scalar::Int),
+        _ => value.extract::<f64>().ok().map(Scalar::Float),
+    }
+}
+
+/// Python dims are ints; the engine normalises negatives.
+pub type Dim = isize;
