@@ -82,7 +82,13 @@ def elements(dtype: str, *, low: float = -100.0, high: float = 100.0) -> st.Sear
     if dtype == "i64":
         return st.integers(int(low), int(high))
     if dtype == "f32":
-        return st.floats(low, high, allow_nan=False, allow_infinity=False, allow_subnormal=False, width=32)
+        # Bounds exactly representable in f32, inside [low, high].
+        lo32, hi32 = np.float32(low), np.float32(high)
+        lo32 = lo32 if lo32 >= low else np.nextafter(lo32, np.float32(np.inf))
+        hi32 = hi32 if hi32 <= high else np.nextafter(hi32, np.float32(-np.inf))
+        return st.floats(
+            float(lo32), float(hi32), allow_nan=False, allow_infinity=False, allow_subnormal=False, width=32
+        )
     return st.floats(low, high, allow_nan=False, allow_infinity=False, allow_subnormal=False)
 
 
