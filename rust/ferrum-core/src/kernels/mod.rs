@@ -4,4 +4,6 @@
 pub mod elementwise;
 pub mod gemm;
 pub mod parallel;
+pub mod reduce;
+pub mod scan;
 pub mod strided;

@@ -1,1 +1,651 @@
-//! (to be written)
+//! Reductions: sums, means, products and extrema over the whole tensor (a
+//! shape `[1]` result), over one dim or several dims (kept with size 1);
+//! arg-extrema; and the any/all truth tests, which take every kind.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use crate::dtype::{Element, Kind, NumElement, Scalar};
+use crate::error::Result;
+use crate::kernels::elementwise::map_same;
+use crate::kernels::parallel::PAR_CHEAP;
+use crate::kernels::reduce::{fold_all, fold_axis, fold_seq, reduce_axis, Axis};
+use crate::layout::Layout;
+use crate::tensor::Tensor;
+use crate::{bail, with_dtype, with_num};
+
+/// Numeric elements as reductions combine them: Int arithmetic wraps on
+/// overflow (as Burn's release builds do) instead of trapping.
+pub(crate) trait Accumulate: NumElement {
+    fn add_wrapping(self, rhs: Self) -> Self;
+    fn mul_wrapping(self, rhs: Self) -> Self;
+    fn abs_wrapping(self) -> Self;
+    /// The larger value, NaN winning from either side. Written as a select
+    /// on the incoming value, which vectorises where `max_of` does not.
+    fn max_nan(self, rhs: Self) -> Self;
+    /// The smaller value, NaN winning from either side.
+    fn min_nan(self, rhs: Self) -> Self;
+}
+
+macro_rules! float_accumulate {
+    ($t:ty) => {
+        impl Accumulate for $t {
+            #[inline(always)]
+            fn add_wrapping(self, rhs: Self) -> Self {
+                self + rhs
+            }
+            #[inline(always)]
+            fn mul_wrapping(self, rhs: Self) -> Self {
+                self * rhs
+            }
+            #[inline(always)]
+            fn abs_wrapping(self) -> Self {
+                self.abs()
+            }
+            #[inline(always)]
+            fn max_nan(self, rhs: Self) -> Self {
+                if rhs > self || rhs.is_nan() { rhs } else { self }
+            }
+            #[inline(always)]
+            fn min_nan(self, rhs: Self) -> Self {
+                if rhs < self || rhs.is_nan() { rhs } else { self }
+            }
+        }
+    };
+}
+
+float_accumulate!(f32);
+float_accumulate!(f64);
+
+impl Accumulate for i64 {
+    #[inline(always)]
+    fn add_wrapping(self, rhs: Self) -> Self {
+        self.wrapping_add(rhs)
+    }
+    #[inline(always)]
+    fn mul_wrapping(self, rhs: Self) -> Self {
+        self.wrapping_mul(rhs)
+    }
+    #[inline(always)]
+    fn abs_wrapping(self) -> Self {
+        self.wrapping_abs()
+    }
+    #[inline(always)]
+    fn max_nan(self, rhs: Self) -> Self {
+        self.max(rhs)
+    }
+    #[inline(always)]
+    fn min_nan(self, rhs: Self) -> Self {
+        self.min(rhs)
+    }
+}
+
+/// The elements in row-major order, borrowed when already contiguous.
+pub(crate) fn elements<T: Element>(x: &Tensor) -> Cow<'_, [T]> {
+    match x.as_slice::<T>() {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(x.to_vec::<T>()),
+    }
+}
+
+/// A contiguous tensor over `data`, whose length the caller made match `shape`.
+pub(crate) fn tensor_from<T: Element>(data: Vec<T>, shape: &[usize]) -> Tensor {
+    debug_assert_eq!(data.len(), shape.iter().product::<usize>());
+    Tensor::from_parts(T::wrap(Arc::new(data)), Layout::contiguous(shape))
+}
+
+/// `shape` with `dim` reduced to size 1.
+pub(crate) fn keep_dim(shape: &[usize], dim: usize) -> Vec<usize> {
+    let mut s = shape.to_vec();
+    s[dim] = 1;
+    s
+}
+
+/// Each value divided by the element count `n` (Int truncates).
+pub(crate) fn divide_by_count<T: NumElement>(sums: Tensor, n: usize) -> Tensor {
+    let n = T::from_scalar(Scalar::Int(n as i64));
+    map_same(sums, PAR_CHEAP, move |v: T| v.div_of(n))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fold {
+    Sum,
+    Prod,
+    Max,
+    Min,
+    MaxAbs,
+}
+
+impl Fold {
+    fn name(self, per_dim: bool) -> &'static str {
+        match (self, per_dim) {
+            (Fold::Sum, false) => "sum",
+            (Fold::Sum, true) => "sum_dim",
+            (Fold::Prod, false) => "prod",
+            (Fold::Prod, true) => "prod_dim",
+            (Fold::Max, false) => "max",
+            (Fold::Max, true) => "max_dim",
+            (Fold::Min, false) => "min",
+            (Fold::Min, true) => "min_dim",
+            (Fold::MaxAbs, false) => "max_abs",
+            (Fold::MaxAbs, true) => "max_abs_dim",
+        }
+    }
+
+    /// Extrema have no value over zero elements.
+    fn needs_elements(self) -> bool {
+        matches!(self, Fold::Max | Fold::Min | Fold::MaxAbs)
+    }
+}
+
+/// Run `$body` with `$id`, `$op` and `$map` bound to the identity, the
+/// combining function and the per-element map of `$fold` for type `$T`.
+macro_rules! with_fold {
+    ($fold:expr, $T:ty, |$id:ident, $op:ident, $map:ident| $body:expr) => {
+        match $fold {
+            Fold::Sum => {
+                let ($id, $op, $map) = (<$T>::ZERO, <$T>::add_wrapping, |v: $T| v);
+                $body
+            }
+            Fold::Prod => {
+                let ($id, $op, $map) = (<$T>::ONE, <$T>::mul_wrapping, |v: $T| v);
+                $body
+            }
+            Fold::Max => {
+                let ($id, $op, $map) = (<$T>::MIN_VALUE, <$T>::max_nan, |v: $T| v);
+                $body
+            }
+            Fold::Min => {
+                let ($id, $op, $map) = (<$T>::MAX_VALUE, <$T>::min_nan, |v: $T| v);
+                $body
+            }
+            Fold::MaxAbs => {
+                let ($id, $op, $map) = (<$T>::MIN_VALUE, <$T>::max_nan, <$T>::abs_wrapping);
+                $body
+            }
+        }
+    };
+}
+
+fn fold_full<T: Accumulate>(x: &Tensor, f: Fold) -> Tensor {
+    let data = elements::<T>(x);
+    let v = with_fold!(f, T, |id, op, map| fold_all(&data, PAR_CHEAP, id, op, map));
+    tensor_from(vec![v], &[1])
+}
+
+/// Fold along `ax` of the contiguous elements of `x`, giving a tensor of `shape`.
+fn fold_along<T: Accumulate>(x: &Tensor, ax: Axis, shape: &[usize], f: Fold) -> Tensor {
+    let data = elements::<T>(x);
+    let mut out = vec![T::ZERO; ax.outer * ax.inner];
+    with_fold!(f, T, |id, op, map| fold_axis(&data, ax, &mut out, PAR_CHEAP, id, op, map));
+    tensor_from(out, shape)
+}
+
+/// Fold over the sorted, distinct dims `ds`, keeping them. Each run of
+/// adjacent dims is one axis of the contiguous buffer, reduced in one pass.
+fn fold_dims<T: Accumulate>(x: &Tensor, ds: &[usize], f: Fold) -> Tensor {
+    let mut t = x.clone();
+    let mut i = 0;
+    while i < ds.len() {
+        let start = ds[i];
+        while i + 1 < ds.len() && ds[i + 1] == ds[i] + 1 {
+            i += 1;
+        }
+        let end = ds[i];
+        i += 1;
+        let shape = t.shape();
+        let ax = Axis {
+            outer: shape[..start].iter().product(),
+            n: shape[start..=end].iter().product(),
+            inner: shape[end + 1..].iter().product(),
+        };
+        let mut out_shape = shape.to_vec();
+        out_shape[start..=end].fill(1);
+        t = fold_along::<T>(&t, ax, &out_shape, f);
+    }
+    t
+}
+
+/// Values and first indices of the extremum along `d` (non-empty). NaN
+/// counts as the extremum, as in NumPy.
+fn arg_extreme<T: Accumulate, const MAX: bool>(x: &Tensor, d: usize) -> (Tensor, Tensor) {
+    let data = elements::<T>(x);
+    let ax = Axis::new(x.shape(), d);
+    let id = if MAX { T::MIN_VALUE } else { T::MAX_VALUE };
+    let op = |a: T, b: T| if MAX { a.max_nan(b) } else { a.min_nan(b) };
+    let better = |v: T, cur: T| (if MAX { v > cur } else { v < cur }) | (v.is_nan_value() & !cur.is_nan_value());
+    let mut out = vec![(T::ZERO, 0i64); ax.outer * ax.inner];
+    reduce_axis(
+        &data,
+        ax,
+        &mut out,
+        PAR_CHEAP,
+        // A vectorised fold finds the value, then a scan finds its first index.
+        |row| {
+            let m = fold_seq(row, id, &op, &|v| v);
+            let nan = m.is_nan_value();
+            let i = row.iter().position(|&v| v == m || (nan && v.is_nan_value())).unwrap_or(0);
+            (m, i as i64)
+        },
+        |src, stride, dst| {
+            let w = dst.len();
+            let mut best = src[..w].to_vec();
+            let mut at = vec![0i64; w];
+            for j in 1..ax.n {
+                let row = &src[j * stride..j * stride + w];
+                for ((b, i), &v) in best.iter_mut().zip(at.iter_mut()).zip(row) {
+                    // Selects rather than a branch, so the loop vectorises.
+                    let take = better(v, *b);
+                    *b = if take { v } else { *b };
+                    *i = if take { j as i64 } else { *i };
+                }
+            }
+            dst.iter_mut().zip(best.into_iter().zip(at)).for_each(|(o, p)| *o = p);
+        },
+    );
+    let (vals, idx): (Vec<T>, Vec<i64>) = out.into_iter().unzip();
+    let shape = keep_dim(x.shape(), d);
+    (tensor_from(vals, &shape), tensor_from(idx, &shape))
+}
+
+/// Whether any (`ANY`) or all elements along `ax` are non-zero.
+fn truth<T: Element, const ANY: bool>(x: &Tensor, ax: Option<Axis>, shape: &[usize]) -> Tensor {
+    let data = elements::<T>(x);
+    let op = |a: bool, b: bool| if ANY { a | b } else { a & b };
+    let map = |v: T| v != T::ZERO;
+    let out = match ax {
+        None => vec![fold_all(&data, PAR_CHEAP, !ANY, op, map)],
+        Some(ax) => {
+            let mut out = vec![false; ax.outer * ax.inner];
+            fold_axis(&data, ax, &mut out, PAR_CHEAP, !ANY, op, map);
+            out
+        }
+    };
+    tensor_from(out, shape)
+}
+
+impl Tensor {
+    fn reduce_all(&self, f: Fold) -> Result<Tensor> {
+        let op = f.name(false);
+        with_num!(op, self.dtype(), T => {
+            if f.needs_elements() && self.numel() == 0 {
+                bail!(op, "cannot reduce an empty tensor (shape {:?})", self.shape());
+            }
+            Ok(fold_full::<T>(self, f))
+        })
+    }
+
+    fn reduce_dim(&self, dim: isize, f: Fold) -> Result<Tensor> {
+        let op = f.name(true);
+        with_num!(op, self.dtype(), T => {
+            let d = self.dim(op, dim)?;
+            if f.needs_elements() && self.shape()[d] == 0 {
+                bail!(op, "cannot reduce dim {} of size 0 (shape {:?})", d, self.shape());
+            }
+            Ok(fold_along::<T>(self, Axis::new(self.shape(), d), &keep_dim(self.shape(), d), f))
+        })
+    }
+
+    /// The given dims, normalised, sorted and without repeats.
+    fn distinct_dims(&self, op: &'static str, dims: &[isize]) -> Result<Vec<usize>> {
+        let mut ds = dims.iter().map(|&d| self.dim(op, d)).collect::<Result<Vec<_>>>()?;
+        ds.sort_unstable();
+        ds.dedup();
+        Ok(ds)
+    }
+
+    fn reduce_dims(&self, op: &'static str, dims: &[isize], f: Fold) -> Result<Tensor> {
+        with_num!(op, self.dtype(), T => {
+            let ds = self.distinct_dims(op, dims)?;
+            Ok(fold_dims::<T>(self, &ds, f))
+        })
+    }
+
+    pub fn sum(&self) -> Result<Tensor> {
+        self.reduce_all(Fold::Sum)
+    }
+
+    /// Sum over the element count; Int truncates, as Burn's `int_mean`.
+    pub fn mean(&self) -> Result<Tensor> {
+        let op = "mean";
+        with_num!(op, self.dtype(), T => {
+            if self.kind() == Kind::Int && self.numel() == 0 {
+                bail!(op, "an Int tensor with no elements has no mean (shape {:?})", self.shape());
+            }
+            Ok(divide_by_count::<T>(fold_full::<T>(self, Fold::Sum), self.numel()))
+        })
+    }
+
+    pub fn prod(&self) -> Result<Tensor> {
+        self.reduce_all(Fold::Prod)
+    }
+
+    pub fn max(&self) -> Result<Tensor> {
+        self.reduce_all(Fold::Max)
+    }
+
+    pub fn min(&self) -> Result<Tensor> {
+        self.reduce_all(Fold::Min)
+    }
+
+    pub fn max_abs(&self) -> Result<Tensor> {
+        self.reduce_all(Fold::MaxAbs)
+    }
+
+    pub fn sum_dim(&self, dim: isize) -> Result<Tensor> {
+        self.reduce_dim(dim, Fold::Sum)
+    }
+
+    pub fn mean_dim(&self, dim: isize) -> Result<Tensor> {
+        let op = "mean_dim";
+        with_num!(op, self.dtype(), T => {
+            let d = self.dim(op, dim)?;
+            let n = self.shape()[d];
+            if self.kind() == Kind::Int && n == 0 {
+                bail!(op, "an Int tensor has no mean over dim {} of size 0 (shape {:?})", d, self.shape());
+            }
+            let sums = fold_along::<T>(self, Axis::new(self.shape(), d), &keep_dim(self.shape(), d), Fold::Sum);
+            Ok(divide_by_count::<T>(sums, n))
+        })
+    }
+
+    pub fn prod_dim(&self, dim: isize) -> Result<Tensor> {
+        self.reduce_dim(dim, Fold::Prod)
+    }
+
+    pub fn max_dim(&self, dim: isize) -> Result<Tensor> {
+        self.reduce_dim(dim, Fold::Max)
+    }
+
+    pub fn min_dim(&self, dim: isize) -> Result<Tensor> {
+        self.reduce_dim(dim, Fold::Min)
+    }
+
+    pub fn max_abs_dim(&self, dim: isize) -> Result<Tensor> {
+        self.reduce_dim(dim, Fold::MaxAbs)
+    }
+
+    pub fn sum_dims(&self, dims: &[isize]) -> Result<Tensor> {
+        self.reduce_dims("sum_dims", dims, Fold::Sum)
+    }
+
+    /// Float: one sum over all the dims, divided by their element count.
+    /// Int: Burn's fold of `mean_dim` over the dims in the order given, so
+    /// each step truncates.
+    pub fn mean_dims(&self, dims: &[isize]) -> Result<Tensor> {
+        let op = "mean_dims";
+        with_num!(op, self.dtype(), T => {
+            let ds = self.distinct_dims(op, dims)?;
+            if self.kind() == Kind::Int {
+                return dims.iter().try_fold(self.clone(), |t, &d| t.mean_dim(d));
+            }
+            let n = ds.iter().map(|&d| self.shape()[d]).product();
+            Ok(divide_by_count::<T>(fold_dims::<T>(self, &ds, Fold::Sum), n))
+        })
+    }
+
+    pub fn prod_dims(&self, dims: &[isize]) -> Result<Tensor> {
+        self.reduce_dims("prod_dims", dims, Fold::Prod)
+    }
+
+    fn arg_extreme_dim(&self, op: &'static str, dim: isize, max: bool) -> Result<(Tensor, Tensor)> {
+        with_num!(op, self.dtype(), T => {
+            let d = self.dim(op, dim)?;
+            if self.shape()[d] == 0 {
+                bail!(op, "cannot reduce dim {} of size 0 (shape {:?})", d, self.shape());
+            }
+            Ok(if max { arg_extreme::<T, true>(self, d) } else { arg_extreme::<T, false>(self, d) })
+        })
+    }
+
+    /// Maxima along `dim` and the index of the first of each (i64).
+    pub fn max_dim_with_indices(&self, dim: isize) -> Result<(Tensor, Tensor)> {
+        self.arg_extreme_dim("max_dim_with_indices", dim, true)
+    }
+
+    pub fn min_dim_with_indices(&self, dim: isize) -> Result<(Tensor, Tensor)> {
+        self.arg_extreme_dim("min_dim_with_indices", dim, false)
+    }
+
+    /// Index of the first maximum along `dim`; a NaN counts as the maximum.
+    pub fn argmax(&self, dim: isize) -> Result<Tensor> {
+        Ok(self.arg_extreme_dim("argmax", dim, true)?.1)
+    }
+
+    /// Index of the first minimum along `dim`; a NaN counts as the minimum.
+    pub fn argmin(&self, dim: isize) -> Result<Tensor> {
+        Ok(self.arg_extreme_dim("argmin", dim, false)?.1)
+    }
+
+    /// Whether any element is non-zero (true); a Bool tensor of shape [1].
+    pub fn any(&self) -> Result<Tensor> {
+        Ok(with_dtype!(self.dtype(), T => truth::<T, true>(self, None, &[1])))
+    }
+
+    /// Whether every element is non-zero (true for no elements).
+    pub fn all(&self) -> Result<Tensor> {
+        Ok(with_dtype!(self.dtype(), T => truth::<T, false>(self, None, &[1])))
+    }
+
+    pub fn any_dim(&self, dim: isize) -> Result<Tensor> {
+        let d = self.dim("any_dim", dim)?;
+        let ax = Some(Axis::new(self.shape(), d));
+        Ok(with_dtype!(self.dtype(), T => truth::<T, true>(self, ax, &keep_dim(self.shape(), d))))
+    }
+
+    pub fn all_dim(&self, dim: isize) -> Result<Tensor> {
+        let d = self.dim("all_dim", dim)?;
+        let ax = Some(Axis::new(self.shape(), d));
+        Ok(with_dtype!(self.dtype(), T => truth::<T, false>(self, ax, &keep_dim(self.shape(), d))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DType;
+
+    fn f32s(v: &[f32], shape: &[usize]) -> Tensor {
+        Tensor::from_vec(v.to_vec(), shape).unwrap()
+    }
+
+    fn i64s(v: &[i64], shape: &[usize]) -> Tensor {
+        Tensor::from_vec(v.to_vec(), shape).unwrap()
+    }
+
+    /// `f` folded along `d` by index arithmetic, as the reference.
+    fn naive_dim(x: &[f64], shape: &[usize], d: usize, id: f64, f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
+        let ax = Axis::new(shape, d);
+        let mut out = vec![id; ax.outer * ax.inner];
+        for o in 0..ax.outer {
+            for j in 0..ax.n {
+                for c in 0..ax.inner {
+                    let k = o * ax.inner + c;
+                    out[k] = f(out[k], x[(o * ax.n + j) * ax.inner + c]);
+                }
+            }
+        }
+        out
+    }
+
+    fn close(a: &[f64], b: &[f64]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-9 * (1.0 + y.abs()))
+    }
+
+    #[test]
+    fn full_reductions_give_shape_one() {
+        let x = f32s(&[1.0, -2.0, 3.0, 4.0], &[2, 2]);
+        assert_eq!(x.sum().unwrap().shape(), &[1]);
+        assert_eq!(x.sum().unwrap().to_vec::<f32>(), vec![6.0]);
+        assert_eq!(x.mean().unwrap().to_vec::<f32>(), vec![1.5]);
+        assert_eq!(x.prod().unwrap().to_vec::<f32>(), vec![-24.0]);
+        assert_eq!(x.max().unwrap().to_vec::<f32>(), vec![4.0]);
+        assert_eq!(x.min().unwrap().to_vec::<f32>(), vec![-2.0]);
+        assert_eq!(f32s(&[1.0, -5.0, 3.0], &[3]).max_abs().unwrap().to_vec::<f32>(), vec![5.0]);
+    }
+
+    #[test]
+    fn large_f32_sum_is_accurate() {
+        let n = 2_000_003;
+        let v: Vec<f32> = (0..n).map(|i| ((i as f32) * 0.001).sin() + 0.5).collect();
+        let exact: f64 = v.iter().map(|&x| x as f64).sum();
+        let got = Tensor::from_vec(v, &[n]).unwrap().sum().unwrap().to_vec::<f32>()[0] as f64;
+        assert!(((got - exact) / exact).abs() < 1e-6, "{got} vs {exact}");
+    }
+
+    #[test]
+    fn int_reductions_wrap_and_truncate() {
+        let x = i64s(&[i64::MAX, 1, 5], &[3]);
+        assert_eq!(x.sum().unwrap().to_vec::<i64>(), vec![i64::MIN.wrapping_add(5)]);
+        assert_eq!(i64s(&[1, 2, 2], &[3]).mean().unwrap().to_vec::<i64>(), vec![1]);
+        assert_eq!(i64s(&[-5, 0], &[2]).mean().unwrap().to_vec::<i64>(), vec![-2]);
+        assert_eq!(i64s(&[3, -4], &[2]).prod().unwrap().to_vec::<i64>(), vec![-12]);
+        assert_eq!(i64s(&[3, -4], &[2]).max_abs().unwrap().to_vec::<i64>(), vec![4]);
+    }
+
+    #[test]
+    fn empty_reductions() {
+        let e = Tensor::zeros(&[2, 0], DType::F32);
+        assert_eq!(e.sum().unwrap().to_vec::<f32>(), vec![0.0]);
+        assert_eq!(e.prod().unwrap().to_vec::<f32>(), vec![1.0]);
+        assert!(e.mean().unwrap().to_vec::<f32>()[0].is_nan());
+        assert_eq!(e.max().unwrap_err().to_string(), "max: cannot reduce an empty tensor (shape [2, 0])");
+        assert_eq!(e.sum_dim(1).unwrap().to_vec::<f32>(), vec![0.0, 0.0]);
+        assert_eq!(e.prod_dim(-1).unwrap().to_vec::<f32>(), vec![1.0, 1.0]);
+        assert!(e.mean_dim(1).unwrap().to_vec::<f32>().iter().all(|v| v.is_nan()));
+        assert_eq!(e.sum_dim(0).unwrap().shape(), &[1, 0]);
+        assert_eq!(e.max_dim(1).unwrap_err().to_string(), "max_dim: cannot reduce dim 1 of size 0 (shape [2, 0])");
+        assert_eq!(e.argmax(1).unwrap_err().to_string(), "argmax: cannot reduce dim 1 of size 0 (shape [2, 0])");
+        assert_eq!(e.max_dim(0).unwrap().shape(), &[1, 0]);
+        let ei = Tensor::zeros(&[0], DType::I64);
+        assert_eq!(ei.mean().unwrap_err().to_string(), "mean: an Int tensor with no elements has no mean (shape [0])");
+    }
+
+    #[test]
+    fn kind_and_dim_errors() {
+        let b = Tensor::from_vec(vec![true, false], &[2]).unwrap();
+        assert_eq!(b.sum().unwrap_err().to_string(), "sum: expected a Float tensor, found Bool");
+        assert_eq!(b.argmax(0).unwrap_err().to_string(), "argmax: expected a Float tensor, found Bool");
+        let x = f32s(&[1.0; 6], &[2, 3]);
+        assert_eq!(x.sum_dim(2).unwrap_err().to_string(), "sum_dim: dim 2 is out of range for a tensor of rank 2");
+        assert_eq!(x.mean_dims(&[0, -3]).unwrap_err().to_string(), "mean_dims: dim -3 is out of range for a tensor of rank 2");
+        assert_eq!(x.any_dim(5).unwrap_err().to_string(), "any_dim: dim 5 is out of range for a tensor of rank 2");
+    }
+
+    #[test]
+    fn dim_reductions_match_naive_on_views() {
+        let shape = [3, 4, 70];
+        let v: Vec<f64> = (0..840).map(|i| ((i * 37 % 101) as f64 - 50.0) * 0.25).collect();
+        let base = Tensor::from_vec(v, &shape).unwrap();
+        // The same values as a non-contiguous view: a permuted copy, permuted back.
+        let view = base.permute(&[2, 0, 1]).unwrap().contiguous().permute(&[1, 2, 0]).unwrap();
+        assert!(!view.is_contiguous());
+        let x = view.to_vec::<f64>();
+        for t in [&base, &view] {
+            for d in 0..3 {
+                let keep = keep_dim(&shape, d);
+                let check = |got: Tensor, want: Vec<f64>| {
+                    assert_eq!(got.shape(), keep.as_slice());
+                    assert!(close(&got.to_vec::<f64>(), &want), "dim {d}");
+                };
+                check(t.sum_dim(d as isize).unwrap(), naive_dim(&x, &shape, d, 0.0, |a, b| a + b));
+                check(t.sum_dim(d as isize - 3).unwrap(), naive_dim(&x, &shape, d, 0.0, |a, b| a + b));
+                check(t.prod_dim(d as isize).unwrap(), naive_dim(&x, &shape, d, 1.0, |a, b| a * b));
+                check(t.max_dim(d as isize).unwrap(), naive_dim(&x, &shape, d, f64::MIN, f64::max));
+                check(t.min_dim(d as isize).unwrap(), naive_dim(&x, &shape, d, f64::MAX, f64::min));
+                check(t.max_abs_dim(d as isize).unwrap(), naive_dim(&x, &shape, d, 0.0, |a, b| a.max(b.abs())));
+                let n = shape[d] as f64;
+                check(t.mean_dim(d as isize).unwrap(), naive_dim(&x, &shape, d, 0.0, |a, b| a + b).iter().map(|s| s / n).collect());
+            }
+        }
+    }
+
+    #[test]
+    fn long_axes_stay_accurate() {
+        // 100k rows summed down dim 0: the runs of rows combine pairwise.
+        let rows = 100_000;
+        let x = Tensor::full(&[rows, 3], Scalar::Float(0.1), DType::F32);
+        let s = x.sum_dim(0).unwrap().to_vec::<f32>();
+        assert!(s.iter().all(|&v| ((v as f64 - 10_000.0) / 10_000.0).abs() < 1e-6), "{s:?}");
+    }
+
+    #[test]
+    fn multi_dim_reductions() {
+        let shape = [2, 3, 4, 5];
+        let v: Vec<f64> = (0..120).map(|i| i as f64 * 0.5 - 7.0).collect();
+        let t = Tensor::from_vec(v.clone(), &shape).unwrap();
+        // Reference: one dim after another.
+        let mut want = v.clone();
+        let mut ws = shape.to_vec();
+        for d in [0, 2, 3] {
+            want = naive_dim(&want, &ws, d, 0.0, |a, b| a + b);
+            ws[d] = 1;
+        }
+        let got = t.sum_dims(&[3, 0, -2, 2]).unwrap();
+        assert_eq!(got.shape(), &[1, 3, 1, 1]);
+        assert!(close(&got.to_vec::<f64>(), &want));
+        let mean = t.mean_dims(&[0, 2, 3]).unwrap().to_vec::<f64>();
+        assert!(close(&mean, &want.iter().map(|s| s / 40.0).collect::<Vec<_>>()));
+        assert_eq!(t.sum_dims(&[]).unwrap().shape(), &shape);
+        let p = i64s(&[1, 2, 3, 4, 5, 6], &[2, 3]).prod_dims(&[0, 1]).unwrap();
+        assert_eq!((p.shape().to_vec(), p.to_vec::<i64>()), (vec![1, 1], vec![720]));
+    }
+
+    #[test]
+    fn int_mean_dims_truncates_per_dim_like_burn() {
+        // mean over dim 1 -> [[1], [3]] (5/3 truncates), then over dim 0 -> 2.
+        let x = i64s(&[1, 2, 2, 3, 3, 4], &[2, 3]);
+        assert_eq!(x.mean_dims(&[1, 0]).unwrap().to_vec::<i64>(), vec![2]);
+        assert_eq!(x.mean_dim(1).unwrap().to_vec::<i64>(), vec![1, 3]);
+        // Over dim 0 first: [2, 2, 3] -> 7 / 3 = 2.
+        assert_eq!(x.mean_dims(&[0, 1]).unwrap().to_vec::<i64>(), vec![2]);
+    }
+
+    #[test]
+    fn argmax_takes_the_first_and_nan_wins() {
+        let x = f32s(&[1.0, 3.0, 3.0, 0.0, f32::NAN, 2.0, f32::NAN, 1.0, -1.0], &[3, 3]);
+        assert_eq!(x.argmax(1).unwrap().to_vec::<i64>(), vec![1, 1, 0]);
+        assert_eq!(x.argmin(1).unwrap().to_vec::<i64>(), vec![0, 1, 0]);
+        assert_eq!(x.argmax(1).unwrap().shape(), &[3, 1]);
+        // Along dim 0 (the column path): the same rules.
+        assert_eq!(x.argmax(0).unwrap().to_vec::<i64>(), vec![2, 1, 0]);
+        assert_eq!(x.argmin(-2).unwrap().to_vec::<i64>(), vec![2, 1, 2]);
+        let (v, i) = x.max_dim_with_indices(0).unwrap();
+        let v = v.to_vec::<f32>();
+        assert!(v[0].is_nan() && v[1].is_nan() && v[2] == 3.0);
+        assert_eq!(i.to_vec::<i64>(), vec![2, 1, 0]);
+        let (v, i) = i64s(&[4, 1, 1, 7, 0, 0], &[2, 3]).transpose().min_dim_with_indices(1).unwrap();
+        assert_eq!((v.to_vec::<i64>(), i.to_vec::<i64>()), (vec![4, 0, 0], vec![0, 1, 1]));
+        assert_eq!(v.shape(), &[3, 1]);
+    }
+
+    #[test]
+    fn argmax_matches_naive_on_long_rows() {
+        let x: Vec<f32> = (0..5000).map(|i| ((i * 7919 % 4999) as f32).sin()).collect();
+        let t = f32s(&x, &[2, 2500]);
+        for (o, got) in t.argmax(1).unwrap().to_vec::<i64>().into_iter().enumerate() {
+            let row = &x[o * 2500..(o + 1) * 2500];
+            let best = row.iter().cloned().fold(f32::MIN, f32::max);
+            assert_eq!(got as usize, row.iter().position(|&v| v == best).unwrap());
+        }
+    }
+
+    #[test]
+    fn any_and_all_take_every_kind() {
+        let f = f32s(&[0.0, f32::NAN, 0.0, 0.0], &[2, 2]);
+        assert_eq!(f.any().unwrap().to_vec::<bool>(), vec![true]);
+        assert_eq!(f.all().unwrap().to_vec::<bool>(), vec![false]);
+        assert_eq!(f.any().unwrap().dtype(), DType::Bool);
+        assert_eq!(f.any_dim(1).unwrap().to_vec::<bool>(), vec![true, false]);
+        assert_eq!(f.any_dim(0).unwrap().to_vec::<bool>(), vec![false, true]);
+        let b = Tensor::from_vec(vec![true, true, false, true], &[2, 2]).unwrap();
+        assert_eq!(b.all_dim(0).unwrap().to_vec::<bool>(), vec![false, true]);
+        assert_eq!(b.transpose().all_dim(1).unwrap().to_vec::<bool>(), vec![false, true]);
+        assert_eq!(b.all_dim(-1).unwrap().shape(), &[2, 1]);
+        let i = i64s(&[3, -1], &[2]);
+        assert_eq!(i.all().unwrap().to_vec::<bool>(), vec![true]);
+        let e = Tensor::zeros(&[0], DType::I64);
+        assert_eq!((e.any().unwrap().to_vec::<bool>(), e.all().unwrap().to_vec::<bool>()), (vec![false], vec![true]));
+    }
+}
+

@@ -1,0 +1,367 @@
+//! Reduction loops. A slice folds with independent lane accumulators inside
+//! small leaves whose results combine pairwise, which gives NumPy's pairwise
+//! summation accuracy (error growing with log n, not n) at SIMD speed. A
+//! reduction along one axis of a contiguous buffer is split into row or
+//! column-tile tasks that run on threads above a size gate.
+
+use rayon::prelude::*;
+
+use super::parallel::{go_parallel, simd, CHUNK};
+
+/// Independent accumulators per leaf: sixteen f32 fill one AVX-512 register.
+const LANES: usize = 16;
+/// Elements per leaf of the pairwise tree: each lane adds 16 values in order.
+const LEAF: usize = LANES * 16;
+/// Elements per rayon task of a whole-slice fold. A power-of-two number of
+/// leaves, so the parallel tree equals the sequential one and results do not
+/// depend on the thread count.
+const PAR_SPAN: usize = LEAF * 256;
+/// Columns reduced together along a non-innermost axis: the accumulator rows
+/// of one tile stay in L2, and each input row is read a few pages at a time.
+const TILE: usize = 4096;
+/// The narrowest tile made only to give every thread some work.
+const MIN_TILE: usize = 256;
+/// Rows a tile accumulates in order before its partial rows combine pairwise.
+const ROW_LEAF: usize = 16;
+
+/// A contiguous buffer seen as `[outer, n, inner]`, reduced or scanned along `n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Axis {
+    pub outer: usize,
+    pub n: usize,
+    pub inner: usize,
+}
+
+impl Axis {
+    /// The axis `dim` of a tensor of `shape` (`dim < shape.len()`).
+    pub fn new(shape: &[usize], dim: usize) -> Axis {
+        Axis { outer: shape[..dim].iter().product(), n: shape[dim], inner: shape[dim + 1..].iter().product() }
+    }
+}
+
+/// Binary-counter form of pairwise combination: after 2^k pushes the stack
+/// holds one value, the balanced tree of those k levels.
+struct Pairwise<A: Copy> {
+    vals: [A; 64],
+    levels: [u32; 64],
+    len: usize,
+}
+
+impl<A: Copy> Pairwise<A> {
+    #[inline(always)]
+    fn new(id: A) -> Self {
+        Pairwise { vals: [id; 64], levels: [0; 64], len: 0 }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, mut v: A, op: &impl Fn(A, A) -> A) {
+        let mut level = 0;
+        while self.len > 0 && self.levels[self.len - 1] == level {
+            self.len -= 1;
+            v = op(self.vals[self.len], v);
+            level += 1;
+        }
+        self.vals[self.len] = v;
+        self.levels[self.len] = level;
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn finish(self, id: A, op: &impl Fn(A, A) -> A) -> A {
+        if self.len == 0 {
+            return id;
+        }
+        let mut acc = self.vals[self.len - 1];
+        for i in (0..self.len - 1).rev() {
+            acc = op(self.vals[i], acc);
+        }
+        acc
+    }
+}
+
+/// One leaf: `LANES` accumulators side by side (a loop LLVM vectorises),
+/// then a tree over the lanes.
+#[inline(always)]
+fn fold_leaf<T: Copy, A: Copy>(x: &[T], id: A, op: &impl Fn(A, A) -> A, map: &impl Fn(T) -> A) -> A {
+    let mut acc = [id; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let tail = chunks.remainder().iter().fold(id, |a, &v| op(a, map(v)));
+    for c in chunks {
+        for i in 0..LANES {
+            acc[i] = op(acc[i], map(c[i]));
+        }
+    }
+    let mut w = LANES;
+    while w > 1 {
+        w /= 2;
+        for i in 0..w {
+            acc[i] = op(acc[i], acc[i + w]);
+        }
+    }
+    op(acc[0], tail)
+}
+
+/// Fold a slice on the current thread (call inside `simd`).
+#[inline(always)]
+pub fn fold_seq<T: Copy, A: Copy>(x: &[T], id: A, op: &impl Fn(A, A) -> A, map: &impl Fn(T) -> A) -> A {
+    if x.len() <= LEAF {
+        return fold_leaf(x, id, op, map);
+    }
+    let mut tree = Pairwise::new(id);
+    for leaf in x.chunks(LEAF) {
+        tree.push(fold_leaf(leaf, id, op, map), op);
+    }
+    tree.finish(id, op)
+}
+
+/// Fold a whole slice: `op` over `map(x)` starting from the identity `id`;
+/// on threads when `x` is longer than `gate`. `op` must be associative.
+pub fn fold_all<T, A>(x: &[T], gate: usize, id: A, op: impl Fn(A, A) -> A + Sync, map: impl Fn(T) -> A + Sync) -> A
+where
+    T: Copy + Sync,
+    A: Copy + Send + Sync,
+{
+    if !go_parallel(x.len(), gate) {
+        return simd(|| fold_seq(x, id, &op, &map));
+    }
+    let spans: Vec<A> = x.par_chunks(PAR_SPAN).map(|s| simd(|| fold_seq(s, id, &op, &map))).collect();
+    let mut tree = Pairwise::new(id);
+    for v in spans {
+        tree.push(v, &op);
+    }
+    tree.finish(id, &op)
+}
+
+/// Fold along `ax`: `out[o * inner + c]` = the fold of `x[(o * n + j) * inner + c]`
+/// over `j`. `out` holds `outer * inner` elements.
+pub fn fold_axis<T, A>(x: &[T], ax: Axis, out: &mut [A], gate: usize, id: A, op: impl Fn(A, A) -> A + Sync, map: impl Fn(T) -> A + Sync)
+where
+    T: Copy + Sync,
+    A: Copy + Send + Sync,
+{
+    if ax.inner == 1 && ax.outer < 2 * rayon::current_num_threads() && go_parallel(x.len(), gate) {
+        // A few long rows: split inside each row instead of across rows.
+        for (o, dst) in out.iter_mut().enumerate() {
+            *dst = fold_all(&x[o * ax.n..(o + 1) * ax.n], gate, id, &op, &map);
+        }
+        return;
+    }
+    reduce_axis(
+        x,
+        ax,
+        out,
+        gate,
+        |row| fold_seq(row, id, &op, &map),
+        |src, stride, dst| fold_tile(src, stride, ax.n, dst, id, &op, &map),
+    );
+}
+
+/// Fold `n` rows of `dst.len()` columns (row `j` starts at `src[j * stride]`)
+/// into `dst` (call inside `simd`).
+#[inline(always)]
+pub fn fold_tile<T: Copy, A: Copy>(src: &[T], stride: usize, n: usize, dst: &mut [A], id: A, op: &impl Fn(A, A) -> A, map: &impl Fn(T) -> A) {
+    // A vector of `()` holds no memory: the context costs nothing here.
+    let ctx = vec![(); dst.len()];
+    fold_tile_with(src, stride, n, &ctx, dst, id, op, &|v, ()| map(v));
+}
+
+/// As [`fold_tile`], with `map` also given its column's entry of `ctx`:
+/// runs of `ROW_LEAF` rows accumulate in order, the runs combine pairwise.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn fold_tile_with<T: Copy, C: Copy, A: Copy>(
+    src: &[T],
+    stride: usize,
+    n: usize,
+    ctx: &[C],
+    dst: &mut [A],
+    id: A,
+    op: &impl Fn(A, A) -> A,
+    map: &impl Fn(T, C) -> A,
+) {
+    let w = dst.len();
+    let run = |acc: &mut [A], rows: std::ops::Range<usize>| {
+        acc.fill(id);
+        for j in rows {
+            for ((a, &v), &c) in acc.iter_mut().zip(&src[j * stride..j * stride + w]).zip(ctx) {
+                *a = op(*a, map(v, c));
+            }
+        }
+    };
+    if n <= ROW_LEAF {
+        run(dst, 0..n);
+        return;
+    }
+    let mut tree = RowPairwise::new();
+    for start in (0..n).step_by(ROW_LEAF) {
+        let mut acc = tree.spare(w, id);
+        run(&mut acc, start..(start + ROW_LEAF).min(n));
+        tree.push(acc, op);
+    }
+    tree.finish(dst, op);
+}
+
+/// [`Pairwise`] over whole rows, recycling the row buffers it frees.
+struct RowPairwise<A> {
+    rows: Vec<(Vec<A>, u32)>,
+    free: Vec<Vec<A>>,
+}
+
+impl<A: Copy> RowPairwise<A> {
+    fn new() -> Self {
+        RowPairwise { rows: Vec::new(), free: Vec::new() }
+    }
+
+    fn spare(&mut self, w: usize, id: A) -> Vec<A> {
+        self.free.pop().unwrap_or_else(|| vec![id; w])
+    }
+
+    #[inline(always)]
+    fn push(&mut self, mut v: Vec<A>, op: &impl Fn(A, A) -> A) {
+        let mut level = 0;
+        while let Some((top, l)) = self.rows.pop() {
+            if l != level {
+                self.rows.push((top, l));
+                break;
+            }
+            v.iter_mut().zip(&top).for_each(|(a, &b)| *a = op(b, *a));
+            self.free.push(top);
+            level += 1;
+        }
+        self.rows.push((v, level));
+    }
+
+    #[inline(always)]
+    fn finish(self, dst: &mut [A], op: &impl Fn(A, A) -> A) {
+        let mut rows = self.rows.into_iter().rev();
+        let Some((top, _)) = rows.next() else { return };
+        dst.copy_from_slice(&top);
+        for (row, _) in rows {
+            dst.iter_mut().zip(&row).for_each(|(a, &b)| *a = op(b, *a));
+        }
+    }
+}
+
+/// Run a reduction along `ax` as tasks writing disjoint parts of `out`
+/// (`outer * inner` elements), on threads when `x` is longer than `gate`.
+/// With `inner == 1`, `row` reduces one contiguous row of `n` elements.
+/// Otherwise `tile(src, stride, dst)` reduces `dst.len()` adjacent columns
+/// whose row `j` starts at `src[j * stride]`. An empty axis (`n == 0`) calls
+/// `row(&[])` for every output.
+pub fn reduce_axis<T, U>(
+    x: &[T],
+    ax: Axis,
+    out: &mut [U],
+    gate: usize,
+    row: impl Fn(&[T]) -> U + Sync,
+    tile: impl Fn(&[T], usize, &mut [U]) + Sync,
+) where
+    T: Sync,
+    U: Send,
+{
+    let Axis { n, inner, .. } = ax;
+    if out.is_empty() {
+        return;
+    }
+    if n == 0 {
+        out.iter_mut().for_each(|o| *o = row(&[]));
+        return;
+    }
+    let parallel = go_parallel(x.len(), gate);
+    if inner == 1 {
+        let rows_per_task = (CHUNK / n).max(1);
+        let task = |dst: &mut [U], src: &[T]| {
+            simd(|| dst.iter_mut().zip(src.chunks_exact(n)).for_each(|(o, r)| *o = row(r)))
+        };
+        if parallel {
+            out.par_chunks_mut(rows_per_task).zip(x.par_chunks(rows_per_task * n)).for_each(|(d, s)| task(d, s));
+        } else {
+            task(out, x);
+        }
+        return;
+    }
+    let block = n * inner;
+    let span = (n - 1) * inner;
+    let threads = rayon::current_num_threads();
+    let width = if parallel && ax.outer < 2 * threads { inner.div_ceil(2 * threads).clamp(MIN_TILE, TILE) } else { TILE };
+    let tiles = out.chunks_mut(inner).enumerate().flat_map(|(o, dst_row)| {
+        dst_row.chunks_mut(width).enumerate().map(move |(t, dst)| (o * block + t * width, dst))
+    });
+    let task = |(start, dst): (usize, &mut [U])| {
+        let w = dst.len();
+        tile(&x[start..start + span + w], inner, dst)
+    };
+    if parallel {
+        let tiles: Vec<(usize, &mut [U])> = tiles.collect();
+        let min_len = (CHUNK / (n * width)).max(1);
+        tiles.into_par_iter().with_min_len(min_len).for_each(|t| simd(|| task(t)));
+    } else {
+        simd(|| tiles.for_each(task));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn add(a: f64, b: f64) -> f64 {
+        a + b
+    }
+
+    #[test]
+    fn pairwise_matches_a_naive_sum() {
+        for n in [0, 1, 15, 16, 17, 255, 256, 257, 1000, 70_000] {
+            let x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).sin()).collect();
+            let want: f64 = x.iter().sum();
+            let got = fold_all(&x, usize::MAX, 0.0, add, |v| v);
+            assert!((got - want).abs() < 1e-9, "n={n}: {got} vs {want}");
+        }
+    }
+
+    #[test]
+    fn f32_sum_stays_accurate_over_millions() {
+        let n = 3_000_000;
+        let x: Vec<f32> = (0..n).map(|i| 0.1 + (i % 7) as f32 * 0.01).collect();
+        let exact: f64 = x.iter().map(|&v| v as f64).sum();
+        let got = fold_all(&x, usize::MAX, 0.0f32, |a, b| a + b, |v| v) as f64;
+        assert!(((got - exact) / exact).abs() < 1e-6, "{got} vs {exact}");
+    }
+
+    #[test]
+    fn parallel_spans_give_the_sequential_tree() {
+        let x: Vec<f32> = (0..PAR_SPAN * 3 + 1234).map(|i| ((i as f32) * 0.37).sin() * 1e3).collect();
+        let seq = fold_all(&x, usize::MAX, 0.0f32, |a, b| a + b, |v| v);
+        let mut tree = Pairwise::new(0.0f32);
+        for s in x.chunks(PAR_SPAN) {
+            tree.push(fold_seq(s, 0.0, &|a, b| a + b, &|v| v), &|a, b| a + b);
+        }
+        assert_eq!(seq.to_bits(), tree.finish(0.0, &|a, b| a + b).to_bits());
+        assert_eq!(seq.to_bits(), fold_all(&x, 0, 0.0f32, |a, b| a + b, |v| v).to_bits());
+    }
+
+    fn naive_axis(x: &[f64], ax: Axis) -> Vec<f64> {
+        let mut out = vec![0.0; ax.outer * ax.inner];
+        for o in 0..ax.outer {
+            for j in 0..ax.n {
+                for c in 0..ax.inner {
+                    out[o * ax.inner + c] += x[(o * ax.n + j) * ax.inner + c];
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn axis_folds_match_naive_in_every_shape() {
+        for (outer, n, inner) in [(3, 5, 1), (2, 40, 1), (2, 5, 3), (3, 37, 700), (1, 33, 9000), (1, 1, 9), (4, 0, 3), (0, 3, 2), (2, 3, 0)] {
+            let ax = Axis { outer, n, inner };
+            let x: Vec<f64> = (0..outer * n * inner).map(|i| (i as f64 * 0.13).cos()).collect();
+            let want = naive_axis(&x, ax);
+            for gate in [usize::MAX, 0] {
+                let mut out = vec![f64::NAN; outer * inner];
+                fold_axis(&x, ax, &mut out, gate, 0.0, add, |v| v);
+                assert!(out.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-9), "{ax:?}");
+            }
+        }
+    }
+}
