@@ -67,7 +67,7 @@ mod tests {
     #[test]
     fn threaded_blocks_match() {
         let ax = Axis { outer: 64, n: 3, inner: 5 };
-        let x: Vec<i64> = (0..ax.numel() as i64).map(|i| i % 11 - 5).collect();
+        let x: Vec<i64> = (0..64 * 3 * 5).map(|i| i % 11 - 5).collect();
         let (mut a, mut b) = (vec![0; x.len()], vec![0; x.len()]);
         scan_axis(&x, ax, &mut a, usize::MAX, |p, q| p * q);
         scan_axis(&x, ax, &mut b, 0, |p, q| p * q);

@@ -36,8 +36,8 @@ fn scan<T: Accumulate>(x: &Tensor, d: usize, s: Scan) -> Tensor {
     match s {
         Scan::Sum => scan_axis(&data, ax, &mut out, PAR_CHEAP, T::add_wrapping),
         Scan::Prod => scan_axis(&data, ax, &mut out, PAR_CHEAP, T::mul_wrapping),
-        Scan::Min => scan_axis(&data, ax, &mut out, PAR_CHEAP, T::min_of),
-        Scan::Max => scan_axis(&data, ax, &mut out, PAR_CHEAP, T::max_of),
+        Scan::Min => scan_axis(&data, ax, &mut out, PAR_CHEAP, T::min_nan),
+        Scan::Max => scan_axis(&data, ax, &mut out, PAR_CHEAP, T::max_nan),
     }
     tensor_from(out, x.shape())
 }

@@ -20,6 +20,11 @@ pub(crate) trait Accumulate: NumElement {
     fn add_wrapping(self, rhs: Self) -> Self;
     fn mul_wrapping(self, rhs: Self) -> Self;
     fn abs_wrapping(self) -> Self;
+    /// The larger value, NaN winning from either side. Written as a select
+    /// on the incoming value, which vectorises where `max_of` does not.
+    fn max_nan(self, rhs: Self) -> Self;
+    /// The smaller value, NaN winning from either side.
+    fn min_nan(self, rhs: Self) -> Self;
 }
 
 macro_rules! float_accumulate {
@@ -36,6 +41,14 @@ macro_rules! float_accumulate {
             #[inline(always)]
             fn abs_wrapping(self) -> Self {
                 self.abs()
+            }
+            #[inline(always)]
+            fn max_nan(self, rhs: Self) -> Self {
+                if rhs > self || rhs.is_nan() { rhs } else { self }
+            }
+            #[inline(always)]
+            fn min_nan(self, rhs: Self) -> Self {
+                if rhs < self || rhs.is_nan() { rhs } else { self }
             }
         }
     };
@@ -56,6 +69,14 @@ impl Accumulate for i64 {
     #[inline(always)]
     fn abs_wrapping(self) -> Self {
         self.wrapping_abs()
+    }
+    #[inline(always)]
+    fn max_nan(self, rhs: Self) -> Self {
+        self.max(rhs)
+    }
+    #[inline(always)]
+    fn min_nan(self, rhs: Self) -> Self {
+        self.min(rhs)
     }
 }
 
@@ -131,15 +152,15 @@ macro_rules! with_fold {
                 $body
             }
             Fold::Max => {
-                let ($id, $op, $map) = (<$T>::MIN_VALUE, <$T>::max_of, |v: $T| v);
+                let ($id, $op, $map) = (<$T>::MIN_VALUE, <$T>::max_nan, |v: $T| v);
                 $body
             }
             Fold::Min => {
-                let ($id, $op, $map) = (<$T>::MAX_VALUE, <$T>::min_of, |v: $T| v);
+                let ($id, $op, $map) = (<$T>::MAX_VALUE, <$T>::min_nan, |v: $T| v);
                 $body
             }
             Fold::MaxAbs => {
-                let ($id, $op, $map) = (<$T>::MIN_VALUE, <$T>::max_of, <$T>::abs_wrapping);
+                let ($id, $op, $map) = (<$T>::MIN_VALUE, <$T>::max_nan, <$T>::abs_wrapping);
                 $body
             }
         }
@@ -191,8 +212,8 @@ fn arg_extreme<T: Accumulate, const MAX: bool>(x: &Tensor, d: usize) -> (Tensor,
     let data = elements::<T>(x);
     let ax = Axis::new(x.shape(), d);
     let id = if MAX { T::MIN_VALUE } else { T::MAX_VALUE };
-    let op = |a: T, b: T| if MAX { a.max_of(b) } else { a.min_of(b) };
-    let better = |v: T, cur: T| (if MAX { v > cur } else { v < cur }) || (v.is_nan_value() && !cur.is_nan_value());
+    let op = |a: T, b: T| if MAX { a.max_nan(b) } else { a.min_nan(b) };
+    let better = |v: T, cur: T| (if MAX { v > cur } else { v < cur }) | (v.is_nan_value() & !cur.is_nan_value());
     let mut out = vec![(T::ZERO, 0i64); ax.outer * ax.inner];
     reduce_axis(
         &data,
@@ -208,14 +229,18 @@ fn arg_extreme<T: Accumulate, const MAX: bool>(x: &Tensor, d: usize) -> (Tensor,
         },
         |src, stride, dst| {
             let w = dst.len();
-            dst.iter_mut().zip(&src[..w]).for_each(|(o, &v)| *o = (v, 0));
+            let mut best = src[..w].to_vec();
+            let mut at = vec![0i64; w];
             for j in 1..ax.n {
-                for (o, &v) in dst.iter_mut().zip(&src[j * stride..j * stride + w]) {
-                    if better(v, o.0) {
-                        *o = (v, j as i64);
-                    }
+                let row = &src[j * stride..j * stride + w];
+                for ((b, i), &v) in best.iter_mut().zip(at.iter_mut()).zip(row) {
+                    // Selects rather than a branch, so the loop vectorises.
+                    let take = better(v, *b);
+                    *b = if take { v } else { *b };
+                    *i = if take { j as i64 } else { *i };
                 }
             }
+            dst.iter_mut().zip(best.into_iter().zip(at)).for_each(|(o, p)| *o = p);
         },
     );
     let (vals, idx): (Vec<T>, Vec<i64>) = out.into_iter().unzip();
@@ -624,68 +649,3 @@ mod tests {
     }
 }
 
-#[cfg(test)]
-mod perf_tmp {
-    use super::*;
-    use std::time::Instant;
-    use crate::kernels::parallel::simd;
-    fn time(name: &str, reps: usize, mut f: impl FnMut()) {
-        f();
-        let t = Instant::now();
-        for _ in 0..reps { f(); }
-        println!("{name:40} {:9.3} ms", t.elapsed().as_secs_f64() * 1e3 / reps as f64);
-    }
-    #[test]
-    #[ignore]
-    fn perf() {
-        let n = 1 << 24;
-        let v: Vec<f32> = (0..n).map(|i| ((i % 1000) as f32) * 0.001).collect();
-        let x = Tensor::from_vec(v.clone(), &[n]).unwrap();
-        time("sum 16M f32", 20, || { x.sum().unwrap(); });
-        
-        time("baseline 8-lane sum 16M f32", 20, || { let mut a = [0f32; 8]; for c in v.chunks_exact(8) { for i in 0..8 { a[i] += c[i]; } } std::hint::black_box(a); });
-        time("fold_all seq", 20, || { std::hint::black_box(fold_all(&v, usize::MAX, 0.0f32, |a, b| a + b, |v| v)); });
-        time("fold_all par", 20, || { std::hint::black_box(fold_all(&v, 0, 0.0f32, |a, b| a + b, |v| v)); });
-        time("scalar loop sum 16M f32", 20, || { std::hint::black_box(v.iter().fold(0.0f32, |a, &b| a + b)); });
-        time("max 16M f32", 20, || { x.max().unwrap(); });
-        let w = &v[..8192];
-        let wi: Vec<i64> = (0..8192).collect();
-        time("L1 fold_seq 8192 x1000", 20, || { for _ in 0..1000 { std::hint::black_box(simd(|| fold_seq(std::hint::black_box(w), 0.0f32, &|a, b| a + b, &|v| v))); } });
-        time("L1 baseline 8-lane x1000", 20, || { for _ in 0..1000 { let w = std::hint::black_box(w); let mut a = [0f32; 8]; for c in w.chunks_exact(8) { for i in 0..8 { a[i] += c[i]; } } std::hint::black_box(a); } });
-        time("L1 fold max x1000", 20, || { for _ in 0..1000 { std::hint::black_box(simd(|| fold_seq(std::hint::black_box(w), f32::NEG_INFINITY, &f32::max_of, &|v| v))); } });
-        time("L1 max alt1 x1000", 20, || { for _ in 0..1000 { std::hint::black_box(simd(|| fold_seq(std::hint::black_box(w), f32::NEG_INFINITY, &|a: f32, b: f32| if b > a || b.is_nan() { b } else { a }, &|v| v))); } });
-        time("L1 max alt2 x1000", 20, || { for _ in 0..1000 { std::hint::black_box(simd(|| fold_seq(std::hint::black_box(w), f32::NEG_INFINITY, &|a: f32, b: f32| if (b > a) | (b != b) { b } else { a }, &|v| v))); } });
-        time("L1 max std x1000", 20, || { for _ in 0..1000 { std::hint::black_box(simd(|| fold_seq(std::hint::black_box(w), f32::NEG_INFINITY, &|a: f32, b: f32| a.max(b), &|v| v))); } });
-        time("L1 max i64 x1000", 20, || { for _ in 0..1000 { std::hint::black_box(simd(|| fold_seq(std::hint::black_box(&wi[..]), i64::MIN, &i64::max_of, &|v| v))); } });
-        let wi: Vec<i64> = (0..8192).collect();
-        time("L1 fold i64 x1000", 20, || { for _ in 0..1000 { std::hint::black_box(simd(|| fold_seq(std::hint::black_box(&wi[..]), 0i64, &i64::add_wrapping, &|v| v))); } });
-        time("L1 fold any x1000", 20, || { for _ in 0..1000 { std::hint::black_box(simd(|| fold_seq(std::hint::black_box(w), false, &|a, b| a | b, &|v| v != 0.0))); } });
-        return;
-        let xi = x.cast(crate::DType::I64);
-        time("sum 16M i64", 20, || { xi.sum().unwrap(); });
-        time("any 16M f32", 20, || { x.any().unwrap(); });
-        let m = x.reshape(&[4096, 4096]).unwrap();
-        time("sum_dim1 4096^2", 20, || { m.sum_dim(1).unwrap(); });
-        time("sum_dim0 4096^2", 20, || { m.sum_dim(0).unwrap(); });
-        time("max_dim0 4096^2", 20, || { m.max_dim(0).unwrap(); });
-        time("argmax1 4096^2", 20, || { m.argmax(1).unwrap(); });
-        time("argmax0 4096^2", 20, || { m.argmax(0).unwrap(); });
-        time("var1 4096^2", 20, || { m.var(1).unwrap(); });
-        time("var0 4096^2", 20, || { m.var(0).unwrap(); });
-        time("cumsum1 4096^2", 10, || { m.cumsum(1).unwrap(); });
-        time("cumsum0 4096^2", 10, || { m.cumsum(0).unwrap(); });
-        let s = x.reshape(&[65536, 256]).unwrap();
-        time("sum_dim1 [65536,256]", 20, || { s.sum_dim(1).unwrap(); });
-        let sm = x.reshape(&[1 << 21, 8]).unwrap();
-        time("sum_dim1 [2M,8]", 20, || { sm.sum_dim(1).unwrap(); });
-        time("sum_dim0 [2M,8]", 20, || { sm.sum_dim(0).unwrap(); });
-        let r: Vec<f32> = (0..1 << 20).map(|i| ((i as u64 * 2654435761u64 % 1000003) as f32)).collect();
-        let r = Tensor::from_vec(r, &[1 << 20]).unwrap();
-        time("sort 1M f32", 5, || { r.sort(0, false).unwrap(); });
-        time("sort_with_indices 1M f32", 5, || { r.sort_with_indices(0, false).unwrap(); });
-        let r2 = r.reshape(&[1024, 1024]).unwrap();
-        time("sort rows 1024x1024", 5, || { r2.sort(1, false).unwrap(); });
-        time("argsort rows 1024x1024", 5, || { r2.argsort(1, false).unwrap(); });
-        time("topk 10 rows 1024x1024", 5, || { r2.topk(10, 1).unwrap(); });
-    }
-}

@@ -2,47 +2,103 @@
 //! NaN sorts last ascending and first descending, as in NumPy and torch, and
 //! equal values keep their order in both directions.
 //!
-//! The sorted dim is swapped to the innermost position and copied, so each
-//! row is a contiguous slice; rows sort on threads, or one long row sorts
-//! with a parallel sort.
-
-use std::cmp::Ordering;
+//! The sorted dim is swapped to the innermost position (a copy unless it is
+//! there already), so each row is a contiguous slice; rows sort on threads,
+//! or one long row sorts with a parallel sort.
 
 use rayon::prelude::*;
 
-use crate::dtype::{Kind, NumElement};
+use crate::dtype::{DType, NumElement};
 use crate::error::Result;
 use crate::kernels::parallel::{go_parallel, CHUNK, PAR_CHEAP};
-use crate::ops::reduce::tensor_from;
+use crate::ops::reduce::{elements, tensor_from};
 use crate::tensor::Tensor;
 use crate::{bail, with_num};
 
-/// Ascending order with NaN above every number (and NaNs equal).
-#[inline(always)]
-fn ascending<T: NumElement>(a: &T, b: &T) -> Ordering {
-    if a < b {
-        Ordering::Less
-    } else if a > b {
-        Ordering::Greater
-    } else {
-        a.is_nan_value().cmp(&b.is_nan_value())
+/// Elements with an unsigned key that orders like the values, NaN above
+/// every number and -0.0 equal to 0.0. Sorting (key, index) pairs packed in
+/// one integer is a plain integer sort, and since every pair is distinct an
+/// unstable sort of them gives exactly the stable order.
+trait SortKey: NumElement {
+    /// Bits the key uses: 32 lets a key and an index share a `u64`.
+    const KEY_MASK: u64;
+    fn key(self) -> u64;
+
+    /// The key, inverted for a descending order (NaN then comes first).
+    #[inline(always)]
+    fn directed_key(self, descending: bool) -> u64 {
+        if descending {
+            !self.key() & Self::KEY_MASK
+        } else {
+            self.key()
+        }
     }
 }
 
-#[inline(always)]
-fn directed<T: NumElement, const DESC: bool>(a: &T, b: &T) -> Ordering {
-    if DESC {
-        ascending(b, a)
-    } else {
-        ascending(a, b)
+impl SortKey for f32 {
+    const KEY_MASK: u64 = u32::MAX as u64;
+    #[inline(always)]
+    fn key(self) -> u64 {
+        if self.is_nan() {
+            return Self::KEY_MASK;
+        }
+        // Adding 0.0 turns -0.0 into 0.0; flipping makes the bits ascend.
+        let b = (self + 0.0).to_bits();
+        (if b >> 31 == 1 { !b } else { b | 1 << 31 }) as u64
     }
 }
 
-/// The order of (value, index) pairs: by value, ties by index. Every key is
-/// distinct, so an unstable sort by it equals a stable sort by value.
-#[inline(always)]
-fn pair_order<T: NumElement, const DESC: bool>(p: &(T, i64), q: &(T, i64)) -> Ordering {
-    directed::<T, DESC>(&p.0, &q.0).then(p.1.cmp(&q.1))
+impl SortKey for f64 {
+    const KEY_MASK: u64 = u64::MAX;
+    #[inline(always)]
+    fn key(self) -> u64 {
+        if self.is_nan() {
+            return Self::KEY_MASK;
+        }
+        let b = (self + 0.0).to_bits();
+        if b >> 63 == 1 {
+            !b
+        } else {
+            b | 1 << 63
+        }
+    }
+}
+
+impl SortKey for i64 {
+    const KEY_MASK: u64 = u64::MAX;
+    #[inline(always)]
+    fn key(self) -> u64 {
+        (self as u64) ^ (1 << 63)
+    }
+}
+
+/// A key and an index packed into one integer, the key in the high bits.
+trait Packed: Ord + Copy + Send + Sync {
+    fn pack(key: u64, index: usize) -> Self;
+    fn index(self) -> usize;
+}
+
+/// For 32-bit keys and rows shorter than 2^32.
+impl Packed for u64 {
+    #[inline(always)]
+    fn pack(key: u64, index: usize) -> Self {
+        key << 32 | index as u64
+    }
+    #[inline(always)]
+    fn index(self) -> usize {
+        (self & u32::MAX as u64) as usize
+    }
+}
+
+impl Packed for u128 {
+    #[inline(always)]
+    fn pack(key: u64, index: usize) -> Self {
+        (key as u128) << 64 | index as u128
+    }
+    #[inline(always)]
+    fn index(self) -> usize {
+        self as u64 as usize
+    }
 }
 
 /// Rows of `n` elements: how to spread them over threads. `Inside` means a
@@ -65,81 +121,79 @@ fn spread(total: usize, n: usize) -> Spread {
     }
 }
 
-/// Sort one row of values in place.
-fn sort_values<T: NumElement, const DESC: bool>(row: &mut [T], parallel: bool) {
-    let cmp = directed::<T, DESC>;
-    // Equal ints are indistinguishable, so an unstable sort is as good as a
-    // stable one there; floats keep -0.0/0.0 and NaN payloads in order.
-    match (T::DTYPE.kind() == Kind::Int, parallel) {
-        (true, false) => row.sort_unstable_by(cmp),
-        (true, true) => row.par_sort_unstable_by(cmp),
-        (false, false) => row.sort_by(cmp),
-        (false, true) => row.par_sort_by(cmp),
-    }
-}
-
-/// Sort one row of values in place, writing the original positions to `idx`.
-fn sort_indexed<T: NumElement, const DESC: bool>(row: &mut [T], idx: &mut [i64], pairs: &mut Vec<(T, i64)>, parallel: bool) {
-    pairs.clear();
-    pairs.extend(row.iter().enumerate().map(|(i, &v)| (v, i as i64)));
+/// Sort `src` into `vals`, writing each value's position in `src` to `idx`.
+fn sort_row<T: SortKey, P: Packed>(src: &[T], vals: &mut [T], idx: &mut [i64], descending: bool, keys: &mut Vec<P>, parallel: bool) {
+    keys.clear();
+    keys.extend(src.iter().enumerate().map(|(i, &v)| P::pack(v.directed_key(descending), i)));
     if parallel {
-        pairs.par_sort_unstable_by(pair_order::<T, DESC>);
+        keys.par_sort_unstable();
     } else {
-        pairs.sort_unstable_by(pair_order::<T, DESC>);
+        keys.sort_unstable();
     }
-    for ((v, i), &(pv, pi)) in row.iter_mut().zip(idx.iter_mut()).zip(pairs.iter()) {
-        *v = pv;
-        *i = pi;
+    for ((v, i), &k) in vals.iter_mut().zip(idx.iter_mut()).zip(keys.iter()) {
+        *v = src[k.index()];
+        *i = k.index() as i64;
     }
 }
 
-/// The `k` largest of `row` in descending order (ties by first position).
-fn top_row<T: NumElement>(row: &[T], vals: &mut [T], idx: &mut [i64], pairs: &mut Vec<(T, i64)>) {
+/// The `vals.len()` largest of `src` in descending order, ties by position.
+fn top_row<T: SortKey, P: Packed>(src: &[T], vals: &mut [T], idx: &mut [i64], keys: &mut Vec<P>) {
     let k = vals.len();
-    pairs.clear();
-    pairs.extend(row.iter().enumerate().map(|(i, &v)| (v, i as i64)));
-    if k < pairs.len() {
-        pairs.select_nth_unstable_by(k, pair_order::<T, true>);
+    keys.clear();
+    keys.extend(src.iter().enumerate().map(|(i, &v)| P::pack(v.directed_key(true), i)));
+    if k < keys.len() {
+        keys.select_nth_unstable(k);
     }
-    pairs[..k].sort_unstable_by(pair_order::<T, true>);
-    for ((v, i), &(pv, pi)) in vals.iter_mut().zip(idx.iter_mut()).zip(pairs.iter()) {
-        *v = pv;
-        *i = pi;
-    }
-}
-
-fn sort_all_rows<T: NumElement, const DESC: bool>(vals: &mut [T], n: usize) {
-    match spread(vals.len(), n) {
-        Spread::Serial => vals.chunks_mut(n).for_each(|r| sort_values::<T, DESC>(r, false)),
-        Spread::Rows(min) => vals.par_chunks_mut(n).with_min_len(min).for_each(|r| sort_values::<T, DESC>(r, false)),
-        Spread::Inside => vals.chunks_mut(n).for_each(|r| sort_values::<T, DESC>(r, true)),
+    keys[..k].sort_unstable();
+    for ((v, i), &p) in vals.iter_mut().zip(idx.iter_mut()).zip(keys.iter()) {
+        *v = src[p.index()];
+        *i = p.index() as i64;
     }
 }
 
-fn sort_all_rows_indexed<T: NumElement, const DESC: bool>(vals: &mut [T], idx: &mut [i64], n: usize) {
-    match spread(vals.len(), n) {
-        Spread::Serial => {
-            let mut pairs = Vec::with_capacity(n);
-            vals.chunks_mut(n).zip(idx.chunks_mut(n)).for_each(|(v, i)| sort_indexed::<T, DESC>(v, i, &mut pairs, false));
-        }
-        Spread::Rows(min) => vals
-            .par_chunks_mut(n)
+/// Each row of `n` in `src`, sorted into `vals` and `idx`.
+fn sort_rows<T: SortKey, P: Packed>(src: &[T], vals: &mut [T], idx: &mut [i64], n: usize, descending: bool) {
+    let rows = src.chunks(n).zip(vals.chunks_mut(n)).zip(idx.chunks_mut(n));
+    match spread(src.len(), n) {
+        Spread::Rows(min) => src
+            .par_chunks(n)
+            .zip(vals.par_chunks_mut(n))
             .zip(idx.par_chunks_mut(n))
             .with_min_len(min)
-            .for_each_init(|| Vec::with_capacity(n), |pairs, (v, i)| sort_indexed::<T, DESC>(v, i, pairs, false)),
-        Spread::Inside => {
-            let mut pairs = Vec::with_capacity(n);
-            vals.chunks_mut(n).zip(idx.chunks_mut(n)).for_each(|(v, i)| sort_indexed::<T, DESC>(v, i, &mut pairs, true));
+            .for_each_init(|| Vec::with_capacity(n), |keys, ((s, v), i)| sort_row::<T, P>(s, v, i, descending, keys, false)),
+        spread => {
+            let mut keys = Vec::with_capacity(n);
+            rows.for_each(|((s, v), i)| sort_row::<T, P>(s, v, i, descending, &mut keys, spread == Spread::Inside));
         }
     }
 }
 
-/// `x` with dim `d` swapped to the innermost position, as an owned
-/// row-major buffer, and the shape of that view.
-fn rows_along<T: NumElement>(x: &Tensor, d: usize) -> (Vec<T>, Vec<usize>) {
-    let moved = x.with_layout(x.layout().transpose(d, x.rank() - 1));
-    let shape = moved.shape().to_vec();
-    (moved.into_vec::<T>(), shape)
+/// Each row of `n` in `src`, its top `k` into `vals` and `idx` (rows of `k`).
+fn top_rows<T: SortKey, P: Packed>(src: &[T], vals: &mut [T], idx: &mut [i64], n: usize, k: usize) {
+    if go_parallel(src.len(), PAR_CHEAP) {
+        let min = (CHUNK / n).max(1);
+        src.par_chunks(n)
+            .zip(vals.par_chunks_mut(k))
+            .zip(idx.par_chunks_mut(k))
+            .with_min_len(min)
+            .for_each_init(|| Vec::with_capacity(n), |keys, ((s, v), i)| top_row::<T, P>(s, v, i, keys));
+    } else {
+        let mut keys = Vec::with_capacity(n);
+        for ((s, v), i) in src.chunks(n).zip(vals.chunks_mut(k)).zip(idx.chunks_mut(k)) {
+            top_row::<T, P>(s, v, i, &mut keys);
+        }
+    }
+}
+
+/// Whether (key, index) pairs of rows of `n` fit a `u64`.
+fn narrow<T: SortKey>(n: usize) -> bool {
+    T::KEY_MASK == u32::MAX as u64 && n <= u32::MAX as usize
+}
+
+/// `x` with dim `d` swapped to the innermost position, so that its
+/// row-major elements are the rows to sort, one after another.
+fn rows_along(x: &Tensor, d: usize) -> Tensor {
+    x.with_layout(x.layout().transpose(d, x.rank() - 1))
 }
 
 /// Undo [`rows_along`]: a contiguous tensor in the original dim order.
@@ -148,51 +202,66 @@ fn from_rows<T: NumElement>(data: Vec<T>, shape: &[usize], d: usize) -> Tensor {
     t.with_layout(t.layout().transpose(d, shape.len() - 1)).contiguous()
 }
 
-fn sort_along<T: NumElement>(x: &Tensor, d: usize, descending: bool) -> Tensor {
-    let (mut vals, shape) = rows_along::<T>(x, d);
+/// Values only, for Int: equal ints cannot be told apart, so a plain
+/// in-place unstable sort is as good as a stable one.
+fn sort_ints(x: &Tensor, d: usize, descending: bool) -> Tensor {
+    let moved = rows_along(x, d);
+    let shape = moved.shape().to_vec();
     let n = shape[shape.len() - 1];
+    let mut vals = moved.into_vec::<i64>();
     if n > 1 {
-        if descending {
-            sort_all_rows::<T, true>(&mut vals, n);
-        } else {
-            sort_all_rows::<T, false>(&mut vals, n);
+        let sort = |r: &mut [i64], parallel: bool| {
+            if parallel {
+                r.par_sort_unstable();
+            } else {
+                r.sort_unstable();
+            }
+            if descending {
+                r.reverse();
+            }
+        };
+        match spread(vals.len(), n) {
+            Spread::Rows(min) => vals.par_chunks_mut(n).with_min_len(min).for_each(|r| sort(r, false)),
+            spread => vals.chunks_mut(n).for_each(|r| sort(r, spread == Spread::Inside)),
         }
     }
     from_rows(vals, &shape, d)
 }
 
-fn sort_along_indexed<T: NumElement>(x: &Tensor, d: usize, descending: bool) -> (Tensor, Tensor) {
-    let (mut vals, shape) = rows_along::<T>(x, d);
+/// Sorted values and their source indices, laid out as [`rows_along`]'s
+/// view, whose shape comes third.
+fn sort_along<T: SortKey>(x: &Tensor, d: usize, descending: bool) -> (Vec<T>, Vec<i64>, Vec<usize>) {
+    let moved = rows_along(x, d);
+    let shape = moved.shape().to_vec();
     let n = shape[shape.len() - 1];
-    let mut idx = vec![0i64; vals.len()];
+    let src = elements::<T>(&moved);
+    let mut vals = vec![T::ZERO; src.len()];
+    let mut idx = vec![0i64; src.len()];
     if n > 0 {
-        if descending {
-            sort_all_rows_indexed::<T, true>(&mut vals, &mut idx, n);
+        if narrow::<T>(n) {
+            sort_rows::<T, u64>(&src, &mut vals, &mut idx, n, descending);
         } else {
-            sort_all_rows_indexed::<T, false>(&mut vals, &mut idx, n);
+            sort_rows::<T, u128>(&src, &mut vals, &mut idx, n, descending);
         }
     }
-    (from_rows(vals, &shape, d), from_rows(idx, &shape, d))
+    (vals, idx, shape)
 }
 
-fn topk_along<T: NumElement>(x: &Tensor, k: usize, d: usize) -> (Tensor, Tensor) {
-    let (src, mut shape) = rows_along::<T>(x, d);
+fn topk_along<T: SortKey>(x: &Tensor, k: usize, d: usize) -> (Tensor, Tensor) {
+    let moved = rows_along(x, d);
+    let mut shape = moved.shape().to_vec();
     let last = shape.len() - 1;
     let n = shape[last];
     shape[last] = k;
+    let src = elements::<T>(&moved);
     let rows = src.len().checked_div(n).unwrap_or(0);
     let mut vals = vec![T::ZERO; rows * k];
     let mut idx = vec![0i64; rows * k];
     if k > 0 {
-        let src_rows = src.par_chunks(n).zip(vals.par_chunks_mut(k)).zip(idx.par_chunks_mut(k));
-        if go_parallel(src.len(), PAR_CHEAP) {
-            let min = (CHUNK / n).max(1);
-            src_rows.with_min_len(min).for_each_init(|| Vec::with_capacity(n), |pairs, ((s, v), i)| top_row(s, v, i, pairs));
+        if narrow::<T>(n) {
+            top_rows::<T, u64>(&src, &mut vals, &mut idx, n, k);
         } else {
-            let mut pairs = Vec::with_capacity(n);
-            for ((s, v), i) in src.chunks(n).zip(vals.chunks_mut(k)).zip(idx.chunks_mut(k)) {
-                top_row(s, v, i, &mut pairs);
-            }
+            top_rows::<T, u128>(&src, &mut vals, &mut idx, n, k);
         }
     }
     (from_rows(vals, &shape, d), from_rows(idx, &shape, d))
@@ -204,7 +273,11 @@ impl Tensor {
         let op = "sort";
         with_num!(op, self.dtype(), T => {
             let d = self.dim(op, dim)?;
-            Ok(sort_along::<T>(self, d, descending))
+            if self.dtype() == DType::I64 {
+                return Ok(sort_ints(self, d, descending));
+            }
+            let (vals, _, shape) = sort_along::<T>(self, d, descending);
+            Ok(from_rows(vals, &shape, d))
         })
     }
 
@@ -221,7 +294,8 @@ impl Tensor {
     fn sort_indexed(&self, op: &'static str, dim: isize, descending: bool) -> Result<(Tensor, Tensor)> {
         with_num!(op, self.dtype(), T => {
             let d = self.dim(op, dim)?;
-            Ok(sort_along_indexed::<T>(self, d, descending))
+            let (vals, idx, shape) = sort_along::<T>(self, d, descending);
+            Ok((from_rows(vals, &shape, d), from_rows(idx, &shape, d)))
         })
     }
 
@@ -251,7 +325,6 @@ impl Tensor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::DType;
 
     fn f32s(v: &[f32], shape: &[usize]) -> Tensor {
         Tensor::from_vec(v.to_vec(), shape).unwrap()
@@ -273,6 +346,27 @@ mod tests {
         assert_eq!(show(&x.sort(0, true).unwrap()), ["NaN", "3.0", "2.0", "-1.0"]);
         assert_eq!(x.argsort(0, false).unwrap().to_vec::<i64>(), vec![2, 3, 0, 1]);
         assert_eq!(x.argsort(0, true).unwrap().to_vec::<i64>(), vec![1, 0, 3, 2]);
+    }
+
+    #[test]
+    fn keys_order_like_the_values() {
+        let v = [f64::NEG_INFINITY, -1e300, -1.0, -1e-310, 0.0, 1e-310, 1.0, 1e300, f64::INFINITY, f64::NAN];
+        assert!(v.windows(2).all(|w| w[0].key() < w[1].key()));
+        assert_eq!((-0.0f64).key(), 0.0f64.key());
+        let v32 = v.map(|x| x as f32);
+        assert!(v32.windows(2).all(|w| w[0].key() <= w[1].key() && (w[0] == w[1] || w[0].key() < w[1].key())));
+        assert!(v32.iter().all(|x| x.key() <= u32::MAX as u64));
+        assert!([i64::MIN, -1, 0, 1, i64::MAX].windows(2).all(|w| w[0].key() < w[1].key()));
+    }
+
+    #[test]
+    fn wide_keys_sort_f64_with_nan_and_zeros() {
+        let x = Tensor::from_vec(vec![0.0f64, f64::NAN, -0.0, -2.0, f64::INFINITY], &[5]).unwrap();
+        let (v, i) = x.sort_with_indices(0, true).unwrap();
+        let v: Vec<String> = v.to_vec::<f64>().iter().map(|v| format!("{v:?}")).collect();
+        assert_eq!(v, ["NaN", "inf", "0.0", "-0.0", "-2.0"]);
+        assert_eq!(i.to_vec::<i64>(), vec![1, 4, 0, 2, 3]);
+        assert_eq!(x.argsort(0, false).unwrap().to_vec::<i64>(), vec![3, 0, 2, 4, 1]);
     }
 
     #[test]
