@@ -24,7 +24,9 @@ Example (checked by mypy with the plugin)::
     ExperimentConfig()                         # error: missing "hidden_size"
 
 Hooks are looked up by the fully qualified name of what they type, in the
-tables at the end of this file; a new hook is a function plus a table entry.
+tables at the end of this file: a new hook is a function and a table entry
+(plus, for a kind of hook not used yet, a table and its getter on
+``FerrumPlugin``).
 """
 
 from __future__ import annotations
