@@ -1,7 +1,7 @@
 """Type stubs of ferrum's native engine module (checked by mypy.stubtest)."""
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar, final, overload
 
 import numpy as np
@@ -87,6 +87,12 @@ class Distribution:
     def __eq__(self, other: object) -> builtins.bool: ...
 
 def seed(seed: builtins.int) -> None: ...
+def custom_op(
+    name: builtins.str,
+    inputs: Sequence[Tensor[_B, Any, Any]],
+    output: Tensor[_B, Any, Any],
+    backward: Callable[[Tensor[Any, Any, Any]], Sequence[Tensor[Any, Any, Any] | None]],
+) -> Tensor[_B, Any, Float]: ...
 
 @final
 class Gradients:

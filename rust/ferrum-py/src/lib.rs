@@ -2,6 +2,7 @@
 //! All numeric work lives in `ferrum-core`.
 
 mod activation;
+mod custom_op;
 mod data;
 mod device;
 mod distribution;
@@ -24,6 +25,7 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<device::KindBool>()?;
     m.add_class::<distribution::PyDistribution>()?;
     m.add_function(wrap_pyfunction!(distribution::seed, m)?)?;
+    m.add_function(wrap_pyfunction!(custom_op::custom_op, m)?)?;
     error::register(m)?;
     activation::register(m)?;
     Ok(())

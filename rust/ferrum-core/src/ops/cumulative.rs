@@ -2,6 +2,8 @@
 //! each the same shape as its input. Int sums and products wrap; a NaN
 //! carries through the rest of a running minimum or maximum.
 
+use crate::autodiff::{record, FnBackward, Var};
+use crate::ops::binary::BinaryOp;
 use crate::error::Result;
 use crate::kernels::parallel::PAR_CHEAP;
 use crate::kernels::reduce::Axis;
@@ -65,6 +67,73 @@ impl Tensor {
     pub fn cummax(&self, dim: isize) -> Result<Tensor> {
         self.scan_dim(dim, Scan::Max)
     }
+}
+
+impl Var {
+    /// Each input contributes to every later output: a reversed cumsum.
+    pub fn cumsum(&self, dim: isize) -> Result<Var> {
+        let y = self.value.cumsum(dim)?;
+        Ok(record(y, &[self], move || FnBackward::new("cumsum", move |g, _| Ok(vec![Some(reverse_cumsum(&g, dim)?)]))))
+    }
+
+    /// d y_j / d x_i = y_j / x_i for j >= i; exact where x has no zeros.
+    pub fn cumprod(&self, dim: isize) -> Result<Var> {
+        let y = self.value.cumprod(dim)?;
+        let (x, yy) = (self.value.clone(), y.clone());
+        Ok(record(y, &[self], move || {
+            FnBackward::new("cumprod", move |g, _| {
+                let s = reverse_cumsum(&g.binary(BinaryOp::Mul, &yy)?, dim)?;
+                Ok(vec![Some(s.binary_owned(BinaryOp::Div, x.clone())?)])
+            })
+        }))
+    }
+
+    /// The gradient of each running extreme goes to the element it came from.
+    fn running(&self, name: &'static str, y: Tensor, take_new: fn(f64, f64) -> bool, dim: isize) -> Result<Var> {
+        let x = self.value.clone();
+        Ok(record(y, &[self], move || {
+            FnBackward::new(name, move |g, _| {
+                let idx = running_source(&x, dim, take_new)?;
+                Ok(vec![Some(Tensor::zeros(x.shape(), x.dtype()).scatter(dim, &idx, &g)?)])
+            })
+        }))
+    }
+
+    pub fn cummax(&self, dim: isize) -> Result<Var> {
+        self.running("cummax", self.value.cummax(dim)?, |new, best| new >= best, dim)
+    }
+
+    pub fn cummin(&self, dim: isize) -> Result<Var> {
+        self.running("cummin", self.value.cummin(dim)?, |new, best| new <= best, dim)
+    }
+}
+
+fn reverse_cumsum(g: &Tensor, dim: isize) -> Result<Tensor> {
+    g.flip(&[dim])?.cumsum(dim)?.flip(&[dim])
+}
+
+/// For each position along `dim`, the index of the element the running
+/// extreme was taken from (the latest one on ties, as torch).
+fn running_source(x: &Tensor, dim: isize, take_new: fn(f64, f64) -> bool) -> Result<Tensor> {
+    let d = x.dim("cummax", dim)?;
+    let shape = x.shape();
+    let (outer, n, inner) = (shape[..d].iter().product::<usize>(), shape[d], shape[d + 1..].iter().product::<usize>());
+    let v = x.cast(crate::DType::F64).to_vec::<f64>();
+    let mut out = vec![0i64; v.len()];
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * n + k) * inner + i;
+            let mut best = 0usize;
+            for k in 0..n {
+                let (new, cur) = (v[at(k)], v[at(best)]);
+                if k == 0 || take_new(new, cur) || new.is_nan() {
+                    best = k;
+                }
+                out[at(k)] = best as i64;
+            }
+        }
+    }
+    Tensor::from_vec(out, shape)
 }
 
 #[cfg(test)]

@@ -2,6 +2,8 @@
 //! shape `[1]` result), over one dim or several dims (kept with size 1);
 //! arg-extrema; and the any/all truth tests, which take every kind.
 
+use crate::autodiff::{record, FnBackward, Var};
+use crate::ops::binary::BinaryOp;
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -438,6 +440,139 @@ impl Tensor {
         let ax = Some(Axis::new(self.shape(), d));
         Ok(with_dtype!(self.dtype(), T => truth::<T, false>(self, ax, &keep_dim(self.shape(), d))))
     }
+}
+
+/// Gradients of reductions: a sum spreads its gradient over what it summed,
+/// a max/min sends it to the position that won, a product to each factor
+/// times the product of the others.
+impl Var {
+    fn reduced(&self, name: &'static str, y: Tensor, back: impl Fn(Tensor, &Tensor) -> Result<Tensor> + Send + Sync + 'static) -> Var {
+        let x = self.value.clone();
+        record(y, &[self], move || FnBackward::new(name, move |g, _| Ok(vec![Some(back(g, &x)?)])))
+    }
+
+    pub fn sum(&self) -> Result<Var> {
+        Ok(self.reduced("sum", self.value.sum()?, |g, x| spread(&g, x)))
+    }
+
+    pub fn mean(&self) -> Result<Var> {
+        let n = self.value.numel() as f64;
+        Ok(self.reduced("mean", self.value.mean()?, move |g, x| spread(&g.binary_scalar(BinaryOp::Div, Scalar::Float(n))?, x)))
+    }
+
+    pub fn sum_dim(&self, dim: isize) -> Result<Var> {
+        Ok(self.reduced("sum_dim", self.value.sum_dim(dim)?, |g, x| expand_to(&g, x)))
+    }
+
+    pub fn mean_dim(&self, dim: isize) -> Result<Var> {
+        let n = self.value.shape()[self.value.dim("mean_dim", dim)?] as f64;
+        Ok(self.reduced("mean_dim", self.value.mean_dim(dim)?, move |g, x| expand_to(&g.binary_scalar(BinaryOp::Div, Scalar::Float(n))?, x)))
+    }
+
+    pub fn sum_dims(&self, dims: &[isize]) -> Result<Var> {
+        Ok(self.reduced("sum_dims", self.value.sum_dims(dims)?, |g, x| expand_to(&g, x)))
+    }
+
+    pub fn mean_dims(&self, dims: &[isize]) -> Result<Var> {
+        let mut n = 1.0;
+        for &d in dims {
+            n *= self.value.shape()[self.value.dim("mean_dims", d)?] as f64;
+        }
+        Ok(self.reduced("mean_dims", self.value.mean_dims(dims)?, move |g, x| expand_to(&g.binary_scalar(BinaryOp::Div, Scalar::Float(n))?, x)))
+    }
+
+    /// d prod / d x_i = product of the other elements, computed without
+    /// dividing (exact when some x_i is zero).
+    pub fn prod_dim(&self, dim: isize) -> Result<Var> {
+        let d = self.value.dim("prod_dim", dim)? as isize;
+        Ok(self.reduced("prod_dim", self.value.prod_dim(dim)?, move |g, x| expand_to(&g, x)?.binary_owned(BinaryOp::Mul, others_product(x, d)?)))
+    }
+
+    pub fn prod(&self) -> Result<Var> {
+        self.reshape(&[-1])?.prod_dim(0)
+    }
+
+    pub fn prod_dims(&self, dims: &[isize]) -> Result<Var> {
+        let mut v = self.clone();
+        for &d in dims {
+            v = v.prod_dim(d)?;
+        }
+        Ok(v)
+    }
+
+    /// The gradient goes to the winning position (the first, on ties).
+    fn winner(&self, name: &'static str, dim: isize, values: Tensor, indices: Tensor) -> Var {
+        let (shape, dtype) = (self.value.shape().to_vec(), self.value.dtype());
+        record(values, &[self], move || {
+            FnBackward::new(name, move |g, _| Ok(vec![Some(Tensor::zeros(&shape, dtype).scatter(dim, &indices, &g)?)]))
+        })
+    }
+
+    pub fn max_dim(&self, dim: isize) -> Result<Var> {
+        Ok(self.max_dim_with_indices(dim)?.0)
+    }
+
+    pub fn min_dim(&self, dim: isize) -> Result<Var> {
+        Ok(self.min_dim_with_indices(dim)?.0)
+    }
+
+    pub fn max_dim_with_indices(&self, dim: isize) -> Result<(Var, Tensor)> {
+        let (v, i) = self.value.max_dim_with_indices(dim)?;
+        Ok((self.winner("max_dim", dim, v, i.clone()), i))
+    }
+
+    pub fn min_dim_with_indices(&self, dim: isize) -> Result<(Var, Tensor)> {
+        let (v, i) = self.value.min_dim_with_indices(dim)?;
+        Ok((self.winner("min_dim", dim, v, i.clone()), i))
+    }
+
+    pub fn max(&self) -> Result<Var> {
+        self.reshape(&[-1])?.max_dim(0)
+    }
+
+    pub fn min(&self) -> Result<Var> {
+        self.reshape(&[-1])?.min_dim(0)
+    }
+
+    /// |x| at the winner: the gradient carries the winner's sign.
+    pub fn max_abs_dim(&self, dim: isize) -> Result<Var> {
+        self.abs()?.max_dim(dim)
+    }
+
+    pub fn max_abs(&self) -> Result<Var> {
+        self.abs()?.max()
+    }
+}
+
+/// A one-element gradient spread over `x`'s shape.
+fn spread(g: &Tensor, x: &Tensor) -> Result<Tensor> {
+    let ones: Vec<isize> = vec![1; x.rank()];
+    expand_to(&g.reshape(&ones)?, x)
+}
+
+/// A gradient with size-1 reduced dims broadcast back over `x`'s shape.
+fn expand_to(g: &Tensor, x: &Tensor) -> Result<Tensor> {
+    let shape: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
+    Ok(g.expand(&shape)?.contiguous())
+}
+
+/// For each element, the product of the others along `dim`: the exclusive
+/// prefix product times the exclusive suffix product.
+fn others_product(x: &Tensor, dim: isize) -> Result<Tensor> {
+    let d = x.dim("prod_dim", dim)?;
+    let n = x.shape()[d];
+    if n == 0 {
+        return Ok(x.clone());
+    }
+    let exclusive = |t: &Tensor| -> Result<Tensor> {
+        let c = t.cumprod(dim)?;
+        let mut pads = vec![(0usize, 0usize); x.rank() - d];
+        pads[x.rank() - 1 - d] = (1, 0);
+        c.narrow(dim, 0, n - 1)?.pad(&pads, Scalar::Float(1.0))
+    };
+    let prefix = exclusive(x)?;
+    let suffix = exclusive(&x.flip(&[dim])?)?.flip(&[dim])?;
+    prefix.binary_owned(BinaryOp::Mul, suffix)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! there already), so each row is a contiguous slice; rows sort on threads,
 //! or one long row sorts with a parallel sort.
 
+use crate::autodiff::{record, FnBackward, Var};
 use rayon::prelude::*;
 
 use crate::dtype::{DType, NumElement};
@@ -319,6 +320,34 @@ impl Tensor {
             }
             Ok(topk_along::<T>(self, k, d))
         })
+    }
+}
+
+impl Var {
+    /// Sorted values' gradients go back to where each value came from.
+    fn permuted(&self, name: &'static str, dim: isize, values: Tensor, indices: Tensor) -> Var {
+        let (shape, dtype) = (self.value.shape().to_vec(), self.value.dtype());
+        record(values, &[self], move || {
+            FnBackward::new(name, move |g, _| Ok(vec![Some(Tensor::zeros(&shape, dtype).scatter(dim, &indices, &g)?)]))
+        })
+    }
+
+    pub fn sort_with_indices(&self, dim: isize, descending: bool) -> Result<(Var, Tensor)> {
+        let (v, i) = self.value.sort_with_indices(dim, descending)?;
+        Ok((self.permuted("sort", dim, v, i.clone()), i))
+    }
+
+    pub fn sort(&self, dim: isize, descending: bool) -> Result<Var> {
+        Ok(self.sort_with_indices(dim, descending)?.0)
+    }
+
+    pub fn topk_with_indices(&self, k: usize, dim: isize) -> Result<(Var, Tensor)> {
+        let (v, i) = self.value.topk_with_indices(k, dim)?;
+        Ok((self.permuted("topk", dim, v, i.clone()), i))
+    }
+
+    pub fn topk(&self, k: usize, dim: isize) -> Result<Var> {
+        Ok(self.topk_with_indices(k, dim)?.0)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Statistics over one dim of Float tensors: variance (with or without
 //! Bessel's correction), variance with mean, and covariance.
 
+use crate::autodiff::{record, FnBackward, Var};
 use crate::dtype::{FloatElement, Kind, Scalar};
 use crate::error::Result;
 use crate::kernels::parallel::PAR_CHEAP;
@@ -92,6 +93,48 @@ impl Tensor {
         let centered = self.binary(BinaryOp::Sub, &self.mean_dim(dim)?)?.swap_dims(d as isize, 0)?;
         let products = centered.transpose().matmul(&centered)?;
         products.binary_scalar_owned(BinaryOp::Div, Scalar::Float((n - correction_factor) as f64))
+    }
+}
+
+impl Var {
+    /// d var / d x = 2 (x - mean) / (n - correction).
+    fn variance(&self, dim: isize, correction: f64) -> Result<Var> {
+        let d = self.value.dim("var", dim)?;
+        let n = self.value.shape()[d] as f64;
+        let y = if correction == 0.0 { self.value.var_bias(dim)? } else { self.value.var(dim)? };
+        let x = self.value.clone();
+        Ok(record(y, &[self], move || {
+            FnBackward::new("var", move |g, _| {
+                let centered = x.binary(BinaryOp::Sub, &x.mean_dim(dim)?)?;
+                let scale = 2.0 / (n - correction);
+                Ok(vec![Some(centered.binary_scalar_owned(BinaryOp::Mul, Scalar::Float(scale))?.binary_owned(BinaryOp::Mul, g)?)])
+            })
+        }))
+    }
+
+    pub fn var(&self, dim: isize) -> Result<Var> {
+        self.variance(dim, 1.0)
+    }
+
+    pub fn var_bias(&self, dim: isize) -> Result<Var> {
+        self.variance(dim, 0.0)
+    }
+
+    pub fn var_mean(&self, dim: isize) -> Result<(Var, Var)> {
+        Ok((self.var(dim)?, self.mean_dim(dim)?))
+    }
+
+    pub fn var_mean_bias(&self, dim: isize) -> Result<(Var, Var)> {
+        Ok((self.var_bias(dim)?, self.mean_dim(dim)?))
+    }
+
+    /// Built from differentiable ops, so its gradient needs no formula.
+    pub fn cov(&self, dim: isize, correction_factor: usize) -> Result<Var> {
+        let d = self.value.dim("cov", dim)?;
+        let n = self.value.shape()[d];
+        let centered = self.binary(BinaryOp::Sub, &self.mean_dim(dim)?)?.swap_dims(dim, 0)?;
+        let denom = n as f64 - correction_factor as f64;
+        centered.transpose().matmul(&centered)?.binary_scalar(BinaryOp::Div, Scalar::Float(denom))
     }
 }
 
