@@ -35,7 +35,7 @@ FLOAT_OPS: dict[str, Callable[[Any], Any]] = {
     "step": lambda x: x[::2],
     "reshape": lambda x: x.reshape((-1,)),
     "unsqueeze": lambda x: x.unsqueeze_dim(0) if x.rank() < 4 else x,
-    "squeeze": lambda x: x.squeeze() if x.rank() > 1 and 1 in x.shape() else x,
+    "squeeze": lambda x: x.squeeze_dims([x.shape().index(1)]) if x.rank() > 1 and 1 in x.shape() else x,
     "expand": lambda x: x.unsqueeze_dim(0).expand((2, *x.shape())) if x.rank() < 4 else x,
     "sum_dim": lambda x: x.sum_dim(0),
     "cumsum": lambda x: x.cumsum(-1),
