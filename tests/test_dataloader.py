@@ -7,8 +7,11 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import pytest
+from ferrum import D1, D2, Int, Tensor
+from ferrum.backend import NdArray
 from ferrum.data.dataloader import (
     WORKER_THREAD_PREFIX,
     Batcher,
@@ -241,3 +244,31 @@ def test_builder_setters_return_new_builders() -> None:
 def test_batcher_is_subscriptable_at_run_time() -> None:
     alias = Batcher[int, str]
     assert alias.__origin__ is Batcher  # type: ignore[attr-defined]
+
+
+@dataclass
+class PairBatch:
+    inputs: Tensor[NdArray, D2]
+    targets: Tensor[NdArray, D1, Int]
+
+
+class PairBatcher(Batcher[tuple[float, float, int], PairBatch]):
+    def batch(self, items: list[tuple[float, float, int]]) -> PairBatch:
+        device = NdArray.device()
+        inputs = Tensor.from_data([[a, b] for a, b, _ in items], device)
+        targets: Tensor[NdArray, D1, Int] = Tensor.from_data([label for _, _, label in items], device)
+        return PairBatch(inputs, targets)
+
+
+def test_tensor_batches_made_on_worker_threads() -> None:
+    items = [(float(i), float(-i), i % 3) for i in range(50)]
+    data = (
+        DataLoaderBuilder(PairBatcher()).batch_size(16).shuffle(5).num_workers(2).build(InMemDataset(items))
+    )
+    batches = list(data)
+    assert [b.inputs.dims() for b in batches] == [(16, 2)] * 3 + [(2, 2)]
+    assert [b.targets.dims() for b in batches] == [(16,)] * 3 + [(2,)]
+    rows = [row for b in batches for row in b.inputs.to_data().to_list()]
+    labels = [label for b in batches for label in b.targets.to_data().to_list()]
+    assert sorted(rows) == sorted([a, b] for a, b, _ in items)
+    assert all(int(row[0]) % 3 == label for row, label in zip(rows, labels, strict=True))
