@@ -74,6 +74,17 @@ def test_reshape_of_a_transposed_view_copies_in_logical_order() -> None:
     check(t.reshape((2, 3)), a.T.reshape(2, 3))
 
 
+@pytest.mark.parametrize("layout", ["flipped", "stepped", "permuted", "transposed"])
+@pytest.mark.parametrize("shape", [(2, 1, 2), (1, 3, 1, 2), (3, 1), (2, 2, 1), (1, 2, 1, 3)])
+def test_reshape_of_strided_views_with_unit_dims(layout: str, shape: tuple[int, ...]) -> None:
+    a = np.arange(1, int(np.prod(shape)) + 1, dtype=np.float32).reshape(shape)
+    t = tensor(a, layout)
+    check(t.reshape((-1,)), a.reshape(-1))
+    check(t.flatten(0, -1), a.reshape(-1))
+    check(t.reshape((1, -1)), a.reshape(1, -1))
+    check(t.squeeze().reshape((-1,)), a.reshape(-1))
+
+
 # --------------------------------------------------------------------------- axes
 
 
