@@ -103,6 +103,19 @@ def test_any_all(at: tuple[Array, T, str]) -> None:
     assert_equal(t.all_dim(0), np.asarray(a.all(axis=0, keepdims=True)), "bool")
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "flipped", "stepped", "permuted"])
+@pytest.mark.parametrize("shape", [(1, 4, 1, 4), (2, 1, 3), (3, 1)])
+def test_full_reductions_of_strided_views_with_unit_dims(layout: str, shape: tuple[int, ...]) -> None:
+    a = ((np.arange(int(np.prod(shape))) % 5) - 2).astype(np.float32).reshape(shape) / 2
+    t = tensor(a, layout)
+    assert_close(t.sum(), [a.sum()], "f32")
+    assert_close(t.mean(), [a.mean()], "f32")
+    assert_close(t.prod(), [a.prod()], "f32")
+    assert_equal(t.max(), np.array([a.max()]), "f32")
+    assert_equal(t.min(), np.array([a.min()]), "f32")
+    assert_equal(t.max_abs(), np.array([np.abs(a).max()]), "f32")
+
+
 def test_reductions_of_empty_tensors() -> None:
     e = Tensor.zeros((0, 3), DEVICE)
     assert_equal(e.sum(), np.array([0.0], np.float32), "f32")
