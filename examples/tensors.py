@@ -4,7 +4,6 @@ Run with `python examples/tensors.py`.
 """
 
 import numpy as np
-
 from ferrum import D1, D2, D3, Bool, Distribution, Int, Tensor, activation
 from ferrum.backend import NdArray
 

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo test --workspace --exclude ferrum-py
+cargo clippy --workspace --all-targets -- -D warnings
 
 venv="${FERRUM_TEST_VENV:-.venv-test}"
 python3 -m venv "$venv"

@@ -2,9 +2,9 @@
 
 import builtins
 from collections.abc import Callable, Sequence
+from types import EllipsisType
 from typing import Any, Generic, TypeVar, final, overload
 
-import numpy as np
 import numpy.typing as npt
 from typing_extensions import TypeVar as DefaultTypeVar
 
@@ -800,7 +800,7 @@ class Tensor(Generic[B, D, K]):
     def split_with_sizes(self, split_sizes: Sequence[builtins.int], dim: builtins.int) -> list[Tensor[B, D, K]]: ...
     def iter_dim(self, dim: builtins.int) -> list[Tensor[B, D, K]]: ...
     # --- indexing
-    def __getitem__(self, key: _Index | tuple[_Index | ellipsis, ...] | ellipsis, /) -> Tensor[B, D, K]:
+    def __getitem__(self, key: _Index | tuple[_Index | EllipsisType, ...] | EllipsisType, /) -> Tensor[B, D, K]:
         """``t[1:3, :, ::2]``: a view; ints keep their dim, as in Burn's slice."""
     def slice(self, ranges: _Ranges) -> Tensor[B, D, K]: ...
     def slice_assign(self, ranges: _Ranges, values: Tensor[B, D, K]) -> Tensor[B, D, K]: ...

@@ -62,11 +62,11 @@ class NdArray(Backend):
     """The CPU engine: multi-threaded SIMD kernels written in Rust."""
 
 
-I = TypeVar("I", bound=Backend)
+Inner = TypeVar("Inner", bound=Backend)
 
 
-class Autodiff(Backend, Generic[I]):
-    """Gradient tracking on top of backend ``I``: ``Autodiff[NdArray]``.
+class Autodiff(Backend, Generic[Inner]):
+    """Gradient tracking on top of backend ``Inner``: ``Autodiff[NdArray]``.
 
     Tensors on it record the operations applied to tensors marked with
     ``require_grad()``; ``loss.backward()`` returns their gradients, which

@@ -56,7 +56,7 @@ fn collect(root: &Arc<Node>) -> Vec<Arc<Node>> {
         seen.insert(n.id, n);
     }
     let mut nodes: Vec<Arc<Node>> = seen.into_values().collect();
-    nodes.sort_unstable_by(|a, b| b.id.cmp(&a.id));
+    nodes.sort_unstable_by_key(|n| std::cmp::Reverse(n.id));
     nodes
 }
 

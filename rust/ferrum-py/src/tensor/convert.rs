@@ -114,11 +114,14 @@ impl PyTensor {
     }
 
     /// As `to_data` (Burn's consuming form; Python keeps the tensor).
+    // Burn's names: Python has no moves, so `into_*` borrows.
+    #[allow(clippy::wrong_self_convention)]
     fn into_data(&self) -> PyTensorData {
         self.to_data()
     }
 
     /// The value of a one-element tensor as a Python float, int or bool.
+    #[allow(clippy::wrong_self_convention)]
     fn into_scalar(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let s = self.t.into_scalar().py(py)?;
         scalar_to_py(py, s)

@@ -162,7 +162,7 @@ impl PyTensor {
     /// top, bottom)` also the one before (Burn's order), and so on.
     #[pyo3(signature = (padding, value = None))]
     fn pad(&self, py: Python<'_>, padding: Vec<usize>, value: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-        if padding.len() % 2 != 0 {
+        if !padding.len().is_multiple_of(2) {
             return Err(argument_error(py, format!("pad: expected (before, after) pairs, found {} numbers", padding.len())));
         }
         let pairs: Vec<(usize, usize)> = padding.chunks(2).map(|c| (c[0], c[1])).collect();
