@@ -1,0 +1,628 @@
+"""Time the same workloads in ferrum, NumPy and PyTorch, and print a table of ratios.
+
+Each row is one workload; the columns are the time of one call in
+microseconds for ferrum, NumPy and PyTorch, then ``numpy/ferrum`` and
+``torch/ferrum``: a ratio above 1 means ferrum is faster. A framework that is
+missing, or that has no counterpart for a row, shows ``-``.
+
+Only the operation is timed: inputs are made (from the same NumPy data for all
+three) before timing, and no result is converted back. Each cell is warmed up,
+then a calibrated inner loop is timed in rounds of three samples and the best
+round median per call is kept (robust to load from other processes).
+Tiny-op rows call the bound operation directly (no Python frame in between),
+so they measure what ``a + b`` costs from Python, dispatch included.
+
+PyTorch is never a dependency of ferrum; it is only the yardstick.
+
+Run with ferrum and NumPy only (the torch columns show ``-``)::
+
+    . /work/venv/bin/activate && pip install .     # from the repository root
+    python benches/compare.py                       # full run, a few minutes
+    python benches/compare.py --quick --only tiny   # what the smoke test runs
+
+Run against PyTorch, from a separate virtual environment that holds torch and
+ferrum both (ferrum is built into it from the source tree)::
+
+    python3 -m venv /work/torch-venv
+    /work/torch-venv/bin/pip install torch numpy
+    /work/torch-venv/bin/pip install /work/main
+    /work/torch-venv/bin/python benches/compare.py
+
+Options: ``--quick`` (smaller sizes, fewer repeats), ``--only SUBSTRING`` (rows
+whose name contains it, case-insensitive), ``--no-torch`` (skip torch even when
+importable). PyTorch runs with ``torch.set_num_threads(2)`` (the machine's
+cores) and under ``torch.no_grad()`` except for the autodiff rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import gc
+import importlib
+import importlib.metadata
+import math
+import operator
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import ferrum
+import numpy as np
+import numpy.typing as npt
+from ferrum import D1, D2, Distribution, Tensor
+from ferrum.backend import Autodiff, NdArray
+
+Thunk = Callable[[], object]
+F32 = npt.NDArray[np.float32]
+
+FERRUM = "ferrum"
+NUMPY = "numpy"
+TORCH = "torch"
+FRAMEWORKS = (FERRUM, NUMPY, TORCH)
+MICRO = "\u00b5s"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How hard to time.
+
+    ``sample_ns``: the least length of one sample (a calibrated loop of calls);
+    ``samples``: the most samples per cell, in rounds of three; ``cell_budget_ns``:
+    fewer samples past this much time per cell; ``warmup_ns``: calls before
+    timing, at least this long (thread pools start, caches fill); ``settle_s``:
+    a pause before each cell so the previous framework's worker threads stop
+    spinning on the two shared cores.
+    """
+
+    quick: bool
+    sample_ns: int
+    samples: int
+    cell_budget_ns: int
+    warmup_ns: int
+    settle_s: float
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One table row.
+
+    ``setup`` makes the inputs and returns one zero-argument callable per
+    framework that has this workload; it runs just before the row is timed
+    and everything it made is dropped right after, so no large tensor outlives
+    its row. ``per`` divides the measured time (e.g. per recorded op).
+    ``grad`` rows keep torch's autograd on.
+    """
+
+    name: str
+    setup: Callable[[], dict[str, Thunk]]
+    per: int = 1
+    grad: bool = False
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    times_us: dict[str, float]
+    note: str = ""
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def _loop(fn: Thunk, number: int) -> int:
+    """Nanoseconds taken by ``number`` calls of ``fn``."""
+    it = range(number)
+    start = time.perf_counter_ns()
+    for _ in it:
+        fn()
+    return time.perf_counter_ns() - start
+
+
+def measure(fn: Thunk, settings: Settings) -> float:
+    """Nanoseconds of one call of ``fn``: the best of a few medians, after warming up.
+
+    The samples are split into rounds of three; each round's median is taken
+    and the smallest of those is kept, which filters out bursts of load from
+    other processes on a shared machine without trusting a single lucky sample.
+    """
+    deadline = time.perf_counter_ns() + settings.warmup_ns
+    first = _loop(fn, 1)  # warm-up: thread pools, caches, allocator
+    while time.perf_counter_ns() < deadline:
+        first = _loop(fn, 1)
+    estimate = first
+    if first < settings.sample_ns:
+        # The fastest of up to 20 single calls, so calls stalled by a busy machine
+        # do not set the loop length.
+        deadline = time.perf_counter_ns() + settings.warmup_ns // 2
+        for _ in range(20):
+            estimate = min(estimate, _loop(fn, 1))
+            if time.perf_counter_ns() > deadline:
+                break
+    # Calibrate the inner loop so one sample lasts about settings.sample_ns.
+    number = max(1, settings.sample_ns // max(estimate, 1))
+    taken = _loop(fn, number)
+    while taken < settings.sample_ns // 2:
+        number *= 2
+        taken = _loop(fn, number)
+    per_sample = max(taken, 1)
+    rounds = max(1, min(settings.samples, settings.cell_budget_ns // per_sample) // 3)
+    gc_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        times = [_loop(fn, number) / number for _ in range(3 * rounds)]
+    finally:
+        if gc_was_on:
+            gc.enable()
+    return min(statistics.median(times[i : i + 3]) for i in range(0, len(times), 3))
+
+
+# --------------------------------------------------------------------------- frameworks
+
+
+def load_torch(disabled: bool) -> Any:
+    """The torch module set for a fair CPU comparison, or None when absent."""
+    if disabled:
+        return None
+    try:
+        torch = importlib.import_module("torch")
+    except ImportError:
+        return None
+    torch.set_num_threads(2)
+    return torch
+
+
+def autodiff_works() -> bool:
+    """Whether the installed build records and differentiates ops."""
+    try:
+        device = Autodiff[NdArray].device()
+        x = Tensor.from_floats([1.0, 2.0], device).require_grad()
+        grads = (x * x).sum().backward()
+        g = x.grad(grads)
+        return g is not None and g.to_data().to_list() == [2.0, 4.0]
+    except Exception:
+        return False
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine_info(torch: Any, settings: Settings, has_autodiff: bool) -> list[str]:
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count() or 0
+    lines = [
+        f"cpu: {cpu_model()}",
+        f"cores: {os.cpu_count()} logical, {usable} usable by this process; "
+        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        f"python: {platform.python_version()} ({sys.executable})",
+        f"ferrum: {_version('ferrum')} ({os.path.dirname(ferrum.__file__)}); "
+        f"autodiff: {'yes' if has_autodiff else 'no (autodiff rows skipped)'}",
+        f"numpy: {np.__version__}",
+    ]
+    if torch is None:
+        lines.append("torch: not importable (torch columns show -)")
+    else:
+        lines.append(f"torch: {torch.__version__}, {torch.get_num_threads()} threads")
+    mode = "quick" if settings.quick else "full"
+    lines.append(
+        f"mode: {mode}; best of up to {settings.samples // 3} medians of 3 samples of >= "
+        f"{settings.sample_ns / 1e6:g} ms each",
+    )
+    return lines
+
+
+# --------------------------------------------------------------------------- workloads
+
+
+def _label(n: int) -> str:
+    if n >= 1 << 20 and n % (1 << 20) == 0:
+        return f"{n >> 20}M"
+    if n >= 1 << 10 and n % (1 << 10) == 0:
+        return f"{n >> 10}K"
+    return str(n)
+
+
+def _rand(rng: np.random.Generator, shape: tuple[int, ...]) -> F32:
+    return rng.random(shape, dtype=np.float32)
+
+
+def build_workloads(torch: Any, settings: Settings, has_autodiff: bool) -> list[Workload]:
+    rng = np.random.default_rng(0)
+    device = NdArray.device()
+    quick = settings.quick
+    out: list[Workload] = []
+
+    def with_torch(cases: dict[str, Thunk], make: Callable[[], Thunk]) -> dict[str, Thunk]:
+        if torch is not None:
+            cases[TORCH] = make()
+        return cases
+
+    # matmul f32, square
+    for n in (64, 128) if quick else (256, 512, 1024, 2048):
+
+        def matmul(n: int = n) -> dict[str, Thunk]:
+            a, b = _rand(rng, (n, n)), _rand(rng, (n, n))
+            fa: Tensor[NdArray, D2] = Tensor.from_numpy(a, device)
+            fb: Tensor[NdArray, D2] = Tensor.from_numpy(b, device)
+            cases: dict[str, Thunk] = {
+                FERRUM: functools.partial(operator.matmul, fa, fb),
+                NUMPY: functools.partial(operator.matmul, a, b),
+            }
+            return with_torch(
+                cases, lambda: functools.partial(operator.matmul, torch.from_numpy(a), torch.from_numpy(b))
+            )
+
+        out.append(Workload(f"matmul f32 {n}x{n}", matmul))
+
+    sizes = (1 << 10, 1 << 16) if quick else (1 << 10, 1 << 20, 1 << 24)
+
+    # element-wise
+    for n in sizes:
+
+        def add(n: int = n) -> dict[str, Thunk]:
+            a, b = _rand(rng, (n,)), _rand(rng, (n,))
+            fa: Tensor[NdArray, D1] = Tensor.from_numpy(a, device)
+            fb: Tensor[NdArray, D1] = Tensor.from_numpy(b, device)
+            cases: dict[str, Thunk] = {
+                FERRUM: functools.partial(operator.add, fa, fb),
+                NUMPY: functools.partial(operator.add, a, b),
+            }
+            return with_torch(
+                cases, lambda: functools.partial(operator.add, torch.from_numpy(a), torch.from_numpy(b))
+            )
+
+        def exp(n: int = n) -> dict[str, Thunk]:
+            a = _rand(rng, (n,))
+            fa: Tensor[NdArray, D1] = Tensor.from_numpy(a, device)
+            cases: dict[str, Thunk] = {FERRUM: fa.exp, NUMPY: functools.partial(np.exp, a)}
+            return with_torch(cases, lambda: torch.from_numpy(a).exp)
+
+        def mul_add(n: int = n) -> dict[str, Thunk]:
+            a, b = _rand(rng, (n,)), _rand(rng, (n,))
+            fa: Tensor[NdArray, D1] = Tensor.from_numpy(a, device)
+            fb: Tensor[NdArray, D1] = Tensor.from_numpy(b, device)
+            cases: dict[str, Thunk] = {FERRUM: lambda: fa * fb + 1.0, NUMPY: lambda: a * b + 1.0}
+            if torch is not None:
+                ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+                cases[TORCH] = lambda: ta * tb + 1.0
+            return cases
+
+        out.append(Workload(f"add {_label(n)}", add))
+        out.append(Workload(f"exp {_label(n)}", exp))
+        out.append(Workload(f"a*b+1.0 {_label(n)}", mul_add))
+
+    # reductions
+    for n in sizes:
+
+        def total(n: int = n) -> dict[str, Thunk]:
+            a = _rand(rng, (n,))
+            fa: Tensor[NdArray, D1] = Tensor.from_numpy(a, device)
+            cases: dict[str, Thunk] = {FERRUM: fa.sum, NUMPY: a.sum}
+            return with_torch(cases, lambda: torch.from_numpy(a).sum)
+
+        def sum_last(n: int = n) -> dict[str, Thunk]:
+            a = _rand(rng, (n // 1024, 1024))
+            fa: Tensor[NdArray, D2] = Tensor.from_numpy(a, device)
+            cases: dict[str, Thunk] = {
+                FERRUM: functools.partial(fa.sum_dim, 1),
+                NUMPY: functools.partial(a.sum, axis=-1),
+            }
+            return with_torch(cases, lambda: functools.partial(torch.from_numpy(a).sum, dim=-1))
+
+        out.append(Workload(f"sum {_label(n)}", total))
+        out.append(Workload(f"sum_dim(-1) [{_label(n // 1024)},1K]", sum_last))
+
+    # tiny-op dispatch
+    def tiny_add() -> dict[str, Thunk]:
+        a, b = _rand(rng, (4,)), _rand(rng, (4,))
+        fa: Tensor[NdArray, D1] = Tensor.from_numpy(a, device)
+        fb: Tensor[NdArray, D1] = Tensor.from_numpy(b, device)
+        cases: dict[str, Thunk] = {
+            FERRUM: functools.partial(operator.add, fa, fb),
+            NUMPY: functools.partial(operator.add, a, b),
+        }
+        return with_torch(
+            cases, lambda: functools.partial(operator.add, torch.from_numpy(a), torch.from_numpy(b))
+        )
+
+    def tiny_exp() -> dict[str, Thunk]:
+        a = _rand(rng, (4,))
+        fa: Tensor[NdArray, D1] = Tensor.from_numpy(a, device)
+        cases: dict[str, Thunk] = {FERRUM: fa.exp, NUMPY: functools.partial(np.exp, a)}
+        return with_torch(cases, lambda: torch.from_numpy(a).exp)
+
+    out.append(Workload("tiny add [4]", tiny_add))
+    out.append(Workload("tiny exp [4]", tiny_exp))
+
+    # softmax over the last dim
+    for rows in (64, 256) if quick else (64, 4096):
+
+        def softmax(rows: int = rows) -> dict[str, Thunk]:
+            a = _rand(rng, (rows, 1024))
+            fa: Tensor[NdArray, D2] = Tensor.from_numpy(a, device)
+
+            def np_softmax() -> object:
+                e = np.exp(a - a.max(axis=-1, keepdims=True))
+                return e / e.sum(axis=-1, keepdims=True)
+
+            cases: dict[str, Thunk] = {
+                FERRUM: functools.partial(ferrum.activation.softmax, fa, 1),
+                NUMPY: np_softmax,
+            }
+            return with_torch(cases, lambda: functools.partial(torch.softmax, torch.from_numpy(a), -1))
+
+        out.append(Workload(f"softmax [{rows},1024]", softmax))
+
+    if has_autodiff:
+        out.extend(_autodiff_workloads(torch, quick))
+    return out
+
+
+def _autodiff_workloads(torch: Any, quick: bool) -> list[Workload]:
+    device = Autodiff[NdArray].device()
+    steps = 50 if quick else 500  # each step records two ops: x * c, then + c
+    ops = 2 * steps
+
+    def chain() -> dict[str, Thunk]:
+        x0 = Tensor.random((16,), Distribution.Uniform(0.0, 1.0), device).require_grad()
+
+        def ferrum_chain() -> None:
+            x = x0
+            for _ in range(steps):
+                x = x * 1.0001 + 0.0001
+            x.sum().backward()
+
+        cases: dict[str, Thunk] = {FERRUM: ferrum_chain}
+        if torch is not None:
+            t0 = torch.rand(16, requires_grad=True)
+
+            def torch_chain() -> None:
+                x = t0
+                for _ in range(steps):
+                    x = x * 1.0001 + 0.0001
+                x.sum().backward()
+                t0.grad = None
+
+            cases[TORCH] = torch_chain
+        return cases
+
+    batch, n_in, n_hidden, n_out = 64, 784, 512, 10
+
+    def mlp() -> dict[str, Thunk]:
+        rng = np.random.default_rng(1)
+        normal = Distribution.Normal(0.0, 0.05)
+        x = Tensor.random((batch, n_in), Distribution.Uniform(0.0, 1.0), device)
+        w1 = Tensor.random((n_in, n_hidden), normal, device).require_grad()
+        b1 = Tensor.zeros((1, n_hidden), device).require_grad()
+        w2 = Tensor.random((n_hidden, n_out), normal, device).require_grad()
+        b2 = Tensor.zeros((1, n_out), device).require_grad()
+
+        def ferrum_mlp() -> None:
+            h = ferrum.activation.relu(x @ w1 + b1)
+            y = h @ w2 + b2
+            grads = (y * y).mean().backward()
+            w1.grad(grads)
+
+        # NumPy has no autodiff: the same forward and backward, written by hand.
+        nx = rng.random((batch, n_in), dtype=np.float32)
+        nw1 = (rng.standard_normal((n_in, n_hidden)) * 0.05).astype(np.float32)
+        nb1 = np.zeros(n_hidden, dtype=np.float32)
+        nw2 = (rng.standard_normal((n_hidden, n_out)) * 0.05).astype(np.float32)
+        nb2 = np.zeros(n_out, dtype=np.float32)
+
+        def numpy_mlp() -> tuple[F32, ...]:
+            pre = nx @ nw1 + nb1
+            h = np.maximum(pre, np.float32(0.0))
+            y = h @ nw2 + nb2
+            dy = y * np.float32(2.0 / y.size)
+            dw2 = h.T @ dy
+            db2 = dy.sum(axis=0)
+            dh = dy @ nw2.T
+            dh[pre <= 0] = 0
+            dw1 = nx.T @ dh
+            db1 = dh.sum(axis=0)
+            return dw1, db1, dw2, db2
+
+        cases: dict[str, Thunk] = {FERRUM: ferrum_mlp, NUMPY: numpy_mlp}
+        if torch is not None:
+            tx = torch.from_numpy(nx)
+            params = [torch.from_numpy(p.copy()).requires_grad_() for p in (nw1, nb1, nw2, nb2)]
+            tw1, tb1, tw2, tb2 = params
+
+            def torch_mlp() -> None:
+                h = torch.relu(tx @ tw1 + tb1)
+                y = h @ tw2 + tb2
+                (y * y).mean().backward()
+                for p in params:
+                    p.grad = None
+
+            cases[TORCH] = torch_mlp
+        return cases
+
+    return [
+        Workload(f"autodiff chain {ops} ops, per op", chain, per=ops, grad=True),
+        Workload(f"mlp {n_in}-{n_hidden}-{n_out} b{batch} fwd+bwd", mlp, grad=True),
+    ]
+
+
+# --------------------------------------------------------------------------- running
+
+
+@contextlib.contextmanager
+def _torch_mode(torch: Any, grad: bool) -> Iterator[None]:
+    if torch is None or grad:
+        yield
+    else:
+        with torch.no_grad():
+            yield
+
+
+def run(workload: Workload, torch: Any, settings: Settings) -> Result:
+    times: dict[str, float] = {}
+    notes: list[str] = []
+    try:
+        cases = workload.setup()
+    except Exception as exc:  # an op the installed build lacks: report, keep going
+        return Result(workload.name, {}, f"setup failed: {type(exc).__name__}: {exc}")
+    for framework in FRAMEWORKS:
+        fn = cases.pop(framework, None)
+        if fn is None:
+            continue
+        time.sleep(settings.settle_s)
+        try:
+            with _torch_mode(torch, workload.grad if framework == TORCH else True):
+                times[framework] = measure(fn, settings) / 1e3 / workload.per
+        except Exception as exc:
+            notes.append(f"{framework} failed: {type(exc).__name__}: {exc}")
+        del fn
+    del cases
+    gc.collect()
+    return Result(workload.name, times, "; ".join(notes))
+
+
+def _fmt_us(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value < 10:
+        return f"{value:.3f}"
+    if value < 1000:
+        return f"{value:.1f}"
+    return f"{value:.0f}"
+
+
+def _ratio(times: dict[str, float], other: str) -> float | None:
+    mine, theirs = times.get(FERRUM), times.get(other)
+    if mine is None or theirs is None or mine <= 0:
+        return None
+    return theirs / mine
+
+
+def _fmt_ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
+HEADER = (
+    "workload",
+    f"ferrum {MICRO}",
+    f"numpy {MICRO}",
+    f"torch {MICRO}",
+    "numpy/ferrum",
+    "torch/ferrum",
+)
+WIDTHS = (34, 12, 12, 12, 12, 12)
+
+
+def format_row(cells: tuple[str, ...]) -> str:
+    first = cells[0].ljust(WIDTHS[0])
+    rest = " ".join(cell.rjust(width) for cell, width in zip(cells[1:], WIDTHS[1:], strict=True))
+    return f"{first} {rest}".rstrip()
+
+
+def result_cells(result: Result) -> tuple[str, ...]:
+    t = result.times_us
+    return (
+        result.name,
+        _fmt_us(t.get(FERRUM)),
+        _fmt_us(t.get(NUMPY)),
+        _fmt_us(t.get(TORCH)),
+        _fmt_ratio(_ratio(t, NUMPY)),
+        _fmt_ratio(_ratio(t, TORCH)),
+    )
+
+
+def geomean(values: list[float]) -> float | None:
+    if not values:
+        return None
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats (smoke test)")
+    parser.add_argument("--only", metavar="SUBSTRING", help="only rows whose name contains SUBSTRING")
+    parser.add_argument("--no-torch", action="store_true", help="leave torch out even when importable")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    quick: bool = args.quick
+    if quick:
+        settings = Settings(
+            quick=True,
+            sample_ns=1_000_000,
+            samples=3,
+            cell_budget_ns=50_000_000,
+            warmup_ns=10_000_000,
+            settle_s=0.01,
+        )
+    else:
+        settings = Settings(
+            quick=False,
+            sample_ns=2_000_000,
+            samples=30,
+            cell_budget_ns=1_500_000_000,
+            warmup_ns=200_000_000,
+            settle_s=0.2,
+        )
+    torch = load_torch(args.no_torch)
+    has_autodiff = autodiff_works()
+    NdArray.seed(0)
+
+    for line in machine_info(torch, settings, has_autodiff):
+        print(line)
+    print()
+
+    workloads = build_workloads(torch, settings, has_autodiff)
+    only: str | None = args.only
+    if only is not None:
+        workloads = [w for w in workloads if only.lower() in w.name.lower()]
+        if not workloads:
+            print(f"no workload matches --only {only!r}", file=sys.stderr)
+            return 2
+
+    print(format_row(HEADER))
+    print(format_row(tuple("-" * w for w in WIDTHS)))
+    results: list[Result] = []
+    for workload in workloads:
+        result = run(workload, torch, settings)
+        results.append(result)
+        print(format_row(result_cells(result)), flush=True)
+        if result.note:
+            print(f"    ! {result.note}", flush=True)
+
+    print()
+    for other in (NUMPY, TORCH):
+        ratios = [r for r in (_ratio(res.times_us, other) for res in results) if r is not None]
+        mean = geomean(ratios)
+        if mean is not None:
+            print(f"geometric mean {other}/ferrum over {len(ratios)} rows: {mean:.2f}x")
+    failed = [r.name for r in results if r.note]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
