@@ -32,6 +32,7 @@ from ferrum._ferrum import (
     TensorData,
 )
 from ferrum.config import ConfigError, config
+from ferrum.module import Module, ModuleMapper, ModuleVisitor, Param, ParamId
 from ferrum.rank import D1, D2, D3, D4, D5, D6, Rank
 
 __all__ = [
@@ -54,7 +55,12 @@ __all__ = [
     "Int",
     "Kind",
     "KindError",
+    "Module",
+    "ModuleMapper",
+    "ModuleVisitor",
     "OutOfBoundsError",
+    "Param",
+    "ParamId",
     "Rank",
     "ShapeError",
     "Tensor",

@@ -12,6 +12,8 @@ What it adds:
   ``with_<field>(value) -> <Config>`` builder per field, ``save(path)``,
   ``load(path) -> <Config>`` (a classmethod), ``to_dict()`` and
   ``from_dict(data) -> <Config>``.
+- ``module.valid()`` on a ``M[Autodiff[I]]`` (any ``Module`` subclass) is a
+  ``M[I]``: the module re-parametrised with the inner backend.
 
 Example (checked by mypy with the plugin)::
 
@@ -34,15 +36,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mypy.nodes import ARG_POS, Argument, DataclassTransformSpec, TypeInfo, Var
-from mypy.plugin import ClassDefContext, Plugin, SemanticAnalyzerPluginInterface
+from mypy.plugin import ClassDefContext, MethodContext, Plugin, SemanticAnalyzerPluginInterface
 from mypy.plugins.common import add_method_to_class
 from mypy.plugins.dataclasses import DataclassAttribute, DataclassTransformer, dataclass_tag_callback
-from mypy.types import AnyType, NoneType, Type, TypeOfAny, UnionType
+from mypy.types import AnyType, Instance, NoneType, ProperType, Type, TypeOfAny, UnionType, get_proper_type
 from mypy.typevars import fill_typevars
 
 __all__ = ["FerrumPlugin", "plugin"]
 
 CONFIG_DECORATOR = "ferrum.config.config"
+MODULE_CLASS = "ferrum.module.base.Module"
+AUTODIFF_CLASS = "ferrum.backend.Autodiff"
 
 # `@config` is `dataclass(frozen=True)`; mirrors the decorator's @dataclass_transform(frozen_default=True).
 _CONFIG_SPEC = DataclassTransformSpec(frozen_default=True)
@@ -102,11 +106,33 @@ def _add_method(
     add_method_to_class(ctx.api, ctx.cls, name, args=args, return_type=returns, is_classmethod=is_classmethod)
 
 
+def module_valid(ctx: MethodContext) -> Type:
+    """``M[Autodiff[I]].valid() -> M[I]``: every ``Autodiff[I]`` type argument becomes ``I``."""
+    returned = get_proper_type(ctx.default_return_type)
+    receiver = get_proper_type(ctx.type)
+    if not (isinstance(receiver, Instance) and receiver.type.has_base(MODULE_CLASS)):
+        return ctx.default_return_type
+    if not isinstance(returned, Instance) or returned.type is not receiver.type:
+        return ctx.default_return_type
+    return returned.copy_modified(args=[_strip_autodiff(arg) for arg in returned.args])
+
+
+def _strip_autodiff(arg: Type) -> Type:
+    proper: ProperType = get_proper_type(arg)
+    if isinstance(proper, Instance) and proper.type.fullname == AUTODIFF_CLASS and proper.args:
+        return proper.args[0]
+    return arg
+
+
 _ClassHook = Callable[[ClassDefContext], None]
 _ClassHook2 = Callable[[ClassDefContext], bool]
 
 # First pass (main semantic analysis): only tag dataclasses, so subclasses see their bases as such.
 _CLASS_DECORATOR_HOOKS: dict[str, _ClassHook] = {CONFIG_DECORATOR: dataclass_tag_callback}
+_MethodHook = Callable[[MethodContext], Type]
+# Method hooks are looked up by the receiver's class, so these match on the method name;
+# the hook itself checks that the receiver is a Module.
+_METHOD_NAME_HOOKS: dict[str, _MethodHook] = {"valid": module_valid}
 # Second pass (after semantic analysis, all types known).
 _CLASS_DECORATOR_HOOKS_2: dict[str, _ClassHook2] = {CONFIG_DECORATOR: transform_config}
 
@@ -119,6 +145,9 @@ class FerrumPlugin(Plugin):
 
     def get_class_decorator_hook_2(self, fullname: str) -> _ClassHook2 | None:
         return _CLASS_DECORATOR_HOOKS_2.get(fullname)
+
+    def get_method_hook(self, fullname: str) -> _MethodHook | None:
+        return _METHOD_NAME_HOOKS.get(fullname.rpartition(".")[2])
 
 
 def plugin(version: str) -> type[Plugin]:

@@ -1,0 +1,209 @@
+"""``Module``: Burn's Module trait, as a typed dataclass base class.
+
+Subclass ``Module[B]`` and declare fields: parameters (``Param[...]``),
+sub-modules, lists of sub-modules, optional sub-modules (``X | None``) or
+constants. The subclass becomes a dataclass (keyword or positional
+construction, identity equality). Modules are values: ``map``, ``valid``,
+``no_grad``, ``fork``, ``to_device`` and ``load_record`` return new modules
+and leave the original as it was.
+
+Example:
+    >>> from typing import TypeVar
+    >>> from ferrum import D2, Tensor
+    >>> from ferrum.backend import Backend, NdArray
+    >>> from ferrum.module import Module, Param
+    >>> B = TypeVar("B", bound=Backend)
+    >>> class Scale(Module[B]):
+    ...     weight: Param[Tensor[B, D2]]
+    ...     factor: float
+    ...     def forward(self, x: Tensor[B, D2]) -> Tensor[B, D2]:
+    ...         return x * self.weight.val() * self.factor
+    >>> scale = Scale(Param(Tensor.ones((1, 3), NdArray.device())), 2.0)
+    >>> scale.num_params(), [name for name, _ in scale.named_parameters()]
+    (3, ['weight'])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, Generic, Protocol, TypeVar
+
+from typing_extensions import Self, dataclass_transform
+
+from ferrum._ferrum import Device, Float, Tensor
+from ferrum.backend import Backend
+from ferrum.module import display, record, tree
+from ferrum.module.param import Param, ParamId, RunningState
+
+__all__ = ["Module", "ModuleMapper", "ModuleVisitor"]
+
+B = TypeVar("B", bound=Backend)
+
+
+class ModuleVisitor(Protocol):
+    """Reads every float tensor of a module (parameters and running states), by id.
+
+    Example:
+        >>> class Counter:
+        ...     def __init__(self) -> None:
+        ...         self.total = 0
+        ...     def visit_float(self, id, tensor) -> None:
+        ...         self.total += tensor.num_elements()
+    """
+
+    def visit_float(self, id: ParamId, tensor: Tensor[Any, Any, Float]) -> None:
+        """Called once per tensor, in declaration order."""
+        ...
+
+
+class ModuleMapper(Protocol):
+    """Replaces every float tensor of a module, by id; ``Module.map`` builds the new module.
+
+    Example:
+        >>> class Halve:
+        ...     def map_float(self, id, tensor):
+        ...         return tensor * 0.5
+    """
+
+    def map_float(self, id: ParamId, tensor: Tensor[Any, Any, Float]) -> Tensor[Any, Any, Float]:
+        """The new tensor for ``id``; it must keep the shape."""
+        ...
+
+
+@dataclass_transform(eq_default=False)
+class Module(Generic[B]):
+    """Base class of every module; subclasses are dataclasses over their annotated fields.
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LinearConfig
+        >>> layer = LinearConfig(4, 2).init(NdArray.device())
+        >>> layer.num_params()
+        10
+        >>> layer
+        Linear {d_input: 4, d_output: 2, bias: true, params: 10}
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # repr=False keeps Module.__repr__ (the tree) unless the subclass writes its own.
+        dataclasses.dataclass(eq=False, repr=False)(cls)
+
+    def _display_settings(self) -> list[tuple[str, object]] | None:
+        """Settings shown on one line (``Linear {d_input: 4, ...}``); None prints the field tree."""
+        return None
+
+    def num_params(self) -> int:
+        """The number of trainable scalars (running states are not parameters)."""
+        return sum(param.num_params() for param in self.parameters())
+
+    def named_parameters(self) -> list[tuple[str, Param[Any]]]:
+        """``(dotted path, parameter)`` pairs in declaration order, e.g. ``linear1.weight``."""
+        return [(path, leaf) for path, leaf in tree.leaves(self) if isinstance(leaf, Param)]
+
+    def parameters(self) -> list[Param[Any]]:
+        """Every parameter, in declaration order."""
+        return [param for _, param in self.named_parameters()]
+
+    def visit(self, visitor: ModuleVisitor) -> None:
+        """Call ``visitor.visit_float(id, tensor)`` for every parameter and running state."""
+        for _, leaf in tree.leaves(self):
+            visitor.visit_float(leaf.id, leaf.val() if isinstance(leaf, Param) else leaf.value())
+
+    def map(self, mapper: ModuleMapper) -> Self:
+        """A new module whose tensors are ``mapper.map_float(id, tensor)``; ids and flags are kept.
+
+        Example:
+            >>> from ferrum.backend import NdArray
+            >>> from ferrum.nn import LinearConfig
+            >>> class Zero:
+            ...     def map_float(self, id, tensor):
+            ...         return tensor.zeros_like()
+            >>> layer = LinearConfig(2, 2).init(NdArray.device())
+            >>> layer.map(Zero()).weight.val().sum().into_scalar()
+            0.0
+        """
+
+        def on_param(path: str, param: Param[Any]) -> Param[Any]:
+            return param.map(lambda tensor: _checked(path, tensor, mapper.map_float(param.id, tensor)))
+
+        def on_state(path: str, state: RunningState[Any]) -> RunningState[Any]:
+            value = state.value()
+            return RunningState(_checked(path, value, mapper.map_float(state.id, value)), state.id)
+
+        return tree.rebuild(self, on_param, on_state)  # type: ignore[no-any-return]
+
+    def into_record(self) -> dict[str, Any]:
+        """Nested dict of ``{"id": str, "param": Tensor}`` per parameter; constants are left out."""
+        return record.into_record(self)  # type: ignore[no-any-return]
+
+    def load_record(self, record_: Mapping[str, Any]) -> Self:
+        """A new module holding the record's tensors and ids.
+
+        The record must have this module's structure and shapes; ``ValueError``
+        names the parameter path and both shapes otherwise.
+        """
+        return record.load_record(self, record_, "")  # type: ignore[no-any-return]
+
+    def valid(self) -> Self:
+        """The module on the inner backend (no gradient tracking, dropout off, BatchNorm on running stats).
+
+        ``mypy`` with ``ferrum.mypy`` types ``M[Autodiff[I]].valid()`` as ``M[I]``.
+        Tensors already on a plain backend stay where they are.
+        """
+
+        def on_param(path: str, param: Param[Any]) -> Param[Any]:
+            tensor = param.val()
+            if not tensor.device().is_autodiff:
+                return param
+            return Param(tensor.inner(), param.id, param.is_require_grad())
+
+        def on_state(path: str, state: RunningState[Any]) -> RunningState[Any]:
+            value = state.value()
+            return RunningState(value.inner() if value.device().is_autodiff else value, state.id)
+
+        return tree.rebuild(self, on_param, on_state)  # type: ignore[no-any-return]
+
+    def no_grad(self) -> Self:
+        """A copy whose parameters are not trained (still saved in records)."""
+        return tree.rebuild(self, lambda _, param: param.set_require_grad(False))  # type: ignore[no-any-return]
+
+    def fork(self, device: Device[B]) -> Self:
+        """A copy on ``device`` whose parameters are fresh leaves (no link to any earlier graph)."""
+        return self.to_device(device)
+
+    def to_device(self, device: Device[Any]) -> Self:
+        """A copy with every tensor moved to ``device``."""
+        if not isinstance(device, Device):
+            raise TypeError(f"to_device needs a Device, found {type(device).__name__}")
+
+        def on_param(path: str, param: Param[Any]) -> Param[Any]:
+            return Param(param.val().to_device(device), param.id, param.is_require_grad())
+
+        def on_state(path: str, state: RunningState[Any]) -> RunningState[Any]:
+            return RunningState(state.value().to_device(device), state.id)
+
+        return tree.rebuild(self, on_param, on_state)  # type: ignore[no-any-return]
+
+    def devices(self) -> list[Device[B]]:
+        """The distinct devices of the module's tensors, in declaration order."""
+        found: list[Device[B]] = []
+        for _, leaf in tree.leaves(self):
+            device = leaf.val().device() if isinstance(leaf, Param) else leaf.value().device()
+            if device not in found:
+                found.append(device)
+        return found
+
+    def __repr__(self) -> str:
+        return display.format_module(self)
+
+
+def _checked(path: str, before: Tensor[Any, Any, Any], after: object) -> Any:
+    if not isinstance(after, Tensor):
+        raise TypeError(f"map_float for '{path}' returned {type(after).__name__}, expected a Tensor")
+    if after.dims() != before.dims():
+        raise ValueError(
+            f"map_float for '{path}' changed the shape from {list(before.dims())} to {list(after.dims())}"
+        )
+    return after

@@ -1,0 +1,215 @@
+"""Parameters: tensors with a stable id that optimizers and records refer to.
+
+A ``Param`` wraps a Float tensor. On an autodiff device the stored tensor is
+a tracked leaf (``require_grad()``), so ``loss.backward()`` reports its
+gradient and ``param.val().grad(grads)`` reads it. ``RunningState`` holds a
+tensor a module updates while it runs (BatchNorm's running statistics): it
+has an id and is saved in records, but is never trained.
+
+Example:
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> from ferrum.module import Param
+    >>> weight = Param(Tensor.ones((2, 3), NdArray.device()))
+    >>> weight.val().dims(), weight.is_require_grad()
+    ((2, 3), True)
+    >>> weight.map(lambda t: t * 2.0).id == weight.id
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import secrets
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from ferrum._ferrum import Device, Float, Tensor
+
+__all__ = ["Param", "ParamId", "RunningState"]
+
+T = TypeVar("T", bound="Tensor[Any, Any, Float]")
+
+_U64 = 1 << 64
+
+
+@dataclasses.dataclass(frozen=True)
+class ParamId:
+    """The id of a parameter: a random 64-bit number, shown as its decimal string (as in Burn).
+
+    Ids do not come from the seeded generator, so seeding never makes two
+    parameters share one.
+
+    Example:
+        >>> from ferrum.module import ParamId
+        >>> pid = ParamId.new()
+        >>> ParamId.from_str(str(pid)) == pid
+        True
+    """
+
+    value: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.value, int) or isinstance(self.value, bool) or not 0 <= self.value < _U64:
+            raise ValueError(f"ParamId value must be an int in [0, 2**64), found {self.value!r}")
+
+    @staticmethod
+    def new() -> ParamId:
+        """A fresh random id."""
+        return ParamId(secrets.randbits(64))
+
+    @staticmethod
+    def from_str(text: str) -> ParamId:
+        """Parse ``str(id)``; any other string (Burn's legacy ids) maps to a stable hash of it."""
+        if not isinstance(text, str) or not text:
+            raise ValueError(f"ParamId.from_str needs a non-empty str, found {text!r}")
+        if text.isdigit() and int(text) < _U64:
+            return ParamId(int(text))
+        digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
+        return ParamId(int.from_bytes(digest, "little"))
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __repr__(self) -> str:
+        return f"ParamId({self.value})"
+
+
+def _tracked(tensor: T, require_grad: bool) -> T:
+    # A detached copy is a fresh leaf: the parameter never drags an old graph along.
+    if tensor.device().is_autodiff:
+        leaf: Any = tensor.detach()
+        return leaf.require_grad() if require_grad else leaf  # type: ignore[no-any-return]
+    return tensor
+
+
+def _check_float(tensor: object, what: str) -> None:
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"{what} holds a Tensor, found {type(tensor).__name__}")
+    if tensor.kind is not Float:
+        raise TypeError(f"{what} holds a Float tensor, found kind {tensor.kind.__name__}")
+
+
+def _same_backend(tensor: T, like: Device[Any]) -> T:
+    # A function applied to a parameter (an optimizer step) may compute on the
+    # inner backend; the parameter stays on the autodiff one.
+    dev = tensor.device()
+    if like.is_autodiff and not dev.is_autodiff and dev == like.inner:
+        return Tensor.from_inner(tensor)  # type: ignore[return-value]
+    return tensor
+
+
+class Param(Generic[T]):
+    """A module parameter: a Float tensor with an id and a require-grad flag.
+
+    ``val()`` returns the same tracked tensor on every call, so gradients
+    looked up through it match the ones ``backward()`` computed.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import Autodiff, NdArray
+        >>> from ferrum.module import Param
+        >>> w = Param(Tensor.ones((2,), Autodiff[NdArray].device()))
+        >>> grads = (w.val() * 3.0).sum().backward()
+        >>> w.val().grad(grads).to_data().to_list()
+        [3.0, 3.0]
+    """
+
+    __slots__ = ("_id", "_require_grad", "_tensor")
+
+    def __init__(self, value: T, id: ParamId | None = None, require_grad: bool = True) -> None:
+        _check_float(value, "Param")
+        if id is not None and not isinstance(id, ParamId):
+            raise TypeError(f"Param id must be a ParamId, found {type(id).__name__}")
+        self._id = id if id is not None else ParamId.new()
+        self._require_grad = bool(require_grad)
+        self._tensor = _tracked(value, self._require_grad)
+
+    @property
+    def id(self) -> ParamId:
+        """The parameter's id, kept by ``map``, records and optimizer steps."""
+        return self._id
+
+    def val(self) -> T:
+        """The tensor (a tracked leaf on an autodiff device when require_grad is set)."""
+        return self._tensor
+
+    def map(self, f: Callable[[T], T]) -> Param[T]:
+        """A new parameter holding ``f(val())``, with the same id and require-grad flag."""
+        out = _same_backend(f(self._tensor), self._tensor.device())
+        return Param(out, self._id, self._require_grad)
+
+    def set_require_grad(self, require_grad: bool) -> Param[T]:
+        """A new parameter with the flag changed; ``False`` keeps it out of training but in records."""
+        return Param(self._tensor, self._id, require_grad)
+
+    def is_require_grad(self) -> bool:
+        """Whether the parameter is trained."""
+        return self._require_grad
+
+    def shape(self) -> tuple[int, ...]:
+        """The tensor's shape."""
+        return self._tensor.dims()
+
+    def device(self) -> Device[Any]:
+        """The tensor's device."""
+        return self._tensor.device()
+
+    def num_params(self) -> int:
+        """The number of scalars in the tensor."""
+        return self._tensor.num_elements()
+
+    def __repr__(self) -> str:
+        return f"Param(id={self._id}, shape={list(self.shape())}, require_grad={self._require_grad})"
+
+
+class RunningState(Generic[T]):
+    """A tensor a module updates as it runs, such as BatchNorm's running mean.
+
+    It is saved in records and visited by ``visit``/``map`` like a parameter,
+    but never tracked for gradients. Updates replace the value held by this
+    object; ``Module.map``, ``valid`` and friends give the new module its own
+    copy, so earlier modules keep theirs.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.module import RunningState
+        >>> mean = RunningState(Tensor.zeros((3,), NdArray.device()))
+        >>> mean.update(Tensor.ones((3,), NdArray.device()))
+        >>> mean.value().sum().into_scalar()
+        3.0
+    """
+
+    __slots__ = ("_id", "_value")
+
+    def __init__(self, value: T, id: ParamId | None = None) -> None:
+        _check_float(value, "RunningState")
+        self._id = id if id is not None else ParamId.new()
+        self._value: T = value.detach()  # type: ignore[assignment]
+
+    @property
+    def id(self) -> ParamId:
+        """The state's id, as used in records."""
+        return self._id
+
+    def value(self) -> T:
+        """The current value."""
+        return self._value
+
+    def update(self, value: T) -> None:
+        """Replace the value (detached: running statistics carry no graph)."""
+        _check_float(value, "RunningState")
+        if value.dims() != self._value.dims():
+            raise ValueError(
+                f"RunningState.update: expected shape {list(self._value.dims())}, found {list(value.dims())}"
+            )
+        self._value = value.detach()  # type: ignore[assignment]
+
+    def shape(self) -> tuple[int, ...]:
+        """The value's shape."""
+        return self._value.dims()
+
+    def __repr__(self) -> str:
+        return f"RunningState(id={self._id}, shape={list(self.shape())})"

@@ -1,0 +1,134 @@
+"""A module's record: the nested dict of its parameters, and loading one back.
+
+Parameters and running states are ``{"id": "<ParamId>", "param": Tensor}``;
+sub-modules are nested dicts, lists of modules are lists, constants and
+absent optional parts are left out.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ferrum._ferrum import Device, Float, Tensor, TensorData
+from ferrum.module.param import Param, ParamId, RunningState
+from ferrum.module.tree import is_module, join, node_fields
+
+__all__ = ["into_record", "load_record"]
+
+
+def into_record(node: object) -> Any:
+    """The record of a module, list, parameter or running state."""
+    if isinstance(node, Param):
+        return {"id": str(node.id), "param": node.val()}
+    if isinstance(node, RunningState):
+        return {"id": str(node.id), "param": node.value()}
+    if is_module(node):
+        return {name: into_record(value) for name, value in node_fields(node) if value is not None}  # type: ignore[arg-type]
+    if isinstance(node, (list, tuple)):
+        return [into_record(item) for item in node]
+    raise TypeError(f"cannot make a record of {type(node).__name__}")
+
+
+def load_record(node: Any, record: object, path: str) -> Any:
+    """A copy of ``node`` holding the tensors and ids of ``record``; ValueError names the first mismatch."""
+    where = path or "<root>"
+    if isinstance(node, Param):
+        tensor, pid = _leaf(record, node.val(), node.id, where)
+        return Param(tensor, pid, node.is_require_grad())
+    if isinstance(node, RunningState):
+        tensor, pid = _leaf(record, node.value(), node.id, where)
+        return RunningState(tensor, pid)
+    if is_module(node):
+        return _load_module(node, record, path)
+    if isinstance(node, (list, tuple)):
+        if not isinstance(record, (list, tuple)):
+            found = _kind(record)
+            raise ValueError(f"record for '{where}': expected a list of {len(node)} items, found {found}")
+        if len(record) != len(node):
+            raise ValueError(f"record for '{where}': expected {len(node)} items, found {len(record)}")
+        pairs = enumerate(zip(node, record, strict=True))
+        items = [load_record(item, rec, join(path, str(i))) for i, (item, rec) in pairs]
+        return items if isinstance(node, list) else tuple(items)
+    raise TypeError(f"cannot load a record into {type(node).__name__} at '{where}'")
+
+
+def _load_module(module: Any, record: object, path: str) -> Any:
+    name = type(module).__name__
+    where = path or "<root>"
+    if not isinstance(record, Mapping):
+        raise ValueError(f"record for '{where}' ({name}): expected a dict of fields, found {_kind(record)}")
+    fields = node_fields(module)
+    known = {field for field, _ in fields}
+    for key in record:
+        if key in known:
+            continue
+        sub = join(path, str(key))
+        if isinstance(key, str) and hasattr(module, key) and getattr(module, key) is None:
+            if record[key] is None:
+                continue
+            raise ValueError(f"record has a value for '{sub}', but {name}.{key} is None in this module")
+        have = ", ".join(sorted(known)) or "none"
+        raise ValueError(f"record has '{sub}', which {name} does not have (its parameter fields: {have})")
+    loaded: dict[str, object] = {}
+    for field, value in fields:
+        sub = join(path, field)
+        rec = record.get(field)
+        if isinstance(value, list) and not value:
+            if rec not in (None, []):
+                raise ValueError(f"record has items for '{sub}', but {name}.{field} is an empty list")
+            continue
+        if field not in record:
+            raise ValueError(f"record is missing '{sub}' ({type(value).__name__})")
+        loaded[field] = load_record(value, rec, sub)
+    new = copy.copy(module)
+    for field, value in loaded.items():
+        object.__setattr__(new, field, value)
+    return new
+
+
+def _leaf(record: object, current: Tensor[Any, Any, Any], pid: ParamId, where: str) -> tuple[Any, ParamId]:
+    if not isinstance(record, Mapping) or "param" not in record:
+        expected = "{'id': str, 'param': tensor}"
+        raise ValueError(f"record for parameter '{where}': expected {expected}, found {_kind(record)}")
+    tensor = _tensor(record["param"], current.device(), where)
+    if tensor.dims() != current.dims():
+        raise ValueError(
+            f"record for parameter '{where}' has shape {list(tensor.dims())},"
+            f" the module expects {list(current.dims())}"
+        )
+    if tensor.dtype != current.dtype:
+        tensor = tensor.cast(current.dtype)
+    raw_id = record.get("id")
+    if raw_id is None:
+        return tensor, pid
+    if isinstance(raw_id, ParamId):
+        return tensor, raw_id
+    if isinstance(raw_id, int) and not isinstance(raw_id, bool):
+        return tensor, ParamId(raw_id)
+    if isinstance(raw_id, str):
+        return tensor, ParamId.from_str(raw_id)
+    raise ValueError(f"record for parameter '{where}': id must be a str, found {_kind(raw_id)}")
+
+
+def _tensor(value: object, device: Device[Any], where: str) -> Tensor[Any, Any, Any]:
+    if isinstance(value, Tensor):
+        tensor: Tensor[Any, Any, Any] = value if value.device() == device else value.to_device(device)
+    elif isinstance(value, TensorData):
+        tensor = Tensor.from_data(value, device)
+    elif isinstance(value, np.ndarray):
+        tensor = Tensor.from_numpy(value, device)
+    else:
+        expected = "a Tensor, TensorData or NumPy array"
+        raise ValueError(f"record for parameter '{where}': expected {expected}, found {_kind(value)}")
+    if tensor.kind is not Float:
+        found = tensor.kind.__name__
+        raise ValueError(f"record for parameter '{where}': expected a Float tensor, found kind {found}")
+    return tensor
+
+
+def _kind(value: object) -> str:
+    return "None" if value is None else type(value).__name__

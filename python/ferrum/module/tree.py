@@ -1,0 +1,114 @@
+"""Walking a module's fields: which hold parameters, and rebuilding a module with new ones.
+
+A field is part of the module tree when it holds a ``Param``, a
+``RunningState``, a ``Module``, a list or tuple of those, or ``None`` (an
+absent optional part). Anything else is a constant: kept as is, left out of
+records.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from ferrum.module.param import Param, RunningState
+
+if TYPE_CHECKING:
+    from ferrum.module.base import Module
+
+__all__ = ["Leaf", "is_module", "join", "leaves", "node_fields", "rebuild"]
+
+Leaf = Param[Any] | RunningState[Any]
+
+
+def is_module(value: object) -> bool:
+    from ferrum.module.base import Module
+
+    return isinstance(value, Module)
+
+
+def _is_item(value: object) -> bool:
+    return isinstance(value, (Param, RunningState)) or is_module(value)
+
+
+def _holds_tree(value: object) -> bool | None:
+    """True for a tree node, False for a constant, None for a list mixing both."""
+    if _is_item(value):
+        return True
+    if isinstance(value, (list, tuple)):
+        if not value:
+            # An empty list may be a list of layers built with zero items; an empty tuple is a constant.
+            return isinstance(value, list)
+        kinds = {_holds_tree(item) for item in value}
+        if len(kinds) == 1:
+            return kinds.pop()
+        return None
+    return False
+
+
+def _is_node(owner: object, name: str, value: object) -> bool:
+    kind = _holds_tree(value)
+    if kind is None:
+        raise TypeError(
+            f"{type(owner).__name__}.{name} mixes modules or parameters with other values;"
+            " a list field holds either only modules/parameters or only constants"
+        )
+    return kind
+
+
+def node_fields(module: Module[Any]) -> list[tuple[str, object]]:
+    """The (name, value) of every field of ``module`` that belongs to the tree, in declaration order."""
+    found: list[tuple[str, object]] = []
+    for field in dataclasses.fields(module):  # type: ignore[arg-type]
+        if not hasattr(module, field.name):
+            raise AttributeError(f"{type(module).__name__} has no value for its field '{field.name}'")
+        value = getattr(module, field.name)
+        if _is_node(module, field.name, value):
+            found.append((field.name, value))
+    return found
+
+
+def join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def leaves(node: object, path: str = "") -> Iterator[tuple[str, Leaf]]:
+    """Every parameter and running state under ``node``, with its dotted path (list items by index)."""
+    if isinstance(node, (Param, RunningState)):
+        yield path, node
+    elif is_module(node):
+        for name, value in node_fields(node):  # type: ignore[arg-type]
+            yield from leaves(value, join(path, name))
+    elif isinstance(node, (list, tuple)):
+        for i, item in enumerate(node):
+            yield from leaves(item, join(path, str(i)))
+
+
+OnParam = Callable[[str, Param[Any]], Param[Any]]
+OnState = Callable[[str, RunningState[Any]], RunningState[Any]]
+
+
+def _copy_state(path: str, state: RunningState[Any]) -> RunningState[Any]:
+    return RunningState(state.value(), state.id)
+
+
+def rebuild(node: Any, on_param: OnParam, on_state: OnState = _copy_state, path: str = "") -> Any:
+    """A copy of ``node`` with each parameter replaced by ``on_param`` and each state by ``on_state``.
+
+    The original is left untouched; constants are shared (they are immutable by convention).
+    """
+    if isinstance(node, Param):
+        return on_param(path, node)
+    if isinstance(node, RunningState):
+        return on_state(path, node)
+    if is_module(node):
+        new = copy.copy(node)
+        for name, value in node_fields(node):
+            object.__setattr__(new, name, rebuild(value, on_param, on_state, join(path, name)))
+        return new
+    if isinstance(node, (list, tuple)):
+        items = [rebuild(item, on_param, on_state, join(path, str(i))) for i, item in enumerate(node)]
+        return items if isinstance(node, list) else tuple(items)
+    return node

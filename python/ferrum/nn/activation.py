@@ -1,0 +1,313 @@
+"""Activation layers: modules wrapping ``ferrum.activation``, as in Burn's ``nn`` module.
+
+Stateless ones (``Relu()``, ``Gelu()``, ``Sigmoid()``, ``Tanh()``) are built
+directly; those with settings or parameters come from a config.
+
+Example:
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> from ferrum.nn import LeakyReluConfig, Relu
+    >>> x = Tensor.from_floats([-2.0, 3.0], NdArray.device())
+    >>> Relu().forward(x).to_data().to_list()
+    [0.0, 3.0]
+    >>> LeakyReluConfig().with_negative_slope(0.5).init().forward(x).to_data().to_list()
+    [-1.0, 3.0]
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, TypeVar
+
+from ferrum import activation
+from ferrum._ferrum import Device, Float, Tensor
+from ferrum.backend import Backend
+from ferrum.config import config
+from ferrum.module import Module, Param
+from ferrum.nn.initializer import Initializer
+from ferrum.nn.linear import Linear, LinearConfig
+from ferrum.rank import D1, Rank
+
+__all__ = [
+    "Gelu",
+    "HardSigmoid",
+    "HardSigmoidConfig",
+    "LeakyRelu",
+    "LeakyReluConfig",
+    "PRelu",
+    "PReluConfig",
+    "Relu",
+    "Sigmoid",
+    "Softplus",
+    "SoftplusConfig",
+    "SwiGlu",
+    "SwiGluConfig",
+    "Tanh",
+]
+
+B = TypeVar("B", bound=Backend)
+D = TypeVar("D", bound=Rank)
+
+
+class Relu(Module[Any]):
+    """``max(x, 0)``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import Relu
+        >>> Relu().forward(Tensor.from_floats([-1.0, 1.0], NdArray.device())).to_data().to_list()
+        [0.0, 1.0]
+    """
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        return activation.relu(x)
+
+
+class Gelu(Module[Any]):
+    """Gaussian error linear unit (exact, with erf).
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import Gelu
+        >>> Gelu().forward(Tensor.from_floats([0.0], NdArray.device())).to_data().to_list()
+        [0.0]
+    """
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        return activation.gelu(x)
+
+
+class Sigmoid(Module[Any]):
+    """``1 / (1 + exp(-x))``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import Sigmoid
+        >>> Sigmoid().forward(Tensor.from_floats([0.0], NdArray.device())).to_data().to_list()
+        [0.5]
+    """
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        return activation.sigmoid(x)
+
+
+class Tanh(Module[Any]):
+    """Hyperbolic tangent.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import Tanh
+        >>> Tanh().forward(Tensor.from_floats([0.0], NdArray.device())).to_data().to_list()
+        [0.0]
+    """
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        return activation.tanh(x)
+
+
+@config
+class LeakyReluConfig:
+    """Configuration of ``LeakyRelu`` (Burn's default slope 0.01).
+
+    Example:
+        >>> from ferrum.nn import LeakyReluConfig
+        >>> LeakyReluConfig().init().negative_slope
+        0.01
+    """
+
+    negative_slope: float = 0.01
+
+    def init(self) -> LeakyRelu:
+        """The layer (it has no parameters, so no device)."""
+        return LeakyRelu(self.negative_slope)
+
+
+class LeakyRelu(Module[Any]):
+    """``x`` where positive, ``negative_slope * x`` elsewhere.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LeakyRelu
+        >>> LeakyRelu(0.1).forward(Tensor.from_floats([-10.0], NdArray.device())).to_data().to_list()
+        [-1.0]
+    """
+
+    negative_slope: float
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        return activation.leaky_relu(x, self.negative_slope)
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        return [("negative_slope", self.negative_slope)]
+
+
+@config
+class PReluConfig:
+    """Configuration of ``PRelu``: ``num_parameters`` slopes (1, or one per channel), starting at ``alpha``.
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import PReluConfig
+        >>> PReluConfig(num_parameters=3).init(NdArray.device()).num_params()
+        3
+    """
+
+    num_parameters: int = 1
+    alpha: float = 0.25
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.num_parameters, int) or self.num_parameters <= 0:
+            found = self.num_parameters
+            raise ValueError(f"PReluConfig.num_parameters must be a positive int, found {found!r}")
+
+    def init(self, device: Device[B]) -> PRelu[B]:
+        """A new layer on ``device``."""
+        return PRelu(alpha=Initializer.Constant(self.alpha).init((self.num_parameters,), device))
+
+
+class PRelu(Module[B]):
+    """Leaky ReLU with learned slopes; several slopes apply along dimension 1 (channels).
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import PReluConfig
+        >>> device = NdArray.device()
+        >>> PReluConfig().init(device).forward(Tensor.from_floats([-4.0, 4.0], device)).to_data().to_list()
+        [-1.0, 4.0]
+    """
+
+    alpha: Param[Tensor[B, D1]]
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        return activation.prelu(x, self.alpha.val())
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        return [("num_parameters", self.alpha.shape()[0])]
+
+
+@config
+class HardSigmoidConfig:
+    """Configuration of ``HardSigmoid``: ``clamp(alpha * x + beta, 0, 1)``.
+
+    Example:
+        >>> from ferrum.nn import HardSigmoidConfig
+        >>> HardSigmoidConfig().init().alpha
+        0.2
+    """
+
+    alpha: float = 0.2
+    beta: float = 0.5
+
+    def init(self) -> HardSigmoid:
+        """The layer."""
+        return HardSigmoid(self.alpha, self.beta)
+
+
+class HardSigmoid(Module[Any]):
+    """``clamp(alpha * x + beta, 0, 1)``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import HardSigmoid
+        >>> x = Tensor.from_floats([0.0, 5.0], NdArray.device())
+        >>> HardSigmoid(0.2, 0.5).forward(x).to_data().to_list()
+        [0.5, 1.0]
+    """
+
+    alpha: float
+    beta: float
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        return activation.hard_sigmoid(x, self.alpha, self.beta)
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        return [("alpha", self.alpha), ("beta", self.beta)]
+
+
+@config
+class SoftplusConfig:
+    """Configuration of ``Softplus``: ``log(1 + exp(beta * x)) / beta``.
+
+    Example:
+        >>> from ferrum.nn import SoftplusConfig
+        >>> SoftplusConfig().init().beta
+        1.0
+    """
+
+    beta: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.beta > 0:
+            raise ValueError(f"SoftplusConfig.beta must be positive, found {self.beta!r}")
+
+    def init(self) -> Softplus:
+        """The layer."""
+        return Softplus(self.beta)
+
+
+class Softplus(Module[Any]):
+    """``log(1 + exp(beta * x)) / beta``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import Softplus
+        >>> round(Softplus(1.0).forward(Tensor.from_floats([0.0], NdArray.device())).into_scalar(), 4)
+        0.6931
+    """
+
+    beta: float
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        return activation.softplus(x, self.beta)
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        return [("beta", self.beta)]
+
+
+@config
+class SwiGluConfig:
+    """Configuration of ``SwiGlu`` (Burn's defaults: no bias, Kaiming uniform with gain 1/sqrt(5)).
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import SwiGluConfig
+        >>> SwiGluConfig(4, 8).init(NdArray.device()).num_params()
+        64
+    """
+
+    d_input: int
+    d_output: int
+    bias: bool = False
+    initializer: Initializer = Initializer.KaimingUniform(gain=1.0 / math.sqrt(5.0), fan_out_only=False)
+
+    def init(self, device: Device[B]) -> SwiGlu[B]:
+        """A new layer on ``device``."""
+        linear = LinearConfig(self.d_input, self.d_output, self.bias, self.initializer)
+        return SwiGlu(linear_inner=linear.init(device), linear_outer=linear.init(device))
+
+
+class SwiGlu(Module[B]):
+    """``silu(linear_inner(x)) * linear_outer(x)``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import SwiGluConfig
+        >>> device = NdArray.device()
+        >>> SwiGluConfig(4, 3).init(device).forward(Tensor.ones((2, 4), device)).dims()
+        (2, 3)
+    """
+
+    linear_inner: Linear[B]
+    linear_outer: Linear[B]
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        return activation.silu(self.linear_inner.forward(x)) * self.linear_outer.forward(x)

@@ -1,0 +1,100 @@
+"""``Linear``: ``y = x @ W + b`` with Burn's weight layout ``[d_input, d_output]``.
+
+Example:
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> from ferrum.nn import LinearConfig
+    >>> device = NdArray.device()
+    >>> layer = LinearConfig(3, 2).init(device)
+    >>> layer.forward(Tensor.ones((5, 3), device)).dims()
+    (5, 2)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, TypeVar
+
+from ferrum._ferrum import Device, Float, ShapeError, Tensor
+from ferrum.backend import Backend
+from ferrum.config import config
+from ferrum.module import Module, Param
+from ferrum.nn.initializer import Initializer
+from ferrum.rank import D1, D2, Rank
+
+__all__ = ["Linear", "LinearConfig"]
+
+B = TypeVar("B", bound=Backend)
+D = TypeVar("D", bound=Rank)
+
+
+def _positive(owner: str, **values: int) -> None:
+    for name, value in values.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ValueError(f"{owner}.{name} must be a positive int, found {value!r}")
+
+
+@config
+class LinearConfig:
+    """Configuration of a ``Linear`` layer (Burn's defaults: bias on, Kaiming uniform with gain 1/sqrt(3)).
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LinearConfig
+        >>> LinearConfig(4, 8).with_bias(False).init(NdArray.device()).num_params()
+        32
+    """
+
+    d_input: int
+    d_output: int
+    bias: bool = True
+    initializer: Initializer = Initializer.KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=False)
+
+    def __post_init__(self) -> None:
+        _positive("LinearConfig", d_input=self.d_input, d_output=self.d_output)
+
+    def init(self, device: Device[B]) -> Linear[B]:
+        """A new layer on ``device`` (its backend is the device's)."""
+        fans = (self.d_input, self.d_output)
+        weight = self.initializer.init_with((self.d_input, self.d_output), *fans, device)
+        bias = self.initializer.init_with((self.d_output,), *fans, device) if self.bias else None
+        return Linear(weight=weight, bias=bias)
+
+
+class Linear(Module[B]):
+    """Applies ``x @ weight + bias`` over the last dimension of an input of any rank.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import Initializer, LinearConfig
+        >>> device = NdArray.device()
+        >>> layer = LinearConfig(2, 1).with_initializer(Initializer.Ones).init(device)
+        >>> layer.forward(Tensor.from_floats([[1.0, 2.0]], device)).to_data().to_list()
+        [[4.0]]
+    """
+
+    weight: Param[Tensor[B, D2]]
+    bias: Param[Tensor[B, D1]] | None
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """``[..., d_input] -> [..., d_output]``."""
+        weight = self.weight.val()
+        d_input, d_output = weight.dims()
+        dims = x.dims()
+        if not dims or dims[-1] != d_input:
+            raise ShapeError(f"Linear.forward: expected input of shape [..., {d_input}], found {list(dims)}")
+        rank = len(dims)
+        if rank == 1:
+            out: Tensor[B, Any, Float] = (x.reshape((1, d_input)) @ weight).reshape((d_output,))
+        elif rank == 2:
+            out = x @ weight  # type: ignore[operator]
+        else:
+            out = x @ weight.reshape((1,) * (rank - 2) + (d_input, d_output))
+        if self.bias is not None:
+            out = out + self.bias.val().reshape((1,) * (rank - 1) + (d_output,))
+        return out
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        d_input, d_output = self.weight.shape()
+        return [("d_input", d_input), ("d_output", d_output), ("bias", self.bias is not None)]

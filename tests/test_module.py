@@ -1,0 +1,381 @@
+"""The module system: ParamId, Param, Module traversal, records, valid/no_grad/to_device, repr."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import numpy as np
+import pytest
+from ferrum import D1, D2, Float, Tensor
+from ferrum.backend import Autodiff, Backend, NdArray
+from ferrum.module import Module, Param, ParamId, RunningState
+from ferrum.nn import Linear, LinearConfig, Relu
+
+B = TypeVar("B", bound=Backend)
+DEVICE = NdArray.device()
+AD = Autodiff[NdArray].device()
+
+
+class Block(Module[B]):
+    fc: Linear[B]
+    scale: Param[Tensor[B, D1]]
+    stats: RunningState[Tensor[B, D1]]
+    label: str
+
+
+class Net(Module[B]):
+    first: Block[B]
+    blocks: list[Block[B]]
+    extra: Linear[B] | None
+    relu: Relu
+    width: int
+
+
+def block(device: Any, d_in: int = 3, d_out: int = 2) -> Block[Any]:
+    return Block(
+        fc=LinearConfig(d_in, d_out).init(device),
+        scale=Param(Tensor.ones((d_out,), device)),
+        stats=RunningState(Tensor.zeros((d_out,), device)),
+        label="b",
+    )
+
+
+def net(device: Any = DEVICE, extra: bool = False) -> Net[Any]:
+    return Net(
+        first=block(device),
+        blocks=[block(device, 2, 2), block(device, 2, 4)],
+        extra=LinearConfig(4, 1).init(device) if extra else None,
+        relu=Relu(),
+        width=7,
+    )
+
+
+def arr(t: Tensor[Any, Any, Any]) -> Any:
+    return np.asarray(t.to_numpy(), dtype=np.float64)
+
+
+# ------------------------------------------------------------------ ParamId
+
+
+def test_param_ids_are_unique_and_round_trip_through_str() -> None:
+    ids = {ParamId.new() for _ in range(200)}
+    assert len(ids) == 200
+    pid = ParamId.new()
+    assert ParamId.from_str(str(pid)) == pid
+    assert hash(ParamId.from_str(str(pid))) == hash(pid)
+    assert str(ParamId(42)) == "42"
+
+
+def test_param_id_from_legacy_string_is_stable_and_rejects_garbage() -> None:
+    assert ParamId.from_str("abc123") == ParamId.from_str("abc123")
+    assert ParamId.from_str("abc123") != ParamId.from_str("abc124")
+    with pytest.raises(ValueError, match="non-empty"):
+        ParamId.from_str("")
+    with pytest.raises(ValueError, match="2\\*\\*64"):
+        ParamId(-1)
+
+
+def test_param_ids_do_not_follow_the_seed() -> None:
+    NdArray.seed(3)
+    first = ParamId.new()
+    NdArray.seed(3)
+    assert ParamId.new() != first
+
+
+# ------------------------------------------------------------------ Param
+
+
+def test_param_on_autodiff_is_a_tracked_leaf_and_val_is_stable() -> None:
+    param = Param(Tensor.from_floats([1.0, 2.0, 3.0], AD))
+    assert param.val() is param.val()
+    assert param.val().is_require_grad()
+    grads = (param.val() * param.val()).sum().backward()
+    grad = param.val().grad(grads)
+    assert grad is not None
+    assert grad.to_data().to_list() == [2.0, 4.0, 6.0]
+
+
+def test_param_without_require_grad_gets_no_gradient() -> None:
+    param = Param(Tensor.from_floats([1.0, 2.0], AD), require_grad=False)
+    assert not param.is_require_grad() and not param.val().is_require_grad()
+    other = Tensor.from_floats([1.0, 1.0], AD).require_grad()
+    grads = (param.val() * other).sum().backward()
+    assert param.val().grad(grads) is None
+    assert param.set_require_grad(True).val().is_require_grad()
+
+
+def test_param_detaches_from_the_graph_it_was_built_from() -> None:
+    source = Tensor.from_floats([1.0, 2.0], AD).require_grad()
+    param = Param(source * 2.0)
+    grads = (param.val() * 3.0).sum().backward()
+    assert source.grad(grads) is None
+    grad = param.val().grad(grads)
+    assert grad is not None and grad.to_data().to_list() == [3.0, 3.0]
+
+
+def test_param_map_keeps_id_and_flag_and_returns_to_the_autodiff_backend() -> None:
+    param = Param(Tensor.from_floats([1.0, 2.0], AD), require_grad=True)
+    mapped = param.map(lambda t: Tensor.from_inner(t.inner() * 10.0))
+    assert mapped.id == param.id and mapped.is_require_grad()
+    assert mapped.val().to_data().to_list() == [10.0, 20.0]
+    # A function computing on the inner backend still gives an autodiff parameter.
+    inner_mapped: Param[Any] = param.map(lambda t: t.inner() + 1.0)  # type: ignore[arg-type, return-value]
+    assert inner_mapped.val().device() == AD and inner_mapped.val().is_require_grad()
+    assert param.val().to_data().to_list() == [1.0, 2.0]
+
+
+def test_param_rejects_non_float_tensors() -> None:
+    with pytest.raises(TypeError, match="Float"):
+        Param(Tensor.from_ints([1, 2], DEVICE))  # type: ignore[type-var]
+    with pytest.raises(TypeError, match="Tensor"):
+        Param([1.0, 2.0])  # type: ignore[type-var]
+
+
+# ------------------------------------------------------------------ traversal
+
+
+def test_named_parameters_follow_declaration_order_with_list_indices() -> None:
+    model = net(extra=True)
+    names = [name for name, _ in model.named_parameters()]
+    assert names == [
+        "first.fc.weight",
+        "first.fc.bias",
+        "first.scale",
+        "blocks.0.fc.weight",
+        "blocks.0.fc.bias",
+        "blocks.0.scale",
+        "blocks.1.fc.weight",
+        "blocks.1.fc.bias",
+        "blocks.1.scale",
+        "extra.weight",
+        "extra.bias",
+    ]
+    assert model.parameters() == [param for _, param in model.named_parameters()]
+
+
+def test_num_params_counts_parameters_but_not_running_states() -> None:
+    model = net()
+    expected = (3 * 2 + 2 + 2) + (2 * 2 + 2 + 2) + (2 * 4 + 4 + 4)
+    assert model.num_params() == expected
+    assert net(extra=True).num_params() == expected + 4 + 1
+    assert Relu().num_params() == 0
+
+
+def test_visit_sees_parameters_and_running_states_by_id() -> None:
+    model = net()
+    seen: list[tuple[ParamId, tuple[int, ...]]] = []
+
+    class Collect:
+        def visit_float(self, id: ParamId, tensor: Tensor[Any, Any, Float]) -> None:
+            seen.append((id, tensor.dims()))
+
+    model.visit(Collect())
+    assert len(seen) == 9 + 3
+    assert seen[0] == (model.first.fc.weight.id, (3, 2))
+    assert (model.first.stats.id, (2,)) in seen
+
+
+def test_map_returns_a_new_module_and_leaves_the_old_one() -> None:
+    model = net()
+
+    class AddOne:
+        def map_float(self, id: ParamId, tensor: Tensor[Any, Any, Float]) -> Tensor[Any, Any, Float]:
+            return tensor + 1.0
+
+    mapped = model.map(AddOne())
+    assert type(mapped) is Net and mapped is not model
+    for (name, old), (new_name, new) in zip(model.named_parameters(), mapped.named_parameters(), strict=True):
+        assert name == new_name and old.id == new.id
+        np.testing.assert_allclose(arr(new.val()), arr(old.val()) + 1.0)
+    np.testing.assert_allclose(arr(mapped.first.stats.value()), 1.0)
+    np.testing.assert_allclose(arr(model.first.stats.value()), 0.0)
+    assert mapped.width == 7 and mapped.first.label == "b" and isinstance(mapped.relu, Relu)
+
+
+def test_map_refuses_a_shape_change() -> None:
+    class Grow:
+        def map_float(self, id: ParamId, tensor: Tensor[Any, Any, Float]) -> Tensor[Any, Any, Float]:
+            return tensor.reshape((1, -1)) if tensor.rank() == 1 else tensor
+
+    with pytest.raises(ValueError, match=r"first\.fc\.bias.*\[2\].*\[1, 2\]"):
+        net().map(Grow())
+
+
+def test_mixed_list_field_is_refused() -> None:
+    class Bad(Module[Any]):
+        items: list[Any]
+
+    with pytest.raises(TypeError, match=r"Bad\.items mixes"):
+        Bad(items=[Relu(), 3]).num_params()
+
+
+# ------------------------------------------------------------------ records
+
+
+def test_record_has_nested_ids_and_tensors_and_no_constants() -> None:
+    model = net()
+    record = model.into_record()
+    assert set(record) == {"first", "blocks", "relu"}
+    assert set(record["first"]) == {"fc", "scale", "stats"}
+    assert record["first"]["fc"]["weight"]["id"] == str(model.first.fc.weight.id)
+    assert record["first"]["fc"]["weight"]["param"] is model.first.fc.weight.val()
+    assert len(record["blocks"]) == 2 and record["relu"] == {}
+
+
+def test_record_round_trip_restores_values_and_ids() -> None:
+    source = net()
+    source.first.stats.update(Tensor.from_floats([5.0, 6.0], DEVICE))
+    target = net()
+    loaded = target.load_record(source.into_record())
+    for (_, a), (_, b) in zip(source.named_parameters(), loaded.named_parameters(), strict=True):
+        assert a.id == b.id
+        np.testing.assert_array_equal(arr(a.val()), arr(b.val()))
+    assert loaded.first.stats.value().to_data().to_list() == [5.0, 6.0]
+    assert loaded.first.stats.id == source.first.stats.id
+    # The module it was loaded into is unchanged.
+    assert target.first.fc.weight.id != source.first.fc.weight.id
+
+
+def test_record_loads_onto_the_module_device_and_keeps_it_trainable() -> None:
+    loaded = net(AD).load_record(net(DEVICE).into_record())
+    assert loaded.devices() == [AD]
+    assert all(param.val().is_require_grad() for param in loaded.parameters())
+
+
+def test_record_accepts_numpy_and_tensor_data_values() -> None:
+    model = LinearConfig(2, 2).init(DEVICE)
+    weights = np.arange(4, dtype=np.float64).reshape(2, 2)
+    zeros = Tensor.zeros((2,), DEVICE).to_data()
+    record = {"weight": {"id": "7", "param": weights}, "bias": {"param": zeros}}
+    loaded = model.load_record(record)
+    assert loaded.bias is not None and model.bias is not None
+    assert loaded.weight.id == ParamId(7) and loaded.bias.id == model.bias.id
+    assert loaded.weight.val().to_data().to_list() == [[0.0, 1.0], [2.0, 3.0]]
+    assert loaded.weight.val().dtype == model.weight.val().dtype
+
+
+def test_record_with_wrong_shape_names_the_parameter_and_both_shapes() -> None:
+    record = net().into_record()
+    record["blocks"][1]["fc"]["weight"]["param"] = Tensor.zeros((2, 5), DEVICE)
+    with pytest.raises(ValueError, match=r"blocks\.1\.fc\.weight.*\[2, 5\].*\[2, 4\]"):
+        net().load_record(record)
+
+
+def test_record_with_missing_or_extra_entries_is_refused() -> None:
+    record = net().into_record()
+    del record["first"]["scale"]
+    with pytest.raises(ValueError, match=r"missing 'first\.scale'"):
+        net().load_record(record)
+    record = net().into_record()
+    record["first"]["bogus"] = {}
+    with pytest.raises(ValueError, match=r"first\.bogus"):
+        net().load_record(record)
+    record = net().into_record()
+    record["blocks"] = record["blocks"][:1]
+    with pytest.raises(ValueError, match=r"blocks.*expected 2 items, found 1"):
+        net().load_record(record)
+    with pytest.raises(ValueError, match=r"extra.*None"):
+        net(extra=False).load_record(net(extra=True).into_record())
+    with pytest.raises(ValueError, match=r"missing 'extra'"):
+        net(extra=True).load_record(net(extra=False).into_record())
+
+
+def test_record_value_of_wrong_type_is_refused() -> None:
+    record = net().into_record()
+    record["first"]["scale"] = [1.0, 2.0]
+    with pytest.raises(ValueError, match=r"first\.scale"):
+        net().load_record(record)
+    record = net().into_record()
+    record["first"]["scale"]["param"] = "weights"
+    with pytest.raises(ValueError, match=r"first\.scale.*str"):
+        net().load_record(record)
+
+
+# ------------------------------------------------------------------ backends and devices
+
+
+def test_valid_moves_everything_to_the_inner_backend() -> None:
+    model = net(AD)
+    valid = model.valid()
+    assert valid.devices() == [DEVICE]
+    assert model.devices() == [AD]
+    for (_, a), (_, b) in zip(model.named_parameters(), valid.named_parameters(), strict=True):
+        assert a.id == b.id
+        np.testing.assert_array_equal(arr(a.val()), arr(b.val()))
+    x = Tensor.ones((1, 3), DEVICE)
+    np.testing.assert_allclose(
+        arr(valid.first.fc.forward(x)), arr(model.first.fc.forward(Tensor.from_inner(x))), rtol=1e-6
+    )
+    # On a plain backend valid() changes nothing.
+    assert net().valid().devices() == [DEVICE]
+
+
+def test_no_grad_keeps_values_but_stops_training() -> None:
+    model = net(AD).no_grad()
+    assert not any(param.is_require_grad() for param in model.parameters())
+    loss = model.first.fc.forward(Tensor.ones((1, 3), AD).require_grad()).sum()
+    grads = loss.backward()
+    assert model.first.fc.weight.val().grad(grads) is None
+
+
+def test_to_device_and_fork_move_the_module() -> None:
+    model = net(DEVICE)
+    moved = model.to_device(AD)
+    assert moved.devices() == [AD] and model.devices() == [DEVICE]
+    assert all(param.val().is_require_grad() for param in moved.parameters())
+    forked = moved.fork(AD)
+    assert forked.first.fc.weight.val() is not moved.first.fc.weight.val()
+    assert forked.first.fc.weight.id == moved.first.fc.weight.id
+    with pytest.raises(TypeError, match="Device"):
+        model.to_device("cpu")  # type: ignore[arg-type]
+
+
+def test_gradients_reach_parameters_through_a_module_forward() -> None:
+    model = LinearConfig(3, 2).init(AD)
+    x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=np.float32)
+    loss = model.forward(Tensor.from_floats(x, AD)).sum()
+    grads = loss.backward()
+    grad = model.weight.val().grad(grads)
+    assert grad is not None
+    np.testing.assert_allclose(arr(grad), x.T @ np.ones((2, 2)), rtol=1e-6)
+
+
+# ------------------------------------------------------------------ dataclass behaviour and repr
+
+
+def test_subclasses_are_dataclasses_with_identity_equality() -> None:
+    a = LinearConfig(2, 2).init(DEVICE)
+    b = Linear(a.weight, a.bias)
+    assert a != b and a == a
+    assert b.weight is a.weight
+    with pytest.raises(TypeError):
+        Linear(a.weight)  # type: ignore[call-arg]
+
+
+def test_repr_is_a_readable_tree() -> None:
+    text = repr(net(extra=True))
+    head = "Net {\n  first: Block {\n    fc: Linear {d_input: 3, d_output: 2, bias: true, params: 8}"
+    assert text.startswith(head)
+    assert "    scale: Param {shape: [2]}" in text
+    assert "    stats: RunningState {shape: [2]}" in text
+    assert "  blocks: [\n    0: Block {" in text
+    assert "  relu: Relu\n" in text
+    assert "  width: 7\n" in text
+    assert text.endswith(f"  params: {net(extra=True).num_params()}\n}}")
+    assert repr(Relu()) == "Relu"
+
+
+def test_running_state_update_is_checked_and_detached() -> None:
+    state: RunningState[Tensor[Any, D1]] = RunningState(Tensor.zeros((2,), AD))
+    tracked = Tensor.ones((2,), AD).require_grad() * 2.0
+    state.update(tracked)
+    assert not state.value().is_require_grad()
+    with pytest.raises(ValueError, match=r"\[2\].*\[3\]"):
+        state.update(Tensor.zeros((3,), AD))
+
+
+def test_generic_annotations_are_subscriptable_at_run_time() -> None:
+    alias: Any = Linear[NdArray]
+    assert alias.__origin__ is Linear
+    hint: Any = Param[Tensor[NdArray, D2]]
+    assert hint.__origin__ is Param
