@@ -2,7 +2,8 @@
 
 Every layer follows one pattern: ``ThingConfig(required).with_option(v).init(device)``
 builds a ``Thing`` module whose ``forward`` does the work; parameter-free
-layers need no device.
+layers need no device. Convolutions and pools live in ``ferrum.nn.conv`` and
+``ferrum.nn.pool``, losses in ``ferrum.nn.loss``.
 
 Example:
     >>> from ferrum import Tensor
@@ -30,21 +31,52 @@ from ferrum.nn.activation import (
     SwiGluConfig,
     Tanh,
 )
+from ferrum.nn.dropout import Dropout, DropoutConfig
+from ferrum.nn.embedding import Embedding, EmbeddingConfig
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.linear import Linear, LinearConfig
+from ferrum.nn.norm import (
+    BatchNorm,
+    BatchNormConfig,
+    GroupNorm,
+    GroupNormConfig,
+    InstanceNorm,
+    InstanceNormConfig,
+    LayerNorm,
+    LayerNormConfig,
+    RmsNorm,
+    RmsNormConfig,
+)
+from ferrum.nn.padding import PaddingConfig1d, PaddingConfig2d
 
 __all__ = [
+    "BatchNorm",
+    "BatchNormConfig",
+    "Dropout",
+    "DropoutConfig",
+    "Embedding",
+    "EmbeddingConfig",
     "Gelu",
+    "GroupNorm",
+    "GroupNormConfig",
     "HardSigmoid",
     "HardSigmoidConfig",
     "Initializer",
+    "InstanceNorm",
+    "InstanceNormConfig",
+    "LayerNorm",
+    "LayerNormConfig",
     "LeakyRelu",
     "LeakyReluConfig",
     "Linear",
     "LinearConfig",
     "PRelu",
     "PReluConfig",
+    "PaddingConfig1d",
+    "PaddingConfig2d",
     "Relu",
+    "RmsNorm",
+    "RmsNormConfig",
     "Sigmoid",
     "Softplus",
     "SoftplusConfig",

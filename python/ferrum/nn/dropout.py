@@ -1,0 +1,84 @@
+"""``Dropout``: zeroes elements at random while training, as in Burn.
+
+Active only on an autodiff backend (training); on a plain backend (after
+``model.valid()``) it returns its input. Kept elements are scaled by
+``1 / (1 - prob)`` so the expected value is unchanged.
+
+Example:
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> from ferrum.nn import DropoutConfig
+    >>> x = Tensor.ones((4,), NdArray.device())
+    >>> DropoutConfig(0.5).init().forward(x).to_data().to_list()
+    [1.0, 1.0, 1.0, 1.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from ferrum._ferrum import Distribution, Float, Tensor
+from ferrum.backend import Backend
+from ferrum.config import config
+from ferrum.module import Module
+from ferrum.rank import Rank
+
+__all__ = ["Dropout", "DropoutConfig"]
+
+B = TypeVar("B", bound=Backend)
+D = TypeVar("D", bound=Rank)
+
+
+def _check_prob(owner: str, prob: float) -> None:
+    if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0.0 <= prob <= 1.0:
+        raise ValueError(f"{owner}.prob must be a probability in [0, 1], found {prob!r}")
+
+
+@config
+class DropoutConfig:
+    """Configuration of ``Dropout``: the probability ``prob`` of zeroing each element.
+
+    Example:
+        >>> from ferrum.nn import DropoutConfig
+        >>> DropoutConfig(0.1).init().prob
+        0.1
+    """
+
+    prob: float
+
+    def __post_init__(self) -> None:
+        _check_prob("DropoutConfig", self.prob)
+
+    def init(self) -> Dropout:
+        """The layer (it has no parameters, so no device)."""
+        return Dropout(self.prob)
+
+
+class Dropout(Module[Any]):
+    """Zeroes each element with probability ``prob`` during training; identity otherwise.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import Autodiff, NdArray
+        >>> from ferrum.nn import Dropout
+        >>> out = Dropout(1.0).forward(Tensor.ones((3,), Autodiff[NdArray].device()))
+        >>> out.to_data().to_list()
+        [0.0, 0.0, 0.0]
+    """
+
+    prob: float
+
+    def __post_init__(self) -> None:
+        _check_prob("Dropout", self.prob)
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        if not x.device().is_autodiff or self.prob == 0.0:
+            return x
+        if self.prob == 1.0:
+            return x * 0.0
+        keep = 1.0 - self.prob
+        mask = x.random_like(Distribution.Bernoulli(keep))
+        return x * mask * (1.0 / keep)
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        return [("prob", self.prob)]

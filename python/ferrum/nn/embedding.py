@@ -1,0 +1,85 @@
+"""``Embedding``: a lookup table from token ids to vectors, as in Burn.
+
+Example:
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> from ferrum.nn import EmbeddingConfig
+    >>> device = NdArray.device()
+    >>> embed = EmbeddingConfig(10, 4).init(device)
+    >>> embed.forward(Tensor.from_ints([[1, 2, 3]], device)).dims()
+    (1, 3, 4)
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from ferrum._ferrum import Device, Int, ShapeError, Tensor
+from ferrum.backend import Backend
+from ferrum.config import config
+from ferrum.module import Module, Param
+from ferrum.nn.initializer import Initializer
+from ferrum.rank import D2, D3
+
+__all__ = ["Embedding", "EmbeddingConfig"]
+
+B = TypeVar("B", bound=Backend)
+
+
+@config
+class EmbeddingConfig:
+    """Configuration of ``Embedding``: ``n_embedding`` vectors of size ``d_model`` (Burn's init: N(0, 1)).
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import EmbeddingConfig
+        >>> EmbeddingConfig(100, 8).init(NdArray.device()).num_params()
+        800
+    """
+
+    n_embedding: int
+    d_model: int
+    initializer: Initializer = Initializer.Normal(0.0, 1.0)
+
+    def __post_init__(self) -> None:
+        for name in ("n_embedding", "d_model"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"EmbeddingConfig.{name} must be a positive int, found {value!r}")
+
+    def init(self, device: Device[B]) -> Embedding[B]:
+        """A new layer on ``device``."""
+        shape = (self.n_embedding, self.d_model)
+        return Embedding(weight=self.initializer.init_with(shape, self.n_embedding, self.d_model, device))
+
+
+class Embedding(Module[B]):
+    """Maps ``[batch, seq]`` token ids to ``[batch, seq, d_model]`` rows of ``weight``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.module import Param
+        >>> from ferrum.nn import Embedding
+        >>> device = NdArray.device()
+        >>> table = Embedding(Param(Tensor.from_floats([[0.0, 0.0], [1.0, 2.0]], device)))
+        >>> table.forward(Tensor.from_ints([[1, 0]], device)).to_data().to_list()
+        [[[1.0, 2.0], [0.0, 0.0]]]
+    """
+
+    weight: Param[Tensor[B, D2]]
+
+    def forward(self, indices: Tensor[B, D2, Int]) -> Tensor[B, D3]:
+        dims = indices.dims()
+        if len(dims) != 2:
+            expected = "token ids of shape [batch, seq]"
+            raise ShapeError(f"Embedding.forward: expected {expected}, found {list(dims)}")
+        d_model = self.weight.shape()[1]
+        batch, seq = dims
+        # The engine's select reports an id outside [0, n_embedding) as OutOfBoundsError.
+        flat = indices.reshape((batch * seq,))
+        return self.weight.val().select(0, flat).reshape((batch, seq, d_model))
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        n_embedding, d_model = self.weight.shape()
+        return [("n_embedding", n_embedding), ("d_model", d_model)]

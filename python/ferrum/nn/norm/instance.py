@@ -1,0 +1,83 @@
+"""``InstanceNorm``: each channel of each sample normalized on its own (GroupNorm with one channel per group).
+
+Example:
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> from ferrum.nn import InstanceNormConfig
+    >>> device = NdArray.device()
+    >>> InstanceNormConfig(3).init(device).forward(Tensor.ones((2, 3, 8), device)).dims()
+    (2, 3, 8)
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from ferrum._ferrum import Device, Float, Tensor
+from ferrum.backend import Backend
+from ferrum.config import config
+from ferrum.module import Module, Param
+from ferrum.nn.initializer import Initializer
+from ferrum.nn.norm.checks import check_channels, check_epsilon, check_positive
+from ferrum.nn.norm.group import group_norm
+from ferrum.rank import D1, Rank
+
+__all__ = ["InstanceNorm", "InstanceNormConfig"]
+
+B = TypeVar("B", bound=Backend)
+D = TypeVar("D", bound=Rank)
+
+
+@config
+class InstanceNormConfig:
+    """Configuration of ``InstanceNorm`` (Burn's defaults: epsilon 1e-5, affine).
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import InstanceNormConfig
+        >>> InstanceNormConfig(4).with_affine(False).init(NdArray.device()).num_params()
+        0
+    """
+
+    num_channels: int
+    epsilon: float = 1e-5
+    affine: bool = True
+
+    def __post_init__(self) -> None:
+        check_positive("InstanceNormConfig", "num_channels", self.num_channels)
+        check_epsilon("InstanceNormConfig", self.epsilon)
+
+    def init(self, device: Device[B]) -> InstanceNorm[B]:
+        """A new layer on ``device``: gamma ones and beta zeros when affine."""
+        shape = (self.num_channels,)
+        gamma = Initializer.Ones.init(shape, device) if self.affine else None
+        beta = Initializer.Zeros.init(shape, device) if self.affine else None
+        return InstanceNorm(gamma=gamma, beta=beta, num_channels=self.num_channels, epsilon=self.epsilon)
+
+
+class InstanceNorm(Module[B]):
+    """Normalizes each channel of each sample of ``[batch, channels, ...]`` over its positions.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import InstanceNormConfig
+        >>> device = NdArray.device()
+        >>> x = Tensor.from_floats([[[1.0, 3.0]]], device)
+        >>> [round(v, 3) for v in InstanceNormConfig(1).init(device).forward(x).to_data().to_list()[0][0]]
+        [-1.0, 1.0]
+    """
+
+    gamma: Param[Tensor[B, D1]] | None
+    beta: Param[Tensor[B, D1]] | None
+    num_channels: int
+    epsilon: float
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """``[batch, channels, ...]`` in, same shape out."""
+        check_channels("InstanceNorm", x, self.num_channels)
+        return group_norm(x, self.gamma, self.beta, self.num_channels, self.epsilon)
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        affine = self.gamma is not None
+        return [("num_channels", self.num_channels), ("epsilon", self.epsilon), ("affine", affine)]

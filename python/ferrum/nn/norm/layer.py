@@ -1,0 +1,86 @@
+"""``LayerNorm``: normalization over the last dimension, as in Burn.
+
+Example:
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> from ferrum.nn import LayerNormConfig
+    >>> device = NdArray.device()
+    >>> out = LayerNormConfig(2).init(device).forward(Tensor.from_floats([[1.0, 3.0]], device))
+    >>> [round(v, 3) for v in out.to_data().to_list()[0]]
+    [-1.0, 1.0]
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from ferrum._ferrum import Device, Float, Tensor
+from ferrum.backend import Backend
+from ferrum.config import config
+from ferrum.module import Module, Param
+from ferrum.nn.initializer import Initializer
+from ferrum.nn.norm.checks import check_epsilon, check_last_dim, check_positive
+from ferrum.rank import D1, Rank
+
+__all__ = ["LayerNorm", "LayerNormConfig"]
+
+B = TypeVar("B", bound=Backend)
+D = TypeVar("D", bound=Rank)
+
+
+@config
+class LayerNormConfig:
+    """Configuration of ``LayerNorm`` (Burn's defaults: epsilon 1e-5, with bias).
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LayerNormConfig
+        >>> LayerNormConfig(8).with_bias(False).init(NdArray.device()).num_params()
+        8
+    """
+
+    d_model: int
+    epsilon: float = 1e-5
+    bias: bool = True
+
+    def __post_init__(self) -> None:
+        check_positive("LayerNormConfig", "d_model", self.d_model)
+        check_epsilon("LayerNormConfig", self.epsilon)
+
+    def init(self, device: Device[B]) -> LayerNorm[B]:
+        """A new layer on ``device``: gamma ones, beta zeros."""
+        shape = (self.d_model,)
+        beta = Initializer.Zeros.init(shape, device) if self.bias else None
+        return LayerNorm(gamma=Initializer.Ones.init(shape, device), beta=beta, epsilon=self.epsilon)
+
+
+class LayerNorm(Module[B]):
+    """``(x - mean) / sqrt(var + epsilon) * gamma + beta`` over the last dimension (biased variance).
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LayerNormConfig
+        >>> device = NdArray.device()
+        >>> LayerNormConfig(4).init(device).forward(Tensor.ones((2, 3, 4), device)).dims()
+        (2, 3, 4)
+    """
+
+    gamma: Param[Tensor[B, D1]]
+    beta: Param[Tensor[B, D1]] | None
+    epsilon: float
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """``[..., d_model]`` in, same shape out."""
+        d_model = self.gamma.shape()[0]
+        check_last_dim("LayerNorm", x, d_model)
+        last = x.rank() - 1
+        var, mean = x.var_mean_bias(last)
+        shape = (1,) * last + (d_model,)
+        out = (x - mean) / (var + self.epsilon).sqrt() * self.gamma.val().reshape(shape)
+        if self.beta is not None:
+            out = out + self.beta.val().reshape(shape)
+        return out
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        return [("d_model", self.gamma.shape()[0]), ("epsilon", self.epsilon)]

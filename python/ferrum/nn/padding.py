@@ -1,0 +1,139 @@
+"""Padding of convolutions and pools: Burn's ``PaddingConfig1d``/``PaddingConfig2d``.
+
+``Same`` pads so the output keeps the input size (at stride 1), ``Valid``
+pads nothing, ``Explicit(...)`` gives the padding per side. They are config
+values, so the layer configs holding them save and load as JSON.
+
+Example:
+    >>> from ferrum.nn import PaddingConfig2d
+    >>> PaddingConfig2d.Same.calculate_padding_2d(28, 28, (3, 3), (1, 1))
+    (1, 1)
+    >>> PaddingConfig2d.Explicit(2, 0)
+    PaddingConfig2d.Explicit(2, 0)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar, Literal
+
+from ferrum.config import config
+
+__all__ = ["PaddingConfig1d", "PaddingConfig2d", "PaddingKind", "calculate_conv_padding"]
+
+PaddingKind = Literal["Same", "Valid", "Explicit"]
+
+
+def calculate_conv_padding(kernel_size: int, stride: int, size_in: int, size_out: int) -> int:
+    """The padding per side that makes a convolution map ``size_in`` to ``size_out`` (Burn's rule).
+
+    Example:
+        >>> calculate_conv_padding(5, 1, 10, 10)
+        2
+    """
+    padding = ((size_out - 1) * stride + kernel_size - size_in) / 2
+    return max(0, math.ceil(padding))
+
+
+def _non_negative(owner: str, values: Sequence[int]) -> None:
+    for value in values:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"{owner}: padding must be ints >= 0, found {value!r}")
+
+
+@config
+class PaddingConfig1d:
+    """Padding of 1-d operators: ``PaddingConfig1d.Same``, ``.Valid`` or ``.Explicit(p)``.
+
+    Example:
+        >>> from ferrum.nn import PaddingConfig1d
+        >>> PaddingConfig1d.Explicit(3).calculate_padding_1d(10, 3, 1)
+        3
+    """
+
+    kind: PaddingKind
+    padding: int = 0
+
+    Same: ClassVar[PaddingConfig1d]
+    Valid: ClassVar[PaddingConfig1d]
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("Same", "Valid", "Explicit"):
+            raise ValueError(f"PaddingConfig1d.kind: expected Same, Valid or Explicit, found {self.kind!r}")
+        _non_negative("PaddingConfig1d", [self.padding])
+        if self.kind != "Explicit" and self.padding != 0:
+            raise ValueError(f"PaddingConfig1d.{self.kind} takes no padding amount, found {self.padding}")
+
+    @staticmethod
+    def Explicit(padding: int) -> PaddingConfig1d:
+        """``padding`` elements on each side."""
+        return PaddingConfig1d("Explicit", padding)
+
+    def calculate_padding_1d(self, length: int, kernel_size: int, stride: int) -> int:
+        """The padding per side for an input of ``length``."""
+        if self.kind == "Valid":
+            return 0
+        if self.kind == "Same":
+            return calculate_conv_padding(kernel_size, stride, length, length)
+        return self.padding
+
+    def __repr__(self) -> str:
+        if self.kind == "Explicit":
+            return f"PaddingConfig1d.Explicit({self.padding})"
+        return f"PaddingConfig1d.{self.kind}"
+
+
+@config
+class PaddingConfig2d:
+    """Padding of 2-d operators: ``PaddingConfig2d.Same``, ``.Valid`` or ``.Explicit(height, width)``.
+
+    Example:
+        >>> from ferrum.nn import PaddingConfig2d
+        >>> PaddingConfig2d.Valid.calculate_padding_2d(28, 28, (3, 3), (1, 1))
+        (0, 0)
+    """
+
+    kind: PaddingKind
+    padding: tuple[int, int] = (0, 0)
+
+    Same: ClassVar[PaddingConfig2d]
+    Valid: ClassVar[PaddingConfig2d]
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("Same", "Valid", "Explicit"):
+            raise ValueError(f"PaddingConfig2d.kind: expected Same, Valid or Explicit, found {self.kind!r}")
+        if not isinstance(self.padding, tuple) or len(self.padding) != 2:
+            raise ValueError(f"PaddingConfig2d.padding: expected (height, width), found {self.padding!r}")
+        _non_negative("PaddingConfig2d", self.padding)
+        if self.kind != "Explicit" and self.padding != (0, 0):
+            raise ValueError(f"PaddingConfig2d.{self.kind} takes no padding amount, found {self.padding}")
+
+    @staticmethod
+    def Explicit(height: int, width: int) -> PaddingConfig2d:
+        """``height`` rows above and below, ``width`` columns left and right."""
+        return PaddingConfig2d("Explicit", (height, width))
+
+    def calculate_padding_2d(
+        self, height: int, width: int, kernel_size: tuple[int, int], stride: tuple[int, int]
+    ) -> tuple[int, int]:
+        """The padding per side, ``(height, width)``, for an input of ``height`` x ``width``."""
+        if self.kind == "Valid":
+            return (0, 0)
+        if self.kind == "Same":
+            return (
+                calculate_conv_padding(kernel_size[0], stride[0], height, height),
+                calculate_conv_padding(kernel_size[1], stride[1], width, width),
+            )
+        return self.padding
+
+    def __repr__(self) -> str:
+        if self.kind == "Explicit":
+            return f"PaddingConfig2d.Explicit({self.padding[0]}, {self.padding[1]})"
+        return f"PaddingConfig2d.{self.kind}"
+
+
+PaddingConfig1d.Same = PaddingConfig1d("Same")
+PaddingConfig1d.Valid = PaddingConfig1d("Valid")
+PaddingConfig2d.Same = PaddingConfig2d("Same")
+PaddingConfig2d.Valid = PaddingConfig2d("Valid")
