@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -379,3 +380,71 @@ def test_generic_annotations_are_subscriptable_at_run_time() -> None:
     assert alias.__origin__ is Linear
     hint: Any = Param[Tensor[NdArray, D2]]
     assert hint.__origin__ is Param
+
+
+# ------------------------------------------------------------------ typing (mypy with the ferrum.mypy plugin)
+
+TYPING_SNIPPET = '''
+from typing import TypeVar
+
+from ferrum import D2, Int, Tensor
+from ferrum.backend import Autodiff, Backend, NdArray
+from ferrum.module import Module
+from ferrum.nn import Linear, LinearConfig, Relu
+
+B = TypeVar("B", bound=Backend)
+
+
+class Mlp(Module[B]):
+    fc: Linear[B]
+    act: Relu
+
+    def forward(self, x: Tensor[B, D2]) -> Tensor[B, D2]:
+        return self.act.forward(self.fc.forward(x))
+
+
+train = Mlp(fc=LinearConfig(2, 2).init(Autodiff[NdArray].device()), act=Relu())
+valid = train.valid()
+reveal_type(valid)
+plain = Tensor.ones((1, 2), NdArray.device())
+valid.forward(plain)
+train.forward(plain)
+reveal_type(Relu().valid())
+linear = LinearConfig(2, 2).init(NdArray.device())
+reveal_type(linear.valid())
+ids: Tensor[NdArray, D2, Int] = Tensor.from_ints([[1, 2]], NdArray.device())
+valid.fc.forward(ids)
+Mlp(fc=valid.fc)
+'''
+
+
+def test_mypy_types_valid_as_the_module_on_the_inner_backend(tmp_path: Path) -> None:
+    from mypy import api
+
+    (tmp_path / "snippet.py").write_text(TYPING_SNIPPET)
+    config = tmp_path / "mypy.ini"
+    repo_python = Path(__file__).resolve().parent.parent / "python"
+    config.write_text(f"[mypy]\nstrict = True\nmypy_path = {repo_python}\nplugins = ferrum.mypy\n")
+    stdout, _, _ = api.run(
+        ["--config-file", str(config), "--cache-dir", str(tmp_path / "cache"), "--no-error-summary",
+         str(tmp_path / "snippet.py")]
+    )
+    lines = {int(line.split(":")[1]): line for line in stdout.splitlines() if "snippet.py:" in line}
+    source = TYPING_SNIPPET.splitlines()
+
+    def at(text: str) -> str:
+        return lines.get(source.index(text) + 1, "")
+
+    assert 'Revealed type is "snippet.Mlp[ferrum.backend.NdArray]"' in at("reveal_type(valid)")
+    assert at("valid.forward(plain)") == ""
+    assert "incompatible type" in at("train.forward(plain)")
+    assert 'Revealed type is "ferrum.nn.activation.Relu"' in at("reveal_type(Relu().valid())")
+    assert "Linear[ferrum.backend.NdArray]" in at("reveal_type(linear.valid())")
+    assert "incompatible type" in at("valid.fc.forward(ids)")
+    assert 'Missing positional argument "act"' in at("Mlp(fc=valid.fc)")
+    expected_lines = {source.index(text) + 1 for text in (
+        "reveal_type(valid)", "train.forward(plain)", "reveal_type(Relu().valid())",
+        "reveal_type(linear.valid())", "valid.fc.forward(ids)",
+        "Mlp(fc=valid.fc)",
+    )}
+    assert set(lines) == expected_lines, stdout
