@@ -33,8 +33,10 @@ from typing_extensions import Self, dataclass_transform
 
 from ferrum._ferrum import Device, Float, Tensor
 from ferrum.backend import Backend
-from ferrum.module import display, record, tree
+from ferrum.module import display, tree
 from ferrum.module.param import Param, ParamId, RunningState
+from ferrum.module.record import into_record as _into_record
+from ferrum.module.record import load_record as _load_record
 
 __all__ = ["Module", "ModuleMapper", "ModuleVisitor"]
 
@@ -136,15 +138,15 @@ class Module(Generic[B]):
 
     def into_record(self) -> dict[str, Any]:
         """Nested dict of ``{"id": str, "param": Tensor}`` per parameter; constants are left out."""
-        return record.into_record(self)  # type: ignore[no-any-return]
+        return _into_record(self)  # type: ignore[no-any-return]
 
-    def load_record(self, record_: Mapping[str, Any]) -> Self:
+    def load_record(self, record: Mapping[str, Any]) -> Self:
         """A new module holding the record's tensors and ids.
 
         The record must have this module's structure and shapes; ``ValueError``
         names the parameter path and both shapes otherwise.
         """
-        return record.load_record(self, record_, "")  # type: ignore[no-any-return]
+        return _load_record(self, record, "")  # type: ignore[no-any-return]
 
     def valid(self) -> Self:
         """The module on the inner backend (no gradient tracking, dropout off, BatchNorm on running stats).

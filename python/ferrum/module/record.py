@@ -27,7 +27,7 @@ def into_record(node: object) -> Any:
     if isinstance(node, RunningState):
         return {"id": str(node.id), "param": node.value()}
     if is_module(node):
-        return {name: into_record(value) for name, value in node_fields(node) if value is not None}  # type: ignore[arg-type]
+        return {name: into_record(value) for name, value in node_fields(node)}  # type: ignore[arg-type]
     if isinstance(node, (list, tuple)):
         return [into_record(item) for item in node]
     raise TypeError(f"cannot make a record of {type(node).__name__}")
