@@ -81,6 +81,12 @@ def rows() -> list[Row]:
         ("cumsum", lambda x: x.cumsum(0), lambda x: x.cumsum(0), [x34]),
         ("cumprod", lambda x: x.cumprod(1), lambda x: x.cumprod(1), [pos]),
         (
+            "cumprod_with_zero",
+            lambda x: x.cumprod(1),
+            lambda x: x.cumprod(1),
+            [np.array([[2.0, 0.0, 3.0, 4.0], [0.5, -1.5, 0.0, 0.0]])],
+        ),
+        (
             "sort_desc",
             lambda x: x.sort_descending(1),
             lambda x: x.sort(1, descending=True).values,
