@@ -12,6 +12,7 @@ pub mod kernels;
 pub mod layout;
 pub mod ops;
 pub mod random;
+pub mod record;
 pub mod shape;
 pub mod storage;
 pub mod tensor;

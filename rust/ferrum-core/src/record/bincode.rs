@@ -1,0 +1,201 @@
+//! bincode 2 with the standard config (little endian, varint ints and
+//! lengths, zigzag signed ints), as Burn's `BinFileRecorder` writes it.
+//! bincode holds no names or types, so reading follows a schema: the record
+//! of a freshly built model, whose tensors give the dtypes to load into.
+
+use super::item::{child_path, Item};
+use super::precision::{tensor_from_bytes, StoredDType};
+use crate::error::{Error, Result};
+
+pub fn write_varint(out: &mut Vec<u8>, v: u64) {
+    if v < 251 {
+        out.push(v as u8);
+    } else if v <= u16::MAX as u64 {
+        out.push(251);
+        out.extend_from_slice(&(v as u16).to_le_bytes());
+    } else if v <= u32::MAX as u64 {
+        out.push(252);
+        out.extend_from_slice(&(v as u32).to_le_bytes());
+    } else {
+        out.push(253);
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// Append a wire tree (tensors already encoded as `TensorData`).
+pub fn write(out: &mut Vec<u8>, item: &Item) -> Result<()> {
+    match item {
+        Item::Struct(fields) => fields.iter().try_for_each(|(_, v)| write(out, v))?,
+        Item::Seq(items) => {
+            write_varint(out, items.len() as u64);
+            items.iter().try_for_each(|v| write(out, v))?
+        }
+        Item::Map(pairs) => {
+            write_varint(out, pairs.len() as u64);
+            for (k, v) in pairs {
+                write(out, k)?;
+                write(out, v)?;
+            }
+        }
+        Item::Opt(None) => out.push(0),
+        Item::Opt(Some(v)) => {
+            out.push(1);
+            write(out, v)?
+        }
+        Item::Unit => {}
+        Item::Str(s) => {
+            write_varint(out, s.len() as u64);
+            out.extend_from_slice(s.as_bytes());
+        }
+        Item::Bytes(b) => {
+            write_varint(out, b.len() as u64);
+            out.extend_from_slice(b);
+        }
+        Item::U64(v) => write_varint(out, *v),
+        Item::I64(v) => write_varint(out, zigzag(*v)),
+        Item::F64(v) => out.extend_from_slice(&v.to_le_bytes()),
+        Item::Bool(v) => out.push(*v as u8),
+        Item::Enum { index, value, .. } => {
+            write_varint(out, *index as u64);
+            write(out, value)?
+        }
+        Item::Tensor(_) => return Err(Error::invalid("bincode", "tensors must be encoded as TensorData before writing")),
+    }
+    Ok(())
+}
+
+/// A cursor over bincode bytes that names the path being read in errors.
+pub struct Reader<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(data: &'a [u8]) -> Self {
+        Reader { data, pos: 0 }
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.data.len() - self.pos
+    }
+
+    fn fail(&self, path: &str, what: &str) -> Error {
+        let at = if path.is_empty() { "the record root" } else { path };
+        Error::invalid("load record", format!("{at}: {what} at byte {} of {}", self.pos, self.data.len()))
+    }
+
+    fn take(&mut self, n: usize, path: &str) -> Result<&'a [u8]> {
+        if self.remaining() < n {
+            return Err(self.fail(path, &format!("truncated: expected {n} more bytes, found {}", self.remaining())));
+        }
+        let s = &self.data[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    pub fn varint(&mut self, path: &str) -> Result<u64> {
+        let tag = self.take(1, path)?[0];
+        Ok(match tag {
+            0..=250 => tag as u64,
+            251 => u16::from_le_bytes(self.take(2, path)?.try_into().unwrap_or_default()) as u64,
+            252 => u32::from_le_bytes(self.take(4, path)?.try_into().unwrap_or_default()) as u64,
+            253 => u64::from_le_bytes(self.take(8, path)?.try_into().unwrap_or_default()),
+            _ => return Err(self.fail(path, &format!("invalid varint tag {tag}"))),
+        })
+    }
+
+    fn len(&mut self, path: &str) -> Result<usize> {
+        let n = self.varint(path)?;
+        // Every element takes at least a byte: a longer length is corruption.
+        if n > self.remaining() as u64 {
+            return Err(self.fail(path, &format!("length {n} exceeds the {} bytes left", self.remaining())));
+        }
+        Ok(n as usize)
+    }
+
+    pub fn string(&mut self, path: &str) -> Result<String> {
+        let n = self.len(path)?;
+        let b = self.take(n, path)?;
+        String::from_utf8(b.to_vec()).map_err(|_| self.fail(path, "a string is not valid UTF-8"))
+    }
+
+    fn tensor(&mut self, expected: &crate::tensor::Tensor, path: &str) -> Result<Item> {
+        let n = self.len(path)?;
+        let bytes = self.take(n, path)?;
+        let rank = self.len(path)?;
+        let shape = (0..rank).map(|_| self.varint(path).map(|d| d as usize)).collect::<Result<Vec<_>>>()?;
+        let index = self.varint(path)?;
+        let stored = StoredDType::from_index(index as u32)
+            .ok_or_else(|| self.fail(path, &format!("unknown dtype index {index}")))?;
+        // Checked here: past a wrong-sized tensor the rest of the stream is misread.
+        if shape != expected.shape() {
+            let at = if path.is_empty() { "the record root" } else { path };
+            return Err(Error::invalid(
+                "load record",
+                format!("{at}: the record holds shape {shape:?}, the model expects {:?}", expected.shape()),
+            ));
+        }
+        Ok(Item::Tensor(tensor_from_bytes(bytes, &shape, stored, expected.dtype(), path)?))
+    }
+
+    /// Read one value shaped like `schema`.
+    pub fn read(&mut self, schema: &Item, path: &str) -> Result<Item> {
+        Ok(match schema {
+            Item::Struct(fields) => Item::Struct(
+                fields
+                    .iter()
+                    .map(|(k, s)| self.read(s, &child_path(path, k)).map(|v| (k.clone(), v)))
+                    .collect::<Result<_>>()?,
+            ),
+            Item::Seq(items) => {
+                let n = self.len(path)?;
+                if n != items.len() {
+                    return Err(self.fail(path, &format!("the record holds {n} items, the model expects {}", items.len())));
+                }
+                Item::Seq(items.iter().enumerate().map(|(i, s)| self.read(s, &child_path(path, &i.to_string()))).collect::<Result<_>>()?)
+            }
+            Item::Opt(inner) => match self.take(1, path)?[0] {
+                0 => Item::Opt(None),
+                1 => match inner {
+                    Some(s) => self.read(s, path)?,
+                    None => return Err(self.fail(path, "the record holds a value where the model has none")),
+                },
+                t => return Err(self.fail(path, &format!("invalid option tag {t}"))),
+            },
+            Item::Unit => Item::Unit,
+            Item::Tensor(t) => self.tensor(t, path)?,
+            Item::Str(_) => Item::Str(self.string(path)?),
+            Item::Bytes(_) => {
+                let n = self.len(path)?;
+                Item::Bytes(self.take(n, path)?.to_vec())
+            }
+            Item::U64(_) => Item::U64(self.varint(path)?),
+            Item::I64(_) => {
+                let z = self.varint(path)?;
+                Item::I64(((z >> 1) as i64) ^ -((z & 1) as i64))
+            }
+            Item::F64(_) => Item::F64(f64::from_le_bytes(self.take(8, path)?.try_into().unwrap_or_default())),
+            Item::Bool(_) => match self.take(1, path)?[0] {
+                0 => Item::Bool(false),
+                1 => Item::Bool(true),
+                t => return Err(self.fail(path, &format!("invalid bool byte {t}"))),
+            },
+            Item::Map(pairs) => {
+                let n = self.len(path)?;
+                let (ks, vs) = pairs.first().ok_or_else(|| self.fail(path, "cannot read a map without an example entry"))?;
+                Item::Map((0..n).map(|_| Ok((self.read(ks, path)?, self.read(vs, path)?))).collect::<Result<_>>()?)
+            }
+            Item::Enum { variant, index, value } => {
+                let found = self.varint(path)?;
+                if found != *index as u64 {
+                    return Err(self.fail(path, &format!("expected enum variant {index} ({variant}), found {found}")));
+                }
+                Item::Enum { variant: variant.clone(), index: *index, value: Box::new(self.read(value, &child_path(path, variant))?) }
+            }
+        })
+    }
+}

@@ -1,0 +1,139 @@
+//! Fit a decoded tree to what a model expects: tensors rebuilt with the
+//! model's dtypes, structure and shapes checked, every error naming the
+//! parameter path. Runs on the whole tree before any module is touched.
+
+use super::item::{child_path, Item};
+use super::precision::{tensor_from_bytes, StoredDType};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+
+fn fail(path: &str, reason: String) -> Error {
+    let at = if path.is_empty() { "the record root" } else { path };
+    Error::invalid("load record", format!("{at}: {reason}"))
+}
+
+fn is_tensor_data(item: &Item) -> bool {
+    item.field("bytes").is_some() && item.field("shape").is_some() && item.field("dtype").is_some()
+}
+
+/// Rebuild a tensor from a decoded `TensorData`, as `target` (or the stored
+/// type's natural dtype).
+fn tensor_of(data: &Item, target: Option<DType>, path: &str) -> Result<Item> {
+    let shape = match data.field("shape") {
+        Some(Item::Seq(dims)) => dims
+            .iter()
+            .map(|d| match d {
+                Item::U64(v) => Ok(*v as usize),
+                other => Err(fail(path, format!("a shape holds integers, found {}", other.kind_name()))),
+            })
+            .collect::<Result<Vec<usize>>>()?,
+        other => return Err(fail(path, format!("expected a shape list, found {}", other.map_or("nothing", Item::kind_name)))),
+    };
+    let stored = match data.field("dtype") {
+        Some(Item::Str(name)) => StoredDType::from_name(name),
+        Some(Item::Enum { variant, .. }) => StoredDType::from_name(variant),
+        _ => None,
+    }
+    .ok_or_else(|| fail(path, format!("unsupported or missing dtype {:?}", data.field("dtype"))))?;
+    let bytes: Vec<u8> = match data.field("bytes") {
+        Some(Item::Bytes(b)) => b.clone(),
+        // JSON writes bytes as a list of numbers.
+        Some(Item::Seq(nums)) => nums
+            .iter()
+            .map(|n| match n {
+                Item::U64(v) if *v < 256 => Ok(*v as u8),
+                other => Err(fail(path, format!("tensor bytes must be numbers 0..=255, found {other:?}"))),
+            })
+            .collect::<Result<Vec<u8>>>()?,
+        other => return Err(fail(path, format!("expected tensor bytes, found {}", other.map_or("nothing", Item::kind_name)))),
+    };
+    let t = tensor_from_bytes(&bytes, &shape, stored, target.unwrap_or(stored.default_dtype()), path)
+        .map_err(|e| fail(path, e.to_string()))?;
+    Ok(Item::Tensor(t))
+}
+
+/// Check `decoded` against `schema` (a record of a freshly built model) and
+/// return the tree to load. Without a schema, tensors take their natural dtype.
+pub fn conform(decoded: Item, schema: Option<&Item>, path: &str) -> Result<Item> {
+    let schema = match schema {
+        Some(Item::Unit) | Some(Item::Opt(None)) | None => None,
+        Some(Item::Opt(Some(inner))) => {
+            return match decoded {
+                Item::Unit | Item::Opt(None) => Ok(Item::Opt(None)),
+                Item::Opt(Some(v)) => conform(*v, Some(inner), path),
+                v => conform(v, Some(inner), path),
+            }
+        }
+        Some(s) => Some(s),
+    };
+    match (decoded, schema) {
+        (Item::Opt(None), _) | (Item::Unit, None) => Ok(Item::Opt(None)),
+        (Item::Opt(Some(v)), s) => conform(*v, s, path),
+        (Item::Tensor(t), Some(Item::Tensor(expected))) => {
+            if t.shape() != expected.shape() {
+                return Err(fail(path, format!("the record holds shape {:?}, the model expects {:?}", t.shape(), expected.shape())));
+            }
+            Ok(Item::Tensor(if t.dtype() == expected.dtype() { t } else { t.cast(expected.dtype()) }))
+        }
+        (Item::Tensor(t), None) => Ok(Item::Tensor(t)),
+        (d, Some(Item::Tensor(expected))) => {
+            if !is_tensor_data(&d) {
+                return Err(fail(path, format!("expected a tensor, found {}", d.kind_name())));
+            }
+            let t = tensor_of(&d, Some(expected.dtype()), path)?;
+            conform(t, Some(&Item::Tensor(expected.clone())), path)
+        }
+        (d, None) if is_tensor_data(&d) => tensor_of(&d, None, path),
+        (Item::Struct(fields), None) => Ok(Item::Struct(
+            fields
+                .into_iter()
+                .map(|(k, v)| {
+                    let p = child_path(path, &k);
+                    conform(v, None, &p).map(|v| (k, v))
+                })
+                .collect::<Result<_>>()?,
+        )),
+        (Item::Struct(mut fields), Some(Item::Struct(expected))) => {
+            let mut out = Vec::with_capacity(expected.len());
+            for (name, want) in expected {
+                let p = child_path(path, name);
+                let found = fields.iter().position(|(k, _)| k == name).map(|i| fields.swap_remove(i).1);
+                let v = match found {
+                    Some(v) => conform(v, Some(want), &p)?,
+                    None if matches!(want, Item::Opt(_) | Item::Unit) => Item::Opt(None),
+                    None => return Err(fail(&p, format!("missing from the record (expected {})", want.kind_name()))),
+                };
+                out.push((name.clone(), v));
+            }
+            Ok(Item::Struct(out))
+        }
+        (Item::Seq(items), None) => Ok(Item::Seq(
+            items.into_iter().enumerate().map(|(i, v)| conform(v, None, &child_path(path, &i.to_string()))).collect::<Result<_>>()?,
+        )),
+        (Item::Seq(items), Some(Item::Seq(expected))) => {
+            if items.len() != expected.len() {
+                return Err(fail(path, format!("the record holds {} items, the model expects {}", items.len(), expected.len())));
+            }
+            Ok(Item::Seq(
+                items
+                    .into_iter()
+                    .zip(expected)
+                    .enumerate()
+                    .map(|(i, (v, s))| conform(v, Some(s), &child_path(path, &i.to_string())))
+                    .collect::<Result<_>>()?,
+            ))
+        }
+        (Item::Map(pairs), _) => Ok(Item::Map(
+            pairs.into_iter().map(|(k, v)| Ok((conform(k, None, path)?, conform(v, None, path)?))).collect::<Result<_>>()?,
+        )),
+        (Item::Enum { variant, index, value }, _) => {
+            let p = child_path(path, &variant);
+            Ok(Item::Enum { value: Box::new(conform(*value, None, &p)?), variant, index })
+        }
+        (d @ (Item::Struct(_) | Item::Seq(_)), Some(s)) => Err(fail(path, format!("the record holds {}, the model expects {}", d.kind_name(), s.kind_name()))),
+        (leaf, Some(s @ (Item::Struct(_) | Item::Seq(_)))) => {
+            Err(fail(path, format!("the record holds {}, the model expects {}", leaf.kind_name(), s.kind_name())))
+        }
+        (leaf, _) => Ok(leaf),
+    }
+}
