@@ -11,6 +11,7 @@ pub mod error;
 pub mod kernels;
 pub mod layout;
 pub mod ops;
+pub mod optim;
 pub mod random;
 pub mod record;
 pub mod shape;

@@ -1,0 +1,191 @@
+//! Adam and AdamW, as Burn's `Adam` and `AdamW`:
+//!
+//! ```text
+//! g = grad + penalty * param                    (Adam's coupled weight decay)
+//! m = beta_1 * m + (1 - beta_1) * g
+//! v = beta_2 * v + (1 - beta_2) * g^2
+//! update = m_hat / (sqrt(v_hat) + epsilon)      m_hat = m / (1 - beta_1^t), v_hat likewise
+//! param = param - lr * update                   (Adam)
+//! param = param * (1 - lr * decay) - lr * update  (AdamW: decoupled weight decay)
+//! ```
+//!
+//! The moments start at zero, which gives Burn's first step exactly.
+
+use super::buffers::{chunked, expect_finite, expect_like, read, take, take_or_zeros, wrap};
+use crate::dtype::FloatElement;
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+use crate::with_float;
+
+const OP: &str = "adam_step";
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdamOptions {
+    pub lr: f64,
+    pub beta_1: f64,
+    pub beta_2: f64,
+    pub epsilon: f64,
+    /// Adam: the L2 penalty added to the gradient; AdamW: the decoupled
+    /// decay rate. `None` (or 0) decays nothing.
+    pub weight_decay: Option<f64>,
+    /// AdamW's decoupled weight decay instead of Adam's L2 penalty.
+    pub decoupled: bool,
+}
+
+/// One Adam (or AdamW) update. `moment_1`/`moment_2` are the state of the
+/// previous step (`None` on the first); `time` counts steps including this
+/// one (1 on the first). Returns the parameter and both moments.
+pub fn adam_step(
+    param: Tensor,
+    grad: &Tensor,
+    moment_1: Option<Tensor>,
+    moment_2: Option<Tensor>,
+    time: u64,
+    o: &AdamOptions,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    expect_like(OP, "the gradient", &param, grad)?;
+    for (name, m) in [("moment_1", &moment_1), ("moment_2", &moment_2)] {
+        if let Some(m) = m {
+            expect_like(OP, name, &param, m)?;
+        }
+    }
+    if moment_1.is_some() != moment_2.is_some() {
+        return Err(Error::invalid(OP, "moment_1 and moment_2 must both be given or both be None"));
+    }
+    if time == 0 {
+        return Err(Error::invalid(OP, "time counts steps from 1, found 0"));
+    }
+    for (name, v) in [("lr", o.lr), ("beta_1", o.beta_1), ("beta_2", o.beta_2), ("epsilon", o.epsilon)] {
+        expect_finite(OP, name, v)?;
+    }
+    let shape = param.shape().to_vec();
+    with_float!(OP, param.dtype(), T => {
+        let (p, m, v) = run::<T>(param, grad, moment_1, moment_2, time, o);
+        Ok((wrap(p, &shape)?, wrap(m, &shape)?, wrap(v, &shape)?))
+    })
+}
+
+fn run<T: FloatElement>(
+    param: Tensor,
+    grad: &Tensor,
+    moment_1: Option<Tensor>,
+    moment_2: Option<Tensor>,
+    time: u64,
+    o: &AdamOptions,
+) -> (Vec<T>, Vec<T>, Vec<T>) {
+    let g = read::<T>(grad);
+    let n = g.len();
+    let mut p = take::<T>(param);
+    let mut m = take_or_zeros::<T>(moment_1, n);
+    let mut v = take_or_zeros::<T>(moment_2, n);
+
+    let t = time.min(i32::MAX as u64) as i32;
+    let correction_1 = 1.0 - o.beta_1.powi(t);
+    let correction_2_sqrt = (1.0 - o.beta_2.powi(t)).sqrt();
+    // m_hat / (sqrt(v_hat) + eps) == m * c / (sqrt(v) + eps * sqrt(1 - beta_2^t)),
+    // which saves two divisions per element.
+    let factor = T::from_f64(correction_2_sqrt / correction_1);
+    let eps = T::from_f64(o.epsilon * correction_2_sqrt);
+    let (b1, b2) = (T::from_f64(o.beta_1), T::from_f64(o.beta_2));
+    let (c1, c2) = (T::from_f64(1.0 - o.beta_1), T::from_f64(1.0 - o.beta_2));
+    let lr = T::from_f64(o.lr);
+    let decay = o.weight_decay.unwrap_or(0.0);
+    let penalty = T::from_f64(if o.decoupled { 0.0 } else { decay });
+    let coupled = !o.decoupled && decay != 0.0;
+    let shrink = T::from_f64(if o.decoupled { 1.0 - o.lr * decay } else { 1.0 });
+
+    chunked([&mut p, &mut m, &mut v], &g, |[p, m, v], g| {
+        for (((p, m), v), &g) in p.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()).zip(g) {
+            let g = if coupled { g + penalty * *p } else { g };
+            *m = *m * b1 + g * c1;
+            *v = *v * b2 + g * g * c2;
+            let update = *m * factor / (v.sqrt() + eps);
+            *p = *p * shrink - lr * update;
+        }
+    });
+    (p, m, v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(v: &[f64]) -> Tensor {
+        Tensor::from_vec(v.to_vec(), &[v.len()]).unwrap()
+    }
+
+    fn options(weight_decay: Option<f64>, decoupled: bool) -> AdamOptions {
+        AdamOptions { lr: 0.01, beta_1: 0.9, beta_2: 0.999, epsilon: 1e-8, weight_decay, decoupled }
+    }
+
+    /// The textbook formulas, one element at a time.
+    fn reference(p0: f64, grads: &[f64], o: &AdamOptions) -> f64 {
+        let (mut p, mut m, mut v) = (p0, 0.0, 0.0);
+        for (i, &g) in grads.iter().enumerate() {
+            let t = (i + 1) as i32;
+            let decay = o.weight_decay.unwrap_or(0.0);
+            let g = if o.decoupled { g } else { g + decay * p };
+            m = o.beta_1 * m + (1.0 - o.beta_1) * g;
+            v = o.beta_2 * v + (1.0 - o.beta_2) * g * g;
+            let m_hat = m / (1.0 - o.beta_1.powi(t));
+            let v_hat = v / (1.0 - o.beta_2.powi(t));
+            let update = m_hat / (v_hat.sqrt() + o.epsilon);
+            p = if o.decoupled { p * (1.0 - o.lr * decay) } else { p } - o.lr * update;
+        }
+        p
+    }
+
+    fn check(o: AdamOptions) {
+        let grads = [0.5, -1.0, 0.25, 2.0];
+        let (mut p, mut m, mut v) = (t(&[0.3]), None, None);
+        for (i, &g) in grads.iter().enumerate() {
+            let (np, nm, nv) = adam_step(p, &t(&[g]), m, v, i as u64 + 1, &o).unwrap();
+            (p, m, v) = (np, Some(nm), Some(nv));
+        }
+        let got = p.to_vec::<f64>()[0];
+        let expected = reference(0.3, &grads, &o);
+        assert!((got - expected).abs() < 1e-12, "{got} vs {expected}");
+    }
+
+    #[test]
+    fn first_step_moves_by_lr_times_sign() {
+        // m_hat = g and v_hat = g^2 on step 1, so the update is ~ sign(g).
+        let (p, m, v) = adam_step(t(&[1.0, 1.0]), &t(&[3.0, -0.5]), None, None, 1, &options(None, false)).unwrap();
+        let p = p.to_vec::<f64>();
+        assert!((p[0] - 0.99).abs() < 1e-9 && (p[1] - 1.01).abs() < 1e-9, "{p:?}");
+        assert!((m.to_vec::<f64>()[0] - 0.3).abs() < 1e-12);
+        assert!((v.to_vec::<f64>()[0] - 0.009).abs() < 1e-12);
+    }
+
+    #[test]
+    fn adam_matches_the_formulas_over_steps() {
+        check(options(None, false));
+        check(options(Some(0.5), false));
+    }
+
+    #[test]
+    fn adamw_decays_the_weights_directly() {
+        check(options(Some(0.5), true));
+        check(options(Some(0.0), true));
+    }
+
+    #[test]
+    fn f32_matches_f64() {
+        let o = options(Some(0.1), true);
+        let p32 = Tensor::from_vec(vec![0.3f32, -0.7], &[2]).unwrap();
+        let g32 = Tensor::from_vec(vec![0.5f32, 0.2], &[2]).unwrap();
+        let (p, _, _) = adam_step(p32, &g32, None, None, 1, &o).unwrap();
+        let (q, _, _) = adam_step(t(&[0.3, -0.7]), &t(&[0.5, 0.2]), None, None, 1, &o).unwrap();
+        for (a, b) in p.to_vec::<f32>().iter().zip(q.to_vec::<f64>()) {
+            assert!((*a as f64 - b).abs() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn bad_state_is_an_error() {
+        let o = options(None, false);
+        assert!(adam_step(t(&[1.0]), &t(&[1.0]), Some(t(&[0.0])), None, 2, &o).is_err());
+        assert!(adam_step(t(&[1.0]), &t(&[1.0]), Some(t(&[0.0, 1.0])), Some(t(&[0.0])), 2, &o).is_err());
+        assert!(adam_step(t(&[1.0]), &t(&[1.0]), None, None, 0, &o).is_err());
+    }
+}

@@ -1,0 +1,172 @@
+//! RMSProp, optionally centered and with momentum, as Burn's `RmsProp`:
+//!
+//! ```text
+//! g = grad + penalty * param                          (weight decay)
+//! square_avg = alpha * square_avg + (1 - alpha) * g^2
+//! grad_avg = alpha * grad_avg + (1 - alpha) * g        (centered only)
+//! avg = square_avg - grad_avg^2  (centered)  or  square_avg
+//! d = g / (sqrt(avg) + epsilon)
+//! buf = momentum * buf + d; d = buf                   (momentum > 0 only)
+//! param = param - lr * d
+//! ```
+//!
+//! Every state starts at zero, which gives Burn's first step exactly.
+
+use super::buffers::{chunked, expect_finite, expect_like, read, take, take_or_zeros, wrap};
+use crate::dtype::FloatElement;
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+use crate::with_float;
+
+const OP: &str = "rmsprop_step";
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RmsPropOptions {
+    pub lr: f64,
+    pub alpha: f64,
+    pub momentum: f64,
+    pub epsilon: f64,
+    pub centered: bool,
+    pub weight_decay: Option<f64>,
+}
+
+/// The state RMSProp keeps per parameter: `grad_avg` only when centered,
+/// `momentum` only when momentum > 0. All `None` before the first step.
+#[derive(Debug, Clone, Default)]
+pub struct RmsPropState {
+    pub square_avg: Option<Tensor>,
+    pub grad_avg: Option<Tensor>,
+    pub momentum: Option<Tensor>,
+}
+
+/// One RMSProp update; returns the parameter and the new state.
+pub fn rmsprop_step(param: Tensor, grad: &Tensor, state: RmsPropState, o: &RmsPropOptions) -> Result<(Tensor, RmsPropState)> {
+    expect_like(OP, "the gradient", &param, grad)?;
+    for (name, s) in [("square_avg", &state.square_avg), ("grad_avg", &state.grad_avg), ("momentum", &state.momentum)] {
+        if let Some(s) = s {
+            expect_like(OP, name, &param, s)?;
+        }
+    }
+    if state.grad_avg.is_some() && !o.centered {
+        return Err(Error::invalid(OP, "a grad_avg state was given but centered is off"));
+    }
+    if state.momentum.is_some() && o.momentum <= 0.0 {
+        return Err(Error::invalid(OP, format!("a momentum state was given but momentum is {}", o.momentum)));
+    }
+    for (name, v) in [("lr", o.lr), ("alpha", o.alpha), ("momentum", o.momentum), ("epsilon", o.epsilon)] {
+        expect_finite(OP, name, v)?;
+    }
+    let shape = param.shape().to_vec();
+    with_float!(OP, param.dtype(), T => {
+        let (p, sq, ga, buf) = run::<T>(param, grad, state, o);
+        let state = RmsPropState {
+            square_avg: Some(wrap(sq, &shape)?),
+            grad_avg: ga.map(|b| wrap(b, &shape)).transpose()?,
+            momentum: buf.map(|b| wrap(b, &shape)).transpose()?,
+        };
+        Ok((wrap(p, &shape)?, state))
+    })
+}
+
+type Buffers<T> = (Vec<T>, Vec<T>, Option<Vec<T>>, Option<Vec<T>>);
+
+fn run<T: FloatElement>(param: Tensor, grad: &Tensor, state: RmsPropState, o: &RmsPropOptions) -> Buffers<T> {
+    let g = read::<T>(grad);
+    let n = g.len();
+    let mut p = take::<T>(param);
+    let mut sq = take_or_zeros::<T>(state.square_avg, n);
+    let centered = o.centered;
+    let with_momentum = o.momentum > 0.0;
+    // An empty buffer stands for a state this configuration does not keep.
+    let mut ga = if centered { take_or_zeros::<T>(state.grad_avg, n) } else { Vec::new() };
+    let mut buf = if with_momentum { take_or_zeros::<T>(state.momentum, n) } else { Vec::new() };
+
+    let lr = T::from_f64(o.lr);
+    let alpha = T::from_f64(o.alpha);
+    let rest = T::from_f64(1.0 - o.alpha);
+    let momentum = T::from_f64(o.momentum);
+    let eps = T::from_f64(o.epsilon);
+    let decayed = o.weight_decay.is_some();
+    let penalty = T::from_f64(o.weight_decay.unwrap_or(0.0));
+
+    chunked([&mut p, &mut sq, &mut ga, &mut buf], &g, |[p, sq, ga, buf], g| {
+        for i in 0..g.len() {
+            let g = if decayed { g[i] + penalty * p[i] } else { g[i] };
+            sq[i] = sq[i] * alpha + g * g * rest;
+            let avg = if centered {
+                ga[i] = ga[i] * alpha + g * rest;
+                sq[i] - ga[i] * ga[i]
+            } else {
+                sq[i]
+            };
+            let mut d = g / (avg.sqrt() + eps);
+            if with_momentum {
+                buf[i] = buf[i] * momentum + d;
+                d = buf[i];
+            }
+            p[i] = p[i] - d * lr;
+        }
+    });
+    (p, sq, centered.then_some(ga), with_momentum.then_some(buf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(v: &[f64]) -> Tensor {
+        Tensor::from_vec(v.to_vec(), &[v.len()]).unwrap()
+    }
+
+    /// The formulas one element at a time, over several steps.
+    fn reference(p0: f64, grads: &[f64], o: &RmsPropOptions) -> f64 {
+        let (mut p, mut sq, mut ga, mut buf) = (p0, 0.0, 0.0, 0.0);
+        for &g in grads {
+            let g = g + o.weight_decay.unwrap_or(0.0) * p;
+            sq = o.alpha * sq + (1.0 - o.alpha) * g * g;
+            ga = o.alpha * ga + (1.0 - o.alpha) * g;
+            let avg = if o.centered { sq - ga * ga } else { sq };
+            let mut d = g / (avg.sqrt() + o.epsilon);
+            if o.momentum > 0.0 {
+                buf = o.momentum * buf + d;
+                d = buf;
+            }
+            p -= o.lr * d;
+        }
+        p
+    }
+
+    fn check(centered: bool, momentum: f64, weight_decay: Option<f64>) {
+        let o = RmsPropOptions { lr: 0.01, alpha: 0.9, momentum, epsilon: 1e-8, centered, weight_decay };
+        let grads = [0.5, -1.0, 0.25, 2.0];
+        let (mut p, mut state) = (t(&[0.3, -0.2]), RmsPropState::default());
+        for &g in &grads {
+            (p, state) = rmsprop_step(p, &t(&[g, g]), state, &o).unwrap();
+        }
+        assert_eq!(state.grad_avg.is_some(), centered);
+        assert_eq!(state.momentum.is_some(), momentum > 0.0);
+        let got = p.to_vec::<f64>();
+        for (got, p0) in got.iter().zip([0.3, -0.2]) {
+            let expected = reference(p0, &grads, &o);
+            assert!((got - expected).abs() < 1e-12, "{got} vs {expected}");
+        }
+    }
+
+    #[test]
+    fn every_variant_matches_the_formulas() {
+        for centered in [false, true] {
+            for momentum in [0.0, 0.9] {
+                for decay in [None, Some(0.05)] {
+                    check(centered, momentum, decay);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn state_for_a_disabled_feature_is_an_error() {
+        let o = RmsPropOptions { lr: 0.01, alpha: 0.9, momentum: 0.0, epsilon: 1e-8, centered: false, weight_decay: None };
+        let state = RmsPropState { square_avg: None, grad_avg: Some(t(&[0.0])), momentum: None };
+        assert!(rmsprop_step(t(&[1.0]), &t(&[1.0]), state, &o).is_err());
+    }
+}

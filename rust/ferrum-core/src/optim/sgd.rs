@@ -1,0 +1,169 @@
+//! Stochastic gradient descent with optional weight decay and momentum
+//! (dampening, Nesterov), as Burn's `Sgd`:
+//!
+//! ```text
+//! g = grad + penalty * param                          (weight decay)
+//! v = g on the first step, else momentum * v + (1 - dampening) * g
+//! g = momentum * v + g  (Nesterov)  or  v
+//! param = param - lr * g
+//! ```
+
+use super::buffers::{chunked, expect_finite, expect_like, read, take, wrap};
+use crate::dtype::FloatElement;
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+use crate::with_float;
+
+const OP: &str = "sgd_step";
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Momentum {
+    pub momentum: f64,
+    pub dampening: f64,
+    pub nesterov: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SgdOptions {
+    pub lr: f64,
+    /// The L2 penalty added to the gradient, if any.
+    pub weight_decay: Option<f64>,
+    pub momentum: Option<Momentum>,
+}
+
+/// One SGD update of `param` from `grad`. `velocity` is the momentum state
+/// of the previous step (`None` on the first); it comes back updated when
+/// momentum is on.
+pub fn sgd_step(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, o: &SgdOptions) -> Result<(Tensor, Option<Tensor>)> {
+    expect_like(OP, "the gradient", &param, grad)?;
+    expect_finite(OP, "lr", o.lr)?;
+    if let Some(v) = &velocity {
+        if o.momentum.is_none() {
+            return Err(Error::invalid(OP, "a velocity was given but momentum is off"));
+        }
+        expect_like(OP, "the velocity", &param, v)?;
+    }
+    let shape = param.shape().to_vec();
+    with_float!(OP, param.dtype(), T => {
+        let (p, v) = run::<T>(param, grad, velocity, o);
+        Ok((wrap(p, &shape)?, v.map(|v| wrap(v, &shape)).transpose()?))
+    })
+}
+
+fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, o: &SgdOptions) -> (Vec<T>, Option<Vec<T>>) {
+    let g = read::<T>(grad);
+    let mut p = take::<T>(param);
+    let lr = T::from_f64(o.lr);
+    let decay = T::from_f64(o.weight_decay.unwrap_or(0.0));
+    let decayed = o.weight_decay.is_some();
+    let Some(m) = o.momentum else {
+        chunked([&mut p], &g, |[p], g| {
+            for (p, &g) in p.iter_mut().zip(g) {
+                let d = if decayed { g + decay * *p } else { g };
+                *p = *p - lr * d;
+            }
+        });
+        return (p, None);
+    };
+    let momentum = T::from_f64(m.momentum);
+    let keep = T::from_f64(1.0 - m.dampening);
+    let nesterov = m.nesterov;
+    let first = velocity.is_none();
+    let mut v = velocity.map(take::<T>).unwrap_or_else(|| vec![T::ZERO; g.len()]);
+    chunked([&mut p, &mut v], &g, |[p, v], g| {
+        for ((p, v), &g) in p.iter_mut().zip(v.iter_mut()).zip(g) {
+            let d = if decayed { g + decay * *p } else { g };
+            *v = if first { d } else { d * keep + *v * momentum };
+            let step = if nesterov { *v * momentum + d } else { *v };
+            *p = *p - lr * step;
+        }
+    });
+    (p, Some(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(v: &[f64]) -> Tensor {
+        Tensor::from_vec(v.to_vec(), &[v.len()]).unwrap()
+    }
+
+    fn close(a: &[f64], b: &[f64]) {
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - y).abs() < 1e-12, "{a:?} != {b:?}");
+        }
+    }
+
+    #[test]
+    fn plain_step_with_weight_decay() {
+        let o = SgdOptions { lr: 0.1, weight_decay: Some(0.5), momentum: None };
+        let (p, v) = sgd_step(t(&[1.0, -2.0]), &t(&[0.5, 1.0]), None, &o).unwrap();
+        // g = 0.5 + 0.5*1 = 1.0 -> 1 - 0.1; g = 1 + 0.5*-2 = 0 -> -2.
+        close(&p.to_vec::<f64>(), &[0.9, -2.0]);
+        assert!(v.is_none());
+    }
+
+    #[test]
+    fn momentum_skips_dampening_on_the_first_step() {
+        let m = Momentum { momentum: 0.9, dampening: 0.1, nesterov: false };
+        let o = SgdOptions { lr: 0.1, weight_decay: None, momentum: Some(m) };
+        let (p, v) = sgd_step(t(&[1.0]), &t(&[2.0]), None, &o).unwrap();
+        let v = v.unwrap();
+        close(&v.to_vec::<f64>(), &[2.0]);
+        close(&p.to_vec::<f64>(), &[0.8]);
+        // v = 0.9 * 2 + 0.9 * 1 = 2.7; p = 0.8 - 0.27.
+        let (p, v) = sgd_step(p, &t(&[1.0]), Some(v), &o).unwrap();
+        close(&v.unwrap().to_vec::<f64>(), &[2.7]);
+        close(&p.to_vec::<f64>(), &[0.8 - 0.27]);
+    }
+
+    #[test]
+    fn nesterov_looks_ahead() {
+        let m = Momentum { momentum: 0.5, dampening: 0.0, nesterov: true };
+        let o = SgdOptions { lr: 1.0, weight_decay: None, momentum: Some(m) };
+        // v = g = 2; step = 0.5 * 2 + 2 = 3.
+        let (p, v) = sgd_step(t(&[10.0]), &t(&[2.0]), None, &o).unwrap();
+        close(&p.to_vec::<f64>(), &[7.0]);
+        // v = 0.5 * 2 + 1 = 2; step = 0.5 * 2 + 1 = 2.
+        let (p, _) = sgd_step(p, &t(&[1.0]), v, &o).unwrap();
+        close(&p.to_vec::<f64>(), &[5.0]);
+    }
+
+    #[test]
+    fn shared_parameter_is_left_unchanged() {
+        let o = SgdOptions { lr: 1.0, weight_decay: None, momentum: None };
+        let old = t(&[1.0, 2.0]);
+        let (new, _) = sgd_step(old.clone(), &t(&[1.0, 1.0]), None, &o).unwrap();
+        assert_eq!(old.to_vec::<f64>(), vec![1.0, 2.0]);
+        assert_eq!(new.to_vec::<f64>(), vec![0.0, 1.0]);
+    }
+
+    #[test]
+    fn large_f32_tensors_split_across_threads_match() {
+        let n = 300_001;
+        let p: Vec<f32> = (0..n).map(|i| (i % 97) as f32 * 0.01).collect();
+        let g: Vec<f32> = (0..n).map(|i| (i % 13) as f32 - 6.0).collect();
+        let m = Momentum { momentum: 0.9, dampening: 0.0, nesterov: true };
+        let o = SgdOptions { lr: 0.01, weight_decay: Some(0.1), momentum: Some(m) };
+        let pt = Tensor::from_vec(p.clone(), &[n]).unwrap();
+        let gt = Tensor::from_vec(g.clone(), &[n]).unwrap();
+        let (out, _) = sgd_step(pt, &gt, None, &o).unwrap();
+        let out = out.to_vec::<f32>();
+        for i in (0..n).step_by(7919) {
+            let d = g[i] + 0.1 * p[i];
+            let expected = p[i] - 0.01 * (0.9 * d + d);
+            assert!((out[i] - expected).abs() < 1e-5, "{i}: {} vs {expected}", out[i]);
+        }
+    }
+
+    #[test]
+    fn mismatched_inputs_are_errors() {
+        let o = SgdOptions { lr: 0.1, weight_decay: None, momentum: None };
+        assert!(matches!(sgd_step(t(&[1.0, 2.0]), &t(&[1.0]), None, &o), Err(Error::ShapeMismatch { .. })));
+        assert!(sgd_step(t(&[1.0]), &t(&[1.0]), Some(t(&[0.0])), &o).is_err());
+        let i = Tensor::from_vec(vec![1i64], &[1]).unwrap();
+        assert!(sgd_step(i.clone(), &i, None, &o).is_err());
+    }
+}
