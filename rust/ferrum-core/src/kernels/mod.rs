@@ -1,11 +1,13 @@
 //! Compute kernels: how loops run (SIMD dispatch, threads, strides), apart
 //! from what the ops mean.
 
+pub mod conv;
 pub mod copy;
 pub mod elementwise;
 pub mod erfc;
 pub mod exp;
 pub mod gemm;
+pub mod im2col;
 pub mod log1p;
 pub mod parallel;
 pub mod reduce;

@@ -1,0 +1,301 @@
+//! Convolution kernels on contiguous buffers: forward, input gradient and
+//! weight gradient of a 2-D grouped convolution (1-D runs as height 1;
+//! transposed convolution reuses them with the roles swapped).
+//!
+//! Each image is a GEMM per group over a band of output rows at a time, so
+//! the im2col matrix of a band stays in cache (tiled im2col). A 1x1 kernel
+//! without stride or padding skips im2col: the input plane is the matrix.
+//! Images run in parallel when the batch can feed the threads; a single
+//! image uses the GEMM's own threads instead.
+
+use rayon::prelude::*;
+
+use super::gemm::{Dims, GemmElement, Mat};
+use super::im2col::{col2im, im2col, ConvGeom};
+use crate::dtype::Element;
+
+/// Elements of one band of the im2col matrix: small enough to stay in L2
+/// while the GEMM streams over it, large enough to keep the GEMM efficient.
+const BAND_ELEMS: usize = 1 << 16;
+/// Multiply-adds below which a whole convolution stays on one thread.
+const PAR_CONV_FLOPS: usize = 1 << 17;
+/// Multiply-adds above which one GEMM call uses every core.
+const PAR_GEMM_FLOPS: usize = 1 << 18;
+
+/// Floats the convolution kernels run on.
+pub trait ConvElement: Element + GemmElement + std::ops::AddAssign + std::ops::Add<Output = Self> {
+    /// `dst = (accumulate ? dst : 0) + lhs @ rhs` for an `m x n` `dst`
+    /// whose rows start `dst_rs` elements apart.
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool);
+}
+
+/// Whether `(rows, cols)` elements read through `mat` stay inside `len`.
+fn fits(mat: Mat, rows: usize, cols: usize, len: usize) -> bool {
+    rows == 0 || cols == 0 || (mat.rs >= 0 && mat.cs >= 0 && mat.offset + (rows - 1) * mat.rs as usize + (cols - 1) * (mat.cs as usize) < len)
+}
+
+macro_rules! conv_float {
+    ($t:ty) => {
+        impl ConvElement for $t {
+            fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool) {
+                let Dims { m, k, n } = dims;
+                if m == 0 || n == 0 {
+                    return;
+                }
+                assert!((m - 1) * dst_rs + n <= dst.len(), "gemm_into: destination too small");
+                if k == 0 {
+                    if !accumulate {
+                        for row in 0..m {
+                            dst[row * dst_rs..row * dst_rs + n].fill(0.0);
+                        }
+                    }
+                    return;
+                }
+                assert!(fits(l, m, k, lhs.len()) && fits(r, k, n, rhs.len()), "gemm_into: operand out of bounds");
+                let par = if threads && m * n * k >= PAR_GEMM_FLOPS && rayon::current_num_threads() > 1 {
+                    gemm::Parallelism::Rayon(0)
+                } else {
+                    gemm::Parallelism::None
+                };
+                // SAFETY: the asserts above keep every element read or written
+                // inside its slice; dst is borrowed mutably, so nothing aliases it.
+                unsafe {
+                    gemm::gemm(
+                        m,
+                        n,
+                        k,
+                        dst.as_mut_ptr(),
+                        1,
+                        dst_rs as isize,
+                        accumulate,
+                        lhs.as_ptr().add(l.offset),
+                        l.cs,
+                        l.rs,
+                        rhs.as_ptr().add(r.offset),
+                        r.cs,
+                        r.rs,
+                        1.0,
+                        1.0,
+                        false,
+                        false,
+                        false,
+                        par,
+                    );
+                }
+            }
+        }
+    };
+}
+
+conv_float!(f32);
+conv_float!(f64);
+
+/// Output rows per band, so that a band's im2col matrix holds about
+/// `BAND_ELEMS` elements.
+fn band_rows(g: &ConvGeom) -> usize {
+    (BAND_ELEMS / (g.k() * g.ow).max(1)).clamp(1, g.oh.max(1))
+}
+
+/// Bands of output rows covering the image.
+fn bands(g: &ConvGeom) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let (step, oh) = (band_rows(g), g.oh);
+    (0..oh).step_by(step).map(move |r| r..(r + step).min(oh))
+}
+
+/// Multiply-adds of one pass over the batch.
+fn flops(g: &ConvGeom) -> usize {
+    g.batch * g.c_out * g.p() * g.k()
+}
+
+/// Whether to split the batch over threads (each image then runs its GEMMs
+/// single-threaded) rather than thread inside each GEMM.
+fn batch_parallel(g: &ConvGeom) -> bool {
+    g.batch > 1 && flops(g) >= PAR_CONV_FLOPS && rayon::current_num_threads() > 1
+}
+
+/// Run `f(image, out_chunk, scratch, gemm_threads)` for each image, where
+/// `out_chunk` is that image's `per`-element slice of `out`.
+fn per_image<T: ConvElement>(out: &mut [T], per: usize, g: &ConvGeom, f: impl Fn(usize, &mut [T], &mut Vec<T>, bool) + Sync + Send) {
+    if per == 0 {
+        return;
+    }
+    if batch_parallel(g) {
+        out.par_chunks_mut(per).enumerate().for_each_init(Vec::new, |scratch, (i, o)| f(i, o, scratch, false));
+    } else {
+        let mut scratch = Vec::new();
+        let threads = flops(g) >= PAR_CONV_FLOPS;
+        out.chunks_mut(per).enumerate().for_each(|(i, o)| f(i, o, &mut scratch, threads));
+    }
+}
+
+fn scratch_for<T: Element>(scratch: &mut Vec<T>, n: usize) -> &mut [T] {
+    if scratch.len() < n {
+        scratch.resize(n, T::ZERO);
+    }
+    &mut scratch[..n]
+}
+
+/// `y = conv(x, w) + bias`: `x` is `[batch, c_in, h, w]`, `w` is
+/// `[c_out, cg, kh, kw]`, the result `[batch, c_out, oh, ow]`.
+pub fn conv_forward<T: ConvElement>(x: &[T], w: &[T], bias: Option<&[T]>, g: &ConvGeom) -> Vec<T> {
+    let (k, p, og, cg, hw) = (g.k(), g.p(), g.og(), g.cg(), g.hw());
+    let mut y = vec![T::ZERO; g.batch * g.c_out * p];
+    let xs = g.c_in * hw;
+    per_image(&mut y, g.c_out * p, g, |i, yi, scratch, threads| {
+        let xi = &x[i * xs..(i + 1) * xs];
+        for grp in 0..g.groups {
+            let xg = &xi[grp * cg * hw..(grp + 1) * cg * hw];
+            let yg = &mut yi[grp * og * p..(grp + 1) * og * p];
+            let wm = Mat { offset: grp * og * k, rs: k as isize, cs: 1 };
+            if g.is_pointwise() {
+                let xm = Mat { offset: 0, rs: p as isize, cs: 1 };
+                T::gemm_into(yg, p, false, w, wm, xg, xm, Dims { m: og, k, n: p }, threads);
+                continue;
+            }
+            for rows in bands(g) {
+                let np = rows.len() * g.ow;
+                let col = scratch_for(scratch, k * np);
+                let start = rows.start * g.ow;
+                im2col(xg, g, rows, col);
+                let cm = Mat { offset: 0, rs: np as isize, cs: 1 };
+                T::gemm_into(&mut yg[start..], p, false, w, wm, col, cm, Dims { m: og, k, n: np }, threads);
+            }
+        }
+        if let Some(b) = bias {
+            for (plane, &bo) in yi.chunks_mut(p).zip(b) {
+                plane.iter_mut().for_each(|v| *v += bo);
+            }
+        }
+    });
+    y
+}
+
+/// Gradient of `conv(x, w)` with respect to `x`, given the output gradient
+/// `gy` (`[batch, c_out, oh, ow]`): `w^T @ gy` per group, added back onto
+/// the image by col2im.
+pub fn conv_backward_input<T: ConvElement>(gy: &[T], w: &[T], g: &ConvGeom) -> Vec<T> {
+    let (k, p, og, cg, hw) = (g.k(), g.p(), g.og(), g.cg(), g.hw());
+    let mut gx = vec![T::ZERO; g.batch * g.c_in * hw];
+    let ys = g.c_out * p;
+    per_image(&mut gx, g.c_in * hw, g, |i, gxi, scratch, threads| {
+        let gyi = &gy[i * ys..(i + 1) * ys];
+        for grp in 0..g.groups {
+            let gxg = &mut gxi[grp * cg * hw..(grp + 1) * cg * hw];
+            let wt = Mat { offset: grp * og * k, rs: 1, cs: k as isize };
+            if g.is_pointwise() {
+                let gm = Mat { offset: grp * og * p, rs: p as isize, cs: 1 };
+                T::gemm_into(gxg, p, false, w, wt, gyi, gm, Dims { m: k, k: og, n: p }, threads);
+                continue;
+            }
+            for rows in bands(g) {
+                let np = rows.len() * g.ow;
+                let col = scratch_for(scratch, k * np);
+                let gm = Mat { offset: grp * og * p + rows.start * g.ow, rs: p as isize, cs: 1 };
+                T::gemm_into(col, np, false, w, wt, gyi, gm, Dims { m: k, k: og, n: np }, threads);
+                col2im(col, g, rows, gxg);
+            }
+        }
+    });
+    gx
+}
+
+/// Gradient of `conv(x, w)` with respect to `w` (`[c_out, cg, kh, kw]`):
+/// `gy @ im2col(x)^T` per group, summed over the batch.
+pub fn conv_backward_weight<T: ConvElement>(x: &[T], gy: &[T], g: &ConvGeom) -> Vec<T> {
+    let (k, p, og, cg, hw) = (g.k(), g.p(), g.og(), g.cg(), g.hw());
+    let (xs, ys, ws) = (g.c_in * hw, g.c_out * p, g.c_out * k);
+    // Adds image i's contribution into `gw`; `first` overwrites instead.
+    let image = |i: usize, gw: &mut [T], scratch: &mut Vec<T>, first: bool, threads: bool| {
+        let (xi, gyi) = (&x[i * xs..(i + 1) * xs], &gy[i * ys..(i + 1) * ys]);
+        for grp in 0..g.groups {
+            let xg = &xi[grp * cg * hw..(grp + 1) * cg * hw];
+            let gwg = &mut gw[grp * og * k..(grp + 1) * og * k];
+            if g.is_pointwise() {
+                let gm = Mat { offset: grp * og * p, rs: p as isize, cs: 1 };
+                let xt = Mat { offset: 0, rs: 1, cs: p as isize };
+                T::gemm_into(gwg, k, !first, gyi, gm, xg, xt, Dims { m: og, k: p, n: k }, threads);
+                continue;
+            }
+            for (b, rows) in bands(g).enumerate() {
+                let np = rows.len() * g.ow;
+                let col = scratch_for(scratch, k * np);
+                let gm = Mat { offset: grp * og * p + rows.start * g.ow, rs: p as isize, cs: 1 };
+                im2col(xg, g, rows, col);
+                let ct = Mat { offset: 0, rs: 1, cs: np as isize };
+                T::gemm_into(gwg, k, !(first && b == 0), gyi, gm, col, ct, Dims { m: og, k: np, n: k }, threads);
+            }
+        }
+    };
+    if g.batch == 0 || ws == 0 {
+        return vec![T::ZERO; ws];
+    }
+    if batch_parallel(g) {
+        // One partial sum per rayon task, then a tree of adds.
+        (0..g.batch)
+            .into_par_iter()
+            .fold(
+                || (Vec::<T>::new(), Vec::<T>::new()),
+                |(mut gw, mut scratch), i| {
+                    let first = gw.is_empty();
+                    if first {
+                        gw = vec![T::ZERO; ws];
+                    }
+                    image(i, &mut gw, &mut scratch, first, false);
+                    (gw, scratch)
+                },
+            )
+            .map(|(gw, _)| gw)
+            .reduce(Vec::new, |a, b| match (a.is_empty(), b.is_empty()) {
+                (true, _) => b,
+                (_, true) => a,
+                _ => a.into_iter().zip(b).map(|(u, v)| u + v).collect(),
+            })
+    } else {
+        let mut gw = vec![T::ZERO; ws];
+        let mut scratch = Vec::new();
+        let threads = flops(g) >= PAR_CONV_FLOPS;
+        for i in 0..g.batch {
+            image(i, &mut gw, &mut scratch, i == 0, threads);
+        }
+        gw
+    }
+}
+
+/// Per-channel sums of `[batch, channels, p]`: the bias gradient.
+pub fn channel_sums<T: ConvElement>(gy: &[T], batch: usize, channels: usize, p: usize) -> Vec<T> {
+    let mut sums = vec![T::ZERO; channels];
+    if p == 0 {
+        return sums;
+    }
+    for image in gy.chunks(channels * p).take(batch) {
+        for (s, plane) in sums.iter_mut().zip(image.chunks(p)) {
+            // Eight running sums, so the adds vectorise.
+            let mut acc = [T::ZERO; 8];
+            let mut it = plane.chunks_exact(8);
+            for c in &mut it {
+                for (a, &v) in acc.iter_mut().zip(c) {
+                    *a += v;
+                }
+            }
+            let mut total = T::ZERO;
+            for v in acc.iter().chain(it.remainder()) {
+                total += *v;
+            }
+            *s += total;
+        }
+    }
+    sums
+}
+
+/// Add one bias value per channel to `[batch, channels, p]`.
+pub fn add_channel_bias<T: ConvElement>(y: &mut [T], bias: &[T], p: usize) {
+    if p == 0 || bias.is_empty() {
+        return;
+    }
+    for image in y.chunks_mut(bias.len() * p) {
+        for (plane, &b) in image.chunks_mut(p).zip(bias) {
+            plane.iter_mut().for_each(|v| *v += b);
+        }
+    }
+}

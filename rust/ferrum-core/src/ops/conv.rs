@@ -1,0 +1,372 @@
+//! Convolution and transposed convolution, 1-D and 2-D, with stride,
+//! per-side zero padding, dilation and groups; forward and backward.
+//!
+//! Layouts follow Burn: input `[batch, channels_in, spatial...]`; conv weight
+//! `[channels_out, channels_in / groups, kernel...]`; transposed-conv weight
+//! `[channels_in, channels_out / groups, kernel...]`; bias `[channels_out]`.
+//! Everything runs on the 2-D kernels of `crate::kernels::conv` (1-D as
+//! height 1). A transposed convolution is the input gradient of the
+//! convolution that maps its output back to its input, so it shares those
+//! kernels with the roles of input and output swapped.
+
+use std::borrow::Cow;
+
+use crate::autodiff::{record, FnBackward, Var};
+use crate::dtype::{Element, Kind};
+use crate::error::{Error, Result};
+use crate::kernels::conv::{add_channel_bias, channel_sums, conv_backward_input, conv_backward_weight, conv_forward};
+use crate::kernels::im2col::ConvGeom;
+use crate::tensor::Tensor;
+use crate::with_float;
+
+/// Options of an `N`-d convolution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConvOptions<const N: usize> {
+    pub stride: [usize; N],
+    /// Zero padding (before, after) of each spatial dim.
+    pub padding: [(usize, usize); N],
+    pub dilation: [usize; N],
+    pub groups: usize,
+}
+
+impl<const N: usize> ConvOptions<N> {
+    /// Burn's `ConvOptions`: the same padding on both sides of each dim.
+    pub fn new(stride: [usize; N], padding: [usize; N], dilation: [usize; N], groups: usize) -> Self {
+        ConvOptions { stride, padding: padding.map(|p| (p, p)), dilation, groups }
+    }
+}
+
+impl<const N: usize> Default for ConvOptions<N> {
+    fn default() -> Self {
+        ConvOptions::new([1; N], [0; N], [1; N], 1)
+    }
+}
+
+/// Options of an `N`-d transposed convolution (Burn's `ConvTransposeOptions`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConvTransposeOptions<const N: usize> {
+    pub stride: [usize; N],
+    /// Padding removed from both sides of each dim of the output.
+    pub padding: [usize; N],
+    /// Extra size added at the end of each dim of the output.
+    pub padding_out: [usize; N],
+    pub dilation: [usize; N],
+    pub groups: usize,
+}
+
+impl<const N: usize> Default for ConvTransposeOptions<N> {
+    fn default() -> Self {
+        ConvTransposeOptions { stride: [1; N], padding: [0; N], padding_out: [0; N], dilation: [1; N], groups: 1 }
+    }
+}
+
+/// An `N`-d option as its 2-D form: 1-D runs as height 1 with `fill`.
+fn lift<const N: usize, V: Copy>(a: [V; N], fill: V) -> [V; 2] {
+    if N == 1 {
+        [fill, a[0]]
+    } else {
+        [a[0], a[1]]
+    }
+}
+
+/// The elements of a tensor in row-major order, borrowed when contiguous.
+pub(crate) fn values<T: Element>(t: &Tensor) -> Cow<'_, [T]> {
+    match t.as_slice::<T>() {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(t.to_vec::<T>()),
+    }
+}
+
+/// Check kinds, dtypes and ranks shared by every convolution.
+fn check_operands(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, n: usize) -> Result<()> {
+    x.expect_kind(op, Kind::Float)?;
+    x.expect_same_dtype(op, w)?;
+    x.expect_rank(op, n + 2)?;
+    w.expect_rank(op, n + 2)?;
+    if let Some(b) = bias {
+        x.expect_same_dtype(op, b)?;
+        b.expect_rank(op, 1)?;
+    }
+    Ok(())
+}
+
+fn check_positive(op: &'static str, name: &str, values: &[usize]) -> Result<()> {
+    if values.contains(&0) {
+        return Err(Error::invalid(op, format!("{name} must be at least 1 in every dim, found {values:?}")));
+    }
+    Ok(())
+}
+
+fn check_bias(op: &'static str, bias: Option<&Tensor>, channels: usize) -> Result<()> {
+    match bias {
+        Some(b) if b.shape() != [channels] => Err(Error::shapes(op, b.shape(), &[channels], format!("the bias needs one value per output channel ({channels})"))),
+        _ => Ok(()),
+    }
+}
+
+/// The geometry of `conv(x, w)` and the output shape.
+fn conv_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOptions<N>) -> Result<(ConvGeom, Vec<usize>)> {
+    check_operands(op, x, w, bias, N)?;
+    check_positive(op, "stride", &o.stride)?;
+    check_positive(op, "dilation", &o.dilation)?;
+    let (xs, ws) = (x.shape(), w.shape());
+    check_positive(op, "kernel size", &ws[2..])?;
+    let (groups, c_in, c_out) = (o.groups, xs[1], ws[0]);
+    if groups == 0 || c_in % groups != 0 || c_out % groups != 0 {
+        return Err(Error::invalid(op, format!("groups ({groups}) must divide channels_in ({c_in}) and channels_out ({c_out})")));
+    }
+    if ws[1] * groups != c_in {
+        return Err(Error::shapes(op, xs, ws, format!("the weight takes {} input channels per group x {groups} groups, the input has {c_in}", ws[1])));
+    }
+    check_bias(op, bias, c_out)?;
+    let mut out = vec![xs[0], c_out];
+    for d in 0..N {
+        let (n, k) = (xs[2 + d], ws[2 + d]);
+        let (before, after) = o.padding[d];
+        let span = o.dilation[d] * (k - 1) + 1;
+        if n + before + after < span {
+            return Err(Error::shapes(
+                op,
+                xs,
+                ws,
+                format!("spatial dim {d} of size {n} padded by ({before}, {after}) is smaller than the kernel ({k}, dilation {}: span {span})", o.dilation[d]),
+            ));
+        }
+        out.push((n + before + after - span) / o.stride[d] + 1);
+    }
+    let sp = |s: &[usize]| lift::<N, usize>(s.try_into().expect("N spatial dims"), 1);
+    let ([h, wd], [kh, kw], [oh, ow]) = (sp(&xs[2..]), sp(&ws[2..]), sp(&out[2..]));
+    let g = ConvGeom {
+        batch: xs[0],
+        c_in,
+        h,
+        w: wd,
+        c_out,
+        oh,
+        ow,
+        kh,
+        kw,
+        stride: lift(o.stride, 1),
+        pad: lift(o.padding.map(|p| p.0), 0),
+        dilation: lift(o.dilation, 1),
+        groups,
+    };
+    Ok((g, out))
+}
+
+/// The geometry of the convolution whose input gradient is
+/// `conv_transpose(x, w)`: its input is the transposed conv's output, its
+/// output is `x`. Returns it with the transposed conv's output shape.
+fn transpose_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvTransposeOptions<N>) -> Result<(ConvGeom, Vec<usize>)> {
+    check_operands(op, x, w, bias, N)?;
+    check_positive(op, "stride", &o.stride)?;
+    check_positive(op, "dilation", &o.dilation)?;
+    let (xs, ws) = (x.shape(), w.shape());
+    check_positive(op, "kernel size", &ws[2..])?;
+    let (groups, c_in) = (o.groups, xs[1]);
+    if groups == 0 || c_in % groups != 0 {
+        return Err(Error::invalid(op, format!("groups ({groups}) must divide channels_in ({c_in})")));
+    }
+    if ws[0] != c_in {
+        return Err(Error::shapes(op, xs, ws, format!("the weight's dim 0 must match channels_in ({c_in}), found {}", ws[0])));
+    }
+    let c_out = ws[1] * groups;
+    check_bias(op, bias, c_out)?;
+    let mut out = vec![xs[0], c_out];
+    for d in 0..N {
+        let (n, k, s, dil, p, po) = (xs[2 + d], ws[2 + d], o.stride[d], o.dilation[d], o.padding[d], o.padding_out[d]);
+        if po >= s && po >= dil {
+            return Err(Error::invalid(op, format!("padding_out ({po}) must be smaller than the stride ({s}) or the dilation ({dil}) in dim {d}")));
+        }
+        let full = (n.max(1) - 1) * s + dil * (k - 1) + po + 1;
+        if n == 0 || full <= 2 * p {
+            return Err(Error::shapes(op, xs, ws, format!("spatial dim {d} of size {n} with padding {p} gives an empty output")));
+        }
+        out.push(full - 2 * p);
+    }
+    let sp = |s: &[usize]| lift::<N, usize>(s.try_into().expect("N spatial dims"), 1);
+    let ([h, wd], [kh, kw], [oh, ow]) = (sp(&out[2..]), sp(&ws[2..]), sp(&xs[2..]));
+    let g = ConvGeom {
+        batch: xs[0],
+        c_in: c_out,
+        h,
+        w: wd,
+        c_out: c_in,
+        oh,
+        ow,
+        kh,
+        kw,
+        stride: lift(o.stride, 1),
+        pad: lift(o.padding, 0),
+        dilation: lift(o.dilation, 1),
+        groups,
+    };
+    Ok((g, out))
+}
+
+/// `conv(x, w) + bias` with geometry `g`, shaped `shape`.
+fn forward(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &ConvGeom, shape: &[usize]) -> Result<Tensor> {
+    with_float!(op, x.dtype(), T => {
+        let b = bias.map(values::<T>);
+        Tensor::from_vec(conv_forward::<T>(&values::<T>(x), &values::<T>(w), b.as_deref(), g), shape)
+    })
+}
+
+/// Gradient of `conv(x, w)` with respect to `x` (shaped `shape`), from `gy`;
+/// also the forward of a transposed convolution.
+fn input_grad(op: &'static str, gy: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &ConvGeom, shape: &[usize]) -> Result<Tensor> {
+    with_float!(op, gy.dtype(), T => {
+        let mut gx = conv_backward_input::<T>(&values::<T>(gy), &values::<T>(w), g);
+        if let Some(b) = bias {
+            add_channel_bias(&mut gx, &values::<T>(b), g.hw());
+        }
+        Tensor::from_vec(gx, shape)
+    })
+}
+
+/// Gradient of `conv(x, w)` with respect to `w` (shaped `shape`), from `gy`.
+fn weight_grad(op: &'static str, x: &Tensor, gy: &Tensor, g: &ConvGeom, shape: &[usize]) -> Result<Tensor> {
+    with_float!(op, x.dtype(), T => Tensor::from_vec(conv_backward_weight::<T>(&values::<T>(x), &values::<T>(gy), g), shape))
+}
+
+/// Per-channel sums of `[batch, channels, ...]`: a bias gradient.
+fn bias_grad(op: &'static str, gy: &Tensor, channels: usize) -> Result<Tensor> {
+    let per = gy.numel() / (gy.shape()[0] * channels).max(1);
+    with_float!(op, gy.dtype(), T => Tensor::from_vec(channel_sums::<T>(&values::<T>(gy), gy.shape()[0], channels, per), &[channels]))
+}
+
+impl Tensor {
+    /// 1-d convolution: input `[batch, channels_in, length]`, weight
+    /// `[channels_out, channels_in / groups, kernel]`.
+    pub fn conv1d(&self, weight: &Tensor, bias: Option<&Tensor>, options: &ConvOptions<1>) -> Result<Tensor> {
+        let (g, shape) = conv_geom("conv1d", self, weight, bias, options)?;
+        forward("conv1d", self, weight, bias, &g, &shape)
+    }
+
+    /// 2-d convolution: input `[batch, channels_in, height, width]`, weight
+    /// `[channels_out, channels_in / groups, kernel_h, kernel_w]`.
+    pub fn conv2d(&self, weight: &Tensor, bias: Option<&Tensor>, options: &ConvOptions<2>) -> Result<Tensor> {
+        let (g, shape) = conv_geom("conv2d", self, weight, bias, options)?;
+        forward("conv2d", self, weight, bias, &g, &shape)
+    }
+
+    /// 1-d transposed convolution: weight `[channels_in, channels_out / groups, kernel]`.
+    pub fn conv_transpose1d(&self, weight: &Tensor, bias: Option<&Tensor>, options: &ConvTransposeOptions<1>) -> Result<Tensor> {
+        let (g, shape) = transpose_geom("conv_transpose1d", self, weight, bias, options)?;
+        input_grad("conv_transpose1d", self, weight, bias, &g, &shape)
+    }
+
+    /// 2-d transposed convolution: weight `[channels_in, channels_out / groups, kernel_h, kernel_w]`.
+    pub fn conv_transpose2d(&self, weight: &Tensor, bias: Option<&Tensor>, options: &ConvTransposeOptions<2>) -> Result<Tensor> {
+        let (g, shape) = transpose_geom("conv_transpose2d", self, weight, bias, options)?;
+        input_grad("conv_transpose2d", self, weight, bias, &g, &shape)
+    }
+}
+
+/// The operands a convolution's backward reads, kept only for the
+/// gradients that will be asked for.
+struct Saved {
+    x: Option<Tensor>,
+    w: Option<Tensor>,
+    x_shape: Vec<usize>,
+    w_shape: Vec<usize>,
+}
+
+impl Saved {
+    fn new(x: &Var, w: &Var) -> Saved {
+        Saved {
+            // x feeds the weight gradient, w the input gradient.
+            x: w.requires_grad().then(|| x.value.clone()),
+            w: x.requires_grad().then(|| w.value.clone()),
+            x_shape: x.value.shape().to_vec(),
+            w_shape: w.value.shape().to_vec(),
+        }
+    }
+}
+
+fn operands<'a>(x: &'a Var, w: &'a Var, bias: Option<&'a Var>) -> Vec<&'a Var> {
+    let mut v = vec![x, w];
+    v.extend(bias);
+    v
+}
+
+/// Record a convolution: gradients `col2im(w^T gy)`, `gy im2col(x)^T` and
+/// the per-channel sum of `gy`.
+fn record_conv(op: &'static str, y: Tensor, x: &Var, w: &Var, bias: Option<&Var>, g: ConvGeom) -> Var {
+    let s = Saved::new(x, w);
+    record(y, &operands(x, w, bias), move || {
+        FnBackward::new(op, move |gy, needs| {
+            let mut grads = vec![None, None];
+            if let (true, Some(w)) = (needs[0], &s.w) {
+                grads[0] = Some(input_grad(op, &gy, w, None, &g, &s.x_shape)?);
+            }
+            if let (true, Some(x)) = (needs[1], &s.x) {
+                grads[1] = Some(weight_grad(op, x, &gy, &g, &s.w_shape)?);
+            }
+            if needs.len() > 2 {
+                grads.push(if needs[2] { Some(bias_grad(op, &gy, g.c_out)?) } else { None });
+            }
+            Ok(grads)
+        })
+    })
+}
+
+/// Record a transposed convolution, the adjoint of `conv` with geometry
+/// `g`: its input gradient is `conv(gy, w)`, its weight gradient the conv
+/// weight gradient with `gy` as the input and `x` as the output gradient.
+fn record_transpose(op: &'static str, y: Tensor, x: &Var, w: &Var, bias: Option<&Var>, g: ConvGeom) -> Var {
+    let s = Saved::new(x, w);
+    record(y, &operands(x, w, bias), move || {
+        FnBackward::new(op, move |gy, needs| {
+            let mut grads = vec![None, None];
+            if let (true, Some(w)) = (needs[0], &s.w) {
+                grads[0] = Some(forward(op, &gy, w, None, &g, &s.x_shape)?);
+            }
+            if let (true, Some(x)) = (needs[1], &s.x) {
+                grads[1] = Some(weight_grad(op, &gy, x, &g, &s.w_shape)?);
+            }
+            if needs.len() > 2 {
+                grads.push(if needs[2] { Some(bias_grad(op, &gy, g.c_in)?) } else { None });
+            }
+            Ok(grads)
+        })
+    })
+}
+
+fn values_of(bias: Option<&Var>) -> Option<&Tensor> {
+    bias.map(|b| &b.value)
+}
+
+impl Var {
+    pub fn conv1d(&self, weight: &Var, bias: Option<&Var>, options: &ConvOptions<1>) -> Result<Var> {
+        let op = "conv1d";
+        let (g, shape) = conv_geom(op, &self.value, &weight.value, values_of(bias), options)?;
+        let y = forward(op, &self.value, &weight.value, values_of(bias), &g, &shape)?;
+        Ok(record_conv(op, y, self, weight, bias, g))
+    }
+
+    pub fn conv2d(&self, weight: &Var, bias: Option<&Var>, options: &ConvOptions<2>) -> Result<Var> {
+        let op = "conv2d";
+        let (g, shape) = conv_geom(op, &self.value, &weight.value, values_of(bias), options)?;
+        let y = forward(op, &self.value, &weight.value, values_of(bias), &g, &shape)?;
+        Ok(record_conv(op, y, self, weight, bias, g))
+    }
+
+    pub fn conv_transpose1d(&self, weight: &Var, bias: Option<&Var>, options: &ConvTransposeOptions<1>) -> Result<Var> {
+        let op = "conv_transpose1d";
+        let (g, shape) = transpose_geom(op, &self.value, &weight.value, values_of(bias), options)?;
+        let y = input_grad(op, &self.value, &weight.value, values_of(bias), &g, &shape)?;
+        Ok(record_transpose(op, y, self, weight, bias, g))
+    }
+
+    pub fn conv_transpose2d(&self, weight: &Var, bias: Option<&Var>, options: &ConvTransposeOptions<2>) -> Result<Var> {
+        let op = "conv_transpose2d";
+        let (g, shape) = transpose_geom(op, &self.value, &weight.value, values_of(bias), options)?;
+        let y = input_grad(op, &self.value, &weight.value, values_of(bias), &g, &shape)?;
+        Ok(record_transpose(op, y, self, weight, bias, g))
+    }
+}
+
+#[cfg(test)]
+#[path = "conv_tests.rs"]
+mod tests;
