@@ -8,6 +8,7 @@ mod device;
 mod distribution;
 mod error;
 mod gradients;
+mod record;
 mod tensor;
 
 use pyo3::prelude::*;
@@ -28,5 +29,6 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(custom_op::custom_op, m)?)?;
     error::register(m)?;
     activation::register(m)?;
+    record::register(m)?;
     Ok(())
 }

@@ -1,0 +1,174 @@
+//! Records across the boundary: the Python record tree (dicts, lists,
+//! tensors, strings, numbers, None) to the engine's `Item` and back, and the
+//! recorder entry points. Encoding and decoding run without the GIL.
+
+use std::path::PathBuf;
+
+use ferrum_core::record::{self, param_id, Format, Item, Precision};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use crate::device::PyDevice;
+use crate::error::IntoPyResult;
+use crate::tensor::PyTensor;
+
+fn precision(py: Python<'_>, name: &str) -> PyResult<Precision> {
+    match name {
+        "full" => Ok(Precision::Full),
+        "half" => Ok(Precision::Half),
+        "double" => Ok(Precision::Double),
+        other => Err(crate::error::argument_error(py, format!("unknown precision {other:?}: expected 'full', 'half' or 'double'"))),
+    }
+}
+
+fn at(path: &str) -> &str {
+    if path.is_empty() { "the record root" } else { path }
+}
+
+fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
+    if value.is_none() {
+        return Ok(Item::Opt(None));
+    }
+    if let Ok(t) = value.cast::<PyTensor>() {
+        return Ok(Item::Tensor(t.get().t.clone()));
+    }
+    if let Ok(d) = value.cast::<PyDict>() {
+        let mut fields = Vec::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            let key: String = k
+                .extract()
+                .map_err(|_| PyTypeError::new_err(format!("{}: record keys must be str, found {}", at(path), k.get_type().name().map(|n| n.to_string()).unwrap_or_default())))?;
+            let child = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+            fields.push((key, to_item(&v, &child)?));
+        }
+        return Ok(Item::Struct(fields));
+    }
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        let items = value
+            .try_iter()?
+            .enumerate()
+            .map(|(i, v)| to_item(&v?, &format!("{path}.{i}").trim_start_matches('.').to_string()))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(Item::Seq(items));
+    }
+    if value.is_instance_of::<PyBool>() {
+        return Ok(Item::Bool(value.extract()?));
+    }
+    if value.is_instance_of::<PyInt>() {
+        return Ok(match value.extract::<u64>() {
+            Ok(v) => Item::U64(v),
+            Err(_) => Item::I64(value.extract()?),
+        });
+    }
+    if value.is_instance_of::<PyFloat>() {
+        return Ok(Item::F64(value.extract()?));
+    }
+    if value.is_instance_of::<PyString>() {
+        return Ok(Item::Str(value.extract()?));
+    }
+    if let Ok(b) = value.cast::<PyBytes>() {
+        return Ok(Item::Bytes(b.as_bytes().to_vec()));
+    }
+    let ty = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+    Err(PyTypeError::new_err(format!(
+        "{}: a record holds dicts, lists, tensors, str, int, float, bool, bytes or None, found {ty}",
+        at(path)
+    )))
+}
+
+fn to_py(py: Python<'_>, item: Item, device: &Py<PyDevice>) -> PyResult<Py<PyAny>> {
+    Ok(match item {
+        Item::Struct(fields) => {
+            let d = PyDict::new(py);
+            for (k, v) in fields {
+                d.set_item(k, to_py(py, v, device)?)?;
+            }
+            d.into_any().unbind()
+        }
+        Item::Map(pairs) => {
+            let d = PyDict::new(py);
+            for (k, v) in pairs {
+                d.set_item(to_py(py, k, device)?, to_py(py, v, device)?)?;
+            }
+            d.into_any().unbind()
+        }
+        Item::Seq(items) => {
+            let list = items.into_iter().map(|v| to_py(py, v, device)).collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, list)?.into_any().unbind()
+        }
+        Item::Opt(None) | Item::Unit => py.None(),
+        Item::Opt(Some(v)) => to_py(py, *v, device)?,
+        Item::Tensor(t) => Py::new(py, PyTensor::new(t, device.clone_ref(py)))?.into_any(),
+        Item::Str(s) => s.into_pyobject(py)?.into_any().unbind(),
+        Item::U64(v) => v.into_pyobject(py)?.into_any().unbind(),
+        Item::I64(v) => v.into_pyobject(py)?.into_any().unbind(),
+        Item::F64(v) => v.into_pyobject(py)?.into_any().unbind(),
+        Item::Bool(v) => PyBool::new(py, v).to_owned().into_any().unbind(),
+        Item::Bytes(b) => PyBytes::new(py, &b).into_any().unbind(),
+        Item::Enum { variant, value, .. } => {
+            let d = PyDict::new(py);
+            d.set_item(variant, to_py(py, *value, device)?)?;
+            d.into_any().unbind()
+        }
+    })
+}
+
+fn schema_of(schema: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Item>> {
+    schema.filter(|s| !s.is_none()).map(|s| to_item(s, "")).transpose()
+}
+
+/// Encode a record tree in one of Burn's formats.
+#[pyfunction]
+fn record_to_bytes<'py>(py: Python<'py>, tree: &Bound<'py, PyAny>, format: &str, precision_name: &str) -> PyResult<Bound<'py, PyBytes>> {
+    let (item, fmt, prec) = (to_item(tree, "")?, Format::from_name(format).py(py)?, precision(py, precision_name)?);
+    let bytes = py.detach(|| record::to_bytes(&item, fmt, prec)).py(py)?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// Decode a whole record, fitted to `schema` when given (bincode needs it).
+#[pyfunction]
+#[pyo3(signature = (data, format, schema, device))]
+fn record_from_bytes(py: Python<'_>, data: &[u8], format: &str, schema: Option<&Bound<'_, PyAny>>, device: Py<PyDevice>) -> PyResult<Py<PyAny>> {
+    let (fmt, schema) = (Format::from_name(format).py(py)?, schema_of(schema)?);
+    let item = py.detach(|| record::from_bytes(data, fmt, schema.as_ref())).py(py)?;
+    to_py(py, item, &device)
+}
+
+/// Write a record file atomically at exactly `path`.
+#[pyfunction]
+fn record_save(py: Python<'_>, tree: &Bound<'_, PyAny>, path: PathBuf, format: &str, precision_name: &str) -> PyResult<()> {
+    let (item, fmt, prec) = (to_item(tree, "")?, Format::from_name(format).py(py)?, precision(py, precision_name)?);
+    py.detach(|| record::save_file(&item, &path, fmt, prec)).py(py)
+}
+
+/// Read and decode a whole record file; errors name the file.
+#[pyfunction]
+#[pyo3(signature = (path, format, schema, device))]
+fn record_load(py: Python<'_>, path: PathBuf, format: &str, schema: Option<&Bound<'_, PyAny>>, device: Py<PyDevice>) -> PyResult<Py<PyAny>> {
+    let (fmt, schema) = (Format::from_name(format).py(py)?, schema_of(schema)?);
+    let item = py.detach(|| record::load_file(&path, fmt, schema.as_ref())).py(py)?;
+    to_py(py, item, &device)
+}
+
+/// Burn's text of a parameter id: 13 lowercase base32hex characters.
+#[pyfunction]
+fn param_id_encode(id: u64) -> String {
+    param_id::encode(id)
+}
+
+/// The u64 of a parameter id's text (base32hex or a legacy UUID).
+#[pyfunction]
+fn param_id_decode(py: Python<'_>, text: &str) -> PyResult<u64> {
+    param_id::decode(text).py(py)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(record_to_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(record_from_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(record_save, m)?)?;
+    m.add_function(wrap_pyfunction!(record_load, m)?)?;
+    m.add_function(wrap_pyfunction!(param_id_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(param_id_decode, m)?)?;
+    Ok(())
+}
