@@ -10,6 +10,7 @@ pub mod gemm;
 pub mod im2col;
 pub mod log1p;
 pub mod parallel;
+pub mod pool;
 pub mod reduce;
 pub mod scan;
 pub mod softmax;

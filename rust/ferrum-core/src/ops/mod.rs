@@ -16,6 +16,7 @@ pub mod mask;
 pub mod matmul;
 pub mod one_hot;
 pub mod pad;
+pub mod pool;
 pub mod reduce;
 pub mod sort;
 pub mod stats;

@@ -1,0 +1,227 @@
+//! Pooling kernels on contiguous `[planes, h, w]` buffers (a plane is one
+//! channel of one image; 1-D pooling runs as height 1): max pooling with its
+//! argmax, average pooling and adaptive average pooling, forward and
+//! backward. Planes are independent, so large inputs split them over threads.
+
+use rayon::prelude::*;
+
+use super::parallel::{go_parallel, PAR_CHEAP};
+use crate::dtype::FloatElement;
+
+/// Geometry of a 2-D pooling window: stride, leading and trailing padding,
+/// dilation, and the input and output plane sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolGeom {
+    pub planes: usize,
+    pub h: usize,
+    pub w: usize,
+    pub oh: usize,
+    pub ow: usize,
+    pub kh: usize,
+    pub kw: usize,
+    pub stride: [usize; 2],
+    pub pad: [usize; 2],
+    pub pad_end: [usize; 2],
+    pub dilation: [usize; 2],
+}
+
+impl PoolGeom {
+    fn hw(&self) -> usize {
+        self.h * self.w
+    }
+
+    fn p(&self) -> usize {
+        self.oh * self.ow
+    }
+
+    /// Taps `lo..hi` of output position `o` along dim `d` that land inside
+    /// the input, and the input index of tap 0 (possibly negative).
+    #[inline]
+    fn taps(&self, d: usize, o: usize) -> (usize, usize, isize) {
+        let (n, k, dil) = if d == 0 { (self.h, self.kh, self.dilation[0]) } else { (self.w, self.kw, self.dilation[1]) };
+        let start = (o * self.stride[d]) as isize - self.pad[d] as isize;
+        let lo = if start < 0 { ((-start) as usize).div_ceil(dil) } else { 0 };
+        let hi = if start >= n as isize { 0 } else { ((n as isize - start) as usize).div_ceil(dil).min(k) };
+        (lo.min(hi), hi, start)
+    }
+
+    /// The averaging window of output `o` along dim `d` (dilation 1): the
+    /// clipped input range, and the window's length inside the padded input.
+    #[inline]
+    fn avg_window(&self, d: usize, o: usize) -> (usize, usize, usize) {
+        let (n, k) = if d == 0 { (self.h, self.kh) } else { (self.w, self.kw) };
+        let start = (o * self.stride[d]) as isize - self.pad[d] as isize;
+        let end = (start + k as isize).min((n + self.pad_end[d]) as isize);
+        let padded = (end - start) as usize;
+        (start.max(0) as usize, end.clamp(0, n as isize) as usize, padded)
+    }
+}
+
+/// Run `f(plane, out_chunk)` over `per`-element chunks of `out`, one per
+/// plane, in parallel when `work` is large.
+fn per_plane<T: Send>(out: &mut [T], per: usize, work: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
+    if per == 0 {
+        return;
+    }
+    if go_parallel(work, PAR_CHEAP) {
+        out.par_chunks_mut(per).enumerate().for_each(|(i, o)| f(i, o));
+    } else {
+        out.chunks_mut(per).enumerate().for_each(|(i, o)| f(i, o));
+    }
+}
+
+/// Max over each window, and the flat index (`ih * w + iw`) within its plane
+/// of the element that won; NaN wins over numbers, as in PyTorch.
+pub fn max_pool_forward<T: FloatElement>(x: &[T], g: &PoolGeom) -> (Vec<T>, Vec<i64>) {
+    let (hw, p) = (g.hw(), g.p());
+    let mut out = vec![T::ZERO; g.planes * p];
+    let mut idx = vec![0i64; g.planes * p];
+    let body = |plane: usize, (o, ix): (&mut [T], &mut [i64])| {
+        let xp = &x[plane * hw..(plane + 1) * hw];
+        for oh in 0..g.oh {
+            let (ilo, ihi, hs) = g.taps(0, oh);
+            for ow in 0..g.ow {
+                let (jlo, jhi, ws) = g.taps(1, ow);
+                let (mut best, mut at) = (T::neg_infinity(), -1i64);
+                for i in ilo..ihi {
+                    let row = (hs + (i * g.dilation[0]) as isize) as usize * g.w;
+                    for j in jlo..jhi {
+                        let k = row + (ws + (j * g.dilation[1]) as isize) as usize;
+                        let v = xp[k];
+                        if at < 0 || v > best || (v.is_nan() && !best.is_nan()) {
+                            best = v;
+                            at = k as i64;
+                        }
+                    }
+                }
+                o[oh * g.ow + ow] = best;
+                ix[oh * g.ow + ow] = at.max(0);
+            }
+        }
+    };
+    if p > 0 {
+        if go_parallel(g.planes * p * g.kh * g.kw, PAR_CHEAP) {
+            out.par_chunks_mut(p).zip(idx.par_chunks_mut(p)).enumerate().for_each(|(i, c)| body(i, c));
+        } else {
+            out.chunks_mut(p).zip(idx.chunks_mut(p)).enumerate().for_each(|(i, c)| body(i, c));
+        }
+    }
+    (out, idx)
+}
+
+/// Send each output gradient to the input element that won its window.
+pub fn max_pool_backward<T: FloatElement>(gy: &[T], idx: &[i64], g: &PoolGeom) -> Vec<T> {
+    let (hw, p) = (g.hw(), g.p());
+    let mut gx = vec![T::ZERO; g.planes * hw];
+    per_plane(&mut gx, hw, g.planes * p, |plane, gxp| {
+        for (&gv, &k) in gy[plane * p..(plane + 1) * p].iter().zip(&idx[plane * p..(plane + 1) * p]) {
+            gxp[k as usize] = gxp[k as usize] + gv;
+        }
+    });
+    gx
+}
+
+/// Divisor of an averaging window: its size within the padded input, or
+/// only the elements inside the input.
+#[inline]
+fn divisor<T: FloatElement>(rows: (usize, usize, usize), cols: (usize, usize, usize), count_include_pad: bool) -> T {
+    let n = if count_include_pad { rows.2 * cols.2 } else { (rows.1 - rows.0) * (cols.1 - cols.0) };
+    T::from_f64(n.max(1) as f64)
+}
+
+/// Mean over each window (dilation 1).
+pub fn avg_pool_forward<T: FloatElement>(x: &[T], g: &PoolGeom, count_include_pad: bool) -> Vec<T> {
+    let (hw, p) = (g.hw(), g.p());
+    let mut out = vec![T::ZERO; g.planes * p];
+    per_plane(&mut out, p, g.planes * p * g.kh * g.kw, |plane, o| {
+        let xp = &x[plane * hw..(plane + 1) * hw];
+        for oh in 0..g.oh {
+            let rows = g.avg_window(0, oh);
+            for ow in 0..g.ow {
+                let cols = g.avg_window(1, ow);
+                let mut sum = T::ZERO;
+                for ih in rows.0..rows.1 {
+                    for v in &xp[ih * g.w + cols.0..ih * g.w + cols.1] {
+                        sum = sum + *v;
+                    }
+                }
+                o[oh * g.ow + ow] = sum / divisor::<T>(rows, cols, count_include_pad);
+            }
+        }
+    });
+    out
+}
+
+/// Spread each output gradient evenly over its window.
+pub fn avg_pool_backward<T: FloatElement>(gy: &[T], g: &PoolGeom, count_include_pad: bool) -> Vec<T> {
+    let (hw, p) = (g.hw(), g.p());
+    let mut gx = vec![T::ZERO; g.planes * hw];
+    per_plane(&mut gx, hw, g.planes * p * g.kh * g.kw, |plane, gxp| {
+        let gp = &gy[plane * p..(plane + 1) * p];
+        for oh in 0..g.oh {
+            let rows = g.avg_window(0, oh);
+            for ow in 0..g.ow {
+                let cols = g.avg_window(1, ow);
+                let share = gp[oh * g.ow + ow] / divisor::<T>(rows, cols, count_include_pad);
+                for ih in rows.0..rows.1 {
+                    for v in &mut gxp[ih * g.w + cols.0..ih * g.w + cols.1] {
+                        *v = *v + share;
+                    }
+                }
+            }
+        }
+    });
+    gx
+}
+
+/// Input range of adaptive output `o` of `out` over `n` inputs: from
+/// `floor(o * n / out)` to `ceil((o + 1) * n / out)`.
+#[inline]
+pub fn adaptive_range(o: usize, out: usize, n: usize) -> (usize, usize) {
+    (o * n / out, ((o + 1) * n).div_ceil(out))
+}
+
+/// Adaptive average pooling of `[planes, h, w]` to `[planes, oh, ow]`.
+pub fn adaptive_avg_forward<T: FloatElement>(x: &[T], planes: usize, (h, w): (usize, usize), (oh, ow): (usize, usize)) -> Vec<T> {
+    let (hw, p) = (h * w, oh * ow);
+    let mut out = vec![T::ZERO; planes * p];
+    per_plane(&mut out, p, planes * hw, |plane, o| {
+        let xp = &x[plane * hw..(plane + 1) * hw];
+        for i in 0..oh {
+            let (h0, h1) = adaptive_range(i, oh, h);
+            for j in 0..ow {
+                let (w0, w1) = adaptive_range(j, ow, w);
+                let mut sum = T::ZERO;
+                for ih in h0..h1 {
+                    for v in &xp[ih * w + w0..ih * w + w1] {
+                        sum = sum + *v;
+                    }
+                }
+                o[i * ow + j] = sum / T::from_f64(((h1 - h0) * (w1 - w0)) as f64);
+            }
+        }
+    });
+    out
+}
+
+/// Spread each adaptive output gradient evenly over its input range.
+pub fn adaptive_avg_backward<T: FloatElement>(gy: &[T], planes: usize, (h, w): (usize, usize), (oh, ow): (usize, usize)) -> Vec<T> {
+    let (hw, p) = (h * w, oh * ow);
+    let mut gx = vec![T::ZERO; planes * hw];
+    per_plane(&mut gx, hw, planes * hw, |plane, gxp| {
+        let gp = &gy[plane * p..(plane + 1) * p];
+        for i in 0..oh {
+            let (h0, h1) = adaptive_range(i, oh, h);
+            for j in 0..ow {
+                let (w0, w1) = adaptive_range(j, ow, w);
+                let share = gp[i * ow + j] / T::from_f64(((h1 - h0) * (w1 - w0)) as f64);
+                for ih in h0..h1 {
+                    for v in &mut gxp[ih * w + w0..ih * w + w1] {
+                        *v = *v + share;
+                    }
+                }
+            }
+        }
+    });
+    gx
+}
