@@ -26,8 +26,9 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from typing_extensions import Self, dataclass_transform
 
@@ -37,6 +38,9 @@ from ferrum.module import display, tree
 from ferrum.module.param import Param, ParamId, RunningState
 from ferrum.module.record import into_record as _into_record
 from ferrum.module.record import load_record as _load_record
+
+if TYPE_CHECKING:
+    from ferrum.record import FileRecorder
 
 __all__ = ["Module", "ModuleMapper", "ModuleVisitor"]
 
@@ -146,7 +150,27 @@ class Module(Generic[B]):
         The record must have this module's structure and shapes; ``ValueError``
         names the parameter path and both shapes otherwise.
         """
+        resolve = getattr(record, "resolve", None)
+        if callable(resolve):
+            # A bincode record (ferrum.record.DeferredRecord) decodes against this module's structure.
+            record = resolve(self.into_record())
         return _load_record(self, record, "")  # type: ignore[no-any-return]
+
+    def save_file(self, path: str | os.PathLike[str], recorder: FileRecorder) -> None:
+        """Write the record to ``path`` plus the recorder's extension, atomically.
+
+        Example: ``model.save_file("model", CompactRecorder())`` writes ``model.mpk``.
+        """
+        recorder.record(self.into_record(), path)
+
+    def load_file(self, path: str | os.PathLike[str], recorder: FileRecorder, device: Device[Any]) -> Self:
+        """A copy holding the record saved at ``path``.
+
+        ``ValueError`` names the file, or the mismatched parameter and both shapes.
+
+        Example: ``NetConfig().init(device).load_file("model", CompactRecorder(), device)``.
+        """
+        return self.load_record(recorder.load(path, device, self.into_record()))
 
     def valid(self) -> Self:
         """The module on the inner backend (no gradient tracking, dropout off, BatchNorm on running stats).

@@ -1,0 +1,297 @@
+"""Recorders: save and load records in the files Burn 0.20 writes.
+
+A record is the nested dict a module's ``into_record()`` returns. File
+recorders add their own extension and write atomically; bytes recorders
+work in memory. The encoding lives in the Rust engine.
+
+Example:
+    >>> import os, tempfile
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> from ferrum.record import FullPrecisionSettings, NamedMpkFileRecorder
+    >>> device = NdArray.device()
+    >>> record = {"weight": {"id": "7", "param": Tensor.ones((2, 3), device)}}
+    >>> recorder = NamedMpkFileRecorder(FullPrecisionSettings)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     recorder.record(record, os.path.join(tmp, "model"))
+    ...     loaded = recorder.load(os.path.join(tmp, "model"), device)
+    >>> loaded["weight"]["param"].dims(), loaded["weight"]["id"]
+    ((2, 3), '7')
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar
+
+from ferrum import _ferrum
+from ferrum._ferrum import Device, Tensor
+
+__all__ = [
+    "BinBytesRecorder",
+    "BinFileRecorder",
+    "BinGzFileRecorder",
+    "BytesRecorder",
+    "CompactRecorder",
+    "DefaultRecorder",
+    "DeferredRecord",
+    "DoublePrecisionSettings",
+    "FileRecorder",
+    "FullPrecisionSettings",
+    "HalfPrecisionSettings",
+    "JsonGzFileRecorder",
+    "NamedMpkBytesRecorder",
+    "NamedMpkFileRecorder",
+    "NamedMpkGzFileRecorder",
+    "PrecisionSettings",
+    "PrettyJsonFileRecorder",
+    "RecordError",
+]
+
+
+class RecordError(ValueError):
+    """A record that cannot be written or read: damaged, foreign or of another architecture."""
+
+
+class PrecisionSettings:
+    """The element types tensors are stored as (Burn's ``PrecisionSettings``)."""
+
+    name: ClassVar[str] = "full"
+
+
+class FullPrecisionSettings(PrecisionSettings):
+    """Floats as f32, ints as i32 (Burn's default)."""
+
+    name: ClassVar[str] = "full"
+
+
+class HalfPrecisionSettings(PrecisionSettings):
+    """Floats as f16, ints as i16: half the size, about 3 significant digits."""
+
+    name: ClassVar[str] = "half"
+
+
+class DoublePrecisionSettings(PrecisionSettings):
+    """Floats as f64, ints as i64."""
+
+    name: ClassVar[str] = "double"
+
+
+def _is_param(node: Mapping[str, Any]) -> bool:
+    return set(node) == {"id", "param"} and isinstance(node["param"], Tensor)
+
+
+def _ids_to_burn(node: Any) -> Any:
+    # ferrum shows a ParamId as its decimal value; Burn's files hold base32hex text.
+    if isinstance(node, Mapping):
+        if _is_param(node) and isinstance(node["id"], str) and node["id"].isdigit():
+            return {"id": _ferrum.param_id_encode(int(node["id"])), "param": node["param"]}
+        return {key: _ids_to_burn(value) for key, value in node.items()}
+    if isinstance(node, (list, tuple)):
+        return [_ids_to_burn(item) for item in node]
+    return node
+
+
+def _ids_from_burn(node: Any) -> Any:
+    if isinstance(node, dict):
+        if _is_param(node) and isinstance(node["id"], str):
+            try:
+                node["id"] = str(_ferrum.param_id_decode(node["id"]))
+            except ValueError:
+                pass  # not Burn's encoding: the module maps any other text to a stable id
+            return node
+        for value in node.values():
+            _ids_from_burn(value)
+    elif isinstance(node, list):
+        for item in node:
+            _ids_from_burn(item)
+    return node
+
+
+class _Recorder:
+    format: ClassVar[str] = "named_mpk"
+
+    def __init__(self, settings: type[PrecisionSettings] = FullPrecisionSettings) -> None:
+        if not (isinstance(settings, type) and issubclass(settings, PrecisionSettings)):
+            raise TypeError(
+                "settings must be FullPrecisionSettings, HalfPrecisionSettings or DoublePrecisionSettings,"
+                f" found {settings!r}"
+            )
+        self.settings = settings
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.settings.__name__})"
+
+
+class FileRecorder(_Recorder):
+    """A recorder that writes files; ``record``/``load`` take the path without extension."""
+
+    extension: ClassVar[str] = "mpk"
+
+    def file_path(self, path: str | os.PathLike[str]) -> str:
+        """``path`` with this recorder's extension (added unless already there)."""
+        text = os.fspath(path)
+        return text if text.endswith("." + self.extension) else f"{text}.{self.extension}"
+
+    def record(self, record: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
+        """Write ``record`` atomically to ``path`` plus the extension."""
+        target = self.file_path(path)
+        try:
+            _ferrum.record_save(_ids_to_burn(record), target, self.format, self.settings.name)
+        except ValueError as err:
+            raise RecordError(str(err)) from err
+
+    def load(
+        self, path: str | os.PathLike[str], device: Device[Any], schema: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Read the whole file into a record on ``device``.
+
+        ``schema`` (a freshly built model's ``into_record()``) checks structure
+        and shapes and gives the dtypes; bincode files need it.
+        """
+        target = self.file_path(path)
+        if not os.path.exists(target):
+            raise FileNotFoundError(f"no record file at {target}")
+        try:
+            loaded = _ferrum.record_load(target, self.format, _ids_to_burn(schema), device)
+        except ValueError as err:
+            raise RecordError(str(err)) from err
+        return _as_record(loaded, target)
+
+
+def _as_record(loaded: object, source: str) -> dict[str, Any]:
+    if not isinstance(loaded, dict):
+        raise RecordError(
+            f"{source}: expected a module record (a map of fields), found {type(loaded).__name__}"
+        )
+    return _ids_from_burn(loaded)  # type: ignore[no-any-return]
+
+
+class NamedMpkFileRecorder(FileRecorder):
+    """Named MessagePack (``.mpk``), Burn's default file format."""
+
+    format: ClassVar[str] = "named_mpk"
+    extension: ClassVar[str] = "mpk"
+
+
+class NamedMpkGzFileRecorder(FileRecorder):
+    """Named MessagePack, gzipped (``.mpk.gz``)."""
+
+    format: ClassVar[str] = "named_mpk_gz"
+    extension: ClassVar[str] = "mpk.gz"
+
+
+class BinFileRecorder(FileRecorder):
+    """bincode (``.bin``): compact, without field names; loading needs the model."""
+
+    format: ClassVar[str] = "bin"
+    extension: ClassVar[str] = "bin"
+
+
+class BinGzFileRecorder(FileRecorder):
+    """bincode, gzipped (``.bin.gz``)."""
+
+    format: ClassVar[str] = "bin_gz"
+    extension: ClassVar[str] = "bin.gz"
+
+
+class JsonGzFileRecorder(FileRecorder):
+    """Compact JSON, gzipped (``.json.gz``)."""
+
+    format: ClassVar[str] = "json_gz"
+    extension: ClassVar[str] = "json.gz"
+
+
+class PrettyJsonFileRecorder(FileRecorder):
+    """Indented JSON (``.json``), for reading by eye."""
+
+    format: ClassVar[str] = "pretty_json"
+    extension: ClassVar[str] = "json"
+
+
+class CompactRecorder(NamedMpkFileRecorder):
+    """Named MessagePack in half precision (Burn's ``CompactRecorder``)."""
+
+    def __init__(self, settings: type[PrecisionSettings] = HalfPrecisionSettings) -> None:
+        super().__init__(settings)
+
+
+DefaultRecorder = NamedMpkFileRecorder
+"""Burn's ``DefaultRecorder``: named MessagePack, full precision."""
+
+
+class DeferredRecord(Mapping[str, Any]):
+    """A bincode record read without a model: it is decoded by ``Module.load_record``.
+
+    bincode stores no field names, so only the model it loads into can tell
+    its structure. Reading its entries directly raises ``RecordError``.
+    """
+
+    def __init__(self, data: bytes, format: str, device: Device[Any]) -> None:
+        self._data = data
+        self._format = format
+        self._device = device
+
+    def resolve(self, schema: Mapping[str, Any]) -> dict[str, Any]:
+        """The record decoded against ``schema`` (a model's ``into_record()``)."""
+        try:
+            loaded = _ferrum.record_from_bytes(self._data, self._format, _ids_to_burn(schema), self._device)
+        except ValueError as err:
+            raise RecordError(f"bincode bytes: {err}") from err
+        return _as_record(loaded, "bincode bytes")
+
+    def _refuse(self) -> RecordError:
+        return RecordError(
+            "a bincode record has no field names: pass it to Module.load_record, or load it with a schema"
+        )
+
+    def __getitem__(self, key: str) -> Any:
+        raise self._refuse()
+
+    def __iter__(self) -> Iterator[str]:
+        raise self._refuse()
+
+    def __len__(self) -> int:
+        raise self._refuse()
+
+
+class BytesRecorder(_Recorder):
+    """A recorder to and from ``bytes`` in memory."""
+
+    def record(self, record: Mapping[str, Any]) -> bytes:
+        """The encoded record."""
+        try:
+            return _ferrum.record_to_bytes(_ids_to_burn(record), self.format, self.settings.name)
+        except ValueError as err:
+            raise RecordError(str(err)) from err
+
+    def load(
+        self, data: bytes, device: Device[Any], schema: Mapping[str, Any] | None = None
+    ) -> Mapping[str, Any]:
+        """Decode ``data`` into a record on ``device``."""
+        try:
+            loaded = _ferrum.record_from_bytes(data, self.format, _ids_to_burn(schema), device)
+        except ValueError as err:
+            raise RecordError(f"record bytes: {err}") from err
+        return _as_record(loaded, "record bytes")
+
+
+class NamedMpkBytesRecorder(BytesRecorder):
+    """Named MessagePack bytes."""
+
+    format: ClassVar[str] = "named_mpk_bytes"
+
+
+class BinBytesRecorder(BytesRecorder):
+    """bincode bytes; without a schema, ``load`` returns a ``DeferredRecord`` for ``Module.load_record``."""
+
+    format: ClassVar[str] = "bin_bytes"
+
+    def load(
+        self, data: bytes, device: Device[Any], schema: Mapping[str, Any] | None = None
+    ) -> Mapping[str, Any]:
+        """Decode ``data``; without ``schema`` decoding waits for ``Module.load_record``."""
+        if schema is None:
+            return DeferredRecord(bytes(data), self.format, device)
+        return super().load(data, device, schema)

@@ -1,0 +1,164 @@
+"""Round trips of every recorder and precision, atomic writes, damaged and mismatched files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import pytest
+from ferrum import D1, D2, Distribution, Tensor
+from ferrum.backend import Backend, NdArray
+from ferrum.module import Module, Param
+from ferrum.record import (
+    BinBytesRecorder,
+    BinFileRecorder,
+    BinGzFileRecorder,
+    CompactRecorder,
+    DefaultRecorder,
+    DoublePrecisionSettings,
+    FileRecorder,
+    FullPrecisionSettings,
+    HalfPrecisionSettings,
+    JsonGzFileRecorder,
+    NamedMpkBytesRecorder,
+    NamedMpkFileRecorder,
+    NamedMpkGzFileRecorder,
+    PrecisionSettings,
+    PrettyJsonFileRecorder,
+    RecordError,
+)
+
+B = TypeVar("B", bound=Backend)
+DEVICE = NdArray.device()
+FILE_RECORDERS = [
+    NamedMpkFileRecorder,
+    NamedMpkGzFileRecorder,
+    BinFileRecorder,
+    BinGzFileRecorder,
+    JsonGzFileRecorder,
+    PrettyJsonFileRecorder,
+]
+PRECISIONS: list[tuple[type[PrecisionSettings], float]] = [
+    (FullPrecisionSettings, 0.0),
+    (HalfPrecisionSettings, 1e-3),
+    (DoublePrecisionSettings, 0.0),
+]
+
+
+class Layer(Module[B]):
+    weight: Param[Tensor[B, D2]]
+    bias: Param[Tensor[B, D1]]
+
+
+class Net(Module[B]):
+    first: Layer[B]
+    blocks: list[Layer[B]]
+    scale: float
+
+
+def _net(d_hidden: int = 5) -> Net[NdArray]:
+    def layer(i: int, o: int) -> Layer[NdArray]:
+        return Layer(
+            Param(Tensor.random((i, o), Distribution.Normal(0.0, 1.0), DEVICE)),
+            Param(Tensor.random((o,), Distribution.Normal(0.0, 1.0), DEVICE)),
+        )
+
+    return Net(layer(3, d_hidden), [layer(d_hidden, 2), layer(2, 2)], 0.5)
+
+
+def _values(net: Net[Any]) -> dict[str, np.ndarray[Any, Any]]:
+    return {name: p.val().to_numpy() for name, p in net.named_parameters()}
+
+
+@pytest.mark.parametrize("recorder_cls", FILE_RECORDERS)
+@pytest.mark.parametrize(("settings", "tol"), PRECISIONS)
+def test_file_round_trip(
+    tmp_path: Path, recorder_cls: type[FileRecorder], settings: type[PrecisionSettings], tol: float
+) -> None:
+    net = _net()
+    recorder = recorder_cls(settings)
+    net.save_file(tmp_path / "net", recorder)
+    assert (tmp_path / f"net.{recorder.extension}").exists()
+    loaded = _net().load_file(tmp_path / "net", recorder, DEVICE)
+    before, after = _values(net), _values(loaded)
+    assert (
+        list(before)
+        == list(after)
+        == [
+            "first.weight",
+            "first.bias",
+            "blocks.0.weight",
+            "blocks.0.bias",
+            "blocks.1.weight",
+            "blocks.1.bias",
+        ]
+    )
+    for name in before:
+        np.testing.assert_allclose(after[name], before[name], rtol=tol, atol=tol * 4)
+    assert [str(p.id) for p in loaded.parameters()] == [str(p.id) for p in net.parameters()]
+    assert loaded.scale == 0.5
+
+
+def test_bytes_recorders_and_aliases(tmp_path: Path) -> None:
+    net = _net()
+    blob = BinBytesRecorder(FullPrecisionSettings).record(net.into_record())
+    again = _net().load_record(BinBytesRecorder(FullPrecisionSettings).load(blob, DEVICE))
+    assert all(
+        np.array_equal(a, b) for a, b in zip(_values(net).values(), _values(again).values(), strict=True)
+    )
+    mpk = NamedMpkBytesRecorder(FullPrecisionSettings).record(net.into_record())
+    assert mpk[:1] == b"\x83"
+    again = _net().load_record(NamedMpkBytesRecorder(FullPrecisionSettings).load(mpk, DEVICE))
+    assert all(
+        np.array_equal(a, b) for a, b in zip(_values(net).values(), _values(again).values(), strict=True)
+    )
+    assert DefaultRecorder is NamedMpkFileRecorder
+    assert CompactRecorder().settings is HalfPrecisionSettings
+    with pytest.raises(RecordError, match="field names"):
+        len(BinBytesRecorder().load(blob, DEVICE))
+
+
+def test_write_is_atomic(tmp_path: Path) -> None:
+    net = _net()
+    net.save_file(tmp_path / "net", DefaultRecorder())
+    assert os.listdir(tmp_path) == ["net.mpk"]
+    good = (tmp_path / "net.mpk").read_bytes()
+    with pytest.raises(ValueError, match="missing"):
+        net.save_file(tmp_path / "missing" / "net", DefaultRecorder())
+    with pytest.raises(TypeError, match="found object"):
+        DefaultRecorder().record({"weight": object()}, tmp_path / "net")
+    assert (tmp_path / "net.mpk").read_bytes() == good
+    assert os.listdir(tmp_path) == ["net.mpk"]
+
+
+@pytest.mark.parametrize("recorder_cls", FILE_RECORDERS)
+def test_damaged_files_name_the_file(tmp_path: Path, recorder_cls: type[FileRecorder]) -> None:
+    recorder = recorder_cls(FullPrecisionSettings)
+    _net().save_file(tmp_path / "net", recorder)
+    path = tmp_path / f"net.{recorder.extension}"
+    data = path.read_bytes()
+    for damaged in (data[: len(data) // 2], b"GIF89a not a record at all", data[:40]):
+        path.write_bytes(damaged)
+        with pytest.raises(ValueError, match=str(path.name)):
+            _net().load_file(tmp_path / "net", recorder, DEVICE)
+
+
+@pytest.mark.parametrize("recorder_cls", [NamedMpkFileRecorder, BinFileRecorder, PrettyJsonFileRecorder])
+def test_other_architecture_names_parameter_and_shapes(
+    tmp_path: Path, recorder_cls: type[FileRecorder]
+) -> None:
+    recorder = recorder_cls(FullPrecisionSettings)
+    _net(5).save_file(tmp_path / "net", recorder)
+    target = _net(7)
+    with pytest.raises(ValueError, match=r"first\.weight") as err:
+        target.load_file(tmp_path / "net", recorder, DEVICE)
+    assert "[3, 5]" in str(err.value) and "[3, 7]" in str(err.value)
+
+
+def test_bad_settings_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="settings"):
+        NamedMpkFileRecorder(int)  # type: ignore[arg-type]
+    with pytest.raises(FileNotFoundError, match=r"nothing\.mpk"):
+        NamedMpkFileRecorder().load(tmp_path / "nothing", DEVICE)
