@@ -30,8 +30,14 @@ ferrum both (ferrum is built into it from the source tree)::
 
 Options: ``--quick`` (smaller sizes, fewer repeats), ``--only SUBSTRING`` (rows
 whose name contains it, case-insensitive), ``--no-torch`` (skip torch even when
-importable). PyTorch runs with ``torch.set_num_threads(2)`` (the machine's
-cores) and under ``torch.no_grad()`` except for the autodiff rows.
+importable), ``--torch-threads N`` (default 2, the machine's cores). PyTorch
+runs with ``torch.set_num_threads(N)`` and under ``torch.no_grad()`` except
+for the autodiff rows.
+
+On a shared, loaded machine every multi-threaded op (torch's OpenMP regions,
+ferrum's rayon pool, NumPy's BLAS threads) waits for a scheduler slice to wake its
+second thread, which can add milliseconds per call: check the load average
+printed at the top before trusting a row, and compare with ``--torch-threads 1``.
 """
 
 from __future__ import annotations
@@ -166,7 +172,7 @@ def measure(fn: Thunk, settings: Settings) -> float:
 # --------------------------------------------------------------------------- frameworks
 
 
-def load_torch(disabled: bool) -> Any:
+def load_torch(disabled: bool, threads: int) -> Any:
     """The torch module set for a fair CPU comparison, or None when absent."""
     if disabled:
         return None
@@ -174,7 +180,7 @@ def load_torch(disabled: bool) -> Any:
         torch = importlib.import_module("torch")
     except ImportError:
         return None
-    torch.set_num_threads(2)
+    torch.set_num_threads(threads)
     return torch
 
 
@@ -564,6 +570,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats (smoke test)")
     parser.add_argument("--only", metavar="SUBSTRING", help="only rows whose name contains SUBSTRING")
     parser.add_argument("--no-torch", action="store_true", help="leave torch out even when importable")
+    parser.add_argument(
+        "--torch-threads", type=int, default=2, metavar="N", help="torch.set_num_threads(N) (default 2)"
+    )
     return parser.parse_args(argv)
 
 
@@ -588,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
             warmup_ns=200_000_000,
             settle_s=0.2,
         )
-    torch = load_torch(args.no_torch)
+    torch = load_torch(args.no_torch, args.torch_threads)
     has_autodiff = autodiff_works()
     NdArray.seed(0)
 
