@@ -18,6 +18,7 @@ from ferrum.nn import (
     EmbeddingConfig,
     Gelu,
     HardSigmoidConfig,
+    HardSwish,
     LeakyReluConfig,
     PaddingConfig1d,
     PaddingConfig2d,
@@ -144,6 +145,8 @@ def test_stateless_activations_match_numpy() -> None:
     np.testing.assert_allclose(arr(Gelu().forward(t)), gelu, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(arr(Sigmoid().forward(t)), 1 / (1 + np.exp(-x)), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(arr(Tanh().forward(t)), np.tanh(x), rtol=1e-5, atol=1e-6)
+    hard_swish = x * np.clip(x + 3, 0, 6) / 6
+    np.testing.assert_allclose(arr(HardSwish().forward(t)), hard_swish, rtol=1e-5, atol=1e-6)
 
 
 def test_configured_activations_match_numpy() -> None:

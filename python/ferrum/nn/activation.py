@@ -32,6 +32,7 @@ __all__ = [
     "Gelu",
     "HardSigmoid",
     "HardSigmoidConfig",
+    "HardSwish",
     "LeakyRelu",
     "LeakyReluConfig",
     "PRelu",
@@ -107,6 +108,21 @@ class Tanh(Module[Any]):
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.tanh(x)
+
+
+class HardSwish(Module[Any]):
+    """``x * relu6(x + 3) / 6``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import HardSwish
+        >>> HardSwish().forward(Tensor.from_floats([-4.0, 0.0, 4.0], NdArray.device())).to_data().to_list()
+        [-0.0, 0.0, 4.0]
+    """
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        return activation.hard_swish(x)
 
 
 @config
