@@ -2,6 +2,7 @@
 //! All numeric work lives in `ferrum-core`.
 
 mod activation;
+mod conv;
 mod custom_op;
 mod data;
 mod device;
@@ -29,6 +30,7 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(custom_op::custom_op, m)?)?;
     error::register(m)?;
     activation::register(m)?;
+    conv::register(m)?;
     record::register(m)?;
     Ok(())
 }

@@ -1,0 +1,433 @@
+"""Convolutions, as in Burn's ``burn::nn::conv``: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d.
+
+Inputs are ``[batch, channels, length]`` (1-d) or ``[batch, channels, height,
+width]`` (2-d). Weights use Burn's layouts: ``[channels_out, channels_in /
+groups, kernel...]`` for a convolution, ``[channels_in, channels_out / groups,
+kernel...]`` for a transposed one; the bias is ``[channels_out]``. The work,
+forward and backward, runs in the engine (im2col + GEMM).
+
+Example:
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> from ferrum.nn import PaddingConfig2d
+    >>> from ferrum.nn.conv import Conv2dConfig
+    >>> device = NdArray.device()
+    >>> conv = Conv2dConfig((1, 8), (3, 3)).with_padding(PaddingConfig2d.Same).init(device)
+    >>> conv.forward(Tensor.ones((2, 1, 28, 28), device)).dims()
+    (2, 8, 28, 28)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TypeVar
+
+from ferrum import _ferrum
+from ferrum._ferrum import Device, Tensor
+from ferrum.backend import Backend
+from ferrum.config import config
+from ferrum.module import Module, Param
+from ferrum.nn.conv_args import check_groups, check_int, check_pair, check_same_kernel
+from ferrum.nn.initializer import Initializer
+from ferrum.nn.padding import PaddingConfig1d, PaddingConfig2d
+from ferrum.rank import D1, D3, D4
+
+__all__ = [
+    "Conv1d",
+    "Conv1dConfig",
+    "Conv2d",
+    "Conv2dConfig",
+    "ConvTranspose1d",
+    "ConvTranspose1dConfig",
+    "ConvTranspose2d",
+    "ConvTranspose2dConfig",
+]
+
+B = TypeVar("B", bound=Backend)
+
+# Burn's default for every convolution: Kaiming uniform with gain 1/sqrt(3) over the fan-in.
+_KAIMING = Initializer.KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=False)
+
+
+def _bias_val(bias: Param[Tensor[B, D1]] | None) -> Tensor[B, D1] | None:
+    return None if bias is None else bias.val()
+
+
+def _padding_name(padding: PaddingConfig1d | PaddingConfig2d) -> str:
+    return repr(padding).split(".", 1)[1]
+
+
+@config
+class Conv1dConfig:
+    """Configuration of ``Conv1d`` (Burn's fields and defaults).
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.conv import Conv1dConfig
+        >>> Conv1dConfig(4, 6, 3).with_groups(2).init(NdArray.device()).weight.shape()
+        (6, 2, 3)
+    """
+
+    channels_in: int
+    channels_out: int
+    kernel_size: int
+    stride: int = 1
+    dilation: int = 1
+    groups: int = 1
+    padding: PaddingConfig1d = PaddingConfig1d.Valid
+    bias: bool = True
+    initializer: Initializer = _KAIMING
+
+    def __post_init__(self) -> None:
+        owner = "Conv1dConfig"
+        for name in ("channels_in", "channels_out", "kernel_size", "stride", "dilation"):
+            check_int(owner, name, getattr(self, name))
+        check_groups(owner, self.channels_in, self.channels_out, self.groups)
+        check_same_kernel(owner, self.padding.kind, (self.kernel_size,))
+
+    def init(self, device: Device[B]) -> Conv1d[B]:
+        """A new layer on ``device``."""
+        fan_in = self.channels_in // self.groups * self.kernel_size
+        fan_out = self.channels_out // self.groups * self.kernel_size
+        shape = (self.channels_out, self.channels_in // self.groups, self.kernel_size)
+        weight = self.initializer.init_with(shape, fan_in, fan_out, device)
+        bias = (
+            self.initializer.init_with((self.channels_out,), fan_in, fan_out, device) if self.bias else None
+        )
+        return Conv1d(
+            weight=weight,
+            bias=bias,
+            stride=self.stride,
+            kernel_size=self.kernel_size,
+            dilation=self.dilation,
+            groups=self.groups,
+            padding=self.padding,
+        )
+
+
+class Conv1d(Module[B]):
+    """1-d convolution over ``[batch, channels_in, length]``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import Initializer
+        >>> from ferrum.nn.conv import Conv1dConfig
+        >>> device = NdArray.device()
+        >>> conv = Conv1dConfig(1, 1, 2).with_initializer(Initializer.Ones).init(device)
+        >>> conv.forward(Tensor.from_floats([[[1.0, 2.0, 3.0]]], device)).to_data().to_list()
+        [[[4.0, 6.0]]]
+    """
+
+    weight: Param[Tensor[B, D3]]
+    bias: Param[Tensor[B, D1]] | None
+    stride: int
+    kernel_size: int
+    dilation: int
+    groups: int
+    padding: PaddingConfig1d
+
+    def forward(self, x: Tensor[B, D3]) -> Tensor[B, D3]:
+        """``[batch, channels_in, length] -> [batch, channels_out, length_out]``."""
+        length = x.dims()[-1]
+        pad = self.padding.calculate_padding_1d(length, self.kernel_size, self.stride)
+        return _ferrum.conv1d(
+            x, self.weight.val(), _bias_val(self.bias), self.stride, pad, self.dilation, self.groups
+        )
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        ch_out, ch_in_group, _ = self.weight.shape()
+        return [
+            ("ch_in", ch_in_group * self.groups),
+            ("ch_out", ch_out),
+            ("stride", self.stride),
+            ("kernel_size", self.kernel_size),
+            ("dilation", self.dilation),
+            ("groups", self.groups),
+            ("padding", _padding_name(self.padding)),
+        ]
+
+
+@config
+class Conv2dConfig:
+    """Configuration of ``Conv2d``: ``channels`` is ``(in, out)`` (Burn's fields and defaults).
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.conv import Conv2dConfig
+        >>> Conv2dConfig((3, 16), (5, 5)).init(NdArray.device()).num_params()
+        1216
+    """
+
+    channels: tuple[int, int]
+    kernel_size: tuple[int, int]
+    stride: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    groups: int = 1
+    padding: PaddingConfig2d = PaddingConfig2d.Valid
+    bias: bool = True
+    initializer: Initializer = _KAIMING
+
+    def __post_init__(self) -> None:
+        owner = "Conv2dConfig"
+        for name in ("channels", "kernel_size", "stride", "dilation"):
+            check_pair(owner, name, getattr(self, name))
+        check_groups(owner, self.channels[0], self.channels[1], self.groups)
+        check_same_kernel(owner, self.padding.kind, self.kernel_size)
+
+    def init(self, device: Device[B]) -> Conv2d[B]:
+        """A new layer on ``device``."""
+        (c_in, c_out), (kh, kw) = self.channels, self.kernel_size
+        fan_in = c_in // self.groups * kh * kw
+        fan_out = c_out // self.groups * kh * kw
+        weight = self.initializer.init_with((c_out, c_in // self.groups, kh, kw), fan_in, fan_out, device)
+        bias = self.initializer.init_with((c_out,), fan_in, fan_out, device) if self.bias else None
+        return Conv2d(
+            weight=weight,
+            bias=bias,
+            stride=self.stride,
+            kernel_size=self.kernel_size,
+            dilation=self.dilation,
+            groups=self.groups,
+            padding=self.padding,
+        )
+
+
+class Conv2d(Module[B]):
+    """2-d convolution over ``[batch, channels_in, height, width]``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.conv import Conv2dConfig
+        >>> device = NdArray.device()
+        >>> conv = Conv2dConfig((3, 4), (3, 3)).with_stride((2, 2)).init(device)
+        >>> conv.forward(Tensor.zeros((1, 3, 9, 9), device)).dims()
+        (1, 4, 4, 4)
+    """
+
+    weight: Param[Tensor[B, D4]]
+    bias: Param[Tensor[B, D1]] | None
+    stride: tuple[int, int]
+    kernel_size: tuple[int, int]
+    dilation: tuple[int, int]
+    groups: int
+    padding: PaddingConfig2d
+
+    def forward(self, x: Tensor[B, D4]) -> Tensor[B, D4]:
+        """``[batch, channels_in, height, width] -> [batch, channels_out, height_out, width_out]``."""
+        height, width = x.dims()[-2:]
+        pad = self.padding.calculate_padding_2d(height, width, self.kernel_size, self.stride)
+        return _ferrum.conv2d(
+            x, self.weight.val(), _bias_val(self.bias), self.stride, pad, self.dilation, self.groups
+        )
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        ch_out, ch_in_group, _, _ = self.weight.shape()
+        return [
+            ("ch_in", ch_in_group * self.groups),
+            ("ch_out", ch_out),
+            ("stride", self.stride),
+            ("kernel_size", self.kernel_size),
+            ("dilation", self.dilation),
+            ("groups", self.groups),
+            ("padding", _padding_name(self.padding)),
+        ]
+
+
+@config
+class ConvTranspose1dConfig:
+    """Configuration of ``ConvTranspose1d``: ``channels`` is ``(in, out)`` (Burn's fields and defaults).
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.conv import ConvTranspose1dConfig
+        >>> ConvTranspose1dConfig((4, 2), 3).init(NdArray.device()).weight.shape()
+        (4, 2, 3)
+    """
+
+    channels: tuple[int, int]
+    kernel_size: int
+    stride: int = 1
+    dilation: int = 1
+    groups: int = 1
+    padding: int = 0
+    padding_out: int = 0
+    bias: bool = True
+    initializer: Initializer = _KAIMING
+
+    def __post_init__(self) -> None:
+        owner = "ConvTranspose1dConfig"
+        check_pair(owner, "channels", self.channels)
+        for name in ("kernel_size", "stride", "dilation"):
+            check_int(owner, name, getattr(self, name))
+        for name in ("padding", "padding_out"):
+            check_int(owner, name, getattr(self, name), minimum=0)
+        check_groups(owner, self.channels[0], self.channels[1], self.groups)
+
+    def init(self, device: Device[B]) -> ConvTranspose1d[B]:
+        """A new layer on ``device``."""
+        c_in, c_out = self.channels
+        fan_in = c_out // self.groups * self.kernel_size
+        fan_out = c_in // self.groups * self.kernel_size
+        weight = self.initializer.init_with(
+            (c_in, c_out // self.groups, self.kernel_size), fan_in, fan_out, device
+        )
+        bias = self.initializer.init_with((c_out,), fan_in, fan_out, device) if self.bias else None
+        return ConvTranspose1d(
+            weight=weight,
+            bias=bias,
+            stride=self.stride,
+            kernel_size=self.kernel_size,
+            dilation=self.dilation,
+            groups=self.groups,
+            padding=self.padding,
+            padding_out=self.padding_out,
+        )
+
+
+class ConvTranspose1d(Module[B]):
+    """1-d transposed convolution over ``[batch, channels_in, length]``.
+
+    The output length is
+    ``(length - 1) * stride - 2 * padding + dilation * (kernel_size - 1) + padding_out + 1``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.conv import ConvTranspose1dConfig
+        >>> device = NdArray.device()
+        >>> up = ConvTranspose1dConfig((2, 2), 2).with_stride(2).init(device)
+        >>> up.forward(Tensor.zeros((1, 2, 5), device)).dims()
+        (1, 2, 10)
+    """
+
+    weight: Param[Tensor[B, D3]]
+    bias: Param[Tensor[B, D1]] | None
+    stride: int
+    kernel_size: int
+    dilation: int
+    groups: int
+    padding: int
+    padding_out: int
+
+    def forward(self, x: Tensor[B, D3]) -> Tensor[B, D3]:
+        """``[batch, channels_in, length] -> [batch, channels_out, length_out]``."""
+        return _ferrum.conv_transpose1d(
+            x,
+            self.weight.val(),
+            _bias_val(self.bias),
+            self.stride,
+            self.padding,
+            self.padding_out,
+            self.dilation,
+            self.groups,
+        )
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        ch_in, ch_out_group, _ = self.weight.shape()
+        return [
+            ("channels", (ch_in, ch_out_group * self.groups)),
+            ("stride", self.stride),
+            ("kernel_size", self.kernel_size),
+            ("dilation", self.dilation),
+            ("groups", self.groups),
+            ("padding", self.padding),
+            ("padding_out", self.padding_out),
+        ]
+
+
+@config
+class ConvTranspose2dConfig:
+    """Configuration of ``ConvTranspose2d``: ``channels`` is ``(in, out)`` (Burn's fields and defaults).
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.conv import ConvTranspose2dConfig
+        >>> ConvTranspose2dConfig((8, 4), (2, 2)).with_groups(2).init(NdArray.device()).weight.shape()
+        (8, 2, 2, 2)
+    """
+
+    channels: tuple[int, int]
+    kernel_size: tuple[int, int]
+    stride: tuple[int, int] = (1, 1)
+    dilation: tuple[int, int] = (1, 1)
+    groups: int = 1
+    padding: tuple[int, int] = (0, 0)
+    padding_out: tuple[int, int] = (0, 0)
+    bias: bool = True
+    initializer: Initializer = _KAIMING
+
+    def __post_init__(self) -> None:
+        owner = "ConvTranspose2dConfig"
+        for name in ("channels", "kernel_size", "stride", "dilation"):
+            check_pair(owner, name, getattr(self, name))
+        for name in ("padding", "padding_out"):
+            check_pair(owner, name, getattr(self, name), minimum=0)
+        check_groups(owner, self.channels[0], self.channels[1], self.groups)
+
+    def init(self, device: Device[B]) -> ConvTranspose2d[B]:
+        """A new layer on ``device``."""
+        (c_in, c_out), (kh, kw) = self.channels, self.kernel_size
+        fan_in = c_out // self.groups * kh * kw
+        fan_out = c_in // self.groups * kh * kw
+        weight = self.initializer.init_with((c_in, c_out // self.groups, kh, kw), fan_in, fan_out, device)
+        bias = self.initializer.init_with((c_out,), fan_in, fan_out, device) if self.bias else None
+        return ConvTranspose2d(
+            weight=weight,
+            bias=bias,
+            stride=self.stride,
+            kernel_size=self.kernel_size,
+            dilation=self.dilation,
+            groups=self.groups,
+            padding=self.padding,
+            padding_out=self.padding_out,
+        )
+
+
+class ConvTranspose2d(Module[B]):
+    """2-d transposed convolution over ``[batch, channels_in, height, width]``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.conv import ConvTranspose2dConfig
+        >>> device = NdArray.device()
+        >>> up = ConvTranspose2dConfig((4, 2), (3, 3)).with_stride((2, 2)).with_padding((1, 1)).init(device)
+        >>> up.forward(Tensor.zeros((1, 4, 7, 7), device)).dims()
+        (1, 2, 13, 13)
+    """
+
+    weight: Param[Tensor[B, D4]]
+    bias: Param[Tensor[B, D1]] | None
+    stride: tuple[int, int]
+    kernel_size: tuple[int, int]
+    dilation: tuple[int, int]
+    groups: int
+    padding: tuple[int, int]
+    padding_out: tuple[int, int]
+
+    def forward(self, x: Tensor[B, D4]) -> Tensor[B, D4]:
+        """``[batch, channels_in, height, width] -> [batch, channels_out, height_out, width_out]``."""
+        return _ferrum.conv_transpose2d(
+            x,
+            self.weight.val(),
+            _bias_val(self.bias),
+            self.stride,
+            self.padding,
+            self.padding_out,
+            self.dilation,
+            self.groups,
+        )
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        ch_in, ch_out_group, _, _ = self.weight.shape()
+        return [
+            ("channels", (ch_in, ch_out_group * self.groups)),
+            ("stride", self.stride),
+            ("kernel_size", self.kernel_size),
+            ("dilation", self.dilation),
+            ("groups", self.groups),
+            ("padding", self.padding),
+            ("padding_out", self.padding_out),
+        ]

@@ -1,0 +1,275 @@
+//! Convolution and pooling (Burn's `burn::tensor::module` functions), as
+//! module functions the layers in `ferrum.nn.conv` and `ferrum.nn.pool`
+//! call. All of them are differentiable on an autodiff backend.
+
+use ferrum_core::autodiff::Var;
+use ferrum_core::ops::conv::{ConvOptions, ConvTransposeOptions};
+use ferrum_core::ops::pool::PoolOptions;
+use pyo3::prelude::*;
+
+use crate::error::IntoPyResult;
+use crate::tensor::PyTensor;
+
+/// Input elements above which the kernel runs with the GIL released.
+const GIL_RELEASE_ELEMS: usize = 1 << 15;
+
+/// Padding of one spatial dim: the same on both sides, or (before, after).
+#[derive(FromPyObject, Clone, Copy, Debug)]
+pub enum Pad {
+    Both(usize),
+    Sides((usize, usize)),
+}
+
+impl Pad {
+    fn sides(self) -> (usize, usize) {
+        match self {
+            Pad::Both(p) => (p, p),
+            Pad::Sides(s) => s,
+        }
+    }
+}
+
+const NO_PAD: Pad = Pad::Both(0);
+
+/// Run a differentiable op of an input, a weight and an optional bias.
+fn call3(
+    py: Python<'_>,
+    name: &str,
+    x: &PyTensor,
+    weight: &PyTensor,
+    bias: Option<&PyTensor>,
+    f: impl FnOnce(&Var, &Var, Option<&Var>) -> ferrum_core::Result<Var> + Send,
+) -> PyResult<PyTensor> {
+    x.same_backend(py, name, weight)?;
+    if let Some(b) = bias {
+        x.same_backend(py, name, b)?;
+    }
+    let (xv, wv, bv) = (x.to_var(), weight.to_var(), bias.map(PyTensor::to_var));
+    let run = || f(&xv, &wv, bv.as_ref());
+    let v = if x.t.numel() >= GIL_RELEASE_ELEMS { py.detach(run) } else { run() }.py(py)?;
+    Ok(x.wrap_var(py, v))
+}
+
+/// 1-d convolution of `[batch, channels_in, length]` with a weight
+/// `[channels_out, channels_in / groups, kernel]`.
+#[pyfunction]
+#[pyo3(signature = (x, weight, bias = None, stride = 1, padding = NO_PAD, dilation = 1, groups = 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn conv1d(
+    py: Python<'_>,
+    x: PyRef<'_, PyTensor>,
+    weight: PyRef<'_, PyTensor>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    stride: usize,
+    padding: Pad,
+    dilation: usize,
+    groups: usize,
+) -> PyResult<PyTensor> {
+    let o = ConvOptions { stride: [stride], padding: [padding.sides()], dilation: [dilation], groups };
+    call3(py, "conv1d", &x, &weight, bias.as_deref(), |x, w, b| x.conv1d(w, b, &o))
+}
+
+/// 2-d convolution of `[batch, channels_in, height, width]` with a weight
+/// `[channels_out, channels_in / groups, kernel_h, kernel_w]`.
+#[pyfunction]
+#[pyo3(signature = (x, weight, bias = None, stride = (1, 1), padding = (NO_PAD, NO_PAD), dilation = (1, 1), groups = 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn conv2d(
+    py: Python<'_>,
+    x: PyRef<'_, PyTensor>,
+    weight: PyRef<'_, PyTensor>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    stride: (usize, usize),
+    padding: (Pad, Pad),
+    dilation: (usize, usize),
+    groups: usize,
+) -> PyResult<PyTensor> {
+    let o = ConvOptions { stride: [stride.0, stride.1], padding: [padding.0.sides(), padding.1.sides()], dilation: [dilation.0, dilation.1], groups };
+    call3(py, "conv2d", &x, &weight, bias.as_deref(), |x, w, b| x.conv2d(w, b, &o))
+}
+
+/// 1-d transposed convolution with a weight `[channels_in, channels_out / groups, kernel]`.
+#[pyfunction]
+#[pyo3(signature = (x, weight, bias = None, stride = 1, padding = 0, padding_out = 0, dilation = 1, groups = 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn conv_transpose1d(
+    py: Python<'_>,
+    x: PyRef<'_, PyTensor>,
+    weight: PyRef<'_, PyTensor>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    stride: usize,
+    padding: usize,
+    padding_out: usize,
+    dilation: usize,
+    groups: usize,
+) -> PyResult<PyTensor> {
+    let o = ConvTransposeOptions { stride: [stride], padding: [padding], padding_out: [padding_out], dilation: [dilation], groups };
+    call3(py, "conv_transpose1d", &x, &weight, bias.as_deref(), |x, w, b| x.conv_transpose1d(w, b, &o))
+}
+
+/// 2-d transposed convolution with a weight `[channels_in, channels_out / groups, kernel_h, kernel_w]`.
+#[pyfunction]
+#[pyo3(signature = (x, weight, bias = None, stride = (1, 1), padding = (0, 0), padding_out = (0, 0), dilation = (1, 1), groups = 1))]
+#[allow(clippy::too_many_arguments)]
+pub fn conv_transpose2d(
+    py: Python<'_>,
+    x: PyRef<'_, PyTensor>,
+    weight: PyRef<'_, PyTensor>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    stride: (usize, usize),
+    padding: (usize, usize),
+    padding_out: (usize, usize),
+    dilation: (usize, usize),
+    groups: usize,
+) -> PyResult<PyTensor> {
+    let o = ConvTransposeOptions {
+        stride: [stride.0, stride.1],
+        padding: [padding.0, padding.1],
+        padding_out: [padding_out.0, padding_out.1],
+        dilation: [dilation.0, dilation.1],
+        groups,
+    };
+    call3(py, "conv_transpose2d", &x, &weight, bias.as_deref(), |x, w, b| x.conv_transpose2d(w, b, &o))
+}
+
+fn pool1d(kernel: usize, stride: Option<usize>, padding: Pad, dilation: usize, ceil_mode: bool) -> PoolOptions<1> {
+    PoolOptions { kernel: [kernel], stride: [stride.unwrap_or(kernel)], padding: [padding.sides()], dilation: [dilation], ceil_mode }
+}
+
+fn pool2d(kernel: (usize, usize), stride: Option<(usize, usize)>, padding: (Pad, Pad), dilation: (usize, usize), ceil_mode: bool) -> PoolOptions<2> {
+    let s = stride.unwrap_or(kernel);
+    PoolOptions { kernel: [kernel.0, kernel.1], stride: [s.0, s.1], padding: [padding.0.sides(), padding.1.sides()], dilation: [dilation.0, dilation.1], ceil_mode }
+}
+
+/// A differentiable op that also returns an untracked Int tensor.
+fn with_indices(
+    py: Python<'_>,
+    x: &PyTensor,
+    f: impl FnOnce(&Var) -> ferrum_core::Result<(Var, ferrum_core::Tensor)> + Send,
+) -> PyResult<(PyTensor, PyTensor)> {
+    let xv = x.to_var();
+    let run = || f(&xv);
+    let (v, idx) = if x.t.numel() >= GIL_RELEASE_ELEMS { py.detach(run) } else { run() }.py(py)?;
+    Ok((x.wrap_var(py, v), x.wrap(py, idx)))
+}
+
+/// Max over windows of `[batch, channels, length]`; the stride defaults to the kernel size.
+#[pyfunction]
+#[pyo3(signature = (x, kernel_size, stride = None, padding = NO_PAD, dilation = 1, ceil_mode = false))]
+pub fn max_pool1d(py: Python<'_>, x: PyRef<'_, PyTensor>, kernel_size: usize, stride: Option<usize>, padding: Pad, dilation: usize, ceil_mode: bool) -> PyResult<PyTensor> {
+    let o = pool1d(kernel_size, stride, padding, dilation, ceil_mode);
+    x.dop(py, |v| v.max_pool1d(&o))
+}
+
+/// `max_pool1d` and the Int position of each maximum within its row.
+#[pyfunction]
+#[pyo3(signature = (x, kernel_size, stride = None, padding = NO_PAD, dilation = 1, ceil_mode = false))]
+pub fn max_pool1d_with_indices(
+    py: Python<'_>,
+    x: PyRef<'_, PyTensor>,
+    kernel_size: usize,
+    stride: Option<usize>,
+    padding: Pad,
+    dilation: usize,
+    ceil_mode: bool,
+) -> PyResult<(PyTensor, PyTensor)> {
+    let o = pool1d(kernel_size, stride, padding, dilation, ceil_mode);
+    with_indices(py, &x, |v| v.max_pool1d_with_indices(&o))
+}
+
+/// Max over windows of `[batch, channels, height, width]`; the stride defaults to the kernel size.
+#[pyfunction]
+#[pyo3(signature = (x, kernel_size, stride = None, padding = (NO_PAD, NO_PAD), dilation = (1, 1), ceil_mode = false))]
+pub fn max_pool2d(
+    py: Python<'_>,
+    x: PyRef<'_, PyTensor>,
+    kernel_size: (usize, usize),
+    stride: Option<(usize, usize)>,
+    padding: (Pad, Pad),
+    dilation: (usize, usize),
+    ceil_mode: bool,
+) -> PyResult<PyTensor> {
+    let o = pool2d(kernel_size, stride, padding, dilation, ceil_mode);
+    x.dop(py, |v| v.max_pool2d(&o))
+}
+
+/// `max_pool2d` and the Int position (`h * width + w`) of each maximum within its plane.
+#[pyfunction]
+#[pyo3(signature = (x, kernel_size, stride = None, padding = (NO_PAD, NO_PAD), dilation = (1, 1), ceil_mode = false))]
+pub fn max_pool2d_with_indices(
+    py: Python<'_>,
+    x: PyRef<'_, PyTensor>,
+    kernel_size: (usize, usize),
+    stride: Option<(usize, usize)>,
+    padding: (Pad, Pad),
+    dilation: (usize, usize),
+    ceil_mode: bool,
+) -> PyResult<(PyTensor, PyTensor)> {
+    let o = pool2d(kernel_size, stride, padding, dilation, ceil_mode);
+    with_indices(py, &x, |v| v.max_pool2d_with_indices(&o))
+}
+
+/// Mean over windows of `[batch, channels, length]`.
+#[pyfunction]
+#[pyo3(signature = (x, kernel_size, stride = None, padding = NO_PAD, count_include_pad = true, ceil_mode = false))]
+pub fn avg_pool1d(
+    py: Python<'_>,
+    x: PyRef<'_, PyTensor>,
+    kernel_size: usize,
+    stride: Option<usize>,
+    padding: Pad,
+    count_include_pad: bool,
+    ceil_mode: bool,
+) -> PyResult<PyTensor> {
+    let o = pool1d(kernel_size, stride, padding, 1, ceil_mode);
+    x.dop(py, |v| v.avg_pool1d(&o, count_include_pad))
+}
+
+/// Mean over windows of `[batch, channels, height, width]`.
+#[pyfunction]
+#[pyo3(signature = (x, kernel_size, stride = None, padding = (NO_PAD, NO_PAD), count_include_pad = true, ceil_mode = false))]
+pub fn avg_pool2d(
+    py: Python<'_>,
+    x: PyRef<'_, PyTensor>,
+    kernel_size: (usize, usize),
+    stride: Option<(usize, usize)>,
+    padding: (Pad, Pad),
+    count_include_pad: bool,
+    ceil_mode: bool,
+) -> PyResult<PyTensor> {
+    let o = pool2d(kernel_size, stride, padding, (1, 1), ceil_mode);
+    x.dop(py, |v| v.avg_pool2d(&o, count_include_pad))
+}
+
+/// Mean over `output_size` near-equal windows covering the length.
+#[pyfunction]
+pub fn adaptive_avg_pool1d(py: Python<'_>, x: PyRef<'_, PyTensor>, output_size: usize) -> PyResult<PyTensor> {
+    x.dop(py, |v| v.adaptive_avg_pool1d(output_size))
+}
+
+/// Mean over an `output_size` grid of near-equal windows covering the plane.
+#[pyfunction]
+pub fn adaptive_avg_pool2d(py: Python<'_>, x: PyRef<'_, PyTensor>, output_size: (usize, usize)) -> PyResult<PyTensor> {
+    x.dop(py, |v| v.adaptive_avg_pool2d([output_size.0, output_size.1]))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    macro_rules! add {
+        ($($f:ident),*) => {$( m.add_function(wrap_pyfunction!($f, m)?)?; )*};
+    }
+    add!(
+        conv1d,
+        conv2d,
+        conv_transpose1d,
+        conv_transpose2d,
+        max_pool1d,
+        max_pool1d_with_indices,
+        max_pool2d,
+        max_pool2d_with_indices,
+        avg_pool1d,
+        avg_pool2d,
+        adaptive_avg_pool1d,
+        adaptive_avg_pool2d
+    );
+    Ok(())
+}
