@@ -9,6 +9,7 @@ mod device;
 mod distribution;
 mod error;
 mod gradients;
+mod optim;
 mod record;
 mod tensor;
 
@@ -32,5 +33,6 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     activation::register(m)?;
     conv::register(m)?;
     record::register(m)?;
+    optim::register(m)?;
     Ok(())
 }

@@ -1,0 +1,125 @@
+"""Adam (Burn's ``AdamConfig``/``Adam``): adaptive moments with bias correction.
+
+```
+g = grad + penalty * param           (weight decay, when configured)
+m = beta_1 * m + (1 - beta_1) * g;   v = beta_2 * v + (1 - beta_2) * g^2
+param = param - lr * m_hat / (sqrt(v_hat) + epsilon)
+```
+
+Example:
+    >>> from ferrum.optim import AdamConfig
+    >>> AdamConfig()
+    AdamConfig(beta_1=0.9, beta_2=0.999, epsilon=1e-05, weight_decay=None, grad_clipping=None)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from ferrum import _ferrum
+from ferrum.config import config
+from ferrum.optim import record
+from ferrum.optim.base import FloatTensor, Optimizer
+from ferrum.optim.checks import check_number
+from ferrum.optim.clipping import GradientClippingConfig
+from ferrum.optim.decay import WeightDecayConfig
+
+__all__ = ["Adam", "AdamConfig", "AdaptiveMomentumState"]
+
+
+def check_betas(owner: str, beta_1: float, beta_2: float, epsilon: float) -> None:
+    """Betas in [0, 1) and a non-negative epsilon, or ValueError naming the field."""
+    check_number(owner, "beta_1", beta_1, low=0.0, high=1.0, high_open=True)
+    check_number(owner, "beta_2", beta_2, low=0.0, high=1.0, high_open=True)
+    check_number(owner, "epsilon", epsilon, low=0.0)
+
+
+@config
+class AdamConfig:
+    """Configuration of Adam (Burn's defaults; note ``epsilon`` is 1e-5 as in Burn).
+
+    Example:
+        >>> from ferrum.optim import AdamConfig
+        >>> AdamConfig().with_beta_1(0.8).init().config.beta_1
+        0.8
+    """
+
+    beta_1: float = 0.9
+    beta_2: float = 0.999
+    epsilon: float = 1e-5
+    weight_decay: WeightDecayConfig | None = None
+    grad_clipping: GradientClippingConfig | None = None
+
+    def __post_init__(self) -> None:
+        check_betas("AdamConfig", self.beta_1, self.beta_2, self.epsilon)
+
+    def init(self) -> Adam:
+        """A fresh optimizer (no state yet)."""
+        return Adam(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class AdaptiveMomentumState:
+    """Adam's state per parameter: the step count and both moment estimates."""
+
+    time: int
+    moment_1: FloatTensor
+    moment_2: FloatTensor
+
+
+def momentum_record(state: AdaptiveMomentumState) -> dict[str, Any]:
+    """The record of Adam's (and AdamW's) per-parameter state, with Burn's field names."""
+    return {"momentum": {"time": state.time, "moment_1": state.moment_1, "moment_2": state.moment_2}}
+
+
+def momentum_from_record(path: str, data: Mapping[str, Any]) -> AdaptiveMomentumState:
+    """Adam's (and AdamW's) per-parameter state read back from ``momentum_record``."""
+    section = record.section(data, path, "momentum")
+    where = f"{path}.momentum"
+    return AdaptiveMomentumState(
+        record.step_count(section, where, "time"),
+        record.tensor(section, where, "moment_1"),
+        record.tensor(section, where, "moment_2"),
+    )
+
+
+class Adam(Optimizer[AdaptiveMomentumState]):
+    """Adam; build it with ``AdamConfig(...).init()``.
+
+    Example:
+        >>> from ferrum.optim import AdamConfig
+        >>> type(AdamConfig().init()).__name__
+        'Adam'
+    """
+
+    def __init__(self, config: AdamConfig) -> None:
+        super().__init__(config.grad_clipping.init() if config.grad_clipping is not None else None)
+        self.config = config
+
+    def _update(
+        self, lr: float, tensor: FloatTensor, grad: FloatTensor, state: AdaptiveMomentumState | None
+    ) -> tuple[FloatTensor, AdaptiveMomentumState]:
+        c = self.config
+        time = 1 if state is None else state.time + 1
+        new, m1, m2 = _ferrum.adam_step(
+            tensor,
+            grad,
+            None if state is None else state.moment_1,
+            None if state is None else state.moment_2,
+            time,
+            lr,
+            c.beta_1,
+            c.beta_2,
+            c.epsilon,
+            c.weight_decay.penalty if c.weight_decay is not None else None,
+            False,
+        )
+        return new, AdaptiveMomentumState(time, m1, m2)
+
+    def _state_to_record(self, state: AdaptiveMomentumState) -> dict[str, Any]:
+        return momentum_record(state)
+
+    def _state_from_record(self, path: str, data: Mapping[str, Any]) -> AdaptiveMomentumState:
+        return momentum_from_record(path, data)

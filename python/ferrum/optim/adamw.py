@@ -1,0 +1,89 @@
+"""AdamW (Burn's ``AdamWConfig``/``AdamW``): Adam with decoupled weight decay.
+
+The weights shrink by ``lr * weight_decay`` of themselves each step, apart
+from the adaptive update: ``param = param * (1 - lr * wd) - lr * m_hat / (sqrt(v_hat) + eps)``.
+
+Example:
+    >>> from ferrum.optim import AdamWConfig
+    >>> AdamWConfig().weight_decay
+    0.0001
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ferrum import _ferrum
+from ferrum.config import config
+from ferrum.optim.adam import AdaptiveMomentumState, check_betas, momentum_from_record, momentum_record
+from ferrum.optim.base import FloatTensor, Optimizer
+from ferrum.optim.checks import check_number
+from ferrum.optim.clipping import GradientClippingConfig
+
+__all__ = ["AdamW", "AdamWConfig"]
+
+
+@config
+class AdamWConfig:
+    """Configuration of AdamW (Burn's defaults).
+
+    Example:
+        >>> from ferrum.optim import AdamWConfig
+        >>> AdamWConfig().with_weight_decay(0.01).init().config.weight_decay
+        0.01
+    """
+
+    beta_1: float = 0.9
+    beta_2: float = 0.999
+    epsilon: float = 1e-5
+    weight_decay: float = 1e-4
+    grad_clipping: GradientClippingConfig | None = None
+
+    def __post_init__(self) -> None:
+        check_betas("AdamWConfig", self.beta_1, self.beta_2, self.epsilon)
+        check_number("AdamWConfig", "weight_decay", self.weight_decay)
+
+    def init(self) -> AdamW:
+        """A fresh optimizer (no state yet)."""
+        return AdamW(self)
+
+
+class AdamW(Optimizer[AdaptiveMomentumState]):
+    """AdamW; build it with ``AdamWConfig(...).init()``.
+
+    Example:
+        >>> from ferrum.optim import AdamWConfig
+        >>> type(AdamWConfig().init()).__name__
+        'AdamW'
+    """
+
+    def __init__(self, config: AdamWConfig) -> None:
+        super().__init__(config.grad_clipping.init() if config.grad_clipping is not None else None)
+        self.config = config
+
+    def _update(
+        self, lr: float, tensor: FloatTensor, grad: FloatTensor, state: AdaptiveMomentumState | None
+    ) -> tuple[FloatTensor, AdaptiveMomentumState]:
+        c = self.config
+        time = 1 if state is None else state.time + 1
+        new, m1, m2 = _ferrum.adam_step(
+            tensor,
+            grad,
+            None if state is None else state.moment_1,
+            None if state is None else state.moment_2,
+            time,
+            lr,
+            c.beta_1,
+            c.beta_2,
+            c.epsilon,
+            c.weight_decay,
+            True,
+        )
+        return new, AdaptiveMomentumState(time, m1, m2)
+
+    def _state_to_record(self, state: AdaptiveMomentumState) -> dict[str, Any]:
+        return momentum_record(state)
+
+    def _state_from_record(self, path: str, data: Mapping[str, Any]) -> AdaptiveMomentumState:
+        return momentum_from_record(path, data)

@@ -1,0 +1,136 @@
+"""``Optimizer``: the functional optimizer step shared by every algorithm.
+
+``step(lr, module, grads)`` returns a new module in which every parameter
+with a gradient went through one fused engine update; parameters without a
+gradient, running states and constants are carried over, and the old module
+is left as it was. The optimizer keeps per-parameter state (moments,
+velocities, step counts) keyed by ``ParamId``; ``to_record``/``load_record``
+save and restore it for checkpoints.
+
+Example:
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import Autodiff, NdArray
+    >>> from ferrum.nn import LinearConfig
+    >>> from ferrum.optim import GradientsParams, SgdConfig
+    >>> device = Autodiff[NdArray].device()
+    >>> layer = LinearConfig(2, 1).init(device)
+    >>> loss = layer.forward(Tensor.ones((1, 2), device)).sum()
+    >>> stepped = SgdConfig().init().step(0.5, layer, GradientsParams.from_grads(loss.backward(), layer))
+    >>> (layer.bias.val() - stepped.bias.val()).to_data().to_list()
+    [0.5]
+"""
+
+from __future__ import annotations
+
+import abc
+import copy
+from collections.abc import Mapping
+from typing import Any, Generic, TypeVar
+
+from typing_extensions import Self
+
+from ferrum._ferrum import FerrumError, Float, Tensor
+from ferrum.module import Module, ParamId
+from ferrum.optim.checks import check_learning_rate
+from ferrum.optim.clipping import GradientClipping
+from ferrum.optim.grads import GradientsParams
+
+__all__ = ["Optimizer"]
+
+M = TypeVar("M", bound=Module[Any])
+S = TypeVar("S")
+
+FloatTensor = Tensor[Any, Any, Float]
+
+
+class Optimizer(abc.ABC, Generic[S]):
+    """Base class of the optimizers; subclasses define the update of one parameter.
+
+    Example:
+        >>> from ferrum.optim import AdamConfig
+        >>> optim = AdamConfig().init()
+        >>> optim.to_record()
+        {}
+    """
+
+    def __init__(self, grad_clipping: GradientClipping | None = None) -> None:
+        if grad_clipping is not None and not isinstance(grad_clipping, GradientClipping):
+            raise TypeError(f"grad_clipping must be a GradientClipping, found {type(grad_clipping).__name__}")
+        self._grad_clipping = grad_clipping
+        self._states: dict[ParamId, S] = {}
+
+    def step(self, lr: float, module: M, grads: GradientsParams) -> M:
+        """The module with every parameter that has a gradient in ``grads`` updated.
+
+        The returned module keeps the parameter ids; the old module is unchanged.
+        """
+        rate = check_learning_rate(lr)
+        if not isinstance(module, Module):
+            raise TypeError(f"step needs a Module, found {type(module).__name__}")
+        if not isinstance(grads, GradientsParams):
+            raise TypeError(
+                f"step needs GradientsParams (GradientsParams.from_grads(loss.backward(), model)),"
+                f" found {type(grads).__name__}"
+            )
+        return module.map(_StepMapper(self, rate, grads))
+
+    def has_gradient_clipping(self) -> bool:
+        """Whether gradients are clipped before each update."""
+        return self._grad_clipping is not None
+
+    def to_record(self) -> dict[str, Any]:
+        """The optimizer state, as ``{str(param_id): state}`` with tensors and step counts."""
+        return {str(id): self._state_to_record(state) for id, state in self._states.items()}
+
+    def load_record(self, record: Mapping[str, Any]) -> Self:
+        """A copy of this optimizer holding the state of ``record`` (from ``to_record``)."""
+        if not isinstance(record, Mapping):
+            found = type(record).__name__
+            raise ValueError(f"an optimizer record is a dict keyed by parameter id, found {found}")
+        states: dict[ParamId, S] = {}
+        for key, value in record.items():
+            if not isinstance(key, str):
+                raise ValueError(f"optimizer record keys are parameter ids as str, found {key!r}")
+            if not isinstance(value, Mapping):
+                raise ValueError(f"optimizer record '{key}': expected a dict, found {type(value).__name__}")
+            states[ParamId.from_str(key)] = self._state_from_record(key, value)
+        new = copy.copy(self)
+        new._states = states
+        return new
+
+    def _update_param(self, lr: float, id: ParamId, tensor: FloatTensor, grad: FloatTensor) -> FloatTensor:
+        if self._grad_clipping is not None:
+            grad = self._grad_clipping.clip_gradient(grad)
+        try:
+            new, state = self._update(lr, tensor, grad, self._states.get(id))
+        except FerrumError as err:
+            raise type(err)(f"parameter {id}: {err}") from err
+        self._states[id] = state
+        return new
+
+    @abc.abstractmethod
+    def _update(
+        self, lr: float, tensor: FloatTensor, grad: FloatTensor, state: S | None
+    ) -> tuple[FloatTensor, S]:
+        """One fused update of a parameter: the new tensor and the new state."""
+
+    @abc.abstractmethod
+    def _state_to_record(self, state: S) -> dict[str, Any]:
+        """A parameter's state as a record."""
+
+    @abc.abstractmethod
+    def _state_from_record(self, path: str, record: Mapping[str, Any]) -> S:
+        """A parameter's state read back from a record; ValueError names ``path`` when it does not fit."""
+
+
+class _StepMapper:
+    def __init__(self, optimizer: Optimizer[Any], lr: float, grads: GradientsParams) -> None:
+        self._optimizer = optimizer
+        self._lr = lr
+        self._grads = grads
+
+    def map_float(self, id: ParamId, tensor: FloatTensor) -> FloatTensor:
+        grad = self._grads.get(id)
+        if grad is None:
+            return tensor
+        return self._optimizer._update_param(self._lr, id, tensor, grad)

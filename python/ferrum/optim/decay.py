@@ -1,0 +1,30 @@
+"""``WeightDecayConfig``: an L2 penalty added to the gradient (Burn's ``WeightDecayConfig``).
+
+Example:
+    >>> from ferrum.optim import AdamConfig, WeightDecayConfig
+    >>> AdamConfig().with_weight_decay(WeightDecayConfig(5e-4)).weight_decay
+    WeightDecayConfig(penalty=0.0005)
+"""
+
+from __future__ import annotations
+
+from ferrum.config import config
+from ferrum.optim.checks import check_number
+
+__all__ = ["WeightDecayConfig"]
+
+
+@config
+class WeightDecayConfig:
+    """Weight decay: the optimizer sees ``grad + penalty * param``.
+
+    Example:
+        >>> from ferrum.optim import WeightDecayConfig
+        >>> WeightDecayConfig(penalty=0.01).penalty
+        0.01
+    """
+
+    penalty: float
+
+    def __post_init__(self) -> None:
+        check_number("WeightDecayConfig", "penalty", self.penalty)

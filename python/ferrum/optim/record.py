@@ -1,0 +1,48 @@
+"""Reading optimizer state back from records, with errors that name the offending entry."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ferrum._ferrum import Float, Tensor
+
+__all__ = ["entry", "optional_tensor", "section", "step_count", "tensor"]
+
+
+def entry(record: Mapping[str, Any], path: str, name: str) -> Any:
+    """``record[name]``, or ValueError naming ``path.name`` when missing."""
+    if name not in record:
+        raise ValueError(f"optimizer record '{path}' has no '{name}' (found keys {sorted(record)})")
+    return record[name]
+
+
+def section(record: Mapping[str, Any], path: str, name: str) -> Mapping[str, Any]:
+    """The nested dict ``record[name]``."""
+    value = entry(record, path, name)
+    if not isinstance(value, Mapping):
+        raise ValueError(f"optimizer record '{path}.{name}': expected a dict, found {type(value).__name__}")
+    return value
+
+
+def tensor(record: Mapping[str, Any], path: str, name: str) -> Tensor[Any, Any, Float]:
+    """The Float tensor ``record[name]``."""
+    value = entry(record, path, name)
+    if not isinstance(value, Tensor) or value.kind is not Float:
+        raise ValueError(f"optimizer record '{path}.{name}': expected a Float Tensor, found {value!r}")
+    return value
+
+
+def optional_tensor(record: Mapping[str, Any], path: str, name: str) -> Tensor[Any, Any, Float] | None:
+    """The Float tensor ``record[name]``, which may be None."""
+    if entry(record, path, name) is None:
+        return None
+    return tensor(record, path, name)
+
+
+def step_count(record: Mapping[str, Any], path: str, name: str) -> int:
+    """The step counter ``record[name]``, an int >= 1."""
+    value = entry(record, path, name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"optimizer record '{path}.{name}': expected an int >= 1, found {value!r}")
+    return value

@@ -1,0 +1,95 @@
+"""Stochastic gradient descent (Burn's ``SgdConfig``/``Sgd``).
+
+``param = param - lr * g``, where ``g`` is the gradient plus the weight
+decay penalty, passed through momentum when configured.
+
+Example:
+    >>> from ferrum.optim import MomentumConfig, SgdConfig, WeightDecayConfig
+    >>> sgd = SgdConfig().with_momentum(MomentumConfig()).with_weight_decay(WeightDecayConfig(1e-4)).init()
+    >>> sgd.has_gradient_clipping()
+    False
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from ferrum import _ferrum
+from ferrum.config import config
+from ferrum.optim import record
+from ferrum.optim.base import FloatTensor, Optimizer
+from ferrum.optim.clipping import GradientClippingConfig
+from ferrum.optim.decay import WeightDecayConfig
+from ferrum.optim.momentum import MomentumConfig
+
+__all__ = ["Sgd", "SgdConfig", "SgdState"]
+
+
+@config
+class SgdConfig:
+    """Configuration of SGD: optional weight decay, momentum and gradient clipping.
+
+    Example:
+        >>> from ferrum.optim import SgdConfig
+        >>> SgdConfig()
+        SgdConfig(weight_decay=None, momentum=None, gradient_clipping=None)
+    """
+
+    weight_decay: WeightDecayConfig | None = None
+    momentum: MomentumConfig | None = None
+    gradient_clipping: GradientClippingConfig | None = None
+
+    def init(self) -> Sgd:
+        """A fresh optimizer (no state yet)."""
+        return Sgd(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class SgdState:
+    """The state SGD keeps per parameter: the momentum velocity (None without momentum)."""
+
+    velocity: FloatTensor | None
+
+
+class Sgd(Optimizer[SgdState]):
+    """SGD; build it with ``SgdConfig(...).init()``.
+
+    Example:
+        >>> from ferrum.optim import SgdConfig
+        >>> type(SgdConfig().init()).__name__
+        'Sgd'
+    """
+
+    def __init__(self, config: SgdConfig) -> None:
+        clipping = config.gradient_clipping.init() if config.gradient_clipping is not None else None
+        super().__init__(clipping)
+        self.config = config
+
+    def _update(
+        self, lr: float, tensor: FloatTensor, grad: FloatTensor, state: SgdState | None
+    ) -> tuple[FloatTensor, SgdState]:
+        c = self.config
+        momentum = c.momentum
+        new, velocity = _ferrum.sgd_step(
+            tensor,
+            grad,
+            state.velocity if state is not None and momentum is not None else None,
+            lr,
+            c.weight_decay.penalty if c.weight_decay is not None else None,
+            momentum.momentum if momentum is not None else None,
+            momentum.dampening if momentum is not None else 0.0,
+            momentum.nesterov if momentum is not None else False,
+        )
+        return new, SgdState(velocity)
+
+    def _state_to_record(self, state: SgdState) -> dict[str, Any]:
+        return {"momentum": None if state.velocity is None else {"velocity": state.velocity}}
+
+    def _state_from_record(self, path: str, data: Mapping[str, Any]) -> SgdState:
+        if record.entry(data, path, "momentum") is None:
+            return SgdState(None)
+        momentum = record.section(data, path, "momentum")
+        return SgdState(record.tensor(momentum, f"{path}.momentum", "velocity"))
+
