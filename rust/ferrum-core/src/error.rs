@@ -37,6 +37,21 @@ impl Error {
         Error::InvalidArgument { op, reason: reason.into() }
     }
 
+    /// The same error reported under the op the user called (for ops built
+    /// from others).
+    pub fn with_op(self, name: &'static str) -> Self {
+        match self {
+            Error::ShapeMismatch { lhs, rhs, reason, .. } => Error::ShapeMismatch { op: name, lhs, rhs, reason },
+            Error::RankMismatch { expected, found, shape, .. } => Error::RankMismatch { op: name, expected, found, shape },
+            Error::DimOutOfRange { dim, rank, .. } => Error::DimOutOfRange { op: name, dim, rank },
+            Error::IndexOutOfBounds { index, dim, size, .. } => Error::IndexOutOfBounds { op: name, index, dim, size },
+            Error::KindMismatch { expected, found, .. } => Error::KindMismatch { op: name, expected, found },
+            Error::DTypeMismatch { lhs, rhs, .. } => Error::DTypeMismatch { op: name, lhs, rhs },
+            Error::Reshape { from, to, numel, .. } => Error::Reshape { op: name, from, to, numel },
+            Error::InvalidArgument { reason, .. } => Error::InvalidArgument { op: name, reason },
+        }
+    }
+
     pub fn shapes(op: &'static str, lhs: &[usize], rhs: &[usize], reason: impl Into<String>) -> Self {
         Error::ShapeMismatch { op, lhs: lhs.to_vec(), rhs: rhs.to_vec(), reason: reason.into() }
     }

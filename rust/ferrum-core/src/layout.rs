@@ -113,41 +113,40 @@ impl Layout {
     }
 
     /// A view of the same elements with a new shape, when the strides allow
-    /// it without copying (always for contiguous layouts).
+    /// it without copying (always for contiguous layouts). Dims are grouped
+    /// into runs that are contiguous with each other; each run of old dims
+    /// must map onto whole new dims (size-1 dims fit anywhere).
     pub fn reshape_view(&self, shape: &[usize]) -> Option<Layout> {
-        if self.is_contiguous() {
+        let numel = self.numel();
+        if numel == 0 || self.is_contiguous() {
             return Some(Layout { shape: shape.to_vec(), strides: contiguous_strides(shape), offset: self.offset });
         }
-        // Merge-split over runs of dims that are contiguous with each other.
+        let (old, old_strides) = (&self.shape, &self.strides);
         let mut strides = vec![0isize; shape.len()];
-        let (mut i, mut j) = (0usize, 0usize);
-        let (old, new) = (&self.shape, shape);
-        while i < old.len() || j < new.len() {
-            let (i0, j0) = (i, j);
-            let (mut po, mut pn) = (if i < old.len() { old[i] } else { 1 }, if j < new.len() { new[j] } else { 1 });
-            i += 1;
-            j += 1;
-            while po != pn {
-                if po < pn {
-                    po *= old.get(i).copied()?;
-                    i += 1;
-                } else {
-                    pn *= new.get(j).copied()?;
-                    j += 1;
+        let mut view_d = shape.len() as isize - 1;
+        let mut base = *old_strides.last()?;
+        let (mut tensor_numel, mut view_numel) = (1usize, 1usize);
+        for d in (0..old.len()).rev() {
+            tensor_numel *= old[d];
+            let run_ends = d == 0 || (old[d - 1] != 1 && old_strides[d - 1] != tensor_numel as isize * base);
+            if run_ends {
+                while view_d >= 0 && (view_numel < tensor_numel || shape[view_d as usize] == 1) {
+                    strides[view_d as usize] = view_numel as isize * base;
+                    view_numel *= shape[view_d as usize];
+                    view_d -= 1;
                 }
-            }
-            // Within the old group, dims must chain: stride[k] == stride[k+1] * size[k+1].
-            for k in i0..i.min(old.len()).saturating_sub(1) {
-                if old[k] != 1 && old[k + 1] != 1 && self.strides[k] != self.strides[k + 1] * old[k + 1] as isize {
+                if view_numel != tensor_numel {
                     return None;
                 }
+                if d > 0 {
+                    base = old_strides[d - 1];
+                    tensor_numel = 1;
+                    view_numel = 1;
+                }
             }
-            let base = (i0..i.min(old.len())).rev().find(|&k| old[k] != 1).map(|k| self.strides[k]).unwrap_or(1);
-            let mut acc = base;
-            for k in (j0..j.min(new.len())).rev() {
-                strides[k] = acc;
-                acc *= new[k] as isize;
-            }
+        }
+        if view_d != -1 {
+            return None;
         }
         Some(Layout { shape: shape.to_vec(), strides, offset: self.offset })
     }
@@ -245,6 +244,19 @@ mod tests {
         let l = Layout { shape: vec![3, 0], strides: vec![7, 1], offset: 5 };
         assert!(l.is_contiguous());
         assert_eq!(l.contiguous_range(), Some((5, 5)));
+    }
+
+    #[test]
+    fn reshape_view_across_unit_dims() {
+        // [2, 1, 2] flipped on the last dim: size-1 dim in the middle.
+        let l = Layout::contiguous(&[2, 1, 2]).flip(2);
+        let direct: Vec<usize> = l.offsets().collect();
+        // Strides 2 and -1 cannot merge into one dim: that reshape copies.
+        assert!(l.reshape_view(&[4]).is_none());
+        let v = l.reshape_view(&[2, 2]).expect("unit dims fold away");
+        assert_eq!(v.offsets().collect::<Vec<_>>(), direct);
+        let w = l.reshape_view(&[2, 1, 1, 2]).expect("unit dims can be added");
+        assert_eq!(w.offsets().collect::<Vec<_>>(), direct);
     }
 
     #[test]

@@ -50,45 +50,50 @@ impl Distribution {
         }
     }
 
-    /// `n` samples as f64.
+    /// `n` samples as f64, in memory reserved up front (an error, not an
+    /// abort, when it cannot be had).
     pub fn sample_f64(&self, n: usize) -> Result<Vec<f64>> {
         self.validate()?;
-        Ok(with_rng(|rng| match *self {
-            Distribution::Default => (0..n).map(|_| rng.random::<f64>()).collect(),
+        let mut out: Vec<f64> = crate::shape::try_with_capacity("random", n)?;
+        with_rng(|rng| match *self {
+            Distribution::Default => out.extend((0..n).map(|_| rng.random::<f64>())),
             Distribution::Bernoulli(p) => {
                 let d = Bernoulli::new(p).expect("validated");
-                (0..n).map(|_| d.sample(rng) as u8 as f64).collect()
+                out.extend((0..n).map(|_| d.sample(rng) as u8 as f64));
             }
             Distribution::Uniform(lo, hi) => {
                 let d = Uniform::new(lo, hi).expect("validated");
-                (0..n).map(|_| d.sample(rng)).collect()
+                out.extend((0..n).map(|_| d.sample(rng)));
             }
             Distribution::Normal(m, s) => {
                 let d = Normal::new(m, s).expect("validated");
-                (0..n).map(|_| d.sample(rng)).collect()
+                out.extend((0..n).map(|_| d.sample(rng)));
             }
-        }))
+        });
+        Ok(out)
     }
 
     /// `n` samples as f32 (sampled in f32 where that keeps them in range).
     pub fn sample_f32(&self, n: usize) -> Result<Vec<f32>> {
         self.validate()?;
-        Ok(with_rng(|rng| match *self {
-            Distribution::Default => (0..n).map(|_| rng.random::<f32>()).collect(),
+        let mut out: Vec<f32> = crate::shape::try_with_capacity("random", n)?;
+        with_rng(|rng| match *self {
+            Distribution::Default => out.extend((0..n).map(|_| rng.random::<f32>())),
             Distribution::Uniform(lo, hi) => {
                 let d = Uniform::new(lo as f32, hi as f32).expect("validated");
                 // Rounding lo..hi to f32 can land exactly on hi; keep [lo, hi).
-                (0..n).map(|_| d.sample(rng).min(f32_below(hi))).collect()
+                out.extend((0..n).map(|_| d.sample(rng).min(f32_below(hi))));
             }
             Distribution::Normal(m, s) => {
                 let d = Normal::new(m as f32, s as f32).expect("validated");
-                (0..n).map(|_| d.sample(rng)).collect()
+                out.extend((0..n).map(|_| d.sample(rng)));
             }
             Distribution::Bernoulli(p) => {
                 let d = Bernoulli::new(p).expect("validated");
-                (0..n).map(|_| d.sample(rng) as u8 as f32).collect()
+                out.extend((0..n).map(|_| d.sample(rng) as u8 as f32));
             }
-        }))
+        });
+        Ok(out)
     }
 }
 

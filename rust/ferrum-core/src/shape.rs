@@ -7,6 +7,32 @@ pub fn numel(shape: &[usize]) -> usize {
     shape.iter().product()
 }
 
+/// The element count of a shape that is about to be allocated, refusing
+/// counts that overflow or could never fit in memory (rather than aborting).
+pub fn checked_numel(op: &'static str, shape: &[usize], elem_bytes: usize) -> Result<usize> {
+    let n = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+    match n {
+        Some(n) if n.checked_mul(elem_bytes).is_some_and(|b| b <= isize::MAX as usize) => Ok(n),
+        _ => Err(Error::invalid(op, format!("shape {shape:?} has too many elements to allocate"))),
+    }
+}
+
+/// An empty vector with room for `n` elements, or an error (not an abort)
+/// when the memory cannot be had.
+pub fn try_with_capacity<T>(op: &'static str, n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| Error::invalid(op, format!("cannot allocate {n} elements ({} bytes): out of memory", n.saturating_mul(std::mem::size_of::<T>()))))?;
+    Ok(v)
+}
+
+/// A vector of `n` copies of `value`, or an error when it cannot be had.
+pub fn try_filled<T: Clone>(op: &'static str, n: usize, value: T) -> Result<Vec<T>> {
+    let mut v = try_with_capacity(op, n)?;
+    v.resize(n, value);
+    Ok(v)
+}
+
 /// Row-major strides of a contiguous tensor of this shape.
 pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
     let mut strides = vec![0isize; shape.len()];

@@ -3,7 +3,6 @@
 //! carries through the rest of a running minimum or maximum.
 
 use crate::autodiff::{record, FnBackward, Var};
-use crate::ops::binary::BinaryOp;
 use crate::error::Result;
 use crate::kernels::parallel::PAR_CHEAP;
 use crate::kernels::reduce::Axis;
@@ -76,16 +75,11 @@ impl Var {
         Ok(record(y, &[self], move || FnBackward::new("cumsum", move |g, _| Ok(vec![Some(reverse_cumsum(&g, dim)?)]))))
     }
 
-    /// d y_j / d x_i = y_j / x_i for j >= i; exact where x has no zeros.
+    /// d y_j / d x_i = prod_{k <= j, k != i} x_k for j >= i.
     pub fn cumprod(&self, dim: isize) -> Result<Var> {
         let y = self.value.cumprod(dim)?;
-        let (x, yy) = (self.value.clone(), y.clone());
-        Ok(record(y, &[self], move || {
-            FnBackward::new("cumprod", move |g, _| {
-                let s = reverse_cumsum(&g.binary(BinaryOp::Mul, &yy)?, dim)?;
-                Ok(vec![Some(s.binary_owned(BinaryOp::Div, x.clone())?)])
-            })
-        }))
+        let x = self.value.clone();
+        Ok(record(y, &[self], move || FnBackward::new("cumprod", move |g, _| Ok(vec![Some(cumprod_grad(&x, &g, dim)?)]))))
     }
 
     /// The gradient of each running extreme goes to the element it came from.
@@ -106,6 +100,46 @@ impl Var {
     pub fn cummin(&self, dim: isize) -> Result<Var> {
         self.running("cummin", self.value.cummin(dim)?, |new, best| new <= best, dim)
     }
+}
+
+/// Per row along `dim`: sum_{j >= i} g_j prod_{k <= j, k != i} x_k. Rows
+/// without zeros use the O(n) form `reverse_cumsum(g * y) / x`; a row with a
+/// zero takes the exact O(n^2) products, since dividing by it would be 0/0.
+fn cumprod_grad(x: &Tensor, g: &Tensor, dim: isize) -> Result<Tensor> {
+    let d = x.dim("cumprod", dim)? as isize;
+    let last = x.rank() as isize - 1;
+    let xs = x.cast(crate::DType::F64).movedim(&[d], &[last])?.contiguous();
+    let gs = g.cast(crate::DType::F64).movedim(&[d], &[last])?.contiguous();
+    let n = *xs.shape().last().unwrap_or(&1);
+    let (xv, gv) = (xs.to_vec::<f64>(), gs.to_vec::<f64>());
+    let mut out = vec![0.0f64; xv.len()];
+    for ((xr, gr), or) in xv.chunks(n.max(1)).zip(gv.chunks(n.max(1))).zip(out.chunks_mut(n.max(1))) {
+        if xr.iter().all(|&v| v != 0.0) {
+            let mut y = 1.0;
+            let gy: Vec<f64> = xr.iter().zip(gr).map(|(&xv, &gv)| {
+                y *= xv;
+                gv * y
+            }).collect();
+            let mut acc = 0.0;
+            for i in (0..xr.len()).rev() {
+                acc += gy[i];
+                or[i] = acc / xr[i];
+            }
+        } else {
+            let mut prefix = 1.0;
+            for i in 0..xr.len() {
+                let mut p = prefix;
+                let mut acc = gr[i] * p;
+                for j in i + 1..xr.len() {
+                    p *= xr[j];
+                    acc += gr[j] * p;
+                }
+                or[i] = acc;
+                prefix *= xr[i];
+            }
+        }
+    }
+    Tensor::from_vec(out, xs.shape())?.movedim(&[last], &[d])?.cast(x.dtype()).reshape(&x.shape().iter().map(|&s| s as isize).collect::<Vec<_>>())
 }
 
 fn reverse_cumsum(g: &Tensor, dim: isize) -> Result<Tensor> {

@@ -489,7 +489,7 @@ impl Var {
     }
 
     pub fn prod(&self) -> Result<Var> {
-        self.reshape(&[-1])?.prod_dim(0)
+        self.reshape(&[-1])?.prod_dim(0).map_err(|e| e.with_op("prod"))
     }
 
     pub fn prod_dims(&self, dims: &[isize]) -> Result<Var> {
@@ -509,11 +509,11 @@ impl Var {
     }
 
     pub fn max_dim(&self, dim: isize) -> Result<Var> {
-        Ok(self.max_dim_with_indices(dim)?.0)
+        Ok(self.max_dim_with_indices(dim).map_err(|e| e.with_op("max_dim"))?.0)
     }
 
     pub fn min_dim(&self, dim: isize) -> Result<Var> {
-        Ok(self.min_dim_with_indices(dim)?.0)
+        Ok(self.min_dim_with_indices(dim).map_err(|e| e.with_op("min_dim"))?.0)
     }
 
     pub fn max_dim_with_indices(&self, dim: isize) -> Result<(Var, Tensor)> {
@@ -527,20 +527,20 @@ impl Var {
     }
 
     pub fn max(&self) -> Result<Var> {
-        self.reshape(&[-1])?.max_dim(0)
+        self.reshape(&[-1])?.max_dim(0).map_err(|e| e.with_op("max"))
     }
 
     pub fn min(&self) -> Result<Var> {
-        self.reshape(&[-1])?.min_dim(0)
+        self.reshape(&[-1])?.min_dim(0).map_err(|e| e.with_op("min"))
     }
 
     /// |x| at the winner: the gradient carries the winner's sign.
     pub fn max_abs_dim(&self, dim: isize) -> Result<Var> {
-        self.abs()?.max_dim(dim)
+        self.abs()?.max_dim(dim).map_err(|e| e.with_op("max_abs_dim"))
     }
 
     pub fn max_abs(&self) -> Result<Var> {
-        self.abs()?.max()
+        self.abs()?.max().map_err(|e| e.with_op("max_abs"))
     }
 }
 

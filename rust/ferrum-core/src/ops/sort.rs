@@ -338,7 +338,7 @@ impl Var {
     }
 
     pub fn sort(&self, dim: isize, descending: bool) -> Result<Var> {
-        Ok(self.sort_with_indices(dim, descending)?.0)
+        Ok(self.sort_with_indices(dim, descending).map_err(|e| e.with_op("sort"))?.0)
     }
 
     pub fn topk_with_indices(&self, k: usize, dim: isize) -> Result<(Var, Tensor)> {
@@ -347,7 +347,7 @@ impl Var {
     }
 
     pub fn topk(&self, k: usize, dim: isize) -> Result<Var> {
-        Ok(self.topk_with_indices(k, dim)?.0)
+        Ok(self.topk_with_indices(k, dim).map_err(|e| e.with_op("topk"))?.0)
     }
 }
 

@@ -130,8 +130,12 @@ impl Var {
 
     /// Built from differentiable ops, so its gradient needs no formula.
     pub fn cov(&self, dim: isize, correction_factor: usize) -> Result<Var> {
+        self.value.expect_kind("cov", Kind::Float)?;
         let d = self.value.dim("cov", dim)?;
         let n = self.value.shape()[d];
+        if correction_factor > n {
+            bail!("cov", "correction factor {} exceeds the {} samples along dim {} (shape {:?})", correction_factor, n, d, self.value.shape());
+        }
         let centered = self.binary(BinaryOp::Sub, &self.mean_dim(dim)?)?.swap_dims(dim, 0)?;
         let denom = n as f64 - correction_factor as f64;
         centered.transpose().matmul(&centered)?.binary_scalar(BinaryOp::Div, Scalar::Float(denom))

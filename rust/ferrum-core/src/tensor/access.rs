@@ -18,6 +18,9 @@ impl Tensor {
 
     /// The elements as one slice when the layout is contiguous.
     pub fn as_slice<T: Element>(&self) -> Option<&[T]> {
+        if self.numel() == 0 {
+            return Some(&[]);
+        }
         let (s, e) = self.layout.contiguous_range()?;
         Some(&self.buffer::<T>()[s..e])
     }

@@ -17,6 +17,13 @@ impl Tensor {
         with_dtype!(dtype, T => Tensor::from_parts(T::wrap(Arc::new(vec![T::from_scalar(value); n])), Layout::contiguous(shape)))
     }
 
+    /// `full` for user-given shapes: a shape too large to allocate is an
+    /// error naming `op`, not an abort.
+    pub fn try_full(op: &'static str, shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
+        let n = crate::shape::checked_numel(op, shape, dtype.size_in_bytes())?;
+        with_dtype!(dtype, T => Ok(Tensor::from_parts(T::wrap(Arc::new(crate::shape::try_filled(op, n, T::from_scalar(value))?)), Layout::contiguous(shape))))
+    }
+
     pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
         Tensor::full(shape, Scalar::Int(0), dtype)
     }
@@ -31,30 +38,33 @@ impl Tensor {
             return Err(Error::invalid("arange_step", "step must not be 0"));
         }
         let n = if (step > 0 && end > start) || (step < 0 && end < start) {
-            ((end - start).unsigned_abs().div_ceil(step.unsigned_abs())) as usize
+            (end as i128 - start as i128).unsigned_abs().div_ceil(step.unsigned_abs() as u128) as usize
         } else {
             0
         };
+        crate::shape::checked_numel("arange", &[n], dtype.size_in_bytes())?;
         with_dtype!(dtype, T => {
-            let v: Vec<T> = (0..n).map(|i| T::from_scalar(Scalar::Int(start + i as i64 * step))).collect();
+            let mut v: Vec<T> = crate::shape::try_with_capacity("arange", n)?;
+            v.extend((0..n).map(|i| T::from_scalar(Scalar::Int(start + i as i64 * step))));
             Tensor::from_vec(v, &[n])
         })
     }
 
     /// The `size x size` identity matrix.
-    pub fn eye(size: usize, dtype: DType) -> Tensor {
+    pub fn eye(size: usize, dtype: DType) -> Result<Tensor> {
+        let n = crate::shape::checked_numel("eye", &[size, size], dtype.size_in_bytes())?;
         with_dtype!(dtype, T => {
-            let mut v = vec![T::ZERO; size * size];
+            let mut v = crate::shape::try_filled("eye", n, T::ZERO)?;
             for i in 0..size {
                 v[i * size + i] = T::ONE;
             }
-            Tensor::from_parts(T::wrap(Arc::new(v)), Layout::contiguous(&[size, size]))
+            Ok(Tensor::from_parts(T::wrap(Arc::new(v)), Layout::contiguous(&[size, size])))
         })
     }
 
     /// Samples of `dist`, converted to `dtype` (Int truncates, Bool is != 0).
     pub fn random(shape: &[usize], dist: Distribution, dtype: DType) -> Result<Tensor> {
-        let n: usize = shape.iter().product();
+        let n = crate::shape::checked_numel("random", shape, 8)?;
         match dtype {
             DType::F32 => Tensor::from_vec(dist.sample_f32(n)?, shape),
             DType::F64 => Tensor::from_vec(dist.sample_f64(n)?, shape),

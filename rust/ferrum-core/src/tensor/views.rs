@@ -177,7 +177,7 @@ impl Tensor {
     }
 
     pub fn squeeze_dim(&self, dim: isize) -> Result<Tensor> {
-        self.squeeze_dims(&[dim])
+        self.squeeze_dims(&[dim]).map_err(|e| e.with_op("squeeze_dim"))
     }
 
     /// Remove the given dims, each of which must have size 1.
@@ -247,8 +247,8 @@ impl Tensor {
     pub fn narrow(&self, dim: isize, start: usize, length: usize) -> Result<Tensor> {
         let d = self.dim("narrow", dim)?;
         let n = self.shape()[d];
-        if start + length > n {
-            return Err(Error::invalid("narrow", format!("range {start}..{} exceeds dim {d} of size {n}", start + length)));
+        if start.checked_add(length).is_none_or(|end| end > n) {
+            return Err(Error::invalid("narrow", format!("range {start}..{} exceeds dim {d} of size {n}", start as u128 + length as u128)));
         }
         Ok(self.with_layout(self.layout().narrow_step(d, start, length, 1)))
     }
@@ -324,7 +324,7 @@ impl Tensor {
 
     /// Slices of size 1 along `dim`, keeping the dim.
     pub fn iter_dim(&self, dim: isize) -> Result<Vec<Tensor>> {
-        self.split(1, dim)
+        self.split(1, dim).map_err(|e| e.with_op("iter_dim"))
     }
 
     /// Sliding windows of `size` every `step` along `dim`; the windows become
@@ -459,6 +459,10 @@ impl Var {
 
     pub fn iter_dim(&self, dim: isize) -> Result<Vec<Var>> {
         self.pieces(self.value.iter_dim(dim)?, dim)
+    }
+
+    pub fn squeeze_dim(&self, dim: isize) -> Result<Var> {
+        Ok(self.reshaped("squeeze_dim", self.value.squeeze_dim(dim)?))
     }
 }
 

@@ -51,7 +51,7 @@ impl PyTensor {
 
     fn compare_elem(&self, py: Python<'_>, op: CompareOp, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let s = scalar_for(py, op.name(), value, self.t.dtype())?;
-        self.op(py, |t| t.compare_scalar(op, s))
+        self.op(py, "compare_scalar", |t| t.compare_scalar(op, s))
     }
 
     fn bitwise_any(&self, py: Python<'_>, op: BitwiseOp, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
@@ -59,7 +59,7 @@ impl PyTensor {
             return self.op2(py, op.name(), o.get(), |a, b| a.bitwise(op, b));
         }
         let v: i64 = other.extract().map_err(|_| kind_error(py, format!("{}: expected an Int tensor or an int", op.name())))?;
-        self.op(py, |t| t.bitwise_scalar(op, v))
+        self.op(py, "bitwise_scalar", |t| t.bitwise_scalar(op, v))
     }
 }
 
@@ -197,8 +197,8 @@ impl PyTensor {
     }
     fn __invert__(&self, py: Python<'_>) -> PyResult<PyTensor> {
         match self.t.kind() {
-            Kind::Bool => self.op(py, |t| t.bool_not()),
-            _ => self.op(py, |t| t.bitwise_not()),
+            Kind::Bool => self.op(py, "bool_not", |t| t.bool_not()),
+            _ => self.op(py, "bitwise_not", |t| t.bitwise_not()),
         }
     }
     fn __and__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
@@ -289,7 +289,7 @@ impl PyTensor {
     }
 
     fn bool_not(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.op(py, |t| t.bool_not())
+        self.op(py, "bool_not", |t| t.bool_not())
     }
     fn bool_and(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         self.op2(py, "bool_and", &other, |a, b| a.bool_and(b))
@@ -320,7 +320,7 @@ impl PyTensor {
         self.bitwise_any(py, BitwiseOp::Xor, value)
     }
     fn bitwise_not(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.op(py, |t| t.bitwise_not())
+        self.op(py, "bitwise_not", |t| t.bitwise_not())
     }
     fn bitwise_left_shift(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.bitwise_any(py, BitwiseOp::LeftShift, other)
@@ -336,17 +336,17 @@ impl PyTensor {
     }
 
     fn is_nan(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.op(py, |t| t.is_nan())
+        self.op(py, "is_nan", |t| t.is_nan())
     }
     fn is_inf(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.op(py, |t| t.is_inf())
+        self.op(py, "is_inf", |t| t.is_inf())
     }
     fn is_finite(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.op(py, |t| t.is_finite())
+        self.op(py, "is_finite", |t| t.is_finite())
     }
     /// One-element Bool tensor: True if any element is NaN.
     fn contains_nan(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.op(py, |t| t.is_nan()?.any())
+        self.op(py, "is_nan", |t| t.is_nan()?.any())
     }
     #[pyo3(signature = (other, rtol = 1e-5, atol = 1e-8))]
     fn is_close(&self, py: Python<'_>, other: PyRef<'_, PyTensor>, rtol: f64, atol: f64) -> PyResult<PyTensor> {

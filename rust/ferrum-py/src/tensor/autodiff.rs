@@ -101,6 +101,15 @@ impl PyTensor {
     /// Replace this tensor's gradient in `grads` with `grad`.
     fn grad_replace(&self, py: Python<'_>, grads: PyRef<'_, PyGradients>, grad: PyRef<'_, PyTensor>) -> PyResult<()> {
         self.expect_autodiff(py, "grad_replace")?;
+        if grad.dev().autodiff {
+            return Err(backend_error(py, "grad_replace: gradients live on the inner backend; pass grad.inner()"));
+        }
+        if grad.t.dtype() != self.t.dtype() {
+            return Err(crate::error::kind_error(
+                py,
+                format!("grad_replace: expected a gradient of dtype {}, found {}", self.t.dtype(), grad.t.dtype()),
+            ));
+        }
         if grad.t.shape() != self.t.shape() {
             return Err(crate::error::shape_error(
                 py,

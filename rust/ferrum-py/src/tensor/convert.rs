@@ -154,7 +154,7 @@ impl PyTensor {
         if self.t.kind() == Kind::Int {
             return Err(kind_error(py, "int: the tensor is already Int"));
         }
-        self.op(py, |t| Ok(t.cast(DType::I64)))
+        self.op(py, "int", |t| Ok(t.cast(DType::I64)))
     }
 
     /// Int or Bool -> Float (f32).
@@ -162,7 +162,7 @@ impl PyTensor {
         if self.t.kind() == Kind::Float {
             return Err(kind_error(py, "float: the tensor is already Float"));
         }
-        self.op(py, |t| Ok(t.cast(DType::F32)))
+        self.op(py, "float", |t| Ok(t.cast(DType::F32)))
     }
 
     /// Non-zero -> True.
@@ -170,7 +170,7 @@ impl PyTensor {
         if self.t.kind() == Kind::Bool {
             return Err(kind_error(py, "bool: the tensor is already Bool"));
         }
-        self.op(py, |t| Ok(t.cast(DType::Bool)))
+        self.op(py, "bool", |t| Ok(t.cast(DType::Bool)))
     }
 
     fn __len__(&self) -> usize {

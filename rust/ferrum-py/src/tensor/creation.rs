@@ -213,14 +213,16 @@ impl PyTensor {
     #[pyo3(signature = (shape, device, kind = None, *, dtype = None))]
     fn zeros(py: Python<'_>, shape: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         let dt = requested(kind, dtype)?.unwrap_or(DType::F32);
-        Ok(PyTensor::new(Tensor::zeros(&shape_vec(py, "zeros", shape)?, dt), device))
+        let t = Tensor::try_full("zeros", &shape_vec(py, "zeros", shape)?, Scalar::Int(0), dt).py(py)?;
+        Ok(PyTensor::new(t, device))
     }
 
     #[staticmethod]
     #[pyo3(signature = (shape, device, kind = None, *, dtype = None))]
     fn ones(py: Python<'_>, shape: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         let dt = requested(kind, dtype)?.unwrap_or(DType::F32);
-        Ok(PyTensor::new(Tensor::ones(&shape_vec(py, "ones", shape)?, dt), device))
+        let t = Tensor::try_full("ones", &shape_vec(py, "ones", shape)?, Scalar::Int(1), dt).py(py)?;
+        Ok(PyTensor::new(t, device))
     }
 
     /// Burn's `empty`: a tensor whose values are unspecified (here zeros).
@@ -236,7 +238,7 @@ impl PyTensor {
     fn full(py: Python<'_>, shape: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         let dt = requested(kind, dtype)?.unwrap_or(DType::F32);
         let s = scalar_for(py, "full", value, dt)?;
-        Ok(PyTensor::new(Tensor::full(&shape_vec(py, "full", shape)?, s, dt), device))
+        Ok(PyTensor::new(Tensor::try_full("full", &shape_vec(py, "full", shape)?, s, dt).py(py)?, device))
     }
 
     fn zeros_like(&self, py: Python<'_>) -> PyTensor {
@@ -267,9 +269,10 @@ impl PyTensor {
     /// The `size x size` identity matrix.
     #[staticmethod]
     #[pyo3(signature = (size, device, kind = None, *, dtype = None))]
-    fn eye(size: usize, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
+    fn eye(py: Python<'_>, size: i64, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         let dt = requested(kind, dtype)?.unwrap_or(DType::F32);
-        Ok(PyTensor::new(Tensor::eye(size, dt), device))
+        let n = super::count(py, "eye", "size", size)?;
+        Ok(PyTensor::new(Tensor::eye(n, dt).py(py)?, device))
     }
 
     /// Samples of `distribution` (seeded by `B.seed(n)`).

@@ -161,7 +161,8 @@ impl PyTensor {
     /// Pad with `value`: `(left, right)` pads the last dim, `(left, right,
     /// top, bottom)` also the one before (Burn's order), and so on.
     #[pyo3(signature = (padding, value = None))]
-    fn pad(&self, py: Python<'_>, padding: Vec<usize>, value: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn pad(&self, py: Python<'_>, padding: Vec<i64>, value: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let padding = super::counts(py, "pad", "padding", &padding)?;
         if !padding.len().is_multiple_of(2) {
             return Err(argument_error(py, format!("pad: expected (before, after) pairs, found {} numbers", padding.len())));
         }
@@ -174,11 +175,13 @@ impl PyTensor {
     }
 
     /// Tile the tensor `sizes[d]` times along each dim d.
-    fn repeat(&self, py: Python<'_>, sizes: Vec<usize>) -> PyResult<PyTensor> {
+    fn repeat(&self, py: Python<'_>, sizes: Vec<i64>) -> PyResult<PyTensor> {
+        let sizes = super::counts(py, "repeat", "sizes", &sizes)?;
         self.dop(py, |t| t.repeat(&sizes))
     }
 
-    fn repeat_dim(&self, py: Python<'_>, dim: Dim, times: usize) -> PyResult<PyTensor> {
+    fn repeat_dim(&self, py: Python<'_>, dim: Dim, times: i64) -> PyResult<PyTensor> {
+        let times = super::count(py, "repeat_dim", "times", times)?;
         self.dop(py, |t| t.repeat_dim(dim, times))
     }
 
@@ -192,13 +195,15 @@ impl PyTensor {
     }
 
     /// One-hot encoding of class indices in a new last dim.
-    fn one_hot(&self, py: Python<'_>, num_classes: usize) -> PyResult<PyTensor> {
-        self.op(py, |t| t.one_hot(num_classes))
+    fn one_hot(&self, py: Python<'_>, num_classes: i64) -> PyResult<PyTensor> {
+        let num_classes = super::count(py, "one_hot", "num_classes", num_classes)?;
+        self.op(py, "one_hot", |t| t.one_hot(num_classes))
     }
 
     #[pyo3(signature = (num_classes, on_value, off_value, axis = -1))]
-    fn one_hot_fill(&self, py: Python<'_>, num_classes: usize, on_value: f64, off_value: f64, axis: Dim) -> PyResult<PyTensor> {
-        self.op(py, |t| t.one_hot_fill(num_classes, on_value, off_value, axis))
+    fn one_hot_fill(&self, py: Python<'_>, num_classes: i64, on_value: f64, off_value: f64, axis: Dim) -> PyResult<PyTensor> {
+        let num_classes = super::count(py, "one_hot_fill", "num_classes", num_classes)?;
+        self.op(py, "one_hot_fill", |t| t.one_hot_fill(num_classes, on_value, off_value, axis))
     }
 
     /// Upper triangle of the last two dims (`j - i >= diagonal`), zeros elsewhere.
@@ -220,7 +225,7 @@ impl PyTensor {
 
     /// Coordinates of the non-zero (True) elements as an Int `[n, rank]` tensor.
     fn argwhere(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.op(py, |t| t.argwhere())
+        self.op(py, "argwhere", |t| t.argwhere())
     }
 
     /// Concatenate along `dim`.

@@ -108,9 +108,9 @@ impl PyTensor {
     /// An op with no gradient: its output is Int or Bool, or it has no
     /// backward yet, in which case a tracked input is an error rather than
     /// a silently wrong gradient.
-    pub fn op(&self, py: Python<'_>, f: impl FnOnce(&Tensor) -> ferrum_core::Result<Tensor> + Send) -> PyResult<PyTensor> {
+    pub fn op(&self, py: Python<'_>, name: &str, f: impl FnOnce(&Tensor) -> ferrum_core::Result<Tensor> + Send) -> PyResult<PyTensor> {
         let t = self.run(py, f)?;
-        self.untracked_result(py, &[self], t)
+        self.untracked_result(py, name, &[self], t)
     }
 
     /// `op` for an op of two tensors of the same backend.
@@ -124,14 +124,14 @@ impl PyTensor {
         self.same_backend(py, name, other)?;
         let o = &other.t;
         let t = self.run(py, |t| f(t, o))?;
-        self.untracked_result(py, &[self, other], t)
+        self.untracked_result(py, name, &[self, other], t)
     }
 
-    pub fn untracked_result(&self, py: Python<'_>, inputs: &[&PyTensor], t: Tensor) -> PyResult<PyTensor> {
+    pub fn untracked_result(&self, py: Python<'_>, name: &str, inputs: &[&PyTensor], t: Tensor) -> PyResult<PyTensor> {
         if t.kind() == Kind::Float && inputs.iter().any(|i| i.node.is_some()) {
             return Err(backend_error(
                 py,
-                "this operation has no backward on the autodiff backend; detach() its input to use it without gradients",
+                format!("{name}: this operation has no backward on the autodiff backend; detach() its input to use it without gradients"),
             ));
         }
         Ok(self.wrap(py, t))
@@ -183,3 +183,14 @@ pub fn to_scalar(value: &Bound<'_, PyAny>) -> Option<Scalar> {
 
 /// Python dims are ints; the engine normalises negatives.
 pub type Dim = isize;
+
+/// A count or size argument: Python ints may be negative, which would
+/// otherwise surface as a bare OverflowError naming no op.
+pub fn count(py: Python<'_>, op: &str, what: &str, value: i64) -> PyResult<usize> {
+    usize::try_from(value).map_err(|_| crate::error::argument_error(py, format!("{op}: {what} must be >= 0, found {value}")))
+}
+
+/// `count` for each element of a list.
+pub fn counts(py: Python<'_>, op: &str, what: &str, values: &[i64]) -> PyResult<Vec<usize>> {
+    values.iter().map(|&v| count(py, op, what, v)).collect()
+}

@@ -51,12 +51,12 @@ macro_rules! reduce_methods {
             )*
             $(
                 fn $pall(&self, py: Python<'_>) -> PyResult<PyTensor> {
-                    self.op(py, |t| t.$pall())
+                    self.op(py, stringify!($pall), |t| t.$pall())
                 }
             )*
             $(
                 fn $pdim(&self, py: Python<'_>, dim: Dim) -> PyResult<PyTensor> {
-                    self.op(py, |t| t.$pdim(dim))
+                    self.op(py, stringify!($pdim), |t| t.$pdim(dim))
                 }
             )*
         }
@@ -93,7 +93,8 @@ impl PyTensor {
 
     /// Covariance between the entries along `dim`, divided by `n - correction_factor`.
     #[pyo3(signature = (dim, correction_factor = 1))]
-    fn cov(&self, py: Python<'_>, dim: Dim, correction_factor: usize) -> PyResult<PyTensor> {
+    fn cov(&self, py: Python<'_>, dim: Dim, correction_factor: i64) -> PyResult<PyTensor> {
+        let correction_factor = super::count(py, "cov", "correction_factor", correction_factor)?;
         self.dop(py, |v| v.cov(dim, correction_factor))
     }
 
@@ -114,19 +115,21 @@ impl PyTensor {
     }
 
     fn argsort(&self, py: Python<'_>, dim: Dim) -> PyResult<PyTensor> {
-        self.op(py, |t| t.argsort(dim, false))
+        self.op(py, "argsort", |t| t.argsort(dim, false))
     }
 
     fn argsort_descending(&self, py: Python<'_>, dim: Dim) -> PyResult<PyTensor> {
-        self.op(py, |t| t.argsort(dim, true))
+        self.op(py, "argsort", |t| t.argsort(dim, true))
     }
 
     /// The `k` largest values along `dim`, largest first.
-    fn topk(&self, py: Python<'_>, k: usize, dim: Dim) -> PyResult<PyTensor> {
+    fn topk(&self, py: Python<'_>, k: i64, dim: Dim) -> PyResult<PyTensor> {
+        let k = super::count(py, "topk", "k", k)?;
         self.dop(py, |v| v.topk(k, dim))
     }
 
-    fn topk_with_indices(&self, py: Python<'_>, k: usize, dim: Dim) -> PyResult<(PyTensor, PyTensor)> {
+    fn topk_with_indices(&self, py: Python<'_>, k: i64, dim: Dim) -> PyResult<(PyTensor, PyTensor)> {
+        let k = super::count(py, "topk_with_indices", "k", k)?;
         self.with_indices(py, |v| v.topk_with_indices(k, dim))
     }
 }

@@ -67,7 +67,7 @@ impl PyTensor {
     }
 
     fn squeeze_dim(&self, py: Python<'_>, dim: Dim) -> PyResult<PyTensor> {
-        self.dop(py, |v| v.squeeze_dims(&[dim]))
+        self.dop(py, |v| v.squeeze_dim(dim))
     }
 
     fn squeeze_dims(&self, py: Python<'_>, dims: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
@@ -76,7 +76,8 @@ impl PyTensor {
     }
 
     /// Add leading dims of size 1 up to `rank` (Burn's `unsqueeze::<D>()`).
-    fn unsqueeze(&self, py: Python<'_>, rank: usize) -> PyResult<PyTensor> {
+    fn unsqueeze(&self, py: Python<'_>, rank: i64) -> PyResult<PyTensor> {
+        let rank = super::count(py, "unsqueeze", "rank", rank)?;
         self.dop(py, |v| v.unsqueeze_to(rank))
     }
 
@@ -97,21 +98,25 @@ impl PyTensor {
     }
 
     /// Elements `start..start + length` along `dim`.
-    fn narrow(&self, py: Python<'_>, dim: Dim, start: usize, length: usize) -> PyResult<PyTensor> {
+    fn narrow(&self, py: Python<'_>, dim: Dim, start: i64, length: i64) -> PyResult<PyTensor> {
+        let (start, length) = (super::count(py, "narrow", "start", start)?, super::count(py, "narrow", "length", length)?);
         self.dop(py, |v| v.narrow(dim, start, length))
     }
 
-    fn chunk(&self, py: Python<'_>, chunks: usize, dim: Dim) -> PyResult<Vec<PyTensor>> {
+    fn chunk(&self, py: Python<'_>, chunks: i64, dim: Dim) -> PyResult<Vec<PyTensor>> {
+        let chunks = super::count(py, "chunk", "chunks", chunks)?;
         let ts = self.to_var().chunk(chunks, dim).py(py)?;
         Ok(self.many(py, ts))
     }
 
-    fn split(&self, py: Python<'_>, split_size: usize, dim: Dim) -> PyResult<Vec<PyTensor>> {
+    fn split(&self, py: Python<'_>, split_size: i64, dim: Dim) -> PyResult<Vec<PyTensor>> {
+        let split_size = super::count(py, "split", "split_size", split_size)?;
         let ts = self.to_var().split(split_size, dim).py(py)?;
         Ok(self.many(py, ts))
     }
 
-    fn split_with_sizes(&self, py: Python<'_>, split_sizes: Vec<usize>, dim: Dim) -> PyResult<Vec<PyTensor>> {
+    fn split_with_sizes(&self, py: Python<'_>, split_sizes: Vec<i64>, dim: Dim) -> PyResult<Vec<PyTensor>> {
+        let split_sizes = super::counts(py, "split_with_sizes", "sizes", &split_sizes)?;
         let ts = self.to_var().split_with_sizes(&split_sizes, dim).py(py)?;
         Ok(self.many(py, ts))
     }
@@ -123,8 +128,9 @@ impl PyTensor {
     }
 
     /// Sliding windows of `size` every `step` along `dim`, as a new last dim.
-    fn unfold(&self, py: Python<'_>, dim: Dim, size: usize, step: usize) -> PyResult<PyTensor> {
-        self.op(py, |t| t.unfold(dim, size, step))
+    fn unfold(&self, py: Python<'_>, dim: Dim, size: i64, step: i64) -> PyResult<PyTensor> {
+        let (size, step) = (super::count(py, "unfold", "size", size)?, super::count(py, "unfold", "step", step)?);
+        self.op(py, "unfold", |t| t.unfold(dim, size, step))
     }
 
     /// Whether the elements are laid out row-major without gaps.
