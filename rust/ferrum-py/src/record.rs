@@ -48,7 +48,7 @@ fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
         let items = value
             .try_iter()?
             .enumerate()
-            .map(|(i, v)| to_item(&v?, &format!("{path}.{i}").trim_start_matches('.').to_string()))
+            .map(|(i, v)| to_item(&v?, format!("{path}.{i}").trim_start_matches('.')))
             .collect::<PyResult<Vec<_>>>()?;
         return Ok(Item::Seq(items));
     }
