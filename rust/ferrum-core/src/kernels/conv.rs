@@ -8,6 +8,8 @@
 //! Images run in parallel when the batch can feed the threads; a single
 //! image uses the GEMM's own threads instead.
 
+use std::cell::RefCell;
+
 use rayon::prelude::*;
 
 use super::gemm::{Dims, GemmElement, Mat};
@@ -28,6 +30,10 @@ pub trait ConvElement: Element + GemmElement + std::ops::AddAssign + std::ops::A
     /// whose rows start `dst_rs` elements apart.
     #[allow(clippy::too_many_arguments)]
     fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool);
+
+    /// Run `f` with this thread's im2col buffer, kept between calls so a
+    /// training loop does not allocate (and page in) a fresh one per image.
+    fn with_scratch<R>(f: impl FnOnce(&mut Vec<Self>) -> R) -> R;
 }
 
 /// Whether `(rows, cols)` elements read through `mat` stay inside `len`.
@@ -36,8 +42,21 @@ fn fits(mat: Mat, rows: usize, cols: usize, len: usize) -> bool {
 }
 
 macro_rules! conv_float {
-    ($t:ty) => {
+    ($t:ty, $scratch:ident) => {
+        thread_local! {
+            static $scratch: RefCell<Vec<$t>> = const { RefCell::new(Vec::new()) };
+        }
+
         impl ConvElement for $t {
+            fn with_scratch<R>(f: impl FnOnce(&mut Vec<Self>) -> R) -> R {
+                $scratch.with(|cell| match cell.try_borrow_mut() {
+                    Ok(mut buf) => f(&mut buf),
+                    // Re-entered on this thread (a rayon worker that stole
+                    // another convolution while waiting): use a buffer of its own.
+                    Err(_) => f(&mut Vec::new()),
+                })
+            }
+
             fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool) {
                 let Dims { m, k, n } = dims;
                 if m == 0 || n == 0 {
@@ -88,8 +107,8 @@ macro_rules! conv_float {
     };
 }
 
-conv_float!(f32);
-conv_float!(f64);
+conv_float!(f32, SCRATCH_F32);
+conv_float!(f64, SCRATCH_F64);
 
 /// Output rows per band, so that a band's im2col matrix holds about
 /// `BAND_ELEMS` elements.
@@ -121,11 +140,10 @@ fn per_image<T: ConvElement>(out: &mut [T], per: usize, g: &ConvGeom, f: impl Fn
         return;
     }
     if batch_parallel(g) {
-        out.par_chunks_mut(per).enumerate().for_each_init(Vec::new, |scratch, (i, o)| f(i, o, scratch, false));
+        out.par_chunks_mut(per).enumerate().for_each(|(i, o)| T::with_scratch(|scratch| f(i, o, scratch, false)));
     } else {
-        let mut scratch = Vec::new();
         let threads = flops(g) >= PAR_CONV_FLOPS;
-        out.chunks_mut(per).enumerate().for_each(|(i, o)| f(i, o, &mut scratch, threads));
+        T::with_scratch(|scratch| out.chunks_mut(per).enumerate().for_each(|(i, o)| f(i, o, scratch, threads)));
     }
 }
 
@@ -234,18 +252,14 @@ pub fn conv_backward_weight<T: ConvElement>(x: &[T], gy: &[T], g: &ConvGeom) -> 
         // One partial sum per rayon task, then a tree of adds.
         (0..g.batch)
             .into_par_iter()
-            .fold(
-                || (Vec::<T>::new(), Vec::<T>::new()),
-                |(mut gw, mut scratch), i| {
-                    let first = gw.is_empty();
-                    if first {
-                        gw = vec![T::ZERO; ws];
-                    }
-                    image(i, &mut gw, &mut scratch, first, false);
-                    (gw, scratch)
-                },
-            )
-            .map(|(gw, _)| gw)
+            .fold(Vec::<T>::new, |mut gw, i| {
+                let first = gw.is_empty();
+                if first {
+                    gw = vec![T::ZERO; ws];
+                }
+                T::with_scratch(|scratch| image(i, &mut gw, scratch, first, false));
+                gw
+            })
             .reduce(Vec::new, |a, b| match (a.is_empty(), b.is_empty()) {
                 (true, _) => b,
                 (_, true) => a,
@@ -253,11 +267,8 @@ pub fn conv_backward_weight<T: ConvElement>(x: &[T], gy: &[T], g: &ConvGeom) -> 
             })
     } else {
         let mut gw = vec![T::ZERO; ws];
-        let mut scratch = Vec::new();
         let threads = flops(g) >= PAR_CONV_FLOPS;
-        for i in 0..g.batch {
-            image(i, &mut gw, &mut scratch, i == 0, threads);
-        }
+        T::with_scratch(|scratch| (0..g.batch).for_each(|i| image(i, &mut gw, scratch, i == 0, threads)));
         gw
     }
 }

@@ -71,10 +71,24 @@ fn lift<const N: usize, V: Copy>(a: [V; N], fill: V) -> [V; 2] {
 
 /// The elements of a tensor in row-major order, borrowed when contiguous.
 pub(crate) fn values<T: Element>(t: &Tensor) -> Cow<'_, [T]> {
-    match t.as_slice::<T>() {
-        Some(s) => Cow::Borrowed(s),
-        None => Cow::Owned(t.to_vec::<T>()),
+    if let Some(s) = t.as_slice::<T>() {
+        return Cow::Borrowed(s);
     }
+    if t.layout().strides.iter().all(|&s| s == 0) {
+        // One value seen everywhere, as the gradient of `sum()` arrives: a
+        // fill is far cheaper than walking the view.
+        return Cow::Owned(vec![t.buffer::<T>()[t.layout().offset]; t.numel()]);
+    }
+    Cow::Owned(t.to_vec::<T>())
+}
+
+/// `t` laid out contiguously, so the several gradients read from it
+/// gather a strided view only once.
+fn dense(op: &'static str, t: Tensor) -> Result<Tensor> {
+    if t.is_contiguous() {
+        return Ok(t);
+    }
+    with_float!(op, t.dtype(), T => Tensor::from_vec(values::<T>(&t).into_owned(), t.shape()))
 }
 
 /// Check kinds, dtypes and ranks shared by every convolution.
@@ -296,6 +310,7 @@ fn record_conv(op: &'static str, y: Tensor, x: &Var, w: &Var, bias: Option<&Var>
     let s = Saved::new(x, w);
     record(y, &operands(x, w, bias), move || {
         FnBackward::new(op, move |gy, needs| {
+            let gy = dense(op, gy)?;
             let mut grads = vec![None, None];
             if let (true, Some(w)) = (needs[0], &s.w) {
                 grads[0] = Some(input_grad(op, &gy, w, None, &g, &s.x_shape)?);
@@ -318,6 +333,7 @@ fn record_transpose(op: &'static str, y: Tensor, x: &Var, w: &Var, bias: Option<
     let s = Saved::new(x, w);
     record(y, &operands(x, w, bias), move || {
         FnBackward::new(op, move |gy, needs| {
+            let gy = dense(op, gy)?;
             let mut grads = vec![None, None];
             if let (true, Some(w)) = (needs[0], &s.w) {
                 grads[0] = Some(forward(op, &gy, w, None, &g, &s.x_shape)?);
