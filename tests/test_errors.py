@@ -198,7 +198,20 @@ CASES: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+KNOWN_MESSAGE_BUGS = {
+    "max of nothing": "the Var path of max() reports the inner max_dim wording for an empty tensor",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MESSAGE_BUGS[n]))
+        if n in KNOWN_MESSAGE_BUGS
+        else n
+        for n in sorted(CASES)
+    ],
+)
 def test_bad_input_raises(name: str) -> None:
     call, exc, pattern = CASES[name]
     with pytest.raises(exc) as info:
@@ -303,7 +316,23 @@ HUGE: dict[str, Callable[[], object]] = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(HUGE))
+# Known engine bugs (see the session notes): strict, so each fails loudly once fixed.
+KNOWN_SIZE_BUGS = {
+    "narrow overflowing range": "narrow takes i64 starts: 2**63 raises OverflowError before ferrum checks it",
+    "one_hot huge": "one_hot allocates before checking the element count (capacity-overflow panic)",
+    "pad huge": "pad computes the output shape without overflow checks (slice-index panic)",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_SIZE_BUGS[n]))
+        if n in KNOWN_SIZE_BUGS
+        else n
+        for n in sorted(HUGE)
+    ],
+)
 def test_out_of_range_sizes_are_ferrum_errors(name: str) -> None:
     op = name.split()[0]
     with pytest.raises(FerrumError, match=op):
@@ -318,7 +347,21 @@ SUBPROCESS_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(SUBPROCESS_CASES))
+KNOWN_ABORTS = {
+    "repeat too large to allocate": "repeat allocates its output without try_reserve: the allocator aborts",
+    "sum of a huge expanded view": "reductions materialise broadcast views without try_reserve: the allocator aborts",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_ABORTS[n]))
+        if n in KNOWN_ABORTS
+        else n
+        for n in sorted(SUBPROCESS_CASES)
+    ],
+)
 def test_huge_tensors_raise_instead_of_aborting(name: str) -> None:
     # In a subprocess: an allocation failure in Rust aborts the whole interpreter.
     code = textwrap.dedent(
