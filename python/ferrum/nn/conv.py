@@ -20,7 +20,7 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 from ferrum import _ferrum
 from ferrum._ferrum import Device, Tensor
@@ -29,7 +29,7 @@ from ferrum.config import config
 from ferrum.module import Module, Param
 from ferrum.nn.conv_args import check_groups, check_int, check_pair, check_same_kernel
 from ferrum.nn.initializer import Initializer
-from ferrum.nn.padding import PaddingConfig1d, PaddingConfig2d
+from ferrum.nn.padding import PaddingConfig1d, PaddingConfig2d, padding_name
 from ferrum.rank import D1, D3, D4
 
 __all__ = [
@@ -53,8 +53,41 @@ def _bias_val(bias: Param[Tensor[B, D1]] | None) -> Tensor[B, D1] | None:
     return None if bias is None else bias.val()
 
 
-def _padding_name(padding: PaddingConfig1d | PaddingConfig2d) -> str:
-    return repr(padding).split(".", 1)[1]
+def _init_params(
+    config: _ConvConfig, weight_shape: tuple[int, ...], fans: tuple[int, int], device: Device[B]
+) -> tuple[Param[Tensor[B, Any]], Param[Tensor[B, D1]] | None]:
+    """Weight, and bias if the config asks for one, from one initializer over the same fans (as Burn)."""
+    fan_in, fan_out = fans
+    weight = config.initializer.init_with(weight_shape, fan_in, fan_out, device)
+    channels_out = config.channels_out if isinstance(config, Conv1dConfig) else config.channels[1]
+    bias = config.initializer.init_with((channels_out,), fan_in, fan_out, device) if config.bias else None
+    return weight, bias
+
+
+def _common_settings(module: _Conv) -> list[tuple[str, object]]:
+    return [
+        ("stride", module.stride),
+        ("kernel_size", module.kernel_size),
+        ("dilation", module.dilation),
+        ("groups", module.groups),
+    ]
+
+
+def _conv_settings(module: Conv1d[Any] | Conv2d[Any]) -> list[tuple[str, object]]:
+    ch_out, ch_in_group = module.weight.shape()[:2]
+    channels: list[tuple[str, object]] = [("ch_in", ch_in_group * module.groups), ("ch_out", ch_out)]
+    return [*channels, *_common_settings(module), ("padding", padding_name(module.padding))]
+
+
+def _transpose_settings(module: ConvTranspose1d[Any] | ConvTranspose2d[Any]) -> list[tuple[str, object]]:
+    ch_in, ch_out_group = module.weight.shape()[:2]
+    channels: tuple[int, int] = (ch_in, ch_out_group * module.groups)
+    return [
+        ("channels", channels),
+        *_common_settings(module),
+        ("padding", module.padding),
+        ("padding_out", module.padding_out),
+    ]
 
 
 @config
@@ -87,13 +120,10 @@ class Conv1dConfig:
 
     def init(self, device: Device[B]) -> Conv1d[B]:
         """A new layer on ``device``."""
-        fan_in = self.channels_in // self.groups * self.kernel_size
-        fan_out = self.channels_out // self.groups * self.kernel_size
-        shape = (self.channels_out, self.channels_in // self.groups, self.kernel_size)
-        weight = self.initializer.init_with(shape, fan_in, fan_out, device)
-        bias = (
-            self.initializer.init_with((self.channels_out,), fan_in, fan_out, device) if self.bias else None
-        )
+        c_in, c_out = self.channels_in // self.groups, self.channels_out // self.groups
+        fans = (c_in * self.kernel_size, c_out * self.kernel_size)
+        shape = (self.channels_out, c_in, self.kernel_size)
+        weight, bias = _init_params(self, shape, fans, device)
         return Conv1d(
             weight=weight,
             bias=bias,
@@ -136,16 +166,7 @@ class Conv1d(Module[B]):
         )
 
     def _display_settings(self) -> list[tuple[str, object]]:
-        ch_out, ch_in_group, _ = self.weight.shape()
-        return [
-            ("ch_in", ch_in_group * self.groups),
-            ("ch_out", ch_out),
-            ("stride", self.stride),
-            ("kernel_size", self.kernel_size),
-            ("dilation", self.dilation),
-            ("groups", self.groups),
-            ("padding", _padding_name(self.padding)),
-        ]
+        return _conv_settings(self)
 
 
 @config
@@ -178,10 +199,8 @@ class Conv2dConfig:
     def init(self, device: Device[B]) -> Conv2d[B]:
         """A new layer on ``device``."""
         (c_in, c_out), (kh, kw) = self.channels, self.kernel_size
-        fan_in = c_in // self.groups * kh * kw
-        fan_out = c_out // self.groups * kh * kw
-        weight = self.initializer.init_with((c_out, c_in // self.groups, kh, kw), fan_in, fan_out, device)
-        bias = self.initializer.init_with((c_out,), fan_in, fan_out, device) if self.bias else None
+        fans = (c_in // self.groups * kh * kw, c_out // self.groups * kh * kw)
+        weight, bias = _init_params(self, (c_out, c_in // self.groups, kh, kw), fans, device)
         return Conv2d(
             weight=weight,
             bias=bias,
@@ -223,16 +242,7 @@ class Conv2d(Module[B]):
         )
 
     def _display_settings(self) -> list[tuple[str, object]]:
-        ch_out, ch_in_group, _, _ = self.weight.shape()
-        return [
-            ("ch_in", ch_in_group * self.groups),
-            ("ch_out", ch_out),
-            ("stride", self.stride),
-            ("kernel_size", self.kernel_size),
-            ("dilation", self.dilation),
-            ("groups", self.groups),
-            ("padding", _padding_name(self.padding)),
-        ]
+        return _conv_settings(self)
 
 
 @config
@@ -268,12 +278,8 @@ class ConvTranspose1dConfig:
     def init(self, device: Device[B]) -> ConvTranspose1d[B]:
         """A new layer on ``device``."""
         c_in, c_out = self.channels
-        fan_in = c_out // self.groups * self.kernel_size
-        fan_out = c_in // self.groups * self.kernel_size
-        weight = self.initializer.init_with(
-            (c_in, c_out // self.groups, self.kernel_size), fan_in, fan_out, device
-        )
-        bias = self.initializer.init_with((c_out,), fan_in, fan_out, device) if self.bias else None
+        fans = (c_out // self.groups * self.kernel_size, c_in // self.groups * self.kernel_size)
+        weight, bias = _init_params(self, (c_in, c_out // self.groups, self.kernel_size), fans, device)
         return ConvTranspose1d(
             weight=weight,
             bias=bias,
@@ -325,16 +331,7 @@ class ConvTranspose1d(Module[B]):
         )
 
     def _display_settings(self) -> list[tuple[str, object]]:
-        ch_in, ch_out_group, _ = self.weight.shape()
-        return [
-            ("channels", (ch_in, ch_out_group * self.groups)),
-            ("stride", self.stride),
-            ("kernel_size", self.kernel_size),
-            ("dilation", self.dilation),
-            ("groups", self.groups),
-            ("padding", self.padding),
-            ("padding_out", self.padding_out),
-        ]
+        return _transpose_settings(self)
 
 
 @config
@@ -369,10 +366,8 @@ class ConvTranspose2dConfig:
     def init(self, device: Device[B]) -> ConvTranspose2d[B]:
         """A new layer on ``device``."""
         (c_in, c_out), (kh, kw) = self.channels, self.kernel_size
-        fan_in = c_out // self.groups * kh * kw
-        fan_out = c_in // self.groups * kh * kw
-        weight = self.initializer.init_with((c_in, c_out // self.groups, kh, kw), fan_in, fan_out, device)
-        bias = self.initializer.init_with((c_out,), fan_in, fan_out, device) if self.bias else None
+        fans = (c_out // self.groups * kh * kw, c_in // self.groups * kh * kw)
+        weight, bias = _init_params(self, (c_in, c_out // self.groups, kh, kw), fans, device)
         return ConvTranspose2d(
             weight=weight,
             bias=bias,
@@ -421,13 +416,8 @@ class ConvTranspose2d(Module[B]):
         )
 
     def _display_settings(self) -> list[tuple[str, object]]:
-        ch_in, ch_out_group, _, _ = self.weight.shape()
-        return [
-            ("channels", (ch_in, ch_out_group * self.groups)),
-            ("stride", self.stride),
-            ("kernel_size", self.kernel_size),
-            ("dilation", self.dilation),
-            ("groups", self.groups),
-            ("padding", self.padding),
-            ("padding_out", self.padding_out),
-        ]
+        return _transpose_settings(self)
+
+
+_ConvConfig: TypeAlias = Conv1dConfig | Conv2dConfig | ConvTranspose1dConfig | ConvTranspose2dConfig
+_Conv: TypeAlias = Conv1d[Any] | Conv2d[Any] | ConvTranspose1d[Any] | ConvTranspose2d[Any]

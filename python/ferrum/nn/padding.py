@@ -42,6 +42,11 @@ def _non_negative(owner: str, values: Sequence[int]) -> None:
             raise ValueError(f"{owner}: padding must be ints >= 0, found {value!r}")
 
 
+def padding_name(padding: PaddingConfig1d | PaddingConfig2d) -> str:
+    """The variant as a layer's one-line display shows it: ``Same``, ``Valid``, ``Explicit(1, 1)``."""
+    return repr(padding).split(".", 1)[1]
+
+
 @config
 class PaddingConfig1d:
     """Padding of 1-d operators: ``PaddingConfig1d.Same``, ``.Valid`` or ``.Explicit(p)``.

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, TypeVar
 
 from ferrum import _ferrum
@@ -24,7 +25,7 @@ from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
 from ferrum.nn.conv_args import check_int, check_pair, check_same_kernel
-from ferrum.nn.padding import PaddingConfig1d, PaddingConfig2d
+from ferrum.nn.padding import PaddingConfig1d, PaddingConfig2d, padding_name
 from ferrum.rank import D3, D4
 
 __all__ = [
@@ -45,8 +46,17 @@ __all__ = [
 B = TypeVar("B", bound=Backend)
 
 
-def _padding_name(padding: PaddingConfig1d | PaddingConfig2d) -> str:
-    return repr(padding).split(".", 1)[1]
+class _Pool(Module[Any]):
+    """A pool's fields are all settings, shown on one line in declaration order."""
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        settings: list[tuple[str, object]] = []
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if isinstance(value, (PaddingConfig1d, PaddingConfig2d)):
+                value = padding_name(value)
+            settings.append((field.name, value))
+        return settings
 
 
 def _check_1d(owner: str, kernel_size: int, stride: int | None, padding: PaddingConfig1d) -> None:
@@ -91,7 +101,7 @@ class MaxPool1dConfig:
         return MaxPool1d(self.kernel_size, stride, self.padding, self.dilation, self.ceil_mode)
 
 
-class MaxPool1d(Module[Any]):
+class MaxPool1d(_Pool):
     """Max over windows of ``[batch, channels, length]``.
 
     Example:
@@ -114,14 +124,6 @@ class MaxPool1d(Module[Any]):
         pad = self.padding.calculate_padding_1d(x.dims()[-1], self.kernel_size, self.stride)
         return _ferrum.max_pool1d(x, self.kernel_size, self.stride, pad, self.dilation, self.ceil_mode)
 
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return [
-            ("kernel_size", self.kernel_size),
-            ("stride", self.stride),
-            ("padding", _padding_name(self.padding)),
-            ("dilation", self.dilation),
-            ("ceil_mode", self.ceil_mode),
-        ]
 
 
 @config
@@ -150,7 +152,7 @@ class MaxPool2dConfig:
         return MaxPool2d(self.kernel_size, stride, self.padding, self.dilation, self.ceil_mode)
 
 
-class MaxPool2d(Module[Any]):
+class MaxPool2d(_Pool):
     """Max over windows of ``[batch, channels, height, width]``.
 
     Example:
@@ -174,14 +176,6 @@ class MaxPool2d(Module[Any]):
         pad = self.padding.calculate_padding_2d(height, width, self.kernel_size, self.stride)
         return _ferrum.max_pool2d(x, self.kernel_size, self.stride, pad, self.dilation, self.ceil_mode)
 
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return [
-            ("kernel_size", self.kernel_size),
-            ("stride", self.stride),
-            ("padding", _padding_name(self.padding)),
-            ("dilation", self.dilation),
-            ("ceil_mode", self.ceil_mode),
-        ]
 
 
 @config
@@ -212,7 +206,7 @@ class AvgPool1dConfig:
         return AvgPool1d(self.kernel_size, stride, self.padding, self.count_include_pad, self.ceil_mode)
 
 
-class AvgPool1d(Module[Any]):
+class AvgPool1d(_Pool):
     """Mean over windows of ``[batch, channels, length]``.
 
     Example:
@@ -237,14 +231,6 @@ class AvgPool1d(Module[Any]):
             x, self.kernel_size, self.stride, pad, self.count_include_pad, self.ceil_mode
         )
 
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return [
-            ("kernel_size", self.kernel_size),
-            ("stride", self.stride),
-            ("padding", _padding_name(self.padding)),
-            ("count_include_pad", self.count_include_pad),
-            ("ceil_mode", self.ceil_mode),
-        ]
 
 
 @config
@@ -273,7 +259,7 @@ class AvgPool2dConfig:
         return AvgPool2d(self.kernel_size, stride, self.padding, self.count_include_pad, self.ceil_mode)
 
 
-class AvgPool2d(Module[Any]):
+class AvgPool2d(_Pool):
     """Mean over windows of ``[batch, channels, height, width]``.
 
     Example:
@@ -299,14 +285,6 @@ class AvgPool2d(Module[Any]):
             x, self.kernel_size, self.stride, pad, self.count_include_pad, self.ceil_mode
         )
 
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return [
-            ("kernel_size", self.kernel_size),
-            ("stride", self.stride),
-            ("padding", _padding_name(self.padding)),
-            ("count_include_pad", self.count_include_pad),
-            ("ceil_mode", self.ceil_mode),
-        ]
 
 
 @config
@@ -329,7 +307,7 @@ class AdaptiveAvgPool1dConfig:
         return AdaptiveAvgPool1d(self.output_size)
 
 
-class AdaptiveAvgPool1d(Module[Any]):
+class AdaptiveAvgPool1d(_Pool):
     """Mean over ``output_size`` near-equal windows covering the length (PyTorch's split rule).
 
     Example:
@@ -347,8 +325,6 @@ class AdaptiveAvgPool1d(Module[Any]):
         """``[batch, channels, length] -> [batch, channels, output_size]``."""
         return _ferrum.adaptive_avg_pool1d(x, self.output_size)
 
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return [("output_size", self.output_size)]
 
 
 @config
@@ -371,7 +347,7 @@ class AdaptiveAvgPool2dConfig:
         return AdaptiveAvgPool2d(self.output_size)
 
 
-class AdaptiveAvgPool2d(Module[Any]):
+class AdaptiveAvgPool2d(_Pool):
     """Mean over an ``output_size`` grid of near-equal windows: global average pooling at ``(1, 1)``.
 
     Example:
@@ -389,5 +365,3 @@ class AdaptiveAvgPool2d(Module[Any]):
         """``[batch, channels, height, width] -> [batch, channels, *output_size]``."""
         return _ferrum.adaptive_avg_pool2d(x, self.output_size)
 
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return [("output_size", self.output_size)]
