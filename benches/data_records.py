@@ -90,9 +90,11 @@ def bench_loader(items: int, batch_size: int, repeat: int) -> list[tuple[int, fl
     batcher = ImageBatcher(256)
     rows = []
     for workers in (0, 1, 2):
-        loader = DataLoaderBuilder(batcher).batch_size(batch_size).shuffle(0).num_workers(workers).build(dataset)
+        loader = (
+            DataLoaderBuilder(batcher).batch_size(batch_size).shuffle(0).num_workers(workers).build(dataset)
+        )
 
-        def epoch() -> None:
+        def epoch(loader: Any = loader) -> None:
             seen = sum(batch.dims()[0] for batch in loader)
             assert seen == items, f"saw {seen} items, expected {items}"
 
@@ -123,12 +125,22 @@ def bench_records(params: int, repeat: int) -> tuple[int, list[tuple[str, str, f
                 save = best_of(repeat, lambda: model.save_file(path, recorder))  # noqa: B023
                 size = os.path.getsize(recorder.file_path(path))
                 load = best_of(repeat, lambda: model.load_file(path, recorder, DEVICE))  # noqa: B023
-                rows.append((recorder_cls.__name__, settings.__name__.replace("PrecisionSettings", ""), save, load, size))
+                rows.append(
+                    (
+                        recorder_cls.__name__,
+                        settings.__name__.replace("PrecisionSettings", ""),
+                        save,
+                        load,
+                        size,
+                    )
+                )
     return model.num_params(), rows
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--params", type=int, default=10_000_000)
@@ -150,10 +162,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.only in (None, "records"):
         n, record_rows = bench_records(args.params, args.repeat)
         print(f"Records: {n} parameters, best of {args.repeat}")
-        print(f"{'recorder':<24} {'precision':<9} {'save ms':>9} {'load ms':>9} {'size MB':>9} {'MB/s save':>10}")
+        print(
+            f"{'recorder':<24} {'precision':<9} {'save ms':>9} {'load ms':>9}"
+            f" {'size MB':>9} {'MB/s save':>10}"
+        )
         for name, precision, save, load, size in record_rows:
             mb = size / 1e6
-            print(f"{name:<24} {precision:<9} {save * 1e3:>9.1f} {load * 1e3:>9.1f} {mb:>9.3f} {mb / save:>10.1f}")
+            print(
+                f"{name:<24} {precision:<9} {save * 1e3:>9.1f} {load * 1e3:>9.1f}"
+                f" {mb:>9.3f} {mb / save:>10.1f}"
+            )
     return 0
 
 

@@ -52,7 +52,8 @@ def values(shape: tuple[int, ...], salt: int) -> np.ndarray[Any, np.dtype[np.flo
 
 def moment_2(shape: tuple[int, ...], salt: int) -> np.ndarray[Any, np.dtype[np.float64]]:
     """Adam's second moment in the fixtures: ``|values(shape, salt + 50)|``."""
-    return np.abs(values(shape, salt + 50))
+    result: np.ndarray[Any, np.dtype[np.float64]] = np.abs(values(shape, salt + 50))
+    return result
 
 
 def id_of(salt: int) -> int:

@@ -16,7 +16,9 @@ def test_data_records_tiny_runs() -> None:
     loader_rows = [line.split() for line in lines if line.split()[:1] in (["0"], ["1"], ["2"])]
     assert [row[0] for row in loader_rows] == ["0", "1", "2"], proc.stdout
     assert all(float(row[1]) > 0 and row[2].endswith("x") for row in loader_rows), proc.stdout
-    record_rows = [line.split() for line in lines if line.endswith(tuple("0123456789")) and "Recorder" in line]
+    record_rows = [
+        line.split() for line in lines if line.endswith(tuple("0123456789")) and "Recorder" in line
+    ]
     # 6 recorders x (Full, Half): name, precision, save ms, load ms, size MB, MB/s
     assert len(record_rows) == 12, proc.stdout
     assert {row[1] for row in record_rows} == {"Full", "Half"}, proc.stdout

@@ -47,6 +47,7 @@ from ferrum.record import (
     NamedMpkGzFileRecorder,
     PrecisionSettings,
     PrettyJsonFileRecorder,
+    RecordError,
 )
 
 RECORDERS: dict[str, type[FileRecorder]] = {
@@ -66,7 +67,9 @@ CASES = [(r, p) for r in RECORDERS for p in PRECISIONS]
 # Self-describing formats: ferrum reads and writes optimizer records in them.
 SELF_DESCRIBING = ["named_mpk", "named_mpk_gz", "json_gz", "pretty_json"]
 BURN_BINARY_ENV = "FERRUM_BURN_INTEROP"
-DEFAULT_BINARY = Path(__file__).resolve().parent.parent / "interop" / "burn" / "target" / "debug" / "ferrum-burn-interop"
+DEFAULT_BINARY = (
+    Path(__file__).resolve().parent.parent / "interop" / "burn" / "target" / "debug" / "ferrum-burn-interop"
+)
 
 
 def _recorder(name: str, precision: str) -> FileRecorder:
@@ -169,6 +172,16 @@ def test_ferrum_adam_record_has_burns_structure(tmp_path: Path, name: str, preci
     _adam_check(recorder.load(tmp_path / "adam", DEVICE))
 
 
+@pytest.mark.parametrize("recorder_cls", [BinFileRecorder, BinGzFileRecorder])
+def test_bincode_optimizer_records_are_refused_clearly(
+    tmp_path: Path, recorder_cls: type[FileRecorder]
+) -> None:
+    optim = AdamConfig().init().load_record(_adam_record())
+    with pytest.raises(RecordError, match="cannot write optimizer records yet"):
+        recorder_cls(FullPrecisionSettings).record(optim.to_record(), tmp_path / "adam")
+    assert not list(tmp_path.iterdir())
+
+
 def _write_all(out: Path) -> None:
     net = model()
     optim = AdamConfig().init().load_record(_adam_record())
@@ -196,5 +209,7 @@ def test_burn_loads_ferrum_files(tmp_path: Path) -> None:
         [str(binary), "load", str(tmp_path)], capture_output=True, text=True, timeout=300, check=False
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    model_lines = [line for line in proc.stdout.splitlines() if line.startswith("ok") and "/adam_" not in line]
+    model_lines = [
+        line for line in proc.stdout.splitlines() if line.startswith("ok") and "/adam_" not in line
+    ]
     assert len(model_lines) == len(CASES), proc.stdout

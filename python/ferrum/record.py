@@ -103,7 +103,8 @@ def _is_param(node: Mapping[str, Any]) -> bool:
 def _is_optimizer_record(node: Mapping[str, Any]) -> bool:
     # Burn's optimizer records: {param id: {"V1": {"Rank<N>": state}}}, keyed by the id's text.
     return bool(node) and all(
-        isinstance(key, str) and isinstance(value, Mapping) and list(value) == ["V1"] for key, value in node.items()
+        isinstance(key, str) and isinstance(value, Mapping) and list(value) == ["V1"]
+        for key, value in node.items()
     )
 
 
@@ -169,6 +170,15 @@ class _Recorder:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.settings.__name__})"
 
+    def _check_supported(self, record: Mapping[str, Any]) -> None:
+        # Burn's bincode optimizer records hold a HashMap and enums, which ferrum's
+        # bincode writer cannot express yet: refuse rather than write a file Burn cannot read.
+        if self.format.startswith("bin") and isinstance(record, Mapping) and _is_optimizer_record(record):
+            raise RecordError(
+                f"{type(self).__name__} cannot write optimizer records yet (bincode needs Burn's map"
+                " and enum layout): save them with NamedMpkFileRecorder or a JSON recorder"
+            )
+
 
 class FileRecorder(_Recorder):
     """A recorder that writes files; ``record``/``load`` take the path without extension."""
@@ -183,6 +193,7 @@ class FileRecorder(_Recorder):
     def record(self, record: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
         """Write ``record`` atomically to ``path`` plus the extension."""
         target = self.file_path(path)
+        self._check_supported(record)
         try:
             _ferrum.record_save(_ids_to_burn(record), target, self.format, self.settings.name)
         except ValueError as err:
@@ -307,6 +318,7 @@ class BytesRecorder(_Recorder):
 
     def record(self, record: Mapping[str, Any]) -> bytes:
         """The encoded record."""
+        self._check_supported(record)
         try:
             return _ferrum.record_to_bytes(_ids_to_burn(record), self.format, self.settings.name)
         except ValueError as err:

@@ -118,7 +118,8 @@ def _load_module(module: Any, record: object, path: str) -> Any:
         if field not in record:
             raise ValueError(f"record is missing '{sub}' ({type(value).__name__})")
         if rec is None:
-            raise ValueError(f"record has no value for '{sub}' (None), but {name}.{field} is a {type(value).__name__}")
+            kind = type(value).__name__
+            raise ValueError(f"record has no value for '{sub}' (None), but {name}.{field} is a {kind}")
         loaded[field] = load_record(value, rec, sub)
     new = copy.copy(module)
     for field, value in loaded.items():

@@ -153,7 +153,8 @@ def _unwrap_versioned(key: str, value: Mapping[str, Any]) -> tuple[int | None, M
     if not (isinstance(variant, str) and variant.startswith("Rank") and variant[4:].isdigit()):
         raise ValueError(f"optimizer record '{key}.V1': expected a 'Rank<N>' variant, found {variant!r}")
     if not isinstance(state, Mapping):
-        raise ValueError(f"optimizer record '{key}.V1.{variant}': expected a dict, found {type(state).__name__}")
+        found = type(state).__name__
+        raise ValueError(f"optimizer record '{key}.V1.{variant}': expected a dict, found {found}")
     return int(variant[4:]), state
 
 
