@@ -385,7 +385,10 @@ def test_training_gradients_reach_the_parameters() -> None:
 def test_records_hold_only_the_parameters_and_round_trip(tmp_path: Path) -> None:
     layer = Conv2dConfig((1, 2), (3, 3)).with_padding(PaddingConfig2d.Same).init(DEVICE)
     record = layer.into_record()
-    assert set(record) == {"weight", "bias"}
+    # Burn's Conv2d record: the parameters, then its constants as nil ([usize; 2] as two nils).
+    assert list(record) == ["weight", "bias", "stride", "kernel_size", "dilation", "groups", "padding"]
+    assert record["stride"] == record["kernel_size"] == record["dilation"] == (None, None)
+    assert record["groups"] is None and record["padding"] is None
     fresh = Conv2dConfig((1, 2), (3, 3)).with_padding(PaddingConfig2d.Same).init(DEVICE).load_record(record)
     x = Tensor.ones((1, 1, 4, 4), DEVICE)
     np.testing.assert_array_equal(arr(fresh.forward(x)), arr(layer.forward(x)))

@@ -450,7 +450,10 @@ def test_record_holds_burns_state_fields() -> None:
     model, optim = net(), AdamConfig().init()
     model = optim.step(0.05, model, loss_grads(model))
     model = optim.step(0.05, model, loss_grads(model))
-    state = optim.to_record()[str(model.weight.id)]["momentum"]
+    # Burn's AdaptorRecord: {"V1": {"Rank<N>": state}}, N the parameter's rank.
+    versioned = optim.to_record()[str(model.weight.id)]
+    assert list(versioned) == ["V1"] and list(versioned["V1"]) == ["Rank2"]
+    state = versioned["V1"]["Rank2"]["momentum"]
     assert state["time"] == 2
     assert state["moment_1"].dims() == state["moment_2"].dims() == (3, 2)
     assert SgdConfig().init().to_record() == {}
@@ -462,6 +465,8 @@ def test_a_bad_record_names_the_entry() -> None:
         AdamConfig().init().load_record(
             {pid: {"momentum": {"time": 1, "moment_1": Tensor.zeros((2,), INNER)}}}
         )
+    with pytest.raises(ValueError, match="Rank<N>"):
+        AdamConfig().init().load_record({pid: {"V1": {"Rank": {}}}})
     with pytest.raises(ValueError, match="time"):
         AdamConfig().init().load_record(
             {

@@ -66,7 +66,8 @@ def test_mpk_param_and_tensor_data(tmp_path: Path) -> None:
 def test_half_precision_stores_f16(tmp_path: Path) -> None:
     NamedMpkFileRecorder(HalfPrecisionSettings).record(_record(), tmp_path / "h")
     top = _read_mpk(tmp_path / "h.mpk")
-    assert (top["metadata"]["float"], top["metadata"]["int"]) == ("f16", "i16")
+    # Burn writes type_name::<half::f16>().
+    assert (top["metadata"]["float"], top["metadata"]["int"]) == ("half::binary16::f16", "i16")
     data = top["item"]["fc"]["weight"]["param"]
     assert data["dtype"] == "F16"
     assert data["bytes"] == np.array(WEIGHT, dtype="<f2").tobytes()

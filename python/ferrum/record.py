@@ -47,6 +47,7 @@ __all__ = [
     "PrecisionSettings",
     "PrettyJsonFileRecorder",
     "RecordError",
+    "Some",
 ]
 
 
@@ -78,34 +79,80 @@ class DoublePrecisionSettings(PrecisionSettings):
     name: ClassVar[str] = "double"
 
 
+class Some(dict[str, Any]):
+    """The record of an optional field that holds a value (Rust's ``Some``).
+
+    It is the plain dict of the value; the mark matters to bincode only, which
+    writes a 1 byte before an optional value (and a 0 byte for ``None``), as
+    Burn does for ``Option`` fields such as ``Linear.bias``.
+
+    Example:
+        >>> from ferrum.record import Some
+        >>> Some({"id": "1"}) == {"id": "1"}
+        True
+    """
+
+    def __repr__(self) -> str:
+        return f"Some({dict.__repr__(self)})"
+
+
 def _is_param(node: Mapping[str, Any]) -> bool:
     return set(node) == {"id", "param"} and isinstance(node["param"], Tensor)
+
+
+def _is_optimizer_record(node: Mapping[str, Any]) -> bool:
+    # Burn's optimizer records: {param id: {"V1": {"Rank<N>": state}}}, keyed by the id's text.
+    return bool(node) and all(
+        isinstance(key, str) and isinstance(value, Mapping) and list(value) == ["V1"]
+        for key, value in node.items()
+    )
+
+
+def _same_kind(node: Mapping[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    return Some(out) if isinstance(node, Some) else out
 
 
 def _ids_to_burn(node: Any) -> Any:
     # ferrum shows a ParamId as its decimal value; Burn's files hold base32hex text.
     if isinstance(node, Mapping):
         if _is_param(node) and isinstance(node["id"], str) and node["id"].isdigit():
-            return {"id": _ferrum.param_id_encode(int(node["id"])), "param": node["param"]}
-        return {key: _ids_to_burn(value) for key, value in node.items()}
-    if isinstance(node, (list, tuple)):
+            return _same_kind(node, {"id": _ferrum.param_id_encode(int(node["id"])), "param": node["param"]})
+        keys = _ferrum.param_id_encode if _is_optimizer_record(node) else None
+        return _same_kind(
+            node,
+            {
+                (keys(int(key)) if keys is not None and key.isdigit() else key): _ids_to_burn(value)
+                for key, value in node.items()
+            },
+        )
+    if isinstance(node, tuple):
+        return tuple(_ids_to_burn(item) for item in node)
+    if isinstance(node, list):
         return [_ids_to_burn(item) for item in node]
     return node
+
+
+def _decoded_id(text: str) -> str:
+    try:
+        return str(_ferrum.param_id_decode(text))
+    except ValueError:
+        return text  # not Burn's encoding: the module maps any other text to a stable id
 
 
 def _ids_from_burn(node: Any) -> Any:
     if isinstance(node, dict):
         if _is_param(node) and isinstance(node["id"], str):
-            try:
-                node["id"] = str(_ferrum.param_id_decode(node["id"]))
-            except ValueError:
-                pass  # not Burn's encoding: the module maps any other text to a stable id
+            node["id"] = _decoded_id(node["id"])
             return node
-        for value in node.values():
-            _ids_from_burn(value)
+        if _is_optimizer_record(node):
+            return {_decoded_id(key): _ids_from_burn(value) for key, value in node.items()}
+        for key, value in node.items():
+            node[key] = _ids_from_burn(value)
     elif isinstance(node, list):
-        for item in node:
-            _ids_from_burn(item)
+        for i, item in enumerate(node):
+            node[i] = _ids_from_burn(item)
+    elif isinstance(node, tuple):
+        return tuple(_ids_from_burn(item) for item in node)
     return node
 
 
@@ -123,6 +170,15 @@ class _Recorder:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.settings.__name__})"
 
+    def _check_supported(self, record: Mapping[str, Any]) -> None:
+        # Burn's bincode optimizer records hold a HashMap and enums, which ferrum's
+        # bincode writer cannot express yet: refuse rather than write a file Burn cannot read.
+        if self.format.startswith("bin") and isinstance(record, Mapping) and _is_optimizer_record(record):
+            raise RecordError(
+                f"{type(self).__name__} cannot write optimizer records yet (bincode needs Burn's map"
+                " and enum layout): save them with NamedMpkFileRecorder or a JSON recorder"
+            )
+
 
 class FileRecorder(_Recorder):
     """A recorder that writes files; ``record``/``load`` take the path without extension."""
@@ -137,6 +193,7 @@ class FileRecorder(_Recorder):
     def record(self, record: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
         """Write ``record`` atomically to ``path`` plus the extension."""
         target = self.file_path(path)
+        self._check_supported(record)
         try:
             _ferrum.record_save(_ids_to_burn(record), target, self.format, self.settings.name)
         except ValueError as err:
@@ -261,6 +318,7 @@ class BytesRecorder(_Recorder):
 
     def record(self, record: Mapping[str, Any]) -> bytes:
         """The encoded record."""
+        self._check_supported(record)
         try:
             return _ferrum.record_to_bytes(_ids_to_burn(record), self.format, self.settings.name)
         except ValueError as err:

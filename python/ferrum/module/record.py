@@ -1,13 +1,19 @@
 """A module's record: the nested dict of its parameters, and loading one back.
 
-Parameters and running states are ``{"id": "<ParamId>", "param": Tensor}``;
-sub-modules are nested dicts, lists of modules are lists, constants and
-absent optional parts are left out.
+The record has Burn's shape, field for field in declaration order, so that
+bincode (which holds no names) lines up with Burn's ``Module`` derive:
+parameters and running states are ``{"id": "<ParamId>", "param": Tensor}``,
+sub-modules nested dicts, lists of modules lists (Rust ``Vec``), tuples of
+modules tuples (Rust arrays), an optional field ``None`` or its value marked
+``ferrum.record.Some``, and constants ``None`` (a tuple or list of constants a
+tuple or list of ``None``: Burn's ``ConstantRecord``). Loading ignores the
+records of constants, as Burn does.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,7 +21,7 @@ import numpy as np
 
 from ferrum._ferrum import Device, Float, Tensor, TensorData
 from ferrum.module.param import Param, ParamId, RunningState
-from ferrum.module.tree import is_module, join, node_fields
+from ferrum.module.tree import is_module, is_tree_node, join, node_fields
 
 __all__ = ["into_record", "load_record"]
 
@@ -27,10 +33,35 @@ def into_record(node: object) -> Any:
     if isinstance(node, RunningState):
         return {"id": str(node.id), "param": node.value()}
     if is_module(node):
-        return {name: into_record(value) for name, value in node_fields(node)}  # type: ignore[arg-type]
-    if isinstance(node, (list, tuple)):
+        return {field.name: _field_record(node, field) for field in dataclasses.fields(node)}  # type: ignore[arg-type]
+    if isinstance(node, list):
         return [into_record(item) for item in node]
+    if isinstance(node, tuple):
+        return tuple(into_record(item) for item in node)
     raise TypeError(f"cannot make a record of {type(node).__name__}")
+
+
+def _field_record(module: object, field: dataclasses.Field[Any]) -> Any:
+    from ferrum.record import Some
+
+    value = getattr(module, field.name)
+    if value is None:
+        return None
+    if not is_tree_node(module, field.name, value):
+        return _constant_record(value)
+    record = into_record(value)
+    # An `X | None` field is Rust's Option<X>: bincode marks a present value.
+    optional = "None" in str(field.type) or "Optional" in str(field.type)
+    return Some(record) if optional and isinstance(record, dict) else record
+
+
+def _constant_record(value: object) -> Any:
+    # Burn's ConstantRecord is nil; arrays and Vecs of constants are sequences of them.
+    if isinstance(value, tuple):
+        return tuple(_constant_record(item) for item in value)
+    if isinstance(value, list):
+        return [_constant_record(item) for item in value]
+    return None
 
 
 def load_record(node: Any, record: object, path: str) -> Any:
@@ -63,6 +94,7 @@ def _load_module(module: Any, record: object, path: str) -> Any:
         raise ValueError(f"record for '{where}' ({name}): expected a dict of fields, found {_kind(record)}")
     fields = node_fields(module)
     known = {field for field, _ in fields}
+    constants = {field.name for field in dataclasses.fields(module)} - known
     for key in record:
         if key in known:
             continue
@@ -71,6 +103,8 @@ def _load_module(module: Any, record: object, path: str) -> Any:
             if record[key] is None:
                 continue
             raise ValueError(f"record has a value for '{sub}', but {name}.{key} is None in this module")
+        if key in constants:
+            continue  # the record of a constant holds nothing (Burn ignores it too)
         have = ", ".join(sorted(known)) or "none"
         raise ValueError(f"record has '{sub}', which {name} does not have (its parameter fields: {have})")
     loaded: dict[str, object] = {}
@@ -83,6 +117,9 @@ def _load_module(module: Any, record: object, path: str) -> Any:
             continue
         if field not in record:
             raise ValueError(f"record is missing '{sub}' ({type(value).__name__})")
+        if rec is None:
+            kind = type(value).__name__
+            raise ValueError(f"record has no value for '{sub}' (None), but {name}.{field} is a {kind}")
         loaded[field] = load_record(value, rec, sub)
     new = copy.copy(module)
     for field, value in loaded.items():

@@ -18,7 +18,7 @@ from ferrum.module.param import Param, RunningState
 if TYPE_CHECKING:
     from ferrum.module.base import Module
 
-__all__ = ["Leaf", "is_module", "join", "leaves", "node_fields", "rebuild"]
+__all__ = ["Leaf", "is_module", "is_tree_node", "join", "leaves", "node_fields", "rebuild"]
 
 Leaf = Param[Any] | RunningState[Any]
 
@@ -56,6 +56,11 @@ def _is_node(owner: object, name: str, value: object) -> bool:
             " a list field holds either only modules/parameters or only constants"
         )
     return kind
+
+
+def is_tree_node(owner: object, name: str, value: object) -> bool:
+    """Whether the field ``name`` of ``owner`` holds parameters or modules (else it is a constant)."""
+    return _is_node(owner, name, value)
 
 
 def node_fields(module: Module[Any]) -> list[tuple[str, object]]:

@@ -58,6 +58,7 @@ class Optimizer(abc.ABC, Generic[S]):
             raise TypeError(f"grad_clipping must be a GradientClipping, found {type(grad_clipping).__name__}")
         self._grad_clipping = grad_clipping
         self._states: dict[ParamId, S] = {}
+        self._ranks: dict[ParamId, int] = {}
 
     def step(self, lr: float, module: M, grads: GradientsParams) -> M:
         """The module with every parameter that has a gradient in ``grads`` updated.
@@ -79,24 +80,41 @@ class Optimizer(abc.ABC, Generic[S]):
         return self._grad_clipping is not None
 
     def to_record(self) -> dict[str, Any]:
-        """The optimizer state, as ``{str(param_id): state}`` with tensors and step counts."""
-        return {str(id): self._state_to_record(state) for id, state in self._states.items()}
+        """The optimizer state in Burn's shape: ``{str(param_id): {"V1": {"Rank<N>": state}}}``.
+
+        ``N`` is the parameter's rank, as in Burn's ``AdaptorRecord``, so a
+        recorder writes the file Burn's optimizers load.
+        """
+        return {
+            str(id): {"V1": {f"Rank{self._rank_of(id, record)}": record}}
+            for id, record in ((id, self._state_to_record(state)) for id, state in self._states.items())
+        }
 
     def load_record(self, record: Mapping[str, Any]) -> Self:
-        """A copy of this optimizer holding the state of ``record`` (from ``to_record``)."""
+        """A copy of this optimizer holding the state of ``record`` (from ``to_record`` or Burn)."""
         if not isinstance(record, Mapping):
             found = type(record).__name__
             raise ValueError(f"an optimizer record is a dict keyed by parameter id, found {found}")
         states: dict[ParamId, S] = {}
+        ranks: dict[ParamId, int] = {}
         for key, value in record.items():
             if not isinstance(key, str):
                 raise ValueError(f"optimizer record keys are parameter ids as str, found {key!r}")
             if not isinstance(value, Mapping):
                 raise ValueError(f"optimizer record '{key}': expected a dict, found {type(value).__name__}")
-            states[ParamId.from_str(key)] = self._state_from_record(key, value)
+            id = ParamId.from_str(key)
+            rank, value = _unwrap_versioned(key, value)
+            states[id] = self._state_from_record(key, value)
+            if rank is not None:
+                ranks[id] = rank
         new = copy.copy(self)
         new._states = states
+        new._ranks = ranks
         return new
+
+    def _rank_of(self, id: ParamId, record: Mapping[str, Any]) -> int:
+        rank = self._ranks.get(id)
+        return rank if rank is not None else _first_rank(record)
 
     def _update_param(self, lr: float, id: ParamId, tensor: FloatTensor, grad: FloatTensor) -> FloatTensor:
         if self._grad_clipping is not None:
@@ -106,6 +124,7 @@ class Optimizer(abc.ABC, Generic[S]):
         except FerrumError as err:
             raise type(err)(f"parameter {id}: {err}") from err
         self._states[id] = state
+        self._ranks[id] = len(tensor.dims())
         return new
 
     @abc.abstractmethod
@@ -121,6 +140,34 @@ class Optimizer(abc.ABC, Generic[S]):
     @abc.abstractmethod
     def _state_from_record(self, path: str, record: Mapping[str, Any]) -> S:
         """A parameter's state read back from a record; ValueError names ``path`` when it does not fit."""
+
+
+def _unwrap_versioned(key: str, value: Mapping[str, Any]) -> tuple[int | None, Mapping[str, Any]]:
+    """The rank and state of Burn's ``{"V1": {"Rank<N>": state}}``; a bare state passes through."""
+    if list(value) != ["V1"]:
+        return None, value
+    inner = value["V1"]
+    if not isinstance(inner, Mapping) or len(inner) != 1:
+        raise ValueError(f"optimizer record '{key}.V1': expected {{'Rank<N>': state}}, found {inner!r}")
+    variant, state = next(iter(inner.items()))
+    if not (isinstance(variant, str) and variant.startswith("Rank") and variant[4:].isdigit()):
+        raise ValueError(f"optimizer record '{key}.V1': expected a 'Rank<N>' variant, found {variant!r}")
+    if not isinstance(state, Mapping):
+        found = type(state).__name__
+        raise ValueError(f"optimizer record '{key}.V1.{variant}': expected a dict, found {found}")
+    return int(variant[4:]), state
+
+
+def _first_rank(node: object) -> int:
+    """The rank of the first tensor in a state record (the parameter's rank), 0 when it holds none."""
+    if isinstance(node, Tensor):
+        return len(node.dims())
+    if isinstance(node, Mapping):
+        for value in node.values():
+            rank = _first_rank(value)
+            if rank:
+                return rank
+    return 0
 
 
 class _StepMapper:

@@ -34,6 +34,12 @@ fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
         return Ok(Item::Tensor(t.get().t.clone()));
     }
     if let Ok(d) = value.cast::<PyDict>() {
+        // `ferrum.record.Some` marks an optional field that holds a value: bincode writes a 1 before it.
+        if !d.is_exact_instance_of::<PyDict>() && d.get_type().name()?.to_str()? == "Some" {
+            let inner = PyDict::new(value.py());
+            inner.update(d.as_mapping())?;
+            return Ok(Item::Opt(Some(Box::new(to_item(inner.as_any(), path)?))));
+        }
         let mut fields = Vec::with_capacity(d.len());
         for (k, v) in d.iter() {
             let key: String = k
@@ -44,13 +50,15 @@ fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
         }
         return Ok(Item::Struct(fields));
     }
-    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+    let is_tuple = value.is_instance_of::<PyTuple>();
+    if is_tuple || value.is_instance_of::<PyList>() {
         let items = value
             .try_iter()?
             .enumerate()
             .map(|(i, v)| to_item(&v?, format!("{path}.{i}").trim_start_matches('.')))
             .collect::<PyResult<Vec<_>>>()?;
-        return Ok(Item::Seq(items));
+        // A tuple is a Rust array or tuple: fixed size, no length in bincode.
+        return Ok(if is_tuple { Item::Tuple(items) } else { Item::Seq(items) });
     }
     if value.is_instance_of::<PyBool>() {
         return Ok(Item::Bool(value.extract()?));
@@ -96,6 +104,10 @@ fn to_py(py: Python<'_>, item: Item, device: &Py<PyDevice>) -> PyResult<Py<PyAny
         Item::Seq(items) => {
             let list = items.into_iter().map(|v| to_py(py, v, device)).collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, list)?.into_any().unbind()
+        }
+        Item::Tuple(items) => {
+            let list = items.into_iter().map(|v| to_py(py, v, device)).collect::<PyResult<Vec<_>>>()?;
+            PyTuple::new(py, list)?.into_any().unbind()
         }
         Item::Opt(None) | Item::Unit => py.None(),
         Item::Opt(Some(v)) => to_py(py, *v, device)?,

@@ -34,6 +34,7 @@ pub fn write(out: &mut Vec<u8>, item: &Item) -> Result<()> {
             write_varint(out, items.len() as u64);
             items.iter().try_for_each(|v| write(out, v))?
         }
+        Item::Tuple(items) => items.iter().try_for_each(|v| write(out, v))?,
         Item::Map(pairs) => {
             write_varint(out, pairs.len() as u64);
             for (k, v) in pairs {
@@ -157,6 +158,9 @@ impl<'a> Reader<'a> {
                     return Err(self.fail(path, &format!("the record holds {n} items, the model expects {}", items.len())));
                 }
                 Item::Seq(items.iter().enumerate().map(|(i, s)| self.read(s, &child_path(path, &i.to_string()))).collect::<Result<_>>()?)
+            }
+            Item::Tuple(items) => {
+                Item::Tuple(items.iter().enumerate().map(|(i, s)| self.read(s, &child_path(path, &i.to_string()))).collect::<Result<_>>()?)
             }
             Item::Opt(inner) => match self.take(1, path)?[0] {
                 0 => Item::Opt(None),

@@ -10,6 +10,8 @@ use crate::tensor::Tensor;
 pub enum Item {
     Struct(Vec<(String, Item)>),
     Seq(Vec<Item>),
+    /// A fixed-size sequence (Rust arrays and tuples): bincode writes no length.
+    Tuple(Vec<Item>),
     Opt(Option<Box<Item>>),
     Unit,
     Tensor(Tensor),
@@ -37,6 +39,7 @@ impl Item {
         match self {
             Item::Struct(_) => "a struct",
             Item::Seq(_) => "a list",
+            Item::Tuple(_) => "a tuple",
             Item::Opt(_) => "an option",
             Item::Unit => "nil",
             Item::Tensor(_) => "a tensor",

@@ -109,6 +109,26 @@ impl StoredDType {
         }
     }
 
+    /// `core::any::type_name` of the element type, which Burn's metadata holds
+    /// (`f32`, `i16`, but `half::binary16::f16` for half floats).
+    pub fn rust_type_name(self) -> &'static str {
+        match self {
+            StoredDType::F64 => "f64",
+            StoredDType::F32 | StoredDType::Flex32 => "f32",
+            StoredDType::F16 => "half::binary16::f16",
+            StoredDType::BF16 => "half::bfloat::bf16",
+            StoredDType::I64 => "i64",
+            StoredDType::I32 => "i32",
+            StoredDType::I16 => "i16",
+            StoredDType::I8 => "i8",
+            StoredDType::U64 => "u64",
+            StoredDType::U32 => "u32",
+            StoredDType::U16 => "u16",
+            StoredDType::U8 => "u8",
+            StoredDType::Bool => "bool",
+        }
+    }
+
     pub fn from_name(name: &str) -> Option<StoredDType> {
         ALL.iter().copied().find(|d| d.name() == name)
     }

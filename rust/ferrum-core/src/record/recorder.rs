@@ -86,8 +86,8 @@ impl Format {
 pub fn metadata(format: Format, precision: Precision) -> Item {
     let s = |v: &str| Item::Str(v.to_string());
     Item::Struct(vec![
-        ("float".into(), s(&precision.float().name().to_lowercase())),
-        ("int".into(), s(&precision.int().name().to_lowercase())),
+        ("float".into(), s(precision.float().rust_type_name())),
+        ("int".into(), s(precision.int().rust_type_name())),
         ("format".into(), s(&format!("{}<burn_core::record::settings::{}>", format.recorder_name(), precision.settings_name()))),
         ("version".into(), s(BURN_VERSION)),
         ("settings".into(), s(precision.settings_name())),

@@ -52,6 +52,19 @@ fn tensor_of(data: &Item, target: Option<DType>, path: &str) -> Result<Item> {
     Ok(Item::Tensor(t))
 }
 
+/// A record of constants only (nil, or arrays of nils): Burn's `ConstantRecord`s.
+fn is_constant(schema: &Item) -> bool {
+    match schema {
+        Item::Unit | Item::Opt(None) => true,
+        Item::Seq(items) | Item::Tuple(items) => items.iter().all(is_constant),
+        _ => false,
+    }
+}
+
+fn conform_items(items: Vec<Item>, path: &str) -> Result<Vec<Item>> {
+    items.into_iter().enumerate().map(|(i, v)| conform(v, None, &child_path(path, &i.to_string()))).collect()
+}
+
 /// Check `decoded` against `schema` (a record of a freshly built model) and
 /// return the tree to load. Without a schema, tensors take their natural dtype.
 pub fn conform(decoded: Item, schema: Option<&Item>, path: &str) -> Result<Item> {
@@ -100,28 +113,28 @@ pub fn conform(decoded: Item, schema: Option<&Item>, path: &str) -> Result<Item>
                 let found = fields.iter().position(|(k, _)| k == name).map(|i| fields.swap_remove(i).1);
                 let v = match found {
                     Some(v) => conform(v, Some(want), &p)?,
-                    None if matches!(want, Item::Opt(_) | Item::Unit) => Item::Opt(None),
+                    // Burn ignores the records of constants, so files may leave them out.
+                    None if matches!(want, Item::Opt(_)) || is_constant(want) => Item::Opt(None),
                     None => return Err(fail(&p, format!("missing from the record (expected {})", want.kind_name()))),
                 };
                 out.push((name.clone(), v));
             }
             Ok(Item::Struct(out))
         }
-        (Item::Seq(items), None) => Ok(Item::Seq(
-            items.into_iter().enumerate().map(|(i, v)| conform(v, None, &child_path(path, &i.to_string()))).collect::<Result<_>>()?,
-        )),
-        (Item::Seq(items), Some(Item::Seq(expected))) => {
+        (Item::Seq(items), None) => Ok(Item::Seq(conform_items(items, path)?)),
+        (Item::Tuple(items), None) => Ok(Item::Tuple(conform_items(items, path)?)),
+        // A fixed-size array and a list share one shape in MessagePack and JSON.
+        (Item::Seq(items) | Item::Tuple(items), Some(s @ (Item::Seq(expected) | Item::Tuple(expected)))) => {
             if items.len() != expected.len() {
                 return Err(fail(path, format!("the record holds {} items, the model expects {}", items.len(), expected.len())));
             }
-            Ok(Item::Seq(
-                items
-                    .into_iter()
-                    .zip(expected)
-                    .enumerate()
-                    .map(|(i, (v, s))| conform(v, Some(s), &child_path(path, &i.to_string())))
-                    .collect::<Result<_>>()?,
-            ))
+            let out = items
+                .into_iter()
+                .zip(expected)
+                .enumerate()
+                .map(|(i, (v, s))| conform(v, Some(s), &child_path(path, &i.to_string())))
+                .collect::<Result<_>>()?;
+            Ok(if matches!(s, Item::Tuple(_)) { Item::Tuple(out) } else { Item::Seq(out) })
         }
         (Item::Map(pairs), _) => Ok(Item::Map(
             pairs.into_iter().map(|(k, v)| Ok((conform(k, None, path)?, conform(v, None, path)?))).collect::<Result<_>>()?,
@@ -130,8 +143,8 @@ pub fn conform(decoded: Item, schema: Option<&Item>, path: &str) -> Result<Item>
             let p = child_path(path, &variant);
             Ok(Item::Enum { value: Box::new(conform(*value, None, &p)?), variant, index })
         }
-        (d @ (Item::Struct(_) | Item::Seq(_)), Some(s)) => Err(fail(path, format!("the record holds {}, the model expects {}", d.kind_name(), s.kind_name()))),
-        (leaf, Some(s @ (Item::Struct(_) | Item::Seq(_)))) => {
+        (d @ (Item::Struct(_) | Item::Seq(_) | Item::Tuple(_)), Some(s)) => Err(fail(path, format!("the record holds {}, the model expects {}", d.kind_name(), s.kind_name()))),
+        (leaf, Some(s @ (Item::Struct(_) | Item::Seq(_) | Item::Tuple(_)))) => {
             Err(fail(path, format!("the record holds {}, the model expects {}", leaf.kind_name(), s.kind_name())))
         }
         (leaf, _) => Ok(leaf),

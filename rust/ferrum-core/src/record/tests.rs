@@ -223,6 +223,19 @@ fn files_are_atomic_and_errors_name_them() {
 #[test]
 fn metadata_names_precision() {
     let m = metadata(Format::NamedMpk, Precision::Half);
-    assert!(matches!(m.field("float"), Some(Item::Str(s)) if s == "f16"));
+    assert!(matches!(m.field("float"), Some(Item::Str(s)) if s == "half::binary16::f16"));
     assert!(matches!(m.field("int"), Some(Item::Str(s)) if s == "i16"));
+}
+
+#[test]
+fn tuples_are_fixed_size_in_bincode_and_arrays_elsewhere() {
+    // Burn's `[usize; 2]` constant fields: two nils, no length in bincode.
+    let consts = Item::Struct(vec![("stride".into(), Item::Tuple(vec![Item::Opt(None), Item::Opt(None)])), ("groups".into(), Item::Opt(None))]);
+    let mut out = Vec::new();
+    super::bincode::write(&mut out, &consts).unwrap();
+    assert_eq!(out, vec![0, 0, 0]);
+    let back = super::bincode::Reader::new(&out).read(&consts, "").unwrap();
+    assert!(matches!(back.field("stride"), Some(Item::Tuple(v)) if v.len() == 2));
+    let mpk = rmp_serde::to_vec_named(&consts).unwrap();
+    assert_eq!(mpk, vec![0x82, 0xa6, b's', b't', b'r', b'i', b'd', b'e', 0x92, 0xc0, 0xc0, 0xa6, b'g', b'r', b'o', b'u', b'p', b's', 0xc0]);
 }

@@ -5,7 +5,7 @@
 use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::ser::{self, Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde::ser::{self, Serialize, SerializeMap, SerializeSeq, SerializeTuple, Serializer};
 
 use super::item::Item;
 use super::precision::{stored_dtype, tensor_to_bytes, Precision, StoredDType};
@@ -19,6 +19,7 @@ pub fn encode_tensors(item: &Item, precision: Precision) -> Item {
         }
         Item::Struct(fields) => Item::Struct(fields.iter().map(|(k, v)| (k.clone(), encode_tensors(v, precision))).collect()),
         Item::Seq(items) => Item::Seq(items.iter().map(|v| encode_tensors(v, precision)).collect()),
+        Item::Tuple(items) => Item::Tuple(items.iter().map(|v| encode_tensors(v, precision)).collect()),
         Item::Opt(v) => Item::Opt(v.as_ref().map(|v| Box::new(encode_tensors(v, precision)))),
         Item::Map(pairs) => Item::Map(pairs.iter().map(|(k, v)| (encode_tensors(k, precision), encode_tensors(v, precision))).collect()),
         Item::Enum { variant, index, value } => {
@@ -57,6 +58,13 @@ impl Serialize for Item {
             }
             Item::Seq(items) => {
                 let mut q = s.serialize_seq(Some(items.len()))?;
+                for v in items {
+                    q.serialize_element(v)?;
+                }
+                q.end()
+            }
+            Item::Tuple(items) => {
+                let mut q = s.serialize_tuple(items.len())?;
                 for v in items {
                     q.serialize_element(v)?;
                 }

@@ -1,0 +1,215 @@
+"""Interop with Burn 0.20.1 itself, without compiling Burn.
+
+tests/fixtures/burn/ holds the files interop/burn (a Burn program) wrote with
+every file recorder at every precision: a model with a Linear with and
+without bias, a Conv2d, a BatchNorm, an Embedding and a list of Linears, and
+an Adam record. ferrum must load each one to the values of the formulas
+(computed here with NumPy), and write the same bytes (or, where Burn's output
+is not deterministic, the same decoded structure). The last test runs the
+Burn program on ferrum's files when it has been built (see interop/burn/README.md).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import msgpack  # type: ignore[import-untyped]
+import numpy as np
+import pytest
+from burn_interop_model import (
+    ADAM_LAYOUT,
+    ADAM_TIME,
+    DEVICE,
+    FIXTURES,
+    check,
+    fresh,
+    id_of,
+    model,
+    moment_2,
+    values,
+)
+from ferrum import Tensor
+from ferrum.optim import AdamConfig
+from ferrum.record import (
+    BinFileRecorder,
+    BinGzFileRecorder,
+    DoublePrecisionSettings,
+    FileRecorder,
+    FullPrecisionSettings,
+    HalfPrecisionSettings,
+    JsonGzFileRecorder,
+    NamedMpkFileRecorder,
+    NamedMpkGzFileRecorder,
+    PrecisionSettings,
+    PrettyJsonFileRecorder,
+    RecordError,
+)
+
+RECORDERS: dict[str, type[FileRecorder]] = {
+    "named_mpk": NamedMpkFileRecorder,
+    "named_mpk_gz": NamedMpkGzFileRecorder,
+    "bin": BinFileRecorder,
+    "bin_gz": BinGzFileRecorder,
+    "json_gz": JsonGzFileRecorder,
+    "pretty_json": PrettyJsonFileRecorder,
+}
+PRECISIONS: dict[str, type[PrecisionSettings]] = {
+    "full": FullPrecisionSettings,
+    "half": HalfPrecisionSettings,
+    "double": DoublePrecisionSettings,
+}
+CASES = [(r, p) for r in RECORDERS for p in PRECISIONS]
+# Self-describing formats: ferrum reads and writes optimizer records in them.
+SELF_DESCRIBING = ["named_mpk", "named_mpk_gz", "json_gz", "pretty_json"]
+BURN_BINARY_ENV = "FERRUM_BURN_INTEROP"
+DEFAULT_BINARY = (
+    Path(__file__).resolve().parent.parent / "interop" / "burn" / "target" / "debug" / "ferrum-burn-interop"
+)
+
+
+def _recorder(name: str, precision: str) -> FileRecorder:
+    return RECORDERS[name](PRECISIONS[precision])
+
+
+def _decoded(path: Path) -> Any:
+    """The structure of a record file, read with Python's own msgpack/json/gzip."""
+    raw = path.read_bytes()
+    if path.name.endswith(".gz"):
+        raw = gzip.decompress(raw)
+    if ".json" in path.name:
+        return json.loads(raw)
+    if ".mpk" in path.name:
+        return msgpack.unpackb(raw, raw=False)
+    return raw
+
+
+@pytest.mark.parametrize(("name", "precision"), CASES)
+def test_burn_written_model_loads_with_every_value(name: str, precision: str) -> None:
+    recorder = _recorder(name, precision)
+    net = fresh().load_file(FIXTURES / f"{name}_{precision}", recorder, DEVICE)
+    check(net)
+
+
+@pytest.mark.parametrize(("name", "precision"), CASES)
+def test_ferrum_writes_what_burn_writes(tmp_path: Path, name: str, precision: str) -> None:
+    recorder = _recorder(name, precision)
+    model().save_file(tmp_path / "net", recorder)
+    ours = Path(recorder.file_path(tmp_path / "net"))
+    burns = Path(recorder.file_path(FIXTURES / f"{name}_{precision}"))
+    if name.endswith("_gz"):
+        # gzip headers and deflate choices may differ between writers: compare the payload.
+        assert gzip.decompress(ours.read_bytes()) == gzip.decompress(burns.read_bytes())
+    else:
+        assert ours.read_bytes() == burns.read_bytes()
+
+
+def test_bincode_marks_the_optional_bias(tmp_path: Path) -> None:
+    # Burn writes a 1 before a present Option field and a 0 for None (head has no bias).
+    raw = (FIXTURES / "bin_full.bin").read_bytes()
+    head_weight = values((3, 2), 3).astype("<f4").tobytes()
+    at = raw.index(head_weight) + len(head_weight)
+    assert raw[at : at + 5] == bytes([2, 3, 2, 1, 0])  # shape [3, 2], dtype F32 (1), bias None (0)
+    fc_bias = values((3,), 2).astype("<f4").tobytes()
+    before = raw.index(fc_bias)
+    assert raw[before - 16] == 1  # Some: 1, then the id (13 chars + length) and the bytes length
+
+
+def _adam_check(record: dict[str, Any]) -> None:
+    optim = AdamConfig().init().load_record(record)
+    state = optim.to_record()
+    assert sorted(state) == sorted(str(id_of(salt)) for _, _, salt in ADAM_LAYOUT)
+    for _, shape, salt in ADAM_LAYOUT:
+        versioned = state[str(id_of(salt))]
+        assert list(versioned) == ["V1"] and list(versioned["V1"]) == [f"Rank{len(shape)}"]
+        momentum = versioned["V1"][f"Rank{len(shape)}"]["momentum"]
+        assert momentum["time"] == ADAM_TIME
+        np.testing.assert_array_equal(momentum["moment_1"].to_numpy(), values(shape, salt))
+        np.testing.assert_array_equal(momentum["moment_2"].to_numpy(), moment_2(shape, salt))
+
+
+def _adam_record() -> dict[str, Any]:
+    def tensor(array: np.ndarray[Any, Any]) -> Tensor[Any, Any, Any]:
+        return Tensor.from_numpy(array.astype(np.float32), DEVICE)
+
+    return {
+        str(id_of(salt)): {
+            "V1": {
+                f"Rank{len(shape)}": {
+                    "momentum": {
+                        "time": ADAM_TIME,
+                        "moment_1": tensor(values(shape, salt)),
+                        "moment_2": tensor(moment_2(shape, salt)),
+                    }
+                }
+            }
+        }
+        for _, shape, salt in ADAM_LAYOUT
+    }
+
+
+@pytest.mark.parametrize("name", SELF_DESCRIBING)
+@pytest.mark.parametrize("precision", list(PRECISIONS))
+def test_burn_written_adam_record_loads(name: str, precision: str) -> None:
+    record = _recorder(name, precision).load(FIXTURES / f"adam_{name}_{precision}", DEVICE)
+    _adam_check(record)
+
+
+@pytest.mark.parametrize("name", SELF_DESCRIBING)
+@pytest.mark.parametrize("precision", list(PRECISIONS))
+def test_ferrum_adam_record_has_burns_structure(tmp_path: Path, name: str, precision: str) -> None:
+    recorder = _recorder(name, precision)
+    optim = AdamConfig().init().load_record(_adam_record())
+    recorder.record(optim.to_record(), tmp_path / "adam")
+    # Burn keeps the states in a HashMap, so its key order varies: compare decoded maps.
+    ours = _decoded(Path(recorder.file_path(tmp_path / "adam")))
+    burns = _decoded(Path(recorder.file_path(FIXTURES / f"adam_{name}_{precision}")))
+    assert ours == burns
+    _adam_check(recorder.load(tmp_path / "adam", DEVICE))
+
+
+@pytest.mark.parametrize("recorder_cls", [BinFileRecorder, BinGzFileRecorder])
+def test_bincode_optimizer_records_are_refused_clearly(
+    tmp_path: Path, recorder_cls: type[FileRecorder]
+) -> None:
+    optim = AdamConfig().init().load_record(_adam_record())
+    with pytest.raises(RecordError, match="cannot write optimizer records yet"):
+        recorder_cls(FullPrecisionSettings).record(optim.to_record(), tmp_path / "adam")
+    assert not list(tmp_path.iterdir())
+
+
+def _write_all(out: Path) -> None:
+    net = model()
+    optim = AdamConfig().init().load_record(_adam_record())
+    for name, precision in CASES:
+        recorder = _recorder(name, precision)
+        net.save_file(out / f"{name}_{precision}", recorder)
+        if name in SELF_DESCRIBING:
+            recorder.record(optim.to_record(), out / f"adam_{name}_{precision}")
+
+
+def _burn_binary() -> Path | None:
+    configured = os.environ.get(BURN_BINARY_ENV)
+    binary = Path(configured) if configured else DEFAULT_BINARY
+    return binary if binary.is_file() else None
+
+
+def test_burn_loads_ferrum_files(tmp_path: Path) -> None:
+    binary = _burn_binary()
+    if binary is None:
+        pytest.skip(
+            f"the Burn interop program is not built: cargo build in interop/burn, or set {BURN_BINARY_ENV}"
+        )
+    _write_all(tmp_path)
+    proc = subprocess.run(
+        [str(binary), "load", str(tmp_path)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    model_lines = [
+        line for line in proc.stdout.splitlines() if line.startswith("ok") and "/adam_" not in line
+    ]
+    assert len(model_lines) == len(CASES), proc.stdout
