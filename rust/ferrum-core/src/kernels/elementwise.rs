@@ -2,10 +2,12 @@
 //! inputs take a flat SIMD loop, large ones split across threads, and an input
 //! whose buffer is uniquely owned is overwritten instead of allocating.
 
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::alloc::new_filled;
 use super::parallel::{go_parallel, simd, CHUNK};
 use super::strided::for_each_row2;
 use crate::dtype::Element;
@@ -14,15 +16,16 @@ use crate::layout::Layout;
 use crate::shape::broadcast_shape;
 use crate::tensor::Tensor;
 
-/// Write `f(x)` for each `x` of `src` into `dst` (same length).
+/// Write `f(x)` for each `x` of `src` into `dst` (same length): every
+/// element of `dst` is written.
 #[inline(always)]
-fn map_into<T: Element, U: Element>(src: &[T], dst: &mut [U], gate: usize, f: &(impl Fn(T) -> U + Sync)) {
+fn map_into<T: Element, U: Element>(src: &[T], dst: &mut [MaybeUninit<U>], gate: usize, f: &(impl Fn(T) -> U + Sync)) {
     if go_parallel(src.len(), gate) {
         dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| {
-            simd(#[inline(always)] || d.iter_mut().zip(s).for_each(|(o, &x)| *o = f(x)))
+            simd(#[inline(always)] || d.iter_mut().zip(s).for_each(|(o, &x)| { o.write(f(x)); }))
         });
     } else {
-        simd(#[inline(always)] || dst.iter_mut().zip(src).for_each(|(o, &x)| *o = f(x)));
+        simd(#[inline(always)] || dst.iter_mut().zip(src).for_each(|(o, &x)| { o.write(f(x)); }));
     }
 }
 
@@ -36,7 +39,16 @@ fn map_in_place<T: Element>(buf: &mut [T], gate: usize, f: &(impl Fn(T) -> T + S
 }
 
 /// `f` applied to every element, into a new tensor of another dtype.
+///
+/// Panics only when the output (the size of an input that exists) cannot be
+/// allocated; use [`try_map`] where that must be an error.
 pub fn map<T: Element, U: Element>(x: &Tensor, gate: usize, f: impl Fn(T) -> U + Sync) -> Tensor {
+    try_map("map", x, gate, f).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `f` applied to every element, into a new tensor of another dtype, or an
+/// error naming `op` when the output cannot be allocated.
+pub fn try_map<T: Element, U: Element>(op: &'static str, x: &Tensor, gate: usize, f: impl Fn(T) -> U + Sync) -> Result<Tensor> {
     let src_owned;
     let src: &[T] = match x.as_slice::<T>() {
         Some(s) => s,
@@ -45,9 +57,9 @@ pub fn map<T: Element, U: Element>(x: &Tensor, gate: usize, f: impl Fn(T) -> U +
             &src_owned
         }
     };
-    let mut out = vec![U::ZERO; src.len()];
-    map_into(src, &mut out, gate, &f);
-    Tensor::from_parts(U::wrap(Arc::new(out)), Layout::contiguous(x.shape()))
+    // SAFETY: map_into writes every element.
+    let out = unsafe { new_filled(op, src.len(), |out| map_into(src, out, gate, &f))? };
+    Ok(Tensor::from_parts(U::wrap(Arc::new(out)), Layout::contiguous(x.shape())))
 }
 
 /// `f` applied to every element, keeping the dtype; writes in place when the
@@ -70,8 +82,15 @@ pub fn zip<T: Element, U: Element>(
 ) -> Result<Tensor> {
     let shape = broadcast_shape(op, a.shape(), b.shape())?;
     let n: usize = shape.iter().product();
-    let mut out = vec![U::ZERO; n];
-    zip_into(a, b, &shape, &mut out, gate, &f)?;
+    // The general (strided) walk needs both layouts broadcast to the output
+    // shape; the flat fast paths do not, and tiny ops skip building them.
+    let layouts = if has_fast_path::<T>(a, b, &shape) {
+        None
+    } else {
+        Some((a.layout().broadcast_to("broadcast", &shape)?, b.layout().broadcast_to("broadcast", &shape)?))
+    };
+    // SAFETY: zip_into writes every element of the output.
+    let out = unsafe { new_filled(op, n, |out| zip_into(a, b, layouts.as_ref(), &shape, out, gate, &f))? };
     Ok(Tensor::from_parts(U::wrap(Arc::new(out)), Layout::contiguous(&shape)))
 }
 
@@ -106,7 +125,7 @@ pub fn zip_same<T: Element>(
             map_in_place(da, gate, &|x| f(x, bv));
             return Ok(a);
         }
-        return Ok(map(&a, gate, |x| f(x, bv)));
+        return try_map(op, &a, gate, |x| f(x, bv));
     }
     zip(op, &a, &b, gate, f)
 }
@@ -122,14 +141,24 @@ fn zip_in_place<T: Element>(dst: &mut [T], src: &[T], gate: usize, f: &(impl Fn(
     }
 }
 
+/// Whether [`zip_into`] takes a flat path: same-shape contiguous operands,
+/// or one single value and one contiguous operand of the output's shape.
+fn has_fast_path<T: Element>(a: &Tensor, b: &Tensor, shape: &[usize]) -> bool {
+    let flat = |t: &Tensor| t.shape() == shape && t.as_slice::<T>().is_some();
+    (flat(a) && flat(b)) || (b.numel() == 1 && flat(a)) || (a.numel() == 1 && flat(b))
+}
+
+/// Write `f(a, b)` into every element of `out`. `layouts` are the operands'
+/// layouts broadcast to `shape`, given whenever no flat path applies.
 fn zip_into<T: Element, U: Element>(
     a: &Tensor,
     b: &Tensor,
+    layouts: Option<&(Layout, Layout)>,
     shape: &[usize],
-    out: &mut [U],
+    out: &mut [MaybeUninit<U>],
     gate: usize,
     f: &(impl Fn(T, T) -> U + Sync),
-) -> Result<()> {
+) {
     let (ba, bb) = (a.buffer::<T>(), b.buffer::<T>());
     // Fast paths: same-shape contiguous operands, or one single value.
     if a.shape() == shape && b.shape() == shape {
@@ -141,44 +170,47 @@ fn zip_into<T: Element, U: Element>(
             } else {
                 simd(#[inline(always)] || zip3(out, sa, sb, f));
             }
-            return Ok(());
+            return;
         }
     }
     if b.numel() == 1 && a.shape() == shape {
         if let Some(sa) = a.as_slice::<T>() {
             let y = bb[b.layout().offset];
             map_into(sa, out, gate, &|x| f(x, y));
-            return Ok(());
+            return;
         }
     }
     if a.numel() == 1 && b.shape() == shape {
         if let Some(sb) = b.as_slice::<T>() {
             let x = ba[a.layout().offset];
             map_into(sb, out, gate, &|y| f(x, y));
-            return Ok(());
+            return;
         }
     }
     // General case: broadcast both layouts to the output shape (stride 0 on
     // stretched dims) and walk rows.
-    let la = a.layout().broadcast_to("broadcast", shape)?;
-    let lb = b.layout().broadcast_to("broadcast", shape)?;
+    let (la, lb) = layouts.expect("zip: broadcast layouts are built whenever no flat path applies");
     simd(#[inline(always)] || {
-        for_each_row2(&la, &lb, |o, (oa, sa), (ob, sb), len| {
+        for_each_row2(la, lb, |o, (oa, sa), (ob, sb), len| {
             let dst = &mut out[o..o + len];
             match (sa, sb) {
                 (1, 1) => zip3(dst, &ba[oa..oa + len], &bb[ob..ob + len], f),
                 (1, 0) => {
                     let y = bb[ob];
-                    dst.iter_mut().zip(&ba[oa..oa + len]).for_each(|(d, &x)| *d = f(x, y));
+                    dst.iter_mut().zip(&ba[oa..oa + len]).for_each(|(d, &x)| {
+                        d.write(f(x, y));
+                    });
                 }
                 (0, 1) => {
                     let x = ba[oa];
-                    dst.iter_mut().zip(&bb[ob..ob + len]).for_each(|(d, &y)| *d = f(x, y));
+                    dst.iter_mut().zip(&bb[ob..ob + len]).for_each(|(d, &y)| {
+                        d.write(f(x, y));
+                    });
                 }
                 _ => {
                     let (mut ia, mut ib) = (oa as isize, ob as isize);
                     for d in dst.iter_mut() {
-                        *d = f(ba[ia as usize], bb[ib as usize]);
+                        d.write(f(ba[ia as usize], bb[ib as usize]));
                         ia += sa;
                         ib += sb;
                     }
@@ -186,12 +218,11 @@ fn zip_into<T: Element, U: Element>(
             }
         })
     });
-    Ok(())
 }
 
 #[inline(always)]
-fn zip3<T: Element, U: Element>(out: &mut [U], a: &[T], b: &[T], f: &impl Fn(T, T) -> U) {
+fn zip3<T: Element, U: Element>(out: &mut [MaybeUninit<U>], a: &[T], b: &[T], f: &impl Fn(T, T) -> U) {
     for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-        *o = f(x, y);
+        o.write(f(x, y));
     }
 }

@@ -2,6 +2,7 @@
 //! from what the ops mean.
 
 pub mod conv;
+pub mod alloc;
 pub mod copy;
 pub mod elementwise;
 pub mod erfc;

@@ -11,7 +11,7 @@ use crate::dtype::{DType, Element, Kind};
 use crate::error::{Error, Result};
 use crate::kernels::copy::contiguous_values;
 use crate::layout::Layout;
-use crate::shape::norm_dim;
+use crate::shape::{checked_numel, norm_dim, try_filled};
 use crate::tensor::Tensor;
 use crate::with_num;
 
@@ -35,12 +35,13 @@ fn encode(t: &Tensor, op: &'static str, classes: usize, on: f64, off: f64, axis:
     let idx = class_indices(op, t, classes, axis, wrap)?;
     let mut shape = t.shape().to_vec();
     shape.insert(axis, classes);
+    let n = checked_numel(op, &shape, t.dtype().size_in_bytes())?;
     // Input position p = (o, i) over [outer, inner] split at `axis` lands at
     // (o, class, i) of the output.
     let inner: usize = t.shape()[axis..].iter().product();
     with_num!(op, t.dtype(), T => {
         let (on, off) = (T::from_f64(on), T::from_f64(off));
-        let mut out = vec![off; shape.iter().product()];
+        let mut out = try_filled(op, n, off)?;
         if inner > 0 {
             for (o, block) in idx.chunks(inner).enumerate() {
                 let base = o * classes * inner;
@@ -144,5 +145,12 @@ mod tests {
         let e = Tensor::zeros(&[0], DType::F32).one_hot_fill(4, 1.0, 0.0, -1).unwrap();
         assert_eq!(e.shape(), &[0, 4]);
         assert_eq!(ints(&[1], &[1]).one_hot(0).unwrap_err().to_string(), "one_hot: index 1 is out of bounds for dim 1 of size 0");
+    }
+
+    #[test]
+    fn huge_class_counts_are_errors() {
+        let idx = ints(&[0, 1], &[2]);
+        let err = idx.one_hot(1 << 62).unwrap_err().to_string();
+        assert!(err.contains("one_hot") && err.contains("too many elements"), "{err}");
     }
 }

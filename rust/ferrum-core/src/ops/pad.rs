@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::kernels::copy::{contiguous_values, copy_strided};
 use crate::kernels::parallel::{go_parallel, PAR_CHEAP};
 use crate::layout::Layout;
+use crate::shape::{checked_numel, try_filled};
 use crate::tensor::Tensor;
 use crate::with_dtype;
 
@@ -32,6 +33,7 @@ impl Tensor {
                 .and_then(|n| n.checked_add(after))
                 .ok_or_else(|| Error::invalid(op, format!("padding ({before}, {after}) overflows dim {d} of size {}", self.shape()[d])))?;
         }
+        let n = checked_numel(op, &shape, self.dtype().size_in_bytes())?;
         let full = Layout::contiguous(&shape);
         let mut inner = full.clone();
         for (i, &(before, _)) in pads.iter().enumerate() {
@@ -39,7 +41,7 @@ impl Tensor {
             inner = inner.narrow_step(d, before, self.shape()[d], 1);
         }
         Ok(with_dtype!(self.dtype(), T => {
-            let mut out = vec![T::from_scalar(value); full.numel()];
+            let mut out = try_filled(op, n, T::from_scalar(value))?;
             copy_strided(self.buffer::<T>(), self.layout(), &mut out, &inner);
             Tensor::from_parts(T::wrap(Arc::new(out)), full)
         }))
@@ -54,7 +56,7 @@ impl Tensor {
                 format!("expected {} repeat counts for shape {:?}, found {:?}", self.rank(), self.shape(), times),
             ));
         }
-        Ok(repeat_unchecked(self, times))
+        repeat_unchecked(self, times)
     }
 
     /// Tile the tensor `times` times along `dim`.
@@ -62,7 +64,7 @@ impl Tensor {
         let d = self.dim("repeat_dim", dim)?;
         let mut all = vec![1; self.rank()];
         all[d] = times;
-        Ok(repeat_unchecked(self, &all))
+        repeat_unchecked(self, &all)
     }
 
     /// Shift elements cyclically by `shifts[i]` along `dims[i]` (torch.roll);
@@ -108,15 +110,25 @@ impl Tensor {
     }
 }
 
-fn repeat_unchecked(t: &Tensor, times: &[usize]) -> Tensor {
-    let shape: Vec<usize> = t.shape().iter().zip(times).map(|(&n, &k)| n * k).collect();
+/// `repeat` once the counts match the rank: the output size is checked and
+/// every buffer allocated fallibly, so a huge count is an error, not an abort.
+fn repeat_unchecked(t: &Tensor, times: &[usize]) -> Result<Tensor> {
+    let op = "repeat";
+    let shape = t
+        .shape()
+        .iter()
+        .zip(times)
+        .map(|(&n, &k)| n.checked_mul(k))
+        .collect::<Option<Vec<usize>>>()
+        .ok_or_else(|| Error::invalid(op, format!("repeating shape {:?} by {times:?} overflows the dim sizes", t.shape())))?;
     if times.iter().all(|&k| k == 1) {
-        return t.clone();
+        return Ok(t.clone());
     }
+    checked_numel(op, &shape, t.dtype().size_in_bytes())?;
     if shape.contains(&0) {
-        return Tensor::zeros(&shape, t.dtype());
+        return Ok(Tensor::zeros(&shape, t.dtype()));
     }
-    with_dtype!(t.dtype(), T => {
+    Ok(with_dtype!(t.dtype(), T => {
         let mut data: Cow<[T]> = contiguous_values::<T>(t);
         let mut cur = t.shape().to_vec();
         // One pass per repeated dim, innermost first: each pass sees the
@@ -128,16 +140,16 @@ fn repeat_unchecked(t: &Tensor, times: &[usize]) -> Tensor {
                 continue;
             }
             let block: usize = cur[d..].iter().product();
-            data = Cow::Owned(tile_blocks(&data, block, k));
+            data = Cow::Owned(tile_blocks(op, &data, block, k)?);
             cur[d] *= k;
         }
         Tensor::from_parts(T::wrap(Arc::new(data.into_owned())), Layout::contiguous(&shape))
-    })
+    }))
 }
 
 /// Each `block` of `src` written `k` times in a row.
-fn tile_blocks<T: Element>(src: &[T], block: usize, k: usize) -> Vec<T> {
-    let mut out = vec![T::ZERO; src.len() * k];
+fn tile_blocks<T: Element>(op: &'static str, src: &[T], block: usize, k: usize) -> Result<Vec<T>> {
+    let mut out = try_filled(op, src.len() * k, T::ZERO)?;
     let tile = |(o, b): (&mut [T], &[T])| {
         if block == 1 {
             o.fill(b[0]);
@@ -150,7 +162,7 @@ fn tile_blocks<T: Element>(src: &[T], block: usize, k: usize) -> Vec<T> {
     } else {
         out.chunks_exact_mut(block * k).zip(src.chunks_exact(block)).for_each(tile);
     }
-    out
+    Ok(out)
 }
 
 impl Var {
@@ -305,5 +317,18 @@ mod tests {
         assert_eq!(e, "roll: 2 shifts given for 1 dims ([1, 2] and [0]); they must pair up");
         assert!(matches!(x.roll(&[1], &[1]), Err(Error::DimOutOfRange { op: "roll", dim: 1, rank: 1 })));
         assert_eq!(Tensor::zeros(&[0, 2], DType::F32).roll(&[1], &[0]).unwrap().shape(), &[0, 2]);
+    }
+
+    #[test]
+    fn huge_outputs_are_errors() {
+        let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+        let err = x.pad(&[(1 << 62, 1 << 62)], Scalar::Float(0.0)).unwrap_err().to_string();
+        assert!(err.contains("pad") && err.contains("too many elements"), "{err}");
+        let err = x.repeat(&[1 << 40]).unwrap_err().to_string();
+        assert!(err.contains("repeat") && err.contains("cannot allocate"), "{err}");
+        let err = x.repeat(&[usize::MAX]).unwrap_err().to_string();
+        assert!(err.contains("repeat") && err.contains("overflows"), "{err}");
+        let err = x.repeat_dim(0, 1 << 61).unwrap_err().to_string();
+        assert!(err.contains("repeat"), "{err}");
     }
 }

@@ -170,9 +170,38 @@ macro_rules! with_fold {
 }
 
 fn fold_full<T: Accumulate>(x: &Tensor, f: Fold) -> Tensor {
-    let data = elements::<T>(x);
+    let all: Vec<usize> = (0..x.rank()).collect();
+    let (x, repeats) = unbroadcast(x, &all, f);
+    let data = elements::<T>(&x);
     let v = with_fold!(f, T, |id, op, map| fold_all(&data, PAR_CHEAP, id, op, map));
-    tensor_from(vec![v], &[1])
+    scale_by_repeats::<T>(tensor_from(vec![v], &[1]), &repeats)
+}
+
+/// A view of `x` in which each of the reduced `dims` that is broadcast
+/// (stride 0, so every element along it is the same one) keeps a single
+/// element, and the sizes so dropped. Reducing the view is reducing `x`
+/// without materialising the broadcast: extrema are unchanged, a sum is
+/// scaled by the sizes dropped ([`scale_by_repeats`]). A product would need a
+/// power, so it keeps the whole view.
+fn unbroadcast(x: &Tensor, dims: &[usize], f: Fold) -> (Tensor, Vec<usize>) {
+    let l = x.layout();
+    let broadcast: Vec<usize> = dims.iter().copied().filter(|&d| l.strides[d] == 0 && l.shape[d] > 1).collect();
+    if f == Fold::Prod || broadcast.is_empty() {
+        return (x.clone(), Vec::new());
+    }
+    let view = broadcast.iter().fold(l.clone(), |v, &d| v.narrow_step(d, 0, 1, 1));
+    let repeats = if f == Fold::Sum { broadcast.iter().map(|&d| l.shape[d]).collect() } else { Vec::new() };
+    (x.with_layout(view), repeats)
+}
+
+/// Sums over an [`unbroadcast`] view times the number of times each element
+/// was repeated (Int wraps, as the sum itself would).
+fn scale_by_repeats<T: Accumulate>(sums: Tensor, repeats: &[usize]) -> Tensor {
+    if repeats.is_empty() {
+        return sums;
+    }
+    let k = repeats.iter().fold(T::ONE, |k, &n| k.mul_wrapping(T::from_scalar(Scalar::Int(n as i64))));
+    map_same(sums, PAR_CHEAP, move |v: T| v.mul_wrapping(k))
 }
 
 /// Fold along `ax` of the contiguous elements of `x`, giving a tensor of `shape`.
@@ -186,7 +215,7 @@ fn fold_along<T: Accumulate>(x: &Tensor, ax: Axis, shape: &[usize], f: Fold) -> 
 /// Fold over the sorted, distinct dims `ds`, keeping them. Each run of
 /// adjacent dims is one axis of the contiguous buffer, reduced in one pass.
 fn fold_dims<T: Accumulate>(x: &Tensor, ds: &[usize], f: Fold) -> Tensor {
-    let mut t = x.clone();
+    let (mut t, repeats) = unbroadcast(x, ds, f);
     let mut i = 0;
     while i < ds.len() {
         let start = ds[i];
@@ -205,7 +234,7 @@ fn fold_dims<T: Accumulate>(x: &Tensor, ds: &[usize], f: Fold) -> Tensor {
         out_shape[start..=end].fill(1);
         t = fold_along::<T>(&t, ax, &out_shape, f);
     }
-    t
+    scale_by_repeats::<T>(t, &repeats)
 }
 
 /// Values and first indices of the extremum along `d` (non-empty). NaN
@@ -284,7 +313,7 @@ impl Tensor {
             if f.needs_elements() && self.shape()[d] == 0 {
                 bail!(op, "cannot reduce dim {} of size 0 (shape {:?})", d, self.shape());
             }
-            Ok(fold_along::<T>(self, Axis::new(self.shape(), d), &keep_dim(self.shape(), d), f))
+            Ok(fold_dims::<T>(self, &[d], f))
         })
     }
 
@@ -346,7 +375,7 @@ impl Tensor {
             if self.kind() == Kind::Int && n == 0 {
                 bail!(op, "an Int tensor has no mean over dim {} of size 0 (shape {:?})", d, self.shape());
             }
-            let sums = fold_along::<T>(self, Axis::new(self.shape(), d), &keep_dim(self.shape(), d), Fold::Sum);
+            let sums = fold_dims::<T>(self, &[d], Fold::Sum);
             Ok(divide_by_count::<T>(sums, n))
         })
     }
@@ -526,11 +555,19 @@ impl Var {
         Ok((self.winner("min_dim", dim, v, i.clone()), i))
     }
 
+    /// An empty tensor fails as the plain op does, not as the `max_dim`
+    /// this goes through.
     pub fn max(&self) -> Result<Var> {
+        if self.value.numel() == 0 {
+            self.value.max()?;
+        }
         self.reshape(&[-1])?.max_dim(0).map_err(|e| e.with_op("max"))
     }
 
     pub fn min(&self) -> Result<Var> {
+        if self.value.numel() == 0 {
+            self.value.min()?;
+        }
         self.reshape(&[-1])?.min_dim(0).map_err(|e| e.with_op("min"))
     }
 
@@ -540,6 +577,9 @@ impl Var {
     }
 
     pub fn max_abs(&self) -> Result<Var> {
+        if self.value.numel() == 0 {
+            self.value.max_abs()?;
+        }
         self.abs()?.max().map_err(|e| e.with_op("max_abs"))
     }
 }
@@ -782,5 +822,39 @@ mod tests {
         let e = Tensor::zeros(&[0], DType::I64);
         assert_eq!((e.any().unwrap().to_vec::<bool>(), e.all().unwrap().to_vec::<bool>()), (vec![false], vec![true]));
     }
-}
 
+    #[test]
+    fn broadcast_dims_reduce_without_materialising() {
+        // 3 * 2^40 elements: materialising them would not fit in memory.
+        let x = f32s(&[1.0, 2.0, 4.0], &[1, 3]).expand(&[1 << 40, 3]).unwrap();
+        assert_eq!(x.sum().unwrap().to_vec::<f32>(), vec![7.0 * (1u64 << 40) as f32]);
+        assert_eq!(x.mean().unwrap().to_vec::<f32>(), vec![7.0 / 3.0]);
+        assert_eq!(x.max().unwrap().to_vec::<f32>(), vec![4.0]);
+        assert_eq!(x.sum_dim(0).unwrap().to_vec::<f32>(), [1.0f32, 2.0, 4.0].map(|v| v * (1u64 << 40) as f32).to_vec());
+        assert_eq!(x.mean_dim(0).unwrap().to_vec::<f32>(), vec![1.0, 2.0, 4.0]);
+        // A broadcast dim mixed with a real one, against the materialised sum.
+        let y = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 1, 3]).expand(&[2, 5, 3]).unwrap();
+        let dense = y.contiguous();
+        for dims in [&[0isize, 1][..], &[1], &[1, 2], &[0, 1, 2]] {
+            assert_eq!(y.sum_dims(dims).unwrap().to_vec::<f32>(), dense.sum_dims(dims).unwrap().to_vec::<f32>(), "{dims:?}");
+            assert_eq!(y.mean_dims(dims).unwrap().to_vec::<f32>(), dense.mean_dims(dims).unwrap().to_vec::<f32>(), "{dims:?}");
+        }
+        assert_eq!(y.prod().unwrap().to_vec::<f32>(), dense.prod().unwrap().to_vec::<f32>());
+        // Int sums of a broadcast wrap as the element-wise sum would.
+        let z = i64s(&[i64::MAX], &[1]).expand(&[3]).unwrap();
+        assert_eq!(z.sum().unwrap().to_vec::<i64>(), vec![i64::MAX.wrapping_mul(3)]);
+    }
+
+    #[test]
+    fn var_extrema_of_nothing_fail_as_the_plain_ops() {
+        let x = Var::constant(Tensor::zeros(&[0, 2], DType::F32));
+        for (got, want) in [
+            (x.max().unwrap_err(), x.value.max().unwrap_err()),
+            (x.min().unwrap_err(), x.value.min().unwrap_err()),
+            (x.max_abs().unwrap_err(), x.value.max_abs().unwrap_err()),
+        ] {
+            assert_eq!(got.to_string(), want.to_string());
+            assert!(got.to_string().contains("cannot reduce an empty tensor"), "{got}");
+        }
+    }
+}

@@ -424,9 +424,10 @@ impl Var {
 
     pub fn narrow(&self, dim: isize, start: usize, length: usize) -> Result<Var> {
         let d = self.value.dim("narrow", dim)?;
+        // Checked first: the range below is only valid inside the dim.
+        self.value.narrow(dim, start, length)?;
         let mut specs = vec![SliceSpec::full(); d + 1];
         specs[d] = SliceSpec::range(start as isize, (start + length) as isize);
-        self.value.narrow(dim, start, length)?;
         self.slice(&specs)
     }
 

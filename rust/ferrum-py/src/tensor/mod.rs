@@ -190,6 +190,19 @@ pub fn count(py: Python<'_>, op: &str, what: &str, value: i64) -> PyResult<usize
     usize::try_from(value).map_err(|_| crate::error::argument_error(py, format!("{op}: {what} must be >= 0, found {value}")))
 }
 
+/// `count` for a Python int of any size: one beyond the engine's sizes is a
+/// ferrum error naming the op, not a bare OverflowError from conversion.
+pub fn count_int(py: Python<'_>, op: &str, what: &str, value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    if let Ok(v) = value.extract::<usize>() {
+        return Ok(v);
+    }
+    // Not a size: a TypeError for a non-integer (as any int argument), else
+    // out of range on one side or the other.
+    let value = py.import("operator")?.getattr("index")?.call1((value,))?;
+    let bound = if value.lt(0)? { ">= 0".to_string() } else { format!("at most {}", usize::MAX) };
+    Err(crate::error::argument_error(py, format!("{op}: {what} must be {bound}, found {value}")))
+}
+
 /// `count` for each element of a list.
 pub fn counts(py: Python<'_>, op: &str, what: &str, values: &[i64]) -> PyResult<Vec<usize>> {
     values.iter().map(|&v| count(py, op, what, v)).collect()

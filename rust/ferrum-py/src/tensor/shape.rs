@@ -98,8 +98,8 @@ impl PyTensor {
     }
 
     /// Elements `start..start + length` along `dim`.
-    fn narrow(&self, py: Python<'_>, dim: Dim, start: i64, length: i64) -> PyResult<PyTensor> {
-        let (start, length) = (super::count(py, "narrow", "start", start)?, super::count(py, "narrow", "length", length)?);
+    fn narrow(&self, py: Python<'_>, dim: Dim, start: &Bound<'_, PyAny>, length: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let (start, length) = (super::count_int(py, "narrow", "start", start)?, super::count_int(py, "narrow", "length", length)?);
         self.dop(py, |v| v.narrow(dim, start, length))
     }
 
