@@ -57,14 +57,21 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import ferrum
 import numpy as np
 import numpy.typing as npt
-from ferrum import D1, D2, Distribution, Tensor
-from ferrum.backend import Autodiff, NdArray
+from ferrum import D1, D2, D3, D4, Device, Distribution, Int, Tensor
+from ferrum.backend import Autodiff, Backend, NdArray
+from ferrum.module import Module
+from ferrum.nn import Dropout, DropoutConfig, Linear, LinearConfig, PaddingConfig2d, Relu
+from ferrum.nn.conv import Conv2d, Conv2dConfig
+from ferrum.nn.loss import CrossEntropyLossConfig
+from ferrum.nn.pool import AdaptiveAvgPool2d, AdaptiveAvgPool2dConfig
+from ferrum.optim import AdamConfig, GradientsParams
 
+B = TypeVar("B", bound=Backend)
 Thunk = Callable[[], object]
 F32 = npt.NDArray[np.float32]
 
@@ -384,6 +391,7 @@ def build_workloads(torch: Any, settings: Settings, has_autodiff: bool) -> list[
 
     if has_autodiff:
         out.extend(_autodiff_workloads(torch, quick))
+        out.extend(_training_workloads(torch))
     return out
 
 
@@ -472,6 +480,208 @@ def _autodiff_workloads(torch: Any, quick: bool) -> list[Workload]:
         Workload(f"autodiff chain {ops} ops, per op", chain, per=ops, grad=True),
         Workload(f"mlp {n_in}-{n_hidden}-{n_out} b{batch} fwd+bwd", mlp, grad=True),
     ]
+
+
+# --------------------------------------------------------------------------- training
+
+
+class Mlp(Module[B]):
+    """784-512-10 perceptron with a ReLU, as a user writes it."""
+
+    linear1: Linear[B]
+    linear2: Linear[B]
+    activation: Relu
+
+    def forward(self, x: Tensor[B, D2]) -> Tensor[B, D2]:
+        return self.linear2.forward(self.activation.forward(self.linear1.forward(x)))
+
+
+class GuideCnn(Module[B]):
+    """The Burn Book guide's MNIST model (``examples/guide``), layer for layer."""
+
+    conv1: Conv2d[B]
+    conv2: Conv2d[B]
+    pool: AdaptiveAvgPool2d
+    dropout: Dropout
+    linear1: Linear[B]
+    linear2: Linear[B]
+    activation: Relu
+
+    def forward(self, images: Tensor[B, D3]) -> Tensor[B, D2]:
+        batch, height, width = images.dims()
+        x: Tensor[B, D4] = images.reshape((batch, 1, height, width))
+        x = self.dropout.forward(self.conv1.forward(x))  # [batch, 8, 26, 26]
+        x = self.dropout.forward(self.conv2.forward(x))  # [batch, 16, 24, 24]
+        x = self.pool.forward(self.activation.forward(x))  # [batch, 16, 8, 8]
+        flat: Tensor[B, D2] = x.reshape((batch, 16 * 8 * 8))
+        flat = self.activation.forward(self.dropout.forward(self.linear1.forward(flat)))
+        return self.linear2.forward(flat)
+
+
+def guide_cnn(device: Device[B], hidden: int = 512, classes: int = 10, dropout: float = 0.5) -> GuideCnn[B]:
+    """``ModelConfig::new(10, 512).init(device)`` of the Burn Book guide."""
+    return GuideCnn(
+        conv1=Conv2dConfig((1, 8), (3, 3)).init(device),
+        conv2=Conv2dConfig((8, 16), (3, 3)).init(device),
+        pool=AdaptiveAvgPool2dConfig((8, 8)).init(),
+        dropout=DropoutConfig(dropout).init(),
+        linear1=LinearConfig(16 * 8 * 8, hidden).init(device),
+        linear2=LinearConfig(hidden, classes).init(device),
+        activation=Relu(),
+    )
+
+
+def _np(param: Any) -> F32:
+    """A parameter's value as a NumPy array (copied, so torch can own it)."""
+    return np.array(param.val().to_numpy(), dtype=np.float32)
+
+
+def _torch_linear(torch: Any, layer: Linear[Any]) -> Any:
+    """A torch Linear holding ``layer``'s weights (ferrum stores ``[d_input, d_output]``)."""
+    d_input, d_output = layer.weight.shape()
+    out = torch.nn.Linear(d_input, d_output)
+    with torch.no_grad():
+        out.weight.copy_(torch.from_numpy(_np(layer.weight).T.copy()))
+        if layer.bias is not None:
+            out.bias.copy_(torch.from_numpy(_np(layer.bias)))
+    return out
+
+
+def _torch_conv(torch: Any, layer: Conv2d[Any], padding: int) -> Any:
+    """A torch Conv2d holding ``layer``'s weights (same ``[out, in, kh, kw]`` layout)."""
+    c_out, c_in, kh, kw = layer.weight.shape()
+    out = torch.nn.Conv2d(c_in, c_out, (kh, kw), padding=padding)
+    with torch.no_grad():
+        out.weight.copy_(torch.from_numpy(_np(layer.weight)))
+        if layer.bias is not None:
+            out.bias.copy_(torch.from_numpy(_np(layer.bias)))
+    return out
+
+
+def _training_workloads(torch: Any) -> list[Workload]:
+    """Conv forward+backward and whole train steps (forward, loss, backward, Adam).
+
+    Both frameworks start from the same weights and data; ferrum goes through
+    its public API the way a training loop does (``GradientsParams.from_grads``,
+    a functional ``optim.step``), torch through ``nn``, ``F.cross_entropy`` and
+    ``torch.optim.Adam`` with the same hyper-parameters. Train steps keep
+    updating the model, so every call is a real step.
+    """
+    device = Autodiff[NdArray].device()
+    lr = 1e-4
+    out: list[Workload] = []
+
+    # conv2d 3x3, padding 1: input, weight and bias gradients of sum(conv(x))
+    same = PaddingConfig2d.Explicit(1, 1)
+    for batch, c_in, c_out, size in ((64, 1, 8, 28), (64, 8, 16, 28), (32, 64, 64, 56)):
+
+        def conv(
+            batch: int = batch, c_in: int = c_in, c_out: int = c_out, size: int = size
+        ) -> dict[str, Thunk]:
+            rng = np.random.default_rng(2)
+            nx = rng.random((batch, c_in, size, size), dtype=np.float32)
+            layer = Conv2dConfig((c_in, c_out), (3, 3)).with_padding(same).init(device)
+            x: Tensor[Autodiff[NdArray], D4] = Tensor.from_numpy(nx, device).require_grad()
+
+            def ferrum_conv() -> None:
+                grads = layer.forward(x).sum().backward()
+                x.grad(grads)
+
+            cases: dict[str, Thunk] = {FERRUM: ferrum_conv}
+            if torch is not None:
+                tconv = _torch_conv(torch, layer, 1)
+                tx = torch.from_numpy(nx).requires_grad_()
+
+                def torch_conv() -> None:
+                    tconv(tx).sum().backward()
+                    tx.grad = None
+                    tconv.zero_grad(set_to_none=True)
+
+                cases[TORCH] = torch_conv
+            return cases
+
+        name = f"conv2d 3x3 b{batch} {c_in}->{c_out} {size}x{size} f+b"
+        out.append(Workload(name, conv, grad=True))
+
+    def train_step(
+        model: Any, inputs: Tensor[Autodiff[NdArray], Any], targets: Tensor[Autodiff[NdArray], D1, Int]
+    ) -> Thunk:
+        optim = AdamConfig().init()
+        loss_fn = CrossEntropyLossConfig().init(device)
+
+        def step() -> None:
+            nonlocal model
+            loss = loss_fn.forward(model.forward(inputs), targets)
+            grads = GradientsParams.from_grads(loss.backward(), model)
+            model = optim.step(lr, model, grads)
+
+        return step
+
+    def torch_train_step(model: Any, inputs: F32, targets: npt.NDArray[np.int64]) -> Thunk:
+        # Burn's Adam defaults: epsilon 1e-5
+        optim = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.999), eps=1e-5)
+        tx, ty = torch.from_numpy(inputs), torch.from_numpy(targets)
+        model.train()
+
+        def step() -> None:
+            optim.zero_grad(set_to_none=True)
+            torch.nn.functional.cross_entropy(model(tx), ty).backward()
+            optim.step()
+
+        return step
+
+    def data(batch: int, shape: tuple[int, ...]) -> tuple[F32, npt.NDArray[np.int64]]:
+        rng = np.random.default_rng(3)
+        return rng.random((batch, *shape), dtype=np.float32), rng.integers(0, 10, batch, dtype=np.int64)
+
+    for batch in (64, 256):
+
+        def mlp(batch: int = batch) -> dict[str, Thunk]:
+            nx, ny = data(batch, (784,))
+            model = Mlp(
+                linear1=LinearConfig(784, 512).init(device),
+                linear2=LinearConfig(512, 10).init(device),
+                activation=Relu(),
+            )
+            cases: dict[str, Thunk] = {
+                FERRUM: train_step(model, Tensor.from_numpy(nx, device), Tensor.from_numpy(ny, device))
+            }
+            if torch is not None:
+                tmodel = torch.nn.Sequential(
+                    _torch_linear(torch, model.linear1), torch.nn.ReLU(), _torch_linear(torch, model.linear2)
+                )
+                cases[TORCH] = torch_train_step(tmodel, nx, ny)
+            return cases
+
+        out.append(Workload(f"mlp 784-512-10 adam step b{batch}", mlp, grad=True))
+
+    def cnn() -> dict[str, Thunk]:
+        nx, ny = data(64, (28, 28))
+        model = guide_cnn(device)
+        cases: dict[str, Thunk] = {
+            FERRUM: train_step(model, Tensor.from_numpy(nx, device), Tensor.from_numpy(ny, device))
+        }
+        if torch is not None:
+            nn = torch.nn
+            tmodel = nn.Sequential(
+                nn.Unflatten(1, (1, 28)),
+                _torch_conv(torch, model.conv1, 0),
+                nn.Dropout(0.5),
+                _torch_conv(torch, model.conv2, 0),
+                nn.Dropout(0.5),
+                nn.ReLU(),
+                nn.AdaptiveAvgPool2d((8, 8)),
+                nn.Flatten(),
+                _torch_linear(torch, model.linear1),
+                nn.Dropout(0.5),
+                nn.ReLU(),
+                _torch_linear(torch, model.linear2),
+            )
+            cases[TORCH] = torch_train_step(tmodel, nx, ny)
+        return cases
+
+    out.append(Workload("cnn guide adam step b64", cnn, grad=True))
+    return out
 
 
 # --------------------------------------------------------------------------- running

@@ -77,8 +77,9 @@ class Dropout(Module[Any]):
         if self.prob == 1.0:
             return x * 0.0
         keep = 1.0 - self.prob
-        mask = x.random_like(Distribution.Bernoulli(keep))
-        return x * mask * (1.0 / keep)
+        # The mask is scaled before it meets x, so only one op is recorded for backward.
+        mask = x.random_like(Distribution.Bernoulli(keep)) * (1.0 / keep)
+        return x * mask
 
     def _display_settings(self) -> list[tuple[str, object]]:
         return [("prob", self.prob)]

@@ -11,7 +11,9 @@
 //!
 //! The moments start at zero, which gives Burn's first step exactly.
 
-use super::buffers::{chunked, expect_finite, expect_like, read, take, take_or_zeros, wrap};
+use std::borrow::Cow;
+
+use super::buffers::{chunked_into, expect_finite, expect_like, read, wrap};
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -65,6 +67,20 @@ pub fn adam_step(
     })
 }
 
+/// The step's constants, folded once so the loop only multiplies and adds.
+#[derive(Clone, Copy)]
+struct Coefs<T> {
+    b1: T,
+    b2: T,
+    c1: T,
+    c2: T,
+    factor: T,
+    eps: T,
+    lr: T,
+    penalty: T,
+    shrink: T,
+}
+
 fn run<T: FloatElement>(
     param: Tensor,
     grad: &Tensor,
@@ -75,35 +91,61 @@ fn run<T: FloatElement>(
 ) -> (Vec<T>, Vec<T>, Vec<T>) {
     let g = read::<T>(grad);
     let n = g.len();
-    let mut p = take::<T>(param);
-    let mut m = take_or_zeros::<T>(moment_1, n);
-    let mut v = take_or_zeros::<T>(moment_2, n);
+    // The old parameter and moments stay alive (the old module, the state the
+    // caller holds), so the step reads them and writes new buffers: copying
+    // them first to update in place would cost a full extra pass.
+    let p0 = read::<T>(&param);
+    let zeros = if moment_1.is_none() { vec![T::ZERO; n] } else { Vec::new() };
+    let m0 = moment_1.as_ref().map_or(Cow::Borrowed(&zeros[..]), read::<T>);
+    let v0 = moment_2.as_ref().map_or(Cow::Borrowed(&zeros[..]), read::<T>);
+    let (mut p, mut m, mut v) = (vec![T::ZERO; n], vec![T::ZERO; n], vec![T::ZERO; n]);
 
     let t = time.min(i32::MAX as u64) as i32;
     let correction_1 = 1.0 - o.beta_1.powi(t);
     let correction_2_sqrt = (1.0 - o.beta_2.powi(t)).sqrt();
-    // m_hat / (sqrt(v_hat) + eps) == m * c / (sqrt(v) + eps * sqrt(1 - beta_2^t)),
-    // which saves two divisions per element.
-    let factor = T::from_f64(correction_2_sqrt / correction_1);
-    let eps = T::from_f64(o.epsilon * correction_2_sqrt);
-    let (b1, b2) = (T::from_f64(o.beta_1), T::from_f64(o.beta_2));
-    let (c1, c2) = (T::from_f64(1.0 - o.beta_1), T::from_f64(1.0 - o.beta_2));
-    let lr = T::from_f64(o.lr);
     let decay = o.weight_decay.unwrap_or(0.0);
-    let penalty = T::from_f64(if o.decoupled { 0.0 } else { decay });
-    let coupled = !o.decoupled && decay != 0.0;
-    let shrink = T::from_f64(if o.decoupled { 1.0 - o.lr * decay } else { 1.0 });
-
-    chunked([&mut p, &mut m, &mut v], &g, |[p, m, v], g| {
-        for (((p, m), v), &g) in p.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()).zip(g) {
-            let g = if coupled { g + penalty * *p } else { g };
-            *m = *m * b1 + g * c1;
-            *v = *v * b2 + g * g * c2;
-            let update = *m * factor / (v.sqrt() + eps);
-            *p = *p * shrink - lr * update;
-        }
-    });
+    let c = Coefs {
+        b1: T::from_f64(o.beta_1),
+        b2: T::from_f64(o.beta_2),
+        c1: T::from_f64(1.0 - o.beta_1),
+        c2: T::from_f64(1.0 - o.beta_2),
+        // m_hat / (sqrt(v_hat) + eps) == m * c / (sqrt(v) + eps * sqrt(1 - beta_2^t)),
+        // which saves two divisions per element.
+        factor: T::from_f64(correction_2_sqrt / correction_1),
+        eps: T::from_f64(o.epsilon * correction_2_sqrt),
+        lr: T::from_f64(o.lr),
+        penalty: T::from_f64(if o.decoupled { 0.0 } else { decay }),
+        shrink: T::from_f64(if o.decoupled { 1.0 - o.lr * decay } else { 1.0 }),
+    };
+    let inputs = [&p0[..], &m0[..], &v0[..], &g[..]];
+    let outputs = [&mut p[..], &mut m[..], &mut v[..]];
+    // One compiled loop per variant, so the loop tests no flag per element.
+    if !o.decoupled && decay != 0.0 {
+        chunked_into(inputs, outputs, move |i, o| update::<T, true>(i, o, c));
+    } else {
+        chunked_into(inputs, outputs, move |i, o| update::<T, false>(i, o, c));
+    }
     (p, m, v)
+}
+
+#[inline(always)]
+fn update<T: FloatElement, const COUPLED: bool>(
+    [p0, m0, v0, g]: [&[T]; 4],
+    [p, m, v]: [&mut [T]; 3],
+    c: Coefs<T>,
+) {
+    let n = g.len();
+    // Equal lengths up front let the compiler drop the bounds checks and vectorise.
+    let (p0, m0, v0) = (&p0[..n], &m0[..n], &v0[..n]);
+    let (p, m, v) = (&mut p[..n], &mut m[..n], &mut v[..n]);
+    for i in 0..n {
+        let gi = if COUPLED { g[i] + c.penalty * p0[i] } else { g[i] };
+        let mi = m0[i] * c.b1 + gi * c.c1;
+        let vi = v0[i] * c.b2 + gi * gi * c.c2;
+        m[i] = mi;
+        v[i] = vi;
+        p[i] = p0[i] * c.shrink - c.lr * (mi * c.factor / (vi.sqrt() + c.eps));
+    }
 }
 
 #[cfg(test)]

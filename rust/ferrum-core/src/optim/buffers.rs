@@ -87,3 +87,40 @@ pub(crate) fn chunked<T: Element, const K: usize>(
         )
     });
 }
+
+/// Matching pieces of the inputs and outputs of `chunked_into`.
+type Piece<'a, T, const I: usize, const O: usize> = ([&'a [T]; I], [&'a mut [T]; O]);
+
+/// Run `f` over matching pieces of `I` read-only inputs and `O` outputs of
+/// the same length (the out-of-place form of `chunked`), split across
+/// threads when the tensors are large.
+pub(crate) fn chunked_into<T: Element, const I: usize, const O: usize>(
+    inputs: [&[T]; I],
+    outputs: [&mut [T]; O],
+    f: impl Fn([&[T]; I], [&mut [T]; O]) + Sync + Send,
+) {
+    let n = outputs.first().map_or(0, |o| o.len());
+    if !go_parallel(n, PAR_CHEAP) {
+        simd(
+            #[inline(always)]
+            || f(inputs, outputs),
+        );
+        return;
+    }
+    let mut ins = inputs.map(|b| b.chunks(CHUNK));
+    let mut outs = outputs.map(|b| b.chunks_mut(CHUNK));
+    let work: Vec<Piece<'_, T, I, O>> = (0..n.div_ceil(CHUNK))
+        .map(|_| {
+            (
+                std::array::from_fn(|k| ins[k].next().unwrap_or_default()),
+                std::array::from_fn(|k| outs[k].next().unwrap_or_default()),
+            )
+        })
+        .collect();
+    work.into_par_iter().for_each(|(i, o)| {
+        simd(
+            #[inline(always)]
+            || f(i, o),
+        )
+    });
+}

@@ -1,6 +1,8 @@
 //! Fused optimizer updates. Each step is one pass over contiguous buffers
 //! that reads the gradient and rewrites the parameter and the optimizer
-//! state together, reusing any buffer this call owns alone. The formulas are
+//! state together, reusing any buffer this call owns alone (SGD, AdaGrad,
+//! RMSProp) or reading the old state and writing new buffers in the same
+//! pass (Adam, whose old state the caller always still holds). The formulas are
 //! Burn's (`burn-optim`), so a model trains the same in both.
 
 mod buffers;
