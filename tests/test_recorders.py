@@ -162,3 +162,56 @@ def test_bad_settings_and_missing_file(tmp_path: Path) -> None:
         NamedMpkFileRecorder(int)  # type: ignore[arg-type]
     with pytest.raises(FileNotFoundError, match=r"nothing\.mpk"):
         NamedMpkFileRecorder().load(tmp_path / "nothing", DEVICE)
+
+
+def _step_twice(optim: Any) -> Any:
+    from ferrum.backend import Autodiff
+    from ferrum.nn import LinearConfig
+    from ferrum.optim import GradientsParams
+
+    device = Autodiff[NdArray].device()
+    layer = LinearConfig(3, 2).init(device)
+    for _ in range(2):
+        loss = layer.forward(Tensor.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3), device)).sum()
+        layer = optim.step(0.1, layer, GradientsParams.from_grads(loss.backward(), layer))
+    return optim
+
+
+def _same_state(a: Any, b: Any) -> None:
+    assert type(a) is type(b)
+    if isinstance(a, Tensor):
+        np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
+    elif isinstance(a, dict):
+        assert sorted(a) == sorted(b)
+        for key in a:
+            _same_state(a[key], b[key])
+    else:
+        assert a == b
+
+
+@pytest.mark.parametrize("recorder_cls", [BinFileRecorder, BinGzFileRecorder])
+@pytest.mark.parametrize("which", ["sgd_momentum", "sgd", "adagrad", "rmsprop_momentum", "adamw"])
+def test_bincode_optimizer_records_of_every_optimizer_round_trip(
+    tmp_path: Path, recorder_cls: type[FileRecorder], which: str
+) -> None:
+    from ferrum.optim import AdaGradConfig, AdamWConfig, MomentumConfig, RmsPropConfig, SgdConfig
+
+    configs: dict[str, Any] = {
+        "sgd_momentum": SgdConfig(momentum=MomentumConfig()),
+        "sgd": SgdConfig(),
+        "adagrad": AdaGradConfig(),
+        "rmsprop_momentum": RmsPropConfig(momentum=0.9),
+        "adamw": AdamWConfig(),
+    }
+    optim = _step_twice(configs[which].init())
+    recorder = recorder_cls(FullPrecisionSettings)
+    recorder.record(optim.to_record(), tmp_path / "optim")
+    loaded = recorder.load(tmp_path / "optim", NdArray.device(), optim.record_schema(NdArray.device()))
+    _same_state(configs[which].init().load_record(loaded).to_record(), optim.to_record())
+
+
+def test_bincode_refuses_a_float_optimizer_state_naming_the_field(tmp_path: Path) -> None:
+    record = {"7": {"V1": {"Rank1": {"momentum": {"time": 1, "beta": 0.5}}}}}
+    with pytest.raises(RecordError, match=r"'.*\.V1\.Rank1\.momentum\.beta'.*f32 or f64"):
+        BinFileRecorder(FullPrecisionSettings).record(record, tmp_path / "optim")
+    assert not list(tmp_path.iterdir())

@@ -108,6 +108,64 @@ def _is_optimizer_record(node: Mapping[str, Any]) -> bool:
     )
 
 
+class _Map(dict[str, Any]):
+    """Burn's ``HashMap`` (an optimizer record): bincode writes its length before the entries."""
+
+
+class _Variant(dict[str, Any]):
+    """One variant of a Rust enum, ``{name: value}``: bincode writes ``index`` before the value."""
+
+    def __init__(self, name: str, index: int, value: Any) -> None:
+        super().__init__({name: value})
+        self.index = index
+
+
+class _OneOf(dict[str, Any]):
+    """A schema's alternative ``_Variant``s: reading picks the one whose index the file holds."""
+
+
+def _rank_variants(key: str, inner: object) -> Any:
+    if not isinstance(inner, Mapping) or not inner:
+        raise RecordError(f"optimizer record '{key}.V1': expected {{'Rank<N>': state}}, found {inner!r}")
+    variants: dict[str, _Variant] = {}
+    for name, state in inner.items():
+        if not (isinstance(name, str) and name.startswith("Rank") and name[4:].isdigit()):
+            raise RecordError(
+                f"optimizer record '{key}.V1': bincode writes Burn's 'Rank<N>' variants, found {name!r}"
+            )
+        _check_bincode_state(f"{key}.V1.{name}", state)
+        variants[name] = _Variant(name, int(name[4:]), state)
+    return next(iter(variants.values())) if len(variants) == 1 else _OneOf(variants)
+
+
+def _check_bincode_state(path: str, node: object) -> None:
+    # bincode holds no types: a Python float could be Rust's f32 or f64, so Burn could misread it.
+    if isinstance(node, float):
+        raise RecordError(
+            f"optimizer record '{path}': bincode cannot write a float state field ({node!r}),"
+            " its Rust type (f32 or f64) is unknown; save with NamedMpkFileRecorder or a JSON recorder"
+        )
+    if isinstance(node, (list, tuple, bytes, str)):
+        raise RecordError(
+            f"optimizer record '{path}': bincode writes optimizer states of tensors, ints, bools,"
+            f" None and dicts, found {type(node).__name__}"
+        )
+    if isinstance(node, Mapping):
+        for name, value in node.items():
+            _check_bincode_state(f"{path}.{name}", value)
+
+
+def _bincode_layout(node: Any) -> Any:
+    """An optimizer record in Burn's bincode shape: ``HashMap<ParamId, AdaptorRecord>``.
+
+    The map and its enums (``V1``, ``Rank<N>``) are marked for the bincode writer,
+    which writes the map's length and each variant's index; other records pass through.
+    """
+    if not (isinstance(node, Mapping) and _is_optimizer_record(node)):
+        return node
+    return _Map({key: _Variant("V1", 0, _rank_variants(key, value["V1"])) for key, value in node.items()})
+
+
 def _same_kind(node: Mapping[str, Any], out: dict[str, Any]) -> dict[str, Any]:
     return Some(out) if isinstance(node, Some) else out
 
@@ -170,14 +228,10 @@ class _Recorder:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.settings.__name__})"
 
-    def _check_supported(self, record: Mapping[str, Any]) -> None:
-        # Burn's bincode optimizer records hold a HashMap and enums, which ferrum's
-        # bincode writer cannot express yet: refuse rather than write a file Burn cannot read.
-        if self.format.startswith("bin") and isinstance(record, Mapping) and _is_optimizer_record(record):
-            raise RecordError(
-                f"{type(self).__name__} cannot write optimizer records yet (bincode needs Burn's map"
-                " and enum layout): save them with NamedMpkFileRecorder or a JSON recorder"
-            )
+    def _wire(self, record: Mapping[str, Any] | None) -> Any:
+        """The tree the engine encodes: Burn's id text, and bincode's marks for maps and enums."""
+        tree = _ids_to_burn(record)
+        return _bincode_layout(tree) if self.format.startswith("bin") else tree
 
 
 class FileRecorder(_Recorder):
@@ -193,9 +247,8 @@ class FileRecorder(_Recorder):
     def record(self, record: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
         """Write ``record`` atomically to ``path`` plus the extension."""
         target = self.file_path(path)
-        self._check_supported(record)
         try:
-            _ferrum.record_save(_ids_to_burn(record), target, self.format, self.settings.name)
+            _ferrum.record_save(self._wire(record), target, self.format, self.settings.name)
         except ValueError as err:
             raise RecordError(str(err)) from err
 
@@ -205,13 +258,14 @@ class FileRecorder(_Recorder):
         """Read the whole file into a record on ``device``.
 
         ``schema`` (a freshly built model's ``into_record()``) checks structure
-        and shapes and gives the dtypes; bincode files need it.
+        and shapes and gives the dtypes; bincode files need it (for an
+        optimizer record, pass ``optimizer.record_schema(device)``).
         """
         target = self.file_path(path)
         if not os.path.exists(target):
             raise FileNotFoundError(f"no record file at {target}")
         try:
-            loaded = _ferrum.record_load(target, self.format, _ids_to_burn(schema), device)
+            loaded = _ferrum.record_load(target, self.format, self._wire(schema), device)
         except ValueError as err:
             raise RecordError(str(err)) from err
         return _as_record(loaded, target)
@@ -293,7 +347,10 @@ class DeferredRecord(Mapping[str, Any]):
     def resolve(self, schema: Mapping[str, Any]) -> dict[str, Any]:
         """The record decoded against ``schema`` (a model's ``into_record()``)."""
         try:
-            loaded = _ferrum.record_from_bytes(self._data, self._format, _ids_to_burn(schema), self._device)
+            tree = _ids_to_burn(schema)
+            if self._format.startswith("bin"):
+                tree = _bincode_layout(tree)
+            loaded = _ferrum.record_from_bytes(self._data, self._format, tree, self._device)
         except ValueError as err:
             raise RecordError(f"bincode bytes: {err}") from err
         return _as_record(loaded, "bincode bytes")
@@ -318,9 +375,8 @@ class BytesRecorder(_Recorder):
 
     def record(self, record: Mapping[str, Any]) -> bytes:
         """The encoded record."""
-        self._check_supported(record)
         try:
-            return _ferrum.record_to_bytes(_ids_to_burn(record), self.format, self.settings.name)
+            return _ferrum.record_to_bytes(self._wire(record), self.format, self.settings.name)
         except ValueError as err:
             raise RecordError(str(err)) from err
 
@@ -329,7 +385,7 @@ class BytesRecorder(_Recorder):
     ) -> Mapping[str, Any]:
         """Decode ``data`` into a record on ``device``."""
         try:
-            loaded = _ferrum.record_from_bytes(data, self.format, _ids_to_burn(schema), device)
+            loaded = _ferrum.record_from_bytes(data, self.format, self._wire(schema), device)
         except ValueError as err:
             raise RecordError(f"record bytes: {err}") from err
         return _as_record(loaded, "record bytes")

@@ -29,7 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from typing_extensions import Self
 
-from ferrum._ferrum import FerrumError, Float, Tensor
+from ferrum._ferrum import Device, FerrumError, Float, Tensor
 from ferrum.module import Module, ParamId
 from ferrum.optim.checks import check_learning_rate
 from ferrum.optim.clipping import GradientClipping
@@ -111,6 +111,24 @@ class Optimizer(abc.ABC, Generic[S]):
         new._states = states
         new._ranks = ranks
         return new
+
+    def record_schema(self, device: Device[Any]) -> dict[str, Any]:
+        """What a bincode file of this optimizer's record holds, for ``recorder.load(..., schema)``.
+
+        bincode stores no names or types, so reading follows the state this
+        optimizer keeps for a parameter of any rank (Burn's ``Rank0``..``Rank8``).
+
+        Example:
+            >>> from ferrum.backend import NdArray
+            >>> from ferrum.optim import AdamConfig
+            >>> schema = AdamConfig().init().record_schema(NdArray.device())
+            >>> sorted(schema[""]["V1"])[:2], sorted(schema[""]["V1"]["Rank1"]["momentum"])
+            (['Rank0', 'Rank1'], ['moment_1', 'moment_2', 'time'])
+        """
+        zero = Tensor.zeros((1,), device)
+        _, state = self._update(0.0, zero, zero, None)
+        template = self._state_to_record(state)
+        return {"": {"V1": {f"Rank{rank}": template for rank in range(9)}}}
 
     def _rank_of(self, id: ParamId, record: Mapping[str, Any]) -> int:
         rank = self._ranks.get(id)

@@ -28,6 +28,7 @@ from ferrum.optim.base import FloatTensor, Optimizer
 from ferrum.optim.checks import check_number
 from ferrum.optim.clipping import GradientClippingConfig
 from ferrum.optim.decay import WeightDecayConfig
+from ferrum.record import Some
 
 __all__ = ["RmsProp", "RmsPropConfig", "RmsPropState"]
 
@@ -108,7 +109,7 @@ class RmsProp(Optimizer[RmsPropState]):
         return {
             "square_avg": {"square_avg": state.square_avg},
             "centered": {"grad_avg": state.grad_avg},
-            "momentum": None if state.momentum is None else {"buf": state.momentum},
+            "momentum": None if state.momentum is None else Some({"buf": state.momentum}),
         }
 
     def _state_from_record(self, path: str, data: Mapping[str, Any]) -> RmsPropState:

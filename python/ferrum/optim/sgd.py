@@ -23,6 +23,7 @@ from ferrum.optim.base import FloatTensor, Optimizer
 from ferrum.optim.clipping import GradientClippingConfig
 from ferrum.optim.decay import WeightDecayConfig
 from ferrum.optim.momentum import MomentumConfig
+from ferrum.record import Some
 
 __all__ = ["Sgd", "SgdConfig", "SgdState"]
 
@@ -85,7 +86,7 @@ class Sgd(Optimizer[SgdState]):
         return new, SgdState(velocity)
 
     def _state_to_record(self, state: SgdState) -> dict[str, Any]:
-        return {"momentum": None if state.velocity is None else {"velocity": state.velocity}}
+        return {"momentum": None if state.velocity is None else Some({"velocity": state.velocity})}
 
     def _state_from_record(self, path: str, data: Mapping[str, Any]) -> SgdState:
         if record.entry(data, path, "momentum") is None:

@@ -40,6 +40,9 @@ fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
             inner.update(d.as_mapping())?;
             return Ok(Item::Opt(Some(Box::new(to_item(inner.as_any(), path)?))));
         }
+        if let Some(item) = bincode_marked(d, path)? {
+            return Ok(item);
+        }
         let mut fields = Vec::with_capacity(d.len());
         for (k, v) in d.iter() {
             let key: String = k
@@ -83,6 +86,46 @@ fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
         "{}: a record holds dicts, lists, tensors, str, int, float, bool, bytes or None, found {ty}",
         at(path)
     )))
+}
+
+fn child(path: &str, key: &str) -> String {
+    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+}
+
+/// The marks `ferrum.record` puts on Burn's maps and enums for bincode, which
+/// writes a map's length and an enum's variant index (other formats need no mark):
+/// `_Map` (a `HashMap`), `_Variant` (one variant, its `index` attribute) and
+/// `_OneOf` (a schema's alternative variants, chosen by the index the file holds).
+fn bincode_marked(d: &Bound<'_, PyDict>, path: &str) -> PyResult<Option<Item>> {
+    if d.is_exact_instance_of::<PyDict>() {
+        return Ok(None);
+    }
+    let kind = d.get_type().name()?.to_str()?.to_string();
+    let entries = || {
+        d.iter()
+            .map(|(k, v)| {
+                let key: String = k.extract()?;
+                let item = to_item(&v, &child(path, &key))?;
+                Ok((key, item))
+            })
+            .collect::<PyResult<Vec<_>>>()
+    };
+    Ok(Some(match kind.as_str() {
+        "_Map" => Item::Map(entries()?.into_iter().map(|(k, v)| (Item::Str(k), v)).collect()),
+        "_Variant" => {
+            let index: u32 = d.getattr("index")?.extract()?;
+            let (variant, value) = entries()?
+                .pop()
+                .ok_or_else(|| PyTypeError::new_err(format!("{}: an enum variant needs a value", at(path))))?;
+            Item::Enum { variant, index, value: Box::new(value) }
+        }
+        "_OneOf" => Item::Enum {
+            variant: path.rsplit('.').next().unwrap_or_default().to_string(),
+            index: record::bincode::ANY_VARIANT,
+            value: Box::new(Item::Seq(entries()?.into_iter().map(|(_, v)| v).collect())),
+        },
+        _ => return Ok(None),
+    }))
 }
 
 fn to_py(py: Python<'_>, item: Item, device: &Py<PyDevice>) -> PyResult<Py<PyAny>> {

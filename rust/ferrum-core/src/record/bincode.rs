@@ -22,6 +22,15 @@ pub fn write_varint(out: &mut Vec<u8>, v: u64) {
     }
 }
 
+fn varint_len(v: u64) -> usize {
+    match v {
+        0..=250 => 1,
+        251..=0xffff => 3,
+        0x1_0000..=0xffff_ffff => 5,
+        _ => 9,
+    }
+}
+
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
@@ -73,11 +82,18 @@ pub fn write(out: &mut Vec<u8>, item: &Item) -> Result<()> {
 pub struct Reader<'a> {
     data: &'a [u8],
     pos: usize,
+    /// Inside a map's values, whose entries differ in shape (one optimizer
+    /// state per parameter): tensors take the shape the file holds.
+    in_map: bool,
 }
+
+/// The index of a schema enum that stands for any of the alternatives it
+/// holds (a `Seq` of enums), chosen by the variant index the file holds.
+pub const ANY_VARIANT: u32 = u32::MAX;
 
 impl<'a> Reader<'a> {
     pub fn new(data: &'a [u8]) -> Self {
-        Reader { data, pos: 0 }
+        Reader { data, pos: 0, in_map: false }
     }
 
     pub fn remaining(&self) -> usize {
@@ -133,7 +149,7 @@ impl<'a> Reader<'a> {
         let stored = StoredDType::from_index(index as u32)
             .ok_or_else(|| self.fail(path, &format!("unknown dtype index {index}")))?;
         // Checked here: past a wrong-sized tensor the rest of the stream is misread.
-        if shape != expected.shape() {
+        if !self.in_map && shape != expected.shape() {
             let at = if path.is_empty() { "the record root" } else { path };
             return Err(Error::invalid(
                 "load record",
@@ -191,7 +207,43 @@ impl<'a> Reader<'a> {
             Item::Map(pairs) => {
                 let n = self.len(path)?;
                 let (ks, vs) = pairs.first().ok_or_else(|| self.fail(path, "cannot read a map without an example entry"))?;
-                Item::Map((0..n).map(|_| Ok((self.read(ks, path)?, self.read(vs, path)?))).collect::<Result<_>>()?)
+                let outer = std::mem::replace(&mut self.in_map, true);
+                let entries = (0..n)
+                    .map(|_| {
+                        let key = self.read(ks, path)?;
+                        let at = match &key {
+                            Item::Str(k) => child_path(path, k),
+                            _ => path.to_string(),
+                        };
+                        Ok((key, self.read(vs, &at)?))
+                    })
+                    .collect::<Result<_>>();
+                self.in_map = outer;
+                Item::Map(entries?)
+            }
+            Item::Enum { index: ANY_VARIANT, value, .. } => {
+                let found = self.varint(path)?;
+                let alternatives = match value.as_ref() {
+                    Item::Seq(alts) => alts.as_slice(),
+                    _ => &[],
+                };
+                let chosen = alternatives.iter().find(|a| matches!(a, Item::Enum { index, .. } if *index as u64 == found));
+                match chosen {
+                    Some(schema) => {
+                        self.pos -= varint_len(found);
+                        self.read(schema, path)?
+                    }
+                    None => {
+                        let names: Vec<&str> = alternatives
+                            .iter()
+                            .filter_map(|a| match a {
+                                Item::Enum { variant, .. } => Some(variant.as_str()),
+                                _ => None,
+                            })
+                            .collect();
+                        return Err(self.fail(path, &format!("expected one of the enum variants {names:?}, found variant index {found}")));
+                    }
+                }
             }
             Item::Enum { variant, index, value } => {
                 let found = self.varint(path)?;

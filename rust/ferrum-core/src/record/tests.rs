@@ -239,3 +239,43 @@ fn tuples_are_fixed_size_in_bincode_and_arrays_elsewhere() {
     let mpk = rmp_serde::to_vec_named(&consts).unwrap();
     assert_eq!(mpk, vec![0x82, 0xa6, b's', b't', b'r', b'i', b'd', b'e', 0x92, 0xc0, 0xc0, 0xa6, b'g', b'r', b'o', b'u', b'p', b's', 0xc0]);
 }
+
+fn rank_variant(rank: u32, state: Item) -> Item {
+    Item::Enum { variant: "V1".into(), index: 0, value: Box::new(Item::Enum { variant: format!("Rank{rank}"), index: rank, value: Box::new(state) }) }
+}
+
+fn adam_state(time: u64, m: Tensor) -> Item {
+    Item::Struct(vec![("momentum".into(), Item::Struct(vec![("time".into(), Item::U64(time)), ("moment_1".into(), Item::Tensor(m.clone())), ("moment_2".into(), Item::Tensor(m))]))])
+}
+
+/// Optimizer records as Burn's `HashMap<ParamId, AdaptorRecord>`: a map of
+/// varint length, enums of varint index, entries of different ranks read
+/// through a schema of alternative variants.
+#[test]
+fn bincode_maps_and_enums_of_any_variant() {
+    let m1 = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+    let m2 = Tensor::from_vec(vec![3.0f32; 6], &[2, 3]).unwrap();
+    let record = Item::Map(vec![(Item::Str("a".into()), rank_variant(1, adam_state(3, m1))), (Item::Str("b".into()), rank_variant(2, adam_state(300, m2)))]);
+    let mut out = Vec::new();
+    super::bincode::write(&mut out, &super::wire::encode_tensors(&record, Precision::Full)).unwrap();
+    // map length 2, key "a", V1 = 0, Rank1 = 1, time 3, moment_1 bytes (len 8) ...
+    assert_eq!(&out[..7], &[2, 1, b'a', 0, 1, 3, 8]);
+    let template = Tensor::from_vec(vec![0.0f32], &[1]).unwrap();
+    let alternatives = (0..=8).map(|r| Item::Enum { variant: format!("Rank{r}"), index: r, value: Box::new(adam_state(1, template.clone())) }).collect();
+    let any_rank = Item::Enum { variant: "Rank".into(), index: super::bincode::ANY_VARIANT, value: Box::new(Item::Seq(alternatives)) };
+    let schema = Item::Map(vec![(Item::Str(String::new()), Item::Enum { variant: "V1".into(), index: 0, value: Box::new(any_rank) })]);
+    let back = super::bincode::Reader::new(&out).read(&schema, "").unwrap();
+    let Item::Map(pairs) = back else { panic!("expected a map, found {back:?}") };
+    assert_eq!(pairs.len(), 2);
+    let Item::Enum { value, .. } = &pairs[1].1 else { panic!("expected V1") };
+    let Item::Enum { variant, index, value } = value.as_ref() else { panic!("expected a rank variant") };
+    assert_eq!((variant.as_str(), *index), ("Rank2", 2));
+    let momentum = value.field("momentum").unwrap();
+    assert!(matches!(momentum.field("time"), Some(Item::U64(300))));
+    let Some(Item::Tensor(t)) = momentum.field("moment_2") else { panic!("expected a tensor") };
+    assert_eq!(t.shape(), &[2, 3]);
+    // A variant the schema does not list is an error naming the alternatives.
+    let narrow = Item::Map(vec![(Item::Str(String::new()), Item::Enum { variant: "V1".into(), index: 0, value: Box::new(Item::Enum { variant: "Rank".into(), index: super::bincode::ANY_VARIANT, value: Box::new(Item::Seq(vec![])) }) })]);
+    let err = super::bincode::Reader::new(&out).read(&narrow, "").unwrap_err().to_string();
+    assert!(err.contains("found variant index 1") && err.contains("a"), "{err}");
+}
