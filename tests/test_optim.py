@@ -459,6 +459,21 @@ def test_record_holds_burns_state_fields() -> None:
     assert SgdConfig().init().to_record() == {}
 
 
+@pytest.mark.parametrize("centered", [False, True])
+def test_rmsprop_record_has_burns_centered_state(centered: bool) -> None:
+    # Burn's CenteredState is {grad_avg: Option<Tensor>, avg: Tensor}, avg being
+    # square_avg - grad_avg^2 when centered and square_avg otherwise.
+    model, optim = net(), RmsPropConfig().with_centered(centered).init()
+    for _ in range(2):
+        model = optim.step(0.05, model, loss_grads(model))
+    state = optim.to_record()[str(model.weight.id)]["V1"]["Rank2"]
+    square_avg = arr(state["square_avg"]["square_avg"])
+    grad_avg = state["centered"]["grad_avg"]
+    assert (grad_avg is not None) == centered
+    expected = square_avg - arr(grad_avg) ** 2 if grad_avg is not None else square_avg
+    np.testing.assert_allclose(arr(state["centered"]["avg"]), expected, rtol=1e-6)  # f32 state
+
+
 def test_a_bad_record_names_the_entry() -> None:
     pid = str(ParamId.new())
     with pytest.raises(ValueError, match="moment_2"):

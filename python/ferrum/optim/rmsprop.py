@@ -106,9 +106,13 @@ class RmsProp(Optimizer[RmsPropState]):
         return new, RmsPropState(square_avg, grad_avg, buf)
 
     def _state_to_record(self, state: RmsPropState) -> dict[str, Any]:
+        # Burn's CenteredState also stores the average the step divided by;
+        # ferrum recomputes it, so it is written for Burn and ignored on load.
+        grad_avg = state.grad_avg
+        avg = state.square_avg if grad_avg is None else state.square_avg - grad_avg * grad_avg
         return {
             "square_avg": {"square_avg": state.square_avg},
-            "centered": {"grad_avg": state.grad_avg},
+            "centered": {"grad_avg": grad_avg, "avg": avg},
             "momentum": None if state.momentum is None else Some({"buf": state.momentum}),
         }
 
