@@ -15,7 +15,8 @@ Example:
     >>> optim = AdamConfig().init()
     >>> loss = model.forward(Tensor.ones((4, 2), device)).sum()
     >>> model = optim.step(1e-3, model, GradientsParams.from_grads(loss.backward(), model))
-    >>> sorted(optim.to_record()[str(model.bias.id)]["momentum"])
+    >>> state = optim.to_record()[str(model.bias.id)]  # Burn's {"V1": {"Rank<N>": ...}}
+    >>> sorted(state["V1"]["Rank1"]["momentum"])
     ['moment_1', 'moment_2', 'time']
 """
 
