@@ -85,6 +85,34 @@ def momentum_from_record(path: str, data: Mapping[str, Any]) -> AdaptiveMomentum
     )
 
 
+def adaptive_momentum_step(
+    tensor: FloatTensor,
+    grad: FloatTensor,
+    state: AdaptiveMomentumState | None,
+    lr: float,
+    betas_epsilon: tuple[float, float, float],
+    penalty: float | None,
+    decoupled: bool,
+) -> tuple[FloatTensor, AdaptiveMomentumState]:
+    """One Adam update in the engine's fused kernel; ``decoupled`` applies AdamW's weight decay."""
+    time = 1 if state is None else state.time + 1
+    beta_1, beta_2, epsilon = betas_epsilon
+    new, m1, m2 = _ferrum.adam_step(
+        tensor,
+        grad,
+        None if state is None else state.moment_1,
+        None if state is None else state.moment_2,
+        time,
+        lr,
+        beta_1,
+        beta_2,
+        epsilon,
+        penalty,
+        decoupled,
+    )
+    return new, AdaptiveMomentumState(time, m1, m2)
+
+
 class Adam(Optimizer[AdaptiveMomentumState]):
     """Adam; build it with ``AdamConfig(...).init()``.
 
@@ -102,21 +130,10 @@ class Adam(Optimizer[AdaptiveMomentumState]):
         self, lr: float, tensor: FloatTensor, grad: FloatTensor, state: AdaptiveMomentumState | None
     ) -> tuple[FloatTensor, AdaptiveMomentumState]:
         c = self.config
-        time = 1 if state is None else state.time + 1
-        new, m1, m2 = _ferrum.adam_step(
-            tensor,
-            grad,
-            None if state is None else state.moment_1,
-            None if state is None else state.moment_2,
-            time,
-            lr,
-            c.beta_1,
-            c.beta_2,
-            c.epsilon,
-            c.weight_decay.penalty if c.weight_decay is not None else None,
-            False,
+        penalty = c.weight_decay.penalty if c.weight_decay is not None else None
+        return adaptive_momentum_step(
+            tensor, grad, state, lr, (c.beta_1, c.beta_2, c.epsilon), penalty, decoupled=False
         )
-        return new, AdaptiveMomentumState(time, m1, m2)
 
     def _state_to_record(self, state: AdaptiveMomentumState) -> dict[str, Any]:
         return momentum_record(state)

@@ -14,9 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ferrum import _ferrum
 from ferrum.config import config
-from ferrum.optim.adam import AdaptiveMomentumState, check_betas, momentum_from_record, momentum_record
+from ferrum.optim.adam import (
+    AdaptiveMomentumState,
+    adaptive_momentum_step,
+    check_betas,
+    momentum_from_record,
+    momentum_record,
+)
 from ferrum.optim.base import FloatTensor, Optimizer
 from ferrum.optim.checks import check_number
 from ferrum.optim.clipping import GradientClippingConfig
@@ -66,21 +71,9 @@ class AdamW(Optimizer[AdaptiveMomentumState]):
         self, lr: float, tensor: FloatTensor, grad: FloatTensor, state: AdaptiveMomentumState | None
     ) -> tuple[FloatTensor, AdaptiveMomentumState]:
         c = self.config
-        time = 1 if state is None else state.time + 1
-        new, m1, m2 = _ferrum.adam_step(
-            tensor,
-            grad,
-            None if state is None else state.moment_1,
-            None if state is None else state.moment_2,
-            time,
-            lr,
-            c.beta_1,
-            c.beta_2,
-            c.epsilon,
-            c.weight_decay,
-            True,
+        return adaptive_momentum_step(
+            tensor, grad, state, lr, (c.beta_1, c.beta_2, c.epsilon), c.weight_decay, decoupled=True
         )
-        return new, AdaptiveMomentumState(time, m1, m2)
 
     def _state_to_record(self, state: AdaptiveMomentumState) -> dict[str, Any]:
         return momentum_record(state)
