@@ -591,9 +591,12 @@ fn spread(g: &Tensor, x: &Tensor) -> Result<Tensor> {
 }
 
 /// A gradient with size-1 reduced dims broadcast back over `x`'s shape.
+/// It stays a stride-0 view: the ops that read it broadcast it as they go,
+/// and copying it out would cost a full pass over `x`'s size (the gradient
+/// of `sum()` over a large activation is one value).
 fn expand_to(g: &Tensor, x: &Tensor) -> Result<Tensor> {
     let shape: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
-    Ok(g.expand(&shape)?.contiguous())
+    g.expand(&shape)
 }
 
 /// For each element, the product of the others along `dim`: the exclusive

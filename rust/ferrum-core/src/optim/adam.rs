@@ -12,6 +12,7 @@
 //! The moments start at zero, which gives Burn's first step exactly.
 
 use std::borrow::Cow;
+use std::mem::MaybeUninit;
 
 use super::buffers::{chunked_into, expect_finite, expect_like, read, wrap};
 use crate::dtype::FloatElement;
@@ -62,7 +63,7 @@ pub fn adam_step(
     }
     let shape = param.shape().to_vec();
     with_float!(OP, param.dtype(), T => {
-        let (p, m, v) = run::<T>(param, grad, moment_1, moment_2, time, o);
+        let [p, m, v] = run::<T>(param, grad, moment_1, moment_2, time, o)?;
         Ok((wrap(p, &shape)?, wrap(m, &shape)?, wrap(v, &shape)?))
     })
 }
@@ -88,17 +89,16 @@ fn run<T: FloatElement>(
     moment_2: Option<Tensor>,
     time: u64,
     o: &AdamOptions,
-) -> (Vec<T>, Vec<T>, Vec<T>) {
+) -> Result<[Vec<T>; 3]> {
     let g = read::<T>(grad);
     let n = g.len();
     // The old parameter and moments stay alive (the old module, the state the
     // caller holds), so the step reads them and writes new buffers: copying
     // them first to update in place would cost a full extra pass.
     let p0 = read::<T>(&param);
-    let zeros = if moment_1.is_none() { vec![T::ZERO; n] } else { Vec::new() };
+    let zeros = if moment_1.is_none() { crate::shape::try_filled(OP, n, T::ZERO)? } else { Vec::new() };
     let m0 = moment_1.as_ref().map_or(Cow::Borrowed(&zeros[..]), read::<T>);
     let v0 = moment_2.as_ref().map_or(Cow::Borrowed(&zeros[..]), read::<T>);
-    let (mut p, mut m, mut v) = (vec![T::ZERO; n], vec![T::ZERO; n], vec![T::ZERO; n]);
 
     let t = time.min(i32::MAX as u64) as i32;
     let correction_1 = 1.0 - o.beta_1.powi(t);
@@ -118,20 +118,21 @@ fn run<T: FloatElement>(
         shrink: T::from_f64(if o.decoupled { 1.0 - o.lr * decay } else { 1.0 }),
     };
     let inputs = [&p0[..], &m0[..], &v0[..], &g[..]];
-    let outputs = [&mut p[..], &mut m[..], &mut v[..]];
     // One compiled loop per variant, so the loop tests no flag per element.
-    if !o.decoupled && decay != 0.0 {
-        chunked_into(inputs, outputs, move |i, o| update::<T, true>(i, o, c));
-    } else {
-        chunked_into(inputs, outputs, move |i, o| update::<T, false>(i, o, c));
+    // SAFETY: `update` writes every element of its output pieces.
+    unsafe {
+        if !o.decoupled && decay != 0.0 {
+            chunked_into(OP, n, inputs, move |i, o| update::<T, true>(i, o, c))
+        } else {
+            chunked_into(OP, n, inputs, move |i, o| update::<T, false>(i, o, c))
+        }
     }
-    (p, m, v)
 }
 
 #[inline(always)]
 fn update<T: FloatElement, const COUPLED: bool>(
     [p0, m0, v0, g]: [&[T]; 4],
-    [p, m, v]: [&mut [T]; 3],
+    [p, m, v]: [&mut [MaybeUninit<T>]; 3],
     c: Coefs<T>,
 ) {
     let n = g.len();
@@ -142,9 +143,9 @@ fn update<T: FloatElement, const COUPLED: bool>(
         let gi = if COUPLED { g[i] + c.penalty * p0[i] } else { g[i] };
         let mi = m0[i] * c.b1 + gi * c.c1;
         let vi = v0[i] * c.b2 + gi * gi * c.c2;
-        m[i] = mi;
-        v[i] = vi;
-        p[i] = p0[i] * c.shrink - c.lr * (mi * c.factor / (vi.sqrt() + c.eps));
+        m[i].write(mi);
+        v[i].write(vi);
+        p[i].write(p0[i] * c.shrink - c.lr * (mi * c.factor / (vi.sqrt() + c.eps)));
     }
 }
 

@@ -2,11 +2,13 @@
 //! rewrite, and running a loop over matching chunks of several buffers.
 
 use std::borrow::Cow;
+use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
 use crate::dtype::Element;
 use crate::error::{Error, Result};
+use crate::shape::try_with_capacity;
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP};
 use crate::tensor::Tensor;
 
@@ -89,38 +91,55 @@ pub(crate) fn chunked<T: Element, const K: usize>(
 }
 
 /// Matching pieces of the inputs and outputs of `chunked_into`.
-type Piece<'a, T, const I: usize, const O: usize> = ([&'a [T]; I], [&'a mut [T]; O]);
+type Piece<'a, T, const I: usize, const O: usize> = ([&'a [T]; I], [&'a mut [MaybeUninit<T>]; O]);
 
-/// Run `f` over matching pieces of `I` read-only inputs and `O` outputs of
-/// the same length (the out-of-place form of `chunked`), split across
-/// threads when the tensors are large.
-pub(crate) fn chunked_into<T: Element, const I: usize, const O: usize>(
+/// `O` output buffers of `n` elements each, every element written once by
+/// `f` over matching pieces of the `I` read-only inputs (the out-of-place
+/// form of `chunked`), split across threads when the tensors are large.
+/// The outputs start uninitialised: zeroing them first would be one more
+/// pass over memory per buffer and step.
+///
+/// # Safety
+/// `f` must write every element of the output pieces it is given.
+pub(crate) unsafe fn chunked_into<T: Element, const I: usize, const O: usize>(
+    op: &'static str,
+    n: usize,
     inputs: [&[T]; I],
-    outputs: [&mut [T]; O],
-    f: impl Fn([&[T]; I], [&mut [T]; O]) + Sync + Send,
-) {
-    let n = outputs.first().map_or(0, |o| o.len());
-    if !go_parallel(n, PAR_CHEAP) {
-        simd(
-            #[inline(always)]
-            || f(inputs, outputs),
-        );
-        return;
+    f: impl Fn([&[T]; I], [&mut [MaybeUninit<T>]; O]) + Sync + Send,
+) -> Result<[Vec<T>; O]> {
+    let mut bufs: [Vec<T>; O] = std::array::from_fn(|_| Vec::new());
+    for b in &mut bufs {
+        *b = try_with_capacity(op, n)?;
     }
-    let mut ins = inputs.map(|b| b.chunks(CHUNK));
-    let mut outs = outputs.map(|b| b.chunks_mut(CHUNK));
-    let work: Vec<Piece<'_, T, I, O>> = (0..n.div_ceil(CHUNK))
-        .map(|_| {
-            (
-                std::array::from_fn(|k| ins[k].next().unwrap_or_default()),
-                std::array::from_fn(|k| outs[k].next().unwrap_or_default()),
-            )
-        })
-        .collect();
-    work.into_par_iter().for_each(|(i, o)| {
-        simd(
-            #[inline(always)]
-            || f(i, o),
-        )
-    });
+    {
+        let outputs = bufs.each_mut().map(|b| &mut b.spare_capacity_mut()[..n]);
+        if !go_parallel(n, PAR_CHEAP) {
+            simd(
+                #[inline(always)]
+                || f(inputs, outputs),
+            );
+        } else {
+            let mut ins = inputs.map(|b| b.chunks(CHUNK));
+            let mut outs = outputs.map(|b| b.chunks_mut(CHUNK));
+            let work: Vec<Piece<'_, T, I, O>> = (0..n.div_ceil(CHUNK))
+                .map(|_| {
+                    (
+                        std::array::from_fn(|k| ins[k].next().unwrap_or_default()),
+                        std::array::from_fn(|k| outs[k].next().unwrap_or_default()),
+                    )
+                })
+                .collect();
+            work.into_par_iter().for_each(|(i, o)| {
+                simd(
+                    #[inline(always)]
+                    || f(i, o),
+                )
+            });
+        }
+    }
+    for b in &mut bufs {
+        // SAFETY: the caller's `f` wrote all `n` elements of every buffer.
+        unsafe { b.set_len(n) };
+    }
+    Ok(bufs)
 }
