@@ -20,6 +20,11 @@ pub fn checked_numel(op: &'static str, shape: &[usize], elem_bytes: usize) -> Re
 /// An empty vector with room for `n` elements, or an error (not an abort)
 /// when the memory cannot be had.
 pub fn try_with_capacity<T>(op: &'static str, n: usize) -> Result<Vec<T>> {
+    let bytes = n.saturating_mul(std::mem::size_of::<T>());
+    let limit = crate::kernels::alloc::memory_limit();
+    if bytes > limit {
+        return Err(Error::invalid(op, format!("cannot allocate {n} elements ({bytes} bytes): more than this machine's memory ({limit} bytes of RAM and swap)")));
+    }
     let mut v = Vec::new();
     v.try_reserve_exact(n)
         .map_err(|_| Error::invalid(op, format!("cannot allocate {n} elements ({} bytes): out of memory", n.saturating_mul(std::mem::size_of::<T>()))))?;
