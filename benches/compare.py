@@ -8,7 +8,9 @@ missing, or that has no counterpart for a row, shows ``-``.
 Only the operation is timed: inputs are made (from the same NumPy data for all
 three) before timing, and no result is converted back. Each cell is warmed up,
 then a calibrated inner loop is timed in rounds of three samples and the best
-round median per call is kept (robust to load from other processes).
+round median per call is kept (robust to load from other processes). The
+frameworks of a row take turns round by round, so load that comes and goes
+falls on all of them alike.
 Tiny-op rows call the bound operation directly (no Python frame in between),
 so they measure what ``a + b`` costs from Python, dispatch included.
 
@@ -90,8 +92,8 @@ class Settings:
     ``samples``: the most samples per cell, in rounds of three; ``cell_budget_ns``:
     fewer samples past this much time per cell; ``warmup_ns``: calls before
     timing, at least this long (thread pools start, caches fill); ``settle_s``:
-    a pause before each cell so the previous framework's worker threads stop
-    spinning on the two shared cores.
+    a pause before each turn of a framework so the previous framework's worker
+    threads stop spinning on the two shared cores.
     """
 
     quick: bool
@@ -138,12 +140,12 @@ def _loop(fn: Thunk, number: int) -> int:
     return time.perf_counter_ns() - start
 
 
-def measure(fn: Thunk, settings: Settings) -> float:
-    """Nanoseconds of one call of ``fn``: the best of a few medians, after warming up.
+def calibrate(fn: Thunk, settings: Settings) -> tuple[int, int]:
+    """Warm ``fn`` up and size its samples: ``(calls per sample, rounds)``.
 
-    The samples are split into rounds of three; each round's median is taken
-    and the smallest of those is kept, which filters out bursts of load from
-    other processes on a shared machine without trusting a single lucky sample.
+    A sample is a loop of calls lasting about ``settings.sample_ns``; a round
+    is three samples, and a cell gets as many rounds as ``settings.samples``
+    and ``settings.cell_budget_ns`` allow.
     """
     deadline = time.perf_counter_ns() + settings.warmup_ns
     first = _loop(fn, 1)  # warm-up: thread pools, caches, allocator
@@ -158,22 +160,24 @@ def measure(fn: Thunk, settings: Settings) -> float:
             estimate = min(estimate, _loop(fn, 1))
             if time.perf_counter_ns() > deadline:
                 break
-    # Calibrate the inner loop so one sample lasts about settings.sample_ns.
     number = max(1, settings.sample_ns // max(estimate, 1))
     taken = _loop(fn, number)
     while taken < settings.sample_ns // 2:
         number *= 2
         taken = _loop(fn, number)
-    per_sample = max(taken, 1)
-    rounds = max(1, min(settings.samples, settings.cell_budget_ns // per_sample) // 3)
+    rounds = max(1, min(settings.samples, settings.cell_budget_ns // max(taken, 1)) // 3)
+    return number, rounds
+
+
+def timed_round(fn: Thunk, number: int) -> float:
+    """Nanoseconds per call: the median of three samples of ``number`` calls."""
     gc_was_on = gc.isenabled()
     gc.disable()
     try:
-        times = [_loop(fn, number) / number for _ in range(3 * rounds)]
+        return statistics.median(_loop(fn, number) / number for _ in range(3))
     finally:
         if gc_was_on:
             gc.enable()
-    return min(statistics.median(times[i : i + 3]) for i in range(0, len(times), 3))
 
 
 # --------------------------------------------------------------------------- frameworks
@@ -697,12 +701,21 @@ def _torch_mode(torch: Any, grad: bool) -> Iterator[None]:
 
 
 def run(workload: Workload, torch: Any, settings: Settings) -> Result:
+    """Time every framework of one row, their rounds interleaved.
+
+    The frameworks take turns, one round each, so a burst of load on the
+    shared machine falls on all of them alike instead of on whichever was
+    being timed at that moment; each keeps its best round. A pause before
+    every turn lets the previous framework's worker threads (OpenMP, BLAS,
+    rayon) stop spinning on the two cores.
+    """
     times: dict[str, float] = {}
     notes: list[str] = []
     try:
         cases = workload.setup()
     except Exception as exc:  # an op the installed build lacks: report, keep going
         return Result(workload.name, {}, f"setup failed: {type(exc).__name__}: {exc}")
+    plans: dict[str, tuple[Thunk, int, int]] = {}
     for framework in FRAMEWORKS:
         fn = cases.pop(framework, None)
         if fn is None:
@@ -710,11 +723,23 @@ def run(workload: Workload, torch: Any, settings: Settings) -> Result:
         time.sleep(settings.settle_s)
         try:
             with _torch_mode(torch, workload.grad if framework == TORCH else True):
-                times[framework] = measure(fn, settings) / 1e3 / workload.per
+                number, rounds = calibrate(fn, settings)
         except Exception as exc:
             notes.append(f"{framework} failed: {type(exc).__name__}: {exc}")
-        del fn
-    del cases
+            continue
+        plans[framework] = (fn, number, rounds)
+    best: dict[str, float] = {}
+    for turn in range(max((rounds for _, _, rounds in plans.values()), default=0)):
+        for framework, (fn, number, rounds) in plans.items():
+            if turn >= rounds:
+                continue
+            time.sleep(settings.settle_s)
+            with _torch_mode(torch, workload.grad if framework == TORCH else True):
+                t = timed_round(fn, number)
+            best[framework] = min(best.get(framework, t), t)
+    for framework, t in best.items():
+        times[framework] = t / 1e3 / workload.per
+    del cases, plans
     gc.collect()
     return Result(workload.name, times, "; ".join(notes))
 
@@ -802,10 +827,10 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings(
             quick=False,
             sample_ns=2_000_000,
-            samples=30,
+            samples=24,
             cell_budget_ns=1_500_000_000,
             warmup_ns=200_000_000,
-            settle_s=0.2,
+            settle_s=0.1,
         )
     torch = load_torch(args.no_torch, args.torch_threads)
     has_autodiff = autodiff_works()
