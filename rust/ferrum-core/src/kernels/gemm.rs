@@ -1,11 +1,14 @@
-//! Matrix multiply kernels. Float GEMM goes to the `gemm` crate, which picks
-//! AVX2/AVX-512 code at run time and takes arbitrary strides, so transposed
-//! views multiply without a copy. Int matmul is a plain cache-friendly loop.
+//! Matrix multiply kernels. f32 runs on ferrum's own AVX2/FMA kernel
+//! ([`super::sgemm`]) where the CPU has it; other floats (and f32 elsewhere)
+//! go to the `gemm` crate. Both take arbitrary strides, so transposed views
+//! multiply without a copy. Int matmul is a plain cache-friendly loop.
 
 use gemm::Parallelism;
 
+use super::sgemm;
+
 /// Multiply-adds above which one GEMM call uses every core.
-const PAR_GEMM_FLOPS: usize = 1 << 18;
+pub const PAR_GEMM_FLOPS: usize = 1 << 18;
 
 /// One matrix: base pointer offset into its buffer and (row, col) strides.
 #[derive(Clone, Copy, Debug)]
@@ -24,69 +27,122 @@ pub struct Dims {
 }
 
 pub trait GemmElement: Copy + Send + Sync + 'static {
+    /// `dst = (accumulate ? dst : 0) + lhs @ rhs` for an `m x n` `dst`
+    /// whose rows start `dst_rs` elements apart.
+    ///
+    /// Panics if an operand reaches outside its slice or `dst` is too small:
+    /// callers pass matrices described by valid layouts.
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool);
+
     /// `dst[m x n] = lhs[m x k] @ rhs[k x n]`, dst contiguous row-major.
-    fn gemm(dst: &mut [Self], lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool);
+    fn gemm(dst: &mut [Self], lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool) {
+        Self::gemm_into(dst, dims.n, false, lhs, l, rhs, r, dims, threads)
+    }
 }
 
-macro_rules! float_gemm {
-    ($t:ty) => {
-        impl GemmElement for $t {
-            fn gemm(dst: &mut [Self], lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool) {
-                let Dims { m, k, n } = dims;
-                if m == 0 || n == 0 {
-                    return;
-                }
-                if k == 0 {
-                    dst.iter_mut().for_each(|v| *v = 0.0);
-                    return;
-                }
-                let par = if threads && m * n * k >= PAR_GEMM_FLOPS && rayon::current_num_threads() > 1 {
-                    Parallelism::Rayon(0)
-                } else {
-                    Parallelism::None
-                };
-                assert!(dst.len() >= m * n);
-                // SAFETY: the offsets and strides come from layouts that the
-                // engine keeps inside their buffers, for m x k and k x n
-                // matrices; dst holds m * n contiguous elements.
-                unsafe {
-                    gemm::gemm(
-                        m,
-                        n,
-                        k,
-                        dst.as_mut_ptr(),
-                        1,
-                        n as isize,
-                        false,
-                        lhs.as_ptr().add(l.offset),
-                        l.cs,
-                        l.rs,
-                        rhs.as_ptr().add(r.offset),
-                        r.cs,
-                        r.rs,
-                        0.0,
-                        1.0,
-                        false,
-                        false,
-                        false,
-                        par,
-                    );
-                }
+/// Whether every element of a `rows x cols` matrix read through `mat` lies
+/// inside a buffer of `len` elements (strides may be negative or zero).
+fn fits(mat: Mat, rows: usize, cols: usize, len: usize) -> bool {
+    if rows == 0 || cols == 0 {
+        return true;
+    }
+    let reach = |d: usize, s: isize| (d as i128 - 1) * s as i128;
+    let (r, c) = (reach(rows, mat.rs), reach(cols, mat.cs));
+    let lo = mat.offset as i128 + r.min(0) + c.min(0);
+    let hi = mat.offset as i128 + r.max(0) + c.max(0);
+    lo >= 0 && hi < len as i128
+}
+
+/// Check the arguments of a GEMM and handle the cases without a product.
+/// Returns whether a product remains to compute.
+#[allow(clippy::too_many_arguments)]
+fn prepare<T: Copy + Default>(dst: &mut [T], dst_rs: usize, accumulate: bool, lhs: &[T], l: Mat, rhs: &[T], r: Mat, dims: Dims) -> bool {
+    let Dims { m, k, n } = dims;
+    if m == 0 || n == 0 {
+        return false;
+    }
+    assert!(dst_rs >= n && (m - 1).checked_mul(dst_rs).and_then(|x| x.checked_add(n)).is_some_and(|end| end <= dst.len()), "gemm: destination too small");
+    if k == 0 {
+        if !accumulate {
+            for row in 0..m {
+                dst[row * dst_rs..row * dst_rs + n].fill(T::default());
             }
         }
-    };
+        return false;
+    }
+    assert!(fits(l, m, k, lhs.len()) && fits(r, k, n, rhs.len()), "gemm: operand out of bounds");
+    true
 }
 
-float_gemm!(f32);
-float_gemm!(f64);
+/// Threads for one product: all of rayon's above the size gate, else one.
+fn threads_for(dims: Dims, threads: bool) -> usize {
+    let Dims { m, k, n } = dims;
+    if threads && m.saturating_mul(n).saturating_mul(k) >= PAR_GEMM_FLOPS {
+        rayon::current_num_threads()
+    } else {
+        1
+    }
+}
+
+/// The `gemm` crate's product, after [`prepare`] has checked the arguments.
+///
+/// # Safety
+/// [`prepare`] returned true for these arguments.
+#[allow(clippy::too_many_arguments)]
+unsafe fn crate_gemm<T: Copy + 'static>(dst: &mut [T], dst_rs: usize, accumulate: bool, lhs: &[T], l: Mat, rhs: &[T], r: Mat, dims: Dims, threads: usize, one: T) {
+    let Dims { m, k, n } = dims;
+    let par = if threads > 1 { Parallelism::Rayon(0) } else { Parallelism::None };
+    // SAFETY: prepare checked that every element read or written is inside
+    // its slice; dst is borrowed mutably, so nothing aliases it.
+    unsafe {
+        gemm::gemm(m, n, k, dst.as_mut_ptr(), 1, dst_rs as isize, accumulate, lhs.as_ptr().add(l.offset), l.cs, l.rs, rhs.as_ptr().add(r.offset), r.cs, r.rs, one, one, false, false, false, par);
+    }
+}
+
+impl GemmElement for f32 {
+    fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool) {
+        if !prepare(dst, dst_rs, accumulate, lhs, l, rhs, r, dims) {
+            return;
+        }
+        let threads = threads_for(dims, threads);
+        if !sgemm::available() {
+            // SAFETY: prepare returned true.
+            return unsafe { crate_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, 1.0) };
+        }
+        let Dims { m, k, n } = dims;
+        // SAFETY: prepare checked that every element of both operands and
+        // the m x n destination lies inside its slice; the offsets are in
+        // bounds; dst is borrowed mutably, so nothing else touches it; k > 0.
+        unsafe {
+            let a = sgemm::Operand { ptr: lhs.as_ptr().add(l.offset), rs: l.rs, cs: l.cs };
+            let b = sgemm::Operand { ptr: rhs.as_ptr().add(r.offset), rs: r.rs, cs: r.cs };
+            sgemm::sgemm(dst.as_mut_ptr(), dst_rs, accumulate, a, b, m, k, n, threads);
+        }
+    }
+}
+
+impl GemmElement for f64 {
+    fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool) {
+        if prepare(dst, dst_rs, accumulate, lhs, l, rhs, r, dims) {
+            // SAFETY: prepare returned true.
+            unsafe { crate_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads_for(dims, threads), 1.0) };
+        }
+    }
+}
 
 impl GemmElement for i64 {
-    fn gemm(dst: &mut [Self], lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, _threads: bool) {
+    fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, _threads: bool) {
+        if !prepare(dst, dst_rs, accumulate, lhs, l, rhs, r, dims) {
+            return;
+        }
         let Dims { m, k, n } = dims;
         let at = |buf: &[i64], mat: Mat, i: usize, j: usize| buf[(mat.offset as isize + i as isize * mat.rs + j as isize * mat.cs) as usize];
         for i in 0..m {
-            let row = &mut dst[i * n..(i + 1) * n];
-            row.iter_mut().for_each(|v| *v = 0);
+            let row = &mut dst[i * dst_rs..i * dst_rs + n];
+            if !accumulate {
+                row.iter_mut().for_each(|v| *v = 0);
+            }
             for p in 0..k {
                 let a = at(lhs, l, i, p);
                 if a == 0 {
