@@ -1,8 +1,8 @@
-//! The f32 GEMM against a naive f64-accumulating product, through the
-//! public entry point `GemmElement::gemm_into` (which routes f32 here when
-//! the CPU has AVX2 and FMA).
+//! The f32 GEMM against a naive f64-accumulating product, called through
+//! `gemm::sgemm_into`: `f32::gemm_into`'s argument checks without its size
+//! gate, so small shapes reach this kernel too.
 
-use crate::kernels::gemm::{Dims, GemmElement, Mat};
+use crate::kernels::gemm::{sgemm_into, Dims, GemmElement, Mat};
 
 /// A matrix stored in a buffer of its own with arbitrary strides.
 struct Strided {
@@ -53,7 +53,7 @@ fn check(a: &Strided, b: &Strided, dims: Dims, dst_rs: usize, accumulate: bool, 
     let len = if m == 0 { 0 } else { (m - 1) * dst_rs + n };
     let init: Vec<f32> = (0..len).map(|i| value(i + 11)).collect();
     let mut dst = init.clone();
-    f32::gemm_into(&mut dst, dst_rs, accumulate, &a.buf, a.mat, &b.buf, b.mat, dims, threads);
+    sgemm_into(&mut dst, dst_rs, accumulate, &a.buf, a.mat, &b.buf, b.mat, dims, threads);
     for i in 0..m {
         for j in 0..dst_rs.min(len - i * dst_rs) {
             let at = i * dst_rs + j;
@@ -151,5 +151,18 @@ fn operand_outside_its_buffer_is_refused() {
     let a = make(4, 4, Form::RowMajor, 1);
     let b = make(4, 4, Form::RowMajor, 2);
     let mut dst = vec![0.0; 20];
-    f32::gemm_into(&mut dst, 4, false, &a.buf, a.mat, &b.buf, b.mat, Dims { m: 5, k: 4, n: 4 }, false);
+    sgemm_into(&mut dst, 4, false, &a.buf, a.mat, &b.buf, b.mat, Dims { m: 5, k: 4, n: 4 }, false);
+}
+
+#[test]
+fn gated_entry_point_matches_on_both_sides_of_the_gate() {
+    for (m, k, n) in [(16, 72, 100), (64, 64, 64), (130, 70, 90)] {
+        let (a, b) = (make(m, k, Form::Transposed, 5), make(k, n, Form::RowMajor, 6));
+        let (mut gated, mut forced) = (vec![0.0; m * n], vec![0.0; m * n]);
+        for threads in [false, true] {
+            f32::gemm_into(&mut gated, n, false, &a.buf, a.mat, &b.buf, b.mat, Dims { m, k, n }, threads);
+            sgemm_into(&mut forced, n, false, &a.buf, a.mat, &b.buf, b.mat, Dims { m, k, n }, threads);
+            assert!(gated.iter().zip(&forced).all(|(x, y)| (x - y).abs() <= 1e-4 * (1.0 + y.abs())), "{m}x{k}x{n}");
+        }
+    }
 }
