@@ -149,8 +149,11 @@ pub unsafe fn sgemm(dst: *mut f32, dst_rs: usize, accumulate: bool, a: Operand, 
         return unsafe { with_packs(|p| blocked(p, out, accumulate, a, b, m, k, n)) };
     }
     // Split the larger output dimension in whole micro-tiles, one
-    // contiguous part per thread.
-    let (len, unit) = if n >= m { (n, NR) } else { (m, MR) };
+    // contiguous part per thread; rows when square, since each part then
+    // packs its own rows of A and all of B, whose row-major packing is a
+    // run of copies, rather than all of A, whose packing is a gather.
+    let by_cols = n > m;
+    let (len, unit) = if by_cols { (n, NR) } else { (m, MR) };
     let tiles = len.div_ceil(unit);
     let parts = threads.min(tiles);
     (0..parts).into_par_iter().for_each(|t| {
@@ -161,7 +164,7 @@ pub unsafe fn sgemm(dst: *mut f32, dst_rs: usize, accumulate: bool, a: Operand, 
         // SAFETY: part `t` reads a sub-block of the operands and writes the
         // rows (or columns) s..e of dst, disjoint from every other part.
         unsafe {
-            if n >= m {
+            if by_cols {
                 let (bp, op) = (b.from(0, s), out.from(0, s));
                 with_packs(|p| blocked(p, op, accumulate, a, bp, m, k, e - s));
             } else {
