@@ -5,7 +5,18 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import DEVICE, NUM_DTYPES, Array, arrays, assert_close, assert_equal, dtypes, layouts, tensor
+from conftest import (
+    DEVICE,
+    LAYOUTS,
+    NUM_DTYPES,
+    Array,
+    arrays,
+    assert_close,
+    assert_equal,
+    dtypes,
+    layouts,
+    tensor,
+)
 from ferrum import DType, KindError, ShapeError, Tensor
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -127,6 +138,18 @@ def test_large_matmul_uses_the_threaded_paths(dtype: str) -> None:
     c = rng.standard_normal((64, 5, 7)).astype(np_dtype)
     d = rng.standard_normal((64, 7, 3)).astype(np_dtype)
     assert_close(tensor(c, "flipped") @ tensor(d), matmul_ref(c, d), dtype, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("layout_a", LAYOUTS)
+@pytest.mark.parametrize("layout_b", LAYOUTS)
+@pytest.mark.parametrize(("m", "k", "n"), [(1, 40, 33), (7, 300, 17), (70, 33, 65), (130, 257, 96)])
+def test_f32_matmul_across_tile_edges(m: int, k: int, n: int, layout_a: str, layout_b: str) -> None:
+    # Sizes that are not multiples of the f32 kernel's 6 x 16 register tile,
+    # depths over one 256-deep block, and every operand layout.
+    rng = np.random.default_rng(m * 1000 + n)
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    assert_close(tensor(a, layout_a) @ tensor(b, layout_b), matmul_ref(a, b), "f32", rtol=1e-5, atol=2e-6 * k)
 
 
 @SETTINGS

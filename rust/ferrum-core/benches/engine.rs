@@ -4,6 +4,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use ferrum_core::kernels::gemm::{Dims, GemmElement, Mat};
 use ferrum_core::ops::binary::BinaryOp;
 use ferrum_core::ops::unary::FloatUnary;
 use ferrum_core::{DType, Distribution, Tensor};
@@ -19,6 +20,28 @@ fn matmul(c: &mut Criterion) {
         let (a, b) = (random(&[n, n]), random(&[n, n]));
         g.throughput(Throughput::Elements((2 * n * n * n) as u64));
         g.bench_with_input(BenchmarkId::from_parameter(n), &n, |bch, _| bch.iter(|| black_box(a.matmul(&b).unwrap())));
+    }
+    g.finish();
+}
+
+/// Single-thread f32 GEMMs of the shapes convolutions run (im2col bands and
+/// their gradients) and a square one, ferrum's kernel next to the `gemm`
+/// crate it replaced, to place the size gate between them.
+fn gemm_shapes(c: &mut Criterion) {
+    let mut g = c.benchmark_group("gemm_f32_1thread");
+    g.sample_size(20);
+    for (m, k, n) in [(16, 72, 784), (72, 16, 784), (16, 784, 72), (8, 8, 8), (32, 32, 32), (64, 64, 64), (6, 512, 512), (512, 512, 6), (256, 256, 256), (1024, 1024, 1024)] {
+        let a: Vec<f32> = (0..m * k).map(|i| (i % 7) as f32 - 3.0).collect();
+        let b: Vec<f32> = (0..k * n).map(|i| (i % 5) as f32 - 2.0).collect();
+        let mut dst = vec![0.0f32; m * n];
+        let (la, lb) = (Mat { offset: 0, rs: k as isize, cs: 1 }, Mat { offset: 0, rs: n as isize, cs: 1 });
+        let id = format!("{m}x{k}x{n}");
+        g.throughput(Throughput::Elements((2 * m * n * k) as u64));
+        g.bench_function(BenchmarkId::new("ferrum", &id), |bch| bch.iter(|| f32::gemm_into(&mut dst, n, false, &a, la, &b, lb, Dims { m, k, n }, false)));
+        g.bench_function(BenchmarkId::new("gemm_crate", &id), |bch| {
+            // SAFETY: a, b and dst hold the m x k, k x n and m x n row-major matrices.
+            bch.iter(|| unsafe { gemm::gemm(m, n, k, dst.as_mut_ptr(), 1, n as isize, false, a.as_ptr(), 1, k as isize, b.as_ptr(), 1, n as isize, 0.0, 1.0, false, false, false, gemm::Parallelism::None) })
+        });
     }
     g.finish();
 }
@@ -62,5 +85,5 @@ fn tiny_dispatch(c: &mut Criterion) {
     c.bench_function("tiny_exp_4", |bch| bch.iter(|| black_box(a.float_unary(FloatUnary::Exp).unwrap())));
 }
 
-criterion_group!(benches, matmul, elementwise, reductions, tiny_dispatch);
+criterion_group!(benches, matmul, gemm_shapes, elementwise, reductions, tiny_dispatch);
 criterion_main!(benches);

@@ -21,24 +21,12 @@ use crate::dtype::Element;
 const BAND_ELEMS: usize = 1 << 16;
 /// Multiply-adds below which a whole convolution stays on one thread.
 const PAR_CONV_FLOPS: usize = 1 << 17;
-/// Multiply-adds above which one GEMM call uses every core.
-const PAR_GEMM_FLOPS: usize = 1 << 18;
 
 /// Floats the convolution kernels run on.
 pub trait ConvElement: Element + GemmElement + std::ops::AddAssign + std::ops::Add<Output = Self> {
-    /// `dst = (accumulate ? dst : 0) + lhs @ rhs` for an `m x n` `dst`
-    /// whose rows start `dst_rs` elements apart.
-    #[allow(clippy::too_many_arguments)]
-    fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool);
-
     /// Run `f` with this thread's im2col buffer, kept between calls so a
     /// training loop does not allocate (and page in) a fresh one per image.
     fn with_scratch<R>(f: impl FnOnce(&mut Vec<Self>) -> R) -> R;
-}
-
-/// Whether `(rows, cols)` elements read through `mat` stay inside `len`.
-fn fits(mat: Mat, rows: usize, cols: usize, len: usize) -> bool {
-    rows == 0 || cols == 0 || (mat.rs >= 0 && mat.cs >= 0 && mat.offset + (rows - 1) * mat.rs as usize + (cols - 1) * (mat.cs as usize) < len)
 }
 
 macro_rules! conv_float {
@@ -55,53 +43,6 @@ macro_rules! conv_float {
                     // another convolution while waiting): use a buffer of its own.
                     Err(_) => f(&mut Vec::new()),
                 })
-            }
-
-            fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool) {
-                let Dims { m, k, n } = dims;
-                if m == 0 || n == 0 {
-                    return;
-                }
-                assert!((m - 1) * dst_rs + n <= dst.len(), "gemm_into: destination too small");
-                if k == 0 {
-                    if !accumulate {
-                        for row in 0..m {
-                            dst[row * dst_rs..row * dst_rs + n].fill(0.0);
-                        }
-                    }
-                    return;
-                }
-                assert!(fits(l, m, k, lhs.len()) && fits(r, k, n, rhs.len()), "gemm_into: operand out of bounds");
-                let par = if threads && m * n * k >= PAR_GEMM_FLOPS && rayon::current_num_threads() > 1 {
-                    gemm::Parallelism::Rayon(0)
-                } else {
-                    gemm::Parallelism::None
-                };
-                // SAFETY: the asserts above keep every element read or written
-                // inside its slice; dst is borrowed mutably, so nothing aliases it.
-                unsafe {
-                    gemm::gemm(
-                        m,
-                        n,
-                        k,
-                        dst.as_mut_ptr(),
-                        1,
-                        dst_rs as isize,
-                        accumulate,
-                        lhs.as_ptr().add(l.offset),
-                        l.cs,
-                        l.rs,
-                        rhs.as_ptr().add(r.offset),
-                        r.cs,
-                        r.rs,
-                        1.0,
-                        1.0,
-                        false,
-                        false,
-                        false,
-                        par,
-                    );
-                }
             }
         }
     };

@@ -14,5 +14,6 @@ pub mod parallel;
 pub mod pool;
 pub mod reduce;
 pub mod scan;
+pub mod sgemm;
 pub mod softmax;
 pub mod strided;

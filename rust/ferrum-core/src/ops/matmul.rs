@@ -1,6 +1,7 @@
 //! Matrix multiplication over the last two dims, batched over the leading
 //! dims with broadcasting (size-1 batch dims stretch, like torch's `@`).
 
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -8,6 +9,7 @@ use rayon::prelude::*;
 use crate::autodiff::{record, sum_to_shape, FnBackward, Var};
 use crate::dtype::Element;
 use crate::error::{Error, Result};
+use crate::kernels::alloc::new_filled;
 use crate::kernels::gemm::{Dims, GemmElement, Mat};
 use crate::layout::Layout;
 use crate::shape::broadcast_shape;
@@ -51,7 +53,7 @@ fn batched<T: Element + GemmElement>(a: &Tensor, b: &Tensor, batch: &[usize], m:
     let nb: usize = batch.iter().product();
     let mut out_shape = batch.to_vec();
     out_shape.extend([m, n]);
-    let mut out = vec![T::ZERO; nb * m * n];
+    let total = nb.checked_mul(m * n).ok_or_else(|| Error::shapes("matmul", a.shape(), b.shape(), "output too large"))?;
     let (la, lb) = (a.layout(), b.layout());
     let (ba, bb) = (a.buffer::<T>(), b.buffer::<T>());
     // Offsets of each batch's matrix, walking batch dims with broadcast strides.
@@ -63,15 +65,22 @@ fn batched<T: Element + GemmElement>(a: &Tensor, b: &Tensor, batch: &[usize], m:
     let (oa, ob) = (offsets(la), offsets(lb));
     let mat = |l: &Layout, off: usize| Mat { offset: off, rs: l.strides[r - 2], cs: l.strides[r - 1] };
     let chunk = (m * n).max(1);
-    if nb > 1 && m * n * k < SMALL_GEMM {
-        out.par_chunks_mut(chunk).enumerate().for_each(|(i, dst)| {
-            T::gemm(dst, ba, mat(la, oa[i]), bb, mat(lb, ob[i]), Dims { m, k, n }, false);
-        });
-    } else {
-        for (i, dst) in out.chunks_mut(chunk).enumerate().take(nb) {
-            T::gemm(dst, ba, mat(la, oa[i]), bb, mat(lb, ob[i]), Dims { m, k, n }, true);
+    let fill = |out: &mut [T]| {
+        if nb > 1 && m * n * k < SMALL_GEMM {
+            out.par_chunks_mut(chunk).enumerate().for_each(|(i, dst)| {
+                T::gemm(dst, ba, mat(la, oa[i]), bb, mat(lb, ob[i]), Dims { m, k, n }, false);
+            });
+        } else {
+            for (i, dst) in out.chunks_mut(chunk).enumerate().take(nb) {
+                T::gemm(dst, ba, mat(la, oa[i]), bb, mat(lb, ob[i]), Dims { m, k, n }, true);
+            }
         }
-    }
+    };
+    // SAFETY: the chunks cover all nb * m * n elements, and a GEMM without
+    // `accumulate` writes every element of its m x n destination (zeros when
+    // k = 0) and reads none, so no uninitialised value is ever read; T is a
+    // plain number type without drop glue.
+    let out = unsafe { new_filled("matmul", total, |out| fill(&mut *(out as *mut [MaybeUninit<T>] as *mut [T]))) }?;
     Ok(Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(&out_shape)))
 }
 

@@ -1,0 +1,77 @@
+//! Packing: copies of operand blocks into the order the microkernel reads,
+//! micro-panel after micro-panel, zero-padded to whole panels, so the inner
+//! loop walks memory with unit stride whatever the operands' strides were.
+
+use super::avx2::{MR, NR};
+use super::driver::Operand;
+
+/// Pack the `rows x kc` block of `a` at `(r0, p0)` into micro-panels of `MR`
+/// rows, each stored k-major (`MR` values per step of k).
+///
+/// # Safety
+/// Every element of the block is readable through `a`; `out` has room for
+/// `rows.div_ceil(MR) * MR * kc` floats.
+pub unsafe fn pack_a(out: *mut f32, a: Operand, r0: usize, p0: usize, rows: usize, kc: usize) {
+    for (panel, i0) in (0..rows).step_by(MR).enumerate() {
+        let mr = MR.min(rows - i0);
+        // SAFETY: panel `panel` lies inside `out` by the caller's size bound.
+        let dst = unsafe { std::slice::from_raw_parts_mut(out.add(panel * MR * kc), MR * kc) };
+        if mr < MR {
+            dst.fill(0.0);
+        }
+        for i in 0..mr {
+            let row = r0 + i0 + i;
+            if a.cs == 1 {
+                // Row-major: read the row contiguously.
+                // SAFETY: elements (row, p0..p0 + kc) are in the block.
+                let src = unsafe { std::slice::from_raw_parts(a.at(row, p0), kc) };
+                dst.iter_mut().skip(i).step_by(MR).zip(src).for_each(|(d, &s)| *d = s);
+            } else {
+                for (p, d) in dst.iter_mut().skip(i).step_by(MR).enumerate() {
+                    // SAFETY: (row, p0 + p) is in the block.
+                    *d = unsafe { *a.at(row, p0 + p) };
+                }
+            }
+        }
+    }
+}
+
+/// Pack the `kc x cols` block of `b` at `(p0, j0)` into micro-panels of `NR`
+/// columns, each stored k-major (`NR` values per step of k).
+///
+/// # Safety
+/// Every element of the block is readable through `b`; `out` has room for
+/// `cols.div_ceil(NR) * NR * kc` floats.
+pub unsafe fn pack_b(out: *mut f32, b: Operand, p0: usize, j0: usize, kc: usize, cols: usize) {
+    for (panel, jp) in (0..cols).step_by(NR).enumerate() {
+        let nr = NR.min(cols - jp);
+        // SAFETY: panel `panel` lies inside `out` by the caller's size bound.
+        let dst = unsafe { std::slice::from_raw_parts_mut(out.add(panel * NR * kc), NR * kc) };
+        if nr < NR {
+            dst.fill(0.0);
+        }
+        if b.cs == 1 {
+            // Row-major: each step of k copies one contiguous run of a row.
+            for (p, d) in dst.chunks_exact_mut(NR).enumerate() {
+                // SAFETY: elements (p0 + p, j0 + jp .. + nr) are in the block.
+                let src = unsafe { std::slice::from_raw_parts(b.at(p0 + p, j0 + jp), nr) };
+                d[..nr].copy_from_slice(src);
+            }
+        } else {
+            for j in 0..nr {
+                let col = j0 + jp + j;
+                if b.rs == 1 {
+                    // Transposed: read the column contiguously.
+                    // SAFETY: elements (p0..p0 + kc, col) are in the block.
+                    let src = unsafe { std::slice::from_raw_parts(b.at(p0, col), kc) };
+                    dst.iter_mut().skip(j).step_by(NR).zip(src).for_each(|(d, &s)| *d = s);
+                } else {
+                    for (p, d) in dst.iter_mut().skip(j).step_by(NR).enumerate() {
+                        // SAFETY: (p0 + p, col) is in the block.
+                        *d = unsafe { *b.at(p0 + p, col) };
+                    }
+                }
+            }
+        }
+    }
+}

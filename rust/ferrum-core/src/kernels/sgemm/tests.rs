@@ -1,0 +1,168 @@
+//! The f32 GEMM against a naive f64-accumulating product, called through
+//! `gemm::sgemm_into`: `f32::gemm_into`'s argument checks without its size
+//! gate, so small shapes reach this kernel too.
+
+use crate::kernels::gemm::{sgemm_into, Dims, GemmElement, Mat};
+
+/// A matrix stored in a buffer of its own with arbitrary strides.
+struct Strided {
+    buf: Vec<f32>,
+    mat: Mat,
+}
+
+impl Strided {
+    fn get(&self, i: usize, j: usize) -> f32 {
+        self.buf[(self.mat.offset as isize + i as isize * self.mat.rs + j as isize * self.mat.cs) as usize]
+    }
+}
+
+/// How an operand is laid out in its buffer.
+#[derive(Clone, Copy, Debug)]
+enum Form {
+    RowMajor,
+    Transposed,
+    /// A view into a larger matrix: 3 extra columns, starting at (2, 1).
+    Sliced,
+    /// Every row the same (stride 0 over rows, as `expand` gives).
+    BroadcastRows,
+    /// Both axes walked backwards (a `flip` view).
+    Flipped,
+}
+
+fn value(seed: usize) -> f32 {
+    ((seed as f32 * 0.618_034).fract() - 0.5) * 2.0
+}
+
+fn make(rows: usize, cols: usize, form: Form, seed: usize) -> Strided {
+    let (r, c) = (rows as isize, cols as isize);
+    let (len, mat) = match form {
+        Form::RowMajor => (rows * cols, Mat { offset: 0, rs: c, cs: 1 }),
+        Form::Transposed => (rows * cols, Mat { offset: 0, rs: 1, cs: r }),
+        Form::Sliced => ((rows + 2) * (cols + 3), Mat { offset: 2 * (cols + 3) + 1, rs: c + 3, cs: 1 }),
+        Form::BroadcastRows => (cols, Mat { offset: 0, rs: 0, cs: 1 }),
+        Form::Flipped => (rows * cols, Mat { offset: (rows * cols).saturating_sub(1), rs: -c, cs: -1 }),
+    };
+    Strided { buf: (0..len).map(|i| value(i * 7 + seed)).collect(), mat }
+}
+
+/// Runs `dst = (acc ? dst : 0) + a @ b` with destination row stride `dst_rs`
+/// and checks it against the f64 reference, and that the padding between
+/// rows is untouched.
+fn check(a: &Strided, b: &Strided, dims: Dims, dst_rs: usize, accumulate: bool, threads: bool) {
+    let Dims { m, k, n } = dims;
+    let len = if m == 0 { 0 } else { (m - 1) * dst_rs + n };
+    let init: Vec<f32> = (0..len).map(|i| value(i + 11)).collect();
+    let mut dst = init.clone();
+    sgemm_into(&mut dst, dst_rs, accumulate, &a.buf, a.mat, &b.buf, b.mat, dims, threads);
+    for i in 0..m {
+        for j in 0..dst_rs.min(len - i * dst_rs) {
+            let at = i * dst_rs + j;
+            if j >= n {
+                assert_eq!(dst[at], init[at], "padding ({i}, {j}) changed");
+                continue;
+            }
+            let mut want = if accumulate { init[at] as f64 } else { 0.0 };
+            let mut scale = want.abs();
+            for p in 0..k {
+                let t = a.get(i, p) as f64 * b.get(p, j) as f64;
+                want += t;
+                scale += t.abs();
+            }
+            let err = (dst[at] as f64 - want).abs();
+            assert!(err <= 1e-5 * scale + 1e-6, "{dims:?} dst_rs={dst_rs} acc={accumulate} ({i}, {j}): got {} want {want}", dst[at]);
+        }
+    }
+}
+
+fn plain(m: usize, k: usize, n: usize, fa: Form, fb: Form, acc: bool, threads: bool) {
+    let (a, b) = (make(m, k, fa, 1), make(k, n, fb, 2));
+    check(&a, &b, Dims { m, k, n }, n, acc, threads);
+}
+
+#[test]
+fn every_edge_of_the_register_tile() {
+    let sizes = [1, 2, 5, 6, 7, 11, 12, 13, 15, 16, 17, 23, 31, 32, 33, 47, 48, 49, 64, 70];
+    for &m in &sizes {
+        for &n in &sizes {
+            for k in [1, 2, 7, 16, 37] {
+                plain(m, k, n, Form::RowMajor, Form::RowMajor, false, false);
+            }
+        }
+    }
+}
+
+#[test]
+fn depth_across_several_k_blocks() {
+    for k in [255, 256, 257, 300, 513, 1000] {
+        plain(13, k, 21, Form::RowMajor, Form::RowMajor, false, false);
+        plain(13, k, 21, Form::RowMajor, Form::RowMajor, true, false);
+    }
+}
+
+#[test]
+fn large_products_on_threads() {
+    plain(300, 257, 129, Form::RowMajor, Form::RowMajor, false, true);
+    plain(129, 257, 300, Form::RowMajor, Form::RowMajor, true, true);
+    // Wider than one column block of B, and taller than one row block of A.
+    plain(160, 40, 3100, Form::RowMajor, Form::RowMajor, false, true);
+    // More threads than micro-tiles along the split dimension.
+    plain(2, 9000, 20, Form::RowMajor, Form::RowMajor, false, true);
+    plain(20, 9000, 2, Form::Transposed, Form::Transposed, true, true);
+}
+
+#[test]
+fn strided_operands() {
+    let forms = [Form::RowMajor, Form::Transposed, Form::Sliced, Form::BroadcastRows, Form::Flipped];
+    for fa in forms {
+        for fb in forms {
+            for (m, k, n) in [(1, 1, 1), (7, 5, 17), (19, 33, 40), (64, 260, 50)] {
+                plain(m, k, n, fa, fb, false, false);
+                plain(m, k, n, fa, fb, true, true);
+            }
+        }
+    }
+}
+
+#[test]
+fn destination_row_stride_and_accumulate() {
+    for (m, k, n) in [(1, 3, 1), (6, 16, 16), (7, 9, 18), (40, 70, 33)] {
+        for dst_rs in [n, n + 1, n + 13] {
+            for acc in [false, true] {
+                let (a, b) = (make(m, k, Form::RowMajor, 3), make(k, n, Form::Transposed, 4));
+                check(&a, &b, Dims { m, k, n }, dst_rs, acc, false);
+            }
+        }
+    }
+}
+
+#[test]
+fn empty_dimensions() {
+    for acc in [false, true] {
+        // k = 0: the product is zero; dst is cleared or kept.
+        plain(5, 0, 7, Form::RowMajor, Form::RowMajor, acc, true);
+        plain(0, 4, 7, Form::RowMajor, Form::RowMajor, acc, true);
+        plain(5, 4, 0, Form::RowMajor, Form::RowMajor, acc, true);
+    }
+}
+
+#[test]
+#[should_panic(expected = "operand out of bounds")]
+fn operand_outside_its_buffer_is_refused() {
+    let a = make(4, 4, Form::RowMajor, 1);
+    let b = make(4, 4, Form::RowMajor, 2);
+    let mut dst = vec![0.0; 20];
+    sgemm_into(&mut dst, 4, false, &a.buf, a.mat, &b.buf, b.mat, Dims { m: 5, k: 4, n: 4 }, false);
+}
+
+#[test]
+fn gated_entry_point_matches_on_both_sides_of_the_gate() {
+    for (m, k, n) in [(16, 72, 100), (64, 64, 64), (130, 70, 90)] {
+        let (a, b) = (make(m, k, Form::Transposed, 5), make(k, n, Form::RowMajor, 6));
+        let (mut gated, mut forced) = (vec![0.0; m * n], vec![0.0; m * n]);
+        for threads in [false, true] {
+            f32::gemm_into(&mut gated, n, false, &a.buf, a.mat, &b.buf, b.mat, Dims { m, k, n }, threads);
+            sgemm_into(&mut forced, n, false, &a.buf, a.mat, &b.buf, b.mat, Dims { m, k, n }, threads);
+            assert!(gated.iter().zip(&forced).all(|(x, y)| (x - y).abs() <= 1e-4 * (1.0 + y.abs())), "{m}x{k}x{n}");
+        }
+    }
+}
