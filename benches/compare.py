@@ -827,10 +827,11 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings(
             quick=False,
             sample_ns=2_000_000,
-            samples=24,
+            samples=15,
             cell_budget_ns=1_500_000_000,
             warmup_ns=200_000_000,
-            settle_s=0.1,
+            # OpenBLAS's threads spin for about 0.1 s after a call.
+            settle_s=0.25,
         )
     torch = load_torch(args.no_torch, args.torch_threads)
     has_autodiff = autodiff_works()

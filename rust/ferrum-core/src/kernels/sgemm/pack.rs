@@ -19,6 +19,19 @@ pub unsafe fn pack_a(out: *mut f32, a: Operand, r0: usize, p0: usize, rows: usiz
         if mr < MR {
             dst.fill(0.0);
         }
+        if a.cs == 1 && mr == MR {
+            // Row-major, whole panel: one value from each of the six rows per
+            // step of k, so the panel is written front to back once instead
+            // of being walked six times with a stride.
+            // SAFETY: rows r0 + i0 .. + MR, columns p0 .. p0 + kc are in the block.
+            let rows: [&[f32]; MR] = std::array::from_fn(|i| unsafe { std::slice::from_raw_parts(a.at(r0 + i0 + i, p0), kc) });
+            for (p, d) in dst.chunks_exact_mut(MR).enumerate() {
+                for (v, row) in d.iter_mut().zip(&rows) {
+                    *v = row[p];
+                }
+            }
+            continue;
+        }
         for i in 0..mr {
             let row = r0 + i0 + i;
             if a.cs == 1 {
