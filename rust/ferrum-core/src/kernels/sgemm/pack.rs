@@ -63,7 +63,17 @@ pub unsafe fn pack_b(out: *mut f32, b: Operand, p0: usize, j0: usize, kc: usize,
         if nr < NR {
             dst.fill(0.0);
         }
-        if b.cs == 1 {
+        if b.cs == 1 && nr == NR {
+            // Row-major, whole panel: each step of k copies 16 contiguous
+            // floats, as a fixed-size copy (two vector moves, not a memmove call).
+            for (p, d) in dst.chunks_exact_mut(NR).enumerate() {
+                // SAFETY: elements (p0 + p, j0 + jp .. + NR) are in the block.
+                let src = unsafe { &*b.at(p0 + p, j0 + jp).cast::<[f32; NR]>() };
+                if let Ok(d) = <&mut [f32; NR]>::try_from(d) {
+                    *d = *src;
+                }
+            }
+        } else if b.cs == 1 {
             // Row-major: each step of k copies one contiguous run of a row.
             for (p, d) in dst.chunks_exact_mut(NR).enumerate() {
                 // SAFETY: elements (p0 + p, j0 + jp .. + nr) are in the block.
