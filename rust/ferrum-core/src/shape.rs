@@ -27,7 +27,7 @@ pub fn try_with_capacity<T>(op: &'static str, n: usize) -> Result<Vec<T>> {
     }
     let mut v = Vec::new();
     v.try_reserve_exact(n)
-        .map_err(|_| Error::invalid(op, format!("cannot allocate {n} elements ({} bytes): out of memory", n.saturating_mul(std::mem::size_of::<T>()))))?;
+        .map_err(|_| Error::invalid(op, format!("cannot allocate {n} elements ({bytes} bytes): out of memory")))?;
     Ok(v)
 }
 

@@ -8,8 +8,8 @@ use rayon::prelude::*;
 
 use crate::dtype::Element;
 use crate::error::{Error, Result};
-use crate::shape::try_with_capacity;
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP};
+use crate::shape::try_with_capacity;
 use crate::tensor::Tensor;
 
 /// Fail unless `other` (the gradient or a state tensor named `what`) has
@@ -72,26 +72,8 @@ pub(crate) fn chunked<T: Element, const K: usize>(
     grad: &[T],
     f: impl Fn([&mut [T]; K], &[T]) + Sync + Send,
 ) {
-    if !go_parallel(grad.len(), PAR_CHEAP) {
-        simd(
-            #[inline(always)]
-            || f(bufs, grad),
-        );
-        return;
-    }
-    let mut pieces = bufs.map(|b| b.chunks_mut(CHUNK));
-    let work: Vec<([&mut [T]; K], &[T])> =
-        grad.chunks(CHUNK).map(|g| (std::array::from_fn(|k| pieces[k].next().unwrap_or_default()), g)).collect();
-    work.into_par_iter().for_each(|(b, g)| {
-        simd(
-            #[inline(always)]
-            || f(b, g),
-        )
-    });
+    in_pieces(grad.len(), [grad], bufs, |[g], b| f(b, g));
 }
-
-/// Matching pieces of the inputs and outputs of `chunked_into`.
-type Piece<'a, T, const I: usize, const O: usize> = ([&'a [T]; I], [&'a mut [MaybeUninit<T>]; O]);
 
 /// `O` output buffers of `n` elements each, every element written once by
 /// `f` over matching pieces of the `I` read-only inputs (the out-of-place
@@ -111,35 +93,47 @@ pub(crate) unsafe fn chunked_into<T: Element, const I: usize, const O: usize>(
     for b in &mut bufs {
         *b = try_with_capacity(op, n)?;
     }
-    {
-        let outputs = bufs.each_mut().map(|b| &mut b.spare_capacity_mut()[..n]);
-        if !go_parallel(n, PAR_CHEAP) {
-            simd(
-                #[inline(always)]
-                || f(inputs, outputs),
-            );
-        } else {
-            let mut ins = inputs.map(|b| b.chunks(CHUNK));
-            let mut outs = outputs.map(|b| b.chunks_mut(CHUNK));
-            let work: Vec<Piece<'_, T, I, O>> = (0..n.div_ceil(CHUNK))
-                .map(|_| {
-                    (
-                        std::array::from_fn(|k| ins[k].next().unwrap_or_default()),
-                        std::array::from_fn(|k| outs[k].next().unwrap_or_default()),
-                    )
-                })
-                .collect();
-            work.into_par_iter().for_each(|(i, o)| {
-                simd(
-                    #[inline(always)]
-                    || f(i, o),
-                )
-            });
-        }
-    }
+    in_pieces(n, inputs, bufs.each_mut().map(|b| &mut b.spare_capacity_mut()[..n]), f);
     for b in &mut bufs {
         // SAFETY: the caller's `f` wrote all `n` elements of every buffer.
         unsafe { b.set_len(n) };
     }
     Ok(bufs)
+}
+
+/// Matching pieces of the inputs and outputs of `in_pieces`.
+type Piece<'a, T, U, const I: usize, const O: usize> = ([&'a [T]; I], [&'a mut [U]; O]);
+
+/// Run `f` over matching `CHUNK`-element pieces of the `I` read-only and
+/// `O` writable slices of (up to) `n` elements, split across threads when
+/// `n` is large; a shorter slice gives shorter or empty pieces.
+fn in_pieces<T: Element, U: Send, const I: usize, const O: usize>(
+    n: usize,
+    inputs: [&[T]; I],
+    outputs: [&mut [U]; O],
+    f: impl Fn([&[T]; I], [&mut [U]; O]) + Sync + Send,
+) {
+    if !go_parallel(n, PAR_CHEAP) {
+        simd(
+            #[inline(always)]
+            || f(inputs, outputs),
+        );
+        return;
+    }
+    let mut ins = inputs.map(|b| b.chunks(CHUNK));
+    let mut outs = outputs.map(|b| b.chunks_mut(CHUNK));
+    let work: Vec<Piece<'_, T, U, I, O>> = (0..n.div_ceil(CHUNK))
+        .map(|_| {
+            (
+                std::array::from_fn(|k| ins[k].next().unwrap_or_default()),
+                std::array::from_fn(|k| outs[k].next().unwrap_or_default()),
+            )
+        })
+        .collect();
+    work.into_par_iter().for_each(|(i, o)| {
+        simd(
+            #[inline(always)]
+            || f(i, o),
+        )
+    });
 }
