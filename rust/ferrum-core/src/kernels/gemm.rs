@@ -116,16 +116,26 @@ unsafe fn crate_gemm<T: Copy + 'static>(dst: &mut [T], dst_rs: usize, accumulate
 
 impl GemmElement for f32 {
     fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool) {
-        if !prepare(dst, dst_rs, accumulate, lhs, l, rhs, r, dims) {
-            return;
-        }
-        let threads = threads_for(dims, threads);
-        if use_sgemm(dims, threads) {
-            // SAFETY: prepare returned true and the CPU has AVX2 and FMA.
-            unsafe { run_sgemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads) }
+        f32_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, false);
+    }
+}
+
+/// An f32 product on ferrum's kernel or the `gemm` crate, as the size gate
+/// says; `forced` takes ferrum's kernel whatever the gate says (for its
+/// tests), wherever the CPU has it.
+#[allow(clippy::too_many_arguments)]
+fn f32_gemm(dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32], l: Mat, rhs: &[f32], r: Mat, dims: Dims, threads: bool, forced: bool) {
+    if !prepare(dst, dst_rs, accumulate, lhs, l, rhs, r, dims) {
+        return;
+    }
+    let threads = threads_for(dims, threads);
+    // SAFETY: prepare returned true; ferrum's kernel runs only where the CPU
+    // has AVX2 and FMA (use_sgemm checks it too).
+    unsafe {
+        if (forced && sgemm::available()) || use_sgemm(dims, threads) {
+            run_sgemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads)
         } else {
-            // SAFETY: prepare returned true.
-            unsafe { crate_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, 1.0) }
+            crate_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, 1.0)
         }
     }
 }
@@ -152,18 +162,7 @@ unsafe fn run_sgemm(dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32
 #[cfg(test)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sgemm_into(dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32], l: Mat, rhs: &[f32], r: Mat, dims: Dims, threads: bool) {
-    if !prepare(dst, dst_rs, accumulate, lhs, l, rhs, r, dims) {
-        return;
-    }
-    let threads = threads_for(dims, threads);
-    // SAFETY: prepare returned true; the kernel runs only where available.
-    unsafe {
-        if sgemm::available() {
-            run_sgemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads)
-        } else {
-            crate_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, 1.0)
-        }
-    }
+    f32_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, true);
 }
 
 impl GemmElement for f64 {

@@ -53,7 +53,7 @@ fn batched<T: Element + GemmElement>(a: &Tensor, b: &Tensor, batch: &[usize], m:
     let nb: usize = batch.iter().product();
     let mut out_shape = batch.to_vec();
     out_shape.extend([m, n]);
-    let total = nb.checked_mul(m * n).ok_or_else(|| Error::shapes("matmul", a.shape(), b.shape(), "output too large"))?;
+    let total = m.checked_mul(n).and_then(|mn| mn.checked_mul(nb)).ok_or_else(|| Error::shapes("matmul", a.shape(), b.shape(), "output too large"))?;
     let (la, lb) = (a.layout(), b.layout());
     let (ba, bb) = (a.buffer::<T>(), b.buffer::<T>());
     // Offsets of each batch's matrix, walking batch dims with broadcast strides.

@@ -5,6 +5,27 @@
 use super::avx2::{MR, NR};
 use super::driver::Operand;
 
+/// The micro-panels of `width` lines (rows of A or columns of B) that hold
+/// `lines` lines `kc` deep: each panel's `width * kc` floats of `out`
+/// (zeroed when the edge cuts the panel short), its first line and how many
+/// lines it holds.
+///
+/// # Safety
+/// `out` has room for `lines.div_ceil(width) * width * kc` floats that
+/// nothing else accesses while the panels are in use.
+unsafe fn panels<'a>(out: *mut f32, lines: usize, width: usize, kc: usize) -> impl Iterator<Item = (&'a mut [f32], usize, usize)> {
+    (0..lines).step_by(width).enumerate().map(move |(panel, first)| {
+        // SAFETY: panel `panel` lies inside `out` by the caller's size
+        // bound, and the panels do not overlap.
+        let dst = unsafe { std::slice::from_raw_parts_mut(out.add(panel * width * kc), width * kc) };
+        let count = width.min(lines - first);
+        if count < width {
+            dst.fill(0.0);
+        }
+        (dst, first, count)
+    })
+}
+
 /// Pack the `rows x kc` block of `a` at `(r0, p0)` into micro-panels of `MR`
 /// rows, each stored k-major (`MR` values per step of k).
 ///
@@ -12,13 +33,8 @@ use super::driver::Operand;
 /// Every element of the block is readable through `a`; `out` has room for
 /// `rows.div_ceil(MR) * MR * kc` floats.
 pub unsafe fn pack_a(out: *mut f32, a: Operand, r0: usize, p0: usize, rows: usize, kc: usize) {
-    for (panel, i0) in (0..rows).step_by(MR).enumerate() {
-        let mr = MR.min(rows - i0);
-        // SAFETY: panel `panel` lies inside `out` by the caller's size bound.
-        let dst = unsafe { std::slice::from_raw_parts_mut(out.add(panel * MR * kc), MR * kc) };
-        if mr < MR {
-            dst.fill(0.0);
-        }
+    // SAFETY: `out` has room for every panel, by the caller's size bound.
+    for (dst, i0, mr) in unsafe { panels(out, rows, MR, kc) } {
         if a.cs == 1 && mr == MR {
             // Row-major, whole panel: one value from each of the six rows per
             // step of k, so the panel is written front to back once instead
@@ -56,13 +72,8 @@ pub unsafe fn pack_a(out: *mut f32, a: Operand, r0: usize, p0: usize, rows: usiz
 /// Every element of the block is readable through `b`; `out` has room for
 /// `cols.div_ceil(NR) * NR * kc` floats.
 pub unsafe fn pack_b(out: *mut f32, b: Operand, p0: usize, j0: usize, kc: usize, cols: usize) {
-    for (panel, jp) in (0..cols).step_by(NR).enumerate() {
-        let nr = NR.min(cols - jp);
-        // SAFETY: panel `panel` lies inside `out` by the caller's size bound.
-        let dst = unsafe { std::slice::from_raw_parts_mut(out.add(panel * NR * kc), NR * kc) };
-        if nr < NR {
-            dst.fill(0.0);
-        }
+    // SAFETY: `out` has room for every panel, by the caller's size bound.
+    for (dst, jp, nr) in unsafe { panels(out, cols, NR, kc) } {
         if b.cs == 1 && nr == NR {
             // Row-major, whole panel: each step of k copies 16 contiguous
             // floats, as a fixed-size copy (two vector moves, not a memmove call).
