@@ -49,18 +49,8 @@ pub unsafe fn pack_a(out: *mut f32, a: Operand, r0: usize, p0: usize, rows: usiz
             continue;
         }
         for i in 0..mr {
-            let row = r0 + i0 + i;
-            if a.cs == 1 {
-                // Row-major: read the row contiguously.
-                // SAFETY: elements (row, p0..p0 + kc) are in the block.
-                let src = unsafe { std::slice::from_raw_parts(a.at(row, p0), kc) };
-                dst.iter_mut().skip(i).step_by(MR).zip(src).for_each(|(d, &s)| *d = s);
-            } else {
-                for (p, d) in dst.iter_mut().skip(i).step_by(MR).enumerate() {
-                    // SAFETY: (row, p0 + p) is in the block.
-                    *d = unsafe { *a.at(row, p0 + p) };
-                }
-            }
+            // SAFETY: row r0 + i0 + i, columns p0 .. p0 + kc are in the block.
+            unsafe { pack_line(dst, i, MR, a.at(r0 + i0 + i, p0), a.cs, kc) };
         }
     }
 }
@@ -93,19 +83,28 @@ pub unsafe fn pack_b(out: *mut f32, b: Operand, p0: usize, j0: usize, kc: usize,
             }
         } else {
             for j in 0..nr {
-                let col = j0 + jp + j;
-                if b.rs == 1 {
-                    // Transposed: read the column contiguously.
-                    // SAFETY: elements (p0..p0 + kc, col) are in the block.
-                    let src = unsafe { std::slice::from_raw_parts(b.at(p0, col), kc) };
-                    dst.iter_mut().skip(j).step_by(NR).zip(src).for_each(|(d, &s)| *d = s);
-                } else {
-                    for (p, d) in dst.iter_mut().skip(j).step_by(NR).enumerate() {
-                        // SAFETY: (p0 + p, col) is in the block.
-                        *d = unsafe { *b.at(p0 + p, col) };
-                    }
-                }
+                // SAFETY: rows p0 .. p0 + kc of column j0 + jp + j are in the block.
+                unsafe { pack_line(dst, j, NR, b.at(p0, j0 + jp + j), b.rs, kc) };
             }
+        }
+    }
+}
+
+/// Copy `kc` values `step` elements apart, from `src` on, into lane `lane`
+/// of a panel `width` lanes wide; a unit step reads them as one slice.
+///
+/// # Safety
+/// The `kc` values are readable; `dst` holds `width * kc` floats.
+unsafe fn pack_line(dst: &mut [f32], lane: usize, width: usize, src: *const f32, step: isize, kc: usize) {
+    let slots = dst.iter_mut().skip(lane).step_by(width);
+    if step == 1 {
+        // SAFETY: the caller vouches for the kc contiguous values.
+        let src = unsafe { std::slice::from_raw_parts(src, kc) };
+        slots.zip(src).for_each(|(d, &s)| *d = s);
+    } else {
+        for (p, d) in slots.enumerate() {
+            // SAFETY: value p of the line, p < kc.
+            *d = unsafe { *src.offset(p as isize * step) };
         }
     }
 }
