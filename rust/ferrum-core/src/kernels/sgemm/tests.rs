@@ -108,6 +108,24 @@ fn large_products_on_threads() {
     // More threads than micro-tiles along the split dimension.
     plain(2, 9000, 20, Form::RowMajor, Form::RowMajor, false, true);
     plain(20, 9000, 2, Form::Transposed, Form::Transposed, true, true);
+    // Several depth blocks per part, added in order; with several column
+    // blocks too.
+    plain(200, 1000, 150, Form::RowMajor, Form::Transposed, true, true);
+    plain(50, 600, 3200, Form::Transposed, Form::RowMajor, false, true);
+    // Tall: split by rows.
+    plain(700, 300, 90, Form::RowMajor, Form::RowMajor, true, true);
+    plain(1000, 40, 70, Form::Transposed, Form::Sliced, false, true);
+}
+
+#[test]
+fn more_threads_than_cores() {
+    // Parts of preempted threads are waited for, not skipped or run twice.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(5).build().expect("a thread pool");
+    pool.install(|| {
+        plain(300, 800, 200, Form::RowMajor, Form::RowMajor, true, true);
+        plain(97, 530, 61, Form::Sliced, Form::Flipped, false, true);
+        plain(1500, 300, 40, Form::RowMajor, Form::Transposed, true, true);
+    });
 }
 
 #[test]
