@@ -72,7 +72,7 @@ conv_float!(
     f32,
     SCRATCH_F32,
     fn direct_forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, g: &ConvGeom) -> Option<Vec<f32>> {
-        conv_direct::forward_applies(g).then(|| conv_direct::forward(x, w, bias, g))
+        conv_direct::forward_applies(g).then(|| conv_direct::forward(x, w, bias, g)).flatten()
     },
     fn direct_backward_input(gy: &[f32], w: &[f32], g: &ConvGeom) -> Option<Vec<f32>> {
         conv_direct::backward_input(gy, w, g)

@@ -19,9 +19,11 @@
 
 use std::arch::x86_64::*;
 use std::cell::RefCell;
+use std::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
+use super::alloc::new_filled;
 use super::im2col::ConvGeom;
 
 /// Rows of the register tile (pixels, or weight entries).
@@ -172,6 +174,65 @@ fn pack_weights(g: &ConvGeom, at: impl Fn(usize, usize, usize) -> f32) -> Vec<f3
     out
 }
 
+/// `dst[j * dst_rs + i] = src[i * src_rs + j] + add[j]` for `i < rows`,
+/// `j < cols` (`add` zero when absent), in 8 x 8 register blocks.
+///
+/// # Safety
+/// The CPU supports AVX2; `src` has `rows` readable rows of `cols` floats
+/// `src_rs` apart, `dst` has `cols` writable rows of `rows` floats `dst_rs`
+/// apart, not overlapping `src`; `add` holds at least `cols` values.
+#[target_feature(enable = "avx2")]
+unsafe fn transpose(src: *const f32, src_rs: usize, rows: usize, cols: usize, dst: *mut f32, dst_rs: usize, add: Option<&[f32]>) {
+    let bias = |j: usize| add.map_or(0.0, |a| a[j]);
+    // SAFETY: every access is at (i, j) with i < rows, j < cols, inside the
+    // regions the caller vouches for.
+    unsafe {
+        let (rb, cb) = (rows - rows % 8, cols - cols % 8);
+        for i0 in (0..rb).step_by(8) {
+            for j0 in (0..cb).step_by(8) {
+                let r: [__m256; 8] = std::array::from_fn(|i| _mm256_loadu_ps(src.add((i0 + i) * src_rs + j0)));
+                let t0 = _mm256_unpacklo_ps(r[0], r[1]);
+                let t1 = _mm256_unpackhi_ps(r[0], r[1]);
+                let t2 = _mm256_unpacklo_ps(r[2], r[3]);
+                let t3 = _mm256_unpackhi_ps(r[2], r[3]);
+                let t4 = _mm256_unpacklo_ps(r[4], r[5]);
+                let t5 = _mm256_unpackhi_ps(r[4], r[5]);
+                let t6 = _mm256_unpacklo_ps(r[6], r[7]);
+                let t7 = _mm256_unpackhi_ps(r[6], r[7]);
+                let u0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+                let u1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+                let u2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+                let u3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+                let u4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+                let u5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+                let u6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+                let u7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+                let out = [
+                    _mm256_permute2f128_ps::<0x20>(u0, u4),
+                    _mm256_permute2f128_ps::<0x20>(u1, u5),
+                    _mm256_permute2f128_ps::<0x20>(u2, u6),
+                    _mm256_permute2f128_ps::<0x20>(u3, u7),
+                    _mm256_permute2f128_ps::<0x31>(u0, u4),
+                    _mm256_permute2f128_ps::<0x31>(u1, u5),
+                    _mm256_permute2f128_ps::<0x31>(u2, u6),
+                    _mm256_permute2f128_ps::<0x31>(u3, u7),
+                ];
+                for (j, v) in out.into_iter().enumerate() {
+                    let v = _mm256_add_ps(v, _mm256_set1_ps(bias(j0 + j)));
+                    _mm256_storeu_ps(dst.add((j0 + j) * dst_rs + i0), v);
+                }
+            }
+        }
+        // The edges: the last rows % 8 rows, and the last cols % 8 columns.
+        for i in 0..rows {
+            let js = if i < rb { cb..cols } else { 0..cols };
+            for j in js {
+                *dst.add(j * dst_rs + i) = *src.add(i * src_rs + j) + bias(j);
+            }
+        }
+    }
+}
+
 /// `c = (accumulate ? c : 0) + sum_t a_i[offs[t]] * b[t][0..16]` for the six
 /// rows `i` of the `6 x 16` tile `c` (row-major).
 ///
@@ -217,59 +278,65 @@ fn corners(base: &[f32], offs: &[isize], first: usize) -> [*const f32; MR] {
     std::array::from_fn(|i| base.as_ptr().wrapping_offset(offs[(first + i).min(last)]))
 }
 
-/// Forward of one group of one image: `y` (`[og, p]`) from the padded
-/// planes `xp`, with this group's packed weights `wp` and bias.
-fn forward_group(g: &ConvGeom, xp: &[f32], wp: &[f32], bias: Option<&[f32]>, win: &[isize], pix: &[isize], y: &mut [f32]) {
+/// Forward of one group of one image: `y` (`[og, p]`, written whole) from
+/// the padded planes `xp`, with this group's packed weights `wp` and bias;
+/// `yt` is scratch for one channel panel as `[p][16]`.
+///
+/// # Safety
+/// `y` points to `og * p` writable floats; the CPU has AVX2 and FMA.
+#[allow(clippy::too_many_arguments)]
+unsafe fn forward_group(g: &ConvGeom, xp: &[f32], wp: &[f32], bias: Option<&[f32]>, win: &[isize], pix: &[isize], yt: &mut Vec<f32>, y: *mut f32) {
     let (k, og, p) = (g.k(), g.og(), g.p());
-    let mut t = [0.0f32; TILE];
+    yt.resize(p.next_multiple_of(MR) * NR, 0.0);
     for (cp, panel) in wp.chunks_exact(k * NR).enumerate() {
         let nr = NR.min(og - cp * NR);
-        for p0 in (0..p).step_by(MR) {
-            let mr = MR.min(p - p0);
+        for (p0, t) in (0..p).step_by(MR).zip(yt.chunks_exact_mut(TILE)) {
+            let t: &mut [f32; TILE] = t.try_into().expect("tile-sized chunk");
             // SAFETY: the CPU has AVX2/FMA (fits checked); every corner plus
             // every window offset lies inside the padded planes (padded_dims
             // covers the last window); the panel holds k * 16 floats.
-            unsafe { tile(corners(xp, pix, p0), win, panel.as_ptr(), &mut t, false) };
-            for j in 0..nr {
-                let co = cp * NR + j;
-                let bo = bias.map_or(0.0, |b| b[co]);
-                for (i, v) in y[co * p + p0..co * p + p0 + mr].iter_mut().enumerate() {
-                    *v = t[i * NR + j] + bo;
-                }
-            }
+            unsafe { tile(corners(xp, pix, p0), win, panel.as_ptr(), t, false) };
         }
+        let b = bias.map(|b| &b[cp * NR..cp * NR + nr]);
+        // SAFETY: yt holds p rows of 16; channels cp * 16 .. + nr of `y` are
+        // inside its og * p floats.
+        unsafe { transpose(yt.as_ptr(), NR, p, nr, y.add(cp * NR * p), p, b) };
     }
 }
 
 /// Run `forward_group` over every image and group of `x` (geometry `g`)
 /// with packed weights `wp`.
-fn run_forward(x: &[f32], wp: &[f32], bias: Option<&[f32]>, g: &ConvGeom) -> Vec<f32> {
+fn run_forward(x: &[f32], wp: &[f32], bias: Option<&[f32]>, g: &ConvGeom) -> Option<Vec<f32>> {
     let (k, og, cg, hw, p) = (g.k(), g.og(), g.cg(), g.hw(), g.p());
     let (hp, wpad) = padded_dims(g);
     let (win, pix) = (window_offsets(g, hp, wpad), pixel_offsets(g, wpad));
     let per_group_w = og.div_ceil(NR) * k * NR;
-    let mut y = vec![0.0f32; g.batch * g.c_out * p];
-    let image = |i: usize, yi: &mut [f32]| {
-        with_scratch(|pad, _| {
+    let per = g.c_out * p;
+    let image = |i: usize, yi: &mut [MaybeUninit<f32>]| {
+        with_scratch(|pad, yt| {
             for grp in 0..g.groups {
                 let xg = &x[i * g.c_in * hw + grp * cg * hw..][..cg * hw];
                 pad_into(xg, g, hp, wpad, pad);
                 let b = bias.map(|b| &b[grp * og..(grp + 1) * og]);
-                forward_group(g, pad, &wp[grp * per_group_w..][..per_group_w], b, &win, &pix, &mut yi[grp * og * p..][..og * p]);
+                let yg = yi[grp * og * p..][..og * p].as_mut_ptr().cast::<f32>();
+                // SAFETY: yg is this group's og * p floats; fits checked the CPU.
+                unsafe { forward_group(g, pad, &wp[grp * per_group_w..][..per_group_w], b, &win, &pix, yt, yg) };
             }
         })
     };
-    let per = g.c_out * p;
-    if parallel(g) == Some(true) {
-        y.par_chunks_mut(per).enumerate().for_each(|(i, yi)| image(i, yi));
-    } else {
-        y.chunks_mut(per).enumerate().for_each(|(i, yi)| image(i, yi));
-    }
-    y
+    let fill = |y: &mut [MaybeUninit<f32>]| {
+        if parallel(g) == Some(true) {
+            y.par_chunks_mut(per).enumerate().for_each(|(i, yi)| image(i, yi));
+        } else {
+            y.chunks_mut(per).enumerate().for_each(|(i, yi)| image(i, yi));
+        }
+    };
+    // SAFETY: every image writes each of its groups' og * p outputs.
+    unsafe { new_filled("conv2d", g.batch * per, fill) }.ok()
 }
 
 /// `conv(x, w) + bias`, as `conv::conv_forward`; only where [`forward_applies`].
-pub fn forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, g: &ConvGeom) -> Vec<f32> {
+pub fn forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, g: &ConvGeom) -> Option<Vec<f32>> {
     let (k, og) = (g.k(), g.og());
     let wp = pack_weights(g, |grp, co, r| w[(grp * og + co) * k + r]);
     run_forward(x, &wp, bias, g)
@@ -291,7 +358,7 @@ pub fn backward_input(gy: &[f32], w: &[f32], g: &ConvGeom) -> Option<Vec<f32>> {
     });
     debug_assert_eq!(t.cg(), og);
     debug_assert_eq!(t.og(), cg);
-    Some(run_forward(gy, &wp, None, &t))
+    run_forward(gy, &wp, None, &t)
 }
 
 /// Gradient with respect to `w`, as `conv::conv_backward_weight`; only where
@@ -310,13 +377,16 @@ pub fn backward_weight(x: &[f32], gy: &[f32], g: &ConvGeom) -> Vec<f32> {
                 pad_into(xg, g, hp, wpad, pad);
                 // This group's output gradient as [channel panel][p][16].
                 let gyg = &gy[i * g.c_out * p + grp * og * p..][..og * p];
-                gyt.clear();
+                if og % NR != 0 {
+                    // The lanes past the last channel must read as zeros.
+                    gyt.clear();
+                }
                 gyt.resize(cp * p * NR, 0.0);
-                for (co, plane) in gyg.chunks_exact(p).enumerate() {
-                    let panel = &mut gyt[(co / NR) * p * NR..][..p * NR];
-                    for (d, &v) in panel.iter_mut().skip(co % NR).step_by(NR).zip(plane) {
-                        *d = v;
-                    }
+                for c in 0..cp {
+                    let nr = NR.min(og - c * NR);
+                    // SAFETY: channels c * 16 .. + nr of gyg are nr rows of
+                    // p; the panel holds p rows of 16; fits checked the CPU.
+                    unsafe { transpose(gyg[c * NR * p..].as_ptr(), p, nr, p, gyt[c * p * NR..].as_mut_ptr(), NR, None) };
                 }
                 let acc_g = &mut acc[grp * rp * cp * TILE..][..rp * cp * TILE];
                 for (r, row) in acc_g.chunks_exact_mut(cp * TILE).enumerate() {
@@ -436,6 +506,26 @@ mod tests {
     }
 
     #[test]
+    fn transpose_moves_every_element_and_adds_the_column_bias() {
+        if !super::super::sgemm::available() {
+            return;
+        }
+        for (rows, cols) in [(1, 1), (8, 8), (16, 784), (13, 21), (7, 9), (24, 5)] {
+            let src: Vec<f32> = (0..rows * (cols + 3)).map(|i| i as f32).collect();
+            let add: Vec<f32> = (0..cols).map(|j| 0.5 * j as f32).collect();
+            let mut dst = vec![f32::NAN; cols * (rows + 2)];
+            // SAFETY: rows x cols inside src (row stride cols + 3) and cols x rows
+            // inside dst (row stride rows + 2).
+            unsafe { transpose(src.as_ptr(), cols + 3, rows, cols, dst.as_mut_ptr(), rows + 2, Some(&add)) };
+            for i in 0..rows {
+                for j in 0..cols {
+                    assert_eq!(dst[j * (rows + 2) + i], src[i * (cols + 3) + j] + add[j], "({i}, {j}) of {rows}x{cols}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn direct_kernels_match_the_definition() {
         if !super::super::sgemm::available() {
             return;
@@ -459,8 +549,8 @@ mod tests {
             let (y, gx, gw) = naive(&x, &w, &gy, &g);
             assert!(forward_applies(&g), "{g:?}");
             let y_b: Vec<f64> = y.iter().enumerate().map(|(i, v)| v + bias[(i / g.p()) % g.c_out] as f64).collect();
-            close(&forward(&x, &w, Some(&bias), &g), &y_b, "y", &g);
-            close(&forward(&x, &w, None, &g), &y, "y without bias", &g);
+            close(&forward(&x, &w, Some(&bias), &g).unwrap(), &y_b, "y", &g);
+            close(&forward(&x, &w, None, &g).unwrap(), &y, "y without bias", &g);
             close(&backward_weight(&x, &gy, &g), &gw, "gw", &g);
             match backward_input(&gy, &w, &g) {
                 Some(got) => close(&got, &gx, "gx", &g),
