@@ -75,10 +75,10 @@ conv_float!(
         conv_direct::forward_applies(g).then(|| conv_direct::forward(x, w, bias, g)).flatten()
     },
     fn direct_backward_input(gy: &[f32], w: &[f32], g: &ConvGeom) -> Option<Vec<f32>> {
-        conv_direct::backward_input(gy, w, g)
+        conv_direct::backward_input_applies(g).then(|| conv_direct::backward_input(gy, w, g)).flatten()
     },
     fn direct_backward_weight(x: &[f32], gy: &[f32], g: &ConvGeom) -> Option<Vec<f32>> {
-        conv_direct::forward_applies(g).then(|| conv_direct::backward_weight(x, gy, g))
+        conv_direct::forward_applies(g).then(|| conv_direct::backward_weight(x, gy, g)).flatten()
     }
 );
 #[cfg(not(target_arch = "x86_64"))]

@@ -65,7 +65,7 @@ fn padded_dims(g: &ConvGeom) -> (usize, usize) {
 /// Whether the direct kernels run `g`: AVX2 and FMA present, something to
 /// compute, and a padded group image small enough to gather from.
 fn fits(g: &ConvGeom) -> bool {
-    if !super::sgemm::available() || g.batch == 0 || g.groups == 0 || g.k() == 0 || g.og() == 0 || g.oh == 0 || g.ow == 0 {
+    if !super::sgemm::available() || g.h == 0 || g.w == 0 || g.batch == 0 || g.groups == 0 || g.k() == 0 || g.og() == 0 || g.oh == 0 || g.ow == 0 {
         return false;
     }
     let (hp, wp) = padded_dims(g);
@@ -88,8 +88,24 @@ fn parallel(g: &ConvGeom) -> Option<bool> {
     }
 }
 
+/// Whether the direct kernels beat the im2col route on `g`: windows of at
+/// least `MIN_K` entries (below that the tile's stores outweigh its
+/// multiply-adds: 1 -> 8 channels 3x3 ran 1.3x slower) and at least three
+/// quarters of the tile's 16 channel lanes in use.
+fn worth(g: &ConvGeom) -> bool {
+    g.k() >= MIN_K && 4 * g.og() >= 3 * g.og().div_ceil(NR) * NR
+}
+
+/// Window entries from which the direct kernels pay.
+const MIN_K: usize = 32;
+
 /// Whether [`forward`] (and [`backward_weight`]) take `g`.
 pub fn forward_applies(g: &ConvGeom) -> bool {
+    runs(g) && worth(g)
+}
+
+/// Whether the direct kernels compute `g` correctly and its threading suits them.
+fn runs(g: &ConvGeom) -> bool {
     fits(g) && parallel(g).is_some()
 }
 
@@ -104,12 +120,12 @@ fn transposed(g: &ConvGeom) -> Option<ConvGeom> {
     let pad_h = ((g.kh - 1) * g.dilation[0]).checked_sub(g.pad[0])?;
     let pad_w = ((g.kw - 1) * g.dilation[1]).checked_sub(g.pad[1])?;
     let t = ConvGeom { c_in: g.c_out, h: g.oh, w: g.ow, c_out: g.c_in, oh: g.h, ow: g.w, pad: [pad_h, pad_w], ..*g };
-    forward_applies(&t).then_some(t)
+    runs(&t).then_some(t)
 }
 
 /// Whether [`backward_input`] takes `g`.
 pub fn backward_input_applies(g: &ConvGeom) -> bool {
-    transposed(g).is_some()
+    transposed(g).is_some_and(|t| worth(&t))
 }
 
 /// Offsets in the padded image (`hp x wp` planes) of the `k` (channel, tap)
@@ -138,19 +154,23 @@ fn pixel_offsets(g: &ConvGeom, wp: usize) -> Vec<isize> {
 }
 
 /// Copy the `[cg, h, w]` planes `src` into `dst` as `[cg, hp, wp]` planes
-/// with the leading padding in zeros; what lies past `hp x wp` is never read.
+/// with the leading padding in zeros; what lies past `hp x wp` is never
+/// read. Every element is written (the buffer is reused between images).
 fn pad_into(src: &[f32], g: &ConvGeom, hp: usize, wp: usize, dst: &mut Vec<f32>) {
-    dst.clear();
     dst.resize(g.cg() * hp * wp, 0.0);
     let [ph, pw] = g.pad;
-    let cols = g.w.min(wp.saturating_sub(pw));
-    if cols == 0 {
-        return;
-    }
+    let lead = pw.min(wp);
+    let cols = g.w.min(wp - lead);
+    let rows = ph..ph + g.h.min(hp.saturating_sub(ph));
     for (plane, s) in dst.chunks_exact_mut(hp * wp).zip(src.chunks_exact(g.hw())) {
-        for (r, row) in s.chunks_exact(g.w).enumerate().take(hp.saturating_sub(ph)) {
-            let at = (r + ph) * wp + pw;
-            plane[at..at + cols].copy_from_slice(&row[..cols]);
+        for (r, line) in plane.chunks_exact_mut(wp).enumerate() {
+            if !rows.contains(&r) {
+                line.fill(0.0);
+                continue;
+            }
+            line[..lead].fill(0.0);
+            line[lead..lead + cols].copy_from_slice(&s[(r - ph) * g.w..][..cols]);
+            line[lead + cols..].fill(0.0);
         }
     }
 }
@@ -335,15 +355,20 @@ fn run_forward(x: &[f32], wp: &[f32], bias: Option<&[f32]>, g: &ConvGeom) -> Opt
     unsafe { new_filled("conv2d", g.batch * per, fill) }.ok()
 }
 
-/// `conv(x, w) + bias`, as `conv::conv_forward`; only where [`forward_applies`].
+/// `conv(x, w) + bias`, as `conv::conv_forward`, where the direct kernels
+/// run `g` (as [`forward_applies`] says, or any `g` they fit in tests).
 pub fn forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, g: &ConvGeom) -> Option<Vec<f32>> {
+    if !runs(g) {
+        return None;
+    }
     let (k, og) = (g.k(), g.og());
     let wp = pack_weights(g, |grp, co, r| w[(grp * og + co) * k + r]);
     run_forward(x, &wp, bias, g)
 }
 
-/// Gradient with respect to `x`, as `conv::conv_backward_input`; only where
-/// [`backward_input_applies`].
+/// Gradient with respect to `x`, as `conv::conv_backward_input`; None where
+/// the direct kernels do not compute it (see [`backward_input_applies`] for
+/// where they pay).
 pub fn backward_input(gy: &[f32], w: &[f32], g: &ConvGeom) -> Option<Vec<f32>> {
     let t = transposed(g)?;
     let (k, og, taps) = (g.k(), g.og(), g.kh * g.kw);
@@ -361,9 +386,12 @@ pub fn backward_input(gy: &[f32], w: &[f32], g: &ConvGeom) -> Option<Vec<f32>> {
     run_forward(gy, &wp, None, &t)
 }
 
-/// Gradient with respect to `w`, as `conv::conv_backward_weight`; only where
-/// [`forward_applies`].
-pub fn backward_weight(x: &[f32], gy: &[f32], g: &ConvGeom) -> Vec<f32> {
+/// Gradient with respect to `w`, as `conv::conv_backward_weight`, where the
+/// direct kernels run `g` (they pay where [`forward_applies`]).
+pub fn backward_weight(x: &[f32], gy: &[f32], g: &ConvGeom) -> Option<Vec<f32>> {
+    if !runs(g) {
+        return None;
+    }
     let (k, og, cg, hw, p) = (g.k(), g.og(), g.cg(), g.hw(), g.p());
     let (hp, wpad) = padded_dims(g);
     let (win, pix) = (window_offsets(g, hp, wpad), pixel_offsets(g, wpad));
@@ -424,7 +452,7 @@ pub fn backward_weight(x: &[f32], gy: &[f32], g: &ConvGeom) -> Vec<f32> {
     };
     let mut gw = vec![0.0f32; g.c_out * k];
     if acc.len() != tiles {
-        return gw;
+        return Some(gw);
     }
     for grp in 0..g.groups {
         for co in 0..og {
@@ -434,7 +462,7 @@ pub fn backward_weight(x: &[f32], gy: &[f32], g: &ConvGeom) -> Vec<f32> {
             }
         }
     }
-    gw
+    Some(gw)
 }
 
 #[cfg(test)]
@@ -540,6 +568,8 @@ mod tests {
             geom(2, 5, 33, (4, 13), (2, 3), 1, (0, 2), 1, 1),
             geom(1, 2, 3, (1, 5), (1, 3), 1, (0, 1), 1, 1),
             geom(2, 2, 4, (5, 5), (1, 1), 1, (1, 1), 1, 2),
+            geom(2, 3, 16, (5, 6), (3, 3), 1, (3, 1), 1, 1),
+            geom(3, 4, 16, (8, 7), (3, 3), 2, (0, 0), 1, 1),
         ];
         for g in cases {
             let x: Vec<f32> = (0..g.batch * g.c_in * g.hw()).map(|i| ((i as f32) * 0.37).sin()).collect();
@@ -547,11 +577,11 @@ mod tests {
             let gy: Vec<f32> = (0..g.batch * g.c_out * g.p()).map(|i| ((i as f32) * 0.13).sin()).collect();
             let bias: Vec<f32> = (0..g.c_out).map(|i| i as f32 * 0.25 - 1.0).collect();
             let (y, gx, gw) = naive(&x, &w, &gy, &g);
-            assert!(forward_applies(&g), "{g:?}");
+            assert!(runs(&g), "{g:?}");
             let y_b: Vec<f64> = y.iter().enumerate().map(|(i, v)| v + bias[(i / g.p()) % g.c_out] as f64).collect();
             close(&forward(&x, &w, Some(&bias), &g).unwrap(), &y_b, "y", &g);
             close(&forward(&x, &w, None, &g).unwrap(), &y, "y without bias", &g);
-            close(&backward_weight(&x, &gy, &g), &gw, "gw", &g);
+            close(&backward_weight(&x, &gy, &g).unwrap(), &gw, "gw", &g);
             match backward_input(&gy, &w, &g) {
                 Some(got) => close(&got, &gx, "gx", &g),
                 None => assert!(g.stride != [1, 1] || g.pad[0] > (g.kh - 1) * g.dilation[0] || g.pad[1] > (g.kw - 1) * g.dilation[1], "{g:?}"),
