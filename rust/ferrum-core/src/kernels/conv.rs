@@ -12,6 +12,8 @@ use std::cell::RefCell;
 
 use rayon::prelude::*;
 
+#[cfg(target_arch = "x86_64")]
+use super::conv_direct;
 use super::gemm::{Dims, GemmElement, Mat};
 use super::im2col::{col2im, im2col, ConvGeom};
 use crate::dtype::Element;
@@ -27,10 +29,25 @@ pub trait ConvElement: Element + GemmElement + std::ops::AddAssign + std::ops::A
     /// Run `f` with this thread's im2col buffer, kept between calls so a
     /// training loop does not allocate (and page in) a fresh one per image.
     fn with_scratch<R>(f: impl FnOnce(&mut Vec<Self>) -> R) -> R;
+
+    /// The forward on a specialised kernel, where one takes `g`.
+    fn direct_forward(_x: &[Self], _w: &[Self], _bias: Option<&[Self]>, _g: &ConvGeom) -> Option<Vec<Self>> {
+        None
+    }
+
+    /// The input gradient on a specialised kernel, where one takes `g`.
+    fn direct_backward_input(_gy: &[Self], _w: &[Self], _g: &ConvGeom) -> Option<Vec<Self>> {
+        None
+    }
+
+    /// The weight gradient on a specialised kernel, where one takes `g`.
+    fn direct_backward_weight(_x: &[Self], _gy: &[Self], _g: &ConvGeom) -> Option<Vec<Self>> {
+        None
+    }
 }
 
 macro_rules! conv_float {
-    ($t:ty, $scratch:ident) => {
+    ($t:ty, $scratch:ident $(, $direct:item)*) => {
         thread_local! {
             static $scratch: RefCell<Vec<$t>> = const { RefCell::new(Vec::new()) };
         }
@@ -44,10 +61,27 @@ macro_rules! conv_float {
                     Err(_) => f(&mut Vec::new()),
                 })
             }
+            $($direct)*
         }
     };
 }
 
+// f32 convolutions with few channels run on the direct AVX2 kernels.
+#[cfg(target_arch = "x86_64")]
+conv_float!(
+    f32,
+    SCRATCH_F32,
+    fn direct_forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, g: &ConvGeom) -> Option<Vec<f32>> {
+        conv_direct::forward_applies(g).then(|| conv_direct::forward(x, w, bias, g)).flatten()
+    },
+    fn direct_backward_input(gy: &[f32], w: &[f32], g: &ConvGeom) -> Option<Vec<f32>> {
+        conv_direct::backward_input_applies(g).then(|| conv_direct::backward_input(gy, w, g)).flatten()
+    },
+    fn direct_backward_weight(x: &[f32], gy: &[f32], g: &ConvGeom) -> Option<Vec<f32>> {
+        conv_direct::forward_applies(g).then(|| conv_direct::backward_weight(x, gy, g)).flatten()
+    }
+);
+#[cfg(not(target_arch = "x86_64"))]
 conv_float!(f32, SCRATCH_F32);
 conv_float!(f64, SCRATCH_F64);
 
@@ -98,6 +132,9 @@ fn scratch_for<T: Element>(scratch: &mut Vec<T>, n: usize) -> &mut [T] {
 /// `y = conv(x, w) + bias`: `x` is `[batch, c_in, h, w]`, `w` is
 /// `[c_out, cg, kh, kw]`, the result `[batch, c_out, oh, ow]`.
 pub fn conv_forward<T: ConvElement>(x: &[T], w: &[T], bias: Option<&[T]>, g: &ConvGeom) -> Vec<T> {
+    if let Some(y) = T::direct_forward(x, w, bias, g) {
+        return y;
+    }
     let (k, p, og, cg, hw) = (g.k(), g.p(), g.og(), g.cg(), g.hw());
     let mut y = vec![T::ZERO; g.batch * g.c_out * p];
     let xs = g.c_in * hw;
@@ -134,6 +171,9 @@ pub fn conv_forward<T: ConvElement>(x: &[T], w: &[T], bias: Option<&[T]>, g: &Co
 /// `gy` (`[batch, c_out, oh, ow]`): `w^T @ gy` per group, added back onto
 /// the image by col2im.
 pub fn conv_backward_input<T: ConvElement>(gy: &[T], w: &[T], g: &ConvGeom) -> Vec<T> {
+    if let Some(gx) = T::direct_backward_input(gy, w, g) {
+        return gx;
+    }
     let (k, p, og, cg, hw) = (g.k(), g.p(), g.og(), g.cg(), g.hw());
     let mut gx = vec![T::ZERO; g.batch * g.c_in * hw];
     let ys = g.c_out * p;
@@ -162,6 +202,9 @@ pub fn conv_backward_input<T: ConvElement>(gy: &[T], w: &[T], g: &ConvGeom) -> V
 /// Gradient of `conv(x, w)` with respect to `w` (`[c_out, cg, kh, kw]`):
 /// `gy @ im2col(x)^T` per group, summed over the batch.
 pub fn conv_backward_weight<T: ConvElement>(x: &[T], gy: &[T], g: &ConvGeom) -> Vec<T> {
+    if let Some(gw) = T::direct_backward_weight(x, gy, g) {
+        return gw;
+    }
     let (k, p, og, cg, hw) = (g.k(), g.p(), g.og(), g.cg(), g.hw());
     let (xs, ys, ws) = (g.c_in * hw, g.c_out * p, g.c_out * k);
     // Adds image i's contribution into `gw`; `first` overwrites instead.

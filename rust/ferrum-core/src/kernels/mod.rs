@@ -2,6 +2,8 @@
 //! from what the ops mean.
 
 pub mod conv;
+#[cfg(target_arch = "x86_64")]
+pub mod conv_direct;
 pub mod alloc;
 pub mod copy;
 pub mod elementwise;
