@@ -102,10 +102,47 @@ fn flops(g: &ConvGeom) -> usize {
     g.batch * g.c_out * g.p() * g.k()
 }
 
+/// Whether a pass over the batch is large enough for several threads.
+pub(super) fn threaded(g: &ConvGeom) -> bool {
+    flops(g) >= PAR_CONV_FLOPS && rayon::current_num_threads() > 1
+}
+
 /// Whether to split the batch over threads (each image then runs its GEMMs
 /// single-threaded) rather than thread inside each GEMM.
-fn batch_parallel(g: &ConvGeom) -> bool {
-    g.batch > 1 && flops(g) >= PAR_CONV_FLOPS && rayon::current_num_threads() > 1
+pub(super) fn batch_parallel(g: &ConvGeom) -> bool {
+    g.batch > 1 && threaded(g)
+}
+
+/// The sum over `batch` images of `len`-value contributions, where
+/// `add(image, sum, first)` adds one image's into `sum` (which holds zeros
+/// when `first`, so it may overwrite instead). In `parallel`, each rayon
+/// task keeps one partial sum and a tree of adds combines them.
+pub(super) fn batch_sum<T: ConvElement>(batch: usize, len: usize, parallel: bool, add: impl Fn(usize, &mut [T], bool) + Sync + Send) -> Vec<T> {
+    if !parallel {
+        let mut sum = vec![T::ZERO; len];
+        (0..batch).for_each(|i| add(i, &mut sum, i == 0));
+        return sum;
+    }
+    let sum = (0..batch)
+        .into_par_iter()
+        .fold(Vec::<T>::new, |mut sum, i| {
+            let first = sum.is_empty();
+            if first {
+                sum = vec![T::ZERO; len];
+            }
+            add(i, &mut sum, first);
+            sum
+        })
+        .reduce(Vec::new, |a, b| match (a.is_empty(), b.is_empty()) {
+            (true, _) => b,
+            (_, true) => a,
+            _ => a.into_iter().zip(b).map(|(u, v)| u + v).collect(),
+        });
+    if sum.is_empty() {
+        vec![T::ZERO; len]
+    } else {
+        sum
+    }
 }
 
 /// Run `f(image, out_chunk, scratch, gemm_threads)` for each image, where
@@ -232,29 +269,10 @@ pub fn conv_backward_weight<T: ConvElement>(x: &[T], gy: &[T], g: &ConvGeom) -> 
     if g.batch == 0 || ws == 0 {
         return vec![T::ZERO; ws];
     }
-    if batch_parallel(g) {
-        // One partial sum per rayon task, then a tree of adds.
-        (0..g.batch)
-            .into_par_iter()
-            .fold(Vec::<T>::new, |mut gw, i| {
-                let first = gw.is_empty();
-                if first {
-                    gw = vec![T::ZERO; ws];
-                }
-                T::with_scratch(|scratch| image(i, &mut gw, scratch, first, false));
-                gw
-            })
-            .reduce(Vec::new, |a, b| match (a.is_empty(), b.is_empty()) {
-                (true, _) => b,
-                (_, true) => a,
-                _ => a.into_iter().zip(b).map(|(u, v)| u + v).collect(),
-            })
-    } else {
-        let mut gw = vec![T::ZERO; ws];
-        let threads = flops(g) >= PAR_CONV_FLOPS;
-        T::with_scratch(|scratch| (0..g.batch).for_each(|i| image(i, &mut gw, scratch, i == 0, threads)));
-        gw
-    }
+    let parallel = batch_parallel(g);
+    // A batch on one thread threads inside each GEMM instead.
+    let threads = !parallel && flops(g) >= PAR_CONV_FLOPS;
+    batch_sum(g.batch, ws, parallel, |i, gw, first| T::with_scratch(|scratch| image(i, gw, scratch, first, threads)))
 }
 
 /// Per-channel sums of `[batch, channels, p]`: the bias gradient.

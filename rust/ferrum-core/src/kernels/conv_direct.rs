@@ -24,6 +24,7 @@ use std::mem::MaybeUninit;
 use rayon::prelude::*;
 
 use super::alloc::new_filled;
+use super::conv::{batch_parallel, batch_sum, threaded};
 use super::im2col::ConvGeom;
 
 /// Rows of the register tile (pixels, or weight entries).
@@ -35,8 +36,6 @@ const TILE: usize = MR * NR;
 /// Largest zero-padded group image (floats) the direct kernels take: the
 /// tile's six windows are gathered from it, so it should stay in L2.
 const MAX_PADDED: usize = 1 << 15;
-/// Multiply-adds below which a whole pass stays on one thread.
-const PAR_FLOPS: usize = 1 << 17;
 
 thread_local! {
     /// This thread's padded image and transposed gradient, kept between calls.
@@ -72,22 +71,6 @@ fn fits(g: &ConvGeom) -> bool {
     g.cg().checked_mul(hp).and_then(|v| v.checked_mul(wp)).is_some_and(|v| v <= MAX_PADDED) && g.og() <= 4 * NR
 }
 
-/// Multiply-adds of one pass over the batch.
-fn flops(g: &ConvGeom) -> usize {
-    g.batch * g.c_out * g.p() * g.k()
-}
-
-/// Whether the batch splits over threads; a large convolution of a single
-/// image is left to the threaded GEMM route.
-fn parallel(g: &ConvGeom) -> Option<bool> {
-    let big = flops(g) >= PAR_FLOPS && rayon::current_num_threads() > 1;
-    match (big, g.batch > 1) {
-        (false, _) => Some(false),
-        (true, true) => Some(true),
-        (true, false) => None,
-    }
-}
-
 /// Whether the direct kernels beat the im2col route on `g`: windows of at
 /// least `MIN_K` entries (below that the tile's stores outweigh its
 /// multiply-adds: 1 -> 8 channels 3x3 ran 1.3x slower) and at least half of
@@ -105,9 +88,11 @@ pub fn forward_applies(g: &ConvGeom) -> bool {
     runs(g) && worth(g)
 }
 
-/// Whether the direct kernels compute `g` correctly and its threading suits them.
+/// Whether the direct kernels compute `g` correctly and its threading suits
+/// them: they split the batch over threads, so a large convolution of a
+/// single image is left to the threaded GEMM route.
 fn runs(g: &ConvGeom) -> bool {
-    fits(g) && parallel(g).is_some()
+    fits(g) && !(g.batch == 1 && threaded(g))
 }
 
 /// The convolution whose forward is the input gradient of `g`: stride 1,
@@ -346,7 +331,7 @@ fn run_forward(x: &[f32], wp: &[f32], bias: Option<&[f32]>, g: &ConvGeom) -> Opt
         })
     };
     let fill = |y: &mut [MaybeUninit<f32>]| {
-        if parallel(g) == Some(true) {
+        if batch_parallel(g) {
             y.par_chunks_mut(per).enumerate().for_each(|(i, yi)| image(i, yi));
         } else {
             y.chunks_mut(per).enumerate().for_each(|(i, yi)| image(i, yi));
@@ -431,30 +416,8 @@ pub fn backward_weight(x: &[f32], gy: &[f32], g: &ConvGeom) -> Option<Vec<f32>> 
             }
         })
     };
-    let acc = if parallel(g) == Some(true) {
-        (0..g.batch)
-            .into_par_iter()
-            .fold(Vec::<f32>::new, |mut acc, i| {
-                if acc.is_empty() {
-                    acc = vec![0.0; tiles];
-                }
-                image(i, &mut acc);
-                acc
-            })
-            .reduce(Vec::new, |a, b| match (a.is_empty(), b.is_empty()) {
-                (true, _) => b,
-                (_, true) => a,
-                _ => a.into_iter().zip(b).map(|(u, v)| u + v).collect(),
-            })
-    } else {
-        let mut acc = vec![0.0; tiles];
-        (0..g.batch).for_each(|i| image(i, &mut acc));
-        acc
-    };
+    let acc = batch_sum(g.batch, tiles, batch_parallel(g), |i, acc, _| image(i, acc));
     let mut gw = vec![0.0f32; g.c_out * k];
-    if acc.len() != tiles {
-        return Some(gw);
-    }
     for grp in 0..g.groups {
         for co in 0..og {
             for r in 0..k {
