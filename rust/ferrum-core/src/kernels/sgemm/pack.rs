@@ -48,13 +48,8 @@ pub unsafe fn pack_a(out: *mut f32, a: Operand, r0: usize, p0: usize, rows: usiz
         if a.rs == 1 && mr == MR {
             // Column-major (a transposed view): each step of k reads six
             // contiguous floats.
-            for (p, d) in dst.chunks_exact_mut(MR).enumerate() {
-                // SAFETY: elements (r0 + i0 .. + MR, p0 + p) are in the block.
-                let src = unsafe { &*a.at(r0 + i0, p0 + p).cast::<[f32; MR]>() };
-                if let Ok(d) = <&mut [f32; MR]>::try_from(d) {
-                    *d = *src;
-                }
-            }
+            // SAFETY: elements (r0 + i0 .. + MR, p0 + p) are in the block.
+            unsafe { copy_steps::<MR>(dst, |p| a.at(r0 + i0, p0 + p)) };
             continue;
         }
         for i in 0..mr {
@@ -74,15 +69,9 @@ pub unsafe fn pack_b(out: *mut f32, b: Operand, p0: usize, j0: usize, kc: usize,
     // SAFETY: `out` has room for every panel, by the caller's size bound.
     for (dst, jp, nr) in unsafe { panels(out, cols, NR, kc) } {
         if b.cs == 1 && nr == NR {
-            // Row-major, whole panel: each step of k copies 16 contiguous
-            // floats, as a fixed-size copy (two vector moves, not a memmove call).
-            for (p, d) in dst.chunks_exact_mut(NR).enumerate() {
-                // SAFETY: elements (p0 + p, j0 + jp .. + NR) are in the block.
-                let src = unsafe { &*b.at(p0 + p, j0 + jp).cast::<[f32; NR]>() };
-                if let Ok(d) = <&mut [f32; NR]>::try_from(d) {
-                    *d = *src;
-                }
-            }
+            // Row-major, whole panel: each step of k copies 16 contiguous floats.
+            // SAFETY: elements (p0 + p, j0 + jp .. + NR) are in the block.
+            unsafe { copy_steps::<NR>(dst, |p| b.at(p0 + p, j0 + jp)) };
         } else if b.cs == 1 {
             // Row-major: each step of k copies one contiguous run of a row.
             for (p, d) in dst.chunks_exact_mut(NR).enumerate() {
@@ -95,6 +84,22 @@ pub unsafe fn pack_b(out: *mut f32, b: Operand, p0: usize, j0: usize, kc: usize,
                 // SAFETY: rows p0 .. p0 + kc of column j0 + jp + j are in the block.
                 unsafe { pack_line(dst, j, NR, b.at(p0, j0 + jp + j), b.rs, kc) };
             }
+        }
+    }
+}
+
+/// Fill a whole panel `W` lanes wide step by step of k, step `p` from the
+/// `W` contiguous floats at `src(p)`, each as a fixed-size copy (vector
+/// moves, not a memmove call per step).
+///
+/// # Safety
+/// For every step `p` of the panel, `W` floats from `src(p)` on are readable.
+unsafe fn copy_steps<const W: usize>(dst: &mut [f32], src: impl Fn(usize) -> *const f32) {
+    for (p, d) in dst.chunks_exact_mut(W).enumerate() {
+        // SAFETY: the caller vouches for the W floats of step p.
+        let s = unsafe { &*src(p).cast::<[f32; W]>() };
+        if let Ok(d) = <&mut [f32; W]>::try_from(d) {
+            *d = *s;
         }
     }
 }
@@ -130,7 +135,7 @@ unsafe fn transpose_rows(dst: &mut [f32], rows: &[&[f32]; MR]) {
     let kc = rows[0].len();
     let body = kc - kc % 8;
     debug_assert!(dst.len() >= MR * kc && rows.iter().all(|r| r.len() == kc));
-    // SAFETY: every load reads 8 floats of a row at p < body <= kc - 8 + 8,
+    // SAFETY: every load reads floats p .. p + 8 <= body <= kc of a row,
     // every store writes inside the 48 floats of steps p .. p + 8 of dst.
     unsafe {
         for p in (0..body).step_by(8) {
@@ -141,14 +146,15 @@ unsafe fn transpose_rows(dst: &mut [f32], rows: &[&[f32]; MR]) {
             let (t4, t5) = (_mm256_unpacklo_ps(r[4], r[5]), _mm256_unpackhi_ps(r[4], r[5]));
             // Rows 0..4 of steps (j, j + 4) for j = 0..4.
             let quads = [_mm256_shuffle_ps::<0x44>(t0, t2), _mm256_shuffle_ps::<0xEE>(t0, t2), _mm256_shuffle_ps::<0x44>(t1, t3), _mm256_shuffle_ps::<0xEE>(t1, t3)];
-            // Rows 4..6: step j's pair sits in half j % 2 of t4 (j < 2) or t5.
+            // Rows 4..6: step j's pair is the low (even j) or high (odd j)
+            // 64 bits of t4 (j < 2) or t5, in each 128-bit half.
             let pairs = [t4, t4, t5, t5];
             let out = dst.as_mut_ptr().add(p * MR);
-            for j in 0..4 {
-                for (half, step) in [(0, j), (1, j + 4)] {
-                    let q = if half == 0 { _mm256_castps256_ps128(quads[j]) } else { _mm256_extractf128_ps::<1>(quads[j]) };
-                    let pr = if half == 0 { _mm256_castps256_ps128(pairs[j]) } else { _mm256_extractf128_ps::<1>(pairs[j]) };
-                    let d = out.add(step * MR);
+            for (j, (q, pr)) in quads.into_iter().zip(pairs).enumerate() {
+                // Step j is in the low 128-bit halves, step j + 4 in the high.
+                let halves = [(_mm256_castps256_ps128(q), _mm256_castps256_ps128(pr)), (_mm256_extractf128_ps::<1>(q), _mm256_extractf128_ps::<1>(pr))];
+                for (h, (q, pr)) in halves.into_iter().enumerate() {
+                    let d = out.add((j + 4 * h) * MR);
                     _mm_storeu_ps(d, q);
                     if j % 2 == 0 {
                         _mm_storel_pd(d.add(4).cast(), _mm_castps_pd(pr));
