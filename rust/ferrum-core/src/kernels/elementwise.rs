@@ -5,11 +5,10 @@
 use std::mem::MaybeUninit;
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
 use super::alloc::new_filled;
 use super::parallel::{go_parallel, simd, CHUNK};
 use super::strided::for_each_row2;
+use super::team::for_each_chunk_mut;
 use crate::dtype::Element;
 use crate::error::Result;
 use crate::layout::Layout;
@@ -21,7 +20,8 @@ use crate::tensor::Tensor;
 #[inline(always)]
 fn map_into<T: Element, U: Element>(src: &[T], dst: &mut [MaybeUninit<U>], gate: usize, f: &(impl Fn(T) -> U + Sync)) {
     if go_parallel(src.len(), gate) {
-        dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| {
+        for_each_chunk_mut(dst, CHUNK, |i, d| {
+            let s = &src[i * CHUNK..][..d.len()];
             simd(#[inline(always)] || d.iter_mut().zip(s).for_each(|(o, &x)| { o.write(f(x)); }))
         });
     } else {
@@ -32,7 +32,7 @@ fn map_into<T: Element, U: Element>(src: &[T], dst: &mut [MaybeUninit<U>], gate:
 #[inline(always)]
 fn map_in_place<T: Element>(buf: &mut [T], gate: usize, f: &(impl Fn(T) -> T + Sync)) {
     if go_parallel(buf.len(), gate) {
-        buf.par_chunks_mut(CHUNK).for_each(|d| simd(#[inline(always)] || d.iter_mut().for_each(|x| *x = f(*x))));
+        for_each_chunk_mut(buf, CHUNK, |_, d| simd(#[inline(always)] || d.iter_mut().for_each(|x| *x = f(*x))));
     } else {
         simd(#[inline(always)] || buf.iter_mut().for_each(|x| *x = f(*x)));
     }
@@ -133,7 +133,8 @@ pub fn zip_same<T: Element>(
 #[inline(always)]
 fn zip_in_place<T: Element>(dst: &mut [T], src: &[T], gate: usize, f: &(impl Fn(T, T) -> T + Sync)) {
     if go_parallel(dst.len(), gate) {
-        dst.par_chunks_mut(CHUNK).zip(src.par_chunks(CHUNK)).for_each(|(d, s)| {
+        for_each_chunk_mut(dst, CHUNK, |i, d| {
+            let s = &src[i * CHUNK..][..d.len()];
             simd(#[inline(always)] || d.iter_mut().zip(s).for_each(|(x, &y)| *x = f(*x, y)))
         });
     } else {
@@ -164,9 +165,10 @@ fn zip_into<T: Element, U: Element>(
     if a.shape() == shape && b.shape() == shape {
         if let (Some(sa), Some(sb)) = (a.as_slice::<T>(), b.as_slice::<T>()) {
             if go_parallel(out.len(), gate) {
-                out.par_chunks_mut(CHUNK)
-                    .zip(sa.par_chunks(CHUNK).zip(sb.par_chunks(CHUNK)))
-                    .for_each(|(o, (x, y))| simd(#[inline(always)] || zip3(o, x, y, f)));
+                for_each_chunk_mut(out, CHUNK, |i, o| {
+                    let (x, y) = (&sa[i * CHUNK..][..o.len()], &sb[i * CHUNK..][..o.len()]);
+                    simd(#[inline(always)] || zip3(o, x, y, f))
+                });
             } else {
                 simd(#[inline(always)] || zip3(out, sa, sb, f));
             }

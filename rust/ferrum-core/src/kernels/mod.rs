@@ -19,3 +19,4 @@ pub mod scan;
 pub mod sgemm;
 pub mod softmax;
 pub mod strided;
+pub mod team;

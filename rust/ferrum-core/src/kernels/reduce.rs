@@ -4,9 +4,8 @@
 //! reduction along one axis of a contiguous buffer is split into row or
 //! column-tile tasks that run on threads above a size gate.
 
-use rayon::prelude::*;
-
 use super::parallel::{go_parallel, simd, CHUNK};
+use super::team::for_each_chunk_mut;
 
 /// Independent accumulators per leaf: sixteen f32 fill one AVX-512 register.
 const LANES: usize = 16;
@@ -124,7 +123,10 @@ where
     if !go_parallel(x.len(), gate) {
         return simd(|| fold_seq(x, id, &op, &map));
     }
-    let spans: Vec<A> = x.par_chunks(PAR_SPAN).map(|s| simd(|| fold_seq(s, id, &op, &map))).collect();
+    let mut spans = vec![id; x.len().div_ceil(PAR_SPAN)];
+    for_each_chunk_mut(&mut spans, 1, |i, v| {
+        v[0] = simd(|| fold_seq(&x[i * PAR_SPAN..][..PAR_SPAN.min(x.len() - i * PAR_SPAN)], id, &op, &map))
+    });
     let mut tree = Pairwise::new(id);
     for v in spans {
         tree.push(v, &op);
@@ -274,7 +276,7 @@ pub fn reduce_axis<T, U>(
             simd(|| dst.iter_mut().zip(src.chunks_exact(n)).for_each(|(o, r)| *o = row(r)))
         };
         if parallel {
-            out.par_chunks_mut(rows_per_task).zip(x.par_chunks(rows_per_task * n)).for_each(|(d, s)| task(d, s));
+            for_each_chunk_mut(out, rows_per_task, |i, d| task(d, &x[i * rows_per_task * n..][..d.len() * n]));
         } else {
             task(out, x);
         }
@@ -292,9 +294,11 @@ pub fn reduce_axis<T, U>(
         tile(&x[start..start + span + w], inner, dst)
     };
     if parallel {
-        let tiles: Vec<(usize, &mut [U])> = tiles.collect();
+        let mut tiles: Vec<(usize, &mut [U])> = tiles.collect();
         let min_len = (CHUNK / (n * width)).max(1);
-        tiles.into_par_iter().with_min_len(min_len).for_each(|t| simd(|| task(t)));
+        for_each_chunk_mut(&mut tiles, min_len, |_, group| {
+            simd(|| group.iter_mut().for_each(|(start, dst)| task((*start, &mut **dst))))
+        });
     } else {
         simd(|| tiles.for_each(task));
     }

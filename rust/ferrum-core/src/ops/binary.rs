@@ -4,10 +4,9 @@
 use crate::autodiff::{record, sum_to_shape, FnBackward, Var};
 use crate::dtype::{Element, FloatElement, NumElement, Scalar};
 use crate::error::Result;
-use rayon::prelude::*;
-
 use crate::kernels::elementwise::{map_same, zip_same};
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP, PAR_COSTLY};
+use crate::kernels::team::for_each_chunk_mut;
 use crate::tensor::Tensor;
 use crate::{with_dtype, with_float, with_num};
 
@@ -135,9 +134,10 @@ fn fused3<T: FloatElement>(g: &Tensor, a: &Tensor, b: &Tensor, f: impl Fn(T, T, 
         simd(#[inline(always)] || o.iter_mut().zip(g).zip(x.iter().zip(y)).for_each(|((o, &g), (&x, &y))| *o = f(g, x, y)))
     };
     if go_parallel(out.len(), PAR_COSTLY) {
-        out.par_chunks_mut(CHUNK)
-            .zip(gs.par_chunks(CHUNK).zip(av.par_chunks(CHUNK).zip(bv.par_chunks(CHUNK))))
-            .for_each(|(o, (g, (x, y)))| body(o, g, x, y));
+        for_each_chunk_mut(&mut out, CHUNK, |i, o| {
+            let (start, len) = (i * CHUNK, o.len());
+            body(o, &gs[start..][..len], &av[start..][..len], &bv[start..][..len])
+        });
     } else {
         body(&mut out, gs, av, bv);
     }

@@ -4,11 +4,10 @@
 use std::borrow::Cow;
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
-
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP};
+use crate::kernels::team::for_each_chunk_mut;
 use crate::shape::try_with_capacity;
 use crate::tensor::Tensor;
 
@@ -130,10 +129,12 @@ fn in_pieces<T: Element, U: Send, const I: usize, const O: usize>(
             )
         })
         .collect();
-    work.into_par_iter().for_each(|(i, o)| {
+    let mut work = work;
+    for_each_chunk_mut(&mut work, 1, |_, piece| {
+        let (i, o) = &mut piece[0];
         simd(
             #[inline(always)]
-            || f(i, o),
+            || f(*i, o.each_mut().map(|s| &mut **s)),
         )
     });
 }

@@ -7,11 +7,11 @@
 //! micro-panels of A stream past it.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use super::avx2::{kernel_6x16, kernel_edge, MR, NR};
 use super::pack::{pack_a, pack_b};
+use crate::kernels::team;
 
 /// Rows of a packed block of A (a multiple of `MR`).
 const MC: usize = 144;
@@ -156,27 +156,13 @@ pub unsafe fn sgemm(dst: *mut f32, dst_rs: usize, accumulate: bool, a: Operand, 
     let (len, unit) = if by_cols { (n, NR) } else { (m, MR) };
     let tiles = len.div_ceil(unit);
     let parts = threads.min(tiles);
-    let split = Split { out, accumulate, a, b, m, k, n, by_cols, len, unit, tiles, parts, next: AtomicUsize::new(0), done: AtomicUsize::new(0) };
-    let split = Arc::new(split);
-    // The calling thread takes parts itself instead of handing the whole
-    // product to the pool and sleeping: a pool thread that wakes late (on a
-    // busy machine, or a VM whose idle vCPU was descheduled) then finds
-    // fewer parts left, rather than leaving one thread to run them all after
-    // the wake-up delay.
-    for _ in 1..parts {
-        let shared = Arc::clone(&split);
-        // SAFETY: a pool thread runs only parts it claims, and the caller
-        // does not return before every claimed part is done.
-        rayon::spawn(move || unsafe { shared.work() });
-    }
-    // SAFETY: forwarded from the caller; parts are disjoint.
-    unsafe { split.work() };
-    while split.done.load(Ordering::Acquire) < parts {
-        std::thread::yield_now();
-    }
+    let split = Split { out, accumulate, a, b, m, k, n, by_cols, len, unit, tiles, parts };
+    // SAFETY: forwarded from the caller; parts are disjoint, and the loop
+    // returns only when every part is done.
+    team::for_each_part(parts, |t| unsafe { split.part(t) });
 }
 
-/// One product split into parts that threads claim one at a time.
+/// One product split into parts, one per thread.
 struct Split {
     out: Out,
     accumulate: bool,
@@ -190,40 +176,29 @@ struct Split {
     unit: usize,
     tiles: usize,
     parts: usize,
-    /// The next part to claim.
-    next: AtomicUsize,
-    /// Parts finished.
-    done: AtomicUsize,
 }
 
 impl Split {
-    /// Claim and run parts until none is left.
+    /// Run part `t`: output rows (or columns) `s..e` in whole micro-tiles.
     ///
     /// # Safety
-    /// As for [`sgemm`], while any part is unclaimed or running.
-    unsafe fn work(&self) {
-        loop {
-            let t = self.next.fetch_add(1, Ordering::Relaxed);
-            if t >= self.parts {
-                return;
+    /// As for [`sgemm`]; no other thread runs part `t` at the same time.
+    unsafe fn part(&self, t: usize) {
+        let (unit, tiles, parts, len) = (self.unit, self.tiles, self.parts, self.len);
+        let (s, e) = ((tiles * t / parts * unit).min(len), (tiles * (t + 1) / parts * unit).min(len));
+        if s >= e {
+            return;
+        }
+        // SAFETY: part `t` reads a sub-block of the operands and writes the
+        // rows (or columns) s..e of dst, disjoint from every other part.
+        unsafe {
+            if self.by_cols {
+                let (bp, op) = (self.b.from(0, s), self.out.from(0, s));
+                with_packs(|p| blocked(p, op, self.accumulate, self.a, bp, self.m, self.k, e - s));
+            } else {
+                let (ap, op) = (self.a.from(s, 0), self.out.from(s, 0));
+                with_packs(|p| blocked(p, op, self.accumulate, ap, self.b, e - s, self.k, self.n));
             }
-            let (unit, tiles, parts, len) = (self.unit, self.tiles, self.parts, self.len);
-            let (s, e) = ((tiles * t / parts * unit).min(len), (tiles * (t + 1) / parts * unit).min(len));
-            if s < e {
-                // SAFETY: part `t` reads a sub-block of the operands and
-                // writes the rows (or columns) s..e of dst, disjoint from
-                // every other part.
-                unsafe {
-                    if self.by_cols {
-                        let (bp, op) = (self.b.from(0, s), self.out.from(0, s));
-                        with_packs(|p| blocked(p, op, self.accumulate, self.a, bp, self.m, self.k, e - s));
-                    } else {
-                        let (ap, op) = (self.a.from(s, 0), self.out.from(s, 0));
-                        with_packs(|p| blocked(p, op, self.accumulate, ap, self.b, e - s, self.k, self.n));
-                    }
-                }
-            }
-            self.done.fetch_add(1, Ordering::Release);
         }
     }
 }

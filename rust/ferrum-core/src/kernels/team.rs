@@ -1,0 +1,319 @@
+//! A team of threads that stays awake between parallel loops, and the
+//! loops that run on it.
+//!
+//! Rayon parks an idle worker within microseconds, and a caller outside the
+//! pool (the Python thread) sleeps until the pool has finished. On this kind
+//! of machine (a VM whose idle vCPUs halt) each of those wake-ups costs
+//! 50-200 us, so a 131K-element add split over rayon took 126 us after a
+//! short pause in the caller against 33 us on one thread. Training loops
+//! issue many such ops with a little Python in between. The team answers
+//! that the way OpenMP runtimes do: the caller takes parts of the loop
+//! itself and spins for the rest, and the helpers poll for the next loop
+//! for [`LINGER`] before they park.
+//!
+//! The team is used from one caller at a time. Another caller, or a loop
+//! started from inside a rayon worker or from a part of a team loop, runs on
+//! rayon as before, so nothing waits on the team.
+
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::thread::{self, Thread};
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+/// How long a helper keeps polling for the next loop before it parks: long
+/// enough to bridge the Python between two ops of a training step, short
+/// enough that an idle process stops using the core at once.
+const LINGER: Duration = Duration::from_millis(2);
+
+/// Spins between looks at the clock (and offers of the core to other
+/// threads) while polling.
+const SPINS: u32 = 64;
+
+/// One loop: `parts` calls of `f`, claimed one at a time.
+struct Job<'a> {
+    f: &'a (dyn Fn(usize) + Sync),
+    parts: usize,
+    next: AtomicUsize,
+    done: AtomicUsize,
+    panicked: AtomicBool,
+}
+
+impl Job<'_> {
+    /// Claim and run parts until none is left.
+    fn work(&self) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            if i >= self.parts {
+                return;
+            }
+            // A panicking part still counts as done so that the caller's
+            // wait ends; the caller re-raises it.
+            if catch_unwind(AssertUnwindSafe(|| (self.f)(i))).is_err() {
+                self.panicked.store(true, Ordering::Relaxed);
+            }
+            self.done.fetch_add(1, Ordering::Release);
+        }
+    }
+}
+
+struct Helper {
+    thread: Thread,
+    parked: AtomicBool,
+}
+
+struct Team {
+    /// Held by the one caller using the team.
+    busy: Mutex<()>,
+    /// Bumped for every loop; helpers watch it.
+    epoch: AtomicU64,
+    /// The current loop, or null between loops. Type-erased `*const Job`.
+    job: AtomicPtr<()>,
+    /// Helpers that may be looking at `job`.
+    active: AtomicUsize,
+    helpers: OnceLock<Vec<Helper>>,
+}
+
+static TEAM: Team = Team {
+    busy: Mutex::new(()),
+    epoch: AtomicU64::new(0),
+    job: AtomicPtr::new(ptr::null_mut()),
+    active: AtomicUsize::new(0),
+    helpers: OnceLock::new(),
+};
+
+thread_local! {
+    /// Whether this thread is inside a part of a team loop (a helper, or the
+    /// caller while it works).
+    static IN_TEAM: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The helpers, started on first use: one fewer than rayon's threads, since
+/// the caller works too. None when they cannot be started.
+fn helpers() -> &'static [Helper] {
+    TEAM.helpers.get_or_init(|| {
+        (1..rayon::current_num_threads())
+            .map_while(|i| {
+                thread::Builder::new()
+                    .name(format!("ferrum-team-{i}"))
+                    .spawn(helper_loop)
+                    .ok()
+                    .map(|h| Helper { thread: h.thread().clone(), parked: AtomicBool::new(false) })
+            })
+            .collect()
+    })
+}
+
+fn helper_loop() {
+    IN_TEAM.with(|t| t.set(true));
+    let me = thread::current().id();
+    let mut seen = TEAM.epoch.load(Ordering::Acquire);
+    loop {
+        seen = wait_for_loop(seen, me);
+        TEAM.active.fetch_add(1, Ordering::SeqCst);
+        let job = TEAM.job.load(Ordering::SeqCst) as *const Job<'static>;
+        if !job.is_null() {
+            // SAFETY: the caller keeps the job alive until `active` drops to
+            // zero after it has cleared `job` (see `run`); this helper
+            // counted itself in `active` before reading `job`.
+            unsafe { (*job).work() };
+        }
+        TEAM.active.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Poll for an epoch after `seen`, parking after [`LINGER`] without one.
+fn wait_for_loop(seen: u64, me: thread::ThreadId) -> u64 {
+    let mut deadline = Instant::now() + LINGER;
+    loop {
+        for _ in 0..SPINS {
+            let epoch = TEAM.epoch.load(Ordering::Acquire);
+            if epoch != seen {
+                return epoch;
+            }
+            std::hint::spin_loop();
+        }
+        if Instant::now() < deadline {
+            // Let any other runnable thread on this core go first.
+            thread::yield_now();
+            continue;
+        }
+        let helper = helpers().iter().find(|h| h.thread.id() == me).expect("a team helper");
+        helper.parked.store(true, Ordering::SeqCst);
+        // Re-check after announcing the park: a caller that bumped the epoch
+        // before seeing `parked` would not unpark us.
+        if TEAM.epoch.load(Ordering::SeqCst) == seen {
+            thread::park();
+        }
+        helper.parked.store(false, Ordering::SeqCst);
+        deadline = Instant::now() + LINGER;
+    }
+}
+
+/// Run `f(i)` for every `i` in `0..parts`, split across threads: the caller
+/// and the team, or rayon when the team is taken or the caller is already
+/// one of the pool's or the team's threads. Parts run in any order and
+/// concurrently; each runs once. A panic in a part is re-raised here after
+/// every part has finished.
+pub fn for_each_part(parts: usize, f: impl Fn(usize) + Sync) {
+    if parts <= 1 {
+        (0..parts).for_each(f);
+        return;
+    }
+    let nested = IN_TEAM.with(Cell::get) || rayon::current_thread_index().is_some();
+    let guard = if nested { None } else { TEAM.busy.try_lock().ok() };
+    let helpers = if guard.is_some() { helpers() } else { &[] };
+    if helpers.is_empty() {
+        (0..parts).into_par_iter().for_each(|i| f(i));
+        return;
+    }
+    let job = Job { f: &f, parts, next: AtomicUsize::new(0), done: AtomicUsize::new(0), panicked: AtomicBool::new(false) };
+    run(&job, helpers);
+    drop(guard);
+    if job.panicked.load(Ordering::Relaxed) {
+        panic!("a part of a parallel loop panicked");
+    }
+}
+
+/// Publish `job` to the helpers, work on it, and return once every part is
+/// done and no helper can still reach it.
+fn run(job: &Job<'_>, helpers: &[Helper]) {
+    TEAM.job.store(job as *const Job<'_> as *mut (), Ordering::SeqCst);
+    TEAM.epoch.fetch_add(1, Ordering::SeqCst);
+    for h in helpers {
+        if h.parked.load(Ordering::SeqCst) {
+            h.thread.unpark();
+        }
+    }
+    IN_TEAM.with(|t| t.set(true));
+    job.work();
+    IN_TEAM.with(|t| t.set(false));
+    spin_until(|| job.done.load(Ordering::Acquire) >= job.parts);
+    // A helper that counts itself in `active` after this store reads null.
+    TEAM.job.store(ptr::null_mut(), Ordering::SeqCst);
+    spin_until(|| TEAM.active.load(Ordering::SeqCst) == 0);
+}
+
+/// Spin until `ready`, offering the core to others now and then: what is
+/// left is at most one part per helper, or a helper leaving a finished job.
+fn spin_until(ready: impl Fn() -> bool) {
+    while !ready() {
+        for _ in 0..SPINS {
+            std::hint::spin_loop();
+        }
+        if !ready() {
+            thread::yield_now();
+        }
+    }
+}
+
+/// A pointer that parts of one loop share to reach disjoint pieces.
+struct Shared<T>(*mut T);
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Shared<T> {}
+// SAFETY: each part touches only its own piece (see `for_each_chunk_mut`).
+unsafe impl<T: Send> Send for Shared<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Shared<T> {}
+
+/// Run `f(i, piece)` over the `chunk`-element pieces of `dst` (the last may
+/// be shorter), split across threads as [`for_each_part`].
+pub fn for_each_chunk_mut<T: Send>(dst: &mut [T], chunk: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    let (len, base) = (dst.len(), Shared(dst.as_mut_ptr()));
+    let chunk = chunk.max(1);
+    for_each_part(len.div_ceil(chunk), move |i| {
+        let base = base;
+        let start = i * chunk;
+        let end = (start + chunk).min(len);
+        // SAFETY: pieces [start, end) of distinct parts are disjoint and lie
+        // inside `dst`, which the caller borrows mutably for the whole loop.
+        let piece = unsafe { std::slice::from_raw_parts_mut(base.0.add(start), end - start) };
+        f(i, piece)
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_part_runs_once() {
+        for parts in [0, 1, 2, 3, 17, 1000] {
+            let hits: Vec<AtomicUsize> = (0..parts).map(|_| AtomicUsize::new(0)).collect();
+            for_each_part(parts, |i| {
+                hits[i].fetch_add(1, Ordering::Relaxed);
+            });
+            assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1), "parts = {parts}");
+        }
+    }
+
+    #[test]
+    fn chunks_cover_the_slice() {
+        let mut v = vec![0usize; 10_007];
+        for_each_chunk_mut(&mut v, 1000, |i, piece| {
+            assert!(piece.len() == 1000 || i == 10);
+            piece.iter_mut().enumerate().for_each(|(j, x)| *x = i * 1000 + j);
+        });
+        assert!(v.iter().enumerate().all(|(k, &x)| x == k));
+    }
+
+    #[test]
+    fn nested_and_concurrent_loops_finish() {
+        // Loops inside parts, and loops from several threads at once, take
+        // the rayon path instead of waiting on the team.
+        let total = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..50 {
+                        for_each_part(8, |_| {
+                            for_each_part(4, |_| {
+                                total.fetch_add(1, Ordering::Relaxed);
+                            })
+                        });
+                    }
+                });
+            }
+        });
+        assert_eq!(total.load(Ordering::Relaxed), 4 * 50 * 8 * 4);
+    }
+
+    #[test]
+    fn loops_after_a_pause_find_parked_helpers() {
+        for pause_ms in [0, 5] {
+            std::thread::sleep(Duration::from_millis(pause_ms));
+            let sum = AtomicUsize::new(0);
+            for_each_part(64, |i| {
+                sum.fetch_add(i, Ordering::Relaxed);
+            });
+            assert_eq!(sum.load(Ordering::Relaxed), 64 * 63 / 2);
+        }
+    }
+
+    #[test]
+    fn a_panicking_part_is_reraised_after_the_others_finish() {
+        let ran = AtomicUsize::new(0);
+        let caught = catch_unwind(AssertUnwindSafe(|| {
+            for_each_part(16, |i| {
+                ran.fetch_add(1, Ordering::Relaxed);
+                assert!(i != 7, "part 7 fails");
+            })
+        }));
+        assert!(caught.is_err());
+        assert_eq!(ran.load(Ordering::Relaxed), 16);
+        // The team is usable afterwards.
+        let n = AtomicUsize::new(0);
+        for_each_part(4, |_| {
+            n.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_eq!(n.load(Ordering::Relaxed), 4);
+    }
+}
