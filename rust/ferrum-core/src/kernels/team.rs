@@ -211,15 +211,17 @@ fn spin_until(ready: impl Fn() -> bool) {
     }
 }
 
-/// A pointer that parts of one loop share to reach disjoint pieces.
-struct Shared<T>(*mut T);
+/// A pointer that the parts of one loop share, each to reach its own
+/// piece (or to read what none of them writes).
+pub struct Shared<T>(pub *mut T);
 impl<T> Clone for Shared<T> {
     fn clone(&self) -> Self {
         *self
     }
 }
 impl<T> Copy for Shared<T> {}
-// SAFETY: each part touches only its own piece (see `for_each_chunk_mut`).
+// SAFETY: users hand it only to parts that write disjoint pieces through it
+// (see `for_each_chunk_mut`) or only read through it.
 unsafe impl<T: Send> Send for Shared<T> {}
 // SAFETY: as above.
 unsafe impl<T: Send> Sync for Shared<T> {}

@@ -49,11 +49,18 @@ fn make(rows: usize, cols: usize, form: Form, seed: usize) -> Strided {
 /// and checks it against the f64 reference, and that the padding between
 /// rows is untouched.
 fn check(a: &Strided, b: &Strided, dims: Dims, dst_rs: usize, accumulate: bool, threads: bool) {
+    check_entry(sgemm_into, a, b, dims, dst_rs, accumulate, threads)
+}
+
+type Entry = fn(&mut [f32], usize, bool, &[f32], Mat, &[f32], Mat, Dims, bool);
+
+/// [`check`] through `entry`: this kernel, or the gated `f32::gemm_into`.
+fn check_entry(entry: Entry, a: &Strided, b: &Strided, dims: Dims, dst_rs: usize, accumulate: bool, threads: bool) {
     let Dims { m, k, n } = dims;
     let len = if m == 0 { 0 } else { (m - 1) * dst_rs + n };
     let init: Vec<f32> = (0..len).map(|i| value(i + 11)).collect();
     let mut dst = init.clone();
-    sgemm_into(&mut dst, dst_rs, accumulate, &a.buf, a.mat, &b.buf, b.mat, dims, threads);
+    entry(&mut dst, dst_rs, accumulate, &a.buf, a.mat, &b.buf, b.mat, dims, threads);
     for i in 0..m {
         for j in 0..dst_rs.min(len - i * dst_rs) {
             let at = i * dst_rs + j;
@@ -183,4 +190,22 @@ fn gated_entry_point_matches_on_both_sides_of_the_gate() {
             assert!(gated.iter().zip(&forced).all(|(x, y)| (x - y).abs() <= 1e-4 * (1.0 + y.abs())), "{m}x{k}x{n}");
         }
     }
+}
+
+#[test]
+fn thin_products_split_over_threads_on_the_gemm_crate() {
+    // Thin products (a side under 64) go to the gemm crate, split into one
+    // one-thread call per thread: by columns when wide, by rows when tall.
+    let cases = [(300, 200, 10, Form::RowMajor, Form::RowMajor), (10, 200, 300, Form::Transposed, Form::Sliced), (256, 10, 512, Form::Flipped, Form::Transposed), (517, 200, 3, Form::Sliced, Form::BroadcastRows)];
+    let run = || {
+        for (m, k, n, fa, fb) in cases {
+            let (a, b) = (make(m, k, fa, 7), make(k, n, fb, 8));
+            for (dst_rs, acc) in [(n, false), (n + 5, true)] {
+                check_entry(<f32 as GemmElement>::gemm_into, &a, &b, Dims { m, k, n }, dst_rs, acc, true);
+            }
+        }
+    };
+    run();
+    // From inside a rayon pool the parts run on rayon instead of the team.
+    rayon::ThreadPoolBuilder::new().num_threads(3).build().expect("a thread pool").install(run);
 }
