@@ -8,6 +8,7 @@
 use rayon::prelude::*;
 
 use super::parallel::{go_parallel, simd, CHUNK, PAR_COSTLY};
+use super::team::for_each_chunk_mut;
 use crate::dtype::FloatElement;
 
 /// What the normalisation produces from `e_i = exp(y_i - max)`.
@@ -60,7 +61,7 @@ fn rows<T: FloatElement>(src: &[T], dst: &mut [T], n: usize, sign: T, kind: Norm
         row_batch(src, dst, n, sign, kind);
     } else if enough_tasks(outer) || n < CHUNK {
         let per_task = CHUNK.div_ceil(n) * n;
-        dst.par_chunks_mut(per_task).zip(src.par_chunks(per_task)).for_each(|(d, x)| row_batch(x, d, n, sign, kind));
+        for_each_chunk_mut(dst, per_task, |i, d| row_batch(&src[i * per_task..][..d.len()], d, n, sign, kind));
     } else {
         // Few long rows: split each row across threads and combine the
         // partial maxima and sums.
@@ -174,7 +175,7 @@ fn columns<T: FloatElement>(src: &[T], dst: &mut [T], n: usize, inner: usize, si
         blocks(src, dst);
     } else if enough_tasks(outer) || block < CHUNK {
         let per_task = CHUNK.div_ceil(block) * block;
-        dst.par_chunks_mut(per_task).zip(src.par_chunks(per_task)).for_each(|(d, x)| blocks(x, d));
+        for_each_chunk_mut(dst, per_task, |i, d| blocks(&src[i * per_task..][..d.len()], d));
     } else {
         // Few large blocks: split each block's rows across threads and
         // combine the partial max and sum vectors.
