@@ -1,13 +1,16 @@
-//! Engine benchmarks: matmul, element-wise ops, reductions, and the fixed
-//! cost of dispatching a tiny op. Run with `cargo bench` at the root.
+//! Engine benchmarks: matmul, element-wise ops, reductions, the fixed
+//! cost of dispatching a tiny op, and parallel ops issued after a pause.
+//! Run with `cargo bench` at the root.
 
 use std::hint::black_box;
+use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ferrum_core::kernels::gemm::{Dims, GemmElement, Mat};
 use ferrum_core::ops::binary::BinaryOp;
 use ferrum_core::ops::unary::FloatUnary;
 use ferrum_core::{DType, Distribution, Tensor};
+use rayon::prelude::*;
 
 fn random(shape: &[usize]) -> Tensor {
     Tensor::random(shape, Distribution::Uniform(-1.0, 1.0), DType::F32).expect("valid distribution")
@@ -85,5 +88,48 @@ fn tiny_dispatch(c: &mut Criterion) {
     c.bench_function("tiny_exp_4", |bch| bch.iter(|| black_box(a.float_unary(FloatUnary::Exp).unwrap())));
 }
 
-criterion_group!(benches, matmul, gemm_shapes, elementwise, reductions, tiny_dispatch);
+/// Total time of `iters` calls of `f`, each after `pause` asleep; the
+/// pauses are not counted.
+fn timed_after_pauses(iters: u64, pause: Duration, mut f: impl FnMut()) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        std::thread::sleep(pause);
+        let start = Instant::now();
+        f();
+        total += start.elapsed();
+    }
+    total
+}
+
+/// Parallel ops issued after a short pause, as a training loop issues them
+/// between lines of Python: the engine (its thread team) against the same
+/// chunked loop on rayon, whose idle workers have parked by then.
+fn after_pause(c: &mut Criterion) {
+    let mut g = c.benchmark_group("after_pause_300us");
+    g.sample_size(20);
+    let pause = Duration::from_micros(300);
+    for n in [1 << 17, 1 << 19] {
+        let (a, b) = (random(&[n]), random(&[n]));
+        let (sa, sb) = (a.to_vec::<f32>(), b.to_vec::<f32>());
+        let mut out = vec![0f32; n];
+        g.bench_function(BenchmarkId::new("add_engine", n), |bch| {
+            bch.iter_custom(|iters| timed_after_pauses(iters, pause, || drop(black_box(a.binary(BinaryOp::Add, &b).unwrap()))))
+        });
+        g.bench_function(BenchmarkId::new("add_rayon_loop", n), |bch| {
+            bch.iter_custom(|iters| {
+                timed_after_pauses(iters, pause, || {
+                    out.par_chunks_mut(1 << 14).zip(sa.par_chunks(1 << 14).zip(sb.par_chunks(1 << 14))).for_each(|(o, (x, y))| {
+                        o.iter_mut().zip(x.iter().zip(y)).for_each(|(o, (x, y))| *o = x + y)
+                    });
+                    black_box(&out);
+                })
+            })
+        });
+    }
+    let (x, w) = (random(&[256, 784]), random(&[784, 512]));
+    g.bench_function("matmul_256x784x512", |bch| bch.iter_custom(|iters| timed_after_pauses(iters, pause, || drop(black_box(x.matmul(&w).unwrap())))));
+    g.finish();
+}
+
+criterion_group!(benches, matmul, gemm_shapes, elementwise, reductions, tiny_dispatch, after_pause);
 criterion_main!(benches);

@@ -168,7 +168,7 @@ pub fn for_each_part(parts: usize, f: impl Fn(usize) + Sync) {
     let guard = if nested { None } else { TEAM.busy.try_lock().ok() };
     let helpers = if guard.is_some() { helpers() } else { &[] };
     if helpers.is_empty() {
-        (0..parts).into_par_iter().for_each(|i| f(i));
+        (0..parts).into_par_iter().for_each(&f);
         return;
     }
     let job = Job { f: &f, parts, next: AtomicUsize::new(0), done: AtomicUsize::new(0), panicked: AtomicBool::new(false) };
