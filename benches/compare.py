@@ -22,6 +22,12 @@ Run with ferrum and NumPy only (the torch columns show ``-``)::
     python benches/compare.py                       # full run, a few minutes
     python benches/compare.py --quick --only tiny   # what the smoke test runs
 
+Where the environment sets ``OPENBLAS_CORETYPE`` (the header says so), NumPy
+runs OpenBLAS kernels other than its own choice for the CPU; drop it for a
+fair NumPy column::
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benches/compare.py
+
 Run against PyTorch, from a separate virtual environment that holds torch and
 ferrum both (ferrum is built into it from the source tree)::
 
@@ -225,6 +231,20 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def _blas_note() -> str:
+    """Which OpenBLAS kernels NumPy runs, where the environment forces them.
+
+    Some machines set ``OPENBLAS_CORETYPE`` (e.g. ``Haswell`` on AVX-512
+    CPUs, for old OpenBLAS builds): NumPy then runs AVX2 kernels at half its
+    native matmul speed. Compare against NumPy's own choice by running this
+    script with ``env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE``.
+    """
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    if forced:
+        return f"; OpenBLAS core type forced to {forced} by OPENBLAS_CORETYPE (not NumPy's native kernels)"
+    return "; OpenBLAS picks its own kernels"
+
+
 def machine_info(torch: Any, settings: Settings, has_autodiff: bool) -> list[str]:
     try:
         usable = len(os.sched_getaffinity(0))
@@ -237,7 +257,7 @@ def machine_info(torch: Any, settings: Settings, has_autodiff: bool) -> list[str
         f"python: {platform.python_version()} ({sys.executable})",
         f"ferrum: {_version('ferrum')} ({os.path.dirname(ferrum.__file__)}); "
         f"autodiff: {'yes' if has_autodiff else 'no (autodiff rows skipped)'}",
-        f"numpy: {np.__version__}",
+        f"numpy: {np.__version__}{_blas_note()}",
     ]
     if torch is None:
         lines.append("torch: not importable (torch columns show -)")

@@ -1,5 +1,5 @@
-//! Matrix multiply kernels. f32 runs on ferrum's own AVX2/FMA kernel
-//! ([`super::sgemm`]) where the CPU has it; other floats (and f32 elsewhere)
+//! Matrix multiply kernels. f32 runs on ferrum's own AVX-512 or AVX2/FMA
+//! kernel ([`super::sgemm`]) where the CPU has one; other floats (and f32 elsewhere)
 //! go to the `gemm` crate. Both take arbitrary strides, so transposed views
 //! multiply without a copy. Int matmul is a plain cache-friendly loop.
 
@@ -86,18 +86,30 @@ fn threads_for(dims: Dims, threads: bool) -> usize {
     }
 }
 
-/// Whether an f32 product runs on ferrum's kernel rather than the `gemm`
-/// crate. Measured on Zen 3 (criterion group `gemm_f32_1thread`): the crate
-/// is faster on thin products (the convolutions' m = 16 or k = 16 GEMMs,
-/// 16x784x72: 26 us vs 44 us) and, on one thread, up to about 512^3
+/// Whether an f32 product runs on ferrum's `kernel` rather than the `gemm`
+/// crate (which, built without its nightly feature, has no AVX-512 code).
+///
+/// AVX2 tile, measured on Zen 3 (criterion group `gemm_f32_1thread`): the
+/// crate is faster on thin products (the convolutions' m = 16 or k = 16
+/// GEMMs, 16x784x72: 26 us vs 44 us) and, on one thread, up to about 512^3
 /// (256^3: 394 us vs 455 us); ferrum's kernel is faster for large products
 /// (1024^3: 27 ms vs 34 ms on one thread) and splits better over threads.
-fn use_sgemm(dims: Dims, threads: usize) -> bool {
+///
+/// AVX-512 tile, measured on Zen 5 on one thread: faster than the crate
+/// from 64^3 up (64^3: 3.3 vs 4.8 us; 256^3: 157 vs 292 us; the 64x576x112
+/// convolution band: 54 vs 76 us) and on short depths (72x16x784: 10 vs
+/// 18 us; 256x10x512: 20 vs 29 us), slower on narrow outputs (256x512x10:
+/// 49 vs 36 us; 16x784x72: 22 vs 17 us).
+fn use_sgemm(kernel: sgemm::Kernel, dims: Dims, threads: usize) -> bool {
     let Dims { m, k, n } = dims;
-    sgemm::available() && m >= 64 && n >= 64 && k >= 64 && (threads > 1 || m * n * k >= SGEMM_ONE_THREAD_FLOPS)
+    match kernel {
+        sgemm::Kernel::Avx2 => m >= 64 && n >= 64 && k >= 64 && (threads > 1 || m * n * k >= SGEMM_ONE_THREAD_FLOPS),
+        sgemm::Kernel::Avx512 => m >= 64 && n >= 64 && k >= 8,
+    }
 }
 
-/// Multiply-adds from which a single-thread f32 product runs on ferrum's kernel.
+/// Multiply-adds from which a single-thread f32 product runs on ferrum's
+/// AVX2 kernel.
 const SGEMM_ONE_THREAD_FLOPS: usize = 1 << 27;
 
 /// The `gemm` crate's product, after [`prepare`] has checked the arguments.
@@ -134,26 +146,28 @@ unsafe fn crate_gemm<T: Copy + Send + Sync + 'static>(dst: &mut [T], dst_rs: usi
 
 impl GemmElement for f32 {
     fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool) {
-        f32_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, false);
+        f32_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, None);
     }
 }
 
 /// An f32 product on ferrum's kernel or the `gemm` crate, as the size gate
-/// says; `forced` takes ferrum's kernel whatever the gate says (for its
-/// tests), wherever the CPU has it.
+/// says; `forced` takes that kernel of ferrum's whatever the gate says (for
+/// its tests), where the CPU runs it.
 #[allow(clippy::too_many_arguments)]
-fn f32_gemm(dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32], l: Mat, rhs: &[f32], r: Mat, dims: Dims, threads: bool, forced: bool) {
+fn f32_gemm(dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32], l: Mat, rhs: &[f32], r: Mat, dims: Dims, threads: bool, forced: Option<sgemm::Kernel>) {
     if !prepare(dst, dst_rs, accumulate, lhs, l, rhs, r, dims) {
         return;
     }
     let threads = threads_for(dims, threads);
-    // SAFETY: prepare returned true; ferrum's kernel runs only where the CPU
-    // has AVX2 and FMA (use_sgemm checks it too).
+    let kernel = match forced {
+        Some(kernel) => Some(kernel).filter(|k| k.supported()),
+        None => sgemm::Kernel::best().filter(|&k| use_sgemm(k, dims, threads)),
+    };
+    // SAFETY: prepare returned true; the kernel is one the CPU runs.
     unsafe {
-        if (forced && sgemm::available()) || use_sgemm(dims, threads) {
-            run_sgemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads)
-        } else {
-            crate_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, 1.0)
+        match kernel {
+            Some(kernel) => run_sgemm(kernel, dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads),
+            None => crate_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, 1.0),
         }
     }
 }
@@ -161,9 +175,9 @@ fn f32_gemm(dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32], l: Ma
 /// ferrum's f32 kernel, after [`prepare`] has checked the arguments.
 ///
 /// # Safety
-/// [`prepare`] returned true for these arguments; [`sgemm::available`].
+/// [`prepare`] returned true for these arguments; the CPU runs `kernel`.
 #[allow(clippy::too_many_arguments)]
-unsafe fn run_sgemm(dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32], l: Mat, rhs: &[f32], r: Mat, dims: Dims, threads: usize) {
+unsafe fn run_sgemm(kernel: sgemm::Kernel, dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32], l: Mat, rhs: &[f32], r: Mat, dims: Dims, threads: usize) {
     let Dims { m, k, n } = dims;
     // SAFETY: prepare checked that every element of both operands and the
     // m x n destination lies inside its slice, so the offsets are in bounds;
@@ -171,16 +185,16 @@ unsafe fn run_sgemm(dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32
     unsafe {
         let a = sgemm::Operand { ptr: lhs.as_ptr().add(l.offset), rs: l.rs, cs: l.cs };
         let b = sgemm::Operand { ptr: rhs.as_ptr().add(r.offset), rs: r.rs, cs: r.cs };
-        sgemm::sgemm(dst.as_mut_ptr(), dst_rs, accumulate, a, b, m, k, n, threads);
+        sgemm::sgemm(kernel, dst.as_mut_ptr(), dst_rs, accumulate, a, b, m, k, n, threads);
     }
 }
 
-/// `f32::gemm_into` forced onto ferrum's kernel whatever the size gate says
-/// (on the `gemm` crate when the CPU lacks AVX2/FMA), for its tests.
+/// `f32::gemm_into` forced onto `kernel` whatever the size gate says (on
+/// the `gemm` crate when the CPU does not run it), for its tests.
 #[cfg(test)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn sgemm_into(dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32], l: Mat, rhs: &[f32], r: Mat, dims: Dims, threads: bool) {
-    f32_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, true);
+pub(crate) fn sgemm_into(kernel: sgemm::Kernel, dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32], l: Mat, rhs: &[f32], r: Mat, dims: Dims, threads: bool) {
+    f32_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, Some(kernel));
 }
 
 impl GemmElement for f64 {

@@ -6,10 +6,42 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
+use super::driver::Tile;
+
+/// The AVX2 register tile and the block sizes it runs best with.
+pub struct Avx2;
+
 /// Rows of the register tile.
-pub const MR: usize = 6;
+const MR: usize = 6;
 /// Columns of the register tile.
-pub const NR: usize = 16;
+const NR: usize = 16;
+
+impl Tile for Avx2 {
+    const MR: usize = MR;
+    const NR: usize = NR;
+    const MC: usize = 144;
+    const KC: usize = 256;
+    const NC: usize = 3072;
+
+    unsafe fn full(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool) {
+        // SAFETY: forwarded from the caller, who picked this tile only
+        // where the CPU has AVX2 and FMA.
+        unsafe { kernel_6x16(kc, a, b, c, rs_c, accumulate) }
+    }
+
+    unsafe fn edge(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool, mr: usize, nr: usize) {
+        #[repr(align(32))]
+        struct Local([f32; MR * NR]);
+        let mut tile = Local([0.0; MR * NR]);
+        // SAFETY: the local tile is a full 6 x 16 tile with row stride NR;
+        // the copy-out touches only the `mr x nr` part of `c` the caller
+        // vouches for.
+        unsafe {
+            kernel_6x16(kc, a, b, tile.0.as_mut_ptr(), NR, false);
+            super::driver::copy_out(&tile.0, NR, c, rs_c, accumulate, mr, nr);
+        }
+    }
+}
 
 /// `c[0..6][0..16] = (accumulate ? c : 0) + a_panel @ b_panel`, with the rows
 /// of `c` starting `rs_c` elements apart.
@@ -19,7 +51,7 @@ pub const NR: usize = 16;
 /// readable floats, `b` is 32-byte aligned; `c` addresses a writable 6 x 16
 /// tile with row stride `rs_c`.
 #[target_feature(enable = "avx2,fma")]
-pub unsafe fn kernel_6x16(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool) {
+unsafe fn kernel_6x16(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool) {
     // SAFETY: the caller's contract covers every read of `a`/`b` (p < kc)
     // and every access of the 6 x 16 tile of `c`.
     unsafe {
@@ -63,34 +95,6 @@ pub unsafe fn kernel_6x16(kc: usize, a: *const f32, b: *const f32, c: *mut f32, 
             } else {
                 _mm256_storeu_ps(p, lo);
                 _mm256_storeu_ps(p.add(8), hi);
-            }
-        }
-    }
-}
-
-/// The microkernel for a tile cut short by the matrix edge (`mr <= 6` rows,
-/// `nr <= 16` columns): computed whole into a local tile (the packed panels
-/// are zero-padded), then only the valid part is written.
-///
-/// # Safety
-/// As for [`kernel_6x16`], except that `c` needs only an `mr x nr` tile.
-#[target_feature(enable = "avx2,fma")]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn kernel_edge(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool, mr: usize, nr: usize) {
-    #[repr(align(32))]
-    struct Tile([f32; MR * NR]);
-    let mut tile = Tile([0.0; MR * NR]);
-    // SAFETY: the local tile is a full 6 x 16 tile with row stride NR; the
-    // copy-out touches only the `mr x nr` part of `c` the caller vouches for.
-    unsafe {
-        kernel_6x16(kc, a, b, tile.0.as_mut_ptr(), NR, false);
-        for i in 0..mr {
-            let src = &tile.0[i * NR..i * NR + nr];
-            let dst = std::slice::from_raw_parts_mut(c.add(i * rs_c), nr);
-            if accumulate {
-                dst.iter_mut().zip(src).for_each(|(d, s)| *d += s);
-            } else {
-                dst.copy_from_slice(src);
             }
         }
     }

@@ -3,36 +3,105 @@
 //! Loop order (BLIS): columns in blocks of `NC`, the shared dimension in
 //! blocks of `KC` (a packed `KC x NC` block of B stays in L2/L3), rows in
 //! blocks of `MC` (a packed `MC x KC` block of A stays in L2), then micro
-//! tiles: one `KC x 16` micro-panel of B stays in L1 while the 6-row
-//! micro-panels of A stream past it.
+//! tiles: one `KC x NR` micro-panel of B stays in L1 while the `MR`-row
+//! micro-panels of A stream past it. The tile and the block sizes come
+//! from the kernel ([`Tile`]): AVX-512 where the CPU has it, else AVX2.
 
 use std::cell::RefCell;
 use std::sync::OnceLock;
 
-use super::avx2::{kernel_6x16, kernel_edge, MR, NR};
+use super::avx2::Avx2;
+use super::avx512::Avx512;
 use super::pack::{pack_a, pack_b};
 use crate::kernels::team;
 
-/// Rows of a packed block of A (a multiple of `MR`).
-const MC: usize = 144;
-/// Shared-dimension depth of the packed blocks.
-const KC: usize = 256;
-/// Columns of a packed block of B (a multiple of `NR`).
-const NC: usize = 3072;
+/// A register-tile microkernel and the block sizes that suit it.
+pub trait Tile {
+    /// Rows of the register tile.
+    const MR: usize;
+    /// Columns of the register tile (a multiple of 8).
+    const NR: usize;
+    /// Rows of a packed block of A (a multiple of `MR`).
+    const MC: usize;
+    /// Shared-dimension depth of the packed blocks.
+    const KC: usize;
+    /// Columns of a packed block of B (a multiple of `NR`).
+    const NC: usize;
 
-/// Whether this CPU runs the kernel (AVX2 and FMA), detected once.
-pub fn available() -> bool {
-    static HAS: OnceLock<bool> = OnceLock::new();
-    *HAS.get_or_init(|| {
+    /// `c[0..MR][0..NR] = (accumulate ? c : 0) + a_panel @ b_panel`, with
+    /// the rows of `c` starting `rs_c` elements apart.
+    ///
+    /// # Safety
+    /// The CPU runs this tile; `a` holds `kc * MR` and `b` holds `kc * NR`
+    /// readable floats, `b` is 64-byte aligned; `c` addresses a writable
+    /// `MR x NR` tile with row stride `rs_c`.
+    unsafe fn full(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool);
+
+    /// [`Tile::full`] for a tile cut short by the matrix edge (`mr <= MR`
+    /// rows, `nr <= NR` columns): computed whole into a local tile (the
+    /// packed panels are zero-padded), then only the valid part is written.
+    ///
+    /// # Safety
+    /// As for [`Tile::full`], except that `c` needs only an `mr x nr` tile.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn edge(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool, mr: usize, nr: usize);
+}
+
+/// Write the `mr x nr` corner of a local tile (row stride `ld`) to `c`, or
+/// add it to what `c` holds.
+///
+/// # Safety
+/// `c` addresses a writable `mr x nr` tile with row stride `rs_c`, and
+/// `tile` holds `mr` rows of at least `nr` floats `ld` apart.
+pub unsafe fn copy_out(tile: &[f32], ld: usize, c: *mut f32, rs_c: usize, accumulate: bool, mr: usize, nr: usize) {
+    for i in 0..mr {
+        let src = &tile[i * ld..i * ld + nr];
+        // SAFETY: row i of the caller's mr x nr tile.
+        let dst = unsafe { std::slice::from_raw_parts_mut(c.add(i * rs_c), nr) };
+        if accumulate {
+            dst.iter_mut().zip(src).for_each(|(d, s)| *d += s);
+        } else {
+            dst.copy_from_slice(src);
+        }
+    }
+}
+
+/// The microkernels this engine has, by the instructions they need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// 6x16 tile on AVX2 and FMA.
+    Avx2,
+    /// 12x32 tile on AVX-512F (with AVX2 for packing).
+    Avx512,
+}
+
+impl Kernel {
+    /// Whether this CPU runs the kernel.
+    pub fn supported(self) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
-            is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+            let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+            match self {
+                Kernel::Avx2 => avx2,
+                Kernel::Avx512 => avx2 && is_x86_feature_detected!("avx512f"),
+            }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
             false
         }
-    })
+    }
+
+    /// The widest kernel this CPU runs, detected once.
+    pub fn best() -> Option<Kernel> {
+        static BEST: OnceLock<Option<Kernel>> = OnceLock::new();
+        *BEST.get_or_init(|| [Kernel::Avx512, Kernel::Avx2].into_iter().find(|k| k.supported()))
+    }
+}
+
+/// Whether this CPU runs any of the kernels (AVX2 and FMA at least).
+pub fn available() -> bool {
+    Kernel::best().is_some()
 }
 
 /// One operand: a pointer to element (0, 0) and its (row, col) strides,
@@ -95,19 +164,19 @@ unsafe impl Send for Out {}
 // SAFETY: as above.
 unsafe impl Sync for Out {}
 
-/// A 32-byte aligned float buffer that only grows.
+/// A 64-byte aligned float buffer that only grows.
 #[derive(Default)]
 struct Aligned(Vec<Lane>);
 
 #[derive(Clone, Copy)]
-#[repr(C, align(32))]
-struct Lane([f32; 8]);
+#[repr(C, align(64))]
+struct Lane([f32; 16]);
 
 impl Aligned {
     fn ensure(&mut self, floats: usize) -> *mut f32 {
-        let lanes = floats.div_ceil(8);
+        let lanes = floats.div_ceil(16);
         if self.0.len() < lanes {
-            self.0.resize(lanes, Lane([0.0; 8]));
+            self.0.resize(lanes, Lane([0.0; 16]));
         }
         self.0.as_mut_ptr().cast()
     }
@@ -134,36 +203,30 @@ fn balanced(len: usize, block: usize, step: usize) -> usize {
 }
 
 /// `dst = (accumulate ? dst : 0) + a @ b` for `a: m x k`, `b: k x n` and an
-/// `m x n` destination with row stride `dst_rs`, on `threads` threads.
+/// `m x n` destination with row stride `dst_rs`, on `threads` threads, with
+/// `kernel`'s register tile.
 ///
 /// # Safety
-/// [`available`] is true; every element of the `m x k` and `k x n` operands
-/// is readable; `dst` addresses a writable `m x n` matrix with row stride
-/// `dst_rs >= n` that nothing else accesses during the call; `k > 0`.
+/// `kernel` is supported by this CPU; every element of the `m x k` and
+/// `k x n` operands is readable; `dst` addresses a writable `m x n` matrix
+/// with row stride `dst_rs >= n` that nothing else accesses during the
+/// call; `k > 0`.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn sgemm(dst: *mut f32, dst_rs: usize, accumulate: bool, a: Operand, b: Operand, m: usize, k: usize, n: usize, threads: usize) {
+pub unsafe fn sgemm(kernel: Kernel, dst: *mut f32, dst_rs: usize, accumulate: bool, a: Operand, b: Operand, m: usize, k: usize, n: usize, threads: usize) {
     let out = Out { ptr: dst, rs: dst_rs };
-    if threads <= 1 {
-        // SAFETY: forwarded from the caller.
-        return unsafe { with_packs(|p| blocked(p, out, accumulate, a, b, m, k, n)) };
+    let product = Product { out, accumulate, a, b, m, k, n };
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        match kernel {
+            Kernel::Avx2 => product.run::<Avx2>(threads),
+            Kernel::Avx512 => product.run::<Avx512>(threads),
+        }
     }
-    // Split the larger output dimension in whole micro-tiles, one
-    // contiguous part per thread; columns when square: each part's packed
-    // block of B is then half as wide (KC x 512 for n = 1024, 512 KiB, one
-    // Zen 3 L2), which measured faster than splitting rows (1024^3 on two
-    // threads: 14.1-15.9 ms vs 13.3-18.5 ms; 2048^3: 119-129 vs 126-149 ms).
-    let by_cols = n >= m;
-    let (len, unit) = if by_cols { (n, NR) } else { (m, MR) };
-    let tiles = len.div_ceil(unit);
-    let parts = threads.min(tiles);
-    let split = Split { out, accumulate, a, b, m, k, n, by_cols, len, unit, tiles, parts };
-    // SAFETY: forwarded from the caller; parts are disjoint, and the loop
-    // returns only when every part is done.
-    team::for_each_part(parts, |t| unsafe { split.part(t) });
 }
 
-/// One product split into parts, one per thread.
-struct Split {
+/// One product's operands and sizes.
+#[derive(Clone, Copy)]
+struct Product {
     out: Out,
     accumulate: bool,
     a: Operand,
@@ -171,33 +234,94 @@ struct Split {
     m: usize,
     k: usize,
     n: usize,
-    by_cols: bool,
-    len: usize,
-    unit: usize,
-    tiles: usize,
-    parts: usize,
 }
 
-impl Split {
-    /// Run part `t`: output rows (or columns) `s..e` in whole micro-tiles.
+impl Product {
+    /// Compute the product on `threads` threads with tile `T`.
+    ///
+    /// Split the larger output dimension in whole micro-tiles, one
+    /// contiguous part per thread; columns when square: each part's packed
+    /// block of B is then half as wide (KC x 512 for n = 1024, 512 KiB, one
+    /// Zen 3 L2), which measured faster than splitting rows (1024^3 on two
+    /// threads: 14.1-15.9 ms vs 13.3-18.5 ms; 2048^3: 119-129 vs 126-149 ms).
     ///
     /// # Safety
-    /// As for [`sgemm`]; no other thread runs part `t` at the same time.
-    unsafe fn part(&self, t: usize) {
-        let (unit, tiles, parts, len) = (self.unit, self.tiles, self.parts, self.len);
-        let (s, e) = ((tiles * t / parts * unit).min(len), (tiles * (t + 1) / parts * unit).min(len));
-        if s >= e {
-            return;
+    /// As for [`sgemm`], with `T` the tile of a supported kernel.
+    unsafe fn run<T: Tile>(self, threads: usize) {
+        if threads <= 1 {
+            // SAFETY: forwarded from the caller.
+            return unsafe { with_packs(|p| self.blocked::<T>(p)) };
         }
-        // SAFETY: part `t` reads a sub-block of the operands and writes the
-        // rows (or columns) s..e of dst, disjoint from every other part.
-        unsafe {
-            if self.by_cols {
-                let (bp, op) = (self.b.from(0, s), self.out.from(0, s));
-                with_packs(|p| blocked(p, op, self.accumulate, self.a, bp, self.m, self.k, e - s));
-            } else {
-                let (ap, op) = (self.a.from(s, 0), self.out.from(s, 0));
-                with_packs(|p| blocked(p, op, self.accumulate, ap, self.b, e - s, self.k, self.n));
+        let by_cols = self.n >= self.m;
+        let (len, unit) = if by_cols { (self.n, T::NR) } else { (self.m, T::MR) };
+        let tiles = len.div_ceil(unit);
+        let parts = threads.min(tiles);
+        team::for_each_part(parts, |t| {
+            // Part t: output rows (or columns) s..e in whole micro-tiles.
+            let (s, e) = ((tiles * t / parts * unit).min(len), (tiles * (t + 1) / parts * unit).min(len));
+            if s >= e {
+                return;
+            }
+            // SAFETY: forwarded from the caller; part t reads a sub-block of
+            // the operands and writes the rows (or columns) s..e of dst,
+            // disjoint from every other part, and the loop returns only when
+            // every part is done.
+            unsafe {
+                let part = if by_cols {
+                    Product { out: self.out.from(0, s), b: self.b.from(0, s), n: e - s, ..self }
+                } else {
+                    Product { out: self.out.from(s, 0), a: self.a.from(s, 0), m: e - s, ..self }
+                };
+                with_packs(|p| part.blocked::<T>(p));
+            }
+        });
+    }
+
+    /// The sequential blocked product on one thread.
+    ///
+    /// # Safety
+    /// As for [`Product::run`].
+    unsafe fn blocked<T: Tile>(self, packs: &mut Packs) {
+        let Product { out, accumulate, a, b, m, k, n } = self;
+        let (tm, tn) = (T::MR, T::NR);
+        let (mc_max, kc_max, nc_max) = (balanced(m, T::MC, tm), balanced(k, T::KC, 1), balanced(n, T::NC, tn));
+        let pa = packs.a.ensure(mc_max * kc_max);
+        let pb = packs.b.ensure(nc_max * kc_max);
+        for jc in (0..n).step_by(nc_max) {
+            let nc = nc_max.min(n - jc);
+            for pc in (0..k).step_by(kc_max) {
+                let kc = kc_max.min(k - pc);
+                // Later k-blocks add to what the first one wrote.
+                let acc = accumulate || pc > 0;
+                // SAFETY: the block is inside b; pb has nc_max * kc_max
+                // floats (nc_max is a multiple of NR).
+                unsafe { pack_b::<T>(pb, b, pc, jc, kc, nc) };
+                for ic in (0..m).step_by(mc_max) {
+                    let mc = mc_max.min(m - ic);
+                    // SAFETY: the block is inside a; pa has mc_max * kc_max
+                    // floats (mc_max is a multiple of MR).
+                    unsafe { pack_a::<T>(pa, a, ic, pc, mc, kc) };
+                    let tile = |ir: usize, jr: usize| {
+                        let (mr, nr) = (tm.min(mc - ir), tn.min(nc - jr));
+                        // SAFETY: panels ir / MR and jr / NR of the packed
+                        // blocks; the tile (ic + ir, jc + jr) of size mr x nr
+                        // is inside dst.
+                        unsafe {
+                            let (ap, bp) = (pa.add(ir * kc), pb.add(jr * kc));
+                            let c = out.ptr.add((ic + ir) * out.rs + jc + jr);
+                            if mr == tm && nr == tn {
+                                T::full(kc, ap, bp, c, out.rs, acc);
+                            } else {
+                                T::edge(kc, ap, bp, c, out.rs, acc, mr, nr);
+                            }
+                        }
+                    };
+                    for jr in (0..nc).step_by(tn) {
+                        for ir in (0..mc).step_by(tm) {
+                            tile(ir, jr);
+                        }
+                    }
+                }
             }
         }
     }
@@ -210,49 +334,4 @@ fn with_packs(f: impl FnOnce(&mut Packs)) {
         Ok(mut packs) => f(&mut packs),
         Err(_) => f(&mut Packs::default()),
     })
-}
-
-/// The sequential blocked product on one thread.
-///
-/// # Safety
-/// As for [`sgemm`].
-#[allow(clippy::too_many_arguments)]
-unsafe fn blocked(packs: &mut Packs, out: Out, accumulate: bool, a: Operand, b: Operand, m: usize, k: usize, n: usize) {
-    let (mc_max, kc_max, nc_max) = (balanced(m, MC, MR), balanced(k, KC, 1), balanced(n, NC, NR));
-    let pa = packs.a.ensure(mc_max * kc_max);
-    let pb = packs.b.ensure(nc_max * kc_max);
-    for jc in (0..n).step_by(nc_max) {
-        let nc = nc_max.min(n - jc);
-        for pc in (0..k).step_by(kc_max) {
-            let kc = kc_max.min(k - pc);
-            // Later k-blocks add to what the first one wrote.
-            let acc = accumulate || pc > 0;
-            // SAFETY: the block is inside b; pb has nc_max.div_ceil(NR) * NR * kc_max floats.
-            unsafe { pack_b(pb, b, pc, jc, kc, nc) };
-            for ic in (0..m).step_by(mc_max) {
-                let mc = mc_max.min(m - ic);
-                // SAFETY: the block is inside a; pa has mc_max * kc_max floats (mc_max is a multiple of MR).
-                unsafe { pack_a(pa, a, ic, pc, mc, kc) };
-                for jr in (0..nc).step_by(NR) {
-                    let nr = NR.min(nc - jr);
-                    // SAFETY: panel jr / NR of the packed B block.
-                    let bp = unsafe { pb.add(jr * kc) };
-                    for ir in (0..mc).step_by(MR) {
-                        let mr = MR.min(mc - ir);
-                        // SAFETY: panel ir / MR of the packed A block; the
-                        // tile (ic + ir, jc + jr) of size mr x nr is inside dst.
-                        unsafe {
-                            let ap = pa.add(ir * kc);
-                            let c = out.ptr.add((ic + ir) * out.rs + jc + jr);
-                            if mr == MR && nr == NR {
-                                kernel_6x16(kc, ap, bp, c, out.rs, acc);
-                            } else {
-                                kernel_edge(kc, ap, bp, c, out.rs, acc, mr, nr);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
 }

@@ -1,7 +1,9 @@
 //! The f32 GEMM against a naive f64-accumulating product, called through
 //! `gemm::sgemm_into`: `f32::gemm_into`'s argument checks without its size
-//! gate, so small shapes reach this kernel too.
+//! gate, so small shapes reach these kernels too. Every kernel the CPU runs
+//! is checked (both tiles on an AVX-512 machine).
 
+use super::Kernel;
 use crate::kernels::gemm::{sgemm_into, Dims, GemmElement, Mat};
 
 /// A matrix stored in a buffer of its own with arbitrary strides.
@@ -49,13 +51,29 @@ fn make(rows: usize, cols: usize, form: Form, seed: usize) -> Strided {
 /// and checks it against the f64 reference, and that the padding between
 /// rows is untouched.
 fn check(a: &Strided, b: &Strided, dims: Dims, dst_rs: usize, accumulate: bool, threads: bool) {
-    check_entry(sgemm_into, a, b, dims, dst_rs, accumulate, threads)
+    for kernel in kernels() {
+        let entry = |d: &mut [f32], rs, acc, l: &[f32], lm, r: &[f32], rm, dims, t| sgemm_into(kernel, d, rs, acc, l, lm, r, rm, dims, t);
+        check_entry(&format!("{kernel:?}"), &entry, a, b, dims, dst_rs, accumulate, threads);
+    }
 }
 
-type Entry = fn(&mut [f32], usize, bool, &[f32], Mat, &[f32], Mat, Dims, bool);
+/// The kernels this CPU runs; where it runs none, the AVX2 one, which
+/// `sgemm_into` then hands to the `gemm` crate.
+fn kernels() -> Vec<Kernel> {
+    let supported: Vec<Kernel> = [Kernel::Avx2, Kernel::Avx512].into_iter().filter(|k| k.supported()).collect();
+    if supported.is_empty() {
+        vec![Kernel::Avx2]
+    } else {
+        supported
+    }
+}
 
-/// [`check`] through `entry`: this kernel, or the gated `f32::gemm_into`.
-fn check_entry(entry: Entry, a: &Strided, b: &Strided, dims: Dims, dst_rs: usize, accumulate: bool, threads: bool) {
+type Entry<'a> = &'a dyn Fn(&mut [f32], usize, bool, &[f32], Mat, &[f32], Mat, Dims, bool);
+
+/// [`check`] through `entry` (named `what` in failures): one of ferrum's
+/// kernels, or the gated `f32::gemm_into`.
+#[allow(clippy::too_many_arguments)]
+fn check_entry(what: &str, entry: Entry<'_>, a: &Strided, b: &Strided, dims: Dims, dst_rs: usize, accumulate: bool, threads: bool) {
     let Dims { m, k, n } = dims;
     let len = if m == 0 { 0 } else { (m - 1) * dst_rs + n };
     let init: Vec<f32> = (0..len).map(|i| value(i + 11)).collect();
@@ -65,7 +83,7 @@ fn check_entry(entry: Entry, a: &Strided, b: &Strided, dims: Dims, dst_rs: usize
         for j in 0..dst_rs.min(len - i * dst_rs) {
             let at = i * dst_rs + j;
             if j >= n {
-                assert_eq!(dst[at], init[at], "padding ({i}, {j}) changed");
+                assert_eq!(dst[at], init[at], "{what}: padding ({i}, {j}) changed");
                 continue;
             }
             let mut want = if accumulate { init[at] as f64 } else { 0.0 };
@@ -76,7 +94,7 @@ fn check_entry(entry: Entry, a: &Strided, b: &Strided, dims: Dims, dst_rs: usize
                 scale += t.abs();
             }
             let err = (dst[at] as f64 - want).abs();
-            assert!(err <= 1e-5 * scale + 1e-6, "{dims:?} dst_rs={dst_rs} acc={accumulate} ({i}, {j}): got {} want {want}", dst[at]);
+            assert!(err <= 1e-5 * scale + 1e-6, "{what} {dims:?} dst_rs={dst_rs} acc={accumulate} ({i}, {j}): got {} want {want}", dst[at]);
         }
     }
 }
@@ -176,7 +194,7 @@ fn operand_outside_its_buffer_is_refused() {
     let a = make(4, 4, Form::RowMajor, 1);
     let b = make(4, 4, Form::RowMajor, 2);
     let mut dst = vec![0.0; 20];
-    sgemm_into(&mut dst, 4, false, &a.buf, a.mat, &b.buf, b.mat, Dims { m: 5, k: 4, n: 4 }, false);
+    sgemm_into(kernels()[0], &mut dst, 4, false, &a.buf, a.mat, &b.buf, b.mat, Dims { m: 5, k: 4, n: 4 }, false);
 }
 
 #[test]
@@ -184,10 +202,10 @@ fn gated_entry_point_matches_on_both_sides_of_the_gate() {
     for (m, k, n) in [(16, 72, 100), (64, 64, 64), (130, 70, 90)] {
         let (a, b) = (make(m, k, Form::Transposed, 5), make(k, n, Form::RowMajor, 6));
         let (mut gated, mut forced) = (vec![0.0; m * n], vec![0.0; m * n]);
-        for threads in [false, true] {
+        for (threads, kernel) in [false, true].into_iter().flat_map(|t| kernels().into_iter().map(move |k| (t, k))) {
             f32::gemm_into(&mut gated, n, false, &a.buf, a.mat, &b.buf, b.mat, Dims { m, k, n }, threads);
-            sgemm_into(&mut forced, n, false, &a.buf, a.mat, &b.buf, b.mat, Dims { m, k, n }, threads);
-            assert!(gated.iter().zip(&forced).all(|(x, y)| (x - y).abs() <= 1e-4 * (1.0 + y.abs())), "{m}x{k}x{n}");
+            sgemm_into(kernel, &mut forced, n, false, &a.buf, a.mat, &b.buf, b.mat, Dims { m, k, n }, threads);
+            assert!(gated.iter().zip(&forced).all(|(x, y)| (x - y).abs() <= 1e-4 * (1.0 + y.abs())), "{kernel:?} {m}x{k}x{n}");
         }
     }
 }
@@ -201,7 +219,7 @@ fn thin_products_split_over_threads_on_the_gemm_crate() {
         for (m, k, n, fa, fb) in cases {
             let (a, b) = (make(m, k, fa, 7), make(k, n, fb, 8));
             for (dst_rs, acc) in [(n, false), (n + 5, true)] {
-                check_entry(<f32 as GemmElement>::gemm_into, &a, &b, Dims { m, k, n }, dst_rs, acc, true);
+                check_entry("gemm crate", &<f32 as GemmElement>::gemm_into, &a, &b, Dims { m, k, n }, dst_rs, acc, true);
             }
         }
     };
