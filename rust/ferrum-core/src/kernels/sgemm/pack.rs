@@ -147,7 +147,7 @@ unsafe fn pack_line(dst: &mut [f32], lane: usize, width: usize, src: *const f32,
 
 /// Whether [`interleave`] handles panels `width` lanes wide.
 fn interleaves(width: usize) -> bool {
-    width == 6 || width % 4 == 0
+    width == 6 || width.is_multiple_of(4)
 }
 
 /// Interleave `width` lines of equal length `kc` (rows of A, or columns of
