@@ -28,19 +28,6 @@ impl Tile for Avx2 {
         // where the CPU has AVX2 and FMA.
         unsafe { kernel_6x16(kc, a, b, c, rs_c, accumulate) }
     }
-
-    unsafe fn edge(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool, mr: usize, nr: usize) {
-        #[repr(align(32))]
-        struct Local([f32; MR * NR]);
-        let mut tile = Local([0.0; MR * NR]);
-        // SAFETY: the local tile is a full 6 x 16 tile with row stride NR;
-        // the copy-out touches only the `mr x nr` part of `c` the caller
-        // vouches for.
-        unsafe {
-            kernel_6x16(kc, a, b, tile.0.as_mut_ptr(), NR, false);
-            super::driver::copy_out(&tile.0, NR, c, rs_c, accumulate, mr, nr);
-        }
-    }
 }
 
 /// `c[0..6][0..16] = (accumulate ? c : 0) + a_panel @ b_panel`, with the rows

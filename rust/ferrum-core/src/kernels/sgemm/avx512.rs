@@ -38,19 +38,6 @@ impl Tile for Avx512 {
         // where the CPU has AVX-512F.
         unsafe { kernel_12x32(kc, a, b, c, rs_c, accumulate) }
     }
-
-    unsafe fn edge(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool, mr: usize, nr: usize) {
-        #[repr(align(64))]
-        struct Local([f32; MR * NR]);
-        let mut tile = Local([0.0; MR * NR]);
-        // SAFETY: the local tile is a full 12 x 32 tile with row stride NR;
-        // the copy-out touches only the `mr x nr` part of `c` the caller
-        // vouches for.
-        unsafe {
-            kernel_12x32(kc, a, b, tile.0.as_mut_ptr(), NR, false);
-            super::driver::copy_out(&tile.0, NR, c, rs_c, accumulate, mr, nr);
-        }
-    }
 }
 
 /// `c[0..12][0..32] = (accumulate ? c : 0) + a_panel @ b_panel`, with the
