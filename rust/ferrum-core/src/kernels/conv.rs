@@ -33,6 +33,7 @@ fn band_elems<T>() -> usize {
         BAND_ELEMS
     }
 }
+
 /// Multiply-adds below which a whole convolution stays on one thread.
 const PAR_CONV_FLOPS: usize = 1 << 17;
 

@@ -47,39 +47,25 @@ pub trait Tile {
     unsafe fn edge(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool, mr: usize, nr: usize) {
         #[repr(align(64))]
         struct Local([f32; MAX_TILE]);
-        assert!(Self::MR * Self::NR <= MAX_TILE, "register tile larger than the edge buffer");
+        const { assert!(Self::MR * Self::NR <= MAX_TILE, "register tile larger than the edge buffer") };
         let mut tile = Local([0.0; MAX_TILE]);
         // SAFETY: the local buffer holds a full MR x NR tile with row stride
-        // NR; the copy-out touches only the `mr x nr` part of `c` the caller
-        // vouches for.
-        unsafe {
-            Self::full(kc, a, b, tile.0.as_mut_ptr(), Self::NR, false);
-            copy_out(&tile.0, Self::NR, c, rs_c, accumulate, mr, nr);
+        // NR.
+        unsafe { Self::full(kc, a, b, tile.0.as_mut_ptr(), Self::NR, false) };
+        for (i, src) in tile.0.chunks_exact(Self::NR).take(mr).enumerate() {
+            // SAFETY: row i of the `mr x nr` part of `c` the caller vouches for.
+            let dst = unsafe { std::slice::from_raw_parts_mut(c.add(i * rs_c), nr) };
+            if accumulate {
+                dst.iter_mut().zip(src).for_each(|(d, s)| *d += s);
+            } else {
+                dst.copy_from_slice(&src[..nr]);
+            }
         }
     }
 }
 
 /// Floats of the largest register tile (AVX-512's 12 x 32).
 const MAX_TILE: usize = 12 * 32;
-
-/// Write the `mr x nr` corner of a local tile (row stride `ld`) to `c`, or
-/// add it to what `c` holds.
-///
-/// # Safety
-/// `c` addresses a writable `mr x nr` tile with row stride `rs_c`, and
-/// `tile` holds `mr` rows of at least `nr` floats `ld` apart.
-unsafe fn copy_out(tile: &[f32], ld: usize, c: *mut f32, rs_c: usize, accumulate: bool, mr: usize, nr: usize) {
-    for i in 0..mr {
-        let src = &tile[i * ld..i * ld + nr];
-        // SAFETY: row i of the caller's mr x nr tile.
-        let dst = unsafe { std::slice::from_raw_parts_mut(c.add(i * rs_c), nr) };
-        if accumulate {
-            dst.iter_mut().zip(src).for_each(|(d, s)| *d += s);
-        } else {
-            dst.copy_from_slice(src);
-        }
-    }
-}
 
 /// The microkernels this engine has, by the instructions they need.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
