@@ -38,7 +38,9 @@ ferrum both (ferrum is built into it from the source tree)::
 
 Options: ``--quick`` (smaller sizes, fewer repeats), ``--only SUBSTRING`` (rows
 whose name contains it, case-insensitive), ``--no-torch`` (skip torch even when
-importable), ``--torch-threads N`` (default 2, the machine's cores). PyTorch
+importable), ``--torch-threads N`` (default 2, the machine's cores),
+``--repeat N`` (N passes over the rows, then each row's median ratios: on a
+shared machine one pass can swing a row by 1.5x). PyTorch
 runs with ``torch.set_num_threads(N)`` and under ``torch.no_grad()`` except
 for the autodiff rows.
 
@@ -828,7 +830,39 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--torch-threads", type=int, default=2, metavar="N", help="torch.set_num_threads(N) (default 2)"
     )
+    parser.add_argument(
+        "--repeat",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="time every row in N passes, then print each row's median ratios (default 1)",
+    )
     return parser.parse_args(argv)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a count of at least 1, found {value}")
+    return value
+
+
+def summary_rows(passes: list[list[Result]]) -> list[tuple[str, ...]]:
+    """Per workload: each pass's ratios against NumPy and torch, then their medians.
+
+    A single pass can land on a burst of load from other processes; the
+    median over passes taken minutes apart is the figure to compare.
+    """
+    rows: list[tuple[str, ...]] = []
+    for i, first in enumerate(passes[0]):
+        cells = [first.name]
+        for other in (NUMPY, TORCH):
+            ratios = [r for r in (_ratio(p[i].times_us, other) for p in passes) if r is not None]
+            listed = " ".join(f"{r:.2f}" for r in ratios) or "-"
+            median = _fmt_ratio(statistics.median(ratios) if ratios else None)
+            cells += [listed, median]
+        rows.append(tuple(cells))
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -869,6 +903,20 @@ def main(argv: list[str] | None = None) -> int:
             print(f"no workload matches --only {only!r}", file=sys.stderr)
             return 2
 
+    passes = [run_pass(workloads, torch, settings, n + 1, args.repeat) for n in range(args.repeat)]
+    if args.repeat > 1:
+        print(f"median over {args.repeat} passes (each pass's ratio, then the median):")
+        print("  ".join(("workload", "numpy/ferrum", "median", "torch/ferrum", "median")))
+        for cells in summary_rows(passes):
+            print("  ".join(cells))
+    failed = [r.name for results in passes for r in results if r.note]
+    return 1 if failed else 0
+
+
+def run_pass(workloads: list[Workload], torch: Any, settings: Settings, number: int, passes: int) -> list[Result]:
+    """Time every workload once, printing the table and its geometric means."""
+    if passes > 1:
+        print(f"pass {number} of {passes}")
     print(format_row(HEADER))
     print(format_row(tuple("-" * w for w in WIDTHS)))
     results: list[Result] = []
@@ -885,8 +933,8 @@ def main(argv: list[str] | None = None) -> int:
         mean = geomean(ratios)
         if mean is not None:
             print(f"geometric mean {other}/ferrum over {len(ratios)} rows: {mean:.2f}x")
-    failed = [r.name for r in results if r.note]
-    return 1 if failed else 0
+    print()
+    return results
 
 
 if __name__ == "__main__":

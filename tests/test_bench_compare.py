@@ -28,3 +28,34 @@ def test_compare_quick_tiny_runs() -> None:
     assert cells[6].endswith("x"), rows[0]
     assert any(line.startswith("tiny exp [4]") for line in lines), proc.stdout
     assert not any(line.startswith(("matmul", "softmax")) for line in lines), proc.stdout
+
+
+def test_compare_repeat_prints_each_pass_and_the_median_ratio() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--only", "tiny add", "--no-torch", "--repeat", "2"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert [line for line in lines if line.startswith("pass ")] == ["pass 1 of 2", "pass 2 of 2"], proc.stdout
+    summary = lines[lines.index("median over 2 passes (each pass's ratio, then the median):") + 1 :]
+    row = next(line for line in summary if line.startswith("tiny add [4]"))
+    # name, NumPy's two ratios, their median, then torch's (absent): "-" twice
+    cells = row.split("  ")
+    assert cells[0] == "tiny add [4]", row
+    ratios = [float(r) for r in cells[1].split()]
+    assert len(ratios) == 2 and all(r > 0 for r in ratios), row
+    low, high = sorted(ratios)
+    assert cells[2].endswith("x") and abs(float(cells[2][:-1]) - (low + high) / 2) < 0.006, row
+    assert cells[3:] == ["-", "-"], row
+
+
+def test_compare_refuses_a_repeat_count_below_one() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--repeat", "0"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 2
+    assert "expected a count of at least 1, found 0" in proc.stderr

@@ -13,6 +13,7 @@ use std::sync::OnceLock;
 use super::avx2::Avx2;
 use super::avx512::Avx512;
 use super::pack::{pack_a, pack_b};
+use super::shared::{with_shared, SharedPacks};
 use crate::kernels::team;
 
 /// A register-tile microkernel and the block sizes that suit it.
@@ -167,14 +168,15 @@ unsafe impl Sync for Out {}
 
 /// A 64-byte aligned float buffer that only grows.
 #[derive(Default)]
-struct Aligned(Vec<Lane>);
+pub(super) struct Aligned(Vec<Lane>);
 
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct Lane([f32; 16]);
 
 impl Aligned {
-    fn ensure(&mut self, floats: usize) -> *mut f32 {
+    /// The buffer, grown to at least `floats` floats.
+    pub(super) fn ensure(&mut self, floats: usize) -> *mut f32 {
         let lanes = floats.div_ceil(16);
         if self.0.len() < lanes {
             self.0.resize(lanes, Lane([0.0; 16]));
@@ -201,6 +203,23 @@ thread_local! {
 fn balanced(len: usize, block: usize, step: usize) -> usize {
     let blocks = len.div_ceil(block).max(1);
     len.div_ceil(blocks).div_ceil(step) * step
+}
+
+/// The block sizes of an `m x k x n` product with tile `T`: rows of A,
+/// depth, and columns of B per packed block.
+fn blocking<T: Tile>(m: usize, k: usize, n: usize) -> (usize, usize, usize) {
+    (balanced(m, T::MC, T::MR), balanced(k, T::KC, 1), balanced(n, T::NC, T::NR))
+}
+
+/// Which operand the parts of a threaded product pack together.
+#[derive(Clone, Copy)]
+enum Sharing<'a> {
+    /// Each part packs its own blocks.
+    Neither,
+    /// Parts own columns of the output and share the packed blocks of A.
+    A(&'a SharedPacks),
+    /// Parts own rows of the output and share the packed blocks of B.
+    B(&'a SharedPacks),
 }
 
 /// `dst = (accumulate ? dst : 0) + a @ b` for `a: m x k`, `b: k x n` and an
@@ -245,36 +264,49 @@ impl Product {
     /// block of B is then half as wide (KC x 512 for n = 1024, 512 KiB, one
     /// Zen 3 L2), which measured faster than splitting rows (1024^3 on two
     /// threads: 14.1-15.9 ms vs 13.3-18.5 ms; 2048^3: 119-129 vs 126-149 ms).
+    /// The operand every part reads whole (A when columns are split) is
+    /// packed once for all parts ([`with_shared`]).
     ///
     /// # Safety
     /// As for [`sgemm`], with `T` the tile of a supported kernel.
     unsafe fn run<T: Tile>(self, threads: usize) {
         if threads <= 1 {
             // SAFETY: forwarded from the caller.
-            return unsafe { with_packs(|p| self.blocked::<T>(p)) };
+            return unsafe { with_packs(|p| self.blocked::<T>(p, Sharing::Neither)) };
         }
         let by_cols = self.n >= self.m;
         let (len, unit) = if by_cols { (self.n, T::NR) } else { (self.m, T::MR) };
         let tiles = len.div_ceil(unit);
         let parts = threads.min(tiles);
-        team::for_each_part(parts, |t| {
-            // Part t: output rows (or columns) s..e in whole micro-tiles.
-            let (s, e) = ((tiles * t / parts * unit).min(len), (tiles * (t + 1) / parts * unit).min(len));
-            if s >= e {
-                return;
-            }
-            // SAFETY: forwarded from the caller; part t reads a sub-block of
-            // the operands and writes the rows (or columns) s..e of dst,
-            // disjoint from every other part, and the loop returns only when
-            // every part is done.
-            unsafe {
-                let part = if by_cols {
-                    Product { out: self.out.from(0, s), b: self.b.from(0, s), n: e - s, ..self }
-                } else {
-                    Product { out: self.out.from(s, 0), a: self.a.from(s, 0), m: e - s, ..self }
-                };
-                with_packs(|p| part.blocked::<T>(p));
-            }
+        // Every part sees the whole shared operand, so it blocks it as the
+        // whole product does.
+        let (mc, kc, nc) = blocking::<T>(self.m, self.k, self.n);
+        let (across, block) = if by_cols { (self.m.div_ceil(mc), mc * kc) } else { (self.n.div_ceil(nc), nc * kc) };
+        with_shared(self.k.div_ceil(kc), across, block, |shared| {
+            let sharing = match shared {
+                Some(s) if by_cols => Sharing::A(s),
+                Some(s) => Sharing::B(s),
+                None => Sharing::Neither,
+            };
+            team::for_each_part(parts, |t| {
+                // Part t: output rows (or columns) s..e in whole micro-tiles.
+                let (s, e) = ((tiles * t / parts * unit).min(len), (tiles * (t + 1) / parts * unit).min(len));
+                if s >= e {
+                    return;
+                }
+                // SAFETY: forwarded from the caller; part t reads a sub-block
+                // of the operands and writes the rows (or columns) s..e of
+                // dst, disjoint from every other part, and the loop returns
+                // only when every part is done.
+                unsafe {
+                    let part = if by_cols {
+                        Product { out: self.out.from(0, s), b: self.b.from(0, s), n: e - s, ..self }
+                    } else {
+                        Product { out: self.out.from(s, 0), a: self.a.from(s, 0), m: e - s, ..self }
+                    };
+                    with_packs(|p| part.blocked::<T>(p, sharing));
+                }
+            });
         });
     }
 
@@ -282,26 +314,48 @@ impl Product {
     ///
     /// # Safety
     /// As for [`Product::run`].
-    unsafe fn blocked<T: Tile>(self, packs: &mut Packs) {
+    unsafe fn blocked<T: Tile>(self, packs: &mut Packs, sharing: Sharing<'_>) {
         let Product { out, accumulate, a, b, m, k, n } = self;
         let (tm, tn) = (T::MR, T::NR);
-        let (mc_max, kc_max, nc_max) = (balanced(m, T::MC, tm), balanced(k, T::KC, 1), balanced(n, T::NC, tn));
-        let pa = packs.a.ensure(mc_max * kc_max);
-        let pb = packs.b.ensure(nc_max * kc_max);
-        for jc in (0..n).step_by(nc_max) {
+        let (mc_max, kc_max, nc_max) = blocking::<T>(m, k, n);
+        let pa = packs.a.ensure(if matches!(sharing, Sharing::A(_)) { 0 } else { mc_max * kc_max });
+        let pb = packs.b.ensure(if matches!(sharing, Sharing::B(_)) { 0 } else { nc_max * kc_max });
+        for (jb, jc) in (0..n).step_by(nc_max).enumerate() {
             let nc = nc_max.min(n - jc);
-            for pc in (0..k).step_by(kc_max) {
+            for (kb, pc) in (0..k).step_by(kc_max).enumerate() {
                 let kc = kc_max.min(k - pc);
                 // Later k-blocks add to what the first one wrote.
                 let acc = accumulate || pc > 0;
-                // SAFETY: the block is inside b; pb has nc_max * kc_max
-                // floats (nc_max is a multiple of NR).
-                unsafe { pack_b::<T>(pb, b, pc, jc, kc, nc) };
-                for ic in (0..m).step_by(mc_max) {
+                // SAFETY: the block is inside b; pb, and each shared block,
+                // has room for nc_max * kc_max floats (nc_max is a multiple
+                // of NR), and every part packs a shared block alike.
+                let pb = unsafe {
+                    match sharing {
+                        Sharing::B(s) => s.get(kb, jb, nc.div_ceil(tn), |first, count, dst| {
+                            let j = first * tn;
+                            pack_b::<T>(dst.add(j * kc), b, pc, jc + j, kc, (count * tn).min(nc - j));
+                        }),
+                        _ => {
+                            pack_b::<T>(pb, b, pc, jc, kc, nc);
+                            pb
+                        }
+                    }
+                };
+                for (ib, ic) in (0..m).step_by(mc_max).enumerate() {
                     let mc = mc_max.min(m - ic);
-                    // SAFETY: the block is inside a; pa has mc_max * kc_max
-                    // floats (mc_max is a multiple of MR).
-                    unsafe { pack_a::<T>(pa, a, ic, pc, mc, kc) };
+                    // SAFETY: as for B, with mc_max a multiple of MR.
+                    let pa = unsafe {
+                        match sharing {
+                            Sharing::A(s) => s.get(kb, ib, mc.div_ceil(tm), |first, count, dst| {
+                                let i = first * tm;
+                                pack_a::<T>(dst.add(i * kc), a, ic + i, pc, (count * tm).min(mc - i), kc);
+                            }),
+                            _ => {
+                                pack_a::<T>(pa, a, ic, pc, mc, kc);
+                                pa
+                            }
+                        }
+                    };
                     let tile = |ir: usize, jr: usize| {
                         let (mr, nr) = (tm.min(mc - ir), tn.min(nc - jr));
                         // SAFETY: panels ir / MR and jr / NR of the packed

@@ -7,6 +7,7 @@ mod avx2;
 mod avx512;
 mod driver;
 mod pack;
+mod shared;
 
 pub use driver::{available, sgemm, Kernel, Operand};
 

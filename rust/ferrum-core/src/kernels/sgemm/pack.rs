@@ -64,13 +64,17 @@ pub unsafe fn pack_a<T: Tile>(out: *mut f32, a: Operand, r0: usize, p0: usize, r
 /// The CPU has AVX2; every element of the block is readable through `b`;
 /// `out` has room for `cols.div_ceil(T::NR) * T::NR * kc` floats.
 pub unsafe fn pack_b<T: Tile>(out: *mut f32, b: Operand, p0: usize, j0: usize, kc: usize, cols: usize) {
-    // SAFETY: `out` has room for every panel, by the caller's size bound.
-    for (dst, jp, nr) in unsafe { panels(out, cols, T::NR, kc) } {
-        if b.cs == 1 && nr == T::NR {
-            // Row-major, whole panel: each step of k copies NR contiguous floats.
-            // SAFETY: elements (p0 + p, j0 + jp .. + NR) are in the block.
-            unsafe { copy_steps(dst, T::NR, |p| b.at(p0 + p, j0 + jp)) };
-        } else if b.cs == 1 {
+    let whole = if b.cs == 1 { cols / T::NR * T::NR } else { 0 };
+    if whole > 0 {
+        // SAFETY: rows p0 .. p0 + kc, columns j0 .. j0 + whole are in the
+        // block; `out` has room for their panels.
+        unsafe { copy_rows(out, T::NR, kc, whole, |p| b.at(p0 + p, j0)) };
+    }
+    // SAFETY: `out` has room for every panel, by the caller's size bound;
+    // the whole panels above come first.
+    for (dst, jp, nr) in unsafe { panels(out.add(whole * kc), cols - whole, T::NR, kc) } {
+        let jp = whole + jp;
+        if b.cs == 1 {
             // Row-major: each step of k copies one contiguous run of a row.
             for (p, d) in dst.chunks_exact_mut(T::NR).enumerate() {
                 // SAFETY: elements (p0 + p, j0 + jp .. + nr) are in the block.
@@ -108,6 +112,47 @@ unsafe fn copy_steps(dst: &mut [f32], width: usize, src: impl Fn(usize) -> *cons
             16 => copy_fixed::<16>(dst, src),
             32 => copy_fixed::<32>(dst, src),
             _ => dst.chunks_exact_mut(width).enumerate().for_each(|(p, d)| d.copy_from_slice(std::slice::from_raw_parts(src(p), width))),
+        }
+    }
+}
+
+/// Whole row-major panels `width` wide holding `cols` columns, filled a row
+/// of the block at a time: `row(p)` is step `p`'s first column, and each
+/// row's `width`-float pieces go to their panels. Reading B front to back
+/// lets the prefetchers follow; a panel at a time walks `kc` rows a row
+/// stride apart, often a page each, which they do not.
+///
+/// # Safety
+/// For every step `p < kc`, `cols` floats from `row(p)` on are readable;
+/// `out` has room for `cols * kc` floats; `cols` is a multiple of `width`.
+unsafe fn copy_rows(out: *mut f32, width: usize, kc: usize, cols: usize, row: impl Fn(usize) -> *const f32) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        match width {
+            16 => copy_rows_fixed::<16>(out, kc, cols, row),
+            32 => copy_rows_fixed::<32>(out, kc, cols, row),
+            _ => {
+                for p in 0..kc {
+                    for q in (0..cols).step_by(width) {
+                        std::ptr::copy_nonoverlapping(row(p).add(q), out.add(q * kc + p * width), width);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// [`copy_rows`] for a width known at compile time.
+///
+/// # Safety
+/// As for [`copy_rows`] with `width = W`.
+unsafe fn copy_rows_fixed<const W: usize>(out: *mut f32, kc: usize, cols: usize, row: impl Fn(usize) -> *const f32) {
+    for p in 0..kc {
+        let src = row(p);
+        for q in (0..cols).step_by(W) {
+            // SAFETY: the caller vouches for the row's `cols` floats and
+            // for room for panel q / W's step p.
+            unsafe { *out.add(q * kc + p * W).cast::<[f32; W]>() = *src.add(q).cast::<[f32; W]>() };
         }
     }
 }
