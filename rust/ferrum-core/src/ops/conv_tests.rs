@@ -167,9 +167,9 @@ fn conv2d_in_f32_and_on_strided_views() {
     let w = tensor(&[2, 3, 3, 3], 0.9);
     let opts = ConvOptions::new([1, 1], [1, 1], [1, 1], 1);
     let want = x.conv2d(&w, None, &opts).unwrap().to_vec::<f64>();
-    let got32 = x.cast(DType::F32).conv2d(&w.cast(DType::F32), None, &opts).unwrap();
+    let got32 = x.cast(DType::F32).unwrap().conv2d(&w.cast(DType::F32).unwrap(), None, &opts).unwrap();
     assert_eq!(got32.dtype(), DType::F32);
-    assert_close(&got32.cast(DType::F64).to_vec::<f64>(), &want, 1e-5, "f32");
+    assert_close(&got32.cast(DType::F64).unwrap().to_vec::<f64>(), &want, 1e-5, "f32");
     // The same input stored transposed: a non-contiguous view.
     let xt = Tensor::from_vec(x.swap_dims(2, 3).unwrap().to_vec::<f64>(), &[2, 3, 6, 5]).unwrap().swap_dims(2, 3).unwrap();
     assert!(!xt.is_contiguous());

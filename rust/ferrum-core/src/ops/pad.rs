@@ -129,7 +129,7 @@ fn repeat_unchecked(t: &Tensor, times: &[usize]) -> Result<Tensor> {
         return Ok(Tensor::zeros(&shape, t.dtype()));
     }
     Ok(with_dtype!(t.dtype(), T => {
-        let mut data: Cow<[T]> = contiguous_values::<T>(t);
+        let mut data: Cow<[T]> = contiguous_values::<T>(op, t)?;
         let mut cur = t.shape().to_vec();
         // One pass per repeated dim, innermost first: each pass sees the
         // tensor as [rows, block] with block = the dims from d on, and lays
@@ -176,7 +176,7 @@ impl Var {
             let n = self.value.shape()[d] as isize;
             specs[d] = crate::tensor::views::SliceSpec::range(before as isize, before as isize + n);
         }
-        Ok(record(y, &[self], move || FnBackward::new("pad", move |g, _| Ok(vec![Some(g.slice(&specs)?.contiguous())]))))
+        Ok(record(y, &[self], move || FnBackward::new("pad", move |g, _| Ok(vec![Some(g.slice(&specs)?.try_contiguous("pad")?)]))))
     }
 
     /// Each tile's gradient is summed back onto the original.

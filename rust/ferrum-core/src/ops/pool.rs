@@ -120,31 +120,31 @@ fn adaptive_sizes<const N: usize>(op: &'static str, x: &Tensor, output: [usize; 
 
 fn max_forward(op: &'static str, x: &Tensor, g: &PoolGeom, shape: &[usize]) -> Result<(Tensor, Tensor)> {
     with_float!(op, x.dtype(), T => {
-        let (y, idx) = max_pool_forward::<T>(&values::<T>(x), g);
+        let (y, idx) = max_pool_forward::<T>(&values::<T>(op, x)?, g);
         Ok((Tensor::from_vec(y, shape)?, Tensor::from_vec(idx, shape)?))
     })
 }
 
 fn max_backward(op: &'static str, gy: &Tensor, idx: &Tensor, g: &PoolGeom, shape: &[usize]) -> Result<Tensor> {
-    with_float!(op, gy.dtype(), T => Tensor::from_vec(max_pool_backward::<T>(&values::<T>(gy), &values::<i64>(idx), g), shape))
+    with_float!(op, gy.dtype(), T => Tensor::from_vec(max_pool_backward::<T>(&values::<T>(op, gy)?, &values::<i64>(op, idx)?, g), shape))
 }
 
 fn avg_forward(op: &'static str, x: &Tensor, g: &PoolGeom, count_include_pad: bool, shape: &[usize]) -> Result<Tensor> {
-    with_float!(op, x.dtype(), T => Tensor::from_vec(avg_pool_forward::<T>(&values::<T>(x), g, count_include_pad), shape))
+    with_float!(op, x.dtype(), T => Tensor::from_vec(avg_pool_forward::<T>(&values::<T>(op, x)?, g, count_include_pad), shape))
 }
 
 fn avg_backward(op: &'static str, gy: &Tensor, g: &PoolGeom, count_include_pad: bool, shape: &[usize]) -> Result<Tensor> {
-    with_float!(op, gy.dtype(), T => Tensor::from_vec(avg_pool_backward::<T>(&values::<T>(gy), g, count_include_pad), shape))
+    with_float!(op, gy.dtype(), T => Tensor::from_vec(avg_pool_backward::<T>(&values::<T>(op, gy)?, g, count_include_pad), shape))
 }
 
 fn adaptive_forward(op: &'static str, x: &Tensor, hw: Plane, out: Plane, shape: &[usize]) -> Result<Tensor> {
     let planes = shape[0] * shape[1];
-    with_float!(op, x.dtype(), T => Tensor::from_vec(adaptive_avg_forward::<T>(&values::<T>(x), planes, hw, out), shape))
+    with_float!(op, x.dtype(), T => Tensor::from_vec(adaptive_avg_forward::<T>(&values::<T>(op, x)?, planes, hw, out), shape))
 }
 
 fn adaptive_backward(op: &'static str, gy: &Tensor, hw: Plane, out: Plane, shape: &[usize]) -> Result<Tensor> {
     let planes = shape[0] * shape[1];
-    with_float!(op, gy.dtype(), T => Tensor::from_vec(adaptive_avg_backward::<T>(&values::<T>(gy), planes, hw, out), shape))
+    with_float!(op, gy.dtype(), T => Tensor::from_vec(adaptive_avg_backward::<T>(&values::<T>(op, gy)?, planes, hw, out), shape))
 }
 
 impl Tensor {
