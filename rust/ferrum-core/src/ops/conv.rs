@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::kernels::conv::{add_channel_bias, channel_sums, conv_backward_input, conv_backward_weight, conv_forward};
 use crate::kernels::copy::contiguous_values;
 use crate::kernels::im2col::ConvGeom;
-use crate::shape::try_filled;
+use crate::shape::{checked_numel, try_filled};
 use crate::tensor::Tensor;
 use crate::with_float;
 
@@ -167,6 +167,9 @@ fn conv_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias: Opt
         dilation: lift(o.dilation, 1),
         groups,
     };
+    // The kernels size their buffers from this shape: an element count
+    // that overflows is refused here rather than wrapping there.
+    checked_numel(op, &out, x.dtype().size_in_bytes())?;
     Ok((g, out))
 }
 
@@ -217,6 +220,7 @@ fn transpose_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias
         dilation: lift(o.dilation, 1),
         groups,
     };
+    checked_numel(op, &out, x.dtype().size_in_bytes())?;
     Ok((g, out))
 }
 
@@ -224,7 +228,7 @@ fn transpose_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias
 fn forward(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &ConvGeom, shape: &[usize]) -> Result<Tensor> {
     with_float!(op, x.dtype(), T => {
         let b = bias.map(|b| values::<T>(op, b)).transpose()?;
-        Tensor::from_vec(conv_forward::<T>(&values::<T>(op, x)?, &values::<T>(op, w)?, b.as_deref(), g), shape)
+        Tensor::from_vec(conv_forward::<T>(op, &values::<T>(op, x)?, &values::<T>(op, w)?, b.as_deref(), g)?, shape)
     })
 }
 
@@ -232,7 +236,7 @@ fn forward(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &
 /// also the forward of a transposed convolution.
 fn input_grad(op: &'static str, gy: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &ConvGeom, shape: &[usize]) -> Result<Tensor> {
     with_float!(op, gy.dtype(), T => {
-        let mut gx = conv_backward_input::<T>(&values::<T>(op, gy)?, &values::<T>(op, w)?, g);
+        let mut gx = conv_backward_input::<T>(op, &values::<T>(op, gy)?, &values::<T>(op, w)?, g)?;
         if let Some(b) = bias {
             add_channel_bias(&mut gx, &values::<T>(op, b)?, g.hw());
         }
@@ -242,7 +246,7 @@ fn input_grad(op: &'static str, gy: &Tensor, w: &Tensor, bias: Option<&Tensor>, 
 
 /// Gradient of `conv(x, w)` with respect to `w` (shaped `shape`), from `gy`.
 fn weight_grad(op: &'static str, x: &Tensor, gy: &Tensor, g: &ConvGeom, shape: &[usize]) -> Result<Tensor> {
-    with_float!(op, x.dtype(), T => Tensor::from_vec(conv_backward_weight::<T>(&values::<T>(op, x)?, &values::<T>(op, gy)?, g), shape))
+    with_float!(op, x.dtype(), T => Tensor::from_vec(conv_backward_weight::<T>(op, &values::<T>(op, x)?, &values::<T>(op, gy)?, g)?, shape))
 }
 
 /// Per-channel sums of `[batch, channels, ...]`: a bias gradient.

@@ -320,3 +320,17 @@ fn bad_inputs_are_reported() {
     let e = x.conv_transpose2d(&tensor(&[4, 2, 3, 3], 0.1), None, &o).unwrap_err().to_string();
     assert!(e.contains("padding_out (1) must be smaller than the stride (1) or the dilation (1)"), "{e}");
 }
+
+#[test]
+fn outputs_larger_than_memory_are_errors() {
+    // Padding of 2^20 on each side of a 1x1 image: an output plane of 2^42
+    // elements, refused before anything is allocated.
+    let x = tensor(&[1, 1, 1, 1], 1.0);
+    let opts = ConvOptions::new([1, 1], [1 << 20, 1 << 20], [1, 1], 1);
+    let e = x.conv2d(&x, None, &opts).unwrap_err().to_string();
+    assert!(e.starts_with("conv2d: cannot allocate") && e.contains("more than this machine's memory"), "{e}");
+    // A broadcast image is filled out for the kernels: refused at this size.
+    let big = x.expand(&[1, 1, 1 << 20, 1 << 20]).unwrap();
+    let e = big.conv2d(&x, None, &ConvOptions::new([1, 1], [0, 0], [1, 1], 1)).unwrap_err().to_string();
+    assert!(e.starts_with("conv2d: ") && e.contains("more than this machine's memory"), "{e}");
+}
