@@ -552,17 +552,19 @@ impl Var {
     }
 
     /// An empty tensor fails as the plain op does, not as the `max_dim`
-    /// this goes through.
+    /// this goes through. Without a graph there is no winner to remember,
+    /// and the plain op reduces a broadcast view without materialising it
+    /// (flattening one for `max_dim` would copy it whole).
     pub fn max(&self) -> Result<Var> {
-        if self.value.numel() == 0 {
-            self.value.max()?;
+        if self.node.is_none() || self.value.numel() == 0 {
+            return Ok(Var::constant(self.value.max()?));
         }
         self.reshape(&[-1])?.max_dim(0).map_err(|e| e.with_op("max"))
     }
 
     pub fn min(&self) -> Result<Var> {
-        if self.value.numel() == 0 {
-            self.value.min()?;
+        if self.node.is_none() || self.value.numel() == 0 {
+            return Ok(Var::constant(self.value.min()?));
         }
         self.reshape(&[-1])?.min_dim(0).map_err(|e| e.with_op("min"))
     }
@@ -573,8 +575,8 @@ impl Var {
     }
 
     pub fn max_abs(&self) -> Result<Var> {
-        if self.value.numel() == 0 {
-            self.value.max_abs()?;
+        if self.node.is_none() || self.value.numel() == 0 {
+            return Ok(Var::constant(self.value.max_abs()?));
         }
         self.abs()?.max().map_err(|e| e.with_op("max_abs"))
     }

@@ -113,6 +113,7 @@ impl Tensor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::autodiff::Var;
     use crate::ops::binary::BinaryOp;
     use crate::ops::compare::CompareOp;
     use crate::ops::unary::FloatUnary;
@@ -148,5 +149,18 @@ mod tests {
         let rows = Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2]).unwrap().expand(&[1 << 40, 2]).unwrap();
         assert_refused("reshape", rows.reshape(&[-1]));
         assert_refused("sort", x.sort(1, false));
+    }
+
+    #[test]
+    fn autodiff_extrema_of_a_huge_view_need_no_copy_unless_tracked() {
+        let x = huge_view();
+        assert_eq!(Var::constant(x.clone()).max().unwrap().value.to_vec::<f32>(), vec![1.0]);
+        assert_eq!(Var::constant(x).min().unwrap().value.to_vec::<f32>(), vec![1.0]);
+        // Tracked, the winner's position is needed: flattening the view to
+        // find it is refused, not attempted.
+        let leaf = Var::leaf(Tensor::from_vec(vec![1.0f32], &[1, 1]).unwrap());
+        let big = leaf.expand(&[1 << 20, 1 << 20]).unwrap();
+        assert_refused("max", big.max());
+        assert_refused("prod", big.prod());
     }
 }
