@@ -351,6 +351,8 @@ SUBPROCESS_CASES = {
     "int of a huge broadcast view": f"{HUGE_VIEW}.int()",
     "to_data of a huge broadcast view": f"{HUGE_VIEW}.to_data()",
     "matmul of huge broadcast views": f"{HUGE_VIEW}.matmul({HUGE_VIEW})",
+    "cat of huge broadcast views": f"Tensor.cat([{HUGE_VIEW}, {HUGE_VIEW}], 0)",
+    "roll of a huge broadcast view": f"{HUGE_VIEW}.roll([1], [0])",
     "tracked autodiff max of a huge broadcast view": "Tensor.ones((1, 1), Autodiff[NdArray].device()).require_grad().expand((2**20, 2**20)).max()",
 }
 

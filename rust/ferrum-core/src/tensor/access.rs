@@ -149,6 +149,8 @@ mod tests {
         let rows = Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2]).unwrap().expand(&[1 << 40, 2]).unwrap();
         assert_refused("reshape", rows.reshape(&[-1]));
         assert_refused("sort", x.sort(1, false));
+        assert_refused("cat", Tensor::cat(&[x.clone(), x.clone()], 0));
+        assert_refused("roll", x.roll(&[1], &[0]));
     }
 
     #[test]
