@@ -334,10 +334,26 @@ def test_out_of_range_sizes_are_ferrum_errors(name: str) -> None:
         HUGE[name]()
 
 
+# A stride-0 view of 2**40 elements (4 TiB as f32) over one stored value.
+HUGE_VIEW = "Tensor.ones((1, 1), d).expand((2**20, 2**20))"
+
 SUBPROCESS_CASES = {
     "zeros too large to allocate": "Tensor.zeros((2**40,), d)",
     "zeros with an overflowing element count": "Tensor.zeros((2**32, 2**32), d).to_numpy().sum()",
     "repeat too large to allocate": "Tensor.ones((1,), d).repeat([2**40])",
+    "exp of a huge broadcast view": f"{HUGE_VIEW}.exp()",
+    "scalar add to a huge broadcast view": f"{HUGE_VIEW} + 1.0",
+    "abs of a huge broadcast view": f"{HUGE_VIEW}.abs()",
+    "is_nan of a huge broadcast view": f"{HUGE_VIEW}.is_nan()",
+    "prod of a huge broadcast view": f"{HUGE_VIEW}.prod()",
+    "argmax of a huge broadcast view": f"{HUGE_VIEW}.argmax(1)",
+    "comparison of a huge broadcast view": f"{HUGE_VIEW}.greater_elem(0.0)",
+    "int of a huge broadcast view": f"{HUGE_VIEW}.int()",
+    "to_data of a huge broadcast view": f"{HUGE_VIEW}.to_data()",
+    "matmul of huge broadcast views": f"{HUGE_VIEW}.matmul({HUGE_VIEW})",
+    "cat of huge broadcast views": f"Tensor.cat([{HUGE_VIEW}, {HUGE_VIEW}], 0)",
+    "roll of a huge broadcast view": f"{HUGE_VIEW}.roll([1], [0])",
+    "tracked autodiff max of a huge broadcast view": "Tensor.ones((1, 1), Autodiff[NdArray].device()).require_grad().expand((2**20, 2**20)).max()",
 }
 
 
@@ -358,7 +374,7 @@ def test_huge_tensors_raise_instead_of_aborting(name: str) -> None:
     code = textwrap.dedent(
         f"""
         from ferrum import FerrumError, Tensor
-        from ferrum.backend import NdArray
+        from ferrum.backend import Autodiff, NdArray
         d = NdArray.device()
         try:
             {SUBPROCESS_CASES[name]}
@@ -380,10 +396,12 @@ def test_reductions_of_a_huge_broadcast_view_do_not_materialise_it() -> None:
     code = textwrap.dedent(
         """
         from ferrum import Tensor
-        from ferrum.backend import NdArray
+        from ferrum.backend import Autodiff, NdArray
         x = Tensor.from_data([[1.0, 2.0, 4.0]], NdArray.device()).expand((2**40, 3))
         print(x.sum().into_scalar(), x.mean().into_scalar())
         print(x.sum_dim(0).to_data().to_list())
+        y = Tensor.from_data([[1.0, 2.0, 4.0]], Autodiff[NdArray].device()).expand((2**40, 3))
+        print(x.max().into_scalar(), x.min().into_scalar(), y.max().into_scalar(), y.min().into_scalar())
         """
     )
     proc = subprocess.run(
@@ -394,3 +412,4 @@ def test_reductions_of_a_huge_broadcast_view_do_not_materialise_it() -> None:
     assert total == 7.0 * 2**40
     assert math.isclose(mean, 7.0 / 3.0, rel_tol=1e-6)
     assert proc.stdout.splitlines()[1] == str([[v * 2**40 for v in (1.0, 2.0, 4.0)]])
+    assert proc.stdout.splitlines()[2].split() == ["4.0", "1.0", "4.0", "1.0"]

@@ -62,7 +62,7 @@ fn elementwise(c: &mut Criterion) {
         g.bench_with_input(BenchmarkId::new("exp", label), &n, |bch, _| bch.iter(|| black_box(a.float_unary(FloatUnary::Exp).unwrap())));
         // An owned operand is overwritten in place: the engine's buffer reuse.
         g.bench_with_input(BenchmarkId::new("add_owned", label), &n, |bch, _| {
-            bch.iter_batched(|| Tensor::from_vec(a.to_vec::<f32>(), &[n]).unwrap(), |x| black_box(x.binary_owned(BinaryOp::Add, b.clone()).unwrap()), criterion::BatchSize::LargeInput)
+            bch.iter_batched(|| Tensor::from_vec(a.try_to_vec::<f32>("bench").unwrap(), &[n]).unwrap(), |x| black_box(x.binary_owned(BinaryOp::Add, b.clone()).unwrap()), criterion::BatchSize::LargeInput)
         });
     }
     g.finish();
@@ -110,7 +110,7 @@ fn after_pause(c: &mut Criterion) {
     let pause = Duration::from_micros(300);
     for n in [1 << 17, 1 << 19] {
         let (a, b) = (random(&[n]), random(&[n]));
-        let (sa, sb) = (a.to_vec::<f32>(), b.to_vec::<f32>());
+        let (sa, sb) = (a.try_to_vec::<f32>("bench").unwrap(), b.try_to_vec::<f32>("bench").unwrap());
         let mut out = vec![0f32; n];
         g.bench_function(BenchmarkId::new("add_engine", n), |bch| {
             bch.iter_custom(|iters| timed_after_pauses(iters, pause, || drop(black_box(a.binary(BinaryOp::Add, &b).unwrap()))))

@@ -17,14 +17,24 @@ pub fn checked_numel(op: &'static str, shape: &[usize], elem_bytes: usize) -> Re
     }
 }
 
-/// An empty vector with room for `n` elements, or an error (not an abort)
-/// when the memory cannot be had.
-pub fn try_with_capacity<T>(op: &'static str, n: usize) -> Result<Vec<T>> {
+/// Fail unless `n` elements of `T` could fit in this machine's memory. For
+/// a zeroed buffer made with `vec![zero; n]`, which the allocator can hand
+/// out already zeroed (no pass over it) but which aborts on failure, this
+/// turns the impossible sizes a huge view leads to into an error.
+pub fn ensure_fits<T>(op: &'static str, n: usize) -> Result<()> {
     let bytes = n.saturating_mul(std::mem::size_of::<T>());
     let limit = crate::kernels::alloc::memory_limit();
     if bytes > limit {
         return Err(Error::invalid(op, format!("cannot allocate {n} elements ({bytes} bytes): more than this machine's memory ({limit} bytes of RAM and swap)")));
     }
+    Ok(())
+}
+
+/// An empty vector with room for `n` elements, or an error (not an abort)
+/// when the memory cannot be had.
+pub fn try_with_capacity<T>(op: &'static str, n: usize) -> Result<Vec<T>> {
+    ensure_fits::<T>(op, n)?;
+    let bytes = n.saturating_mul(std::mem::size_of::<T>());
     let mut v = Vec::new();
     v.try_reserve_exact(n)
         .map_err(|_| Error::invalid(op, format!("cannot allocate {n} elements ({bytes} bytes): out of memory")))?;

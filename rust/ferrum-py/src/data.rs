@@ -19,7 +19,7 @@ pub struct PyTensorData {
 
 fn nested_list<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
     ferrum_core::with_dtype!(t.dtype(), T => {
-        let flat = t.to_vec::<T>();
+        let flat = t.try_to_vec::<T>("to_list").py(py)?;
         build(py, &flat, t.shape())
     })
 }
@@ -38,14 +38,15 @@ fn build<'py, T: Copy + for<'a> IntoPyObject<'py>>(py: Python<'py>, flat: &[T], 
 
 /// Equal shapes, kinds and values (Float compared in f64, so f32 and f64
 /// data holding the same numbers are equal).
-fn same_values(a: &Tensor, b: &Tensor) -> bool {
+fn same_values(a: &Tensor, b: &Tensor) -> ferrum_core::Result<bool> {
+    const OP: &str = "TensorData.__eq__";
     if a.shape() != b.shape() || a.kind() != b.kind() {
-        return false;
+        return Ok(false);
     }
-    match a.kind() {
-        Kind::Float => a.cast(DType::F64).to_vec::<f64>() == b.cast(DType::F64).to_vec::<f64>(),
-        _ => ferrum_core::with_dtype!(a.dtype(), T => a.to_vec::<T>() == b.to_vec::<T>()),
-    }
+    Ok(match a.kind() {
+        Kind::Float => a.cast(DType::F64)?.try_to_vec::<f64>(OP)? == b.cast(DType::F64)?.try_to_vec::<f64>(OP)?,
+        _ => ferrum_core::with_dtype!(a.dtype(), T => a.try_to_vec::<T>(OP)? == b.try_to_vec::<T>(OP)?),
+    })
 }
 
 #[pymethods]
@@ -64,7 +65,7 @@ impl PyTensorData {
             }
             None => t,
         };
-        Ok(PyTensorData { t: t.contiguous() })
+        Ok(PyTensorData { t: t.try_contiguous("TensorData").py(py)? })
     }
 
     #[getter]
@@ -88,7 +89,7 @@ impl PyTensorData {
 
     /// The values as one flat list.
     fn to_vec<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        ferrum_core::with_dtype!(self.t.dtype(), T => Ok(PyList::new(py, self.t.to_vec::<T>())?.into_any()))
+        ferrum_core::with_dtype!(self.t.dtype(), T => Ok(PyList::new(py, self.t.try_to_vec::<T>("to_vec").py(py)?)?.into_any()))
     }
 
     /// A read-only NumPy view of the values.
@@ -97,13 +98,13 @@ impl PyTensorData {
     }
 
     /// The values converted to `dtype`.
-    fn convert(&self, dtype: PyDType) -> PyTensorData {
-        PyTensorData { t: self.t.cast(DType::from(dtype)) }
+    fn convert(&self, py: Python<'_>, dtype: PyDType) -> PyResult<PyTensorData> {
+        Ok(PyTensorData { t: self.t.cast(DType::from(dtype)).py(py)? })
     }
 
     /// Raise AssertionError unless shapes, dtypes and values are equal.
-    fn assert_eq(&self, other: PyRef<'_, PyTensorData>) -> PyResult<()> {
-        if self.t.shape() != other.t.shape() || self.t.dtype() != other.t.dtype() || !same_values(&self.t, &other.t) {
+    fn assert_eq(&self, py: Python<'_>, other: PyRef<'_, PyTensorData>) -> PyResult<()> {
+        if self.t.shape() != other.t.shape() || self.t.dtype() != other.t.dtype() || !same_values(&self.t, &other.t).py(py)? {
             return Err(pyo3::exceptions::PyAssertionError::new_err(format!(
                 "TensorData differ:\n  left  ({:?}, {}): {}\n  right ({:?}, {}): {}",
                 self.t.shape(),
@@ -120,12 +121,13 @@ impl PyTensorData {
     /// Raise AssertionError unless shapes match and values agree within
     /// `tolerance` (absolute and relative).
     #[pyo3(signature = (other, tolerance = 1e-4))]
-    fn assert_approx_eq(&self, other: PyRef<'_, PyTensorData>, tolerance: f64) -> PyResult<()> {
+    fn assert_approx_eq(&self, py: Python<'_>, other: PyRef<'_, PyTensorData>, tolerance: f64) -> PyResult<()> {
         let fail = |why: String| Err(pyo3::exceptions::PyAssertionError::new_err(why));
         if self.t.shape() != other.t.shape() {
             return fail(format!("TensorData shapes differ: {:?} and {:?}", self.t.shape(), other.t.shape()));
         }
-        let (a, b) = (self.t.cast(DType::F64).to_vec::<f64>(), other.t.cast(DType::F64).to_vec::<f64>());
+        let values = |t: &Tensor| t.cast(DType::F64)?.try_to_vec::<f64>("assert_approx_eq");
+        let (a, b) = (values(&self.t).py(py)?, values(&other.t).py(py)?);
         for (i, (x, y)) in a.iter().zip(&b).enumerate() {
             let ok = (x.is_nan() && y.is_nan()) || x == y || (x - y).abs() <= tolerance * (1.0 + y.abs());
             if !ok {
@@ -135,8 +137,11 @@ impl PyTensorData {
         Ok(())
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<PyTensorData>().map(|o| same_values(&self.t, &o.get().t)).unwrap_or(false)
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        match other.cast::<PyTensorData>() {
+            Ok(o) => same_values(&self.t, &o.get().t).py(py),
+            Err(_) => Ok(false),
+        }
     }
 
     fn __repr__(&self) -> String {

@@ -17,6 +17,8 @@ use super::conv_direct;
 use super::gemm::{Dims, GemmElement, Mat};
 use super::im2col::{col2im, im2col, ConvGeom};
 use crate::dtype::Element;
+use crate::error::Result;
+use crate::shape::ensure_fits;
 
 /// Elements of one band of the im2col matrix: small enough to stay in L2
 /// while the GEMM streams over it, large enough to keep the GEMM efficient.
@@ -172,6 +174,19 @@ fn per_image<T: ConvElement>(out: &mut [T], per: usize, g: &ConvGeom, f: impl Fn
     }
 }
 
+/// Fail unless an output of `n` elements and the largest im2col band of
+/// `g` fit in memory. Both grow with the caller's geometry (padding and
+/// dilation can make the output far larger than the input), and both are
+/// allocated where an error cannot be returned: the output zeroed by
+/// `vec!` (no pass over it), the band inside each image's closure.
+fn ensure_buffers_fit<T>(op: &'static str, n: usize, g: &ConvGeom) -> Result<()> {
+    ensure_fits::<T>(op, n)?;
+    if !g.is_pointwise() {
+        ensure_fits::<T>(op, g.k().saturating_mul(band_rows::<T>(g)).saturating_mul(g.ow))?;
+    }
+    Ok(())
+}
+
 fn scratch_for<T: Element>(scratch: &mut Vec<T>, n: usize) -> &mut [T] {
     if scratch.len() < n {
         scratch.resize(n, T::ZERO);
@@ -181,9 +196,10 @@ fn scratch_for<T: Element>(scratch: &mut Vec<T>, n: usize) -> &mut [T] {
 
 /// `y = conv(x, w) + bias`: `x` is `[batch, c_in, h, w]`, `w` is
 /// `[c_out, cg, kh, kw]`, the result `[batch, c_out, oh, ow]`.
-pub fn conv_forward<T: ConvElement>(x: &[T], w: &[T], bias: Option<&[T]>, g: &ConvGeom) -> Vec<T> {
+pub fn conv_forward<T: ConvElement>(op: &'static str, x: &[T], w: &[T], bias: Option<&[T]>, g: &ConvGeom) -> Result<Vec<T>> {
+    ensure_buffers_fit::<T>(op, g.batch * g.c_out * g.p(), g)?;
     if let Some(y) = T::direct_forward(x, w, bias, g) {
-        return y;
+        return Ok(y);
     }
     let (k, p, og, cg, hw) = (g.k(), g.p(), g.og(), g.cg(), g.hw());
     let mut y = vec![T::ZERO; g.batch * g.c_out * p];
@@ -214,15 +230,16 @@ pub fn conv_forward<T: ConvElement>(x: &[T], w: &[T], bias: Option<&[T]>, g: &Co
             }
         }
     });
-    y
+    Ok(y)
 }
 
 /// Gradient of `conv(x, w)` with respect to `x`, given the output gradient
 /// `gy` (`[batch, c_out, oh, ow]`): `w^T @ gy` per group, added back onto
 /// the image by col2im.
-pub fn conv_backward_input<T: ConvElement>(gy: &[T], w: &[T], g: &ConvGeom) -> Vec<T> {
+pub fn conv_backward_input<T: ConvElement>(op: &'static str, gy: &[T], w: &[T], g: &ConvGeom) -> Result<Vec<T>> {
+    ensure_buffers_fit::<T>(op, g.batch * g.c_in * g.hw(), g)?;
     if let Some(gx) = T::direct_backward_input(gy, w, g) {
-        return gx;
+        return Ok(gx);
     }
     let (k, p, og, cg, hw) = (g.k(), g.p(), g.og(), g.cg(), g.hw());
     let mut gx = vec![T::ZERO; g.batch * g.c_in * hw];
@@ -246,14 +263,15 @@ pub fn conv_backward_input<T: ConvElement>(gy: &[T], w: &[T], g: &ConvGeom) -> V
             }
         }
     });
-    gx
+    Ok(gx)
 }
 
 /// Gradient of `conv(x, w)` with respect to `w` (`[c_out, cg, kh, kw]`):
 /// `gy @ im2col(x)^T` per group, summed over the batch.
-pub fn conv_backward_weight<T: ConvElement>(x: &[T], gy: &[T], g: &ConvGeom) -> Vec<T> {
+pub fn conv_backward_weight<T: ConvElement>(op: &'static str, x: &[T], gy: &[T], g: &ConvGeom) -> Result<Vec<T>> {
+    ensure_buffers_fit::<T>(op, g.c_out * g.k(), g)?;
     if let Some(gw) = T::direct_backward_weight(x, gy, g) {
-        return gw;
+        return Ok(gw);
     }
     let (k, p, og, cg, hw) = (g.k(), g.p(), g.og(), g.cg(), g.hw());
     let (xs, ys, ws) = (g.c_in * hw, g.c_out * p, g.c_out * k);
@@ -280,12 +298,12 @@ pub fn conv_backward_weight<T: ConvElement>(x: &[T], gy: &[T], g: &ConvGeom) -> 
         }
     };
     if g.batch == 0 || ws == 0 {
-        return vec![T::ZERO; ws];
+        return Ok(vec![T::ZERO; ws]);
     }
     let parallel = batch_parallel(g);
     // A batch on one thread threads inside each GEMM instead.
     let threads = !parallel && flops(g) >= PAR_CONV_FLOPS;
-    batch_sum(g.batch, ws, parallel, |i, gw, first| T::with_scratch(|scratch| image(i, gw, scratch, first, threads)))
+    Ok(batch_sum(g.batch, ws, parallel, |i, gw, first| T::with_scratch(|scratch| image(i, gw, scratch, first, threads))))
 }
 
 /// Per-channel sums of `[batch, channels, p]`: the bias gradient.

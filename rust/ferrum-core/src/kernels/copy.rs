@@ -7,15 +7,17 @@ use std::borrow::Cow;
 
 use super::strided::{for_each_row, for_each_row2};
 use crate::dtype::Element;
+use crate::error::Result;
 use crate::layout::Layout;
 use crate::tensor::Tensor;
 
-/// The elements in row-major order, borrowed when already contiguous.
-pub fn contiguous_values<T: Element>(t: &Tensor) -> Cow<'_, [T]> {
-    match t.as_slice::<T>() {
+/// The elements in row-major order, borrowed when already contiguous; an
+/// error naming `op` when a view's copy does not fit in memory.
+pub fn contiguous_values<'a, T: Element>(op: &'static str, t: &'a Tensor) -> Result<Cow<'a, [T]>> {
+    Ok(match t.as_slice::<T>() {
         Some(s) => Cow::Borrowed(s),
-        None => Cow::Owned(t.to_vec::<T>()),
-    }
+        None => Cow::Owned(t.try_to_vec::<T>(op)?),
+    })
 }
 
 /// Merge adjacent dims that step through both layouts as one (and drop

@@ -38,22 +38,15 @@ fn map_in_place<T: Element>(buf: &mut [T], gate: usize, f: &(impl Fn(T) -> T + S
     }
 }
 
-/// `f` applied to every element, into a new tensor of another dtype.
-///
-/// Panics only when the output (the size of an input that exists) cannot be
-/// allocated; use [`try_map`] where that must be an error.
-pub fn map<T: Element, U: Element>(x: &Tensor, gate: usize, f: impl Fn(T) -> U + Sync) -> Tensor {
-    try_map("map", x, gate, f).unwrap_or_else(|e| panic!("{e}"))
-}
-
 /// `f` applied to every element, into a new tensor of another dtype, or an
-/// error naming `op` when the output cannot be allocated.
-pub fn try_map<T: Element, U: Element>(op: &'static str, x: &Tensor, gate: usize, f: impl Fn(T) -> U + Sync) -> Result<Tensor> {
+/// error naming `op` when the output (or the copy of a view) cannot be
+/// allocated.
+pub fn map<T: Element, U: Element>(op: &'static str, x: &Tensor, gate: usize, f: impl Fn(T) -> U + Sync) -> Result<Tensor> {
     let src_owned;
     let src: &[T] = match x.as_slice::<T>() {
         Some(s) => s,
         None => {
-            src_owned = x.to_vec::<T>();
+            src_owned = x.try_to_vec::<T>(op)?;
             &src_owned
         }
     };
@@ -64,12 +57,12 @@ pub fn try_map<T: Element, U: Element>(op: &'static str, x: &Tensor, gate: usize
 
 /// `f` applied to every element, keeping the dtype; writes in place when the
 /// tensor owns its buffer alone.
-pub fn map_same<T: Element>(mut x: Tensor, gate: usize, f: impl Fn(T) -> T + Sync) -> Tensor {
+pub fn map_same<T: Element>(op: &'static str, mut x: Tensor, gate: usize, f: impl Fn(T) -> T + Sync) -> Result<Tensor> {
     if let Some(buf) = x.try_mut_slice::<T>() {
         map_in_place(buf, gate, &f);
-        return x;
+        return Ok(x);
     }
-    map(&x, gate, f)
+    map(op, &x, gate, f)
 }
 
 /// `f(a, b)` with broadcasting, into a new tensor of dtype `U`.
@@ -113,19 +106,19 @@ pub fn zip_same<T: Element>(
         }
     }
     if b.shape() == shape.as_slice() && a.numel() == 1 {
-        let av = a.to_vec::<T>()[0];
+        let av = a.buffer::<T>()[a.layout().offset];
         if let Some(db) = b.try_mut_slice::<T>() {
             map_in_place(db, gate, &|y| f(av, y));
             return Ok(b);
         }
     }
     if a.shape() == shape.as_slice() && b.numel() == 1 {
-        let bv = b.to_vec::<T>()[0];
+        let bv = b.buffer::<T>()[b.layout().offset];
         if let Some(da) = a.try_mut_slice::<T>() {
             map_in_place(da, gate, &|x| f(x, bv));
             return Ok(a);
         }
-        return try_map(op, &a, gate, |x| f(x, bv));
+        return map(op, &a, gate, |x| f(x, bv));
     }
     zip(op, &a, &b, gate, f)
 }

@@ -7,6 +7,8 @@ use rayon::prelude::*;
 
 use super::parallel::{go_parallel, PAR_CHEAP};
 use crate::dtype::FloatElement;
+use crate::error::Result;
+use crate::shape::ensure_fits;
 
 /// Geometry of a 2-D pooling window: stride, leading and trailing padding,
 /// dilation, and the input and output plane sizes.
@@ -72,8 +74,10 @@ fn per_plane<T: Send>(out: &mut [T], per: usize, work: usize, f: impl Fn(usize, 
 
 /// Max over each window, and the flat index (`ih * w + iw`) within its plane
 /// of the element that won; NaN wins over numbers, as in PyTorch.
-pub fn max_pool_forward<T: FloatElement>(x: &[T], g: &PoolGeom) -> (Vec<T>, Vec<i64>) {
+pub fn max_pool_forward<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i64>)> {
     let (hw, p) = (g.hw(), g.p());
+    ensure_fits::<T>(op, g.planes * p)?;
+    ensure_fits::<i64>(op, g.planes * p)?;
     let mut out = vec![T::ZERO; g.planes * p];
     let mut idx = vec![0i64; g.planes * p];
     let body = |plane: usize, (o, ix): (&mut [T], &mut [i64])| {
@@ -106,19 +110,20 @@ pub fn max_pool_forward<T: FloatElement>(x: &[T], g: &PoolGeom) -> (Vec<T>, Vec<
             out.chunks_mut(p).zip(idx.chunks_mut(p)).enumerate().for_each(|(i, c)| body(i, c));
         }
     }
-    (out, idx)
+    Ok((out, idx))
 }
 
 /// Send each output gradient to the input element that won its window.
-pub fn max_pool_backward<T: FloatElement>(gy: &[T], idx: &[i64], g: &PoolGeom) -> Vec<T> {
+pub fn max_pool_backward<T: FloatElement>(op: &'static str, gy: &[T], idx: &[i64], g: &PoolGeom) -> Result<Vec<T>> {
     let (hw, p) = (g.hw(), g.p());
+    ensure_fits::<T>(op, g.planes * hw)?;
     let mut gx = vec![T::ZERO; g.planes * hw];
     per_plane(&mut gx, hw, g.planes * p, |plane, gxp| {
         for (&gv, &k) in gy[plane * p..(plane + 1) * p].iter().zip(&idx[plane * p..(plane + 1) * p]) {
             gxp[k as usize] = gxp[k as usize] + gv;
         }
     });
-    gx
+    Ok(gx)
 }
 
 /// Divisor of an averaging window: its size within the padded input, or
@@ -130,8 +135,9 @@ fn divisor<T: FloatElement>(rows: (usize, usize, usize), cols: (usize, usize, us
 }
 
 /// Mean over each window (dilation 1).
-pub fn avg_pool_forward<T: FloatElement>(x: &[T], g: &PoolGeom, count_include_pad: bool) -> Vec<T> {
+pub fn avg_pool_forward<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom, count_include_pad: bool) -> Result<Vec<T>> {
     let (hw, p) = (g.hw(), g.p());
+    ensure_fits::<T>(op, g.planes * p)?;
     let mut out = vec![T::ZERO; g.planes * p];
     per_plane(&mut out, p, g.planes * p * g.kh * g.kw, |plane, o| {
         let xp = &x[plane * hw..(plane + 1) * hw];
@@ -149,12 +155,13 @@ pub fn avg_pool_forward<T: FloatElement>(x: &[T], g: &PoolGeom, count_include_pa
             }
         }
     });
-    out
+    Ok(out)
 }
 
 /// Spread each output gradient evenly over its window.
-pub fn avg_pool_backward<T: FloatElement>(gy: &[T], g: &PoolGeom, count_include_pad: bool) -> Vec<T> {
+pub fn avg_pool_backward<T: FloatElement>(op: &'static str, gy: &[T], g: &PoolGeom, count_include_pad: bool) -> Result<Vec<T>> {
     let (hw, p) = (g.hw(), g.p());
+    ensure_fits::<T>(op, g.planes * hw)?;
     let mut gx = vec![T::ZERO; g.planes * hw];
     per_plane(&mut gx, hw, g.planes * p * g.kh * g.kw, |plane, gxp| {
         let gp = &gy[plane * p..(plane + 1) * p];
@@ -171,7 +178,7 @@ pub fn avg_pool_backward<T: FloatElement>(gy: &[T], g: &PoolGeom, count_include_
             }
         }
     });
-    gx
+    Ok(gx)
 }
 
 /// Input range of adaptive output `o` of `out` over `n` inputs: from
@@ -182,8 +189,9 @@ pub fn adaptive_range(o: usize, out: usize, n: usize) -> (usize, usize) {
 }
 
 /// Adaptive average pooling of `[planes, h, w]` to `[planes, oh, ow]`.
-pub fn adaptive_avg_forward<T: FloatElement>(x: &[T], planes: usize, (h, w): (usize, usize), (oh, ow): (usize, usize)) -> Vec<T> {
+pub fn adaptive_avg_forward<T: FloatElement>(op: &'static str, x: &[T], planes: usize, (h, w): (usize, usize), (oh, ow): (usize, usize)) -> Result<Vec<T>> {
     let (hw, p) = (h * w, oh * ow);
+    ensure_fits::<T>(op, planes * p)?;
     let mut out = vec![T::ZERO; planes * p];
     per_plane(&mut out, p, planes * hw, |plane, o| {
         let xp = &x[plane * hw..(plane + 1) * hw];
@@ -201,12 +209,13 @@ pub fn adaptive_avg_forward<T: FloatElement>(x: &[T], planes: usize, (h, w): (us
             }
         }
     });
-    out
+    Ok(out)
 }
 
 /// Spread each adaptive output gradient evenly over its input range.
-pub fn adaptive_avg_backward<T: FloatElement>(gy: &[T], planes: usize, (h, w): (usize, usize), (oh, ow): (usize, usize)) -> Vec<T> {
+pub fn adaptive_avg_backward<T: FloatElement>(op: &'static str, gy: &[T], planes: usize, (h, w): (usize, usize), (oh, ow): (usize, usize)) -> Result<Vec<T>> {
     let (hw, p) = (h * w, oh * ow);
+    ensure_fits::<T>(op, planes * hw)?;
     let mut gx = vec![T::ZERO; planes * hw];
     per_plane(&mut gx, hw, planes * hw, |plane, gxp| {
         let gp = &gy[plane * p..(plane + 1) * p];
@@ -223,5 +232,5 @@ pub fn adaptive_avg_backward<T: FloatElement>(gy: &[T], planes: usize, (h, w): (
             }
         }
     });
-    gx
+    Ok(gx)
 }

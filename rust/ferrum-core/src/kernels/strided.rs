@@ -2,11 +2,18 @@
 //! innermost dim as a tight loop the compiler can vectorise.
 
 use crate::dtype::Element;
+use crate::error::{Error, Result};
 use crate::layout::Layout;
+use crate::shape::try_with_capacity;
 
-/// Copy the elements of a strided view into a row-major vector.
-pub fn gather_strided<T: Element>(buf: &[T], layout: &Layout) -> Vec<T> {
-    let mut out = Vec::with_capacity(layout.numel());
+/// Copy the elements of a strided view into a row-major vector. A broadcast
+/// view can have far more elements than memory: that is an error naming `op`
+/// and the view's shape, checked before anything is allocated.
+pub fn gather_strided<T: Element>(op: &'static str, buf: &[T], layout: &Layout) -> Result<Vec<T>> {
+    let mut out = try_with_capacity(op, layout.numel()).map_err(|e| match e {
+        Error::InvalidArgument { op, reason } => Error::invalid(op, format!("materialising a view of shape {:?}: {reason}", layout.shape)),
+        e => e,
+    })?;
     for_each_row(layout, |start, stride, len| {
         if stride == 1 {
             out.extend_from_slice(&buf[start..start + len]);
@@ -18,7 +25,7 @@ pub fn gather_strided<T: Element>(buf: &[T], layout: &Layout) -> Vec<T> {
             }
         }
     });
-    out
+    Ok(out)
 }
 
 /// Call `f(start, stride, len)` for each innermost row of `layout`, in

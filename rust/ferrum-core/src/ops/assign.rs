@@ -23,7 +23,7 @@ impl Tensor {
             return Err(Error::shapes(op, &region.shape, values.shape(), "the values must have the shape of the sliced region"));
         }
         Ok(with_dtype!(self.dtype(), T => {
-            let mut out = self.to_vec::<T>();
+            let mut out = self.try_to_vec::<T>(op)?;
             copy_strided(values.buffer::<T>(), values.layout(), &mut out, &region);
             Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(self.shape()))
         }))
@@ -33,7 +33,7 @@ impl Tensor {
     pub fn slice_fill(&self, specs: &[SliceSpec], value: Scalar) -> Result<Tensor> {
         let region = self.region("slice_fill", specs)?;
         Ok(with_dtype!(self.dtype(), T => {
-            let mut out = self.to_vec::<T>();
+            let mut out = self.try_to_vec::<T>("slice_fill")?;
             fill_strided(&mut out, &region, T::from_scalar(value));
             Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(self.shape()))
         }))
@@ -63,7 +63,7 @@ impl Var {
         let s = specs.to_vec();
         Ok(record(y, &[self, values], move || {
             FnBackward::new("slice_assign", move |g, needs| {
-                let gv = if needs[1] { Some(g.slice(&s)?.contiguous()) } else { None };
+                let gv = if needs[1] { Some(g.slice(&s)?.try_contiguous("slice_assign")?) } else { None };
                 let gs = if needs[0] { Some(g.slice_fill(&s, Scalar::Int(0))?) } else { None };
                 Ok(vec![gs, gv])
             })

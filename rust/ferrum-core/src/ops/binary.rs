@@ -92,28 +92,28 @@ impl Tensor {
     pub fn binary_scalar_owned(self, op: BinaryOp, s: Scalar) -> Result<Tensor> {
         let name = op.name();
         if op.float_only() {
-            return Ok(with_float!(name, self.dtype(), T => {
+            return with_float!(name, self.dtype(), T => {
                 let y = T::from_scalar(s);
                 match op {
-                    BinaryOp::Powf => map_same(self, PAR_COSTLY, move |x: T| num_traits::Float::powf(x, y)),
-                    BinaryOp::Atan2 => map_same(self, PAR_COSTLY, move |x: T| num_traits::Float::atan2(x, y)),
-                    _ => map_same(self, PAR_CHEAP, move |x: T| x % y),
+                    BinaryOp::Powf => map_same(name, self, PAR_COSTLY, move |x: T| num_traits::Float::powf(x, y)),
+                    BinaryOp::Atan2 => map_same(name, self, PAR_COSTLY, move |x: T| num_traits::Float::atan2(x, y)),
+                    _ => map_same(name, self, PAR_CHEAP, move |x: T| x % y),
                 }
-            }));
+            });
         }
-        Ok(with_num!(name, self.dtype(), T => {
+        with_num!(name, self.dtype(), T => {
             let y = T::from_scalar(s);
             match op {
-                BinaryOp::Add => map_same(self, PAR_CHEAP, move |x: T| x + y),
-                BinaryOp::Sub => map_same(self, PAR_CHEAP, move |x: T| x - y),
-                BinaryOp::Mul => map_same(self, PAR_CHEAP, move |x: T| x * y),
-                BinaryOp::Div => map_same(self, PAR_CHEAP, move |x: T| x.div_of(y)),
-                BinaryOp::Remainder => map_same(self, PAR_CHEAP, move |x: T| x.remainder(y)),
-                BinaryOp::Max => map_same(self, PAR_CHEAP, move |x: T| x.max_of(y)),
-                BinaryOp::Min => map_same(self, PAR_CHEAP, move |x: T| x.min_of(y)),
+                BinaryOp::Add => map_same(name, self, PAR_CHEAP, move |x: T| x + y),
+                BinaryOp::Sub => map_same(name, self, PAR_CHEAP, move |x: T| x - y),
+                BinaryOp::Mul => map_same(name, self, PAR_CHEAP, move |x: T| x * y),
+                BinaryOp::Div => map_same(name, self, PAR_CHEAP, move |x: T| x.div_of(y)),
+                BinaryOp::Remainder => map_same(name, self, PAR_CHEAP, move |x: T| x.remainder(y)),
+                BinaryOp::Max => map_same(name, self, PAR_CHEAP, move |x: T| x.max_of(y)),
+                BinaryOp::Min => map_same(name, self, PAR_CHEAP, move |x: T| x.min_of(y)),
                 _ => unreachable!(),
             }
-        }))
+        })
     }
 
     /// `s - self`, `s / self`, ...: a scalar on the left.
@@ -125,9 +125,9 @@ impl Tensor {
 
 /// `f(g, a, b)` element-wise in one pass over g's (the output's) shape; `a`
 /// and `b` broadcast to it.
-fn fused3<T: FloatElement>(g: &Tensor, a: &Tensor, b: &Tensor, f: impl Fn(T, T, T) -> T + Sync) -> Result<Tensor> {
+fn fused3<T: FloatElement>(op: &'static str, g: &Tensor, a: &Tensor, b: &Tensor, f: impl Fn(T, T, T) -> T + Sync) -> Result<Tensor> {
     let dims: Vec<isize> = g.shape().iter().map(|&d| d as isize).collect();
-    let (gs, av, bv) = (g.contiguous(), a.expand(&dims)?.contiguous(), b.expand(&dims)?.contiguous());
+    let (gs, av, bv) = (g.try_contiguous(op)?, a.expand(&dims)?.try_contiguous(op)?, b.expand(&dims)?.try_contiguous(op)?);
     let (gs, av, bv) = (gs.as_slice::<T>().expect("contiguous"), av.as_slice::<T>().expect("contiguous"), bv.as_slice::<T>().expect("contiguous"));
     let mut out = vec![T::ZERO; gs.len()];
     let body = |o: &mut [T], g: &[T], x: &[T], y: &[T]| {
@@ -146,8 +146,9 @@ fn fused3<T: FloatElement>(g: &Tensor, a: &Tensor, b: &Tensor, f: impl Fn(T, T, 
 
 /// Gradients of a binary op, before reduction to the inputs' shapes.
 fn binary_grads<T: FloatElement>(op: BinaryOp, g: &Tensor, a: &Tensor, b: &Tensor, needs: &[bool]) -> Result<(Option<Tensor>, Option<Tensor>)> {
-    let ga = |f: fn(T, T, T) -> T| -> Result<Option<Tensor>> { if needs[0] { fused3(g, a, b, f).map(Some) } else { Ok(None) } };
-    let gb = |f: fn(T, T, T) -> T| -> Result<Option<Tensor>> { if needs[1] { fused3(g, a, b, f).map(Some) } else { Ok(None) } };
+    let name = op.name();
+    let ga = |f: fn(T, T, T) -> T| -> Result<Option<Tensor>> { if needs[0] { fused3(name, g, a, b, f).map(Some) } else { Ok(None) } };
+    let gb = |f: fn(T, T, T) -> T| -> Result<Option<Tensor>> { if needs[1] { fused3(name, g, a, b, f).map(Some) } else { Ok(None) } };
     Ok(match op {
         BinaryOp::Add => (needs[0].then(|| g.clone()), needs[1].then(|| g.clone())),
         BinaryOp::Sub => (needs[0].then(|| g.clone()), if needs[1] { Some(g.neg()?) } else { None }),

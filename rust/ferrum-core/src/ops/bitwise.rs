@@ -63,18 +63,19 @@ impl Tensor {
     pub fn bitwise_scalar(&self, op: BitwiseOp, value: i64) -> Result<Tensor> {
         self.expect_kind(op.name(), Kind::Int)?;
         let a = self.clone();
-        Ok(match op {
-            BitwiseOp::And => map_same(a, PAR_CHEAP, move |x: i64| x & value),
-            BitwiseOp::Or => map_same(a, PAR_CHEAP, move |x: i64| x | value),
-            BitwiseOp::Xor => map_same(a, PAR_CHEAP, move |x: i64| x ^ value),
-            BitwiseOp::LeftShift => map_same(a, PAR_CHEAP, move |x: i64| shl(x, value)),
-            BitwiseOp::RightShift => map_same(a, PAR_CHEAP, move |x: i64| shr(x, value)),
-        })
+        let name = op.name();
+        match op {
+            BitwiseOp::And => map_same(name, a, PAR_CHEAP, move |x: i64| x & value),
+            BitwiseOp::Or => map_same(name, a, PAR_CHEAP, move |x: i64| x | value),
+            BitwiseOp::Xor => map_same(name, a, PAR_CHEAP, move |x: i64| x ^ value),
+            BitwiseOp::LeftShift => map_same(name, a, PAR_CHEAP, move |x: i64| shl(x, value)),
+            BitwiseOp::RightShift => map_same(name, a, PAR_CHEAP, move |x: i64| shr(x, value)),
+        }
     }
 
     pub fn bitwise_not(&self) -> Result<Tensor> {
         self.expect_kind("bitwise_not", Kind::Int)?;
-        Ok(map_same(self.clone(), PAR_CHEAP, |x: i64| !x))
+        map_same("bitwise_not", self.clone(), PAR_CHEAP, |x: i64| !x)
     }
 }
 

@@ -69,7 +69,7 @@ impl Tensor {
         macro_rules! run {
             (|$x:ident, $y:ident| $e:expr, $T:ty) => {{
                 let $y = <$T>::from_scalar(s);
-                Ok(map(self, PAR_CHEAP, move |$x: $T| $e))
+                map(op.name(), self, PAR_CHEAP, move |$x: $T| $e)
             }};
         }
         if op.ordering() {

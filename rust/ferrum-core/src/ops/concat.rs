@@ -8,7 +8,7 @@ use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::kernels::copy::copy_strided;
 use crate::layout::Layout;
-use crate::shape::norm_dim;
+use crate::shape::{ensure_fits, norm_dim};
 use crate::tensor::Tensor;
 use crate::with_dtype;
 
@@ -37,7 +37,7 @@ impl Tensor {
                 ));
             }
         }
-        Ok(cat_unchecked(tensors, d))
+        cat_unchecked(op, tensors, d)
     }
 
     /// Join equal-shaped tensors along a new dim inserted at `dim` (0..=rank).
@@ -52,19 +52,21 @@ impl Tensor {
             }
         }
         let views: Vec<Tensor> = tensors.iter().map(|t| t.with_layout(t.layout().unsqueeze(d))).collect();
-        Ok(cat_unchecked(&views, d))
+        cat_unchecked(op, &views, d)
     }
 }
 
 /// `cat` once shapes and dtypes are known to agree.
-fn cat_unchecked(tensors: &[Tensor], d: usize) -> Tensor {
+fn cat_unchecked(op: &'static str, tensors: &[Tensor], d: usize) -> Result<Tensor> {
     if tensors.len() == 1 {
-        return tensors[0].clone();
+        return Ok(tensors[0].clone());
     }
     let mut shape = tensors[0].shape().to_vec();
     shape[d] = tensors.iter().map(|t| t.shape()[d]).sum();
     with_dtype!(tensors[0].dtype(), T => {
         let full = Layout::contiguous(&shape);
+        // The inputs may be broadcast views far larger than their buffers.
+        ensure_fits::<T>(op, full.numel())?;
         let mut out = vec![T::ZERO; full.numel()];
         let mut start = 0;
         for t in tensors {
@@ -72,7 +74,7 @@ fn cat_unchecked(tensors: &[Tensor], d: usize) -> Tensor {
             copy_strided(t.buffer::<T>(), t.layout(), &mut out, &full.narrow_step(d, start, n, 1));
             start += n;
         }
-        Tensor::from_parts(T::wrap(Arc::new(out)), full)
+        Ok(Tensor::from_parts(T::wrap(Arc::new(out)), full))
     })
 }
 

@@ -15,7 +15,9 @@ use crate::autodiff::{record, FnBackward, Var};
 use crate::dtype::{Element, Kind};
 use crate::error::{Error, Result};
 use crate::kernels::conv::{add_channel_bias, channel_sums, conv_backward_input, conv_backward_weight, conv_forward};
+use crate::kernels::copy::contiguous_values;
 use crate::kernels::im2col::ConvGeom;
+use crate::shape::{checked_numel, try_filled};
 use crate::tensor::Tensor;
 use crate::with_float;
 
@@ -70,16 +72,16 @@ fn lift<const N: usize, V: Copy>(a: [V; N], fill: V) -> [V; 2] {
 }
 
 /// The elements of a tensor in row-major order, borrowed when contiguous.
-pub(crate) fn values<T: Element>(t: &Tensor) -> Cow<'_, [T]> {
+pub(crate) fn values<'a, T: Element>(op: &'static str, t: &'a Tensor) -> Result<Cow<'a, [T]>> {
     if let Some(s) = t.as_slice::<T>() {
-        return Cow::Borrowed(s);
+        return Ok(Cow::Borrowed(s));
     }
     if t.layout().strides.iter().all(|&s| s == 0) {
         // One value seen everywhere, as the gradient of `sum()` arrives: a
         // fill is far cheaper than walking the view.
-        return Cow::Owned(vec![t.buffer::<T>()[t.layout().offset]; t.numel()]);
+        return Ok(Cow::Owned(try_filled(op, t.numel(), t.buffer::<T>()[t.layout().offset])?));
     }
-    Cow::Owned(t.to_vec::<T>())
+    contiguous_values(op, t)
 }
 
 /// `t` laid out contiguously, so the several gradients read from it
@@ -88,7 +90,7 @@ fn dense(op: &'static str, t: Tensor) -> Result<Tensor> {
     if t.is_contiguous() {
         return Ok(t);
     }
-    with_float!(op, t.dtype(), T => Tensor::from_vec(values::<T>(&t).into_owned(), t.shape()))
+    with_float!(op, t.dtype(), T => Tensor::from_vec(values::<T>(op, &t)?.into_owned(), t.shape()))
 }
 
 /// Check kinds, dtypes and ranks shared by every convolution.
@@ -165,6 +167,9 @@ fn conv_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias: Opt
         dilation: lift(o.dilation, 1),
         groups,
     };
+    // The kernels size their buffers from this shape: an element count
+    // that overflows is refused here rather than wrapping there.
+    checked_numel(op, &out, x.dtype().size_in_bytes())?;
     Ok((g, out))
 }
 
@@ -215,14 +220,15 @@ fn transpose_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias
         dilation: lift(o.dilation, 1),
         groups,
     };
+    checked_numel(op, &out, x.dtype().size_in_bytes())?;
     Ok((g, out))
 }
 
 /// `conv(x, w) + bias` with geometry `g`, shaped `shape`.
 fn forward(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &ConvGeom, shape: &[usize]) -> Result<Tensor> {
     with_float!(op, x.dtype(), T => {
-        let b = bias.map(values::<T>);
-        Tensor::from_vec(conv_forward::<T>(&values::<T>(x), &values::<T>(w), b.as_deref(), g), shape)
+        let b = bias.map(|b| values::<T>(op, b)).transpose()?;
+        Tensor::from_vec(conv_forward::<T>(op, &values::<T>(op, x)?, &values::<T>(op, w)?, b.as_deref(), g)?, shape)
     })
 }
 
@@ -230,9 +236,9 @@ fn forward(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &
 /// also the forward of a transposed convolution.
 fn input_grad(op: &'static str, gy: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &ConvGeom, shape: &[usize]) -> Result<Tensor> {
     with_float!(op, gy.dtype(), T => {
-        let mut gx = conv_backward_input::<T>(&values::<T>(gy), &values::<T>(w), g);
+        let mut gx = conv_backward_input::<T>(op, &values::<T>(op, gy)?, &values::<T>(op, w)?, g)?;
         if let Some(b) = bias {
-            add_channel_bias(&mut gx, &values::<T>(b), g.hw());
+            add_channel_bias(&mut gx, &values::<T>(op, b)?, g.hw());
         }
         Tensor::from_vec(gx, shape)
     })
@@ -240,13 +246,13 @@ fn input_grad(op: &'static str, gy: &Tensor, w: &Tensor, bias: Option<&Tensor>, 
 
 /// Gradient of `conv(x, w)` with respect to `w` (shaped `shape`), from `gy`.
 fn weight_grad(op: &'static str, x: &Tensor, gy: &Tensor, g: &ConvGeom, shape: &[usize]) -> Result<Tensor> {
-    with_float!(op, x.dtype(), T => Tensor::from_vec(conv_backward_weight::<T>(&values::<T>(x), &values::<T>(gy), g), shape))
+    with_float!(op, x.dtype(), T => Tensor::from_vec(conv_backward_weight::<T>(op, &values::<T>(op, x)?, &values::<T>(op, gy)?, g)?, shape))
 }
 
 /// Per-channel sums of `[batch, channels, ...]`: a bias gradient.
 fn bias_grad(op: &'static str, gy: &Tensor, channels: usize) -> Result<Tensor> {
     let per = gy.numel() / (gy.shape()[0] * channels).max(1);
-    with_float!(op, gy.dtype(), T => Tensor::from_vec(channel_sums::<T>(&values::<T>(gy), gy.shape()[0], channels, per), &[channels]))
+    with_float!(op, gy.dtype(), T => Tensor::from_vec(channel_sums::<T>(&values::<T>(op, gy)?, gy.shape()[0], channels, per), &[channels]))
 }
 
 impl Tensor {

@@ -167,9 +167,9 @@ fn conv2d_in_f32_and_on_strided_views() {
     let w = tensor(&[2, 3, 3, 3], 0.9);
     let opts = ConvOptions::new([1, 1], [1, 1], [1, 1], 1);
     let want = x.conv2d(&w, None, &opts).unwrap().to_vec::<f64>();
-    let got32 = x.cast(DType::F32).conv2d(&w.cast(DType::F32), None, &opts).unwrap();
+    let got32 = x.cast(DType::F32).unwrap().conv2d(&w.cast(DType::F32).unwrap(), None, &opts).unwrap();
     assert_eq!(got32.dtype(), DType::F32);
-    assert_close(&got32.cast(DType::F64).to_vec::<f64>(), &want, 1e-5, "f32");
+    assert_close(&got32.cast(DType::F64).unwrap().to_vec::<f64>(), &want, 1e-5, "f32");
     // The same input stored transposed: a non-contiguous view.
     let xt = Tensor::from_vec(x.swap_dims(2, 3).unwrap().to_vec::<f64>(), &[2, 3, 6, 5]).unwrap().swap_dims(2, 3).unwrap();
     assert!(!xt.is_contiguous());
@@ -319,4 +319,18 @@ fn bad_inputs_are_reported() {
     let o = ConvTransposeOptions { stride: [1, 1], padding: [0, 0], padding_out: [1, 0], dilation: [1, 1], groups: 1 };
     let e = x.conv_transpose2d(&tensor(&[4, 2, 3, 3], 0.1), None, &o).unwrap_err().to_string();
     assert!(e.contains("padding_out (1) must be smaller than the stride (1) or the dilation (1)"), "{e}");
+}
+
+#[test]
+fn outputs_larger_than_memory_are_errors() {
+    // Padding of 2^20 on each side of a 1x1 image: an output plane of 2^42
+    // elements, refused before anything is allocated.
+    let x = tensor(&[1, 1, 1, 1], 1.0);
+    let opts = ConvOptions::new([1, 1], [1 << 20, 1 << 20], [1, 1], 1);
+    let e = x.conv2d(&x, None, &opts).unwrap_err().to_string();
+    assert!(e.starts_with("conv2d: cannot allocate") && e.contains("more than this machine's memory"), "{e}");
+    // A broadcast image is filled out for the kernels: refused at this size.
+    let big = x.expand(&[1, 1, 1 << 20, 1 << 20]).unwrap();
+    let e = big.conv2d(&x, None, &ConvOptions::new([1, 1], [0, 0], [1, 1], 1)).unwrap_err().to_string();
+    assert!(e.starts_with("conv2d: ") && e.contains("more than this machine's memory"), "{e}");
 }

@@ -4,10 +4,11 @@
 
 use crate::autodiff::{record, FnBackward, Var};
 use crate::error::Result;
+use crate::kernels::copy::contiguous_values;
 use crate::kernels::parallel::PAR_CHEAP;
 use crate::kernels::reduce::Axis;
 use crate::kernels::scan::scan_axis;
-use crate::ops::reduce::{elements, tensor_from, Accumulate};
+use crate::ops::reduce::{tensor_from, Accumulate};
 use crate::tensor::Tensor;
 use crate::with_num;
 
@@ -30,8 +31,8 @@ impl Scan {
     }
 }
 
-fn scan<T: Accumulate>(x: &Tensor, d: usize, s: Scan) -> Tensor {
-    let data = elements::<T>(x);
+fn scan<T: Accumulate>(x: &Tensor, d: usize, s: Scan) -> Result<Tensor> {
+    let data = contiguous_values::<T>(s.name(), x)?;
     let ax = Axis::new(x.shape(), d);
     let mut out = vec![T::ZERO; data.len()];
     match s {
@@ -40,14 +41,14 @@ fn scan<T: Accumulate>(x: &Tensor, d: usize, s: Scan) -> Tensor {
         Scan::Min => scan_axis(&data, ax, &mut out, PAR_CHEAP, T::min_nan),
         Scan::Max => scan_axis(&data, ax, &mut out, PAR_CHEAP, T::max_nan),
     }
-    tensor_from(out, x.shape())
+    Ok(tensor_from(out, x.shape()))
 }
 
 impl Tensor {
     fn scan_dim(&self, dim: isize, s: Scan) -> Result<Tensor> {
         with_num!(s.name(), self.dtype(), T => {
             let d = self.dim(s.name(), dim)?;
-            Ok(scan::<T>(self, d, s))
+            scan::<T>(self, d, s)
         })
     }
 
@@ -108,10 +109,10 @@ impl Var {
 fn cumprod_grad(x: &Tensor, g: &Tensor, dim: isize) -> Result<Tensor> {
     let d = x.dim("cumprod", dim)? as isize;
     let last = x.rank() as isize - 1;
-    let xs = x.cast(crate::DType::F64).movedim(&[d], &[last])?.contiguous();
-    let gs = g.cast(crate::DType::F64).movedim(&[d], &[last])?.contiguous();
+    let xs = x.cast(crate::DType::F64)?.movedim(&[d], &[last])?.try_contiguous("cumprod")?;
+    let gs = g.cast(crate::DType::F64)?.movedim(&[d], &[last])?.try_contiguous("cumprod")?;
     let n = *xs.shape().last().unwrap_or(&1);
-    let (xv, gv) = (xs.to_vec::<f64>(), gs.to_vec::<f64>());
+    let (xv, gv) = (xs.try_to_vec::<f64>("cumprod")?, gs.try_to_vec::<f64>("cumprod")?);
     let mut out = vec![0.0f64; xv.len()];
     for ((xr, gr), or) in xv.chunks(n.max(1)).zip(gv.chunks(n.max(1))).zip(out.chunks_mut(n.max(1))) {
         if xr.iter().all(|&v| v != 0.0) {
@@ -139,7 +140,7 @@ fn cumprod_grad(x: &Tensor, g: &Tensor, dim: isize) -> Result<Tensor> {
             }
         }
     }
-    Tensor::from_vec(out, xs.shape())?.movedim(&[last], &[d])?.cast(x.dtype()).reshape(&x.shape().iter().map(|&s| s as isize).collect::<Vec<_>>())
+    Tensor::from_vec(out, xs.shape())?.movedim(&[last], &[d])?.cast(x.dtype())?.reshape(&x.shape().iter().map(|&s| s as isize).collect::<Vec<_>>())
 }
 
 fn reverse_cumsum(g: &Tensor, dim: isize) -> Result<Tensor> {
@@ -152,7 +153,7 @@ fn running_source(x: &Tensor, dim: isize, take_new: fn(f64, f64) -> bool) -> Res
     let d = x.dim("cummax", dim)?;
     let shape = x.shape();
     let (outer, n, inner) = (shape[..d].iter().product::<usize>(), shape[d], shape[d + 1..].iter().product::<usize>());
-    let v = x.cast(crate::DType::F64).to_vec::<f64>();
+    let v = x.cast(crate::DType::F64)?.try_to_vec::<f64>("cummax")?;
     let mut out = vec![0i64; v.len()];
     for o in 0..outer {
         for i in 0..inner {

@@ -10,15 +10,15 @@ use crate::with_float;
 
 impl Tensor {
     pub fn is_nan(&self) -> Result<Tensor> {
-        Ok(with_float!("is_nan", self.dtype(), T => map(self, PAR_CHEAP, |x: T| x.is_nan())))
+        with_float!("is_nan", self.dtype(), T => map("is_nan", self, PAR_CHEAP, |x: T| x.is_nan()))
     }
 
     pub fn is_inf(&self) -> Result<Tensor> {
-        Ok(with_float!("is_inf", self.dtype(), T => map(self, PAR_CHEAP, |x: T| x.is_infinite())))
+        with_float!("is_inf", self.dtype(), T => map("is_inf", self, PAR_CHEAP, |x: T| x.is_infinite()))
     }
 
     pub fn is_finite(&self) -> Result<Tensor> {
-        Ok(with_float!("is_finite", self.dtype(), T => map(self, PAR_CHEAP, |x: T| x.is_finite())))
+        with_float!("is_finite", self.dtype(), T => map("is_finite", self, PAR_CHEAP, |x: T| x.is_finite()))
     }
 
     /// `|a - b| <= atol + rtol * |b|` element-wise with broadcasting, as

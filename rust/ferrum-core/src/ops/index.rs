@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::kernels::copy::{contiguous_values, copy_strided};
 use crate::kernels::parallel::{go_parallel, simd, PAR_CHEAP};
 use crate::layout::Layout;
-use crate::shape::contiguous_strides;
+use crate::shape::{contiguous_strides, ensure_fits};
 use crate::tensor::views::SliceSpec;
 use crate::tensor::Tensor;
 use crate::with_dtype;
@@ -61,7 +61,7 @@ impl Tensor {
         indices.expect_rank(op, 1)?;
         let d = self.dim(op, dim)?;
         let idx = checked_indices(op, indices, d, self.shape()[d])?;
-        Ok(select_unchecked(self, d, &idx))
+        select_unchecked(op, self, d, &idx)
     }
 
     /// `select` with indices of any shape, which replace `dim` in the output
@@ -71,7 +71,7 @@ impl Tensor {
         indices.expect_kind(op, Kind::Int)?;
         let d = self.dim(op, dim)?;
         let idx = checked_indices(op, indices, d, self.shape()[d])?;
-        let picked = select_unchecked(self, d, &idx);
+        let picked = select_unchecked(op, self, d, &idx)?;
         let mut shape = self.shape()[..d].to_vec();
         shape.extend_from_slice(indices.shape());
         shape.extend_from_slice(&self.shape()[d + 1..]);
@@ -99,8 +99,8 @@ impl Tensor {
         let idx = checked_indices(op, indices, d, self.shape()[d])?;
         let (outer, n, inner) = split_at_dim(self.shape(), d);
         Ok(with_dtype!(self.dtype(), T => {
-            let mut out = self.to_vec::<T>();
-            add_rows(&mut out, &contiguous_values::<T>(values), outer, n, inner, &idx);
+            let mut out = self.try_to_vec::<T>(op)?;
+            add_rows(&mut out, &contiguous_values::<T>(op, values)?, outer, n, inner, &idx);
             Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(self.shape()))
         }))
     }
@@ -115,7 +115,7 @@ impl Tensor {
         check_index_shape(op, self, indices, d)?;
         let idx = checked_indices(op, indices, d, self.shape()[d])?;
         Ok(with_dtype!(self.dtype(), T => {
-            let out = gather_rows(&contiguous_values::<T>(self), self.shape(), indices.shape(), d, &idx);
+            let out = gather_rows(&contiguous_values::<T>(op, self)?, self.shape(), indices.shape(), d, &idx);
             Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(indices.shape()))
         }))
     }
@@ -142,8 +142,8 @@ impl Tensor {
         }
         let idx = checked_indices(op, indices, d, self.shape()[d])?;
         Ok(with_dtype!(self.dtype(), T => {
-            let mut out = self.to_vec::<T>();
-            let vals = contiguous_values::<T>(values);
+            let mut out = self.try_to_vec::<T>(op)?;
+            let vals = contiguous_values::<T>(op, values)?;
             scatter_rows(&mut out, self.shape(), &vals, values.shape(), indices.shape(), d, &idx);
             Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(self.shape()))
         }))
@@ -152,7 +152,7 @@ impl Tensor {
 
 /// The index values, each checked to lie in `[0, size)` of `dim`.
 fn checked_indices<'a>(op: &'static str, indices: &'a Tensor, dim: usize, size: usize) -> Result<Cow<'a, [i64]>> {
-    let idx = contiguous_values::<i64>(indices);
+    let idx = contiguous_values::<i64>(op, indices)?;
     // A negative index cast to u64 is huge, so one comparison covers both ends.
     if let Some(&index) = idx.iter().find(|&&i| i as u64 >= size as u64) {
         return Err(Error::IndexOutOfBounds { op, index, dim, size });
@@ -187,17 +187,18 @@ fn split_at_dim(shape: &[usize], d: usize) -> (usize, usize, usize) {
     (shape[..d].iter().product(), shape[d], shape[d + 1..].iter().product())
 }
 
-fn select_unchecked(t: &Tensor, d: usize, idx: &[i64]) -> Tensor {
+fn select_unchecked(op: &'static str, t: &Tensor, d: usize, idx: &[i64]) -> Result<Tensor> {
     let (outer, n, inner) = split_at_dim(t.shape(), d);
     let mut shape = t.shape().to_vec();
     shape[d] = idx.len();
     let full = Layout::contiguous(&shape);
     with_dtype!(t.dtype(), T => {
         let out = if t.is_contiguous() || idx.len() >= n {
-            select_rows(&contiguous_values::<T>(t), outer, n, inner, idx)
+            select_rows(op, &contiguous_values::<T>(op, t)?, outer, n, inner, idx)?
         } else {
             // Picking fewer slices than the dim holds: walking each picked
             // slice in place beats first copying the whole strided tensor.
+            ensure_fits::<T>(op, full.numel())?;
             let mut out = vec![T::ZERO; full.numel()];
             for (k, &i) in idx.iter().enumerate() {
                 let src = t.layout().narrow_step(d, i as usize, 1, 1);
@@ -205,18 +206,19 @@ fn select_unchecked(t: &Tensor, d: usize, idx: &[i64]) -> Tensor {
             }
             out
         };
-        Tensor::from_parts(T::wrap(Arc::new(out)), full)
+        Ok(Tensor::from_parts(T::wrap(Arc::new(out)), full))
     })
 }
 
 /// `[outer, n, inner]` -> `[outer, idx.len(), inner]`: whole inner rows are
 /// copied (an embedding lookup is one memcpy per token); on the last dim
 /// (inner == 1) each outer row is a tight pick loop.
-fn select_rows<T: Element>(src: &[T], outer: usize, n: usize, inner: usize, idx: &[i64]) -> Vec<T> {
+fn select_rows<T: Element>(op: &'static str, src: &[T], outer: usize, n: usize, inner: usize, idx: &[i64]) -> Result<Vec<T>> {
     let m = idx.len();
+    ensure_fits::<T>(op, outer * m * inner)?;
     let mut out = vec![T::ZERO; outer * m * inner];
     if out.is_empty() {
-        return out;
+        return Ok(out);
     }
     let par = go_parallel(out.len(), PAR_CHEAP);
     if inner == 1 {
@@ -240,7 +242,7 @@ fn select_rows<T: Element>(src: &[T], outer: usize, n: usize, inner: usize, idx:
             out.chunks_mut(inner).enumerate().for_each(copy);
         }
     }
-    out
+    Ok(out)
 }
 
 /// `dst[o, idx[k], :] += vals[o, k, :]` over `[outer, n, inner]`. Outer

@@ -12,7 +12,7 @@ use crate::with_dtype;
 impl Tensor {
     pub fn bool_not(&self) -> Result<Tensor> {
         self.expect_kind("bool_not", Kind::Bool)?;
-        Ok(map(self, PAR_CHEAP, |x: bool| !x))
+        map("bool_not", self, PAR_CHEAP, |x: bool| !x)
     }
 
     pub fn bool_and(&self, other: &Tensor) -> Result<Tensor> {
@@ -32,7 +32,7 @@ impl Tensor {
     /// A rank-0 tensor has no dims, so it gives no tensors.
     pub fn nonzero(&self) -> Result<Vec<Tensor>> {
         let r = self.rank();
-        let coords = true_coords(self);
+        let coords = true_coords(self)?;
         let n = coords.len() / r.max(1);
         (0..r).map(|d| Tensor::from_vec(coords.iter().skip(d).step_by(r).copied().collect::<Vec<i64>>(), &[n])).collect()
     }
@@ -40,9 +40,9 @@ impl Tensor {
     /// The coordinates of the true elements as an i64 `[n_true, rank]` tensor.
     pub fn argwhere(&self) -> Result<Tensor> {
         let r = self.rank();
-        let coords = true_coords(self);
+        let coords = true_coords(self)?;
         if r == 0 {
-            let n = with_dtype!(self.dtype(), T => usize::from(contiguous_values::<T>(self)[0] != T::ZERO));
+            let n = with_dtype!(self.dtype(), T => usize::from(self.buffer::<T>()[self.layout().offset] != T::ZERO));
             return Tensor::from_vec(coords, &[n, 0]);
         }
         let n = coords.len() / r;
@@ -59,20 +59,20 @@ fn logic(a: &Tensor, op: &'static str, b: &Tensor, f: impl Fn(bool, bool) -> boo
 /// The coordinates of every true / non-zero element, row-major, `rank`
 /// values each. Rows of the last dim are scanned with the leading
 /// coordinates kept in a counter, so no element pays for a division.
-fn true_coords(t: &Tensor) -> Vec<i64> {
+fn true_coords(t: &Tensor) -> Result<Vec<i64>> {
     let shape = t.shape();
     let Some((&w, outer)) = shape.split_last() else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     with_dtype!(t.dtype(), T => {
-        let values = contiguous_values::<T>(t);
+        let values = contiguous_values::<T>("argwhere", t)?;
         if values.is_empty() {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         // Counting first (a cheap vectorised pass) sizes the output once
         // instead of growing it through repeated reallocations.
         let count = values.iter().filter(|&&v| v != T::ZERO).count();
-        let mut coords = Vec::with_capacity(count * shape.len());
+        let mut coords = crate::shape::try_with_capacity("argwhere", count * shape.len())?;
         let mut index = vec![0i64; outer.len()];
         for row in values.chunks(w) {
             for (j, &v) in row.iter().enumerate() {
@@ -89,7 +89,7 @@ fn true_coords(t: &Tensor) -> Vec<i64> {
                 index[e] = 0;
             }
         }
-        coords
+        Ok(coords)
     })
 }
 

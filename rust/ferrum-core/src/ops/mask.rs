@@ -23,7 +23,7 @@ impl Tensor {
         self.expect_same_dtype(op, value)?;
         let ml = broadcast_onto(op, "mask", mask, self.shape())?;
         let vl = broadcast_onto(op, "value", value, self.shape())?;
-        Ok(with_dtype!(self.dtype(), T => where_tensor::<T>(self, mask.buffer::<bool>(), &ml, value.buffer::<T>(), &vl)))
+        with_dtype!(self.dtype(), T => where_tensor::<T>(self, mask.buffer::<bool>(), &ml, value.buffer::<T>(), &vl))
     }
 
     /// `value` (converted to this dtype) where `mask` is true, `self` elsewhere.
@@ -31,7 +31,7 @@ impl Tensor {
         let op = "mask_fill";
         mask.expect_kind(op, Kind::Bool)?;
         let ml = broadcast_onto(op, "mask", mask, self.shape())?;
-        Ok(with_dtype!(self.dtype(), T => where_scalar::<T>(self, mask.buffer::<bool>(), &ml, T::from_scalar(value))))
+        with_dtype!(self.dtype(), T => where_scalar::<T>(self, mask.buffer::<bool>(), &ml, T::from_scalar(value)))
     }
 }
 
@@ -51,8 +51,8 @@ fn broadcast_onto(op: &'static str, what: &str, t: &Tensor, shape: &[usize]) -> 
     t.layout().broadcast_to(op, shape)
 }
 
-fn finish<T: Element>(out: Vec<T>, shape: &[usize]) -> Tensor {
-    Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(shape))
+fn finish<T: Element>(out: Vec<T>, shape: &[usize]) -> Result<Tensor> {
+    Ok(Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(shape)))
 }
 
 // The selects below store unconditionally (`*o = if m { v } else { *o }`)
@@ -74,7 +74,7 @@ fn select_dense_scalar<T: Element>(out: &mut [T], x: &[T], m: &[bool], v: T) {
     })
 }
 
-fn where_tensor<T: Element>(x: &Tensor, m: &[bool], ml: &Layout, v: &[T], vl: &Layout) -> Tensor {
+fn where_tensor<T: Element>(x: &Tensor, m: &[bool], ml: &Layout, v: &[T], vl: &Layout) -> Result<Tensor> {
     if let (Some(xs), Some((m0, m1)), Some((v0, v1))) = (x.as_slice::<T>(), ml.contiguous_range(), vl.contiguous_range()) {
         let (ms, vs) = (&m[m0..m1], &v[v0..v1]);
         let mut out = vec![T::ZERO; xs.len()];
@@ -88,7 +88,7 @@ fn where_tensor<T: Element>(x: &Tensor, m: &[bool], ml: &Layout, v: &[T], vl: &L
         }
         return finish(out, x.shape());
     }
-    let mut out = x.to_vec::<T>();
+    let mut out = x.try_to_vec::<T>("mask_where")?;
     simd(|| {
         for_each_row2(ml, vl, |o, (om, sm), (ov, sv), len| {
             let dst = &mut out[o..o + len];
@@ -114,7 +114,7 @@ fn where_tensor<T: Element>(x: &Tensor, m: &[bool], ml: &Layout, v: &[T], vl: &L
     finish(out, x.shape())
 }
 
-fn where_scalar<T: Element>(x: &Tensor, m: &[bool], ml: &Layout, v: T) -> Tensor {
+fn where_scalar<T: Element>(x: &Tensor, m: &[bool], ml: &Layout, v: T) -> Result<Tensor> {
     if let (Some(xs), Some((m0, m1))) = (x.as_slice::<T>(), ml.contiguous_range()) {
         let ms = &m[m0..m1];
         let mut out = vec![T::ZERO; xs.len()];
@@ -128,7 +128,7 @@ fn where_scalar<T: Element>(x: &Tensor, m: &[bool], ml: &Layout, v: T) -> Tensor
         }
         return finish(out, x.shape());
     }
-    let mut out = x.to_vec::<T>();
+    let mut out = x.try_to_vec::<T>("mask_fill")?;
     let mut o = 0;
     simd(|| {
         for_each_row(ml, |om, sm, len| {

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::kernels::copy::{contiguous_values, copy_strided};
 use crate::kernels::parallel::{go_parallel, PAR_CHEAP};
 use crate::layout::Layout;
-use crate::shape::{checked_numel, try_filled};
+use crate::shape::{checked_numel, ensure_fits, try_filled};
 use crate::tensor::Tensor;
 use crate::with_dtype;
 
@@ -88,6 +88,8 @@ impl Tensor {
         }
         let full = Layout::contiguous(self.shape());
         Ok(with_dtype!(self.dtype(), T => {
+            // A broadcast view can be far larger than its buffer.
+            ensure_fits::<T>(op, full.numel())?;
             let mut out = vec![T::ZERO; full.numel()];
             // Each rolled dim splits into two blocks that swap places, so the
             // output is 2^k block copies for k rolled dims.
@@ -129,7 +131,7 @@ fn repeat_unchecked(t: &Tensor, times: &[usize]) -> Result<Tensor> {
         return Ok(Tensor::zeros(&shape, t.dtype()));
     }
     Ok(with_dtype!(t.dtype(), T => {
-        let mut data: Cow<[T]> = contiguous_values::<T>(t);
+        let mut data: Cow<[T]> = contiguous_values::<T>(op, t)?;
         let mut cur = t.shape().to_vec();
         // One pass per repeated dim, innermost first: each pass sees the
         // tensor as [rows, block] with block = the dims from d on, and lays
@@ -176,7 +178,7 @@ impl Var {
             let n = self.value.shape()[d] as isize;
             specs[d] = crate::tensor::views::SliceSpec::range(before as isize, before as isize + n);
         }
-        Ok(record(y, &[self], move || FnBackward::new("pad", move |g, _| Ok(vec![Some(g.slice(&specs)?.contiguous())]))))
+        Ok(record(y, &[self], move || FnBackward::new("pad", move |g, _| Ok(vec![Some(g.slice(&specs)?.try_contiguous("pad")?)]))))
     }
 
     /// Each tile's gradient is summed back onto the original.

@@ -12,6 +12,7 @@ use crate::kernels::pool::{
     adaptive_avg_backward, adaptive_avg_forward, avg_pool_backward, avg_pool_forward, max_pool_backward, max_pool_forward, PoolGeom,
 };
 use crate::ops::conv::values;
+use crate::shape::checked_numel;
 use crate::tensor::Tensor;
 use crate::with_float;
 
@@ -115,36 +116,39 @@ fn adaptive_sizes<const N: usize>(op: &'static str, x: &Tensor, output: [usize; 
     shape.extend(output);
     let [h, w] = lift::<N, usize>(xs[2..].try_into().expect("N spatial dims"), 1);
     let [oh, ow] = lift(output, 1);
+    // The output size is the caller's: refuse one whose element count
+    // overflows before the kernels size buffers from it.
+    checked_numel(op, &shape, x.dtype().size_in_bytes())?;
     Ok(((h, w), (oh, ow), shape))
 }
 
 fn max_forward(op: &'static str, x: &Tensor, g: &PoolGeom, shape: &[usize]) -> Result<(Tensor, Tensor)> {
     with_float!(op, x.dtype(), T => {
-        let (y, idx) = max_pool_forward::<T>(&values::<T>(x), g);
+        let (y, idx) = max_pool_forward::<T>(op, &values::<T>(op, x)?, g)?;
         Ok((Tensor::from_vec(y, shape)?, Tensor::from_vec(idx, shape)?))
     })
 }
 
 fn max_backward(op: &'static str, gy: &Tensor, idx: &Tensor, g: &PoolGeom, shape: &[usize]) -> Result<Tensor> {
-    with_float!(op, gy.dtype(), T => Tensor::from_vec(max_pool_backward::<T>(&values::<T>(gy), &values::<i64>(idx), g), shape))
+    with_float!(op, gy.dtype(), T => Tensor::from_vec(max_pool_backward::<T>(op, &values::<T>(op, gy)?, &values::<i64>(op, idx)?, g)?, shape))
 }
 
 fn avg_forward(op: &'static str, x: &Tensor, g: &PoolGeom, count_include_pad: bool, shape: &[usize]) -> Result<Tensor> {
-    with_float!(op, x.dtype(), T => Tensor::from_vec(avg_pool_forward::<T>(&values::<T>(x), g, count_include_pad), shape))
+    with_float!(op, x.dtype(), T => Tensor::from_vec(avg_pool_forward::<T>(op, &values::<T>(op, x)?, g, count_include_pad)?, shape))
 }
 
 fn avg_backward(op: &'static str, gy: &Tensor, g: &PoolGeom, count_include_pad: bool, shape: &[usize]) -> Result<Tensor> {
-    with_float!(op, gy.dtype(), T => Tensor::from_vec(avg_pool_backward::<T>(&values::<T>(gy), g, count_include_pad), shape))
+    with_float!(op, gy.dtype(), T => Tensor::from_vec(avg_pool_backward::<T>(op, &values::<T>(op, gy)?, g, count_include_pad)?, shape))
 }
 
 fn adaptive_forward(op: &'static str, x: &Tensor, hw: Plane, out: Plane, shape: &[usize]) -> Result<Tensor> {
     let planes = shape[0] * shape[1];
-    with_float!(op, x.dtype(), T => Tensor::from_vec(adaptive_avg_forward::<T>(&values::<T>(x), planes, hw, out), shape))
+    with_float!(op, x.dtype(), T => Tensor::from_vec(adaptive_avg_forward::<T>(op, &values::<T>(op, x)?, planes, hw, out)?, shape))
 }
 
 fn adaptive_backward(op: &'static str, gy: &Tensor, hw: Plane, out: Plane, shape: &[usize]) -> Result<Tensor> {
     let planes = shape[0] * shape[1];
-    with_float!(op, gy.dtype(), T => Tensor::from_vec(adaptive_avg_backward::<T>(&values::<T>(gy), planes, hw, out), shape))
+    with_float!(op, gy.dtype(), T => Tensor::from_vec(adaptive_avg_backward::<T>(op, &values::<T>(op, gy)?, planes, hw, out)?, shape))
 }
 
 impl Tensor {

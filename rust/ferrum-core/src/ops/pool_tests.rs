@@ -252,3 +252,12 @@ fn bad_inputs_are_reported() {
     let ints = Tensor::from_vec(vec![1i64; 16], &[1, 1, 4, 4]).unwrap();
     assert!(ints.max_pool2d(&PoolOptions::new([2, 2])).is_err());
 }
+
+#[test]
+fn outputs_larger_than_memory_are_errors() {
+    let x = Tensor::from_vec(vec![1.0f64; 4], &[1, 1, 2, 2]).unwrap();
+    let e = x.adaptive_avg_pool2d([1 << 21, 1 << 21]).unwrap_err().to_string();
+    assert!(e.starts_with("adaptive_avg_pool2d: cannot allocate") && e.contains("more than this machine's memory"), "{e}");
+    let e = x.adaptive_avg_pool2d([1 << 40, 1 << 40]).unwrap_err().to_string();
+    assert!(e.starts_with("adaptive_avg_pool2d: shape") && e.contains("too many elements"), "{e}");
+}

@@ -4,15 +4,16 @@
 
 use crate::autodiff::{record, FnBackward, Var};
 use crate::ops::binary::BinaryOp;
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::dtype::{Element, Kind, NumElement, Scalar};
 use crate::error::Result;
+use crate::kernels::copy::contiguous_values;
 use crate::kernels::elementwise::map_same;
 use crate::kernels::parallel::PAR_CHEAP;
 use crate::kernels::reduce::{fold_all, fold_axis, fold_seq, reduce_axis, Axis};
 use crate::layout::Layout;
+use crate::shape::ensure_fits;
 use crate::tensor::Tensor;
 use crate::{bail, with_dtype, with_num};
 
@@ -82,14 +83,6 @@ impl Accumulate for i64 {
     }
 }
 
-/// The elements in row-major order, borrowed when already contiguous.
-pub(crate) fn elements<T: Element>(x: &Tensor) -> Cow<'_, [T]> {
-    match x.as_slice::<T>() {
-        Some(s) => Cow::Borrowed(s),
-        None => Cow::Owned(x.to_vec::<T>()),
-    }
-}
-
 /// A contiguous tensor over `data`, whose length the caller made match `shape`.
 pub(crate) fn tensor_from<T: Element>(data: Vec<T>, shape: &[usize]) -> Tensor {
     debug_assert_eq!(data.len(), shape.iter().product::<usize>());
@@ -104,9 +97,9 @@ pub(crate) fn keep_dim(shape: &[usize], dim: usize) -> Vec<usize> {
 }
 
 /// Each value divided by the element count `n` (Int truncates).
-pub(crate) fn divide_by_count<T: NumElement>(sums: Tensor, n: usize) -> Tensor {
+pub(crate) fn divide_by_count<T: NumElement>(op: &'static str, sums: Tensor, n: usize) -> Result<Tensor> {
     let n = T::from_scalar(Scalar::Int(n as i64));
-    map_same(sums, PAR_CHEAP, move |v: T| v.div_of(n))
+    map_same(op, sums, PAR_CHEAP, move |v: T| v.div_of(n))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,12 +162,12 @@ macro_rules! with_fold {
     };
 }
 
-fn fold_full<T: Accumulate>(x: &Tensor, f: Fold) -> Tensor {
+fn fold_full<T: Accumulate>(name: &'static str, x: &Tensor, f: Fold) -> Result<Tensor> {
     let all: Vec<usize> = (0..x.rank()).collect();
     let (x, repeats) = unbroadcast(x, &all, f);
-    let data = elements::<T>(&x);
+    let data = contiguous_values::<T>(name, &x)?;
     let v = with_fold!(f, T, |id, op, map| fold_all(&data, PAR_CHEAP, id, op, map));
-    scale_by_repeats::<T>(tensor_from(vec![v], &[1]), &repeats)
+    scale_by_repeats::<T>(name, tensor_from(vec![v], &[1]), &repeats)
 }
 
 /// A view of `x` in which each of the reduced `dims` that is broadcast
@@ -196,25 +189,26 @@ fn unbroadcast(x: &Tensor, dims: &[usize], f: Fold) -> (Tensor, Vec<usize>) {
 
 /// Sums over an [`unbroadcast`] view times the number of times each element
 /// was repeated (Int wraps, as the sum itself would).
-fn scale_by_repeats<T: Accumulate>(sums: Tensor, repeats: &[usize]) -> Tensor {
+fn scale_by_repeats<T: Accumulate>(op: &'static str, sums: Tensor, repeats: &[usize]) -> Result<Tensor> {
     if repeats.is_empty() {
-        return sums;
+        return Ok(sums);
     }
     let k = repeats.iter().fold(T::ONE, |k, &n| k.mul_wrapping(T::from_scalar(Scalar::Int(n as i64))));
-    map_same(sums, PAR_CHEAP, move |v: T| v.mul_wrapping(k))
+    map_same(op, sums, PAR_CHEAP, move |v: T| v.mul_wrapping(k))
 }
 
 /// Fold along `ax` of the contiguous elements of `x`, giving a tensor of `shape`.
-fn fold_along<T: Accumulate>(x: &Tensor, ax: Axis, shape: &[usize], f: Fold) -> Tensor {
-    let data = elements::<T>(x);
+fn fold_along<T: Accumulate>(name: &'static str, x: &Tensor, ax: Axis, shape: &[usize], f: Fold) -> Result<Tensor> {
+    let data = contiguous_values::<T>(name, x)?;
+    ensure_fits::<T>(name, ax.outer * ax.inner)?;
     let mut out = vec![T::ZERO; ax.outer * ax.inner];
     with_fold!(f, T, |id, op, map| fold_axis(&data, ax, &mut out, PAR_CHEAP, id, op, map));
-    tensor_from(out, shape)
+    Ok(tensor_from(out, shape))
 }
 
 /// Fold over the sorted, distinct dims `ds`, keeping them. Each run of
 /// adjacent dims is one axis of the contiguous buffer, reduced in one pass.
-fn fold_dims<T: Accumulate>(x: &Tensor, ds: &[usize], f: Fold) -> Tensor {
+fn fold_dims<T: Accumulate>(name: &'static str, x: &Tensor, ds: &[usize], f: Fold) -> Result<Tensor> {
     let (mut t, repeats) = unbroadcast(x, ds, f);
     let mut i = 0;
     while i < ds.len() {
@@ -232,19 +226,20 @@ fn fold_dims<T: Accumulate>(x: &Tensor, ds: &[usize], f: Fold) -> Tensor {
         };
         let mut out_shape = shape.to_vec();
         out_shape[start..=end].fill(1);
-        t = fold_along::<T>(&t, ax, &out_shape, f);
+        t = fold_along::<T>(name, &t, ax, &out_shape, f)?;
     }
-    scale_by_repeats::<T>(t, &repeats)
+    scale_by_repeats::<T>(name, t, &repeats)
 }
 
 /// Values and first indices of the extremum along `d` (non-empty). NaN
 /// counts as the extremum, as in NumPy.
-fn arg_extreme<T: Accumulate, const MAX: bool>(x: &Tensor, d: usize) -> (Tensor, Tensor) {
-    let data = elements::<T>(x);
+fn arg_extreme<T: Accumulate, const MAX: bool>(name: &'static str, x: &Tensor, d: usize) -> Result<(Tensor, Tensor)> {
+    let data = contiguous_values::<T>(name, x)?;
     let ax = Axis::new(x.shape(), d);
     let id = if MAX { T::MIN_VALUE } else { T::MAX_VALUE };
     let op = |a: T, b: T| if MAX { a.max_nan(b) } else { a.min_nan(b) };
     let better = |v: T, cur: T| (if MAX { v > cur } else { v < cur }) | (v.is_nan_value() & !cur.is_nan_value());
+    ensure_fits::<(T, i64)>(name, ax.outer * ax.inner)?;
     let mut out = vec![(T::ZERO, 0i64); ax.outer * ax.inner];
     reduce_axis(
         &data,
@@ -276,23 +271,24 @@ fn arg_extreme<T: Accumulate, const MAX: bool>(x: &Tensor, d: usize) -> (Tensor,
     );
     let (vals, idx): (Vec<T>, Vec<i64>) = out.into_iter().unzip();
     let shape = keep_dim(x.shape(), d);
-    (tensor_from(vals, &shape), tensor_from(idx, &shape))
+    Ok((tensor_from(vals, &shape), tensor_from(idx, &shape)))
 }
 
 /// Whether any (`ANY`) or all elements along `ax` are non-zero.
-fn truth<T: Element, const ANY: bool>(x: &Tensor, ax: Option<Axis>, shape: &[usize]) -> Tensor {
-    let data = elements::<T>(x);
+fn truth<T: Element, const ANY: bool>(name: &'static str, x: &Tensor, ax: Option<Axis>, shape: &[usize]) -> Result<Tensor> {
+    let data = contiguous_values::<T>(name, x)?;
     let op = |a: bool, b: bool| if ANY { a | b } else { a & b };
     let map = |v: T| v != T::ZERO;
     let out = match ax {
         None => vec![fold_all(&data, PAR_CHEAP, !ANY, op, map)],
         Some(ax) => {
+            ensure_fits::<bool>(name, ax.outer * ax.inner)?;
             let mut out = vec![false; ax.outer * ax.inner];
             fold_axis(&data, ax, &mut out, PAR_CHEAP, !ANY, op, map);
             out
         }
     };
-    tensor_from(out, shape)
+    Ok(tensor_from(out, shape))
 }
 
 impl Tensor {
@@ -302,7 +298,7 @@ impl Tensor {
             if f.needs_elements() && self.numel() == 0 {
                 bail!(op, "cannot reduce an empty tensor (shape {:?})", self.shape());
             }
-            Ok(fold_full::<T>(self, f))
+            fold_full::<T>(op, self, f)
         })
     }
 
@@ -313,7 +309,7 @@ impl Tensor {
             if f.needs_elements() && self.shape()[d] == 0 {
                 bail!(op, "cannot reduce dim {} of size 0 (shape {:?})", d, self.shape());
             }
-            Ok(fold_dims::<T>(self, &[d], f))
+            fold_dims::<T>(op, self, &[d], f)
         })
     }
 
@@ -328,7 +324,7 @@ impl Tensor {
     fn reduce_dims(&self, op: &'static str, dims: &[isize], f: Fold) -> Result<Tensor> {
         with_num!(op, self.dtype(), T => {
             let ds = self.distinct_dims(op, dims)?;
-            Ok(fold_dims::<T>(self, &ds, f))
+            fold_dims::<T>(op, self, &ds, f)
         })
     }
 
@@ -343,7 +339,7 @@ impl Tensor {
             if self.kind() == Kind::Int && self.numel() == 0 {
                 bail!(op, "an Int tensor with no elements has no mean (shape {:?})", self.shape());
             }
-            Ok(divide_by_count::<T>(fold_full::<T>(self, Fold::Sum), self.numel()))
+            divide_by_count::<T>(op, fold_full::<T>(op, self, Fold::Sum)?, self.numel())
         })
     }
 
@@ -375,8 +371,8 @@ impl Tensor {
             if self.kind() == Kind::Int && n == 0 {
                 bail!(op, "an Int tensor has no mean over dim {} of size 0 (shape {:?})", d, self.shape());
             }
-            let sums = fold_dims::<T>(self, &[d], Fold::Sum);
-            Ok(divide_by_count::<T>(sums, n))
+            let sums = fold_dims::<T>(op, self, &[d], Fold::Sum)?;
+            divide_by_count::<T>(op, sums, n)
         })
     }
 
@@ -411,7 +407,7 @@ impl Tensor {
                 return dims.iter().try_fold(self.clone(), |t, &d| t.mean_dim(d));
             }
             let n = ds.iter().map(|&d| self.shape()[d]).product();
-            Ok(divide_by_count::<T>(fold_dims::<T>(self, &ds, Fold::Sum), n))
+            divide_by_count::<T>(op, fold_dims::<T>(op, self, &ds, Fold::Sum)?, n)
         })
     }
 
@@ -425,7 +421,7 @@ impl Tensor {
             if self.shape()[d] == 0 {
                 bail!(op, "cannot reduce dim {} of size 0 (shape {:?})", d, self.shape());
             }
-            Ok(if max { arg_extreme::<T, true>(self, d) } else { arg_extreme::<T, false>(self, d) })
+            if max { arg_extreme::<T, true>(op, self, d) } else { arg_extreme::<T, false>(op, self, d) }
         })
     }
 
@@ -450,24 +446,24 @@ impl Tensor {
 
     /// Whether any element is non-zero (true); a Bool tensor of shape [1].
     pub fn any(&self) -> Result<Tensor> {
-        Ok(with_dtype!(self.dtype(), T => truth::<T, true>(self, None, &[1])))
+        with_dtype!(self.dtype(), T => truth::<T, true>("any", self, None, &[1]))
     }
 
     /// Whether every element is non-zero (true for no elements).
     pub fn all(&self) -> Result<Tensor> {
-        Ok(with_dtype!(self.dtype(), T => truth::<T, false>(self, None, &[1])))
+        with_dtype!(self.dtype(), T => truth::<T, false>("all", self, None, &[1]))
     }
 
     pub fn any_dim(&self, dim: isize) -> Result<Tensor> {
         let d = self.dim("any_dim", dim)?;
         let ax = Some(Axis::new(self.shape(), d));
-        Ok(with_dtype!(self.dtype(), T => truth::<T, true>(self, ax, &keep_dim(self.shape(), d))))
+        with_dtype!(self.dtype(), T => truth::<T, true>("any_dim", self, ax, &keep_dim(self.shape(), d)))
     }
 
     pub fn all_dim(&self, dim: isize) -> Result<Tensor> {
         let d = self.dim("all_dim", dim)?;
         let ax = Some(Axis::new(self.shape(), d));
-        Ok(with_dtype!(self.dtype(), T => truth::<T, false>(self, ax, &keep_dim(self.shape(), d))))
+        with_dtype!(self.dtype(), T => truth::<T, false>("all_dim", self, ax, &keep_dim(self.shape(), d)))
     }
 }
 
@@ -556,17 +552,19 @@ impl Var {
     }
 
     /// An empty tensor fails as the plain op does, not as the `max_dim`
-    /// this goes through.
+    /// this goes through. Without a graph there is no winner to remember,
+    /// and the plain op reduces a broadcast view without materialising it
+    /// (flattening one for `max_dim` would copy it whole).
     pub fn max(&self) -> Result<Var> {
-        if self.value.numel() == 0 {
-            self.value.max()?;
+        if self.node.is_none() || self.value.numel() == 0 {
+            return Ok(Var::constant(self.value.max()?));
         }
         self.reshape(&[-1])?.max_dim(0).map_err(|e| e.with_op("max"))
     }
 
     pub fn min(&self) -> Result<Var> {
-        if self.value.numel() == 0 {
-            self.value.min()?;
+        if self.node.is_none() || self.value.numel() == 0 {
+            return Ok(Var::constant(self.value.min()?));
         }
         self.reshape(&[-1])?.min_dim(0).map_err(|e| e.with_op("min"))
     }
@@ -577,8 +575,8 @@ impl Var {
     }
 
     pub fn max_abs(&self) -> Result<Var> {
-        if self.value.numel() == 0 {
-            self.value.max_abs()?;
+        if self.node.is_none() || self.value.numel() == 0 {
+            return Ok(Var::constant(self.value.max_abs()?));
         }
         self.abs()?.max().map_err(|e| e.with_op("max_abs"))
     }

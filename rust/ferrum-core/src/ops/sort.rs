@@ -11,8 +11,9 @@ use rayon::prelude::*;
 
 use crate::dtype::{DType, NumElement};
 use crate::error::Result;
+use crate::kernels::copy::contiguous_values;
 use crate::kernels::parallel::{go_parallel, CHUNK, PAR_CHEAP};
-use crate::ops::reduce::{elements, tensor_from};
+use crate::ops::reduce::tensor_from;
 use crate::tensor::Tensor;
 use crate::{bail, with_num};
 
@@ -198,18 +199,18 @@ fn rows_along(x: &Tensor, d: usize) -> Tensor {
 }
 
 /// Undo [`rows_along`]: a contiguous tensor in the original dim order.
-fn from_rows<T: NumElement>(data: Vec<T>, shape: &[usize], d: usize) -> Tensor {
+fn from_rows<T: NumElement>(op: &'static str, data: Vec<T>, shape: &[usize], d: usize) -> Result<Tensor> {
     let t = tensor_from(data, shape);
-    t.with_layout(t.layout().transpose(d, shape.len() - 1)).contiguous()
+    t.with_layout(t.layout().transpose(d, shape.len() - 1)).try_contiguous(op)
 }
 
 /// Values only, for Int: equal ints cannot be told apart, so a plain
 /// in-place unstable sort is as good as a stable one.
-fn sort_ints(x: &Tensor, d: usize, descending: bool) -> Tensor {
+fn sort_ints(op: &'static str, x: &Tensor, d: usize, descending: bool) -> Result<Tensor> {
     let moved = rows_along(x, d);
     let shape = moved.shape().to_vec();
     let n = shape[shape.len() - 1];
-    let mut vals = moved.into_vec::<i64>();
+    let mut vals = moved.into_vec::<i64>(op)?;
     if n > 1 {
         let sort = |r: &mut [i64], parallel: bool| {
             if parallel {
@@ -226,16 +227,16 @@ fn sort_ints(x: &Tensor, d: usize, descending: bool) -> Tensor {
             spread => vals.chunks_mut(n).for_each(|r| sort(r, spread == Spread::Inside)),
         }
     }
-    from_rows(vals, &shape, d)
+    from_rows(op, vals, &shape, d)
 }
 
 /// Sorted values and their source indices, laid out as [`rows_along`]'s
 /// view, whose shape comes third.
-fn sort_along<T: SortKey>(x: &Tensor, d: usize, descending: bool) -> (Vec<T>, Vec<i64>, Vec<usize>) {
+fn sort_along<T: SortKey>(op: &'static str, x: &Tensor, d: usize, descending: bool) -> Result<(Vec<T>, Vec<i64>, Vec<usize>)> {
     let moved = rows_along(x, d);
     let shape = moved.shape().to_vec();
     let n = shape[shape.len() - 1];
-    let src = elements::<T>(&moved);
+    let src = contiguous_values::<T>(op, &moved)?;
     let mut vals = vec![T::ZERO; src.len()];
     let mut idx = vec![0i64; src.len()];
     if n > 0 {
@@ -245,16 +246,16 @@ fn sort_along<T: SortKey>(x: &Tensor, d: usize, descending: bool) -> (Vec<T>, Ve
             sort_rows::<T, u128>(&src, &mut vals, &mut idx, n, descending);
         }
     }
-    (vals, idx, shape)
+    Ok((vals, idx, shape))
 }
 
-fn topk_along<T: SortKey>(x: &Tensor, k: usize, d: usize) -> (Tensor, Tensor) {
+fn topk_along<T: SortKey>(op: &'static str, x: &Tensor, k: usize, d: usize) -> Result<(Tensor, Tensor)> {
     let moved = rows_along(x, d);
     let mut shape = moved.shape().to_vec();
     let last = shape.len() - 1;
     let n = shape[last];
     shape[last] = k;
-    let src = elements::<T>(&moved);
+    let src = contiguous_values::<T>(op, &moved)?;
     let rows = src.len().checked_div(n).unwrap_or(0);
     let mut vals = vec![T::ZERO; rows * k];
     let mut idx = vec![0i64; rows * k];
@@ -265,7 +266,7 @@ fn topk_along<T: SortKey>(x: &Tensor, k: usize, d: usize) -> (Tensor, Tensor) {
             top_rows::<T, u128>(&src, &mut vals, &mut idx, n, k);
         }
     }
-    (from_rows(vals, &shape, d), from_rows(idx, &shape, d))
+    Ok((from_rows(op, vals, &shape, d)?, from_rows(op, idx, &shape, d)?))
 }
 
 impl Tensor {
@@ -275,10 +276,10 @@ impl Tensor {
         with_num!(op, self.dtype(), T => {
             let d = self.dim(op, dim)?;
             if self.dtype() == DType::I64 {
-                return Ok(sort_ints(self, d, descending));
+                return sort_ints(op, self, d, descending);
             }
-            let (vals, _, shape) = sort_along::<T>(self, d, descending);
-            Ok(from_rows(vals, &shape, d))
+            let (vals, _, shape) = sort_along::<T>(op, self, d, descending)?;
+            from_rows(op, vals, &shape, d)
         })
     }
 
@@ -295,8 +296,8 @@ impl Tensor {
     fn sort_indexed(&self, op: &'static str, dim: isize, descending: bool) -> Result<(Tensor, Tensor)> {
         with_num!(op, self.dtype(), T => {
             let d = self.dim(op, dim)?;
-            let (vals, idx, shape) = sort_along::<T>(self, d, descending);
-            Ok((from_rows(vals, &shape, d), from_rows(idx, &shape, d)))
+            let (vals, idx, shape) = sort_along::<T>(op, self, d, descending)?;
+            Ok((from_rows(op, vals, &shape, d)?, from_rows(op, idx, &shape, d)?))
         })
     }
 
@@ -318,7 +319,7 @@ impl Tensor {
             if k > n {
                 bail!(op, "k = {} exceeds the size {} of dim {} (shape {:?})", k, n, d, self.shape());
             }
-            Ok(topk_along::<T>(self, k, d))
+            topk_along::<T>(op, self, k, d)
         })
     }
 }

@@ -7,19 +7,21 @@ use crate::error::Result;
 use crate::kernels::parallel::PAR_CHEAP;
 use crate::kernels::reduce::{fold_seq, fold_tile, fold_tile_with, reduce_axis, Axis};
 use crate::ops::binary::BinaryOp;
-use crate::ops::reduce::{elements, keep_dim, tensor_from};
+use crate::kernels::copy::contiguous_values;
+use crate::ops::reduce::{keep_dim, tensor_from};
 use crate::tensor::Tensor;
 use crate::{bail, with_float};
 
 /// `(variance, mean)` along `d`, the squared deviations divided by
 /// `n - correction`. Two passes (mean, then deviations from it) keep the
 /// cancellation error of a one-pass sum of squares out. No elements: NaN.
-fn var_mean_along<T: FloatElement>(x: &Tensor, d: usize, correction: usize) -> (Tensor, Tensor) {
-    let data = elements::<T>(x);
+fn var_mean_along<T: FloatElement>(op: &'static str, x: &Tensor, d: usize, correction: usize) -> Result<(Tensor, Tensor)> {
+    let data = contiguous_values::<T>(op, x)?;
     let ax = Axis::new(x.shape(), d);
     let count = T::from_f64(ax.n as f64);
     let denom = T::from_f64(ax.n as f64 - correction as f64);
     let add = |a: T, b: T| a + b;
+    crate::shape::ensure_fits::<(T, T)>(op, ax.outer * ax.inner)?;
     let mut out = vec![(T::zero(), T::zero()); ax.outer * ax.inner];
     reduce_axis(
         &data,
@@ -48,14 +50,14 @@ fn var_mean_along<T: FloatElement>(x: &Tensor, d: usize, correction: usize) -> (
     );
     let (var, mean): (Vec<T>, Vec<T>) = out.into_iter().unzip();
     let shape = keep_dim(x.shape(), d);
-    (tensor_from(var, &shape), tensor_from(mean, &shape))
+    Ok((tensor_from(var, &shape), tensor_from(mean, &shape)))
 }
 
 impl Tensor {
     fn var_mean_with(&self, op: &'static str, dim: isize, correction: usize) -> Result<(Tensor, Tensor)> {
         with_float!(op, self.dtype(), T => {
             let d = self.dim(op, dim)?;
-            Ok(var_mean_along::<T>(self, d, correction))
+            var_mean_along::<T>(op, self, d, correction)
         })
     }
 

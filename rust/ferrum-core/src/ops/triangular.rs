@@ -61,7 +61,7 @@ fn kept_columns(upper: bool, i: usize, diagonal: i64, w: usize) -> (usize, usize
 fn keep_triangle(t: &Tensor, op: &'static str, upper: bool, diagonal: i64) -> Result<Tensor> {
     let (h, w) = matrix_dims(op, t.shape())?;
     Ok(with_dtype!(t.dtype(), T => {
-        let src = contiguous_values::<T>(t);
+        let src = contiguous_values::<T>(op, t)?;
         let mut out = vec![T::ZERO; src.len()];
         if !out.is_empty() {
             let row = |(r, (o, s)): (usize, (&mut [T], &[T]))| {

@@ -70,35 +70,35 @@ impl FloatUnary {
     }
 }
 
-fn apply<T: FloatElement>(x: Tensor, op: FloatUnary) -> Tensor {
+fn apply<T: FloatElement>(x: Tensor, op: FloatUnary) -> Result<Tensor> {
     use FloatUnary::*;
-    let (c, e) = (PAR_CHEAP, PAR_COSTLY);
+    let (c, e, name) = (PAR_CHEAP, PAR_COSTLY, op.name());
     match op {
-        Exp => map_same(x, e, |v: T| v.simd_exp()),
-        Log => map_same(x, e, |v: T| v.ln()),
-        Log1p => map_same(x, e, |v: T| v.ln_1p()),
-        Erf => map_same(x, e, |v: T| v.erf()),
-        Recip => map_same(x, c, |v: T| v.recip()),
-        Square => map_same(x, c, |v: T| v * v),
-        Sqrt => map_same(x, c, |v: T| v.sqrt()),
-        Sin => map_same(x, e, |v: T| v.sin()),
-        Cos => map_same(x, e, |v: T| v.cos()),
-        Tan => map_same(x, e, |v: T| v.tan()),
-        Sinh => map_same(x, e, |v: T| v.sinh()),
-        Cosh => map_same(x, e, |v: T| v.cosh()),
-        Tanh => map_same(x, e, |v: T| v.tanh()),
-        Asin => map_same(x, e, |v: T| v.asin()),
-        Asinh => map_same(x, e, |v: T| v.asinh()),
-        Acos => map_same(x, e, |v: T| v.acos()),
-        Acosh => map_same(x, e, |v: T| v.acosh()),
-        Atan => map_same(x, e, |v: T| v.atan()),
-        Atanh => map_same(x, e, |v: T| v.atanh()),
+        Exp => map_same(name, x, e, |v: T| v.simd_exp()),
+        Log => map_same(name, x, e, |v: T| v.ln()),
+        Log1p => map_same(name, x, e, |v: T| v.ln_1p()),
+        Erf => map_same(name, x, e, |v: T| v.erf()),
+        Recip => map_same(name, x, c, |v: T| v.recip()),
+        Square => map_same(name, x, c, |v: T| v * v),
+        Sqrt => map_same(name, x, c, |v: T| v.sqrt()),
+        Sin => map_same(name, x, e, |v: T| v.sin()),
+        Cos => map_same(name, x, e, |v: T| v.cos()),
+        Tan => map_same(name, x, e, |v: T| v.tan()),
+        Sinh => map_same(name, x, e, |v: T| v.sinh()),
+        Cosh => map_same(name, x, e, |v: T| v.cosh()),
+        Tanh => map_same(name, x, e, |v: T| v.tanh()),
+        Asin => map_same(name, x, e, |v: T| v.asin()),
+        Asinh => map_same(name, x, e, |v: T| v.asinh()),
+        Acos => map_same(name, x, e, |v: T| v.acos()),
+        Acosh => map_same(name, x, e, |v: T| v.acosh()),
+        Atan => map_same(name, x, e, |v: T| v.atan()),
+        Atanh => map_same(name, x, e, |v: T| v.atanh()),
         // Burn rounds half to even, like NumPy.
-        Round => map_same(x, c, |v: T| round_half_even(v)),
-        Floor => map_same(x, c, |v: T| v.floor()),
-        Ceil => map_same(x, c, |v: T| v.ceil()),
-        Trunc => map_same(x, c, |v: T| v.trunc()),
-        Sigmoid => map_same(x, e, |v: T| sigmoid(v)),
+        Round => map_same(name, x, c, |v: T| round_half_even(v)),
+        Floor => map_same(name, x, c, |v: T| v.floor()),
+        Ceil => map_same(name, x, c, |v: T| v.ceil()),
+        Trunc => map_same(name, x, c, |v: T| v.trunc()),
+        Sigmoid => map_same(name, x, e, |v: T| sigmoid(v)),
     }
 }
 
@@ -131,67 +131,67 @@ impl Tensor {
 
     /// As [`Tensor::float_unary`], reusing the buffer when owned alone.
     pub fn float_unary_owned(self, op: FloatUnary) -> Result<Tensor> {
-        Ok(with_float!(op.name(), self.dtype(), T => apply::<T>(self, op)))
+        with_float!(op.name(), self.dtype(), T => apply::<T>(self, op))
     }
 
     pub fn neg(&self) -> Result<Tensor> {
-        Ok(with_num!("neg", self.dtype(), T => map_same(self.clone(), PAR_CHEAP, |v: T| -v)))
+        with_num!("neg", self.dtype(), T => map_same("neg", self.clone(), PAR_CHEAP, |v: T| -v))
     }
 
     pub fn abs(&self) -> Result<Tensor> {
-        Ok(with_num!("abs", self.dtype(), T => map_same(self.clone(), PAR_CHEAP, |v: T| num_traits::Signed::abs(&v))))
+        with_num!("abs", self.dtype(), T => map_same("abs", self.clone(), PAR_CHEAP, |v: T| num_traits::Signed::abs(&v)))
     }
 
     /// -1, 0 or 1 by sign (0 for zero, NaN stays NaN).
     pub fn sign(&self) -> Result<Tensor> {
-        Ok(with_num!("sign", self.dtype(), T => map_same(self.clone(), PAR_CHEAP, |v: T| {
+        with_num!("sign", self.dtype(), T => map_same("sign", self.clone(), PAR_CHEAP, |v: T| {
             if v > T::ZERO { T::ONE } else if v < T::ZERO { -T::ONE } else { v }
-        })))
+        }))
     }
 
     /// `x ^ e` for an integer exponent.
     pub fn powi_scalar(&self, e: i64) -> Result<Tensor> {
         let e = e.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
-        Ok(with_num!("powi_scalar", self.dtype(), T => map_same(self.clone(), PAR_CHEAP, move |v: T| v.powi_of(e))))
+        with_num!("powi_scalar", self.dtype(), T => map_same("powi_scalar", self.clone(), PAR_CHEAP, move |v: T| v.powi_of(e)))
     }
 
     /// `x ^ e` for a float exponent (Float tensors).
     pub fn powf_scalar(&self, e: f64) -> Result<Tensor> {
-        Ok(with_float!("powf_scalar", self.dtype(), T => {
+        with_float!("powf_scalar", self.dtype(), T => {
             let et = T::from_f64(e);
             if e == 2.0 {
-                map_same(self.clone(), PAR_CHEAP, |v: T| v * v)
+                map_same("powf_scalar", self.clone(), PAR_CHEAP, |v: T| v * v)
             } else if e == 0.5 {
-                map_same(self.clone(), PAR_CHEAP, |v: T| v.sqrt())
+                map_same("powf_scalar", self.clone(), PAR_CHEAP, |v: T| v.sqrt())
             } else {
-                map_same(self.clone(), PAR_COSTLY, move |v: T| num_traits::Float::powf(v, et))
+                map_same("powf_scalar", self.clone(), PAR_COSTLY, move |v: T| num_traits::Float::powf(v, et))
             }
-        }))
+        })
     }
 
     /// Values limited to `[min, max]`; NaN stays NaN.
     pub fn clamp(&self, min: Scalar, max: Scalar) -> Result<Tensor> {
-        Ok(with_num!("clamp", self.dtype(), T => {
+        with_num!("clamp", self.dtype(), T => {
             let (lo, hi) = (T::from_scalar(min), T::from_scalar(max));
             if lo > hi {
                 crate::bail!("clamp", "min {:?} is greater than max {:?}", min, max);
             }
-            map_same(self.clone(), PAR_CHEAP, move |v: T| if v < lo { lo } else if v > hi { hi } else { v })
-        }))
+            map_same("clamp", self.clone(), PAR_CHEAP, move |v: T| if v < lo { lo } else if v > hi { hi } else { v })
+        })
     }
 
     pub fn clamp_min(&self, min: Scalar) -> Result<Tensor> {
-        Ok(with_num!("clamp_min", self.dtype(), T => {
+        with_num!("clamp_min", self.dtype(), T => {
             let lo = T::from_scalar(min);
-            map_same(self.clone(), PAR_CHEAP, move |v: T| if v < lo { lo } else { v })
-        }))
+            map_same("clamp_min", self.clone(), PAR_CHEAP, move |v: T| if v < lo { lo } else { v })
+        })
     }
 
     pub fn clamp_max(&self, max: Scalar) -> Result<Tensor> {
-        Ok(with_num!("clamp_max", self.dtype(), T => {
+        with_num!("clamp_max", self.dtype(), T => {
             let hi = T::from_scalar(max);
-            map_same(self.clone(), PAR_CHEAP, move |v: T| if v > hi { hi } else { v })
-        }))
+            map_same("clamp_max", self.clone(), PAR_CHEAP, move |v: T| if v > hi { hi } else { v })
+        })
     }
 }
 

@@ -7,7 +7,8 @@
 //! param = param - lr_t * g / (sqrt(sum) + epsilon)
 //! ```
 
-use super::buffers::{chunked, expect_finite, expect_like, read, take, take_or_zeros, wrap};
+use super::buffers::{chunked, expect_finite, expect_like, take, take_or_zeros, wrap};
+use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -39,15 +40,15 @@ pub fn adagrad_step(param: Tensor, grad: &Tensor, sum: Option<Tensor>, time: u64
     }
     let shape = param.shape().to_vec();
     with_float!(OP, param.dtype(), T => {
-        let (p, s) = run::<T>(param, grad, sum, time, o);
+        let (p, s) = run::<T>(param, grad, sum, time, o)?;
         Ok((wrap(p, &shape)?, wrap(s, &shape)?))
     })
 }
 
-fn run<T: FloatElement>(param: Tensor, grad: &Tensor, sum: Option<Tensor>, time: u64, o: &AdaGradOptions) -> (Vec<T>, Vec<T>) {
-    let g = read::<T>(grad);
-    let mut p = take::<T>(param);
-    let mut s = take_or_zeros::<T>(sum, g.len());
+fn run<T: FloatElement>(param: Tensor, grad: &Tensor, sum: Option<Tensor>, time: u64, o: &AdaGradOptions) -> Result<(Vec<T>, Vec<T>)> {
+    let g = contiguous_values::<T>(OP, grad)?;
+    let mut p = take::<T>(OP, param)?;
+    let mut s = take_or_zeros::<T>(OP, sum, g.len())?;
     let lr = T::from_f64(o.lr / (1.0 + (time as f64 - 1.0) * o.lr_decay));
     let eps = T::from_f64(o.epsilon);
     let decayed = o.weight_decay.is_some();
@@ -59,7 +60,7 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, sum: Option<Tensor>, time:
             *p = *p - g / (s.sqrt() + eps) * lr;
         }
     });
-    (p, s)
+    Ok((p, s))
 }
 
 #[cfg(test)]

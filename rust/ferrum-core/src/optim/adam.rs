@@ -14,7 +14,8 @@
 use std::borrow::Cow;
 use std::mem::MaybeUninit;
 
-use super::buffers::{chunked_into, expect_finite, expect_like, read, wrap};
+use super::buffers::{chunked_into, expect_finite, expect_like, wrap};
+use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -90,15 +91,15 @@ fn run<T: FloatElement>(
     time: u64,
     o: &AdamOptions,
 ) -> Result<[Vec<T>; 3]> {
-    let g = read::<T>(grad);
+    let g = contiguous_values::<T>(OP, grad)?;
     let n = g.len();
     // The old parameter and moments stay alive (the old module, the state the
     // caller holds), so the step reads them and writes new buffers: copying
     // them first to update in place would cost a full extra pass.
-    let p0 = read::<T>(&param);
+    let p0 = contiguous_values::<T>(OP, &param)?;
     let zeros = if moment_1.is_none() { crate::shape::try_filled(OP, n, T::ZERO)? } else { Vec::new() };
-    let m0 = moment_1.as_ref().map_or(Cow::Borrowed(&zeros[..]), read::<T>);
-    let v0 = moment_2.as_ref().map_or(Cow::Borrowed(&zeros[..]), read::<T>);
+    let m0 = moment_1.as_ref().map_or(Ok(Cow::Borrowed(&zeros[..])), |m| contiguous_values::<T>(OP, m))?;
+    let v0 = moment_2.as_ref().map_or(Ok(Cow::Borrowed(&zeros[..])), |v| contiguous_values::<T>(OP, v))?;
 
     let t = time.min(i32::MAX as u64) as i32;
     let correction_1 = 1.0 - o.beta_1.powi(t);

@@ -1,14 +1,13 @@
 //! What every update kernel shares: argument checks, taking buffers to
 //! rewrite, and running a loop over matching chunks of several buffers.
 
-use std::borrow::Cow;
 use std::mem::MaybeUninit;
 
 use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP};
 use crate::kernels::team::for_each_chunk_mut;
-use crate::shape::try_with_capacity;
+use crate::shape::{try_filled, try_with_capacity};
 use crate::tensor::Tensor;
 
 /// Fail unless `other` (the gradient or a state tensor named `what`) has
@@ -36,24 +35,16 @@ pub(crate) fn expect_finite(op: &'static str, name: &str, value: f64) -> Result<
 
 /// The elements of `t` as a buffer the kernel may overwrite: its own buffer
 /// when `t` is its only owner (no copy), a fresh row-major copy otherwise.
-pub(crate) fn take<T: Element>(t: Tensor) -> Vec<T> {
-    t.into_vec::<T>()
+pub(crate) fn take<T: Element>(op: &'static str, t: Tensor) -> Result<Vec<T>> {
+    t.into_vec::<T>(op)
 }
 
 /// A state buffer: the given tensor's elements, or zeros when the state
 /// does not exist yet (the first step).
-pub(crate) fn take_or_zeros<T: Element>(t: Option<Tensor>, n: usize) -> Vec<T> {
+pub(crate) fn take_or_zeros<T: Element>(op: &'static str, t: Option<Tensor>, n: usize) -> Result<Vec<T>> {
     match t {
-        Some(t) => take(t),
-        None => vec![T::ZERO; n],
-    }
-}
-
-/// The elements of `t`, read-only, without a copy when contiguous.
-pub(crate) fn read<T: Element>(t: &Tensor) -> Cow<'_, [T]> {
-    match t.as_slice::<T>() {
-        Some(s) => Cow::Borrowed(s),
-        None => Cow::Owned(t.to_vec()),
+        Some(t) => take(op, t),
+        None => try_filled(op, n, T::ZERO),
     }
 }
 

@@ -23,7 +23,7 @@ pub fn clip_by_value(grad: Tensor, threshold: f64) -> Result<Tensor> {
     }
     with_float!(OP, grad.dtype(), T => {
         let (hi, lo) = (T::from_f64(threshold), T::from_f64(-threshold));
-        Ok(map_same(grad, PAR_CHEAP, move |x: T| if x > hi { hi } else if x < lo { lo } else { x }))
+        map_same(OP, grad, PAR_CHEAP, move |x: T| if x > hi { hi } else if x < lo { lo } else { x })
     })
 }
 
@@ -42,7 +42,7 @@ pub fn clip_by_norm(grads: Vec<Tensor>, max_norm: f64) -> Result<Vec<Tensor>> {
         return Err(Error::DTypeMismatch { op: OP, lhs: dtype, rhs: other.dtype() });
     }
     with_float!(OP, dtype, T => {
-        let squares: f64 = grads.iter().map(sum_of_squares::<T>).sum();
+        let squares: f64 = grads.iter().map(sum_of_squares::<T>).sum::<Result<f64>>()?;
         let tiny = Element::to_f64(<T as num_traits::Float>::min_positive_value());
         let scale = (max_norm / (squares.sqrt() + tiny)).min(1.0);
         if scale >= 1.0 {
@@ -53,7 +53,7 @@ pub fn clip_by_norm(grads: Vec<Tensor>, max_norm: f64) -> Result<Vec<Tensor>> {
             .into_iter()
             .map(|g| {
                 let shape = g.shape().to_vec();
-                let mut buf = take::<T>(g);
+                let mut buf = take::<T>(OP, g)?;
                 scale_in_place(&mut buf, s);
                 wrap(buf, &shape)
             })
@@ -62,21 +62,17 @@ pub fn clip_by_norm(grads: Vec<Tensor>, max_norm: f64) -> Result<Vec<Tensor>> {
 }
 
 /// Sum of squares accumulated in f64, so long f32 gradients keep precision.
-fn sum_of_squares<T: FloatElement>(g: &Tensor) -> f64 {
+fn sum_of_squares<T: FloatElement>(g: &Tensor) -> Result<f64> {
     let owned;
     let s: &[T] = match g.as_slice::<T>() {
         Some(s) => s,
         None => {
-            owned = g.to_vec::<T>();
+            owned = g.try_to_vec::<T>("clip_by_norm")?;
             &owned
         }
     };
     let chunk_sum = |c: &[T]| simd(|| c.iter().map(|&x| Element::to_f64(x) * Element::to_f64(x)).sum::<f64>());
-    if go_parallel(s.len(), PAR_CHEAP) {
-        s.par_chunks(CHUNK).map(chunk_sum).sum()
-    } else {
-        chunk_sum(s)
-    }
+    Ok(if go_parallel(s.len(), PAR_CHEAP) { s.par_chunks(CHUNK).map(chunk_sum).sum() } else { chunk_sum(s) })
 }
 
 fn scale_in_place<T: FloatElement>(buf: &mut [T], s: T) {

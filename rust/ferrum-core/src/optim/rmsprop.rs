@@ -12,7 +12,8 @@
 //!
 //! Every state starts at zero, which gives Burn's first step exactly.
 
-use super::buffers::{chunked, expect_finite, expect_like, read, take, take_or_zeros, wrap};
+use super::buffers::{chunked, expect_finite, expect_like, take, take_or_zeros, wrap};
+use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -58,7 +59,7 @@ pub fn rmsprop_step(param: Tensor, grad: &Tensor, state: RmsPropState, o: &RmsPr
     }
     let shape = param.shape().to_vec();
     with_float!(OP, param.dtype(), T => {
-        let (p, sq, ga, buf) = run::<T>(param, grad, state, o);
+        let (p, sq, ga, buf) = run::<T>(param, grad, state, o)?;
         let state = RmsPropState {
             square_avg: Some(wrap(sq, &shape)?),
             grad_avg: ga.map(|b| wrap(b, &shape)).transpose()?,
@@ -70,16 +71,16 @@ pub fn rmsprop_step(param: Tensor, grad: &Tensor, state: RmsPropState, o: &RmsPr
 
 type Buffers<T> = (Vec<T>, Vec<T>, Option<Vec<T>>, Option<Vec<T>>);
 
-fn run<T: FloatElement>(param: Tensor, grad: &Tensor, state: RmsPropState, o: &RmsPropOptions) -> Buffers<T> {
-    let g = read::<T>(grad);
+fn run<T: FloatElement>(param: Tensor, grad: &Tensor, state: RmsPropState, o: &RmsPropOptions) -> Result<Buffers<T>> {
+    let g = contiguous_values::<T>(OP, grad)?;
     let n = g.len();
-    let mut p = take::<T>(param);
-    let mut sq = take_or_zeros::<T>(state.square_avg, n);
+    let mut p = take::<T>(OP, param)?;
+    let mut sq = take_or_zeros::<T>(OP, state.square_avg, n)?;
     let centered = o.centered;
     let with_momentum = o.momentum > 0.0;
     // An empty buffer stands for a state this configuration does not keep.
-    let mut ga = if centered { take_or_zeros::<T>(state.grad_avg, n) } else { Vec::new() };
-    let mut buf = if with_momentum { take_or_zeros::<T>(state.momentum, n) } else { Vec::new() };
+    let mut ga = if centered { take_or_zeros::<T>(OP, state.grad_avg, n)? } else { Vec::new() };
+    let mut buf = if with_momentum { take_or_zeros::<T>(OP, state.momentum, n)? } else { Vec::new() };
 
     let lr = T::from_f64(o.lr);
     let alpha = T::from_f64(o.alpha);
@@ -107,7 +108,7 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, state: RmsPropState, o: &R
             p[i] = p[i] - d * lr;
         }
     });
-    (p, sq, centered.then_some(ga), with_momentum.then_some(buf))
+    Ok((p, sq, centered.then_some(ga), with_momentum.then_some(buf)))
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@
 //! param = param - lr * g
 //! ```
 
-use super::buffers::{chunked, expect_finite, expect_like, read, take, wrap};
+use super::buffers::{chunked, expect_finite, expect_like, take, take_or_zeros, wrap};
+use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -45,14 +46,14 @@ pub fn sgd_step(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, o: &SgdO
     }
     let shape = param.shape().to_vec();
     with_float!(OP, param.dtype(), T => {
-        let (p, v) = run::<T>(param, grad, velocity, o);
+        let (p, v) = run::<T>(param, grad, velocity, o)?;
         Ok((wrap(p, &shape)?, v.map(|v| wrap(v, &shape)).transpose()?))
     })
 }
 
-fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, o: &SgdOptions) -> (Vec<T>, Option<Vec<T>>) {
-    let g = read::<T>(grad);
-    let mut p = take::<T>(param);
+fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, o: &SgdOptions) -> Result<(Vec<T>, Option<Vec<T>>)> {
+    let g = contiguous_values::<T>(OP, grad)?;
+    let mut p = take::<T>(OP, param)?;
     let lr = T::from_f64(o.lr);
     let decay = T::from_f64(o.weight_decay.unwrap_or(0.0));
     let decayed = o.weight_decay.is_some();
@@ -63,13 +64,13 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, 
                 *p = *p - lr * d;
             }
         });
-        return (p, None);
+        return Ok((p, None));
     };
     let momentum = T::from_f64(m.momentum);
     let keep = T::from_f64(1.0 - m.dampening);
     let nesterov = m.nesterov;
     let first = velocity.is_none();
-    let mut v = velocity.map(take::<T>).unwrap_or_else(|| vec![T::ZERO; g.len()]);
+    let mut v = take_or_zeros::<T>(OP, velocity, g.len())?;
     chunked([&mut p, &mut v], &g, |[p, v], g| {
         for ((p, v), &g) in p.iter_mut().zip(v.iter_mut()).zip(g) {
             let d = if decayed { g + decay * *p } else { g };
@@ -78,7 +79,7 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, 
             *p = *p - lr * step;
         }
     });
-    (p, Some(v))
+    Ok((p, Some(v)))
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@ use half::{bf16, f16};
 
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
+use crate::kernels::copy::contiguous_values;
+use crate::shape::try_with_capacity;
 use crate::tensor::Tensor;
 
 /// Burn's `FullPrecisionSettings` (f32/i32), `HalfPrecisionSettings`
@@ -167,15 +169,16 @@ pub fn stored_dtype(dtype: DType, precision: Precision) -> StoredDType {
 }
 
 /// A tensor's elements as little-endian bytes of `stored`.
-pub fn tensor_to_bytes(t: &Tensor, stored: StoredDType) -> Vec<u8> {
-    let mut out = Vec::with_capacity(t.numel() * stored.size());
+pub fn tensor_to_bytes(t: &Tensor, stored: StoredDType) -> Result<Vec<u8>> {
+    const OP: &str = "save";
+    let mut out = try_with_capacity(OP, t.numel().saturating_mul(stored.size()))?;
     match t.dtype() {
-        DType::Bool => t.to_vec::<bool>().into_iter().for_each(|b| out.push(b as u8)),
-        DType::I64 => t.to_vec::<i64>().into_iter().for_each(|v| push_int(&mut out, v, stored)),
-        DType::F32 => t.to_vec::<f32>().into_iter().for_each(|v| push_float(&mut out, v as f64, stored)),
-        DType::F64 => t.to_vec::<f64>().into_iter().for_each(|v| push_float(&mut out, v, stored)),
+        DType::Bool => contiguous_values::<bool>(OP, t)?.iter().for_each(|&b| out.push(b as u8)),
+        DType::I64 => contiguous_values::<i64>(OP, t)?.iter().for_each(|&v| push_int(&mut out, v, stored)),
+        DType::F32 => contiguous_values::<f32>(OP, t)?.iter().for_each(|&v| push_float(&mut out, v as f64, stored)),
+        DType::F64 => contiguous_values::<f64>(OP, t)?.iter().for_each(|&v| push_float(&mut out, v, stored)),
     }
-    out
+    Ok(out)
 }
 
 fn push_float(out: &mut Vec<u8>, v: f64, stored: StoredDType) {
@@ -271,14 +274,14 @@ mod tests {
     #[test]
     fn half_and_int_conversions() {
         let t = Tensor::from_vec(vec![1.5f32, -2.0, 0.1], &[3]).unwrap();
-        let b = tensor_to_bytes(&t, StoredDType::F16);
+        let b = tensor_to_bytes(&t, StoredDType::F16).unwrap();
         assert_eq!(b.len(), 6);
         assert_eq!(&b[0..2], &f16::from_f32(1.5).to_le_bytes());
         let back = tensor_from_bytes(&b, &[3], StoredDType::F16, DType::F32, "w").unwrap();
         let v = back.to_vec::<f32>();
         assert!((v[2] - 0.1).abs() < 1e-3 && v[0] == 1.5);
         let i = Tensor::from_vec(vec![-3i64, 7], &[2]).unwrap();
-        let b = tensor_to_bytes(&i, StoredDType::I32);
+        let b = tensor_to_bytes(&i, StoredDType::I32).unwrap();
         assert_eq!(b, vec![0xfd, 0xff, 0xff, 0xff, 7, 0, 0, 0]);
         assert_eq!(tensor_from_bytes(&b, &[2], StoredDType::I32, DType::I64, "i").unwrap().to_vec::<i64>(), vec![-3, 7]);
         assert!(tensor_from_bytes(&b[..7], &[2], StoredDType::I32, DType::I64, "i").is_err());

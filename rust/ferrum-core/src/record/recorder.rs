@@ -96,7 +96,7 @@ pub fn metadata(format: Format, precision: Precision) -> Item {
 
 /// Encode a record tree in `format`, tensors stored under `precision`.
 pub fn to_bytes(item: &Item, format: Format, precision: Precision) -> Result<Vec<u8>> {
-    let wire = encode_tensors(item, precision);
+    let wire = encode_tensors(item, precision)?;
     let meta = metadata(format, precision);
     let raw = if format.is_bincode() {
         let mut out = Vec::new();

@@ -86,7 +86,7 @@ pub fn conform(decoded: Item, schema: Option<&Item>, path: &str) -> Result<Item>
             if t.shape() != expected.shape() {
                 return Err(fail(path, format!("the record holds shape {:?}, the model expects {:?}", t.shape(), expected.shape())));
             }
-            Ok(Item::Tensor(if t.dtype() == expected.dtype() { t } else { t.cast(expected.dtype()) }))
+            Ok(Item::Tensor(if t.dtype() == expected.dtype() { t } else { t.cast(expected.dtype())? }))
         }
         (Item::Tensor(t), None) => Ok(Item::Tensor(t)),
         (d, Some(Item::Tensor(expected))) => {

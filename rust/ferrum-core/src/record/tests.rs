@@ -257,7 +257,7 @@ fn bincode_maps_and_enums_of_any_variant() {
     let m2 = Tensor::from_vec(vec![3.0f32; 6], &[2, 3]).unwrap();
     let record = Item::Map(vec![(Item::Str("a".into()), rank_variant(1, adam_state(3, m1))), (Item::Str("b".into()), rank_variant(2, adam_state(300, m2)))]);
     let mut out = Vec::new();
-    super::bincode::write(&mut out, &super::wire::encode_tensors(&record, Precision::Full)).unwrap();
+    super::bincode::write(&mut out, &super::wire::encode_tensors(&record, Precision::Full).unwrap()).unwrap();
     // map length 2, key "a", V1 = 0, Rank1 = 1, time 3, moment_1 bytes (len 8) ...
     assert_eq!(&out[..7], &[2, 1, b'a', 0, 1, 3, 8]);
     let template = Tensor::from_vec(vec![0.0f32], &[1]).unwrap();

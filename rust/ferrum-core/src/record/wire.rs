@@ -11,22 +11,27 @@ use super::item::Item;
 use super::precision::{stored_dtype, tensor_to_bytes, Precision, StoredDType};
 
 /// Replace every tensor by its `TensorData` struct under `precision`.
-pub fn encode_tensors(item: &Item, precision: Precision) -> Item {
-    match item {
+pub fn encode_tensors(item: &Item, precision: Precision) -> crate::error::Result<Item> {
+    let all = |items: &[Item]| items.iter().map(|v| encode_tensors(v, precision)).collect::<crate::error::Result<Vec<_>>>();
+    Ok(match item {
         Item::Tensor(t) => {
             let stored = stored_dtype(t.dtype(), precision);
-            tensor_data(tensor_to_bytes(t, stored), t.shape(), stored)
+            tensor_data(tensor_to_bytes(t, stored)?, t.shape(), stored)
         }
-        Item::Struct(fields) => Item::Struct(fields.iter().map(|(k, v)| (k.clone(), encode_tensors(v, precision))).collect()),
-        Item::Seq(items) => Item::Seq(items.iter().map(|v| encode_tensors(v, precision)).collect()),
-        Item::Tuple(items) => Item::Tuple(items.iter().map(|v| encode_tensors(v, precision)).collect()),
-        Item::Opt(v) => Item::Opt(v.as_ref().map(|v| Box::new(encode_tensors(v, precision)))),
-        Item::Map(pairs) => Item::Map(pairs.iter().map(|(k, v)| (encode_tensors(k, precision), encode_tensors(v, precision))).collect()),
+        Item::Struct(fields) => {
+            Item::Struct(fields.iter().map(|(k, v)| Ok((k.clone(), encode_tensors(v, precision)?))).collect::<crate::error::Result<_>>()?)
+        }
+        Item::Seq(items) => Item::Seq(all(items)?),
+        Item::Tuple(items) => Item::Tuple(all(items)?),
+        Item::Opt(v) => Item::Opt(v.as_ref().map(|v| encode_tensors(v, precision).map(Box::new)).transpose()?),
+        Item::Map(pairs) => {
+            Item::Map(pairs.iter().map(|(k, v)| Ok((encode_tensors(k, precision)?, encode_tensors(v, precision)?))).collect::<crate::error::Result<_>>()?)
+        }
         Item::Enum { variant, index, value } => {
-            Item::Enum { variant: variant.clone(), index: *index, value: Box::new(encode_tensors(value, precision)) }
+            Item::Enum { variant: variant.clone(), index: *index, value: Box::new(encode_tensors(value, precision)?) }
         }
         other => other.clone(),
-    }
+    })
 }
 
 /// Burn's `TensorData { bytes, shape, dtype }`.

@@ -74,12 +74,12 @@ impl Tensor {
     }
 
     /// The same values converted to `dtype` (a no-op view when equal).
-    pub fn cast(&self, dtype: DType) -> Tensor {
+    pub fn cast(&self, dtype: DType) -> Result<Tensor> {
         if dtype == self.dtype() {
-            return self.clone();
+            return Ok(self.clone());
         }
         with_dtype!(self.dtype(), S => with_dtype!(dtype, D => {
-            crate::kernels::elementwise::map::<S, D>(self, crate::kernels::parallel::PAR_CHEAP, cast_elem::<S, D>)
+            crate::kernels::elementwise::map::<S, D>("cast", self, crate::kernels::parallel::PAR_CHEAP, cast_elem::<S, D>)
         }))
     }
 }
@@ -87,12 +87,12 @@ impl Tensor {
 impl Var {
     /// A cast between Float dtypes carries the gradient back to the input's
     /// dtype; a cast to Int or Bool leaves the graph.
-    pub fn cast(&self, dtype: DType) -> Var {
-        let (from, y) = (self.value.dtype(), self.value.cast(dtype));
+    pub fn cast(&self, dtype: DType) -> Result<Var> {
+        let (from, y) = (self.value.dtype(), self.value.cast(dtype)?);
         if dtype.kind() != crate::Kind::Float || from.kind() != crate::Kind::Float {
-            return Var::constant(y);
+            return Ok(Var::constant(y));
         }
-        record(y, &[self], move || FnBackward::new("cast", move |g, _| Ok(vec![Some(g.cast(from))])))
+        Ok(record(y, &[self], move || FnBackward::new("cast", move |g, _| Ok(vec![Some(g.cast(from)?)]))))
     }
 }
 

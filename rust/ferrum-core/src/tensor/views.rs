@@ -91,7 +91,7 @@ impl Tensor {
         let shape = self.resolve_shape("reshape", shape)?;
         match self.layout().reshape_view(&shape) {
             Some(l) => Ok(self.with_layout(l)),
-            None => Ok(self.contiguous().with_layout(Layout::contiguous(&shape))),
+            None => Ok(self.try_contiguous("reshape")?.with_layout(Layout::contiguous(&shape))),
         }
     }
 

@@ -109,15 +109,15 @@ impl PyTensor {
     }
 
     /// The values, copied into a TensorData.
-    fn to_data(&self) -> PyTensorData {
-        PyTensorData { t: self.t.contiguous() }
+    fn to_data(&self, py: Python<'_>) -> PyResult<PyTensorData> {
+        Ok(PyTensorData { t: self.t.try_contiguous("to_data").py(py)? })
     }
 
     /// As `to_data` (Burn's consuming form; Python keeps the tensor).
     // Burn's names: Python has no moves, so `into_*` borrows.
     #[allow(clippy::wrong_self_convention)]
-    fn into_data(&self) -> PyTensorData {
-        self.to_data()
+    fn into_data(&self, py: Python<'_>) -> PyResult<PyTensorData> {
+        self.to_data(py)
     }
 
     /// The value of a one-element tensor as a Python float, int or bool.
@@ -146,7 +146,7 @@ impl PyTensor {
     /// The values as another dtype of the same or another kind.
     fn cast(&self, py: Python<'_>, dtype: PyDType) -> PyResult<PyTensor> {
         let dt: DType = dtype.into();
-        self.dop(py, |v| Ok(v.cast(dt)))
+        self.dop(py, |v| v.cast(dt))
     }
 
     /// Float -> Int (truncating toward zero), Bool -> Int (0/1).
@@ -154,7 +154,7 @@ impl PyTensor {
         if self.t.kind() == Kind::Int {
             return Err(kind_error(py, "int: the tensor is already Int"));
         }
-        self.op(py, "int", |t| Ok(t.cast(DType::I64)))
+        self.op(py, "int", |t| t.cast(DType::I64))
     }
 
     /// Int or Bool -> Float (f32).
@@ -162,7 +162,7 @@ impl PyTensor {
         if self.t.kind() == Kind::Float {
             return Err(kind_error(py, "float: the tensor is already Float"));
         }
-        self.op(py, "float", |t| Ok(t.cast(DType::F32)))
+        self.op(py, "float", |t| t.cast(DType::F32))
     }
 
     /// Non-zero -> True.
@@ -170,7 +170,7 @@ impl PyTensor {
         if self.t.kind() == Kind::Bool {
             return Err(kind_error(py, "bool: the tensor is already Bool"));
         }
-        self.op(py, "bool", |t| Ok(t.cast(DType::Bool)))
+        self.op(py, "bool", |t| t.cast(DType::Bool))
     }
 
     fn __len__(&self) -> usize {

@@ -147,11 +147,11 @@ fn is_numpy_array(obj: &Bound<'_, PyAny>) -> bool {
 pub fn tensor_from_any(py: Python<'_>, data: &Bound<'_, PyAny>, want: Option<DType>) -> PyResult<Tensor> {
     if let Ok(d) = data.cast::<PyTensorData>() {
         let t = d.get().t.clone();
-        return Ok(match want { Some(dt) => t.cast(dt), None => t });
+        return match want { Some(dt) => t.cast(dt).py(py), None => Ok(t) };
     }
     if let Ok(t) = data.cast::<PyTensor>() {
         let t = t.get().t.clone();
-        return Ok(match want { Some(dt) => t.cast(dt), None => t });
+        return match want { Some(dt) => t.cast(dt).py(py), None => Ok(t) };
     }
     if is_numpy_array(data) {
         return tensor_from_numpy(py, data, want);

@@ -31,7 +31,7 @@ impl Tensor {
             let src = match self.as_slice::<T>() {
                 Some(s) => s,
                 None => {
-                    owned = self.to_vec::<T>();
+                    owned = self.try_to_vec::<T>(op)?;
                     &owned
                 }
             };

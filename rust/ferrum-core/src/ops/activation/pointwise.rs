@@ -68,85 +68,85 @@ fn mish_of<T: FloatElement>(x: T, twenty: T, two: T) -> T {
 impl Tensor {
     /// `max(x, 0)`; NaN stays NaN.
     pub fn relu(&self) -> Result<Tensor> {
-        Ok(with_float!("relu", self.dtype(), T => {
-            map_same(self.clone(), PAR_CHEAP, |x: T| if x <= T::ZERO { T::ZERO } else { x })
-        }))
+        with_float!("relu", self.dtype(), T => {
+            map_same("relu", self.clone(), PAR_CHEAP, |x: T| if x <= T::ZERO { T::ZERO } else { x })
+        })
     }
 
     /// `x` for `x >= 0`, else `negative_slope * x`.
     pub fn leaky_relu(&self, negative_slope: f64) -> Result<Tensor> {
-        Ok(with_float!("leaky_relu", self.dtype(), T => {
+        with_float!("leaky_relu", self.dtype(), T => {
             let slope = T::from_f64(negative_slope);
-            map_same(self.clone(), PAR_CHEAP, move |x: T| if x < T::ZERO { x * slope } else { x })
-        }))
+            map_same("leaky_relu", self.clone(), PAR_CHEAP, move |x: T| if x < T::ZERO { x * slope } else { x })
+        })
     }
 
     /// Exact GELU, `x * 0.5 * (1 + erf(x / sqrt 2))`, computed as
     /// `x * 0.5 * erfc(-x / sqrt 2)` so the negative tail keeps its digits.
     pub fn gelu(&self) -> Result<Tensor> {
-        Ok(with_float!("gelu", self.dtype(), T => {
+        with_float!("gelu", self.dtype(), T => {
             let (half, k) = (T::from_f64(0.5), T::from_f64(FRAC_1_SQRT_2));
-            map_same(self.clone(), PAR_COSTLY, move |x: T| x * half * ActivationFloat::erfc(-x * k))
-        }))
+            map_same("gelu", self.clone(), PAR_COSTLY, move |x: T| x * half * ActivationFloat::erfc(-x * k))
+        })
     }
 
     /// `clamp(alpha * x + beta, 0, 1)`; NaN stays NaN.
     pub fn hard_sigmoid(&self, alpha: f64, beta: f64) -> Result<Tensor> {
-        Ok(with_float!("hard_sigmoid", self.dtype(), T => {
+        with_float!("hard_sigmoid", self.dtype(), T => {
             let (a, b) = (T::from_f64(alpha), T::from_f64(beta));
-            map_same(self.clone(), PAR_CHEAP, move |x: T| clamp01(x * a + b))
-        }))
+            map_same("hard_sigmoid", self.clone(), PAR_CHEAP, move |x: T| clamp01(x * a + b))
+        })
     }
 
     /// `log(sigmoid(x)) = min(x, 0) - log1p(e^-|x|)`, finite for any finite x.
     pub fn log_sigmoid(&self) -> Result<Tensor> {
-        Ok(with_float!("log_sigmoid", self.dtype(), T => {
-            map_same(self.clone(), PAR_COSTLY, |x: T| {
+        with_float!("log_sigmoid", self.dtype(), T => {
+            map_same("log_sigmoid", self.clone(), PAR_COSTLY, |x: T| {
                 let neg = if x < T::ZERO { x } else { T::ZERO };
                 neg - (-x.abs()).simd_exp().ln_1p_unit()
             })
-        }))
+        })
     }
 
     /// `x * sigmoid(x)`.
     pub fn silu(&self) -> Result<Tensor> {
-        Ok(with_float!("silu", self.dtype(), T => map_same(self.clone(), PAR_COSTLY, |x: T| x * sigmoid(x))))
+        with_float!("silu", self.dtype(), T => map_same("silu", self.clone(), PAR_COSTLY, |x: T| x * sigmoid(x)))
     }
 
     /// `x * clamp(x + 3, 0, 6) / 6`.
     pub fn hard_swish(&self) -> Result<Tensor> {
-        Ok(with_float!("hard_swish", self.dtype(), T => {
+        with_float!("hard_swish", self.dtype(), T => {
             let (three, six) = (T::from_f64(3.0), T::from_f64(6.0));
-            map_same(self.clone(), PAR_CHEAP, move |x: T| {
+            map_same("hard_swish", self.clone(), PAR_CHEAP, move |x: T| {
                 let c = x + three;
                 let c = if c < T::ZERO { T::ZERO } else if c > six { six } else { c };
                 x * c / six
             })
-        }))
+        })
     }
 
     /// `x * tanh(softplus(x))`.
     pub fn mish(&self) -> Result<Tensor> {
-        Ok(with_float!("mish", self.dtype(), T => {
+        with_float!("mish", self.dtype(), T => {
             let (twenty, two) = (T::from_f64(20.0), T::from_f64(2.0));
-            map_same(self.clone(), PAR_COSTLY, move |x: T| mish_of(x, twenty, two))
-        }))
+            map_same("mish", self.clone(), PAR_COSTLY, move |x: T| mish_of(x, twenty, two))
+        })
     }
 
     /// `log(1 + e^(beta x)) / beta`, without overflow for large `beta * x`.
     /// `beta` must be finite and non-zero.
     pub fn softplus(&self, beta: f64) -> Result<Tensor> {
-        Ok(with_float!("softplus", self.dtype(), T => {
+        with_float!("softplus", self.dtype(), T => {
             if beta == 0.0 || !beta.is_finite() {
                 bail!("softplus", "beta must be finite and non-zero, found {beta}");
             }
             let b = T::from_f64(beta);
             if beta == 1.0 {
-                map_same(self.clone(), PAR_COSTLY, softplus_of::<T>)
+                map_same("softplus", self.clone(), PAR_COSTLY, softplus_of::<T>)
             } else {
-                map_same(self.clone(), PAR_COSTLY, move |x: T| softplus_of(b * x) / b)
+                map_same("softplus", self.clone(), PAR_COSTLY, move |x: T| softplus_of(b * x) / b)
             }
-        }))
+        })
     }
 }
 
@@ -332,10 +332,10 @@ mod tests {
         let xs = inputs();
         for (name, op, reference) in cases() {
             for dtype in [DType::F32, DType::F64] {
-                let t = Tensor::from_vec(xs.clone(), &[xs.len()]).unwrap().cast(dtype);
-                let got = op(&t).unwrap().cast(DType::F64).to_vec::<f64>();
+                let t = Tensor::from_vec(xs.clone(), &[xs.len()]).unwrap().cast(dtype).unwrap();
+                let got = op(&t).unwrap().cast(DType::F64).unwrap().to_vec::<f64>();
                 // Compare against the input as rounded to the dtype.
-                for (&x, &g) in t.cast(DType::F64).to_vec::<f64>().iter().zip(&got) {
+                for (&x, &g) in t.cast(DType::F64).unwrap().to_vec::<f64>().iter().zip(&got) {
                     assert_close(name, dtype, x, g, reference(x));
                 }
             }
@@ -346,8 +346,8 @@ mod tests {
     fn nan_propagates() {
         for (name, op, _) in cases() {
             for dtype in [DType::F32, DType::F64] {
-                let t = Tensor::from_vec(vec![f64::NAN, 1.0], &[2]).unwrap().cast(dtype);
-                let y = op(&t).unwrap().cast(DType::F64).to_vec::<f64>();
+                let t = Tensor::from_vec(vec![f64::NAN, 1.0], &[2]).unwrap().cast(dtype).unwrap();
+                let y = op(&t).unwrap().cast(DType::F64).unwrap().to_vec::<f64>();
                 assert!(y[0].is_nan() && !y[1].is_nan(), "{name} {dtype}: {y:?}");
             }
         }

@@ -28,10 +28,10 @@ impl Tensor {
             if alpha.rank() != 1 {
                 return Err(Error::invalid(op, format!("alpha must have rank 1, found shape {:?}", alpha.shape())));
             }
-            let w = alpha.to_vec::<T>();
+            let w = alpha.try_to_vec::<T>(op)?;
             if w.len() == 1 {
                 let a = w[0];
-                return Ok(map_same(self.clone(), PAR_CHEAP, move |x: T| prelu_of(x, a)));
+                return map_same(op, self.clone(), PAR_CHEAP, move |x: T| prelu_of(x, a));
             }
             let channel_dim = if self.rank() >= 2 { 1 } else { 0 };
             let channels = self.shape().get(channel_dim).copied();
@@ -50,7 +50,7 @@ impl Tensor {
             let src = match self.as_slice::<T>() {
                 Some(s) => s,
                 None => {
-                    owned = self.to_vec::<T>();
+                    owned = self.try_to_vec::<T>(op)?;
                     &owned
                 }
             };

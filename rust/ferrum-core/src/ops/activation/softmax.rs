@@ -45,7 +45,7 @@ fn run<T: FloatElement>(x: &Tensor, name: &'static str, dim: isize, op: SoftmaxO
     let src = match x.as_slice::<T>() {
         Some(s) => s,
         None => {
-            owned = x.to_vec::<T>();
+            owned = x.try_to_vec::<T>(name)?;
             &owned
         }
     };
@@ -116,7 +116,7 @@ mod tests {
     /// Straightforward f64 reference on a row-major copy: for every line
     /// along `dim`, apply `f` to the line's values.
     fn along(t: &Tensor, dim: usize, f: impl Fn(&[f64]) -> Vec<f64>) -> Vec<f64> {
-        let x = t.cast(DType::F64).to_vec::<f64>();
+        let x = t.cast(DType::F64).unwrap().to_vec::<f64>();
         let shape = t.shape();
         let n = shape[dim];
         let inner: usize = shape[dim + 1..].iter().product();
@@ -174,7 +174,7 @@ mod tests {
         v[13] = -100.0;
         v[22] = 1e4;
         v[41] = -1e4;
-        Tensor::from_vec(v, &[3, 4, 5]).unwrap().cast(dtype)
+        Tensor::from_vec(v, &[3, 4, 5]).unwrap().cast(dtype).unwrap()
     }
 
     fn assert_close(name: &str, got: &[f64], want: &[f64], tol: f64) {
@@ -194,7 +194,7 @@ mod tests {
                     let y = op(&t, dim).unwrap();
                     assert_eq!(y.shape(), &[3, 4, 5]);
                     assert_eq!(y.dtype(), dtype);
-                    assert_close(name, &y.cast(DType::F64).to_vec::<f64>(), &along(&t, d, reference), tol);
+                    assert_close(name, &y.cast(DType::F64).unwrap().to_vec::<f64>(), &along(&t, d, reference), tol);
                 }
             }
         }
@@ -210,7 +210,7 @@ mod tests {
             for (name, op, reference) in cases() {
                 let y = op(&t, dim).unwrap();
                 assert_eq!(y.shape(), &[3, 5, 4]);
-                assert_close(name, &y.cast(DType::F64).to_vec::<f64>(), &along(&t, d, reference), 2e-6);
+                assert_close(name, &y.cast(DType::F64).unwrap().to_vec::<f64>(), &along(&t, d, reference), 2e-6);
             }
         }
     }
