@@ -913,7 +913,9 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
-def run_pass(workloads: list[Workload], torch: Any, settings: Settings, number: int, passes: int) -> list[Result]:
+def run_pass(
+    workloads: list[Workload], torch: Any, settings: Settings, number: int, passes: int
+) -> list[Result]:
     """Time every workload once, printing the table and its geometric means."""
     if passes > 1:
         print(f"pass {number} of {passes}")

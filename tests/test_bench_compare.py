@@ -55,7 +55,11 @@ def test_compare_repeat_prints_each_pass_and_the_median_ratio() -> None:
 
 def test_compare_refuses_a_repeat_count_below_one() -> None:
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--repeat", "0"], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, str(SCRIPT), "--repeat", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 2
     assert "expected a count of at least 1, found 0" in proc.stderr
