@@ -7,14 +7,14 @@ from pathlib import Path
 SCRIPT = Path(__file__).resolve().parent.parent / "benches" / "compare.py"
 
 
-def test_compare_quick_tiny_runs() -> None:
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--only", "tiny"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+def run_compare(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=600, check=False
     )
+
+
+def test_compare_quick_tiny_runs() -> None:
+    proc = run_compare("--quick", "--only", "tiny")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert any(line.startswith("workload") and "numpy/ferrum" in line for line in lines), proc.stdout
@@ -31,13 +31,7 @@ def test_compare_quick_tiny_runs() -> None:
 
 
 def test_compare_repeat_prints_each_pass_and_the_median_ratio() -> None:
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--only", "tiny add", "--no-torch", "--repeat", "2"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    proc = run_compare("--quick", "--only", "tiny add", "--no-torch", "--repeat", "2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert [line for line in lines if line.startswith("pass ")] == ["pass 1 of 2", "pass 2 of 2"], proc.stdout
@@ -54,12 +48,6 @@ def test_compare_repeat_prints_each_pass_and_the_median_ratio() -> None:
 
 
 def test_compare_refuses_a_repeat_count_below_one() -> None:
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--repeat", "0"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    proc = run_compare("--repeat", "0")
     assert proc.returncode == 2
     assert "expected a count of at least 1, found 0" in proc.stderr
