@@ -172,8 +172,9 @@ impl Var {
     /// each input's shape.
     pub fn binary(&self, op: BinaryOp, other: &Var) -> Result<Var> {
         let y = self.value.binary(op, &other.value)?;
-        let (a, b) = (self.value.clone(), other.value.clone());
-        Ok(record(y, &[self, other], move || {
+        // The inputs are kept (cloned) only when a backward is recorded.
+        Ok(record(y, &[self, other], || {
+            let (a, b) = (self.value.clone(), other.value.clone());
             FnBackward::new(op.name(), move |g, needs| {
                 let (ga, gb) = with_float!(op.name(), g.dtype(), T => binary_grads::<T>(op, &g, &a, &b, needs)?);
                 Ok(vec![ga.map(|t| sum_to_shape(t, a.shape())).transpose()?, gb.map(|t| sum_to_shape(t, b.shape())).transpose()?])
@@ -184,8 +185,8 @@ impl Var {
     /// `op(self, s)` with a scalar.
     pub fn binary_scalar(&self, op: BinaryOp, s: Scalar) -> Result<Var> {
         let y = self.value.binary_scalar(op, s)?;
-        let x = self.value.clone();
-        Ok(record(y, &[self], move || {
+        Ok(record(y, &[self], || {
+            let x = self.value.clone();
             FnBackward::new(op.name(), move |g, _| {
                 let sv = s.to_f64();
                 let gx = match op {

@@ -236,6 +236,10 @@ fn grad_with<T: FloatElement>(name: &'static str, g: Tensor, saved: &Tensor, f: 
 impl Var {
     pub fn float_unary(&self, op: FloatUnary) -> Result<Var> {
         let y = self.value.float_unary(op)?;
+        if self.node.is_none() {
+            // Untracked: no backward, so neither input nor output is kept.
+            return Ok(Var::constant(y));
+        }
         let (x, yy) = (self.value.clone(), y.clone());
         Ok(record(y, &[self], move || {
             FnBackward::new(op.name(), move |g, _| Ok(vec![Some(with_float!(op.name(), g.dtype(), T => unary_grad::<T>(op, g, &x, &yy)?))]))
@@ -249,8 +253,8 @@ impl Var {
 
     pub fn abs(&self) -> Result<Var> {
         let y = self.value.abs()?;
-        let x = self.value.clone();
-        Ok(record(y, &[self], move || {
+        Ok(record(y, &[self], || {
+            let x = self.value.clone();
             FnBackward::new("abs", move |g, _| {
                 Ok(vec![Some(with_float!("abs", g.dtype(), T => grad_with("abs", g, &x, |g: T, x: T| {
                     if x > T::ZERO { g } else if x < T::ZERO { -g } else { T::ZERO }
@@ -267,8 +271,8 @@ impl Var {
 
     pub fn powf_scalar(&self, e: f64) -> Result<Var> {
         let y = self.value.powf_scalar(e)?;
-        let x = self.value.clone();
-        Ok(record(y, &[self], move || {
+        Ok(record(y, &[self], || {
+            let x = self.value.clone();
             FnBackward::new("powf_scalar", move |g, _| {
                 Ok(vec![Some(with_float!("powf_scalar", g.dtype(), T => {
                     let (et, em1) = (T::from_f64(e), T::from_f64(e - 1.0));
@@ -280,8 +284,8 @@ impl Var {
 
     pub fn powi_scalar(&self, e: i64) -> Result<Var> {
         let y = self.value.powi_scalar(e)?;
-        let x = self.value.clone();
-        Ok(record(y, &[self], move || {
+        Ok(record(y, &[self], || {
+            let x = self.value.clone();
             FnBackward::new("powi_scalar", move |g, _| {
                 Ok(vec![Some(with_float!("powi_scalar", g.dtype(), T => {
                     let (et, em1) = (T::from_f64(e as f64), (e - 1).clamp(i32::MIN as i64, i32::MAX as i64) as i32);
@@ -308,8 +312,8 @@ impl Var {
     }
 
     fn clamp_backward(&self, y: Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Var> {
-        let x = self.value.clone();
-        Ok(record(y, &[self], move || {
+        Ok(record(y, &[self], || {
+            let x = self.value.clone();
             FnBackward::new("clamp", move |g, _| {
                 Ok(vec![Some(with_float!("clamp", g.dtype(), T => {
                     let lo = min.map(T::from_scalar).unwrap_or(T::MIN_VALUE);
