@@ -30,6 +30,15 @@ pub fn ensure_fits<T>(op: &'static str, n: usize) -> Result<()> {
     Ok(())
 }
 
+/// `n` copies of `zero` (an all-zero-bytes value), or an error when they
+/// could not fit in memory: `vec!` lets the allocator hand out memory that
+/// is already zeroed, with no pass over it, where [`try_filled`] writes
+/// every element.
+pub fn try_zeroed<T: Clone>(op: &'static str, n: usize, zero: T) -> Result<Vec<T>> {
+    ensure_fits::<T>(op, n)?;
+    Ok(vec![zero; n])
+}
+
 /// An empty vector with room for `n` elements, or an error (not an abort)
 /// when the memory cannot be had.
 pub fn try_with_capacity<T>(op: &'static str, n: usize) -> Result<Vec<T>> {

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use super::parallel::{go_parallel, PAR_CHEAP};
 use crate::dtype::FloatElement;
 use crate::error::Result;
-use crate::shape::ensure_fits;
+use crate::shape::try_zeroed;
 
 /// Geometry of a 2-D pooling window: stride, leading and trailing padding,
 /// dilation, and the input and output plane sizes.
@@ -76,10 +76,8 @@ fn per_plane<T: Send>(out: &mut [T], per: usize, work: usize, f: impl Fn(usize, 
 /// of the element that won; NaN wins over numbers, as in PyTorch.
 pub fn max_pool_forward<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i64>)> {
     let (hw, p) = (g.hw(), g.p());
-    ensure_fits::<T>(op, g.planes * p)?;
-    ensure_fits::<i64>(op, g.planes * p)?;
-    let mut out = vec![T::ZERO; g.planes * p];
-    let mut idx = vec![0i64; g.planes * p];
+    let mut out = try_zeroed(op, g.planes * p, T::ZERO)?;
+    let mut idx = try_zeroed(op, g.planes * p, 0i64)?;
     let body = |plane: usize, (o, ix): (&mut [T], &mut [i64])| {
         let xp = &x[plane * hw..(plane + 1) * hw];
         for oh in 0..g.oh {
@@ -116,8 +114,7 @@ pub fn max_pool_forward<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom
 /// Send each output gradient to the input element that won its window.
 pub fn max_pool_backward<T: FloatElement>(op: &'static str, gy: &[T], idx: &[i64], g: &PoolGeom) -> Result<Vec<T>> {
     let (hw, p) = (g.hw(), g.p());
-    ensure_fits::<T>(op, g.planes * hw)?;
-    let mut gx = vec![T::ZERO; g.planes * hw];
+    let mut gx = try_zeroed(op, g.planes * hw, T::ZERO)?;
     per_plane(&mut gx, hw, g.planes * p, |plane, gxp| {
         for (&gv, &k) in gy[plane * p..(plane + 1) * p].iter().zip(&idx[plane * p..(plane + 1) * p]) {
             gxp[k as usize] = gxp[k as usize] + gv;
@@ -137,8 +134,7 @@ fn divisor<T: FloatElement>(rows: (usize, usize, usize), cols: (usize, usize, us
 /// Mean over each window (dilation 1).
 pub fn avg_pool_forward<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom, count_include_pad: bool) -> Result<Vec<T>> {
     let (hw, p) = (g.hw(), g.p());
-    ensure_fits::<T>(op, g.planes * p)?;
-    let mut out = vec![T::ZERO; g.planes * p];
+    let mut out = try_zeroed(op, g.planes * p, T::ZERO)?;
     per_plane(&mut out, p, g.planes * p * g.kh * g.kw, |plane, o| {
         let xp = &x[plane * hw..(plane + 1) * hw];
         for oh in 0..g.oh {
@@ -161,8 +157,7 @@ pub fn avg_pool_forward<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom
 /// Spread each output gradient evenly over its window.
 pub fn avg_pool_backward<T: FloatElement>(op: &'static str, gy: &[T], g: &PoolGeom, count_include_pad: bool) -> Result<Vec<T>> {
     let (hw, p) = (g.hw(), g.p());
-    ensure_fits::<T>(op, g.planes * hw)?;
-    let mut gx = vec![T::ZERO; g.planes * hw];
+    let mut gx = try_zeroed(op, g.planes * hw, T::ZERO)?;
     per_plane(&mut gx, hw, g.planes * p * g.kh * g.kw, |plane, gxp| {
         let gp = &gy[plane * p..(plane + 1) * p];
         for oh in 0..g.oh {
@@ -191,8 +186,7 @@ pub fn adaptive_range(o: usize, out: usize, n: usize) -> (usize, usize) {
 /// Adaptive average pooling of `[planes, h, w]` to `[planes, oh, ow]`.
 pub fn adaptive_avg_forward<T: FloatElement>(op: &'static str, x: &[T], planes: usize, (h, w): (usize, usize), (oh, ow): (usize, usize)) -> Result<Vec<T>> {
     let (hw, p) = (h * w, oh * ow);
-    ensure_fits::<T>(op, planes * p)?;
-    let mut out = vec![T::ZERO; planes * p];
+    let mut out = try_zeroed(op, planes * p, T::ZERO)?;
     per_plane(&mut out, p, planes * hw, |plane, o| {
         let xp = &x[plane * hw..(plane + 1) * hw];
         for i in 0..oh {
@@ -215,8 +209,7 @@ pub fn adaptive_avg_forward<T: FloatElement>(op: &'static str, x: &[T], planes: 
 /// Spread each adaptive output gradient evenly over its input range.
 pub fn adaptive_avg_backward<T: FloatElement>(op: &'static str, gy: &[T], planes: usize, (h, w): (usize, usize), (oh, ow): (usize, usize)) -> Result<Vec<T>> {
     let (hw, p) = (h * w, oh * ow);
-    ensure_fits::<T>(op, planes * hw)?;
-    let mut gx = vec![T::ZERO; planes * hw];
+    let mut gx = try_zeroed(op, planes * hw, T::ZERO)?;
     per_plane(&mut gx, hw, planes * hw, |plane, gxp| {
         let gp = &gy[plane * p..(plane + 1) * p];
         for i in 0..oh {

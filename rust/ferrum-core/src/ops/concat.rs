@@ -8,7 +8,7 @@ use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::kernels::copy::copy_strided;
 use crate::layout::Layout;
-use crate::shape::{ensure_fits, norm_dim};
+use crate::shape::{norm_dim, try_zeroed};
 use crate::tensor::Tensor;
 use crate::with_dtype;
 
@@ -66,8 +66,7 @@ fn cat_unchecked(op: &'static str, tensors: &[Tensor], d: usize) -> Result<Tenso
     with_dtype!(tensors[0].dtype(), T => {
         let full = Layout::contiguous(&shape);
         // The inputs may be broadcast views far larger than their buffers.
-        ensure_fits::<T>(op, full.numel())?;
-        let mut out = vec![T::ZERO; full.numel()];
+        let mut out = try_zeroed(op, full.numel(), T::ZERO)?;
         let mut start = 0;
         for t in tensors {
             let n = t.shape()[d];

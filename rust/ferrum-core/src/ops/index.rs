@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::kernels::copy::{contiguous_values, copy_strided};
 use crate::kernels::parallel::{go_parallel, simd, PAR_CHEAP};
 use crate::layout::Layout;
-use crate::shape::{contiguous_strides, ensure_fits};
+use crate::shape::{contiguous_strides, try_zeroed};
 use crate::tensor::views::SliceSpec;
 use crate::tensor::Tensor;
 use crate::with_dtype;
@@ -198,8 +198,7 @@ fn select_unchecked(op: &'static str, t: &Tensor, d: usize, idx: &[i64]) -> Resu
         } else {
             // Picking fewer slices than the dim holds: walking each picked
             // slice in place beats first copying the whole strided tensor.
-            ensure_fits::<T>(op, full.numel())?;
-            let mut out = vec![T::ZERO; full.numel()];
+            let mut out = try_zeroed(op, full.numel(), T::ZERO)?;
             for (k, &i) in idx.iter().enumerate() {
                 let src = t.layout().narrow_step(d, i as usize, 1, 1);
                 copy_strided(t.buffer::<T>(), &src, &mut out, &full.narrow_step(d, k, 1, 1));
@@ -215,8 +214,7 @@ fn select_unchecked(op: &'static str, t: &Tensor, d: usize, idx: &[i64]) -> Resu
 /// (inner == 1) each outer row is a tight pick loop.
 fn select_rows<T: Element>(op: &'static str, src: &[T], outer: usize, n: usize, inner: usize, idx: &[i64]) -> Result<Vec<T>> {
     let m = idx.len();
-    ensure_fits::<T>(op, outer * m * inner)?;
-    let mut out = vec![T::ZERO; outer * m * inner];
+    let mut out = try_zeroed(op, outer * m * inner, T::ZERO)?;
     if out.is_empty() {
         return Ok(out);
     }

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::kernels::copy::{contiguous_values, copy_strided};
 use crate::kernels::parallel::{go_parallel, PAR_CHEAP};
 use crate::layout::Layout;
-use crate::shape::{checked_numel, ensure_fits, try_filled};
+use crate::shape::{checked_numel, try_filled, try_zeroed};
 use crate::tensor::Tensor;
 use crate::with_dtype;
 
@@ -89,8 +89,7 @@ impl Tensor {
         let full = Layout::contiguous(self.shape());
         Ok(with_dtype!(self.dtype(), T => {
             // A broadcast view can be far larger than its buffer.
-            ensure_fits::<T>(op, full.numel())?;
-            let mut out = vec![T::ZERO; full.numel()];
+            let mut out = try_zeroed(op, full.numel(), T::ZERO)?;
             // Each rolled dim splits into two blocks that swap places, so the
             // output is 2^k block copies for k rolled dims.
             for corner in 0..1usize << rolled.len() {

@@ -13,7 +13,7 @@ use crate::kernels::elementwise::map_same;
 use crate::kernels::parallel::PAR_CHEAP;
 use crate::kernels::reduce::{fold_all, fold_axis, fold_seq, reduce_axis, Axis};
 use crate::layout::Layout;
-use crate::shape::ensure_fits;
+use crate::shape::try_zeroed;
 use crate::tensor::Tensor;
 use crate::{bail, with_dtype, with_num};
 
@@ -200,8 +200,7 @@ fn scale_by_repeats<T: Accumulate>(op: &'static str, sums: Tensor, repeats: &[us
 /// Fold along `ax` of the contiguous elements of `x`, giving a tensor of `shape`.
 fn fold_along<T: Accumulate>(name: &'static str, x: &Tensor, ax: Axis, shape: &[usize], f: Fold) -> Result<Tensor> {
     let data = contiguous_values::<T>(name, x)?;
-    ensure_fits::<T>(name, ax.outer * ax.inner)?;
-    let mut out = vec![T::ZERO; ax.outer * ax.inner];
+    let mut out = try_zeroed(name, ax.outer * ax.inner, T::ZERO)?;
     with_fold!(f, T, |id, op, map| fold_axis(&data, ax, &mut out, PAR_CHEAP, id, op, map));
     Ok(tensor_from(out, shape))
 }
@@ -239,8 +238,7 @@ fn arg_extreme<T: Accumulate, const MAX: bool>(name: &'static str, x: &Tensor, d
     let id = if MAX { T::MIN_VALUE } else { T::MAX_VALUE };
     let op = |a: T, b: T| if MAX { a.max_nan(b) } else { a.min_nan(b) };
     let better = |v: T, cur: T| (if MAX { v > cur } else { v < cur }) | (v.is_nan_value() & !cur.is_nan_value());
-    ensure_fits::<(T, i64)>(name, ax.outer * ax.inner)?;
-    let mut out = vec![(T::ZERO, 0i64); ax.outer * ax.inner];
+    let mut out = try_zeroed(name, ax.outer * ax.inner, (T::ZERO, 0i64))?;
     reduce_axis(
         &data,
         ax,
@@ -282,8 +280,7 @@ fn truth<T: Element, const ANY: bool>(name: &'static str, x: &Tensor, ax: Option
     let out = match ax {
         None => vec![fold_all(&data, PAR_CHEAP, !ANY, op, map)],
         Some(ax) => {
-            ensure_fits::<bool>(name, ax.outer * ax.inner)?;
-            let mut out = vec![false; ax.outer * ax.inner];
+            let mut out = try_zeroed(name, ax.outer * ax.inner, false)?;
             fold_axis(&data, ax, &mut out, PAR_CHEAP, !ANY, op, map);
             out
         }

@@ -21,8 +21,7 @@ fn var_mean_along<T: FloatElement>(op: &'static str, x: &Tensor, d: usize, corre
     let count = T::from_f64(ax.n as f64);
     let denom = T::from_f64(ax.n as f64 - correction as f64);
     let add = |a: T, b: T| a + b;
-    crate::shape::ensure_fits::<(T, T)>(op, ax.outer * ax.inner)?;
-    let mut out = vec![(T::zero(), T::zero()); ax.outer * ax.inner];
+    let mut out = crate::shape::try_zeroed(op, ax.outer * ax.inner, (T::zero(), T::zero()))?;
     reduce_axis(
         &data,
         ax,
