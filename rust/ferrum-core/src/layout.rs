@@ -1,19 +1,81 @@
 //! A layout is a plain value: shape, strides (in elements, possibly negative
 //! or zero) and an offset into the buffer. Every view op changes only this.
+//!
+//! Kernels index buffers through layouts (some with raw pointers, and NumPy
+//! reads them through `to_numpy`), so a tensor never holds a layout that
+//! reaches outside its buffer: [`Layout::check_within`] proves it when a
+//! tensor is made ([`crate::Tensor::from_parts`], `Tensor::view`), with
+//! checked arithmetic, since a shape whose element count overflows could
+//! otherwise wrap around to a small, plausible number.
 
 use crate::error::{Error, Result};
 use crate::shape::{contiguous_strides, norm_dim, numel};
 
+/// The largest stride magnitude (in elements) a layout may hold: its byte
+/// stride must fit in `isize` for every element size (NumPy's strides are
+/// in bytes).
+const MAX_STRIDE: isize = isize::MAX / 8;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
-    pub shape: Vec<usize>,
-    pub strides: Vec<isize>,
-    pub offset: usize,
+    pub(crate) shape: Vec<usize>,
+    pub(crate) strides: Vec<isize>,
+    pub(crate) offset: usize,
 }
 
 impl Layout {
     pub fn contiguous(shape: &[usize]) -> Self {
         Layout { shape: shape.to_vec(), strides: contiguous_strides(shape), offset: 0 }
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// Strides in elements, one per dim.
+    pub fn strides(&self) -> &[isize] {
+        &self.strides
+    }
+
+    /// Index of the first element in the buffer.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// Fail unless every element of this layout lies inside a buffer of
+    /// `len` elements: ranks agree, the element count fits in `isize`, every
+    /// stride's byte size fits, and the lowest and highest offsets reached
+    /// are in `0..len` (an empty layout reaches none, but its offset must
+    /// still not point past the buffer). Computed in `i128`, so no step of
+    /// the check itself can overflow.
+    pub fn check_within(&self, op: &'static str, len: usize) -> Result<()> {
+        let bad = |why: String| Err(Error::invalid(op, format!("layout of shape {:?}, strides {:?}, offset {} {why}", self.shape, self.strides, self.offset)));
+        if self.shape.len() != self.strides.len() {
+            return bad(format!("has {} dims but {} strides", self.shape.len(), self.strides.len()));
+        }
+        let count = crate::shape::count(&self.shape);
+        let Some(count) = count.filter(|&n| n <= isize::MAX as usize) else {
+            return bad("has more elements than can be addressed".into());
+        };
+        if self.strides.iter().any(|s| !(-MAX_STRIDE..=MAX_STRIDE).contains(s)) {
+            return bad("has a stride too large to address".into());
+        }
+        if count == 0 {
+            return if self.offset <= len { Ok(()) } else { bad(format!("points past a buffer of {len} elements")) };
+        }
+        let (mut lo, mut hi) = (self.offset as i128, self.offset as i128);
+        for (&d, &s) in self.shape.iter().zip(&self.strides) {
+            let span = s as i128 * (d as i128 - 1);
+            if span < 0 {
+                lo += span;
+            } else {
+                hi += span;
+            }
+        }
+        if lo < 0 || hi >= len as i128 {
+            return bad(format!("reaches elements {lo}..={hi}, outside a buffer of {len} elements"));
+        }
+        Ok(())
     }
 
     pub fn rank(&self) -> usize {
@@ -64,11 +126,20 @@ impl Layout {
     /// walks backwards from `start`.
     pub fn narrow_step(&self, dim: usize, start: usize, len: usize, step: isize) -> Layout {
         let mut l = self.clone();
-        if len > 0 {
+        // Only a start that names an element moves the offset: in an empty
+        // tensor (another dim of size 0) it names none and could point past
+        // the buffer.
+        if len > 0 && self.numel() > 0 {
             l.offset = (self.offset as isize + start as isize * self.strides[dim]) as usize;
         }
         l.shape[dim] = len;
-        l.strides[dim] = self.strides[dim] * step;
+        // With one element or none (or an empty tensor) the step is never
+        // taken: keeping the old stride spares a product that a huge step
+        // would overflow. Otherwise stride * step * (len - 1) lies inside
+        // the buffer, so the product fits.
+        if len > 1 && self.numel() > 0 {
+            l.strides[dim] = self.strides[dim].saturating_mul(step);
+        }
         l
     }
 
@@ -82,7 +153,9 @@ impl Layout {
 
     pub fn unsqueeze(&self, dim: usize) -> Layout {
         let mut l = self.clone();
-        let stride = if dim < self.rank() { self.strides[dim] * self.shape[dim] as isize } else { 1 };
+        // Any stride does for a size-1 dim; this one keeps the layout
+        // contiguous when it was. Saturating: it can never be stepped along.
+        let stride = if dim < self.rank() { self.strides[dim].saturating_mul(self.shape[dim] as isize).clamp(-MAX_STRIDE, MAX_STRIDE) } else { 1 };
         l.shape.insert(dim, 1);
         l.strides.insert(dim, stride);
         l

@@ -25,3 +25,6 @@ pub use random::Distribution;
 pub use storage::Storage;
 pub use tensor::views::SliceSpec;
 pub use tensor::Tensor;
+
+#[cfg(test)]
+mod layout_props;

@@ -3,15 +3,29 @@
 
 use crate::error::{Error, Result};
 
+/// The element count of a shape that already belongs to a tensor (whose
+/// count was checked when its layout was); use [`checked_numel`] for a
+/// shape that comes from outside, whose product could wrap around to a
+/// small number and pass for a valid shape.
 pub fn numel(shape: &[usize]) -> usize {
-    shape.iter().product()
+    // Through `count`: a plain product of [huge, 3, 0] overflows on the way
+    // to 0. Saturating keeps a count that cannot exist from wrapping.
+    count(shape).unwrap_or(usize::MAX)
+}
+
+/// The element count of any shape, `None` when it overflows `usize`. A
+/// dim of size 0 makes the count 0 whatever the others are, in any order.
+pub fn count(shape: &[usize]) -> Option<usize> {
+    if shape.contains(&0) {
+        return Some(0);
+    }
+    shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
 }
 
 /// The element count of a shape that is about to be allocated, refusing
 /// counts that overflow or could never fit in memory (rather than aborting).
 pub fn checked_numel(op: &'static str, shape: &[usize], elem_bytes: usize) -> Result<usize> {
-    let n = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
-    match n {
+    match count(shape) {
         Some(n) if n.checked_mul(elem_bytes).is_some_and(|b| b <= isize::MAX as usize) => Ok(n),
         _ => Err(Error::invalid(op, format!("shape {shape:?} has too many elements to allocate"))),
     }
@@ -63,7 +77,9 @@ pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
     let mut acc = 1isize;
     for (s, &d) in strides.iter_mut().zip(shape).rev() {
         *s = acc;
-        acc *= d.max(1) as isize;
+        // Saturates instead of overflowing: a layout whose count does not
+        // fit is refused by `Layout::check_within` anyway.
+        acc = acc.saturating_mul(d.max(1).min(isize::MAX as usize) as isize);
     }
     strides
 }
@@ -88,7 +104,8 @@ pub fn broadcast_shape(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Result
             format!("ranks differ ({} and {}); broadcasting needs equal ranks", lhs.len(), rhs.len()),
         ));
     }
-    lhs.iter()
+    let out = lhs
+        .iter()
         .zip(rhs)
         .enumerate()
         .map(|(i, (&a, &b))| match (a, b) {
@@ -97,7 +114,11 @@ pub fn broadcast_shape(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Result
             (_, 1) => Ok(a),
             _ => Err(Error::shapes(op, lhs, rhs, format!("dim {i} has sizes {a} and {b}, neither is 1"))),
         })
-        .collect()
+        .collect::<Result<Vec<usize>>>()?;
+    // Two shapes that each fit can broadcast to one whose count does not
+    // ([n, 1] and [1, n]); every kernel sizes its output from this shape.
+    checked_numel(op, &out, 1)?;
+    Ok(out)
 }
 
 /// Broadcast several shapes of equal rank at once.

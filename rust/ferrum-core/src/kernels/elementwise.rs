@@ -3,7 +3,6 @@
 //! whose buffer is uniquely owned is overwritten instead of allocating.
 
 use std::mem::MaybeUninit;
-use std::sync::Arc;
 
 use super::alloc::new_filled;
 use super::parallel::{go_parallel, simd, CHUNK};
@@ -52,7 +51,7 @@ pub fn map<T: Element, U: Element>(op: &'static str, x: &Tensor, gate: usize, f:
     };
     // SAFETY: map_into writes every element.
     let out = unsafe { new_filled(op, src.len(), |out| map_into(src, out, gate, &f))? };
-    Ok(Tensor::from_parts(U::wrap(Arc::new(out)), Layout::contiguous(x.shape())))
+    Tensor::from_vec(out, x.shape())
 }
 
 /// `f` applied to every element, keeping the dtype; writes in place when the
@@ -84,7 +83,7 @@ pub fn zip<T: Element, U: Element>(
     };
     // SAFETY: zip_into writes every element of the output.
     let out = unsafe { new_filled(op, n, |out| zip_into(a, b, layouts.as_ref(), &shape, out, gate, &f))? };
-    Ok(Tensor::from_parts(U::wrap(Arc::new(out)), Layout::contiguous(&shape)))
+    Tensor::from_vec(out, &shape)
 }
 
 /// `f(a, b)` with broadcasting, keeping the dtype; reuses `a`'s (or `b`'s)

@@ -2,7 +2,6 @@
 //! by other values or by one value.
 
 use crate::autodiff::{record, FnBackward, Var};
-use std::sync::Arc;
 
 use crate::dtype::{Element, Scalar};
 use crate::error::{Error, Result};
@@ -22,21 +21,21 @@ impl Tensor {
         if values.shape() != region.shape.as_slice() {
             return Err(Error::shapes(op, &region.shape, values.shape(), "the values must have the shape of the sliced region"));
         }
-        Ok(with_dtype!(self.dtype(), T => {
+        with_dtype!(self.dtype(), T => {
             let mut out = self.try_to_vec::<T>(op)?;
             copy_strided(values.buffer::<T>(), values.layout(), &mut out, &region);
-            Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(self.shape()))
-        }))
+            Tensor::from_vec(out, self.shape())
+        })
     }
 
     /// A copy with every element of the region `specs` selects set to `value`.
     pub fn slice_fill(&self, specs: &[SliceSpec], value: Scalar) -> Result<Tensor> {
         let region = self.region("slice_fill", specs)?;
-        Ok(with_dtype!(self.dtype(), T => {
+        with_dtype!(self.dtype(), T => {
             let mut out = self.try_to_vec::<T>("slice_fill")?;
             fill_strided(&mut out, &region, T::from_scalar(value));
-            Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(self.shape()))
-        }))
+            Tensor::from_vec(out, self.shape())
+        })
     }
 
     /// The layout of the selected region inside a contiguous copy of self.

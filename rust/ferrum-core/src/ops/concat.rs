@@ -51,7 +51,7 @@ impl Tensor {
                 return Err(Error::shapes(op, first.shape(), t.shape(), format!("tensor {i} differs from tensor 0; stack needs equal shapes")));
             }
         }
-        let views: Vec<Tensor> = tensors.iter().map(|t| t.with_layout(t.layout().unsqueeze(d))).collect();
+        let views: Vec<Tensor> = tensors.iter().map(|t| t.subview(t.layout().unsqueeze(d))).collect();
         cat_unchecked(op, &views, d)
     }
 }
@@ -73,7 +73,7 @@ fn cat_unchecked(op: &'static str, tensors: &[Tensor], d: usize) -> Result<Tenso
             copy_strided(t.buffer::<T>(), t.layout(), &mut out, &full.narrow_step(d, start, n, 1));
             start += n;
         }
-        Ok(Tensor::from_parts(T::wrap(Arc::new(out)), full))
+        Tensor::from_parts(T::wrap(Arc::new(out)), full)
     })
 }
 

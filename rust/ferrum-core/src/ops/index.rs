@@ -75,7 +75,7 @@ impl Tensor {
         let mut shape = self.shape()[..d].to_vec();
         shape.extend_from_slice(indices.shape());
         shape.extend_from_slice(&self.shape()[d + 1..]);
-        Ok(picked.with_layout(Layout::contiguous(&shape)))
+        picked.view(op, Layout::contiguous(&shape))
     }
 
     /// A copy with `values[.., i, ..]` added into `self[.., indices[i], ..]`
@@ -98,11 +98,11 @@ impl Tensor {
         }
         let idx = checked_indices(op, indices, d, self.shape()[d])?;
         let (outer, n, inner) = split_at_dim(self.shape(), d);
-        Ok(with_dtype!(self.dtype(), T => {
+        with_dtype!(self.dtype(), T => {
             let mut out = self.try_to_vec::<T>(op)?;
             add_rows(&mut out, &contiguous_values::<T>(op, values)?, outer, n, inner, &idx);
-            Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(self.shape()))
-        }))
+            Tensor::from_vec(out, self.shape())
+        })
     }
 
     /// `out[i][j][k] = self[i][indices[i][j][k]][k]` for `dim` 1, and so on
@@ -114,10 +114,10 @@ impl Tensor {
         let d = self.dim(op, dim)?;
         check_index_shape(op, self, indices, d)?;
         let idx = checked_indices(op, indices, d, self.shape()[d])?;
-        Ok(with_dtype!(self.dtype(), T => {
+        with_dtype!(self.dtype(), T => {
             let out = gather_rows(&contiguous_values::<T>(op, self)?, self.shape(), indices.shape(), d, &idx);
-            Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(indices.shape()))
-        }))
+            Tensor::from_vec(out, indices.shape())
+        })
     }
 
     /// A copy with each `values[p]` added at the position of `p` with its
@@ -141,12 +141,12 @@ impl Tensor {
             ));
         }
         let idx = checked_indices(op, indices, d, self.shape()[d])?;
-        Ok(with_dtype!(self.dtype(), T => {
+        with_dtype!(self.dtype(), T => {
             let mut out = self.try_to_vec::<T>(op)?;
             let vals = contiguous_values::<T>(op, values)?;
             scatter_rows(&mut out, self.shape(), &vals, values.shape(), indices.shape(), d, &idx);
-            Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(self.shape()))
-        }))
+            Tensor::from_vec(out, self.shape())
+        })
     }
 }
 
@@ -205,7 +205,7 @@ fn select_unchecked(op: &'static str, t: &Tensor, d: usize, idx: &[i64]) -> Resu
             }
             out
         };
-        Ok(Tensor::from_parts(T::wrap(Arc::new(out)), full))
+        Tensor::from_parts(T::wrap(Arc::new(out)), full)
     })
 }
 

@@ -3,7 +3,6 @@
 //! onto the tensor's shape, which the result keeps.
 
 use crate::autodiff::{record, sum_to_shape, FnBackward, Var};
-use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -52,7 +51,7 @@ fn broadcast_onto(op: &'static str, what: &str, t: &Tensor, shape: &[usize]) -> 
 }
 
 fn finish<T: Element>(out: Vec<T>, shape: &[usize]) -> Result<Tensor> {
-    Ok(Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(shape)))
+    Tensor::from_vec(out, shape)
 }
 
 // The selects below store unconditionally (`*o = if m { v } else { *o }`)

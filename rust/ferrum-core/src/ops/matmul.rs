@@ -2,7 +2,6 @@
 //! dims with broadcasting (size-1 batch dims stretch, like torch's `@`).
 
 use std::mem::MaybeUninit;
-use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -81,7 +80,7 @@ fn batched<T: Element + GemmElement>(a: &Tensor, b: &Tensor, batch: &[usize], m:
     // k = 0) and reads none, so no uninitialised value is ever read; T is a
     // plain number type without drop glue.
     let out = unsafe { new_filled("matmul", total, |out| fill(&mut *(out as *mut [MaybeUninit<T>] as *mut [T]))) }?;
-    Ok(Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(&out_shape)))
+    Tensor::from_vec(out, &out_shape)
 }
 
 impl Var {

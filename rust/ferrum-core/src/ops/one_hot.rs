@@ -3,14 +3,12 @@
 //! input's dtype.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use num_traits::ToPrimitive;
 
 use crate::dtype::{DType, Element, Kind};
 use crate::error::{Error, Result};
 use crate::kernels::copy::contiguous_values;
-use crate::layout::Layout;
 use crate::shape::{checked_numel, norm_dim, try_filled};
 use crate::tensor::Tensor;
 use crate::with_num;
@@ -50,7 +48,7 @@ fn encode(t: &Tensor, op: &'static str, classes: usize, on: f64, off: f64, axis:
                 }
             }
         }
-        Ok(Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(&shape)))
+        Tensor::from_vec(out, &shape)
     })
 }
 

@@ -40,11 +40,11 @@ impl Tensor {
             let d = r - 1 - i;
             inner = inner.narrow_step(d, before, self.shape()[d], 1);
         }
-        Ok(with_dtype!(self.dtype(), T => {
+        with_dtype!(self.dtype(), T => {
             let mut out = try_filled(op, n, T::from_scalar(value))?;
             copy_strided(self.buffer::<T>(), self.layout(), &mut out, &inner);
             Tensor::from_parts(T::wrap(Arc::new(out)), full)
-        }))
+        })
     }
 
     /// Tile the tensor `times[d]` times along each dim d (torch's repeat with
@@ -87,7 +87,7 @@ impl Tensor {
             return Ok(self.clone());
         }
         let full = Layout::contiguous(self.shape());
-        Ok(with_dtype!(self.dtype(), T => {
+        with_dtype!(self.dtype(), T => {
             // A broadcast view can be far larger than its buffer.
             let mut out = try_zeroed(op, full.numel(), T::ZERO)?;
             // Each rolled dim splits into two blocks that swap places, so the
@@ -107,7 +107,7 @@ impl Tensor {
                 copy_strided(self.buffer::<T>(), &src, &mut out, &dst);
             }
             Tensor::from_parts(T::wrap(Arc::new(out)), full)
-        }))
+        })
     }
 }
 
@@ -129,7 +129,7 @@ fn repeat_unchecked(t: &Tensor, times: &[usize]) -> Result<Tensor> {
     if shape.contains(&0) {
         return Ok(Tensor::zeros(&shape, t.dtype()));
     }
-    Ok(with_dtype!(t.dtype(), T => {
+    with_dtype!(t.dtype(), T => {
         let mut data: Cow<[T]> = contiguous_values::<T>(op, t)?;
         let mut cur = t.shape().to_vec();
         // One pass per repeated dim, innermost first: each pass sees the
@@ -144,8 +144,8 @@ fn repeat_unchecked(t: &Tensor, times: &[usize]) -> Result<Tensor> {
             data = Cow::Owned(tile_blocks(op, &data, block, k)?);
             cur[d] *= k;
         }
-        Tensor::from_parts(T::wrap(Arc::new(data.into_owned())), Layout::contiguous(&shape))
-    }))
+        Tensor::from_vec(data.into_owned(), &shape)
+    })
 }
 
 /// Each `block` of `src` written `k` times in a row.

@@ -4,7 +4,6 @@
 
 use crate::autodiff::{record, FnBackward, Var};
 use crate::ops::binary::BinaryOp;
-use std::sync::Arc;
 
 use crate::dtype::{Element, Kind, NumElement, Scalar};
 use crate::error::Result;
@@ -12,7 +11,6 @@ use crate::kernels::copy::contiguous_values;
 use crate::kernels::elementwise::map_same;
 use crate::kernels::parallel::PAR_CHEAP;
 use crate::kernels::reduce::{fold_all, fold_axis, fold_seq, reduce_axis, Axis};
-use crate::layout::Layout;
 use crate::shape::try_zeroed;
 use crate::tensor::Tensor;
 use crate::{bail, with_dtype, with_num};
@@ -83,10 +81,10 @@ impl Accumulate for i64 {
     }
 }
 
-/// A contiguous tensor over `data`, whose length the caller made match `shape`.
+/// A contiguous tensor over `data`, whose length the caller made match
+/// `shape` (a reduced shape of an existing tensor, so its count fits).
 pub(crate) fn tensor_from<T: Element>(data: Vec<T>, shape: &[usize]) -> Tensor {
-    debug_assert_eq!(data.len(), shape.iter().product::<usize>());
-    Tensor::from_parts(T::wrap(Arc::new(data)), Layout::contiguous(shape))
+    Tensor::from_vec(data, shape).expect("tensor_from: the data fills a reduced shape of an existing tensor")
 }
 
 /// `shape` with `dim` reduced to size 1.
@@ -184,7 +182,7 @@ fn unbroadcast(x: &Tensor, dims: &[usize], f: Fold) -> (Tensor, Vec<usize>) {
     }
     let view = broadcast.iter().fold(l.clone(), |v, &d| v.narrow_step(d, 0, 1, 1));
     let repeats = if f == Fold::Sum { broadcast.iter().map(|&d| l.shape[d]).collect() } else { Vec::new() };
-    (x.with_layout(view), repeats)
+    (x.subview(view), repeats)
 }
 
 /// Sums over an [`unbroadcast`] view times the number of times each element

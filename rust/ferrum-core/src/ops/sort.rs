@@ -195,13 +195,13 @@ fn narrow<T: SortKey>(n: usize) -> bool {
 /// `x` with dim `d` swapped to the innermost position, so that its
 /// row-major elements are the rows to sort, one after another.
 fn rows_along(x: &Tensor, d: usize) -> Tensor {
-    x.with_layout(x.layout().transpose(d, x.rank() - 1))
+    x.subview(x.layout().transpose(d, x.rank() - 1))
 }
 
 /// Undo [`rows_along`]: a contiguous tensor in the original dim order.
 fn from_rows<T: NumElement>(op: &'static str, data: Vec<T>, shape: &[usize], d: usize) -> Result<Tensor> {
     let t = tensor_from(data, shape);
-    t.with_layout(t.layout().transpose(d, shape.len() - 1)).try_contiguous(op)
+    t.subview(t.layout().transpose(d, shape.len() - 1)).try_contiguous(op)
 }
 
 /// Values only, for Int: equal ints cannot be told apart, so a plain

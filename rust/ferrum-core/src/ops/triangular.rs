@@ -3,7 +3,6 @@
 //! so `x.mask_fill(triu_mask, 0) == x.triu(offset)`.
 
 use crate::autodiff::{record, FnBackward, Var};
-use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -11,7 +10,6 @@ use crate::dtype::Element;
 use crate::error::{Error, Result};
 use crate::kernels::copy::contiguous_values;
 use crate::kernels::parallel::{go_parallel, PAR_CHEAP};
-use crate::layout::Layout;
 use crate::tensor::Tensor;
 use crate::with_dtype;
 
@@ -60,7 +58,7 @@ fn kept_columns(upper: bool, i: usize, diagonal: i64, w: usize) -> (usize, usize
 
 fn keep_triangle(t: &Tensor, op: &'static str, upper: bool, diagonal: i64) -> Result<Tensor> {
     let (h, w) = matrix_dims(op, t.shape())?;
-    Ok(with_dtype!(t.dtype(), T => {
+    with_dtype!(t.dtype(), T => {
         let src = contiguous_values::<T>(op, t)?;
         let mut out = vec![T::ZERO; src.len()];
         if !out.is_empty() {
@@ -74,13 +72,16 @@ fn keep_triangle(t: &Tensor, op: &'static str, upper: bool, diagonal: i64) -> Re
                 out.chunks_mut(w).zip(src.chunks(w)).enumerate().for_each(row);
             }
         }
-        Tensor::from_parts(T::wrap(Arc::new(out)), Layout::contiguous(t.shape()))
-    }))
+        Tensor::from_vec(out, t.shape())
+    })
 }
 
 /// One `h x w` matrix, false where `on(j - i)`, repeated over the batch dims.
 fn triangle_mask(op: &'static str, shape: &[usize], on: impl Fn(i64) -> bool) -> Result<Tensor> {
     let (h, w) = matrix_dims(op, shape)?;
+    // A shape from the user: its count is checked before anything is sized by it.
+    let n = crate::shape::checked_numel(op, shape, 1)?;
+    crate::shape::ensure_fits::<bool>(op, n)?;
     let matrix: Vec<bool> = (0..h * w).map(|p| !on((p % w) as i64 - (p / w) as i64)).collect();
     let batch: usize = shape[..shape.len() - 2].iter().product();
     Tensor::from_vec(matrix.repeat(batch), shape)

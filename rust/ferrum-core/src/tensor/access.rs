@@ -6,7 +6,6 @@ use std::sync::Arc;
 use super::Tensor;
 use crate::dtype::{Element, Scalar};
 use crate::error::{Error, Result};
-use crate::layout::Layout;
 use crate::with_dtype;
 
 impl Tensor {
@@ -72,7 +71,7 @@ impl Tensor {
             return Ok(self.clone());
         }
         with_dtype!(self.dtype(), T => {
-            Ok(Tensor::from_parts(T::wrap(Arc::new(self.try_to_vec::<T>(op)?)), Layout::contiguous(self.shape())))
+            Tensor::from_vec(self.try_to_vec::<T>(op)?, self.shape())
         })
     }
 

@@ -1,27 +1,27 @@
 //! Creating tensors: filled, ranges, identity, random.
 
-use std::sync::Arc;
 
 use super::Tensor;
 use crate::autodiff::{record, FnBackward, Var};
 use crate::dtype::{DType, Element, Scalar};
 use crate::error::{Error, Result};
-use crate::layout::Layout;
 use crate::random::Distribution;
 use crate::with_dtype;
 
 impl Tensor {
     /// A tensor of `shape` with every element `value` (converted to `dtype`).
+    /// For the shape of a tensor that exists, whose count is known to fit;
+    /// [`Tensor::try_full`] takes shapes from outside.
     pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Tensor {
         let n: usize = shape.iter().product();
-        with_dtype!(dtype, T => Tensor::from_parts(T::wrap(Arc::new(vec![T::from_scalar(value); n])), Layout::contiguous(shape)))
+        with_dtype!(dtype, T => Tensor::from_vec(vec![T::from_scalar(value); n], shape).expect("full: the shape of an existing tensor"))
     }
 
     /// `full` for user-given shapes: a shape too large to allocate is an
     /// error naming `op`, not an abort.
     pub fn try_full(op: &'static str, shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
         let n = crate::shape::checked_numel(op, shape, dtype.size_in_bytes())?;
-        with_dtype!(dtype, T => Ok(Tensor::from_parts(T::wrap(Arc::new(crate::shape::try_filled(op, n, T::from_scalar(value))?)), Layout::contiguous(shape))))
+        with_dtype!(dtype, T => Tensor::from_vec(crate::shape::try_filled(op, n, T::from_scalar(value))?, shape))
     }
 
     pub fn zeros(shape: &[usize], dtype: DType) -> Tensor {
@@ -58,7 +58,7 @@ impl Tensor {
             for i in 0..size {
                 v[i * size + i] = T::ONE;
             }
-            Ok(Tensor::from_parts(T::wrap(Arc::new(v)), Layout::contiguous(&[size, size])))
+            Tensor::from_vec(v, &[size, size])
         })
     }
 

@@ -19,21 +19,24 @@ pub struct Tensor {
 }
 
 impl Tensor {
-    /// A tensor over `storage` seen through `layout`. The layout must stay
-    /// inside the buffer; views built by this crate guarantee it.
-    pub fn from_parts(storage: Storage, layout: Layout) -> Tensor {
-        Tensor { storage, layout }
+    /// A tensor over `storage` seen through `layout`, or an error when the
+    /// layout reaches outside the buffer (or its element count overflows).
+    /// Every tensor is made here or by [`Tensor::view`], so every layout a
+    /// kernel reads has been checked.
+    pub fn from_parts(storage: Storage, layout: Layout) -> Result<Tensor> {
+        layout.check_within("tensor", storage.len())?;
+        Ok(Tensor { storage, layout })
     }
 
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
-        let n: usize = shape.iter().product();
+        let n = crate::shape::checked_numel("from_data", shape, std::mem::size_of::<T>())?;
         if n != data.len() {
             return Err(Error::invalid(
                 "from_data",
                 format!("{} values do not fill shape {:?} ({} elements)", data.len(), shape, n),
             ));
         }
-        Ok(Tensor { storage: T::wrap(Arc::new(data)), layout: Layout::contiguous(shape) })
+        Tensor::from_parts(T::wrap(Arc::new(data)), Layout::contiguous(shape))
     }
 
     pub fn storage(&self) -> &Storage {
@@ -68,8 +71,22 @@ impl Tensor {
         self.layout.is_contiguous()
     }
 
-    /// The same buffer under another layout (a view).
-    pub(crate) fn with_layout(&self, layout: Layout) -> Tensor {
+    /// The same buffer under another layout (a view), or an error naming
+    /// `op` when that layout reaches outside the buffer or its element count
+    /// overflows (an expand or reshape to an absurd shape).
+    pub(crate) fn view(&self, op: &'static str, layout: Layout) -> Result<Tensor> {
+        layout.check_within(op, self.storage.len())?;
+        Ok(Tensor { storage: self.storage.clone(), layout })
+    }
+
+    /// The same buffer under a layout derived from this tensor's own by
+    /// steps that can only reach elements it reaches, with no more of them:
+    /// dims permuted or flipped, a dim narrowed within its range, size-1
+    /// dims added or removed. Such a layout needs no check (debug builds
+    /// still make it); anything else (expand, reshape, windows) goes through
+    /// [`Tensor::view`].
+    pub(crate) fn subview(&self, layout: Layout) -> Tensor {
+        debug_assert!(layout.check_within("subview", self.storage.len()).is_ok() && layout.numel() <= self.numel().max(1));
         Tensor { storage: self.storage.clone(), layout }
     }
 

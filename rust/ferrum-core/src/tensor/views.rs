@@ -27,13 +27,14 @@ impl SliceSpec {
     /// Resolve against a dim of size `n` as Python's `slice.indices` does:
     /// returns (first index, element count, step).
     pub fn resolve(&self, op: &'static str, n: usize) -> Result<(usize, usize, isize)> {
-        let n = n as isize;
-        let step = self.step;
-        if step == 0 {
+        if self.step == 0 {
             return Err(Error::invalid(op, "slice step must not be 0"));
         }
-        let clamp = |v: isize, lo: isize, hi: isize| v.max(lo).min(hi);
-        let norm = |v: isize| if v < 0 { v + n } else { v };
+        // In i128: with a dim near isize::MAX (a broadcast view) the
+        // arithmetic below steps past isize's range.
+        let (n, step) = (n as i128, self.step as i128);
+        let clamp = |v: i128, lo: i128, hi: i128| v.max(lo).min(hi);
+        let norm = |v: isize| if v < 0 { v as i128 + n } else { v as i128 };
         let (start, end) = if step > 0 {
             (
                 self.start.map(|v| clamp(norm(v), 0, n)).unwrap_or(0),
@@ -52,7 +53,7 @@ impl SliceSpec {
         } else {
             0
         };
-        Ok((if count > 0 { start as usize } else { 0 }, count as usize, step))
+        Ok((if count > 0 { start as usize } else { 0 }, count as usize, self.step))
     }
 }
 
@@ -74,14 +75,17 @@ impl Tensor {
                 _ => return Err(err()),
             }
         }
-        let known: usize = out.iter().product();
+        // Checked: a product that wraps around could equal the element count
+        // and pass a shape far larger than the buffer.
+        let count = crate::shape::count;
+        let known = count(&out).ok_or_else(err)?;
         if let Some(i) = infer {
             if known == 0 || !self.numel().is_multiple_of(known) {
                 return Err(err());
             }
             out[i] = self.numel() / known;
         }
-        if out.iter().product::<usize>() != self.numel() {
+        if count(&out) != Some(self.numel()) {
             return Err(err());
         }
         Ok(out)
@@ -90,14 +94,14 @@ impl Tensor {
     pub fn reshape(&self, shape: &[isize]) -> Result<Tensor> {
         let shape = self.resolve_shape("reshape", shape)?;
         match self.layout().reshape_view(&shape) {
-            Some(l) => Ok(self.with_layout(l)),
-            None => Ok(self.try_contiguous("reshape")?.with_layout(Layout::contiguous(&shape))),
+            Some(l) => self.view("reshape", l),
+            None => self.try_contiguous("reshape")?.view("reshape", Layout::contiguous(&shape)),
         }
     }
 
     pub fn swap_dims(&self, a: isize, b: isize) -> Result<Tensor> {
         let (a, b) = (self.dim("swap_dims", a)?, self.dim("swap_dims", b)?);
-        Ok(self.with_layout(self.layout().transpose(a, b)))
+        Ok(self.subview(self.layout().transpose(a, b)))
     }
 
     /// Swap the last two dims (a no-op below rank 2), as Burn's transpose.
@@ -106,7 +110,7 @@ impl Tensor {
         if r < 2 {
             return self.clone();
         }
-        self.with_layout(self.layout().transpose(r - 2, r - 1))
+        self.subview(self.layout().transpose(r - 2, r - 1))
     }
 
     pub fn permute(&self, axes: &[isize]) -> Result<Tensor> {
@@ -121,7 +125,7 @@ impl Tensor {
                 return Err(Error::invalid(op, format!("axis {a} appears twice in {axes:?}")));
             }
         }
-        Ok(self.with_layout(self.layout().permute(&axes)))
+        Ok(self.subview(self.layout().permute(&axes)))
     }
 
     /// Move dims `src` to positions `dst`, keeping the others in order.
@@ -150,7 +154,7 @@ impl Tensor {
         for &a in axes {
             l = l.flip(self.dim("flip", a)?);
         }
-        Ok(self.with_layout(l))
+        Ok(self.subview(l))
     }
 
     /// Merge dims `start..=end` into one.
@@ -173,7 +177,7 @@ impl Tensor {
                 l = l.squeeze(d);
             }
         }
-        self.with_layout(l)
+        self.subview(l)
     }
 
     pub fn squeeze_dim(&self, dim: isize) -> Result<Tensor> {
@@ -195,13 +199,13 @@ impl Tensor {
             }
             l = l.squeeze(d);
         }
-        Ok(self.with_layout(l))
+        Ok(self.subview(l))
     }
 
     /// Insert a dim of size 1 at `dim` (which may equal the rank).
     pub fn unsqueeze_dim(&self, dim: isize) -> Result<Tensor> {
         let d = crate::shape::norm_dim("unsqueeze_dim", dim, self.rank() + 1)?;
-        Ok(self.with_layout(self.layout().unsqueeze(d)))
+        Ok(self.subview(self.layout().unsqueeze(d)))
     }
 
     /// Insert size-1 dims at the given positions of the output.
@@ -213,7 +217,7 @@ impl Tensor {
         for d in ds {
             l = l.unsqueeze(d);
         }
-        Ok(self.with_layout(l))
+        Ok(self.subview(l))
     }
 
     /// Add leading size-1 dims up to `rank` (Burn's `unsqueeze::<D2>()`).
@@ -225,7 +229,7 @@ impl Tensor {
         for _ in self.rank()..rank {
             l = l.unsqueeze(0);
         }
-        Ok(self.with_layout(l))
+        Ok(self.subview(l))
     }
 
     /// Broadcast to `shape`, which may have more leading dims; -1 keeps a size.
@@ -240,7 +244,7 @@ impl Tensor {
             .zip(base.shape())
             .map(|(&s, &d)| if s == -1 { Ok(d) } else if s >= 0 { Ok(s as usize) } else { Err(Error::invalid(op, format!("bad size {s} in {shape:?}"))) })
             .collect::<Result<Vec<_>>>()?;
-        Ok(base.with_layout(base.layout().broadcast_to(op, &target)?))
+        base.view(op, base.layout().broadcast_to(op, &target)?)
     }
 
     /// Elements `start..start + length` of `dim`.
@@ -250,7 +254,7 @@ impl Tensor {
         if start.checked_add(length).is_none_or(|end| end > n) {
             return Err(Error::invalid("narrow", format!("range {start}..{} exceeds dim {d} of size {n}", start as u128 + length as u128)));
         }
-        Ok(self.with_layout(self.layout().narrow_step(d, start, length, 1)))
+        Ok(self.subview(self.layout().narrow_step(d, start, length, 1)))
     }
 
     /// Slice with one spec per leading dim; missing dims are kept whole.
@@ -263,7 +267,7 @@ impl Tensor {
             let (start, count, step) = spec.resolve("slice", self.shape()[d])?;
             l = l.narrow_step(d, start, count, step);
         }
-        Ok(self.with_layout(l))
+        Ok(self.subview(l))
     }
 
     /// Slice with Burn's strict ranges: `start..end` must lie inside each dim.
@@ -283,19 +287,21 @@ impl Tensor {
     /// Split `dim` into pieces of the given sizes.
     pub fn split_with_sizes(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
         let d = self.dim("split_with_sizes", dim)?;
-        let total: usize = sizes.iter().sum();
-        if total != self.shape()[d] {
+        // Checked: sizes that wrap around could sum to the dim's size.
+        let total = sizes.iter().try_fold(0usize, |acc, &s| acc.checked_add(s));
+        if total != Some(self.shape()[d]) {
+            let total = sizes.iter().map(|&s| s as u128).sum::<u128>();
             return Err(Error::invalid("split_with_sizes", format!("sizes {sizes:?} sum to {total}, dim {d} has size {}", self.shape()[d])));
         }
+        // A broadcast view can have a dim far longer than memory could hold
+        // pieces for: the list is allocated fallibly.
+        let mut pieces = crate::shape::try_with_capacity("split", sizes.len())?;
         let mut start = 0;
-        Ok(sizes
-            .iter()
-            .map(|&s| {
-                let t = self.with_layout(self.layout().narrow_step(d, start, s, 1));
-                start += s;
-                t
-            })
-            .collect())
+        for &s in sizes {
+            pieces.push(self.subview(self.layout().narrow_step(d, start, s, 1)));
+            start += s;
+        }
+        Ok(pieces)
     }
 
     /// Split `dim` into pieces of `size` (the last may be smaller).
@@ -305,7 +311,7 @@ impl Tensor {
             return Err(Error::invalid("split", "split size must be positive"));
         }
         let n = self.shape()[d];
-        let mut sizes = vec![size; n / size];
+        let mut sizes = crate::shape::try_filled("split", n / size, size)?;
         if !n.is_multiple_of(size) {
             sizes.push(n % size);
         }
@@ -337,11 +343,22 @@ impl Tensor {
         }
         let mut l = self.layout().clone();
         let s = l.strides[d];
-        l.shape[d] = (n - size) / step + 1;
-        l.strides[d] = s * step as isize;
+        let windows = (n - size) / step + 1;
+        l.shape[d] = windows;
+        // One window never steps to the next, so a step too large to
+        // express as a stride only matters when there are several.
+        l.strides[d] = if windows == 1 {
+            s
+        } else {
+            isize::try_from(step)
+                .ok()
+                .and_then(|step| s.checked_mul(step))
+                .ok_or_else(|| Error::invalid("unfold", format!("step {step} is too large a stride for dim {d}")))?
+        };
         l.shape.push(size);
         l.strides.push(s);
-        Ok(self.with_layout(l))
+        // Overlapping windows hold more elements than the tensor: checked.
+        self.view("unfold", l)
     }
 }
 

@@ -30,14 +30,18 @@ pub fn numpy_view<'py>(py: Python<'py>, t: &Tensor, owner: Bound<'py, PyAny>) ->
         ferrum_core::Storage::Bool(b) => (bool::get_dtype(py), b.as_ptr() as *mut u8, 1),
     };
     let l = t.layout();
-    let mut dims: Vec<npyffi::npy_intp> = l.shape.iter().map(|&d| d as npyffi::npy_intp).collect();
-    let mut strides: Vec<npyffi::npy_intp> = l.strides.iter().map(|&s| (s * itemsize as isize) as npyffi::npy_intp).collect();
-    // SAFETY: the pointer and strides describe elements inside the tensor's
-    // buffer (the engine keeps layouts in bounds). The buffer is an Arc held
-    // by `owner`, which becomes the array's base, so it outlives the array.
-    // Flags 0 leave the array read-only.
+    // The engine checks every layout when a tensor is made; NumPy will read
+    // the buffer through this one with no bounds of its own, so it is
+    // checked again here rather than trusted.
+    l.check_within("to_numpy", t.storage().len()).py(py)?;
+    let mut dims: Vec<npyffi::npy_intp> = l.shape().iter().map(|&d| d as npyffi::npy_intp).collect();
+    let mut strides: Vec<npyffi::npy_intp> = l.strides().iter().map(|&s| (s * itemsize as isize) as npyffi::npy_intp).collect();
+    // SAFETY: `check_within` proved that every element the shape, strides
+    // and offset reach lies inside the buffer, and that the byte strides
+    // fit. The buffer is an Arc held by `owner`, which becomes the array's
+    // base, so it outlives the array. Flags 0 leave the array read-only.
     unsafe {
-        let data = ptr.add(l.offset * itemsize);
+        let data = ptr.add(l.offset() * itemsize);
         let subtype = npyffi::get_type_object(py, npyffi::NpyTypes::PyArray_Type);
         let arr = PY_ARRAY_API.PyArray_NewFromDescr(
             py,
