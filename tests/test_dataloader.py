@@ -43,6 +43,17 @@ def workers_alive() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith(WORKER_THREAD_PREFIX)]
 
 
+def workers_gone(timeout: float = 5.0) -> bool:
+    """Whether every worker has exited within ``timeout``: a stopped loader does
+    not wait for its workers, which exit as soon as their current batch ends."""
+    deadline = time.monotonic() + timeout
+    while workers_alive():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+    return True
+
+
 def loader(
     size: int,
     batch_size: int,
@@ -59,7 +70,7 @@ def loader(
 
 @pytest.fixture(autouse=True)
 def no_leftover_workers() -> None:
-    assert workers_alive() == []
+    assert workers_gone()
 
 
 def test_batches_in_order_keep_the_last_partial_batch() -> None:
@@ -159,13 +170,44 @@ def test_abandoning_an_epoch_stops_the_workers(how: str) -> None:
         next(it)
         del it
     gc.collect()
-    assert workers_alive() == []
+    assert workers_gone()
+
+
+@pytest.mark.parametrize("how", ["break", "close"])
+def test_leaving_early_does_not_wait_for_batches_in_the_making(how: str) -> None:
+    # While batches 0 and 1 are consumed, the two workers take batch 2 (slow)
+    # and batch 3 (blocked until released: a batcher that never returns).
+    # Leaving the epoch must wait for neither.
+    release = threading.Event()
+
+    def hook(items: list[int]) -> None:
+        if items[0] == 2:
+            time.sleep(2.0)
+        elif items[0] == 3:
+            release.wait()
+
+    data = loader(10, 1, workers=2, batcher=Calling(hook))
+    left_at = 0.0
+    if how == "break":
+        for batch in data:
+            if batch == [1]:
+                left_at = time.monotonic()
+                break
+    else:
+        it = iter(data)
+        assert [next(it), next(it)] == [[0], [1]]
+        left_at = time.monotonic()
+        it.close()
+    took = time.monotonic() - left_at
+    release.set()
+    assert took < 1.0, f"leaving the epoch waited {took:.1f} s for batches it throws away"
+    assert workers_gone()
 
 
 def test_finished_epoch_leaves_no_worker() -> None:
     data = loader(20, 3, workers=2)
     assert len(list(data)) == 7
-    assert workers_alive() == []
+    assert workers_gone()
 
 
 @pytest.mark.parametrize("workers", [0, 2])
@@ -180,7 +222,7 @@ def test_batcher_errors_reach_the_consumer_in_order(workers: int) -> None:
         next(it)
     with pytest.raises(StopIteration):
         next(it)
-    assert workers_alive() == []
+    assert workers_gone()
 
 
 def test_dataset_returning_none_inside_its_length_is_reported() -> None:

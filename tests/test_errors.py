@@ -33,6 +33,34 @@ from ferrum.backend import Autodiff, NdArray
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+
+class LyingLength(list[float]):
+    """A sequence whose ``__len__`` claims far more items than it has."""
+
+    def __len__(self) -> int:
+        return 2**62
+
+
+SELF_NESTED: list[Any] = []
+SELF_NESTED.append(SELF_NESTED)
+DEEPLY_NESTED: list[Any] = [1.0]
+for _ in range(100_000):
+    DEEPLY_NESTED = [DEEPLY_NESTED]
+
+
+class LyingArray:
+    """An object whose ``__array_interface__`` reports a shape its buffer does not hold."""
+
+    def __init__(self) -> None:
+        self._a = np.zeros(4, np.float32)
+        self.dtype = self._a.dtype
+        self.shape = (2**62 + 1, 4)
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        return {**self._a.__array_interface__, "shape": self.shape}
+
+
 # Any: these calls are type errors on purpose, which mypy would reject.
 F: Any = Tensor.ones((2, 3), DEVICE)
 F3: Any = Tensor.ones((2, 3, 4), DEVICE)
@@ -127,6 +155,28 @@ CASES: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
     "from_numpy complex": (lambda: T.from_numpy(np.array([1j]), DEVICE), KindError, r"from_numpy: expected a float, int or bool array, found dtype complex128"),
     "from_numpy strings": (lambda: T.from_numpy(np.array(["a"]), DEVICE), KindError, r"from_numpy: .*found dtype <U1"),
     "from_numpy objects": (lambda: T.from_numpy(np.array([1, None], dtype=object), DEVICE), KindError, r"from_numpy: .*found dtype object"),
+    # untrusted nesting, lengths and shapes
+    "from_data self-nested": (lambda: T.from_data(SELF_NESTED, DEVICE), ShapeError, r"from_data: the nested data contains itself"),
+    "from_data nested too deep": (lambda: T.from_data(DEEPLY_NESTED, DEVICE), ShapeError, r"from_data: data nested deeper than 64 levels"),
+    "from_data lying length": (lambda: T.from_data(LyingLength([1.0]), DEVICE), ShapeError, r"from_data: the nested sequences report lengths \[4611686018427387904\]"),
+    "from_numpy lying interface": (lambda: T.from_numpy(LyingArray(), DEVICE), ArgumentError, r"from_numpy: NumPy cannot read this array"),
+    "reshape overflowing count": (lambda: F.reshape((2**62 + 1, 6)), ShapeError, r"reshape: cannot reshape a tensor of shape \[2, 3\] \(6 elements\) into \[4611686018427387905, 6\]"),
+    "TensorData overflowing shape": (lambda: TensorData([1.0, 2.0, 3.0, 4.0], [2**62 + 1, 4]), ShapeError, r"TensorData: 4 values do not fill shape \[4611686018427387905, 4\]"),
+    "expand overflowing count": (lambda: T.ones((1, 1), DEVICE).expand((2**62, 2**62)), ArgumentError, r"expand: .*more elements than can be addressed"),
+    "broadcast overflowing count": (lambda: T.ones((1, 1), DEVICE, Bool).expand((2**31, 1)).bool_and(T.ones((1, 1), DEVICE, Bool).expand((1, 2**40))), ArgumentError, r"bool_and: shape \[2147483648, 1099511627776\] has too many elements"),
+    "split sizes that wrap around": (lambda: F.split_with_sizes([2**63 - 1, 2**63 - 1, 4], 0), ArgumentError, r"split_with_sizes: sizes \[9223372036854775807, 9223372036854775807, 4\] sum to 18446744073709551618"),
+    # conversions that would lose data
+    "from_ints beyond i64": (lambda: T.from_ints([1e300], DEVICE), KindError, r"from_data: 1e300 does not fit in an Int tensor \(i64\)"),
+    "from_data Int beyond i64": (lambda: T.from_data([9.3e18], DEVICE, Int), KindError, r"from_data: 9.3e18 does not fit in an Int tensor"),
+    "from_data int beyond i64": (lambda: T.from_data([2**100], DEVICE), KindError, r"from_data: 1267650600228229401496703205376 does not fit in an Int tensor \(i64\); ask for a Float tensor"),
+    "from_data numpy uint64 beyond i64": (lambda: T.from_data([np.uint64(2**64 - 1)], DEVICE), KindError, r"from_data: np.uint64\(18446744073709551615\) does not fit in an Int tensor"),
+    "from_numpy uint64 beyond i64": (lambda: T.from_numpy(np.array([2**64 - 1], np.uint64), DEVICE), KindError, r"from_numpy: the value 18446744073709551615 of the uint64 array does not fit in an Int tensor"),
+    "from_numpy nan to Int": (lambda: T.from_numpy(np.array([1.0, np.nan]), DEVICE, dtype=DType.I64), KindError, r"from_numpy: the value NaN has no Int \(i64\) value"),
+    "from_data complex scalar": (lambda: T.from_data([np.complex128(1 + 2j)], DEVICE), KindError, r"from_data: expected numbers, found np.complex128\(1\+2j\) \(complex values cannot be stored"),
+    "from_data complex": (lambda: T.from_floats([1j], DEVICE), KindError, r"from_data: expected numbers, found 1j \(complex"),
+    "add int beyond i64": (lambda: N + 2**70, KindError, r"add: 1180591620717411303424 does not fit in an Int tensor \(i64\)"),
+    "full int beyond i64": (lambda: T.full((2,), 2**70, DEVICE, Int), KindError, r"full: 1180591620717411303424 does not fit in an Int tensor"),
+    "add complex scalar": (lambda: F + np.complex64(1j), KindError, r"add: expected a number, found complex64"),
     # backends
     "add backends": (lambda: F + AD, BackendError, r"add: tensors live on different backends \(NdArray and Autodiff\[NdArray\]\)"),
     "cat backends": (lambda: T.cat([F, AD], 0), BackendError, r"cat: tensors live on different backends"),
@@ -354,6 +404,13 @@ SUBPROCESS_CASES = {
     "cat of huge broadcast views": f"Tensor.cat([{HUGE_VIEW}, {HUGE_VIEW}], 0)",
     "roll of a huge broadcast view": f"{HUGE_VIEW}.roll([1], [0])",
     "tracked autodiff max of a huge broadcast view": "Tensor.ones((1, 1), Autodiff[NdArray].device()).require_grad().expand((2**20, 2**20)).max()",
+    "zeros_like of a huge broadcast view": f"{HUGE_VIEW}.zeros_like()",
+    "full_like of a huge broadcast view": f"{HUGE_VIEW}.full_like(2.0)",
+    # (2**62 + 1) * 4 wraps around to 4: before layouts were checked, this view
+    # read heap memory past the buffer, and the next one segfaulted.
+    "to_numpy past a wrapped shape": "Tensor.from_floats([1.0, 2.0, 3.0, 4.0], d).reshape([2**62 + 1, 4])[1:2].to_numpy()",
+    "to_numpy far past a wrapped shape": "Tensor.from_floats([1.0, 2.0, 3.0, 4.0], d).reshape([2**62 + 1, 4])[10**9:10**9 + 1].to_numpy()",
+    "from_data with a lying length": "Tensor.from_data(type('L', (list,), {'__len__': lambda self: 2**62})([1.0]), d)",
 }
 
 

@@ -19,7 +19,7 @@ from conftest import (
     shapes_with_zero,
     tensor,
 )
-from ferrum import Tensor
+from ferrum import FerrumError, Tensor
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -379,3 +379,86 @@ def test_zero_sized_slices(layout: str) -> None:
     check(t[3:], a[3:])
     check(t.narrow(1, 4, 0), a[:, 4:4])
     assert t[:, 2:2].to_data().to_list() == [[], [], []]
+
+
+# --------------------------------------------------------------------------- chains of views, sane and absurd
+
+# Sizes a chain may ask for: small ones, and ones whose products overflow or that no
+# buffer could back. A view either matches NumPy or raises a FerrumError; it never
+# reads outside its buffer (which would show as values NumPy does not have, or a crash).
+HUGE_SIZES = [2**31, 2**62 + 1, 2**63 - 1]
+
+
+@st.composite
+def view_step(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[str, Any]:
+    rank = len(shape)
+    op = draw(st.sampled_from(["slice", "permute", "flip", "reshape", "expand", "unsqueeze", "squeeze"]))
+    if op == "slice" and rank:
+        step = draw(st.sampled_from([1, 2, 3, -1, -2, 2**62, -(2**62)]))
+        bound = st.none() | st.integers(-8, 8) | st.sampled_from([2**62, -(2**62)])
+        return op, tuple(slice(draw(bound), draw(bound), step) for _ in range(draw(st.integers(1, rank))))
+    if op == "permute" and rank:
+        return op, tuple(draw(st.permutations(range(rank))))
+    if op == "flip" and rank:
+        return op, tuple(draw(st.lists(st.integers(0, rank - 1), max_size=rank, unique=True)))
+    if op == "reshape":
+        n = int(np.prod(shape))
+        # Burn reads a 0 in a target shape as "keep this dim": only plain sizes here.
+        sane = draw(st.sampled_from([(n,), (1, n), (n, 1), (-1,)] if n else [(-1,)]))
+        return op, draw(st.sampled_from([sane, (HUGE_SIZES[1], 4), (2**62, 2**62, 0), (HUGE_SIZES[2], -1)]))
+    if op == "expand" and rank:
+        sizes = tuple(draw(st.sampled_from([d, *([3, *HUGE_SIZES] if d == 1 else [])])) for d in shape)
+        return op, sizes
+    if op == "unsqueeze":
+        return op, draw(st.integers(0, rank))
+    return "squeeze", None
+
+
+def apply_view(x: Any, step: tuple[str, Any], is_numpy: bool) -> Any:
+    op, arg = step
+    if op == "slice":
+        return x[arg]
+    if op == "permute":
+        return np.transpose(x, arg) if is_numpy else x.permute(list(arg))
+    if op == "flip":
+        return np.flip(x, arg) if is_numpy else x.flip(list(arg))
+    if op == "reshape":
+        return x.reshape(arg)
+    if op == "expand":
+        return np.broadcast_to(x, arg) if is_numpy else x.expand(arg)
+    if op == "unsqueeze":
+        return np.expand_dims(x, arg) if is_numpy else x.unsqueeze_dim(arg)
+    return np.squeeze(x) if is_numpy else x.squeeze()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data(), tensors(max_rank=3, max_side=4))
+def test_chains_of_views_match_numpy_or_raise(data: st.DataObject, at: tuple[Array, T]) -> None:
+    a, t = at
+    for _ in range(data.draw(st.integers(1, 5))):
+        step = data.draw(view_step(a.shape))
+        try:
+            expected = apply_view(a, step, True)
+        except (ValueError, MemoryError):
+            # NumPy refuses it (an overflowing size, a bad reshape): so do we, except
+            # that an inferred size (-1) of an empty tensor is 0 here, not ambiguous.
+            try:
+                view = apply_view(t, step, False)
+            except FerrumError:
+                return
+            assert view.num_elements() == 0, (step, view.shape())
+            return
+        if expected.size > 4096:
+            # A view NumPy can make but that is too large to compare: ferrum may make
+            # it or refuse it, but any element it reads must be one of the array's.
+            try:
+                view = apply_view(t, step, False)
+            except FerrumError:
+                return
+            assert view.shape() == expected.shape
+            corner = view[tuple(slice(0, 2) for _ in expected.shape)]
+            assert set(np.unique(corner.to_numpy())) <= set(np.unique(a))
+            return
+        t = apply_view(t, step, False)
+        a = expected.copy()
+        check(t, a)

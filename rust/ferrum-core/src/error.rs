@@ -30,6 +30,15 @@ pub enum Error {
 
     #[error("{op}: {reason}")]
     InvalidArgument { op: &'static str, reason: String },
+
+    /// The call was stopped by an interrupt (Ctrl-C) before it finished.
+    #[error("interrupted")]
+    Interrupted,
+
+    /// A panic caught at the boundary: a bug, since every failure the
+    /// engine expects is one of the variants above.
+    #[error("internal error: {reason} (this is a bug in ferrum; please report it)")]
+    Internal { reason: String },
 }
 
 impl Error {
@@ -49,6 +58,8 @@ impl Error {
             Error::DTypeMismatch { lhs, rhs, .. } => Error::DTypeMismatch { op: name, lhs, rhs },
             Error::Reshape { from, to, numel, .. } => Error::Reshape { op: name, from, to, numel },
             Error::InvalidArgument { reason, .. } => Error::InvalidArgument { op: name, reason },
+            Error::Internal { reason } => Error::Internal { reason: format!("{name}: {reason}") },
+            Error::Interrupted => Error::Interrupted,
         }
     }
 
@@ -57,10 +68,41 @@ impl Error {
     }
 }
 
+/// Run `f`, turning a panic inside it into [`Error::Internal`] with the
+/// panic's message: for the boundary with a caller that must never see one
+/// (the Python binding).
+pub fn catch_panics<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let reason = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic with no message".into());
+        Err(Error::Internal { reason })
+    })
+}
+
 /// Return early with an [`Error::InvalidArgument`].
 #[macro_export]
 macro_rules! bail {
     ($op:expr, $($fmt:tt)*) => {
         return Err($crate::error::Error::invalid($op, format!($($fmt)*)))
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panics_become_internal_errors() {
+        assert_eq!(catch_panics(|| Ok(3)), Ok(3));
+        let formatted = catch_panics::<()>(|| panic!("index {} out of range", 7)).unwrap_err();
+        assert_eq!(formatted, Error::Internal { reason: "index 7 out of range".into() });
+        let literal = catch_panics::<()>(|| panic!("plain")).unwrap_err();
+        assert!(literal.to_string().starts_with("internal error: plain (this is a bug in ferrum"), "{literal}");
+        let v: Vec<u8> = Vec::new();
+        let indexed = catch_panics(|| Ok(v[1])).unwrap_err();
+        assert!(matches!(indexed, Error::Internal { .. }));
+    }
 }

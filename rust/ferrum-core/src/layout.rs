@@ -16,6 +16,12 @@ use crate::shape::{contiguous_strides, norm_dim, numel};
 /// in bytes).
 const MAX_STRIDE: isize = isize::MAX / 8;
 
+/// The most elements a layout may have: their size in bytes must fit in
+/// `isize` for every element size, as NumPy requires of any array (a
+/// broadcast view included), so that no byte count derived from a layout
+/// can overflow.
+const MAX_ELEMENTS: usize = isize::MAX as usize / 8;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
     pub(crate) shape: Vec<usize>,
@@ -43,8 +49,8 @@ impl Layout {
     }
 
     /// Fail unless every element of this layout lies inside a buffer of
-    /// `len` elements: ranks agree, the element count fits in `isize`, every
-    /// stride's byte size fits, and the lowest and highest offsets reached
+    /// `len` elements: ranks agree, the element count's size in bytes fits
+    /// in `isize` (as does every stride's), and the lowest and highest offsets reached
     /// are in `0..len` (an empty layout reaches none, but its offset must
     /// still not point past the buffer). Computed in `i128`, so no step of
     /// the check itself can overflow.
@@ -54,7 +60,7 @@ impl Layout {
             return bad(format!("has {} dims but {} strides", self.shape.len(), self.strides.len()));
         }
         let count = crate::shape::count(&self.shape);
-        let Some(count) = count.filter(|&n| n <= isize::MAX as usize) else {
+        let Some(count) = count.filter(|&n| n <= MAX_ELEMENTS) else {
             return bad("has more elements than can be addressed".into());
         };
         if self.strides.iter().any(|s| !(-MAX_STRIDE..=MAX_STRIDE).contains(s)) {

@@ -8,6 +8,7 @@
 pub mod autodiff;
 pub mod dtype;
 pub mod error;
+pub mod interrupt;
 pub mod kernels;
 pub mod layout;
 pub mod ops;

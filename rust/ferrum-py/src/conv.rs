@@ -7,7 +7,6 @@ use ferrum_core::ops::conv::{ConvOptions, ConvTransposeOptions};
 use ferrum_core::ops::pool::PoolOptions;
 use pyo3::prelude::*;
 
-use crate::error::IntoPyResult;
 use crate::tensor::PyTensor;
 
 /// Input elements above which the kernel runs with the GIL released.
@@ -46,7 +45,7 @@ fn call3(
     }
     let (xv, wv, bv) = (x.to_var(), weight.to_var(), bias.map(PyTensor::to_var));
     let run = || f(&xv, &wv, bv.as_ref());
-    let v = if x.t.numel() >= GIL_RELEASE_ELEMS { py.detach(run) } else { run() }.py(py)?;
+    let v = crate::error::engine(py, x.t.numel() >= GIL_RELEASE_ELEMS, run)?;
     Ok(x.wrap_var(py, v))
 }
 
@@ -149,7 +148,7 @@ fn with_indices(
 ) -> PyResult<(PyTensor, PyTensor)> {
     let xv = x.to_var();
     let run = || f(&xv);
-    let (v, idx) = if x.t.numel() >= GIL_RELEASE_ELEMS { py.detach(run) } else { run() }.py(py)?;
+    let (v, idx) = crate::error::engine(py, x.t.numel() >= GIL_RELEASE_ELEMS, run)?;
     Ok((x.wrap_var(py, v), x.wrap(py, idx)))
 }
 

@@ -7,7 +7,7 @@ use pyo3::types::{PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
 
 use crate::device::PyDType;
-use crate::error::IntoPyResult;
+use crate::error::{engine, IntoPyResult};
 use crate::tensor::creation::tensor_from_any;
 use crate::tensor::format::format_values;
 
@@ -19,7 +19,7 @@ pub struct PyTensorData {
 
 fn nested_list<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
     ferrum_core::with_dtype!(t.dtype(), T => {
-        let flat = t.try_to_vec::<T>("to_list").py(py)?;
+        let flat = engine(py, false, || t.try_to_vec::<T>("to_list"))?;
         build(py, &flat, t.shape())
     })
 }
@@ -58,14 +58,15 @@ impl PyTensorData {
         let t = tensor_from_any(py, values, dtype.map(Into::into))?;
         let t = match shape {
             Some(s) => {
-                if s.iter().product::<usize>() != t.numel() {
+                // Checked: a product that wraps around could equal the count.
+                if ferrum_core::shape::count(&s) != Some(t.numel()) {
                     return Err(crate::error::shape_error(py, format!("TensorData: {} values do not fill shape {s:?}", t.numel())));
                 }
-                t.reshape(&s.iter().map(|&d| d as isize).collect::<Vec<_>>()).py(py)?
+                engine(py, false, || t.reshape(&s.iter().map(|&d| d as isize).collect::<Vec<_>>()))?
             }
             None => t,
         };
-        Ok(PyTensorData { t: t.try_contiguous("TensorData").py(py)? })
+        Ok(PyTensorData { t: engine(py, false, || t.try_contiguous("TensorData"))? })
     }
 
     #[getter]
@@ -89,7 +90,7 @@ impl PyTensorData {
 
     /// The values as one flat list.
     fn to_vec<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        ferrum_core::with_dtype!(self.t.dtype(), T => Ok(PyList::new(py, self.t.try_to_vec::<T>("to_vec").py(py)?)?.into_any()))
+        ferrum_core::with_dtype!(self.t.dtype(), T => Ok(PyList::new(py, engine(py, false, || self.t.try_to_vec::<T>("to_vec"))?)?.into_any()))
     }
 
     /// A read-only NumPy view of the values.
@@ -99,7 +100,7 @@ impl PyTensorData {
 
     /// The values converted to `dtype`.
     fn convert(&self, py: Python<'_>, dtype: PyDType) -> PyResult<PyTensorData> {
-        Ok(PyTensorData { t: self.t.cast(DType::from(dtype)).py(py)? })
+        Ok(PyTensorData { t: engine(py, false, || self.t.cast(DType::from(dtype)))? })
     }
 
     /// Raise AssertionError unless shapes, dtypes and values are equal.

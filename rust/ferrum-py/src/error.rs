@@ -3,6 +3,7 @@
 //! the matching builtin (ValueError, TypeError, IndexError) so generic
 //! `except ValueError` handlers keep working.
 
+use ferrum_core::error::catch_panics;
 use ferrum_core::Error;
 use pyo3::exceptions::{PyException, PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -61,6 +62,8 @@ pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
         Error::KindMismatch { .. } | Error::DTypeMismatch { .. } => &ex.kind,
         Error::DimOutOfRange { .. } | Error::IndexOutOfBounds { .. } => &ex.out_of_bounds,
         Error::InvalidArgument { .. } => &ex.argument,
+        Error::Internal { .. } => &ex.base,
+        Error::Interrupted => return crate::interrupt::raised(),
     };
     raise(py, ty, msg)
 }
@@ -92,6 +95,21 @@ pub fn argument_error(py: Python<'_>, msg: impl Into<String>) -> PyErr {
         Ok(ex) => raise(py, &ex.argument, msg.into()),
         Err(e) => e,
     }
+}
+
+/// Run engine code from a Python call: a panic (a bug, since every failure
+/// the engine expects is an `Error`) comes back as a `FerrumError` instead
+/// of unwinding into PyO3, which would raise a `PanicException` that
+/// `except Exception` does not catch. With the
+/// GIL released when `release` (work long enough for other Python threads
+/// to use the wait, and long enough to be worth interrupting: on the main
+/// thread, Ctrl-C stops it between blocks), and its error converted.
+pub fn engine<R: Send>(py: Python<'_>, release: bool, f: impl FnOnce() -> ferrum_core::Result<R> + Send) -> PyResult<R> {
+    if !release {
+        return catch_panics(f).py(py);
+    }
+    let watch = crate::interrupt::on_main_thread();
+    py.detach(|| catch_panics(|| if watch { ferrum_core::interrupt::watched(f) } else { f() })).py(py)
 }
 
 /// `?`-friendly conversion of engine results.

@@ -9,6 +9,7 @@ mod device;
 mod distribution;
 mod error;
 mod gradients;
+mod interrupt;
 mod optim;
 mod record;
 mod tensor;
@@ -39,6 +40,7 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(distribution::seed, m)?)?;
     m.add_function(wrap_pyfunction!(custom_op::custom_op, m)?)?;
     error::register(m)?;
+    interrupt::install(m.py())?;
     activation::register(m)?;
     conv::register(m)?;
     record::register(m)?;

@@ -7,7 +7,6 @@ use ferrum_core::optim::{self, AdaGradOptions, AdamOptions, Momentum, RmsPropOpt
 use ferrum_core::Tensor;
 use pyo3::prelude::*;
 
-use crate::error::IntoPyResult;
 use crate::tensor::PyTensor;
 
 /// Elements above which the update runs with the GIL released: below it
@@ -16,7 +15,7 @@ const GIL_RELEASE_ELEMS: usize = 1 << 15;
 
 /// Run an engine update, releasing the GIL when the tensor is large.
 fn run<R: Send>(py: Python<'_>, numel: usize, f: impl FnOnce() -> ferrum_core::Result<R> + Send) -> PyResult<R> {
-    if numel >= GIL_RELEASE_ELEMS { py.detach(f) } else { f() }.py(py)
+    crate::error::engine(py, numel >= GIL_RELEASE_ELEMS, f)
 }
 
 /// The updated parameter, on the old one's device and as tracked as it was.

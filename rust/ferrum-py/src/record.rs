@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::device::PyDevice;
-use crate::error::IntoPyResult;
+use crate::error::{engine, IntoPyResult};
 use crate::tensor::PyTensor;
 
 fn precision(py: Python<'_>, name: &str) -> PyResult<Precision> {
@@ -177,7 +177,7 @@ fn schema_of(schema: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Item>> {
 #[pyfunction]
 fn record_to_bytes<'py>(py: Python<'py>, tree: &Bound<'py, PyAny>, format: &str, precision_name: &str) -> PyResult<Bound<'py, PyBytes>> {
     let (item, fmt, prec) = (to_item(tree, "")?, Format::from_name(format).py(py)?, precision(py, precision_name)?);
-    let bytes = py.detach(|| record::to_bytes(&item, fmt, prec)).py(py)?;
+    let bytes = engine(py, true, || record::to_bytes(&item, fmt, prec))?;
     Ok(PyBytes::new(py, &bytes))
 }
 
@@ -186,7 +186,7 @@ fn record_to_bytes<'py>(py: Python<'py>, tree: &Bound<'py, PyAny>, format: &str,
 #[pyo3(signature = (data, format, schema, device))]
 fn record_from_bytes(py: Python<'_>, data: &[u8], format: &str, schema: Option<&Bound<'_, PyAny>>, device: Py<PyDevice>) -> PyResult<Py<PyAny>> {
     let (fmt, schema) = (Format::from_name(format).py(py)?, schema_of(schema)?);
-    let item = py.detach(|| record::from_bytes(data, fmt, schema.as_ref())).py(py)?;
+    let item = engine(py, true, || record::from_bytes(data, fmt, schema.as_ref()))?;
     to_py(py, item, &device)
 }
 
@@ -194,7 +194,7 @@ fn record_from_bytes(py: Python<'_>, data: &[u8], format: &str, schema: Option<&
 #[pyfunction]
 fn record_save(py: Python<'_>, tree: &Bound<'_, PyAny>, path: PathBuf, format: &str, precision_name: &str) -> PyResult<()> {
     let (item, fmt, prec) = (to_item(tree, "")?, Format::from_name(format).py(py)?, precision(py, precision_name)?);
-    py.detach(|| record::save_file(&item, &path, fmt, prec)).py(py)
+    engine(py, true, || record::save_file(&item, &path, fmt, prec))
 }
 
 /// Read and decode a whole record file; errors name the file.
@@ -202,7 +202,7 @@ fn record_save(py: Python<'_>, tree: &Bound<'_, PyAny>, path: PathBuf, format: &
 #[pyo3(signature = (path, format, schema, device))]
 fn record_load(py: Python<'_>, path: PathBuf, format: &str, schema: Option<&Bound<'_, PyAny>>, device: Py<PyDevice>) -> PyResult<Py<PyAny>> {
     let (fmt, schema) = (Format::from_name(format).py(py)?, schema_of(schema)?);
-    let item = py.detach(|| record::load_file(&path, fmt, schema.as_ref())).py(py)?;
+    let item = engine(py, true, || record::load_file(&path, fmt, schema.as_ref()))?;
     to_py(py, item, &device)
 }
 

@@ -111,7 +111,9 @@ class DataLoaderIterator(Generic[BatchT]):
     """One epoch of a ``DataLoader``.
 
     Abandoning it (``break``, an exception, ``close()``, leaving a ``with``
-    block, or dropping the last reference) stops and joins its worker threads.
+    block, or dropping the last reference) stops its worker threads at once,
+    without waiting for batches in the making: those finish in the
+    background and are thrown away.
     """
 
     def __init__(
@@ -157,7 +159,7 @@ class DataLoaderIterator(Generic[BatchT]):
         return Progress(self._processed, self._total)
 
     def close(self) -> None:
-        """Stop the epoch early: worker threads are stopped and joined."""
+        """Stop the epoch early: worker threads stop without being waited for."""
         self._next = len(self._batches)
         if self._prefetcher is not None:
             self._finalizer()

@@ -21,7 +21,8 @@ class OrderedPrefetcher(Generic[ResultT]):
     memory; ``take()`` returns results strictly in task order, whichever worker
     finishes first, so the output does not depend on thread timing. A task's
     exception is re-raised by ``take()`` when its turn comes. ``close()`` stops
-    the workers and joins them (a task already running is let finish).
+    the workers without waiting for them: a task already running finishes in
+    the background, its result is dropped and its worker exits.
     """
 
     def __init__(self, task: Callable[[int], ResultT], count: int, num_workers: int, depth: int) -> None:
@@ -58,15 +59,18 @@ class OrderedPrefetcher(Generic[ResultT]):
         return result  # type: ignore[return-value]
 
     def close(self) -> None:
-        """Stop handing out tasks, drop pending results and join the workers."""
+        """Stop handing out tasks and drop pending results, at once.
+
+        Idle workers exit straight away. One in the middle of a task is not
+        waited for (leaving a loop early must not wait for batches that will
+        be thrown away, nor hang on a batcher that never returns): it exits
+        when the task ends, dropping the result. Workers are daemon threads,
+        so one stuck in a task never holds up the interpreter's exit.
+        """
         with self._cond:
             self._stopped = True
             self._done.clear()
             self._cond.notify_all()
-        current = threading.current_thread()
-        for thread in self._threads:
-            if thread is not current:
-                thread.join()
 
     def _work(self) -> None:
         while True:

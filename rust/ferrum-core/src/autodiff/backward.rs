@@ -81,6 +81,10 @@ pub fn backward(root: &Var) -> Result<Gradients> {
     pending.insert(node.id, Tensor::ones(root.value.shape(), root.value.dtype()));
     let mut grads = Gradients::new();
     for n in collect(node) {
+        // A long backward pass stops between nodes on an interrupt.
+        if crate::interrupt::poll() {
+            return Err(Error::Interrupted);
+        }
         let Some(g) = pending.remove(&n.id) else { continue };
         if n.is_leaf {
             grads.insert(n.id, g);

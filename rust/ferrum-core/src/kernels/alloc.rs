@@ -9,7 +9,7 @@
 use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::shape::try_with_capacity;
 
 /// Bytes from which a buffer is advised to use huge pages (NumPy's threshold).
@@ -17,13 +17,22 @@ const HUGE_PAGE_MIN_BYTES: usize = 1 << 22;
 
 /// A vector of `n` elements, each written once by `fill`.
 ///
+/// A kernel that stops early on an interrupt ([`crate::interrupt::poll`])
+/// leaves elements unwritten: then the buffer is dropped as it is, empty,
+/// and the call fails with [`Error::Interrupted`].
+///
 /// # Safety
-/// `fill` must initialise every element of the slice it is given.
+/// `fill` must initialise every element of the slice it is given, unless
+/// the call it belongs to has been stopped.
 pub unsafe fn new_filled<T>(op: &'static str, n: usize, fill: impl FnOnce(&mut [MaybeUninit<T>])) -> Result<Vec<T>> {
     let mut v: Vec<T> = try_with_capacity(op, n)?;
     advise_huge_pages(&mut v);
     fill(&mut v.spare_capacity_mut()[..n]);
-    // SAFETY: the caller guarantees `fill` wrote all `n` elements.
+    if crate::interrupt::stopped() {
+        return Err(Error::Interrupted);
+    }
+    // SAFETY: the caller guarantees `fill` wrote all `n` elements when the
+    // call was not stopped.
     unsafe { v.set_len(n) };
     Ok(v)
 }

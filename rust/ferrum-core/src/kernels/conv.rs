@@ -10,14 +10,14 @@
 
 use std::cell::RefCell;
 
-use rayon::prelude::*;
-
 #[cfg(target_arch = "x86_64")]
 use super::conv_direct;
 use super::gemm::{Dims, GemmElement, Mat};
 use super::im2col::{col2im, im2col, ConvGeom};
+use super::team;
 use crate::dtype::Element;
 use crate::error::Result;
+use crate::interrupt;
 use crate::shape::ensure_fits;
 
 /// Elements of one band of the im2col matrix: small enough to stay in L2
@@ -138,26 +138,28 @@ pub(super) fn batch_sum<T: ConvElement>(batch: usize, len: usize, parallel: bool
         (0..batch).for_each(|i| add(i, &mut sum, i == 0));
         return sum;
     }
-    let sum = (0..batch)
-        .into_par_iter()
-        .fold(Vec::<T>::new, |mut sum, i| {
-            let first = sum.is_empty();
-            if first {
-                sum = vec![T::ZERO; len];
+    // One partial sum per thread over a contiguous run of images, added in
+    // part order: the same result whichever thread runs which part. On the
+    // team, so that the calling thread works (and watches for interrupts).
+    let parts = rayon::current_num_threads().clamp(1, batch.max(1));
+    let mut partials: Vec<Vec<T>> = vec![Vec::new(); parts];
+    team::for_each_chunk_mut(&mut partials, 1, |t, slot| {
+        let (start, end) = (batch * t / parts, batch * (t + 1) / parts);
+        let mut sum = vec![T::ZERO; len];
+        for i in start..end {
+            if interrupt::poll() {
+                break;
             }
-            add(i, &mut sum, first);
-            sum
-        })
-        .reduce(Vec::new, |a, b| match (a.is_empty(), b.is_empty()) {
-            (true, _) => b,
-            (_, true) => a,
-            _ => a.into_iter().zip(b).map(|(u, v)| u + v).collect(),
-        });
-    if sum.is_empty() {
-        vec![T::ZERO; len]
-    } else {
-        sum
+            add(i, &mut sum, i == start);
+        }
+        slot[0] = sum;
+    });
+    let mut partials = partials.into_iter();
+    let mut total = partials.next().unwrap_or_else(|| vec![T::ZERO; len]);
+    for p in partials {
+        total.iter_mut().zip(p).for_each(|(u, v)| *u += v);
     }
+    total
 }
 
 /// Run `f(image, out_chunk, scratch, gemm_threads)` for each image, where
@@ -167,7 +169,9 @@ fn per_image<T: ConvElement>(out: &mut [T], per: usize, g: &ConvGeom, f: impl Fn
         return;
     }
     if batch_parallel(g) {
-        out.par_chunks_mut(per).enumerate().for_each(|(i, o)| T::with_scratch(|scratch| f(i, o, scratch, false)));
+        // On the team, so that the calling thread works on images too and
+        // watches for interrupts between its bands.
+        team::for_each_chunk_mut(out, per, |i, o| T::with_scratch(|scratch| f(i, o, scratch, false)));
     } else {
         let threads = flops(g) >= PAR_CONV_FLOPS;
         T::with_scratch(|scratch| out.chunks_mut(per).enumerate().for_each(|(i, o)| f(i, o, scratch, threads)));
@@ -216,6 +220,9 @@ pub fn conv_forward<T: ConvElement>(op: &'static str, x: &[T], w: &[T], bias: Op
                 continue;
             }
             for rows in bands::<T>(g) {
+                if interrupt::poll() {
+                    return;
+                }
                 let np = rows.len() * g.ow;
                 let col = scratch_for(scratch, k * np);
                 let start = rows.start * g.ow;
@@ -255,6 +262,9 @@ pub fn conv_backward_input<T: ConvElement>(op: &'static str, gy: &[T], w: &[T], 
                 continue;
             }
             for rows in bands::<T>(g) {
+                if interrupt::poll() {
+                    return;
+                }
                 let np = rows.len() * g.ow;
                 let col = scratch_for(scratch, k * np);
                 let gm = Mat { offset: grp * og * p + rows.start * g.ow, rs: p as isize, cs: 1 };
@@ -288,6 +298,9 @@ pub fn conv_backward_weight<T: ConvElement>(op: &'static str, x: &[T], gy: &[T],
                 continue;
             }
             for (b, rows) in bands::<T>(g).enumerate() {
+                if interrupt::poll() {
+                    return;
+                }
                 let np = rows.len() * g.ow;
                 let col = scratch_for(scratch, k * np);
                 let gm = Mat { offset: grp * og * p + rows.start * g.ow, rs: p as isize, cs: 1 };

@@ -19,11 +19,13 @@ use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
+
+use crate::interrupt;
 
 /// How long a helper keeps polling for the next loop before it parks: long
 /// enough to bridge the Python between two ops of a training step, short
@@ -37,6 +39,9 @@ const SPINS: u32 = 64;
 /// One loop: `parts` calls of `f`, claimed one at a time.
 struct Job<'a> {
     f: &'a (dyn Fn(usize) + Sync),
+    /// The interrupt token of the call the loop belongs to, so that kernels
+    /// in parts run by helpers stop with it.
+    token: Option<Arc<AtomicBool>>,
     parts: usize,
     next: AtomicUsize,
     done: AtomicUsize,
@@ -53,7 +58,7 @@ impl Job<'_> {
             }
             // A panicking part still counts as done so that the caller's
             // wait ends; the caller re-raises it.
-            if catch_unwind(AssertUnwindSafe(|| (self.f)(i))).is_err() {
+            if catch_unwind(AssertUnwindSafe(|| interrupt::working_for(self.token.as_ref(), || (self.f)(i)))).is_err() {
                 self.panicked.store(true, Ordering::Relaxed);
             }
             self.done.fetch_add(1, Ordering::Release);
@@ -167,11 +172,12 @@ pub fn for_each_part(parts: usize, f: impl Fn(usize) + Sync) {
     let nested = IN_TEAM.with(Cell::get) || rayon::current_thread_index().is_some();
     let guard = if nested { None } else { TEAM.busy.try_lock().ok() };
     let helpers = if guard.is_some() { helpers() } else { &[] };
+    let token = interrupt::token();
     if helpers.is_empty() {
-        (0..parts).into_par_iter().for_each(&f);
+        (0..parts).into_par_iter().for_each(|i| interrupt::working_for(token.as_ref(), || f(i)));
         return;
     }
-    let job = Job { f: &f, parts, next: AtomicUsize::new(0), done: AtomicUsize::new(0), panicked: AtomicBool::new(false) };
+    let job = Job { f: &f, token, parts, next: AtomicUsize::new(0), done: AtomicUsize::new(0), panicked: AtomicBool::new(false) };
     run(&job, helpers);
     drop(guard);
     if job.panicked.load(Ordering::Relaxed) {

@@ -3,13 +3,13 @@
 
 use std::mem::MaybeUninit;
 
-use rayon::prelude::*;
-
 use crate::autodiff::{record, sum_to_shape, FnBackward, Var};
 use crate::dtype::Element;
 use crate::error::{Error, Result};
+use crate::interrupt;
 use crate::kernels::alloc::new_filled;
 use crate::kernels::gemm::{Dims, GemmElement, Mat};
+use crate::kernels::team;
 use crate::layout::Layout;
 use crate::shape::broadcast_shape;
 use crate::tensor::Tensor;
@@ -65,12 +65,19 @@ fn batched<T: Element + GemmElement>(a: &Tensor, b: &Tensor, batch: &[usize], m:
     let mat = |l: &Layout, off: usize| Mat { offset: off, rs: l.strides[r - 2], cs: l.strides[r - 1] };
     let chunk = (m * n).max(1);
     let fill = |out: &mut [T]| {
+        // Between matrices a stopped call leaves the rest unwritten, which
+        // `new_filled` then discards.
         if nb > 1 && m * n * k < SMALL_GEMM {
-            out.par_chunks_mut(chunk).enumerate().for_each(|(i, dst)| {
-                T::gemm(dst, ba, mat(la, oa[i]), bb, mat(lb, ob[i]), Dims { m, k, n }, false);
+            team::for_each_chunk_mut(out, chunk, |i, dst| {
+                if !interrupt::poll() {
+                    T::gemm(dst, ba, mat(la, oa[i]), bb, mat(lb, ob[i]), Dims { m, k, n }, false);
+                }
             });
         } else {
             for (i, dst) in out.chunks_mut(chunk).enumerate().take(nb) {
+                if interrupt::poll() {
+                    break;
+                }
                 T::gemm(dst, ba, mat(la, oa[i]), bb, mat(lb, ob[i]), Dims { m, k, n }, true);
             }
         }

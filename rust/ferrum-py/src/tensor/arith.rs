@@ -10,7 +10,7 @@ use ferrum_core::{Kind, Tensor};
 use pyo3::prelude::*;
 
 use super::{scalar_for, PyTensor};
-use crate::error::{kind_error, IntoPyResult};
+use crate::error::{engine, kind_error};
 
 impl PyTensor {
     /// `self op other` where other is a tensor or a number; `reflected`
@@ -237,10 +237,12 @@ impl PyTensor {
         other.expect_kind(py, "powi", Kind::Int)?;
         if self.t.kind() == Kind::Int {
             // Int ^ Int stays Int: f64 holds every exactly representable result.
-            let e = other.t.cast(ferrum_core::DType::F64).py(py)?;
+            let o = &other.t;
+            let e = engine(py, false, || o.cast(ferrum_core::DType::F64))?;
             return self.op2(py, "powi", &other, |t, _| t.cast(ferrum_core::DType::F64)?.binary(BinaryOp::Powf, &e)?.cast(ferrum_core::DType::I64));
         }
-        let e = Var::constant(other.t.cast(self.t.dtype()).py(py)?);
+        let (o, dt) = (&other.t, self.t.dtype());
+        let e = Var::constant(engine(py, false, || o.cast(dt))?);
         self.same_backend(py, "powi", &other)?;
         self.dop(py, |v| v.binary(BinaryOp::Powf, &e))
     }

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 
 use super::PyTensor;
 use crate::device::PyDevice;
-use crate::error::{backend_error, IntoPyResult};
+use crate::error::{backend_error, engine};
 use crate::gradients::PyGradients;
 
 impl PyTensor {
@@ -82,7 +82,7 @@ impl PyTensor {
         self.expect_autodiff(py, "backward")?;
         self.expect_kind(py, "backward", Kind::Float)?;
         let root = self.to_var();
-        let grads = py.detach(|| backward(&root)).py(py)?;
+        let grads = engine(py, true, || backward(&root))?;
         Ok(PyGradients::new(grads, self.inner_device(py)))
     }
 

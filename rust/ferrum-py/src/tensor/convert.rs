@@ -10,7 +10,7 @@ use pyo3::types::{PyTuple, PyType};
 use super::PyTensor;
 use crate::data::PyTensorData;
 use crate::device::{kind_class, PyDType, PyDevice};
-use crate::error::{kind_error, IntoPyResult};
+use crate::error::{engine, kind_error, IntoPyResult};
 
 pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
     Ok(match s {
@@ -114,7 +114,7 @@ impl PyTensor {
 
     /// The values, copied into a TensorData.
     fn to_data(&self, py: Python<'_>) -> PyResult<PyTensorData> {
-        Ok(PyTensorData { t: self.t.try_contiguous("to_data").py(py)? })
+        Ok(PyTensorData { t: engine(py, false, || self.t.try_contiguous("to_data"))? })
     }
 
     /// As `to_data` (Burn's consuming form; Python keeps the tensor).
@@ -127,7 +127,7 @@ impl PyTensor {
     /// The value of a one-element tensor as a Python float, int or bool.
     #[allow(clippy::wrong_self_convention)]
     fn into_scalar(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let s = self.t.into_scalar().py(py)?;
+        let s = engine(py, false, || self.t.into_scalar())?;
         scalar_to_py(py, s)
     }
 
@@ -188,15 +188,15 @@ impl PyTensor {
                 format!("the truth value of a tensor with shape {:?} is ambiguous; use .any() or .all()", self.t.shape()),
             ));
         }
-        Ok(self.t.into_scalar().py(py)?.to_bool())
+        Ok(engine(py, false, || self.t.into_scalar())?.to_bool())
     }
 
     fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
-        Ok(self.t.into_scalar().py(py)?.to_f64())
+        Ok(engine(py, false, || self.t.into_scalar())?.to_f64())
     }
 
     fn __int__(&self, py: Python<'_>) -> PyResult<i64> {
-        Ok(self.t.into_scalar().py(py)?.to_i64())
+        Ok(engine(py, false, || self.t.into_scalar())?.to_i64())
     }
 
     #[classmethod]

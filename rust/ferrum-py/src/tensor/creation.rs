@@ -2,13 +2,15 @@
 
 use ferrum_core::{DType, Kind, Scalar, Tensor};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PySequence, PyTuple};
+use pyo3::types::PyTuple;
 
+use super::from_numpy::tensor_from_numpy;
+use super::nested::{flatten_nested, from_scalars, inferred_dtype};
 use super::{scalar_for, to_scalar, PyTensor};
 use crate::data::PyTensorData;
 use crate::device::{dtype_of_kind, PyDType, PyDevice};
 use crate::distribution::PyDistribution;
-use crate::error::{argument_error, kind_error, shape_error, IntoPyResult};
+use crate::error::{engine, kind_error, shape_error};
 
 /// The dtype asked for by `kind` (a kind class) or `dtype`, if any.
 fn requested(kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<Option<DType>> {
@@ -26,118 +28,6 @@ fn shape_vec(py: Python<'_>, op: &str, shape: &Bound<'_, PyAny>) -> PyResult<Vec
         .collect()
 }
 
-/// Flatten nested Python sequences, checking they are rectangular.
-fn flatten_nested(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<(Vec<usize>, Vec<Scalar>)> {
-    let mut shape = Vec::new();
-    let mut probe = obj.clone();
-    while let Ok(seq) = probe.cast::<PySequence>() {
-        if probe.is_instance_of::<pyo3::types::PyString>() {
-            break;
-        }
-        let n = seq.len()?;
-        shape.push(n);
-        if n == 0 {
-            break;
-        }
-        probe = seq.get_item(0)?;
-    }
-    let mut out = Vec::with_capacity(shape.iter().product());
-    fn walk(py: Python<'_>, obj: &Bound<'_, PyAny>, shape: &[usize], depth: usize, out: &mut Vec<Scalar>) -> PyResult<()> {
-        if depth == shape.len() {
-            let s = to_scalar(obj).ok_or_else(|| {
-                kind_error(py, format!("from_data: expected numbers, found {}", obj.repr().map(|r| r.to_string()).unwrap_or_default()))
-            })?;
-            out.push(s);
-            return Ok(());
-        }
-        let seq = obj.cast::<PySequence>().map_err(|_| {
-            shape_error(py, format!("from_data: ragged nested data: expected a sequence of {} items at depth {depth}, found a scalar", shape[depth]))
-        })?;
-        let n = seq.len()?;
-        if n != shape[depth] {
-            return Err(shape_error(py, format!("from_data: ragged nested data: expected {} items at depth {depth}, found {n}", shape[depth])));
-        }
-        if depth + 1 == shape.len() {
-            if let Ok(list) = obj.cast::<PyList>() {
-                for item in list.iter() {
-                    walk(py, &item, shape, depth + 1, out)?;
-                }
-                return Ok(());
-            }
-        }
-        for i in 0..n {
-            walk(py, &seq.get_item(i)?, shape, depth + 1, out)?;
-        }
-        Ok(())
-    }
-    walk(py, obj, &shape, 0, &mut out)?;
-    Ok((shape, out))
-}
-
-/// The kind nested data implies: Bool if all bools, Int if all ints, else Float.
-fn inferred_dtype(values: &[Scalar]) -> DType {
-    if values.iter().all(|v| matches!(v, Scalar::Bool(_))) && !values.is_empty() {
-        DType::Bool
-    } else if values.iter().all(|v| matches!(v, Scalar::Int(_) | Scalar::Bool(_))) && !values.is_empty() {
-        DType::I64
-    } else {
-        DType::F32
-    }
-}
-
-fn from_scalars(py: Python<'_>, values: &[Scalar], shape: &[usize], dtype: DType) -> PyResult<Tensor> {
-    if dtype.kind() == Kind::Int && values.iter().any(|v| matches!(v, Scalar::Float(f) if f.fract() != 0.0)) {
-        return Err(kind_error(py, "from_data: fractional values cannot make an Int tensor; use a Float kind"));
-    }
-    let t = match dtype {
-        DType::F32 => Tensor::from_vec(values.iter().map(|v| v.to_f64() as f32).collect(), shape),
-        DType::F64 => Tensor::from_vec(values.iter().map(|v| v.to_f64()).collect(), shape),
-        DType::I64 => Tensor::from_vec(values.iter().map(|v| v.to_i64()).collect(), shape),
-        DType::Bool => Tensor::from_vec(values.iter().map(|v| v.to_bool()).collect(), shape),
-    };
-    t.py(py)
-}
-
-/// A NumPy array copied into an engine tensor, converting its dtype: floats
-/// to f32/f64, integers to i64, bools to bool.
-pub fn tensor_from_numpy(py: Python<'_>, array: &Bound<'_, PyAny>, want: Option<DType>) -> PyResult<Tensor> {
-    let np = py.import("numpy")?;
-    let kind: String = array.getattr("dtype")?.getattr("kind")?.extract()?;
-    let itemsize: usize = array.getattr("dtype")?.getattr("itemsize")?.extract()?;
-    let natural = match kind.as_str() {
-        "f" if itemsize == 8 => DType::F64,
-        "f" => DType::F32,
-        "i" | "u" => DType::I64,
-        "b" => DType::Bool,
-        _ => {
-            return Err(kind_error(py, format!("from_numpy: expected a float, int or bool array, found dtype {}", array.getattr("dtype")?.str()?)));
-        }
-    };
-    let dtype = want.unwrap_or(natural);
-    let np_name = match dtype {
-        DType::F32 => "float32",
-        DType::F64 => "float64",
-        DType::I64 => "int64",
-        DType::Bool => "bool",
-    };
-    let shape: Vec<usize> = array.getattr("shape")?.extract()?;
-    let flat = np.call_method1("ascontiguousarray", (array, np_name))?.call_method1("reshape", (-1,))?;
-    use numpy::PyArrayMethods;
-    macro_rules! copy {
-        ($t:ty) => {{
-            let a = flat.cast::<numpy::PyArray1<$t>>()?;
-            let v = a.readonly().as_slice().map_err(|e| argument_error(py, e.to_string()))?.to_vec();
-            Tensor::from_vec(v, &shape).py(py)
-        }};
-    }
-    match dtype {
-        DType::F32 => copy!(f32),
-        DType::F64 => copy!(f64),
-        DType::I64 => copy!(i64),
-        DType::Bool => copy!(bool),
-    }
-}
-
 fn is_numpy_array(obj: &Bound<'_, PyAny>) -> bool {
     obj.hasattr("__array_interface__").unwrap_or(false) && obj.hasattr("dtype").unwrap_or(false)
 }
@@ -147,11 +37,11 @@ fn is_numpy_array(obj: &Bound<'_, PyAny>) -> bool {
 pub fn tensor_from_any(py: Python<'_>, data: &Bound<'_, PyAny>, want: Option<DType>) -> PyResult<Tensor> {
     if let Ok(d) = data.cast::<PyTensorData>() {
         let t = d.get().t.clone();
-        return match want { Some(dt) => t.cast(dt).py(py), None => Ok(t) };
+        return match want { Some(dt) => engine(py, false, || t.cast(dt)), None => Ok(t) };
     }
     if let Ok(t) = data.cast::<PyTensor>() {
         let t = t.get().t.clone();
-        return match want { Some(dt) => t.cast(dt).py(py), None => Ok(t) };
+        return match want { Some(dt) => engine(py, false, || t.cast(dt)), None => Ok(t) };
     }
     if is_numpy_array(data) {
         return tensor_from_numpy(py, data, want);
@@ -159,7 +49,7 @@ pub fn tensor_from_any(py: Python<'_>, data: &Bound<'_, PyAny>, want: Option<DTy
     if to_scalar(data).is_some() && !data.is_instance_of::<PyTuple>() {
         return Err(shape_error(py, "from_data: expected nested sequences (rank >= 1), found a scalar; wrap it in a list"));
     }
-    let (shape, values) = flatten_nested(py, data)?;
+    let (shape, values) = flatten_nested(py, data, want)?;
     let dtype = want.unwrap_or_else(|| inferred_dtype(&values));
     from_scalars(py, &values, &shape, dtype)
 }
@@ -213,7 +103,8 @@ impl PyTensor {
     #[pyo3(signature = (shape, device, kind = None, *, dtype = None))]
     fn zeros(py: Python<'_>, shape: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         let dt = requested(kind, dtype)?.unwrap_or(DType::F32);
-        let t = Tensor::try_full("zeros", &shape_vec(py, "zeros", shape)?, Scalar::Int(0), dt).py(py)?;
+        let dims = shape_vec(py, "zeros", shape)?;
+        let t = engine(py, false, || Tensor::try_full("zeros", &dims, Scalar::Int(0), dt))?;
         Ok(PyTensor::new(t, device))
     }
 
@@ -221,7 +112,8 @@ impl PyTensor {
     #[pyo3(signature = (shape, device, kind = None, *, dtype = None))]
     fn ones(py: Python<'_>, shape: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         let dt = requested(kind, dtype)?.unwrap_or(DType::F32);
-        let t = Tensor::try_full("ones", &shape_vec(py, "ones", shape)?, Scalar::Int(1), dt).py(py)?;
+        let dims = shape_vec(py, "ones", shape)?;
+        let t = engine(py, false, || Tensor::try_full("ones", &dims, Scalar::Int(1), dt))?;
         Ok(PyTensor::new(t, device))
     }
 
@@ -238,32 +130,38 @@ impl PyTensor {
     fn full(py: Python<'_>, shape: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         let dt = requested(kind, dtype)?.unwrap_or(DType::F32);
         let s = scalar_for(py, "full", value, dt)?;
-        Ok(PyTensor::new(Tensor::try_full("full", &shape_vec(py, "full", shape)?, s, dt).py(py)?, device))
+        let dims = shape_vec(py, "full", shape)?;
+        Ok(PyTensor::new(engine(py, false, || Tensor::try_full("full", &dims, s, dt))?, device))
     }
 
-    fn zeros_like(&self, py: Python<'_>) -> PyTensor {
-        self.wrap(py, Tensor::zeros(self.t.shape(), self.t.dtype()))
+    fn zeros_like(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        // A fresh buffer the size of this tensor, which may be a broadcast
+        // view far larger than its own: allocated fallibly.
+        let (shape, dt) = (self.t.shape(), self.t.dtype());
+        Ok(self.wrap(py, engine(py, false, || Tensor::try_full("zeros_like", shape, Scalar::Int(0), dt))?))
     }
 
-    fn ones_like(&self, py: Python<'_>) -> PyTensor {
-        self.wrap(py, Tensor::ones(self.t.shape(), self.t.dtype()))
+    fn ones_like(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let (shape, dt) = (self.t.shape(), self.t.dtype());
+        Ok(self.wrap(py, engine(py, false, || Tensor::try_full("ones_like", shape, Scalar::Int(1), dt))?))
     }
 
     fn full_like(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let s = scalar_for(py, "full_like", value, self.t.dtype())?;
-        Ok(self.wrap(py, Tensor::full(self.t.shape(), s, self.t.dtype())))
+        let (shape, dt) = (self.t.shape(), self.t.dtype());
+        Ok(self.wrap(py, engine(py, false, || Tensor::try_full("full_like", shape, s, dt))?))
     }
 
     /// Int tensor `[start, end)` (Burn's `arange(start..end)`).
     #[staticmethod]
     fn arange(py: Python<'_>, start: i64, end: i64, device: Py<PyDevice>) -> PyResult<PyTensor> {
-        Ok(PyTensor::new(Tensor::arange_step(start, end, 1, DType::I64).py(py)?, device))
+        Ok(PyTensor::new(engine(py, false, || Tensor::arange_step(start, end, 1, DType::I64))?, device))
     }
 
     /// Int tensor `[start, end)` by `step` (negative steps count down).
     #[staticmethod]
     fn arange_step(py: Python<'_>, start: i64, end: i64, step: i64, device: Py<PyDevice>) -> PyResult<PyTensor> {
-        Ok(PyTensor::new(Tensor::arange_step(start, end, step, DType::I64).py(py)?, device))
+        Ok(PyTensor::new(engine(py, false, || Tensor::arange_step(start, end, step, DType::I64))?, device))
     }
 
     /// The `size x size` identity matrix.
@@ -272,7 +170,7 @@ impl PyTensor {
     fn eye(py: Python<'_>, size: i64, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         let dt = requested(kind, dtype)?.unwrap_or(DType::F32);
         let n = super::count(py, "eye", "size", size)?;
-        Ok(PyTensor::new(Tensor::eye(n, dt).py(py)?, device))
+        Ok(PyTensor::new(engine(py, false, || Tensor::eye(n, dt))?, device))
     }
 
     /// Samples of `distribution` (seeded by `B.seed(n)`).
@@ -289,7 +187,7 @@ impl PyTensor {
         let dt = requested(kind, dtype)?.unwrap_or(DType::F32);
         let shape = shape_vec(py, "random", shape)?;
         let d = distribution.0;
-        let t = py.detach(|| Tensor::random(&shape, d, dt)).py(py)?;
+        let t = engine(py, true, || Tensor::random(&shape, d, dt))?;
         Ok(PyTensor::new(t, device))
     }
 
@@ -297,7 +195,7 @@ impl PyTensor {
     fn random_like(&self, py: Python<'_>, distribution: PyRef<'_, PyDistribution>) -> PyResult<PyTensor> {
         let d = distribution.0;
         let (shape, dt) = (self.t.shape().to_vec(), self.t.dtype());
-        let t = py.detach(|| Tensor::random(&shape, d, dt)).py(py)?;
+        let t = engine(py, true, || Tensor::random(&shape, d, dt))?;
         Ok(self.wrap(py, t))
     }
 
@@ -305,20 +203,23 @@ impl PyTensor {
     #[staticmethod]
     #[pyo3(signature = (shape, offset, device))]
     fn triu_mask(py: Python<'_>, shape: &Bound<'_, PyAny>, offset: i64, device: Py<PyDevice>) -> PyResult<PyTensor> {
-        Ok(PyTensor::new(Tensor::triu_mask(&shape_vec(py, "triu_mask", shape)?, offset).py(py)?, device))
+        let dims = shape_vec(py, "triu_mask", shape)?;
+        Ok(PyTensor::new(engine(py, false, || Tensor::triu_mask(&dims, offset))?, device))
     }
 
     /// Bool mask, False on the lower triangle (`j - i <= offset`).
     #[staticmethod]
     #[pyo3(signature = (shape, offset, device))]
     fn tril_mask(py: Python<'_>, shape: &Bound<'_, PyAny>, offset: i64, device: Py<PyDevice>) -> PyResult<PyTensor> {
-        Ok(PyTensor::new(Tensor::tril_mask(&shape_vec(py, "tril_mask", shape)?, offset).py(py)?, device))
+        let dims = shape_vec(py, "tril_mask", shape)?;
+        Ok(PyTensor::new(engine(py, false, || Tensor::tril_mask(&dims, offset))?, device))
     }
 
     /// Bool mask, False on the diagonal `j - i == offset`.
     #[staticmethod]
     #[pyo3(signature = (shape, offset, device))]
     fn diag_mask(py: Python<'_>, shape: &Bound<'_, PyAny>, offset: i64, device: Py<PyDevice>) -> PyResult<PyTensor> {
-        Ok(PyTensor::new(Tensor::diag_mask(&shape_vec(py, "diag_mask", shape)?, offset).py(py)?, device))
+        let dims = shape_vec(py, "diag_mask", shape)?;
+        Ok(PyTensor::new(engine(py, false, || Tensor::diag_mask(&dims, offset))?, device))
     }
 }

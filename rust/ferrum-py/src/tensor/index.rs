@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyEllipsis, PySlice, PyTuple};
 
 use super::{scalar_for, Dim, PyTensor};
-use crate::error::{argument_error, shape_error, IntoPyResult};
+use crate::error::{argument_error, engine, shape_error};
 
 /// Turn a Python index (int, slice, `(start, end)`, None, Ellipsis, or a
 /// tuple/list of them) into one spec per dim. Ints and ranges keep their
@@ -219,7 +219,7 @@ impl PyTensor {
 
     /// Coordinates of the non-zero (True) elements, one Int tensor per dim.
     fn nonzero(&self, py: Python<'_>) -> PyResult<Vec<PyTensor>> {
-        let ts = self.t.nonzero().py(py)?;
+        let ts = engine(py, false, || self.t.nonzero())?;
         Ok(ts.into_iter().map(|t| self.wrap(py, t)).collect())
     }
 
@@ -232,7 +232,7 @@ impl PyTensor {
     #[staticmethod]
     fn cat(py: Python<'_>, tensors: Vec<PyRef<'_, PyTensor>>, dim: Dim) -> PyResult<PyTensor> {
         let vs = vars_of(py, "cat", &tensors)?;
-        let v = py.detach(|| Var::cat(&vs, dim)).py(py)?;
+        let v = engine(py, true, || Var::cat(&vs, dim))?;
         Ok(tensors[0].wrap_var(py, v))
     }
 
@@ -240,7 +240,7 @@ impl PyTensor {
     #[staticmethod]
     fn stack(py: Python<'_>, tensors: Vec<PyRef<'_, PyTensor>>, dim: Dim) -> PyResult<PyTensor> {
         let vs = vars_of(py, "stack", &tensors)?;
-        let v = py.detach(|| Var::stack(&vs, dim)).py(py)?;
+        let v = engine(py, true, || Var::stack(&vs, dim))?;
         Ok(tensors[0].wrap_var(py, v))
     }
 }

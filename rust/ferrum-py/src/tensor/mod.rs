@@ -7,6 +7,8 @@ mod autodiff;
 pub mod convert;
 pub mod creation;
 pub mod format;
+mod from_numpy;
+mod nested;
 mod index;
 mod reduce;
 mod shape;
@@ -16,10 +18,10 @@ use std::sync::Arc;
 use ferrum_core::autodiff::{Node, Var};
 use ferrum_core::{DType, Kind, Scalar, Tensor};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt};
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
 
 use crate::device::PyDevice;
-use crate::error::{backend_error, kind_error, IntoPyResult};
+use crate::error::{backend_error, engine, kind_error};
 
 /// Elements above which a kernel runs with the GIL released: below it the
 /// release/reacquire costs more than the kernel.
@@ -75,19 +77,15 @@ impl PyTensor {
     /// Run an engine call, releasing the GIL when the work is large enough
     /// for other Python threads to make progress meanwhile.
     pub fn run<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&Tensor) -> ferrum_core::Result<R> + Send) -> PyResult<R> {
-        if self.t.numel() >= GIL_RELEASE_ELEMS {
-            let t = &self.t;
-            py.detach(|| f(t)).py(py)
-        } else {
-            f(&self.t).py(py)
-        }
+        let t = &self.t;
+        engine(py, t.numel() >= GIL_RELEASE_ELEMS, || f(t))
     }
 
     /// A differentiable op: it runs on `Var`s, so on an autodiff backend
     /// it records its backward when an input is tracked.
     pub fn dop(&self, py: Python<'_>, f: impl FnOnce(&Var) -> ferrum_core::Result<Var> + Send) -> PyResult<PyTensor> {
         let x = self.to_var();
-        let v = if self.t.numel() >= GIL_RELEASE_ELEMS { py.detach(|| f(&x)) } else { f(&x) }.py(py)?;
+        let v = engine(py, self.t.numel() >= GIL_RELEASE_ELEMS, || f(&x))?;
         Ok(self.wrap_var(py, v))
     }
 
@@ -101,7 +99,7 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         self.same_backend(py, name, other)?;
         let (a, b) = (self.to_var(), other.to_var());
-        let v = if self.t.numel() >= GIL_RELEASE_ELEMS { py.detach(|| f(&a, &b)) } else { f(&a, &b) }.py(py)?;
+        let v = engine(py, self.t.numel() >= GIL_RELEASE_ELEMS, || f(&a, &b))?;
         Ok(self.wrap_var(py, v))
     }
 
@@ -148,7 +146,8 @@ impl PyTensor {
 
 /// A Python number as an engine scalar for an op on a tensor of `dtype`.
 /// A fractional float cannot meet an Int tensor: Burn would truncate it
-/// silently, which hides bugs, so it is a kind error instead.
+/// silently, which hides bugs, so it is a kind error instead; nor can a
+/// number beyond i64's range, which a cast would saturate.
 pub fn scalar_for(py: Python<'_>, op: &str, value: &Bound<'_, PyAny>, dtype: DType) -> PyResult<Scalar> {
     let s = to_scalar(value).ok_or_else(|| {
         kind_error(py, format!("{op}: expected a number, found {}", value.get_type().name().map(|n| n.to_string()).unwrap_or_default()))
@@ -157,26 +156,39 @@ pub fn scalar_for(py: Python<'_>, op: &str, value: &Bound<'_, PyAny>, dtype: DTy
         if v.fract() != 0.0 || !v.is_finite() {
             return Err(kind_error(py, format!("{op}: the Float scalar {v} cannot combine with an Int tensor; convert the tensor with .float()")));
         }
+        if nested::exact_i64(v).is_none() {
+            let shown = value.repr().map(|r| r.to_string()).unwrap_or_else(|_| v.to_string());
+            return Err(kind_error(py, format!("{op}: {shown} does not fit in an Int tensor (i64)")));
+        }
     }
     Ok(s)
 }
 
-/// A Python bool, int or float (or NumPy scalar) as an engine scalar.
+/// A Python bool, int or float (or NumPy scalar) as an engine scalar. An
+/// integer beyond i64's range comes back as the float nearest to it (as
+/// Python's `float()` gives), so that only callers needing an Int refuse
+/// it; complex numbers are not scalars here (their imaginary part would be
+/// lost).
 pub fn to_scalar(value: &Bound<'_, PyAny>) -> Option<Scalar> {
+    let integer = |v: &Bound<'_, PyAny>| v.extract::<i64>().ok().map(Scalar::Int).or_else(|| v.extract::<f64>().ok().map(Scalar::Float));
     if value.is_instance_of::<PyBool>() {
         return value.extract::<bool>().ok().map(Scalar::Bool);
     }
     if value.is_instance_of::<PyInt>() {
-        return value.extract::<i64>().ok().map(Scalar::Int);
+        return integer(value);
     }
     if value.is_instance_of::<PyFloat>() {
         return value.extract::<f64>().ok().map(Scalar::Float);
+    }
+    if value.is_instance_of::<PyComplex>() {
+        return None;
     }
     // NumPy scalars and other number-likes.
     let kind: String = value.getattr("dtype").and_then(|d| d.getattr("kind")).and_then(|k| k.extract()).unwrap_or_default();
     match kind.as_str() {
         "b" => value.extract::<bool>().ok().map(Scalar::Bool),
-        "i" | "u" => value.extract::<i64>().ok().map(Scalar::Int),
+        "i" | "u" => integer(value),
+        "c" => None,
         _ => value.extract::<f64>().ok().map(Scalar::Float),
     }
 }

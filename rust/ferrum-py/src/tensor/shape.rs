@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyAny;
 
 use super::{Dim, PyTensor};
-use crate::error::{shape_error, IntoPyResult};
+use crate::error::{engine, shape_error};
 
 /// One int or a sequence of ints, as a list.
 pub fn int_list(py: Python<'_>, op: &str, what: &str, obj: &Bound<'_, PyAny>) -> PyResult<Vec<isize>> {
@@ -105,25 +105,25 @@ impl PyTensor {
 
     fn chunk(&self, py: Python<'_>, chunks: i64, dim: Dim) -> PyResult<Vec<PyTensor>> {
         let chunks = super::count(py, "chunk", "chunks", chunks)?;
-        let ts = self.to_var().chunk(chunks, dim).py(py)?;
+        let ts = engine(py, false, || self.to_var().chunk(chunks, dim))?;
         Ok(self.many(py, ts))
     }
 
     fn split(&self, py: Python<'_>, split_size: i64, dim: Dim) -> PyResult<Vec<PyTensor>> {
         let split_size = super::count(py, "split", "split_size", split_size)?;
-        let ts = self.to_var().split(split_size, dim).py(py)?;
+        let ts = engine(py, false, || self.to_var().split(split_size, dim))?;
         Ok(self.many(py, ts))
     }
 
     fn split_with_sizes(&self, py: Python<'_>, split_sizes: Vec<i64>, dim: Dim) -> PyResult<Vec<PyTensor>> {
         let split_sizes = super::counts(py, "split_with_sizes", "sizes", &split_sizes)?;
-        let ts = self.to_var().split_with_sizes(&split_sizes, dim).py(py)?;
+        let ts = engine(py, false, || self.to_var().split_with_sizes(&split_sizes, dim))?;
         Ok(self.many(py, ts))
     }
 
     /// Slices of size 1 along `dim` (the dim is kept).
     fn iter_dim(&self, py: Python<'_>, dim: Dim) -> PyResult<Vec<PyTensor>> {
-        let ts = self.to_var().iter_dim(dim).py(py)?;
+        let ts = engine(py, false, || self.to_var().iter_dim(dim))?;
         Ok(self.many(py, ts))
     }
 

@@ -342,6 +342,13 @@ impl Product {
                     }
                 };
                 for (ib, ic) in (0..m).step_by(mc_max).enumerate() {
+                    // Between blocks (about a millisecond of work each on a
+                    // large product) a stopped call leaves the rest undone.
+                    // Stopping here claims no shared panel, so no other part
+                    // is left waiting for one.
+                    if crate::interrupt::poll() {
+                        return;
+                    }
                     let mc = mc_max.min(m - ic);
                     // SAFETY: as for B, with mc_max a multiple of MR.
                     let pa = unsafe {
