@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 /// count was checked when its layout was); use [`checked_numel`] for a
 /// shape that comes from outside, whose product could wrap around to a
 /// small number and pass for a valid shape.
+#[inline]
 pub fn numel(shape: &[usize]) -> usize {
     // Through `count`: a plain product of [huge, 3, 0] overflows on the way
     // to 0. Saturating keeps a count that cannot exist from wrapping.
@@ -15,11 +16,13 @@ pub fn numel(shape: &[usize]) -> usize {
 
 /// The element count of any shape, `None` when it overflows `usize`. A
 /// dim of size 0 makes the count 0 whatever the others are, in any order.
+#[inline]
 pub fn count(shape: &[usize]) -> Option<usize> {
-    if shape.contains(&0) {
-        return Some(0);
+    match shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)) {
+        Some(n) => Some(n),
+        None if shape.contains(&0) => Some(0),
+        None => None,
     }
-    shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
 }
 
 /// The element count of a shape that is about to be allocated, refusing
@@ -96,6 +99,10 @@ pub fn norm_dim(op: &'static str, dim: isize, rank: usize) -> Result<usize> {
 /// The shape two operands broadcast to. Burn broadcasts only between equal
 /// ranks, stretching dims of size 1.
 pub fn broadcast_shape(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Result<Vec<usize>> {
+    if lhs == rhs {
+        // The common case, and the shape of a tensor that exists: its count fits.
+        return Ok(lhs.to_vec());
+    }
     if lhs.len() != rhs.len() {
         return Err(Error::shapes(
             op,
