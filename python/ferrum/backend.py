@@ -54,6 +54,31 @@ class Backend:
         _ferrum.seed(seed)
 
     @classmethod
+    def random_state(cls) -> bytes:
+        """The generator's exact position, to save with a checkpoint.
+
+        ``set_random_state`` with these bytes makes the following random
+        tensors, initialisers and dropout masks the ones that would have
+        come next: a resumed training run repeats the uninterrupted one.
+
+        Example:
+            >>> from ferrum import Distribution, Tensor
+            >>> from ferrum.backend import NdArray
+            >>> state = NdArray.random_state()
+            >>> a = Tensor.random((3,), Distribution.Default, NdArray.device())
+            >>> NdArray.set_random_state(state)
+            >>> b = Tensor.random((3,), Distribution.Default, NdArray.device())
+            >>> a.equal(b).all().into_scalar()
+            True
+        """
+        return _ferrum.random_state()
+
+    @classmethod
+    def set_random_state(cls, state: bytes) -> None:
+        """Put the generator back where ``random_state()`` found it (``ArgumentError`` for other bytes)."""
+        _ferrum.set_random_state(state)
+
+    @classmethod
     def name(cls) -> str:
         return cls.__name__
 
