@@ -13,12 +13,27 @@ from ferrum.train.metric import (
     ClassReduction,
     ConfusionStats,
     ConfusionStatsInput,
+    FBetaScoreMetric,
+    NumericEntry,
     PrecisionMetric,
+    RecallMetric,
     Threshold,
     TopK,
 )
-from ferrum.train.metric.confusion_stats import class_average
-from train_metric_reference import META, THRESHOLD, burn_stats_input, floats, ints
+from ferrum.train.metric.confusion_stats import ConfusionStatsMetric, class_average
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from train_metric_reference import (
+    META,
+    THRESHOLD,
+    aggregate,
+    bools,
+    burn_stats_input,
+    floats,
+    ints,
+    precision_recall_fbeta,
+    top_k_mask,
+)
 
 MICRO, MACRO = ClassReduction.Micro, ClassReduction.Macro
 CONFIGS = {
@@ -69,6 +84,60 @@ def test_class_average() -> None:
     assert class_average(floats([0.25]), MICRO) == 0.25
     assert class_average(floats([0.5, float("nan"), 1.0]), MACRO) == 0.75
     assert math.isnan(class_average(floats([float("nan"), float("nan")]), MACRO))
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    samples=st.integers(1, 10),
+    classes=st.integers(1, 5),
+    k=st.one_of(st.none(), st.integers(1, 5)),
+    threshold=st.sampled_from([0.2, 0.5, 0.8]),
+    beta=st.sampled_from([0.0, 0.5, 1.0, 2.0]),
+    micro=st.booleans(),
+)
+def test_precision_recall_fbeta_match_scikit_learn_definitions(
+    seed: int, samples: int, classes: int, k: int | None, threshold: float, beta: float, micro: bool
+) -> None:
+    rng = np.random.default_rng(seed)
+    scores = rng.random((samples, classes), dtype=np.float32)
+    true = rng.random((samples, classes)) < 0.4
+    reduction = MICRO if micro else MACRO
+    metrics: list[ConfusionStatsMetric]
+    if k is None:
+        predicted = scores > np.float32(threshold)
+        metrics = [
+            PrecisionMetric.multilabel(threshold, reduction),
+            RecallMetric.multilabel(threshold, reduction),
+            FBetaScoreMetric.multilabel(beta, threshold, reduction),
+        ]
+    else:
+        k = min(k, classes)
+        predicted = top_k_mask(scores, k)
+        metrics = [
+            PrecisionMetric.multiclass(k, reduction),
+            RecallMetric.multiclass(k, reduction),
+            FBetaScoreMetric.multiclass(beta, k, reduction),
+        ]
+    expected = precision_recall_fbeta(predicted, true, beta, "micro" if micro else "macro")
+    stats_input = ConfusionStatsInput(floats(scores), bools(true))
+    for metric, value in zip(metrics, expected, strict=True):
+        metric.update(stats_input, META)
+        if math.isnan(value):
+            assert math.isnan(metric.value().current()) and metric.value().count == 0, metric
+        else:
+            assert metric.value() == NumericEntry(pytest.approx(value, rel=1e-5), samples), metric  # type: ignore[arg-type]
+
+
+def test_epoch_is_weighted_by_samples() -> None:
+    metric = PrecisionMetric.multiclass(1, MICRO)
+    logits = floats([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.6, 0.4]])
+    entries = [
+        metric.update(ClassificationOutput(floats([0.5]), logits, ints([0, 0, 1, 1])), META),  # 75 %
+        metric.update(ClassificationOutput(floats([0.5]), floats([[0.9, 0.1]]), ints([1])), META),  # 0 %
+    ]
+    assert metric.running_value() == NumericEntry(60.0, 5)
+    assert aggregate(entries) == pytest.approx(60.0)
 
 
 def test_classification_output_targets_are_one_hot() -> None:

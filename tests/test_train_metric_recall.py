@@ -1,37 +1,25 @@
-"""RecallMetric: Burn's expected values, scikit-learn's definition in NumPy, zero division, epochs."""
+"""RecallMetric: Burn's expected values and zero division.
+
+The comparison with scikit-learn's definitions is in test_train_metric_confusion_stats.py.
+"""
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
 import pytest
-from ferrum.train import ClassificationOutput
 from ferrum.train.metric import ClassReduction, ConfusionStatsInput, NumericEntry, RecallMetric
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from train_metric_reference import (
     META,
     THRESHOLD,
-    aggregate,
     bools,
-    burn_stats_input,
+    burn_value,
     floats,
-    ints,
-    precision_recall_fbeta,
-    top_k_mask,
 )
 
 MICRO, MACRO = ClassReduction.Micro, ClassReduction.Macro
 
 
-def value(metric: RecallMetric, kind: str) -> float:
-    metric.update(ConfusionStatsInput(*burn_stats_input(kind)), META)
-    return metric.value().current()
-
-
 def test_burn_binary() -> None:
-    assert value(RecallMetric.binary(THRESHOLD), "binary") == pytest.approx(50.0)
+    assert burn_value(RecallMetric.binary(THRESHOLD), "binary") == pytest.approx(50.0)
 
 
 @pytest.mark.parametrize(
@@ -44,43 +32,18 @@ def test_burn_binary() -> None:
     ],
 )
 def test_burn_multiclass(reduction: ClassReduction, top_k: int, expected: float) -> None:
-    assert value(RecallMetric.multiclass(top_k, reduction), "multiclass") == pytest.approx(100 * expected)
+    assert burn_value(RecallMetric.multiclass(top_k, reduction), "multiclass") == pytest.approx(
+        100 * expected
+    )
 
 
 @pytest.mark.parametrize(
     ("reduction", "expected"), [(MICRO, 5.0 / 9.0), (MACRO, (0.5 + 1.0 + 1.0 / 3.0) / 3.0)]
 )
 def test_burn_multilabel(reduction: ClassReduction, expected: float) -> None:
-    assert value(RecallMetric.multilabel(THRESHOLD, reduction), "multilabel") == pytest.approx(100 * expected)
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    samples=st.integers(1, 10),
-    classes=st.integers(1, 5),
-    k=st.one_of(st.none(), st.integers(1, 5)),
-    threshold=st.sampled_from([0.2, 0.5, 0.8]),
-    micro=st.booleans(),
-)
-def test_matches_scikit_learn_definition(
-    seed: int, samples: int, classes: int, k: int | None, threshold: float, micro: bool
-) -> None:
-    rng = np.random.default_rng(seed)
-    scores = rng.random((samples, classes), dtype=np.float32)
-    true = rng.random((samples, classes)) < 0.4
-    reduction = MICRO if micro else MACRO
-    if k is None:
-        metric, predicted = RecallMetric.multilabel(threshold, reduction), scores > np.float32(threshold)
-    else:
-        k = min(k, classes)
-        metric, predicted = RecallMetric.multiclass(k, reduction), top_k_mask(scores, k)
-    expected = precision_recall_fbeta(predicted, true, 1.0, "micro" if micro else "macro")[1]
-    metric.update(ConfusionStatsInput(floats(scores), bools(true)), META)
-    if math.isnan(expected):
-        assert math.isnan(metric.value().current()) and metric.value().count == 0
-    else:
-        assert metric.value() == NumericEntry(pytest.approx(expected), samples)  # type: ignore[arg-type]
+    assert burn_value(RecallMetric.multilabel(THRESHOLD, reduction), "multilabel") == pytest.approx(
+        100 * expected
+    )
 
 
 def test_no_positive_target_does_not_poison_the_epoch() -> None:
@@ -89,14 +52,3 @@ def test_no_positive_target_does_not_poison_the_epoch() -> None:
     entry = metric.update(ConfusionStatsInput(floats([[0.9]]), bools([[False]])), META)
     assert entry.serialized == "nan,0"
     assert metric.running_value() == NumericEntry(50.0, 2)
-
-
-def test_epoch_is_weighted_by_samples() -> None:
-    metric = RecallMetric.multiclass(1, MICRO)
-    logits = floats([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.6, 0.4]])
-    entries = [
-        metric.update(ClassificationOutput(floats([0.5]), logits, ints([0, 0, 1, 1])), META),  # micro: 75 %
-        metric.update(ClassificationOutput(floats([0.5]), floats([[0.9, 0.1]]), ints([1])), META),  # 0 %
-    ]
-    assert metric.running_value() == NumericEntry(60.0, 5)
-    assert aggregate(entries) == pytest.approx(60.0)

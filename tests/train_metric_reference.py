@@ -14,7 +14,8 @@ import numpy as np
 import numpy.typing as npt
 from ferrum import Bool, Float, Tensor
 from ferrum.backend import NdArray
-from ferrum.train.metric import MetricEntry, MetricMetadata, NumericEntry
+from ferrum.train.metric import ConfusionStatsInput, MetricEntry, MetricMetadata, NumericEntry
+from ferrum.train.metric.confusion_stats import ConfusionStatsMetric
 
 DEVICE = NdArray.device()
 META = MetricMetadata.fake()
@@ -69,6 +70,12 @@ def burn_stats_input(kind: str) -> tuple[Tensor[NdArray, Any, Float], Tensor[NdA
     """Burn's dummy input of ``kind`` as (predictions, boolean targets) tensors."""
     scores, targets = BURN_INPUTS[kind]
     return floats(scores), bools(targets)
+
+
+def burn_value(metric: ConfusionStatsMetric, kind: str) -> float:
+    """``metric``'s value (percent) on Burn's dummy input of ``kind``."""
+    metric.update(ConfusionStatsInput(*burn_stats_input(kind)), META)
+    return metric.value().current()
 
 
 def aggregate(entries: list[MetricEntry]) -> float:
