@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias, TypeVar
+from typing import Any, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from ferrum import D1, D2, Int, Tensor
 from ferrum.backend import Backend
@@ -43,8 +43,17 @@ class AccuracyInput(ClassificationInput[B]):
     adaptor_method = "accuracy_input"
 
 
+@runtime_checkable
 class AccuracyAdaptor(Protocol):
-    """An output that gives the accuracy metric's input explicitly."""
+    """An output that gives the accuracy metric's input explicitly.
+
+    Example:
+        >>> from typing import Any
+        >>> class StepOutput:
+        ...     def accuracy_input(self) -> AccuracyInput[Any]: ...
+        >>> isinstance(StepOutput(), AccuracyAdaptor)
+        True
+    """
 
     def accuracy_input(self) -> AccuracyInput[Any]: ...
 
@@ -96,6 +105,14 @@ def count_hits(
 
     ``predicted`` is [batch, k] class indices, ``targets`` [batch]; targets
     equal to ``pad_token`` count as neither. Reads both numbers in one sync.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> d = NdArray.device()
+        >>> top_2 = Tensor.from_ints([[2, 0], [1, 2], [0, 1]], d)
+        >>> count_hits(top_2, Tensor.from_ints([0, 0, 9], d), pad_token=9)
+        (1, 2)
     """
     batch_size = targets.dims()[0]
     column = targets.reshape((batch_size, 1))
@@ -109,7 +126,12 @@ def count_hits(
 
 
 def check_pad_token(index: int | None) -> int | None:
-    """``index`` itself, a ``ValueError`` unless it is ``None`` or a class index (an int >= 0)."""
+    """``index`` itself, a ``ValueError`` unless it is ``None`` or a class index (an int >= 0).
+
+    Example:
+        >>> check_pad_token(0), check_pad_token(None)
+        (0, None)
+    """
     if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
         raise ValueError(f"a pad token is a class index (an int >= 0), found {index!r}")
     return index

@@ -23,7 +23,7 @@ item's class and what the metric needed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from typing_extensions import Self
 
@@ -46,7 +46,10 @@ __all__ = [
 
 
 class MissingField(Exception):
-    """Raised by ``MetricInput.from_fields`` when the item lacks a field it needs, with what was found."""
+    """Raised by ``MetricInput.from_fields`` when the item lacks a field it needs, with what was found.
+
+    ``adapt`` turns it into the ``TypeError`` a user sees (see ``MetricInput``'s example).
+    """
 
 
 class MetricInput:
@@ -54,7 +57,30 @@ class MetricInput:
 
     A subclass names its adaptor method (``adaptor_method``), says which
     fields of an output it reads (``fields_description``) and builds itself
-    from them in ``from_fields`` (raising ``MissingField`` otherwise).
+    from them in ``from_fields`` (raising ``MissingField`` otherwise). A
+    metric of your own can read its input the same way through ``adapt``.
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> from typing import Any
+        >>> from ferrum import D1, Float, Tensor
+        >>> from ferrum.backend import NdArray
+        >>> @dataclass(frozen=True)
+        ... class ScoreInput(MetricInput):
+        ...     scores: Tensor[Any, D1, Float]  # [batch]
+        ...     adaptor_method = "score_input"
+        ...     fields_description = "a `scores` field (Float [batch])"
+        ...     @classmethod
+        ...     def from_fields(cls, item: object) -> "ScoreInput":
+        ...         return cls(read_field(item, "scores", 1, Float))
+        >>> class StepOutput:
+        ...     scores = Tensor.from_floats([0.5, 1.5], NdArray.device())
+        >>> adapt(StepOutput(), ScoreInput, "Mean Score").scores.dims()
+        (2,)
+        >>> adapt(3.5, ScoreInput, "Mean Score")
+        Traceback (most recent call last):
+        ...
+        TypeError: metric 'Mean Score' cannot read its input from a float: it needs a ScoreInput, ...
     """
 
     adaptor_method: ClassVar[str]
@@ -75,6 +101,16 @@ class ClassificationInput(MetricInput, Generic[B]):
     """Base of inputs read from a classification: ``outputs`` Float [batch, classes], ``targets`` Int [batch].
 
     Built from any output with Burn's ``ClassificationOutput`` fields (``output``, ``targets``).
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.train import ClassificationOutput
+        >>> d = NdArray.device()
+        >>> logits, targets = Tensor.zeros((2, 3), d), Tensor.from_ints([0, 2], d)
+        >>> out = ClassificationOutput(Tensor.from_floats([0.1], d), logits, targets)
+        >>> ClassificationInput.from_fields(out).outputs.dims()
+        (2, 3)
     """
 
     outputs: Tensor[B, D2, Float]
@@ -132,7 +168,12 @@ def adapt(item: object, input_type: type[InputT], metric: str) -> InputT:
 
 
 def article(name: str) -> str:
-    """``name`` after "a" or "an", as its first letter asks."""
+    """``name`` after "a" or "an", as its first letter asks.
+
+    Example:
+        >>> article("Int"), article("Float")
+        ('an Int', 'a Float')
+    """
     return f"an {name}" if name[:1].upper() in "AEIOU" else f"a {name}"
 
 
@@ -140,6 +181,16 @@ def read_field(item: object, name: str, rank: int | None, kind: type[Kind] | Non
     """The tensor field ``name`` of ``item``, of the given rank (``None``: 3 or more) and kind.
 
     Raises ``MissingField`` saying what was found instead.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> class StepOutput:
+        ...     targets = Tensor.from_floats([1.0], NdArray.device())
+        >>> read_field(StepOutput(), "targets", 1, Int)
+        Traceback (most recent call last):
+        ...
+        ferrum.train.metric.adaptor.MissingField: its `targets` is a Float tensor (1,), not Int
     """
     if not hasattr(item, name):
         raise MissingField(f"{type(item).__name__} has no field `{name}`")
@@ -156,6 +207,14 @@ def check_tensor(
     """Check an input's field: a tensor of the given rank (``None``: 3 or more) and one of ``kinds``.
 
     A wrong kind or non-tensor is a ``TypeError``, a wrong rank a ``ValueError``, each naming the field.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> check_tensor("MyInput", "scores", Tensor.zeros((2, 2), NdArray.device()), 1, (Float,))
+        Traceback (most recent call last):
+        ...
+        ValueError: MyInput.scores must have rank 1, found shape (2, 2)
     """
     if not isinstance(value, Tensor):
         raise TypeError(f"{owner}.{name} must be a Tensor, found {article(type(value).__name__)}")
@@ -169,7 +228,17 @@ def check_tensor(
 
 
 def check_same_batch(owner: str, first: Tensor[Any, Any, Any], second: Tensor[Any, Any, Any]) -> None:
-    """``ValueError`` unless both tensors have the same first (batch) dimension."""
+    """``ValueError`` unless both tensors have the same first (batch) dimension.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> d = NdArray.device()
+        >>> check_same_batch("MyInput", Tensor.zeros((2, 3), d), Tensor.zeros((3,), d))
+        Traceback (most recent call last):
+        ...
+        ValueError: MyInput: outputs and targets must have the same batch size, found (2, 3) and (3,)
+    """
     if first.dims()[0] != second.dims()[0]:
         raise ValueError(
             f"{owner}: outputs and targets must have the same batch size, "
@@ -178,7 +247,17 @@ def check_same_batch(owner: str, first: Tensor[Any, Any, Any], second: Tensor[An
 
 
 def check_classification_pair(owner: str, outputs: object, targets: object) -> None:
-    """Check an input's ``outputs`` Float [batch, classes] and ``targets`` Int [batch] of the same batch."""
+    """Check an input's ``outputs`` Float [batch, classes] and ``targets`` Int [batch] of the same batch.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> d = NdArray.device()
+        >>> check_classification_pair("MyInput", Tensor.zeros((2, 3), d), Tensor.zeros((2,), d))
+        Traceback (most recent call last):
+        ...
+        TypeError: MyInput.targets must be an Int tensor, found Float (2,)
+    """
     check_tensor(owner, "outputs", outputs, 2, (Float,))
     check_tensor(owner, "targets", targets, 1, (Int,))
     assert isinstance(outputs, Tensor) and isinstance(targets, Tensor)
@@ -197,17 +276,40 @@ def _tensor_problem(value: object, rank: int | None, kind: type[Kind] | None) ->
     return None
 
 
+@runtime_checkable
 class LossFields(Protocol):
-    """An output with Burn's ``loss`` field (every Burn output type has one), Float [1] or [batch]."""
+    """An output with Burn's ``loss`` field (every Burn output type has one), Float [1] or [batch].
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> class StepOutput:
+        ...     loss = Tensor.from_floats([0.1], NdArray.device())
+        >>> isinstance(StepOutput(), LossFields)
+        True
+    """
 
     @property
     def loss(self) -> Tensor[Any, D1, Float]: ...
 
 
+@runtime_checkable
 class ClassificationFields(Protocol):
     """The fields of Burn's ``ClassificationOutput``.
 
     ``output`` Float [batch, classes] (logits or scores), ``targets`` Int [batch] (class indices).
+    A class with these fields is read by the accuracy, top-k accuracy,
+    precision, recall, F-beta, perplexity and AUROC metrics.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.train import ClassificationOutput
+        >>> d = NdArray.device()
+        >>> logits, targets = Tensor.zeros((2, 3), d), Tensor.from_ints([0, 2], d)
+        >>> out = ClassificationOutput(Tensor.from_floats([0.1], d), logits, targets)
+        >>> isinstance(out, ClassificationFields)
+        True
     """
 
     @property
@@ -217,10 +319,23 @@ class ClassificationFields(Protocol):
     def targets(self) -> Tensor[Any, D1, Int]: ...
 
 
+@runtime_checkable
 class MultiLabelFields(Protocol):
     """The fields of Burn's ``MultiLabelClassificationOutput``.
 
     ``output`` Float [batch, labels] (scores), ``targets`` Int [batch, labels] (0 or 1).
+    A class with these fields is read by the Hamming score, precision,
+    recall and F-beta metrics.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.train import MultiLabelClassificationOutput
+        >>> d = NdArray.device()
+        >>> scores, targets = Tensor.zeros((1, 2), d), Tensor.from_ints([[0, 1]], d)
+        >>> out = MultiLabelClassificationOutput(Tensor.from_floats([0.1], d), scores, targets)
+        >>> isinstance(out, MultiLabelFields)
+        True
     """
 
     @property

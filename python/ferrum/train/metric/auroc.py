@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from ferrum import D1, Float, Tensor
 from ferrum.activation import softmax
@@ -32,8 +32,17 @@ class AurocInput(ClassificationInput[B]):
     adaptor_method = "auroc_input"
 
 
+@runtime_checkable
 class AurocAdaptor(Protocol):
-    """An output that gives the AUROC metric's input explicitly."""
+    """An output that gives the AUROC metric's input explicitly.
+
+    Example:
+        >>> from typing import Any
+        >>> class StepOutput:
+        ...     def auroc_input(self) -> AurocInput[Any]: ...
+        >>> isinstance(StepOutput(), AurocAdaptor)
+        True
+    """
 
     def auroc_input(self) -> AurocInput[Any]: ...
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from ferrum.train.metric.adaptor import adapt
 from ferrum.train.metric.base import MetricEntry, MetricMetadata
@@ -27,8 +27,17 @@ class CerInput(TokenSequencesInput[B]):
     adaptor_method = "cer_input"
 
 
+@runtime_checkable
 class CerAdaptor(Protocol):
-    """An output that gives the CER's input explicitly."""
+    """An output that gives the CER's input explicitly.
+
+    Example:
+        >>> from typing import Any
+        >>> class StepOutput:
+        ...     def cer_input(self) -> CerInput[Any]: ...
+        >>> isinstance(StepOutput(), CerAdaptor)
+        True
+    """
 
     def cer_input(self) -> CerInput[Any]: ...
 

@@ -21,7 +21,13 @@ __all__ = ["ClassReduction", "ClassificationMetricConfig", "DecisionRule", "Thre
 
 
 class ClassReduction(Enum):
-    """How per-class statistics become one value (Burn's ``ClassReduction``; default ``Macro``)."""
+    """How per-class statistics become one value (Burn's ``ClassReduction``; default ``Macro``).
+
+    Example:
+        >>> from ferrum.train.metric import RecallMetric
+        >>> RecallMetric.multiclass(1, ClassReduction.Micro).name()
+        'Recall @ TopK(1) [Micro]'
+    """
 
     Micro = "Micro"
     """Pool the counts of every class, then compute the metric once."""

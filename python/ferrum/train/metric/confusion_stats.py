@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeAlias, TypeVar
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from typing_extensions import Self
 
@@ -110,8 +110,17 @@ def _describe(value: object) -> str:
     return article(type(value).__name__)
 
 
+@runtime_checkable
 class ConfusionStatsAdaptor(Protocol):
-    """An output that gives the confusion-stats input explicitly."""
+    """An output that gives the confusion-stats input explicitly.
+
+    Example:
+        >>> from typing import Any
+        >>> class StepOutput:
+        ...     def confusion_stats_input(self) -> ConfusionStatsInput[Any]: ...
+        >>> isinstance(StepOutput(), ConfusionStatsAdaptor)
+        True
+    """
 
     def confusion_stats_input(self) -> ConfusionStatsInput[Any]: ...
 
@@ -227,6 +236,15 @@ class ConfusionStatsMetric(StateMetric):
     """Base of the metrics computed from ``ConfusionStats``, in percent, named ``"<label> @ <config>"``.
 
     A subclass gives ``_score``: the per-class (or pooled) metric from the stats.
+
+    Example:
+        >>> from typing import Any
+        >>> from ferrum import D1, Float, Tensor
+        >>> class Specificity(ConfusionStatsMetric):
+        ...     def _score(self, stats: ConfusionStats) -> Tensor[Any, D1, Float]:
+        ...         return stats.true_negative() / stats.negative()
+        >>> Specificity("Specificity", ClassificationMetricConfig()).name()
+        'Specificity @ Threshold(0.5) [Macro]'
     """
 
     def __init__(self, label: str, config: ClassificationMetricConfig) -> None:
@@ -248,7 +266,15 @@ class ConfusionStatsMetric(StateMetric):
 
 
 class ConfusionRatioMetric(ConfusionStatsMetric):
-    """Base of precision and recall: Burn's ``binary``, ``multiclass`` and ``multilabel`` constructors."""
+    """Base of precision and recall: Burn's ``binary``, ``multiclass`` and ``multilabel`` constructors.
+
+    A subclass sets ``label`` and gives ``_score``; the default config is ``Threshold(0.5)``, ``Macro``.
+
+    Example:
+        >>> from ferrum.train.metric import PrecisionMetric
+        >>> PrecisionMetric.multiclass(2, ClassReduction.Micro).config
+        ClassificationMetricConfig(decision_rule=TopK(k=2), class_reduction=<ClassReduction.Micro: 'Micro'>)
+    """
 
     label = ""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -93,6 +93,14 @@ class TokenSequencesInput(MetricInput, Generic[B]):
     """Base of the CER and WER inputs: ``outputs`` and ``targets`` Int [batch, length] of token indices.
 
     Built from any output whose ``output`` and ``targets`` fields are such tensors.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> d = NdArray.device()
+        >>> predicted, reference = Tensor.from_ints([[1, 2, 0]], d), Tensor.from_ints([[1, 2]], d)
+        >>> TokenSequencesInput(predicted, reference).outputs.dims()
+        (1, 3)
     """
 
     outputs: Tensor[B, D2, Int]
@@ -112,8 +120,18 @@ class TokenSequencesInput(MetricInput, Generic[B]):
         return cls(read_field(item, "output", 2, Int), read_field(item, "targets", 2, Int))
 
 
+@runtime_checkable
 class TokenSequencesFields(Protocol):
-    """An output whose fields are token sequences: ``output`` and ``targets`` Int [batch, length]."""
+    """An output whose fields are token sequences: ``output`` and ``targets`` Int [batch, length].
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> class Decoded:
+        ...     output = targets = Tensor.from_ints([[3, 1, 4]], NdArray.device())
+        >>> isinstance(Decoded(), TokenSequencesFields)
+        True
+    """
 
     @property
     def output(self) -> Tensor[Any, D2, Int]: ...
@@ -127,6 +145,18 @@ class ErrorRateMetric(StateMetric):
 
     The batch's weight in the epoch is its number of reference tokens, so
     the epoch value is the error rate over every token of the epoch.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> d = NdArray.device()
+        >>> from ferrum.train.metric import MetricMetadata
+        >>> class TokenErrorRate(ErrorRateMetric):
+        ...     def update(self, item: TokenSequencesInput[Any], metadata: MetricMetadata) -> MetricEntry:
+        ...         return self._record_error_rate(item)
+        >>> pair = TokenSequencesInput(Tensor.from_ints([[5, 6, 7]], d), Tensor.from_ints([[5, 7, 0]], d))
+        >>> TokenErrorRate("TER", pad_token=0).update(pair, MetricMetadata.fake()).serialized  # 1 edit / 2
+        '50.0,2'
     """
 
     higher_is_better = False

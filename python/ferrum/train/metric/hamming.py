@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeAlias, TypeVar
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from typing_extensions import Self
 
@@ -64,8 +64,17 @@ class HammingScoreInput(MetricInput, Generic[B]):
         return cls(read_field(item, "output", 2, Float), read_field(item, "targets", 2, Int))
 
 
+@runtime_checkable
 class HammingScoreAdaptor(Protocol):
-    """An output that gives the Hamming score's input explicitly."""
+    """An output that gives the Hamming score's input explicitly.
+
+    Example:
+        >>> from typing import Any
+        >>> class StepOutput:
+        ...     def hamming_score_input(self) -> HammingScoreInput[Any]: ...
+        >>> isinstance(StepOutput(), HammingScoreAdaptor)
+        True
+    """
 
     def hamming_score_input(self) -> HammingScoreInput[Any]: ...
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeAlias, TypeVar
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from ferrum import D1, Float, Tensor
 from ferrum.backend import Backend
@@ -52,8 +52,17 @@ class LossInput(MetricInput, Generic[B]):
         return cls(loss, batch_size)
 
 
+@runtime_checkable
 class LossAdaptor(Protocol):
-    """An output that gives the loss metric's input explicitly."""
+    """An output that gives the loss metric's input explicitly.
+
+    Example:
+        >>> from typing import Any
+        >>> class StepOutput:
+        ...     def loss_input(self) -> LossInput[Any]: ...
+        >>> isinstance(StepOutput(), LossAdaptor)
+        True
+    """
 
     def loss_input(self) -> LossInput[Any]: ...
 

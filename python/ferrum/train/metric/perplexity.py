@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from ferrum import Tensor
 from ferrum.activation import log_softmax
@@ -32,8 +32,17 @@ class PerplexityInput(ClassificationInput[B]):
     adaptor_method = "perplexity_input"
 
 
+@runtime_checkable
 class PerplexityAdaptor(Protocol):
-    """An output that gives the perplexity metric's input explicitly."""
+    """An output that gives the perplexity metric's input explicitly.
+
+    Example:
+        >>> from typing import Any
+        >>> class StepOutput:
+        ...     def perplexity_input(self) -> PerplexityInput[Any]: ...
+        >>> isinstance(StepOutput(), PerplexityAdaptor)
+        True
+    """
 
     def perplexity_input(self) -> PerplexityInput[Any]: ...
 

@@ -21,7 +21,12 @@ REFRESH_SECONDS = 0.2
 
 
 def require_psutil(metric: str) -> ModuleType:
-    """The ``psutil`` module, or an ``ImportError`` saying that ``metric`` needs it and how to install it."""
+    """The ``psutil`` module, or an ``ImportError`` saying that ``metric`` needs it and how to install it.
+
+    Example:
+        >>> require_psutil("CPU Usage").__name__
+        'psutil'
+    """
     try:
         return importlib.import_module("psutil")
     except ImportError:
@@ -35,6 +40,16 @@ class SystemMetric:
     """Base of the system metrics: a reading refreshed at most every 200 ms, logged as a plain value.
 
     A subclass gives ``_read()`` (the new reading) and ``_format(value)``.
+
+    Example:
+        >>> from ferrum.train.metric import MetricMetadata
+        >>> class Cores(SystemMetric):
+        ...     def _read(self) -> float:
+        ...         return float(self._psutil.cpu_count())
+        ...     def _format(self, value: float) -> str:
+        ...         return f"{self._name}: {value:.0f}"
+        >>> Cores("CPU Cores").update(None, MetricMetadata.fake()).formatted
+        'CPU Cores: ...'
     """
 
     higher_is_better: bool = False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias, TypeVar
+from typing import Any, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from ferrum.backend import Backend
 from ferrum.train.metric.accuracy import check_pad_token, count_hits
@@ -36,8 +36,17 @@ class TopKAccuracyInput(ClassificationInput[B]):
     adaptor_method = "top_k_accuracy_input"
 
 
+@runtime_checkable
 class TopKAccuracyAdaptor(Protocol):
-    """An output that gives the top-k accuracy metric's input explicitly."""
+    """An output that gives the top-k accuracy metric's input explicitly.
+
+    Example:
+        >>> from typing import Any
+        >>> class StepOutput:
+        ...     def top_k_accuracy_input(self) -> TopKAccuracyInput[Any]: ...
+        >>> isinstance(StepOutput(), TopKAccuracyAdaptor)
+        True
+    """
 
     def top_k_accuracy_input(self) -> TopKAccuracyInput[Any]: ...
 

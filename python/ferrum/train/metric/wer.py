@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from ferrum.train.metric.adaptor import adapt
 from ferrum.train.metric.base import MetricEntry, MetricMetadata
@@ -27,8 +27,17 @@ class WerInput(TokenSequencesInput[B]):
     adaptor_method = "wer_input"
 
 
+@runtime_checkable
 class WerAdaptor(Protocol):
-    """An output that gives the WER's input explicitly."""
+    """An output that gives the WER's input explicitly.
+
+    Example:
+        >>> from typing import Any
+        >>> class StepOutput:
+        ...     def wer_input(self) -> WerInput[Any]: ...
+        >>> isinstance(StepOutput(), WerAdaptor)
+        True
+    """
 
     def wer_input(self) -> WerInput[Any]: ...
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeAlias, TypeVar
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from typing_extensions import Self
 
@@ -57,14 +57,33 @@ class DiceInput(MetricInput, Generic[B]):
         return cls(read_field(item, "output", None, Int), read_field(item, "targets", None, Int))
 
 
+@runtime_checkable
 class DiceAdaptor(Protocol):
-    """An output that gives the Dice metric's input explicitly."""
+    """An output that gives the Dice metric's input explicitly.
+
+    Example:
+        >>> from typing import Any
+        >>> class StepOutput:
+        ...     def dice_input(self) -> DiceInput[Any]: ...
+        >>> isinstance(StepOutput(), DiceAdaptor)
+        True
+    """
 
     def dice_input(self) -> DiceInput[Any]: ...
 
 
+@runtime_checkable
 class DiceFields(Protocol):
-    """An output whose ``output`` and ``targets`` fields are Int masks [batch, classes, ...]."""
+    """An output whose ``output`` and ``targets`` fields are Int masks [batch, classes, ...].
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> class Segmentation:
+        ...     output = targets = Tensor.zeros((1, 2, 4, 4), NdArray.device()).int()
+        >>> isinstance(Segmentation(), DiceFields)
+        True
+    """
 
     @property
     def output(self) -> Tensor[Any, Any, Int]: ...
@@ -82,6 +101,10 @@ class DiceMetricConfig:
     """Burn's ``DiceMetricConfig``: ``epsilon`` keeps empty masks from dividing by zero.
 
     ``include_background`` counts class 0 too (then at least 2 classes are needed).
+
+    Example:
+        >>> DiceMetric(DiceMetricConfig(include_background=True)).config.epsilon
+        1e-07
     """
 
     epsilon: float = 1e-7
