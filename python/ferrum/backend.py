@@ -114,6 +114,9 @@ class Autodiff(Backend, Generic[Inner]):
     def __class_getitem__(cls, inner: type[Backend]) -> Any:
         # A real subclass per inner backend, so `Autodiff[NdArray].device()`
         # knows what it decorates at run time.
+        if isinstance(inner, TypeVar):
+            # `Autodiff[I]` in a generic annotation that Python evaluates (e.g. `self: Model[Autodiff[I]]`).
+            return super().__class_getitem__(inner)
         if not (isinstance(inner, type) and issubclass(inner, Backend)) or issubclass(inner, Autodiff):
             raise TypeError(f"Autodiff decorates a plain backend such as NdArray, found {inner!r}")
         found = Autodiff._specialised.get(inner)

@@ -14,6 +14,9 @@ What it adds:
   ``from_dict(data) -> <Config>``.
 - ``module.valid()`` on a ``M[Autodiff[I]]`` (any ``Module`` subclass) is a
   ``M[I]``: the module re-parametrised with the inner backend.
+- ``SupervisedTraining.launch(Learner(model, ...))`` with a ``M[Autodiff[I]]``
+  model returns a ``LearningResult[M[I]]``: ``result.model`` is the trained
+  model on the inner backend, as ``valid()`` gives it.
 
 Example (checked by mypy with the plugin)::
 
@@ -46,6 +49,7 @@ __all__ = ["FerrumPlugin", "plugin"]
 
 CONFIG_DECORATOR = "ferrum.config.config"
 MODULE_CLASS = "ferrum.module.base.Module"
+LAUNCH_METHOD = "ferrum.train.supervised.SupervisedTraining.launch"
 AUTODIFF_CLASS = "ferrum.backend.Autodiff"
 
 # `@config` is `dataclass(frozen=True)`; mirrors the decorator's @dataclass_transform(frozen_default=True).
@@ -117,6 +121,18 @@ def module_valid(ctx: MethodContext) -> Type:
     return returned.copy_modified(args=[_strip_autodiff(arg) for arg in returned.args])
 
 
+def training_launch(ctx: MethodContext) -> Type:
+    """``launch(Learner[M[Autodiff[I]]]) -> LearningResult[M[I]]``: the result holds ``model.valid()``."""
+    returned = get_proper_type(ctx.default_return_type)
+    if not isinstance(returned, Instance) or len(returned.args) != 1:
+        return ctx.default_return_type
+    model = get_proper_type(returned.args[0])
+    if not (isinstance(model, Instance) and model.type.has_base(MODULE_CLASS)):
+        return ctx.default_return_type
+    inner = model.copy_modified(args=[_strip_autodiff(arg) for arg in model.args])
+    return returned.copy_modified(args=[inner])
+
+
 def _strip_autodiff(arg: Type) -> Type:
     proper: ProperType = get_proper_type(arg)
     if isinstance(proper, Instance) and proper.type.fullname == AUTODIFF_CLASS and proper.args:
@@ -133,6 +149,8 @@ _MethodHook = Callable[[MethodContext], Type]
 # Method hooks are looked up by the receiver's class, so these match on the method name;
 # the hook itself checks that the receiver is a Module.
 _METHOD_NAME_HOOKS: dict[str, _MethodHook] = {"valid": module_valid}
+# Methods of one class, by fully qualified name.
+_METHOD_HOOKS: dict[str, _MethodHook] = {LAUNCH_METHOD: training_launch}
 # Second pass (after semantic analysis, all types known).
 _CLASS_DECORATOR_HOOKS_2: dict[str, _ClassHook2] = {CONFIG_DECORATOR: transform_config}
 
@@ -147,7 +165,7 @@ class FerrumPlugin(Plugin):
         return _CLASS_DECORATOR_HOOKS_2.get(fullname)
 
     def get_method_hook(self, fullname: str) -> _MethodHook | None:
-        return _METHOD_NAME_HOOKS.get(fullname.rpartition(".")[2])
+        return _METHOD_HOOKS.get(fullname) or _METHOD_NAME_HOOKS.get(fullname.rpartition(".")[2])
 
 
 def plugin(version: str) -> type[Plugin]:
