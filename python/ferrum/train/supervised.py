@@ -25,7 +25,6 @@ import logging
 import os
 import re
 import shutil
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,6 +49,7 @@ from ferrum.train.interrupter import Interrupter, sigint_stops
 from ferrum.train.learner import Learner, LearningResult
 from ferrum.train.logger import FileMetricLogger, MetricLogger
 from ferrum.train.metric.base import Metric
+from ferrum.train.plot.background import BackgroundPlotter, start_plotter
 from ferrum.train.processor import EventProcessor, SplitMetrics, copy_metric
 from ferrum.train.renderer import MetricsRenderer, default_renderer
 from ferrum.train.store import Aggregate, Direction, MetricStore, Split
@@ -62,7 +62,6 @@ ValidBatchT = TypeVar("ValidBatchT")
 M = TypeVar("M", bound=Module[Any])
 
 _log = logging.getLogger("ferrum.train")
-_plot_hinted = False
 
 
 def _default_strategy() -> CheckpointingStrategy:
@@ -308,7 +307,8 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         )
         stop_reason: str | None = None
         last_epoch = start - 1
-        with sigint_stops(self._interrupter):
+        plotter = start_plotter(directory, numeric) if self._plots else None
+        with sigint_stops(self._interrupter), _closing(plotter):
             for epoch in range(start, num_epochs + 1):
                 trained = train_epoch(
                     learner,
@@ -339,8 +339,8 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
                     checkpointer.checkpoint(
                         learner, epoch, store, self._state(epoch, trained.iterations, True)
                     )
-                if self._plots:
-                    _draw_plots(directory, numeric)
+                if plotter is not None:
+                    plotter.request(epoch)
                 if self._early_stopping is not None and self._early_stopping.should_stop(epoch, store):
                     stop_reason = f"early stopping after epoch {epoch}"
                     break
@@ -443,6 +443,15 @@ def _remove_logs_from(directory: Path, epoch: int) -> None:
 
 
 @contextmanager
+def _closing(plotter: BackgroundPlotter | None) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        if plotter is not None:
+            plotter.close()
+
+
+@contextmanager
 def _application_log(directory: Path | None) -> Iterator[None]:
     """While inside, ferrum's log (INFO and up) goes to ``<directory>/experiment.log`` too."""
     if directory is None:
@@ -472,19 +481,3 @@ def _epoch_values(store: MetricStore, names: list[str], epoch: int) -> str:
             if value is not None:
                 parts.append(f"{split} {name} {value:.6g}")
     return ", ".join(parts) or "no numeric metric"
-
-
-def _draw_plots(directory: Path, names: list[str]) -> None:
-    global _plot_hinted
-    if not names:
-        return
-    try:
-        from ferrum.train.plot import write_plots
-
-        write_plots(directory, names)
-    except ImportError:
-        if not _plot_hinted:
-            _plot_hinted = True
-            print("ferrum.train: plots need matplotlib: pip install 'ferrum[plot]'", file=sys.stderr)
-    except Exception as err:  # a plot must never end a training run
-        _log.warning("drawing the plots failed: %s", err)

@@ -56,11 +56,14 @@ class MetricHistory:
     iterations: list[tuple[float, float]] = field(default_factory=list)
 
 
-def read_history(directory: str | os.PathLike[str]) -> dict[str, dict[Split, MetricHistory]]:
+def read_history(
+    directory: str | os.PathLike[str], last_epoch: int | None = None
+) -> dict[str, dict[Split, MetricHistory]]:
     """Every numeric metric logged under ``directory`` (Burn's layout), by log name and split.
 
-    A metric whose log holds a line that is not a numeric entry is left out
-    (a text metric); a log still being written is read up to its last line.
+    Only epochs up to ``last_epoch`` when given. A metric whose log holds a
+    line that is not a numeric entry is left out (a text metric); of a log
+    still being written, an unfinished last line is skipped.
     """
     root = Path(directory)
     found: dict[str, dict[Split, MetricHistory]] = {}
@@ -75,6 +78,8 @@ def read_history(directory: str | os.PathLike[str]) -> dict[str, dict[Split, Met
             if child.is_dir() and (match := _EPOCH_DIR.fullmatch(child.name))
         )
         for epoch, epoch_dir in epochs:
+            if last_epoch is not None and epoch > last_epoch:
+                continue
             for log in sorted(epoch_dir.glob("*.log")):
                 name = log.stem
                 entries = _numeric_entries(log)
@@ -97,14 +102,16 @@ def plot_file(directory: str | os.PathLike[str], name: str) -> Path:
     return Path(directory) / PLOTS_DIR / log_file_name(name).replace(".log", ".png")
 
 
-def write_plots(directory: str | os.PathLike[str], names: list[str] | None = None) -> list[Path]:
+def write_plots(
+    directory: str | os.PathLike[str], names: list[str] | None = None, last_epoch: int | None = None
+) -> list[Path]:
     """Draw every numeric metric logged under ``directory`` (or only ``names``); the files written.
 
-    ``ImportError`` when matplotlib is missing.
+    ``last_epoch`` leaves later (still running) epochs out. ``ImportError`` when matplotlib is missing.
     """
     from matplotlib.figure import Figure
 
-    history = read_history(directory)
+    history = read_history(directory, last_epoch)
     wanted = None if names is None else {log_file_name(n)[: -len(".log")] for n in names}
     written = []
     for name, splits in history.items():
@@ -151,8 +158,12 @@ def _draw_iterations(axes: Axes, title: str, splits: dict[Split, MetricHistory])
 
 
 def _numeric_entries(log: Path) -> list[NumericEntry] | None:
+    text = log.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    # A log being written may end in half a line: only the lines that end are read.
+    lines.pop()
     entries = []
-    for line in log.read_text(encoding="utf-8").splitlines():
+    for line in lines:
         if not line.strip():
             continue
         try:
