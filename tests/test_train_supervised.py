@@ -412,7 +412,8 @@ def test_a_model_without_a_step_is_refused_at_launch(tmp_path: Path, missing: st
 
 def test_a_model_on_a_plain_backend_is_refused(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match=r"on an autodiff backend .* found NdArray"):
-        training(tmp_path).launch(Learner(tiny_net(NdArray.device()), SgdConfig().init(), 0.1))
+        # mypy refuses it too (ferrum.mypy): the ignore is the static check.
+        training(tmp_path).launch(Learner(tiny_net(NdArray.device()), SgdConfig().init(), 0.1))  # type: ignore[misc]
 
 
 @pytest.mark.parametrize("which", ["train", "valid"])
@@ -495,3 +496,15 @@ def test_the_result_model_is_a_module_on_the_inner_backend(tmp_path: Path) -> No
     out = result.model.forward(Tensor.ones((2, 4), NdArray.device()))
     assert out.dims() == (2, 3) and not out.device().is_autodiff
     assert isinstance(result.model.inference_step(next(iter(loaders()[1]))).loss, Tensor)
+
+
+def test_an_error_in_a_step_propagates_and_the_logs_are_closed(tmp_path: Path) -> None:
+    class Failing(Recorder):
+        def update(self, progress: TrainingProgress, metrics: Sequence[MetricState]) -> None:
+            super().update(progress, metrics)
+            if progress.iteration == 3:
+                raise RuntimeError("renderer broke")
+
+    with pytest.raises(RuntimeError, match="renderer broke"):
+        training(tmp_path).renderer(Failing()).launch(learner())
+    assert len(log_entries(tmp_path / "train" / "epoch-1" / "Loss.log")) == 3

@@ -308,7 +308,7 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         stop_reason: str | None = None
         last_epoch = start - 1
         plotter = start_plotter(directory, numeric) if self._plots else None
-        with sigint_stops(self._interrupter), _closing(plotter):
+        with sigint_stops(self._interrupter), _cleanup(plotter, loggers, num_epochs):
             for epoch in range(start, num_epochs + 1):
                 trained = train_epoch(
                     learner,
@@ -443,9 +443,15 @@ def _remove_logs_from(directory: Path, epoch: int) -> None:
 
 
 @contextmanager
-def _closing(plotter: BackgroundPlotter | None) -> Iterator[None]:
+def _cleanup(plotter: BackgroundPlotter | None, loggers: list[MetricLogger], epoch: int) -> Iterator[None]:
+    """The plotting worker is always stopped; on an error the loggers release their open files too."""
     try:
         yield
+    except BaseException:
+        for logger in loggers:
+            for split in (Split.Train, Split.Valid):
+                logger.end_epoch(epoch, split)
+        raise
     finally:
         if plotter is not None:
             plotter.close()
