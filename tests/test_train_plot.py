@@ -77,6 +77,18 @@ def test_python_dash_m_runs_the_command(tmp_path: Path) -> None:
     assert done.stdout.strip().endswith("Loss.png") and done.stderr == ""
 
 
+def test_the_worker_process_answers_each_request(tmp_path: Path) -> None:
+    write_logs(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-m", "ferrum.train.plot.worker", str(tmp_path), "Loss"],
+        input="plot 1\nnonsense\nplot\n",
+        capture_output=True,
+        text=True,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "done\ndone\n", "")
+    assert plot_file(tmp_path, "Loss").is_file()
+
+
 def test_background_plotter_coalesces_requests_and_finishes_on_close(tmp_path: Path) -> None:
     write_logs(tmp_path, epochs=3)
     plotter = BackgroundPlotter(tmp_path, ["Loss"])

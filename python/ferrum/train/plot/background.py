@@ -3,7 +3,7 @@
 Drawing two figures with matplotlib takes a few hundred milliseconds of
 Python, longer than a small model's epoch may last; in a thread it would
 also hold the GIL the training loop needs. So the Learner starts one
-worker process (``python -m ferrum.train.plot.background DIR NAME...``, at
+worker process (``python -m ferrum.train.plot.worker DIR NAME...``, at
 a lower CPU priority), asks it to redraw after each epoch and goes on
 training. A request made while the worker is drawing is kept and sent when
 it is done (requests coalesce: only the latest epoch matters); ``close``
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import os
 import subprocess
 import sys
 import threading
@@ -27,8 +26,6 @@ __all__ = ["BackgroundPlotter", "start_plotter"]
 
 _log = logging.getLogger("ferrum.train")
 
-# The worker asks for less CPU than training: it uses what training leaves idle.
-_NICENESS = 10
 _CLOSE_TIMEOUT = 120.0
 _hinted = False
 
@@ -55,7 +52,7 @@ class BackgroundPlotter:
 
     def __init__(self, directory: Path, names: list[str]) -> None:
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "ferrum.train.plot.background", str(directory), *names],
+            [sys.executable, "-m", "ferrum.train.plot.worker", str(directory), *names],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -123,26 +120,3 @@ class BackgroundPlotter:
         with self._lock:
             self._busy = False
             self._idle.notify_all()
-
-
-def _serve(directory: Path, names: list[str]) -> None:
-    from ferrum.train.plot import write_plots
-
-    try:
-        os.nice(_NICENESS)
-    except (AttributeError, OSError):
-        pass
-    for line in sys.stdin:
-        command, _, argument = line.strip().partition(" ")
-        if command != "plot":
-            continue
-        try:
-            write_plots(directory, names or None, last_epoch=int(argument) if argument else None)
-        except Exception as err:  # reported to the Learner, which logs it and trains on
-            print(f"error {type(err).__name__}: {err}".replace("\n", " "), flush=True)
-        else:
-            print("done", flush=True)
-
-
-if __name__ == "__main__":
-    _serve(Path(sys.argv[1]), sys.argv[2:])
