@@ -12,6 +12,9 @@ def test_learner_overhead_tiny_runs() -> None:
         [sys.executable, "-W", "error", str(SCRIPT), "--tiny"], capture_output=True, text=True, timeout=600
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = {line.split()[0]: line.split() for line in proc.stdout.splitlines() if line.strip()}
+    rows: dict[str, list[str]] = {}
+    for line in proc.stdout.splitlines():
+        if line.strip():
+            rows.setdefault(line.split()[0], line.split())
     assert float(rows["hand+metrics"][1]) > 0 and rows["learner"][3].endswith("x"), proc.stdout
     assert "Learner overhead:" in proc.stdout and proc.stdout.rstrip().splitlines()[-1].startswith("ratio ")
