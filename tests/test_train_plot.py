@@ -99,6 +99,37 @@ def test_background_plotter_coalesces_requests_and_finishes_on_close(tmp_path: P
     assert not list((tmp_path / "plots").glob("*.part*"))
 
 
+def test_close_draws_in_process_only_when_the_worker_lags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import time
+
+    import ferrum.train.plot as plot
+
+    write_logs(tmp_path)
+    calls: list[int | None] = []
+
+    def record(directory: Path, names: list[str] | None = None, last_epoch: int | None = None) -> list[Path]:
+        calls.append(last_epoch)
+        return []
+
+    monkeypatch.setattr(plot, "write_plots", record)
+    up_to_date = BackgroundPlotter(tmp_path, ["Loss"])
+    up_to_date.request(2)
+    deadline = time.monotonic() + 120
+    while up_to_date.drawn != 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    up_to_date.close()
+    assert calls == [] and plot_file(tmp_path, "Loss").is_file()
+    lagging = BackgroundPlotter(tmp_path, ["Loss"])
+    lagging.request(1)  # still starting up when closed
+    lagging.close()
+    assert calls == [1]
+    idle = BackgroundPlotter(tmp_path, ["Loss"])
+    idle.close()  # nothing requested: nothing to draw
+    assert calls == [1]
+
+
 def test_a_failing_drawing_is_logged_not_raised(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     write_logs(tmp_path)
     (tmp_path / "plots").write_text("a file where the folder goes")

@@ -444,17 +444,21 @@ def _remove_logs_from(directory: Path, epoch: int) -> None:
 
 @contextmanager
 def _cleanup(plotter: BackgroundPlotter | None, loggers: list[MetricLogger], epoch: int) -> Iterator[None]:
-    """The plotting worker is always stopped; on an error the loggers release their open files too."""
+    """The plotting worker is always stopped (the plots finished unless training failed).
+
+    On an error the loggers also release their open files.
+    """
     try:
         yield
     except BaseException:
         for logger in loggers:
             for split in (Split.Train, Split.Valid):
                 logger.end_epoch(epoch, split)
-        raise
-    finally:
         if plotter is not None:
-            plotter.close()
+            plotter.close(draw=False)
+        raise
+    if plotter is not None:
+        plotter.close()
 
 
 @contextmanager
