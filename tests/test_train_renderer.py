@@ -124,3 +124,21 @@ def test_formatting_helpers() -> None:
         format_metrics([MetricState(MetricEntry("LR", "", ""), None, NumericEntry(1e-5))]) == "LR 1.000e-05"
     )
     assert [format_duration(s) for s in (4.4, 187, 3725, float("nan"))] == ["4s", "3m07s", "1h02m", "?"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX pseudo-terminals")
+def test_progress_bar_shows_on_a_terminal_that_reports_no_size() -> None:
+    import os
+    import pty
+
+    from ferrum.train.renderer import ProgressBarRenderer
+
+    main_fd, side_fd = pty.openpty()  # a fresh pseudo-terminal reports 0 columns and 0 rows
+    with os.fdopen(side_fd, "w") as terminal:
+        renderer = ProgressBarRenderer(stream=terminal)
+        renderer.start(progress(0, 0))
+        renderer.end(progress(1000, 10))
+        terminal.flush()
+        shown = os.read(main_fd, 65536).decode()
+    os.close(main_fd)
+    assert "train 2/5: 100%" in shown and "1000/1000" in shown

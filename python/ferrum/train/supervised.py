@@ -79,6 +79,53 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
     the autodiff backend), ``dataloader_valid`` batches for its
     ``inference_step`` (on the inner backend). Every builder method returns
     the builder.
+
+    Example (a linear regression; batches are ``(x, y)`` pairs):
+        >>> import io, tempfile
+        >>> from typing import Any
+        >>> from ferrum import D2, Tensor
+        >>> from ferrum.backend import Autodiff, NdArray
+        >>> from ferrum.data.dataloader import Batcher, DataLoaderBuilder
+        >>> from ferrum.data.dataset import InMemDataset
+        >>> from ferrum.module import Module
+        >>> from ferrum.nn import Linear, LinearConfig
+        >>> from ferrum.nn.loss import MseLoss
+        >>> from ferrum.optim import SgdConfig
+        >>> from ferrum.train import (
+        ...     Learner, PlainRenderer, RegressionOutput, Split, SupervisedTraining, TrainOutput
+        ... )
+        >>> from ferrum.train.metric import LossMetric
+        >>> class Line(Module[Any]):
+        ...     fc: Linear[Any]
+        ...     def step(self, batch: tuple[Tensor[Any, D2], Tensor[Any, D2]]) -> RegressionOutput[Any]:
+        ...         out = self.fc.forward(batch[0])
+        ...         return RegressionOutput(MseLoss().forward(out, batch[1]), out, batch[1])
+        ...     def train_step(self, batch: Any) -> TrainOutput[RegressionOutput[Any]]:
+        ...         item = self.step(batch)
+        ...         return TrainOutput(self, item.loss.backward(), item)
+        ...     def inference_step(self, batch: Any) -> RegressionOutput[Any]:
+        ...         return self.step(batch)
+        >>> class Pairs(Batcher[float, Any]):
+        ...     def __init__(self, device: Any) -> None:
+        ...         self.device = device
+        ...     def batch(self, xs: list[float]) -> Any:
+        ...         x = Tensor.from_data([[x] for x in xs], self.device)
+        ...         return x, x * 3.0 + 1.0
+        >>> data = InMemDataset([i / 10 for i in range(40)])
+        >>> train = DataLoaderBuilder(Pairs(Autodiff[NdArray].device())).batch_size(8).build(data)
+        >>> valid = DataLoaderBuilder(Pairs(NdArray.device())).batch_size(40).build(data)
+        >>> model = Line(LinearConfig(1, 1).init(Autodiff[NdArray].device()))
+        >>> result = (
+        ...     SupervisedTraining(tempfile.mkdtemp(), train, valid)
+        ...     .metrics(LossMetric())
+        ...     .num_epochs(20)
+        ...     .renderer(PlainRenderer(stream=io.StringIO()))
+        ...     .launch(Learner(model, SgdConfig().init(), 0.05))
+        ... )
+        >>> result.summary.metric("Loss", Split.Valid).last < 0.01
+        True
+        >>> result.model.fc.bias.val().device().is_autodiff
+        False
     """
 
     def __init__(

@@ -21,6 +21,8 @@ Example:
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -49,12 +51,18 @@ class ProgressBarRenderer:
         self._close()
         self._metrics = ()
         self._postfix_at = 0.0
+        stream = self._stream or sys.stdout
+        # A terminal that reports a 0x0 size (some pseudo-terminals) would hide the bar: use 80x24.
+        sized = _sized(stream)
+        fallback = shutil.get_terminal_size()
         self._bar = tqdm(
             total=progress.progress.items_total,
             desc=f"{progress.split} {progress.epoch}/{progress.epoch_total}",
             unit="item",
-            file=self._stream or sys.stdout,
-            dynamic_ncols=True,
+            file=stream,
+            dynamic_ncols=sized,
+            ncols=None if sized else fallback.columns,
+            nrows=None if sized else fallback.lines,
             leave=True,
         )
 
@@ -81,3 +89,12 @@ class ProgressBarRenderer:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+def _sized(stream: TextIO) -> bool:
+    """False for a terminal that says it has no columns or rows."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return True  # not a terminal (a file, a StringIO): tqdm's own logic applies
+    return size.columns > 0 and size.lines > 0
