@@ -136,9 +136,18 @@ def test_resuming_from_an_epoch_without_checkpoint_names_the_files(tmp_path: Pat
     training(tmp_path, epochs=1).launch(learner())
     with pytest.raises(FileNotFoundError) as info:
         training(tmp_path, epochs=3).checkpoint(2).launch(learner())
+
     message = str(info.value)
     assert "model-2.mpk, optim-2.mpk, scheduler-2.mpk missing" in message
     assert str(tmp_path / "checkpoint") in message and "checkpoints found: 1" in message
+
+
+def test_a_failed_resume_leaves_the_logs_it_would_replace(tmp_path: Path) -> None:
+    training(tmp_path, epochs=2).launch(learner())
+    (tmp_path / "checkpoint" / "optim-1.mpk").unlink()
+    with pytest.raises(FileNotFoundError, match=r"optim-1\.mpk missing"):
+        training(tmp_path, epochs=3).checkpoint(1).launch(learner())
+    assert (tmp_path / "train" / "epoch-2" / "Loss.log").is_file()
 
 
 def test_resuming_needs_a_file_checkpointer(tmp_path: Path) -> None:

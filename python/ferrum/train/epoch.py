@@ -51,6 +51,10 @@ def report(message: str, *, error: bool = False) -> None:
     print(f"\nferrum.train: {message}", file=sys.stderr, flush=True)
 
 
+def _interrupted(interrupter: Interrupter) -> str:
+    return f"interrupted ({interrupter.get_message() or 'reason unknown'})"
+
+
 def train_epoch(
     learner: Learner[Any],
     loader: DataLoader[Any],
@@ -96,7 +100,7 @@ def train_epoch(
                 Split.Train, output.item, progress, epoch, epoch_total, iteration, learner.lr_current()
             )
             if interrupter.should_stop():
-                stop = f"interrupted ({interrupter.get_message() or 'reason unknown'})"
+                stop = _interrupted(interrupter)
                 break
     if accumulator is not None and pending and not diverged:
         # The last batches of an epoch count, even when fewer than `accumulation` are left.
@@ -133,7 +137,7 @@ def valid_epoch(
             progress = iterator.progress()
             processor.process(Split.Valid, output, progress, epoch, epoch_total, iteration, None)
             if interrupter.should_stop():
-                stop = f"interrupted ({interrupter.get_message() or 'reason unknown'})"
+                stop = _interrupted(interrupter)
                 break
     processor.end(Split.Valid, epoch, epoch_total, iteration, progress)
     return EpochResult(iteration, progress.items_processed, stop)

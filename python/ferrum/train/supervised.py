@@ -338,10 +338,13 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         )
         num_epochs = self._num_epochs
         start = 1 if self._checkpoint is None else self._checkpoint + 1
+        if checkpointer is not None and self._checkpoint is not None:
+            self._restore(learner, checkpointer, self._checkpoint)
+        # Only once the checkpoint is in: a failed resume must not cost the logs it would have replaced.
         _remove_logs_from(directory, start)
         store.forget_from(start)
         if checkpointer is not None and self._checkpoint is not None:
-            self._resume(learner, checkpointer, store, self._checkpoint)
+            self._replay(checkpointer, store, self._checkpoint)
         _log.info(
             "training %s (%d parameters) with %s, epochs %d to %d, %d train and %d valid batches per epoch",
             type(learner.model).__name__,
@@ -400,9 +403,8 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
             write_atomically(directory / "summary.txt", text + "\n")
         return LearningResult(learner.model.valid(), summary, stop_reason)
 
-    def _resume(
-        self, learner: Learner[Any], checkpointer: LearningCheckpointer, store: MetricStore, epoch: int
-    ) -> None:
+    def _restore(self, learner: Learner[Any], checkpointer: LearningCheckpointer, epoch: int) -> None:
+        """The learner, random generators and loader epochs as the checkpoint of ``epoch`` left them."""
         state = checkpointer.load(learner, epoch)
         loaders: dict[str, DataLoader[Any]] = {"train": self._loader_train, "valid": self._loader_valid}
         if state is None:
@@ -412,18 +414,19 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
             if not state.complete:
                 report(
                     f"the checkpoint of epoch {epoch} was written after iteration {state.iteration}, "
-                    "before the "
-                    f"epoch ended; training resumes at epoch {epoch + 1}"
+                    f"before the epoch ended; training resumes at epoch {epoch + 1}"
                 )
             state.restore_random()
             for name, loader in loaders.items():
                 loader.set_epoch(state.loader_epochs.get(name, epoch))
-        # The strategies' memory (best epoch so far, checkpoints kept) is rebuilt from the logged epochs.
+        _log.info("resumed from the checkpoint of epoch %d", epoch)
+
+    def _replay(self, checkpointer: LearningCheckpointer, store: MetricStore, epoch: int) -> None:
+        """Rebuild the strategies' memory (best epoch so far, checkpoints kept) from the logged epochs."""
         for past in range(1, epoch + 1):
             checkpointer.strategy.checkpointing(past, store)
             if self._early_stopping is not None:
                 self._early_stopping.should_stop(past, store)
-        _log.info("resumed from the checkpoint of epoch %d", epoch)
 
     def _state(self, epoch: int, iteration: int, complete: bool) -> TrainingState:
         return TrainingState.capture(
