@@ -517,3 +517,49 @@ def test_an_error_in_a_step_propagates_and_the_logs_are_closed(tmp_path: Path) -
     with pytest.raises(RuntimeError, match="renderer broke"):
         training(tmp_path).renderer(Failing()).launch(learner())
     assert len(log_entries(tmp_path / "train" / "epoch-1" / "Loss.log")) == 3
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_guide_cnn_resumes_bit_for_bit(tmp_path: Path, workers: int) -> None:
+    # The real model: convolutions, dropout, threaded kernels, on 512 MNIST digits.
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    from ferrum.data.dataset import PartialDataset
+    from ferrum.data.dataset.vision import MnistDataset
+    from ferrum.optim import AdamConfig
+    from guide.data import MnistBatcher
+    from guide.model import ModelConfig
+
+    def run(directory: Path, epochs: int, checkpoint: int | None, seed: int) -> dict[str, Any]:
+        train = (
+            DataLoaderBuilder(MnistBatcher(TrainB.device()))
+            .batch_size(64)
+            .shuffle(5)
+            .num_workers(workers)
+            .build(PartialDataset(MnistDataset.sample("train"), 0, 512))
+        )
+        valid = (
+            DataLoaderBuilder(MnistBatcher(NdArray.device()))
+            .batch_size(256)
+            .build(MnistDataset.sample("test"))
+        )
+        builder = (
+            SupervisedTraining(directory, train, valid)
+            .metrics(LossMetric())
+            .with_file_checkpointer(DefaultRecorder())
+            .num_epochs(epochs)
+            .renderer(Recorder())
+            .with_plots(False)
+        )
+        if checkpoint is not None:
+            builder = builder.checkpoint(checkpoint)
+        TrainB.seed(seed)
+        model = ModelConfig(10, 64).init(TrainB.device())
+        return weights(builder.launch(Learner(model, AdamConfig().init(), 1e-3)).model)
+
+    straight = run(tmp_path / "straight", 3, None, seed=1)
+    run(tmp_path / "split", 1, None, seed=1)
+    resumed = run(tmp_path / "split", 3, 1, seed=2)
+    for path, value in straight.items():
+        np.testing.assert_array_equal(resumed[path], value, err_msg=path)
