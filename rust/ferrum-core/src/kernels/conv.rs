@@ -350,7 +350,7 @@ mod tests {
     #[test]
     fn parallel_batch_sums_repeat_bit_for_bit_and_follow_a_fixed_order() {
         // Values whose float sum depends on the order of the adds.
-        let value = |i: usize, j: usize| ((i * 7919 + j * 104_729) % 1000) as f32 * 1e-3 + if i % 3 == 0 { 1e6 } else { -1e-7 };
+        let value = |i: usize, j: usize| ((i * 7919 + j * 104_729) % 1000) as f32 * 1e-3 + if i.is_multiple_of(3) { 1e6 } else { -1e-7 };
         let (batch, len) = (61, 37);
         let add = |i: usize, sum: &mut [f32], first: bool| {
             for (j, s) in sum.iter_mut().enumerate() {
