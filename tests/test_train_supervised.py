@@ -563,3 +563,18 @@ def test_the_guide_cnn_resumes_bit_for_bit(tmp_path: Path, workers: int) -> None
     resumed = run(tmp_path / "split", 3, 1, seed=2)
     for path, value in straight.items():
         np.testing.assert_array_equal(resumed[path], value, err_msg=path)
+
+
+def test_a_user_metric_logger_replaces_the_files_and_the_log_can_be_off(tmp_path: Path) -> None:
+    from ferrum.train import InMemoryMetricLogger
+
+    memory = InMemoryMetricLogger()
+    result = (
+        training(tmp_path, epochs=2)
+        .with_metric_logger(memory)
+        .with_application_logger(False)
+        .launch(learner())
+    )
+    assert not (tmp_path / "train").exists() and not (tmp_path / "experiment.log").exists()
+    assert len(memory.values[("Loss", Split.Train, 2)]) == 6
+    assert [e for e, _ in result.summary.metric("Loss", Split.Valid).entries] == [1, 2]
