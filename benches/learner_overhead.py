@@ -15,7 +15,10 @@ per variant:
 Each round runs every variant once, in a rotating order, from the same seed
 and model; the ratio of a round is learner / hand+metrics, and the figure
 is the median of the rounds' ratios (the machine is shared: single epochs
-swing by several percent). A last table times a whole one-epoch ``launch``
+swing by several percent). Then the Learner's own work per step, timed
+without a model (one real output reused: metric updates alone, then the
+Learner's loop around them), which the machine's noise hardly touches. A
+last table times a whole one-epoch ``launch``
 (setup, training, validation, a checkpoint with ``CompactRecorder``)
 against the hand loop's training and validation epochs; plots are
 left out there: a separate process draws them, and waiting for its last
@@ -41,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples"))
 
 from ferrum.backend import Autodiff, NdArray  # noqa: E402
-from ferrum.data.dataloader import DataLoader, DataLoaderBuilder  # noqa: E402
+from ferrum.data.dataloader import DataLoader, DataLoaderBuilder, Progress  # noqa: E402
 from ferrum.data.dataset import PartialDataset  # noqa: E402
 from ferrum.data.dataset.vision import MnistDataset  # noqa: E402
 from ferrum.optim import AdamConfig, GradientsParams  # noqa: E402
@@ -54,8 +57,11 @@ from ferrum.train import (  # noqa: E402
     SupervisedTraining,
     TrainingProgress,
 )
+from ferrum.train.logger import FileMetricLogger  # noqa: E402
 from ferrum.train.metric import AccuracyMetric, LossMetric, Metric, MetricMetadata  # noqa: E402
 from ferrum.train.output import sync_item  # noqa: E402
+from ferrum.train.processor import EventProcessor, SplitMetrics, loss_value  # noqa: E402
+from ferrum.train.store import MetricStore  # noqa: E402
 from guide.data import MnistBatch, MnistBatcher  # noqa: E402
 from guide.model import Model, ModelConfig  # noqa: E402
 
@@ -159,6 +165,47 @@ def learner_run(items: int, *, whole: bool) -> float:
     return launch_seconds if whole else timer.train_seconds
 
 
+def bookkeeping(steps: int) -> tuple[float, float]:
+    """Microseconds per step: the metric updates alone, and everything the Learner does around a step.
+
+    One real output of the guide CNN is reused, so no model time is in either
+    figure: the difference is the Learner's own work (metadata, the loss
+    check, the schedule, log files, the store, the renderer), free of the
+    machine's noise on whole epochs.
+    """
+    train, _ = loaders(BATCH)
+    batch = next(iter(train))
+    item = fresh_model().forward_classification(batch.images, batch.targets)
+    progress = Progress(BATCH, BATCH)
+    metrics: list[Metric[Any]] = [AccuracyMetric(), LossMetric()]
+    start = time.perf_counter()
+    for iteration in range(1, steps + 1):
+        synced = sync_item(item)
+        metadata = MetricMetadata(progress, 1, 1, iteration, LR)
+        for metric in metrics:
+            metric.update(synced, metadata)
+    alone = (time.perf_counter() - start) / steps
+    learner = Learner(fresh_model(), AdamConfig().init(), LR)
+    split = SplitMetrics(Split.Train)
+    for metric in (AccuracyMetric(), LossMetric()):
+        split.register(metric, numeric=True)
+    with tempfile.TemporaryDirectory() as directory:
+        logger = FileMetricLogger(directory)
+        renderer = PlainRenderer(interval=10.0, stream=io.StringIO())
+        processor = EventProcessor(
+            split, SplitMetrics(Split.Valid), [logger], MetricStore([logger]), renderer
+        )
+        processor.start(Split.Train, 1, 1, steps * BATCH)
+        start = time.perf_counter()
+        for iteration in range(1, steps + 1):
+            learner.lr_step()
+            loss_value(item)
+            processor.process(Split.Train, item, progress, 1, 1, iteration, learner.lr_current())
+        whole = (time.perf_counter() - start) / steps
+        processor.end(Split.Train, 1, 1, steps, progress)
+    return 1e6 * alone, 1e6 * whole
+
+
 def rounds(variants: dict[str, Callable[[], float]], count: int) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {name: [] for name in variants}
     names = list(variants)
@@ -211,6 +258,15 @@ def main() -> None:
         f"{100 * (statistics.median(ratios(epoch, 'learner', 'hand')) - 1):+.1f}%)"
     )
 
+    alone, whole_step = bookkeeping(200 if args.tiny else 5000)
+    step = statistics.median(epoch["hand+metrics"]) / steps
+    print(
+        f"per step, no model: metric updates {alone:.0f} us, the Learner's loop around them "
+        f"{whole_step:.0f} us: "
+        f"its own work is {whole_step - alone:.0f} us, {100 * (whole_step - alone) / (1e6 * step):.2f}% "
+        f"of a {1e3 * step:.1f} ms step"
+    )
+
     whole = rounds(
         {
             "hand train+valid": lambda: hand_train_and_valid(items),
@@ -219,9 +275,7 @@ def main() -> None:
         count,
     )
     print()
-    print(
-        "a whole epoch: training and validation; the Learner's launch also sets up and checkpoints"
-    )
+    print("a whole epoch: training and validation; the Learner's launch also sets up and checkpoints")
     for name in whole:
         print(f"{name:<18} {statistics.median(whole[name]):>9.3f} s median")
     print(f"ratio {statistics.median(ratios(whole, 'learner launch', 'hand train+valid')):.3f}x")

@@ -13,6 +13,7 @@ import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ferrum._ferrum import Tensor
 from ferrum.data.dataloader import Progress
@@ -27,7 +28,7 @@ __all__ = ["EventProcessor", "SplitMetrics", "copy_metric", "is_finite", "loss_v
 
 @dataclass
 class _Registered:
-    metric: Metric[object]
+    metric: Metric[Any]
     name: str
     numeric: Numeric | None
 
@@ -39,7 +40,7 @@ class SplitMetrics:
         self.split = split
         self._metrics: list[_Registered] = []
 
-    def register(self, metric: Metric[object], *, numeric: bool) -> None:
+    def register(self, metric: Metric[Any], *, numeric: bool) -> None:
         """Add ``metric``; ``ValueError`` if one of the same name is already there (they share a log file)."""
         if not isinstance(metric, Metric):
             raise TypeError(
@@ -88,7 +89,7 @@ class SplitMetrics:
             registered.metric.clear()
 
 
-def copy_metric(metric: Metric[object]) -> Metric[object]:
+def copy_metric(metric: Metric[Any]) -> Metric[Any]:
     """An independent copy of a fresh metric, for the other split (Burn clones it)."""
     try:
         return copy.deepcopy(metric)
