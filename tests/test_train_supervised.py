@@ -520,11 +520,11 @@ def test_an_error_in_a_step_propagates_and_the_logs_are_closed(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("workers", [0, 2])
-def test_the_guide_cnn_resumes_bit_for_bit(tmp_path: Path, workers: int) -> None:
+def test_the_guide_cnn_resumes_bit_for_bit(
+    tmp_path: Path, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The real model: convolutions, dropout, threaded kernels, on 512 MNIST digits.
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent / "examples"))
     from ferrum.data.dataset import PartialDataset
     from ferrum.data.dataset.vision import MnistDataset
     from ferrum.optim import AdamConfig
