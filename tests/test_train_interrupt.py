@@ -17,17 +17,28 @@ import sys, time
 from pathlib import Path
 
 import numpy as np
+from ferrum.train import Interrupter
 from train_setup import Recorder, learner, training, weights
+
+WAIT_AT, AFTER = sys.argv[2], float(sys.argv[3])
+interrupter = Interrupter()
 
 
 class Announce(Recorder):
     def update(self, progress, metrics):
         if progress.split.value == "train":
-            print(f"step {progress.epoch} {progress.iteration}", flush=True)
-            time.sleep(float(sys.argv[2]))
+            step = f"step {progress.epoch} {progress.iteration}"
+            print(step, flush=True)
+            if step == WAIT_AT:
+                # Hold this step until the first Ctrl-C has landed, whatever the machine's load.
+                deadline = time.monotonic() + 60
+                while not interrupter.should_stop() and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                time.sleep(AFTER)
 
 
-result = training(Path(sys.argv[1]), epochs=1000).renderer(Announce()).launch(learner())
+training = training(Path(sys.argv[1]), epochs=1000).renderer(Announce()).with_interrupter(interrupter)
+result = training.launch(learner())
 print("returned:", result.stop_reason, flush=True)
 print("finite:", all(np.isfinite(w).all() for w in weights(result.model).values()), flush=True)
 """
@@ -35,14 +46,14 @@ print("finite:", all(np.isfinite(w).all() for w in weights(result.model).values(
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 
-def start(tmp_path: Path, step_seconds: float) -> subprocess.Popen[str]:
+def start(tmp_path: Path, wait_at: str, after: float) -> subprocess.Popen[str]:
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
     env = dict(
         os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])
     )
     return subprocess.Popen(
-        [sys.executable, str(script), str(tmp_path / "run"), str(step_seconds)],
+        [sys.executable, str(script), str(tmp_path / "run"), wait_at, str(after)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -61,7 +72,7 @@ def wait_for_step(proc: subprocess.Popen[str], wanted: str) -> None:
 
 
 def test_ctrl_c_finishes_the_step_writes_a_checkpoint_and_returns(tmp_path: Path) -> None:
-    proc = start(tmp_path, 0.02)
+    proc = start(tmp_path, "step 2 3", 0.0)
     wait_for_step(proc, "step 2 3")
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
@@ -70,17 +81,17 @@ def test_ctrl_c_finishes_the_step_writes_a_checkpoint_and_returns(tmp_path: Path
     assert "Ctrl-C: finishing the current step" in err and "press Ctrl-C again to abort" in err
     assert "checkpoint written" in err
     state = json.loads((tmp_path / "run" / "checkpoint" / "training-2.json").read_text())
-    assert state["complete"] is False and state["epoch"] == 2 and state["iteration"] >= 3
+    assert (state["complete"], state["epoch"], state["iteration"]) == (False, 2, 3)
     for stem in ("model", "optim", "scheduler"):
         assert (tmp_path / "run" / "checkpoint" / f"{stem}-2.mpk").is_file()
     assert "training stopped: interrupted (Ctrl-C)" in (tmp_path / "run" / "experiment.log").read_text()
 
 
 def test_a_second_ctrl_c_aborts(tmp_path: Path) -> None:
-    proc = start(tmp_path, 2.0)
+    proc = start(tmp_path, "step 1 1", 30.0)  # after the first Ctrl-C, the step lasts until the second
     wait_for_step(proc, "step 1 1")
     proc.send_signal(signal.SIGINT)
-    time.sleep(0.2)
+    time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode != 0
