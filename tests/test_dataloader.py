@@ -115,6 +115,18 @@ def test_same_seed_same_orders_across_builds_and_worker_counts() -> None:
     assert run(8, 0) != reference
 
 
+@pytest.mark.parametrize("workers", [0, 2])
+def test_set_epoch_replays_an_epochs_order_in_a_new_loader(workers: int) -> None:
+    first = loader(57, 8, seed=3, workers=workers)
+    orders = [list(first) for _ in range(4)]
+    resumed = loader(57, 8, seed=3, workers=workers)
+    resumed.set_epoch(2)
+    assert [list(resumed), list(resumed)] == orders[2:]
+    assert resumed.epoch == 4
+    with pytest.raises(ValueError, match="epoch must be an int >= 0, found -1"):
+        resumed.set_epoch(-1)
+
+
 def test_workers_keep_batch_order_whatever_finishes_first() -> None:
     rng = random.Random(0)
     delays = {i: rng.uniform(0, 0.01) for i in range(40)}

@@ -223,3 +223,35 @@ def test_constructor_validates_arrays() -> None:
         MnistDataset(images.astype(np.float32), labels)
     with pytest.raises(ValueError, match=r"labels must have shape \(2,\), found \(1,\)"):
         MnistDataset(images, labels[:1])
+
+
+@pytest.mark.parametrize(("split", "size"), [("train", 4000), ("test", 1000)])
+def test_shipped_sample_is_balanced_real_mnist(split: str, size: int) -> None:
+    data = MnistDataset.sample(split)  # type: ignore[arg-type]
+    assert len(data) == size
+    images = np.stack([item.image for item in data])
+    labels = np.array([item.label for item in data])
+    assert images.shape == (size, 28, 28) and images.dtype == np.uint8
+    assert np.bincount(labels, minlength=10).tolist() == [size // 10] * 10
+    # MNIST's published pixel statistics (mean 0.1307, std 0.3081 of the 60,000 training digits),
+    # which random or synthetic images would not match.
+    scaled = images / 255.0
+    assert abs(scaled.mean() - 0.1307) < 0.01 and abs(scaled.std() - 0.3081) < 0.01
+    # Every digit has ink, framed by blank borders, as MNIST's centred 20x20 boxes leave them.
+    assert (images.reshape(size, -1).max(axis=1) > 200).all()
+    assert (images[:, :2, :] > 0).mean() < 0.001
+    # A prefix mixes the classes (the contract checks the first 200 test digits).
+    assert np.bincount(labels[:200], minlength=10).min() >= 10
+
+
+def test_shipped_sample_splits_are_disjoint_and_fixed() -> None:
+    train, test = MnistDataset.sample("train"), MnistDataset.sample("test")
+    train_keys = {item.image.tobytes() for item in train}
+    assert not any(item.image.tobytes() in train_keys for item in test)
+    again = MnistDataset.sample("test")
+    assert all(a == b for a, b in zip(test, again, strict=True))
+
+
+def test_sample_rejects_an_unknown_split() -> None:
+    with pytest.raises(ValueError, match="'train' or 'test', found 'valid'"):
+        MnistDataset.sample("valid")  # type: ignore[arg-type]

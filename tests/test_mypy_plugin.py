@@ -1,4 +1,4 @@
-"""The mypy plugin `ferrum.mypy`: what mypy accepts and rejects in code using `@config`.
+"""The mypy plugin `ferrum.mypy`: what mypy accepts and rejects in code using `@config` and the Learner.
 
 Each snippet marks its expectations inline: `# E: <text>` means mypy reports an
 error on that line containing <text>, `# R: <type>` means `reveal_type` on that
@@ -141,6 +141,54 @@ SNIPPETS = {
         reveal_type(A(1).with_size(2))  # R: other_spellings.A
         reveal_type(B(1).with_size(2))  # R: other_spellings.B
         B()  # E: Missing positional argument "size"
+        """,
+    "learner_typing": """
+        from typing import TypeVar
+
+        from ferrum import D2, Tensor
+        from ferrum.backend import Autodiff, Backend, NdArray
+        from ferrum.module import Module
+        from ferrum.nn import Linear, LinearConfig
+        from ferrum.optim import SgdConfig
+        from ferrum.train import Learner, RegressionOutput, SupervisedTraining, TrainOutput
+
+        B = TypeVar("B", bound=Backend)
+        I = TypeVar("I", bound=Backend)
+
+        class Net(Module[B]):
+            fc: Linear[B]
+
+            def step(self, x: Tensor[B, D2]) -> RegressionOutput[B]:
+                out = self.fc.forward(x)
+                return RegressionOutput((out - x).powf_scalar(2.0).mean(), out, x)
+
+            def train_step(
+                self: Net[Autodiff[I]], x: Tensor[Autodiff[I], D2]
+            ) -> TrainOutput[RegressionOutput[Autodiff[I]]]:
+                item = self.step(x)
+                return TrainOutput(self, item.loss.backward(), item)
+
+            def inference_step(self, x: Tensor[B, D2]) -> RegressionOutput[B]:
+                return self.step(x)
+
+        Loaders = SupervisedTraining[Tensor[Autodiff[NdArray], D2], Tensor[NdArray, D2]]
+
+        def run(training: Loaders) -> Net[NdArray]:
+            model = Net(LinearConfig(2, 2).init(Autodiff[NdArray].device()))
+            result = training.launch(Learner(model, SgdConfig().init(), 0.1))
+            reveal_type(result.model)  # R: learner_typing.Net[ferrum.backend.NdArray]
+            reveal_type(result.model.fc)  # R: ferrum.nn.linear.Linear[ferrum.backend.NdArray]
+            reveal_type(result.stop_reason)  # R: str | None
+            still_autodiff: Net[Autodiff[NdArray]] = result.model  # E: Incompatible types in assignment
+            plain = Net(LinearConfig(2, 2).init(NdArray.device()))
+            plain.train_step(Tensor.ones((1, 2), NdArray.device()))  # E: Invalid self argument
+            Learner(plain, SgdConfig().init(), 0.1)  # E: Learner trains a model on an autodiff backend
+            Learner("model", SgdConfig().init(), 0.1)  # E: Value of type variable "M" of "Learner"
+            Learner(model, SgdConfig().init(), "fast")  # E: Argument 3 to "Learner" has incompatible type
+            return result.model
+
+        def generic(model: Net[B]) -> None:
+            Learner(model, SgdConfig().init(), 0.1)  # a type variable may be an autodiff backend
         """,
     "configs_defs": """
         @config

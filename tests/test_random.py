@@ -174,3 +174,33 @@ def test_bad_distribution_parameters(dist: Distribution, message: str) -> None:
         Tensor.random((3,), dist, DEVICE)
     with pytest.raises(ArgumentError, match=message):
         Tensor.zeros((2,), DEVICE).random_like(dist)
+
+
+def test_random_state_resumes_the_stream_of_every_consumer() -> None:
+    from ferrum.backend import Autodiff
+    from ferrum.nn import DropoutConfig, LinearConfig
+
+    NdArray.seed(3)
+    Tensor.random((7,), Distribution.Default, DEVICE)  # leave the generator mid-block
+    state = NdArray.random_state()
+    assert isinstance(state, bytes) and len(state) == 56
+
+    def draws() -> list[list[float]]:
+        train = Autodiff[NdArray].device()
+        mask = DropoutConfig(0.5).init().forward(Tensor.ones((50,), train)).inner()
+        layer = LinearConfig(3, 2).init(DEVICE)
+        big = Tensor.random((40_000,), Distribution.Normal(0.0, 1.0), DEVICE)
+        return [mask.to_data().to_list(), layer.weight.val().to_data().to_list(), big.to_data().to_list()]
+
+    first = draws()
+    NdArray.seed(99)  # anything in between
+    Tensor.random((5,), Distribution.Default, DEVICE)
+    Autodiff[NdArray].set_random_state(state)  # one generator for every backend
+    assert draws() == first
+    assert NdArray.random_state() != state
+
+
+@pytest.mark.parametrize("bad", [b"", b"\x00" * 55, b"\x00" * 57])
+def test_set_random_state_rejects_foreign_bytes(bad: bytes) -> None:
+    with pytest.raises(ArgumentError, match=rf"56 bytes \(from random_state\(\)\), found {len(bad)}"):
+        NdArray.set_random_state(bad)

@@ -54,6 +54,31 @@ class Backend:
         _ferrum.seed(seed)
 
     @classmethod
+    def random_state(cls) -> bytes:
+        """The generator's exact position, to save with a checkpoint.
+
+        ``set_random_state`` with these bytes makes the following random
+        tensors, initialisers and dropout masks the ones that would have
+        come next: a resumed training run repeats the uninterrupted one.
+
+        Example:
+            >>> from ferrum import Distribution, Tensor
+            >>> from ferrum.backend import NdArray
+            >>> state = NdArray.random_state()
+            >>> a = Tensor.random((3,), Distribution.Default, NdArray.device())
+            >>> NdArray.set_random_state(state)
+            >>> b = Tensor.random((3,), Distribution.Default, NdArray.device())
+            >>> a.equal(b).all().into_scalar()
+            True
+        """
+        return _ferrum.random_state()
+
+    @classmethod
+    def set_random_state(cls, state: bytes) -> None:
+        """Put the generator back where ``random_state()`` found it (``ArgumentError`` for other bytes)."""
+        _ferrum.set_random_state(state)
+
+    @classmethod
     def name(cls) -> str:
         return cls.__name__
 
@@ -89,6 +114,9 @@ class Autodiff(Backend, Generic[Inner]):
     def __class_getitem__(cls, inner: type[Backend]) -> Any:
         # A real subclass per inner backend, so `Autodiff[NdArray].device()`
         # knows what it decorates at run time.
+        if isinstance(inner, TypeVar):
+            # `Autodiff[I]` in a generic annotation that Python evaluates (e.g. `self: Model[Autodiff[I]]`).
+            return super().__class_getitem__(inner)
         if not (isinstance(inner, type) and issubclass(inner, Backend)) or issubclass(inner, Autodiff):
             raise TypeError(f"Autodiff decorates a plain backend such as NdArray, found {inner!r}")
         found = Autodiff._specialised.get(inner)

@@ -14,6 +14,12 @@ What it adds:
   ``from_dict(data) -> <Config>``.
 - ``module.valid()`` on a ``M[Autodiff[I]]`` (any ``Module`` subclass) is a
   ``M[I]``: the module re-parametrised with the inner backend.
+- ``SupervisedTraining.launch(Learner(model, ...))`` with a ``M[Autodiff[I]]``
+  model returns a ``LearningResult[M[I]]``: ``result.model`` is the trained
+  model on the inner backend, as ``valid()`` gives it.
+- ``Learner(model, ...)`` with a model on a plain backend (``M[NdArray]``) is
+  an error: the Learner trains on an autodiff backend, as ``backward()`` and
+  the model's ``train_step(self: M[Autodiff[I]], ...)`` need.
 
 Example (checked by mypy with the plugin)::
 
@@ -36,7 +42,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mypy.nodes import ARG_POS, Argument, DataclassTransformSpec, TypeInfo, Var
-from mypy.plugin import ClassDefContext, MethodContext, Plugin, SemanticAnalyzerPluginInterface
+from mypy.plugin import (
+    ClassDefContext,
+    FunctionContext,
+    MethodContext,
+    Plugin,
+    SemanticAnalyzerPluginInterface,
+)
 from mypy.plugins.common import add_method_to_class
 from mypy.plugins.dataclasses import DataclassAttribute, DataclassTransformer, dataclass_tag_callback
 from mypy.types import AnyType, Instance, NoneType, ProperType, Type, TypeOfAny, UnionType, get_proper_type
@@ -46,6 +58,9 @@ __all__ = ["FerrumPlugin", "plugin"]
 
 CONFIG_DECORATOR = "ferrum.config.config"
 MODULE_CLASS = "ferrum.module.base.Module"
+LAUNCH_METHOD = "ferrum.train.supervised.SupervisedTraining.launch"
+LEARNER_CLASS = "ferrum.train.learner.Learner"
+BACKEND_CLASS = "ferrum.backend.Backend"
 AUTODIFF_CLASS = "ferrum.backend.Autodiff"
 
 # `@config` is `dataclass(frozen=True)`; mirrors the decorator's @dataclass_transform(frozen_default=True).
@@ -117,6 +132,40 @@ def module_valid(ctx: MethodContext) -> Type:
     return returned.copy_modified(args=[_strip_autodiff(arg) for arg in returned.args])
 
 
+def training_launch(ctx: MethodContext) -> Type:
+    """``launch(Learner[M[Autodiff[I]]]) -> LearningResult[M[I]]``: the result holds ``model.valid()``."""
+    returned = get_proper_type(ctx.default_return_type)
+    if not isinstance(returned, Instance) or len(returned.args) != 1:
+        return ctx.default_return_type
+    model = get_proper_type(returned.args[0])
+    if not (isinstance(model, Instance) and model.type.has_base(MODULE_CLASS)):
+        return ctx.default_return_type
+    inner = model.copy_modified(args=[_strip_autodiff(arg) for arg in model.args])
+    return returned.copy_modified(args=[inner])
+
+
+def learner_model_on_autodiff(ctx: FunctionContext) -> Type:
+    """``Learner(model, ...)``: a model whose backend is a plain one (``Net[NdArray]``) is an error."""
+    if ctx.arg_types and ctx.arg_types[0]:
+        model = get_proper_type(ctx.arg_types[0][0])
+        if isinstance(model, Instance) and model.type.has_base(MODULE_CLASS):
+            for arg in model.args:
+                backend = get_proper_type(arg)
+                if (
+                    isinstance(backend, Instance)
+                    and backend.type.has_base(BACKEND_CLASS)
+                    and not backend.type.has_base(AUTODIFF_CLASS)
+                ):
+                    ctx.api.fail(
+                        "Learner trains a model on an autodiff backend"
+                        f' (e.g. "Autodiff[{backend.type.name}]"),'
+                        f' found "{model.type.name}[{backend.type.name}]"',
+                        ctx.context,
+                    )
+                    break
+    return ctx.default_return_type
+
+
 def _strip_autodiff(arg: Type) -> Type:
     proper: ProperType = get_proper_type(arg)
     if isinstance(proper, Instance) and proper.type.fullname == AUTODIFF_CLASS and proper.args:
@@ -133,6 +182,11 @@ _MethodHook = Callable[[MethodContext], Type]
 # Method hooks are looked up by the receiver's class, so these match on the method name;
 # the hook itself checks that the receiver is a Module.
 _METHOD_NAME_HOOKS: dict[str, _MethodHook] = {"valid": module_valid}
+# Methods of one class, by fully qualified name.
+_METHOD_HOOKS: dict[str, _MethodHook] = {LAUNCH_METHOD: training_launch}
+_FunctionHook = Callable[[FunctionContext], Type]
+# Calls of functions and classes, by fully qualified name.
+_FUNCTION_HOOKS: dict[str, _FunctionHook] = {LEARNER_CLASS: learner_model_on_autodiff}
 # Second pass (after semantic analysis, all types known).
 _CLASS_DECORATOR_HOOKS_2: dict[str, _ClassHook2] = {CONFIG_DECORATOR: transform_config}
 
@@ -146,8 +200,11 @@ class FerrumPlugin(Plugin):
     def get_class_decorator_hook_2(self, fullname: str) -> _ClassHook2 | None:
         return _CLASS_DECORATOR_HOOKS_2.get(fullname)
 
+    def get_function_hook(self, fullname: str) -> _FunctionHook | None:
+        return _FUNCTION_HOOKS.get(fullname)
+
     def get_method_hook(self, fullname: str) -> _MethodHook | None:
-        return _METHOD_NAME_HOOKS.get(fullname.rpartition(".")[2])
+        return _METHOD_HOOKS.get(fullname) or _METHOD_NAME_HOOKS.get(fullname.rpartition(".")[2])
 
 
 def plugin(version: str) -> type[Plugin]:

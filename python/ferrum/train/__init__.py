@@ -1,5 +1,70 @@
-"""Training with Burn's Learner (``burn_train``): metrics, checkpoints, progress."""
+"""Training with Burn's Learner (``burn_train``): metrics, checkpoints, progress, plots.
 
+Configure a run with ``SupervisedTraining`` (data loaders, metrics,
+checkpointing, epochs, early stopping) and ``launch`` it with a
+``Learner(model, optimizer, lr)``. The model defines ``train_step(batch)``
+(returning a ``TrainOutput``) and ``inference_step(batch)``; its outputs
+(``ClassificationOutput``, ``RegressionOutput``, ...) feed the metrics of
+``ferrum.train.metric``. ``examples/guide`` is the Burn Book guide in full.
+
+Example:
+    >>> from ferrum.train import SupervisedTraining, Learner, Split, Direction
+    >>> Split.Valid.value, Direction.Lowest.better(0.1, 0.2)
+    ('valid', True)
+"""
+
+from ferrum.train.checkpoint import (
+    CheckpointingAction,
+    CheckpointingStrategy,
+    ComposedCheckpointingStrategy,
+    ComposedCheckpointingStrategyBuilder,
+    FileCheckpointer,
+    KeepLastNCheckpoints,
+    MetricCheckpointingStrategy,
+)
+from ferrum.train.early_stopping import EarlyStoppingStrategy, MetricEarlyStoppingStrategy, StoppingCondition
+from ferrum.train.interrupter import Interrupter
+from ferrum.train.learner import Learner, LearningResult
+from ferrum.train.logger import FileMetricLogger, InMemoryMetricLogger, MetricLogger
 from ferrum.train.output import ClassificationOutput, MultiLabelClassificationOutput, RegressionOutput
+from ferrum.train.renderer import MetricsRenderer, MetricState, PlainRenderer, TrainingProgress
+from ferrum.train.step import InferenceStep, TrainOutput, TrainStep
+from ferrum.train.store import Aggregate, Direction, MetricStore, Split
+from ferrum.train.summary import LearnerSummary, MetricSummary
+from ferrum.train.supervised import SupervisedTraining
 
-__all__ = ["ClassificationOutput", "MultiLabelClassificationOutput", "RegressionOutput"]
+__all__ = [
+    "Aggregate",
+    "CheckpointingAction",
+    "CheckpointingStrategy",
+    "ClassificationOutput",
+    "ComposedCheckpointingStrategy",
+    "ComposedCheckpointingStrategyBuilder",
+    "Direction",
+    "EarlyStoppingStrategy",
+    "FileCheckpointer",
+    "FileMetricLogger",
+    "InMemoryMetricLogger",
+    "InferenceStep",
+    "Interrupter",
+    "KeepLastNCheckpoints",
+    "Learner",
+    "LearnerSummary",
+    "LearningResult",
+    "MetricCheckpointingStrategy",
+    "MetricEarlyStoppingStrategy",
+    "MetricLogger",
+    "MetricState",
+    "MetricStore",
+    "MetricSummary",
+    "MetricsRenderer",
+    "MultiLabelClassificationOutput",
+    "PlainRenderer",
+    "RegressionOutput",
+    "Split",
+    "StoppingCondition",
+    "SupervisedTraining",
+    "TrainOutput",
+    "TrainStep",
+    "TrainingProgress",
+]

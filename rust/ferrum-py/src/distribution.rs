@@ -2,6 +2,9 @@
 
 use ferrum_core::Distribution;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::error::IntoPyResult;
 
 #[pyclass(frozen, name = "Distribution", module = "ferrum")]
 #[derive(Clone)]
@@ -52,4 +55,16 @@ impl PyDistribution {
 #[pyfunction]
 pub fn seed(seed: u64) {
     ferrum_core::random::seed(seed);
+}
+
+/// The engine generator's exact position (56 bytes), for `set_random_state`.
+#[pyfunction]
+pub fn random_state(py: Python<'_>) -> Bound<'_, PyBytes> {
+    PyBytes::new(py, &ferrum_core::random::state())
+}
+
+/// Put the engine's generator back at a position `random_state()` returned.
+#[pyfunction]
+pub fn set_random_state(py: Python<'_>, state: &[u8]) -> PyResult<()> {
+    ferrum_core::random::set_state(state).py(py)
 }

@@ -38,6 +38,8 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<device::KindBool>()?;
     m.add_class::<distribution::PyDistribution>()?;
     m.add_function(wrap_pyfunction!(distribution::seed, m)?)?;
+    m.add_function(wrap_pyfunction!(distribution::random_state, m)?)?;
+    m.add_function(wrap_pyfunction!(distribution::set_random_state, m)?)?;
     m.add_function(wrap_pyfunction!(custom_op::custom_op, m)?)?;
     error::register(m)?;
     interrupt::install(m.py())?;

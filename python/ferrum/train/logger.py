@@ -1,0 +1,160 @@
+"""Metric loggers: where every metric update is written (Burn's ``FileMetricLogger`` and friends).
+
+``FileMetricLogger`` writes Burn's layout: one file per split, epoch and
+metric, ``<directory>/<split>/epoch-<N>/<Metric>.log``, holding one
+serialized entry per line (``"value,count"`` for numeric metrics). A file
+is truncated when its epoch starts, so a resumed run rewrites the epochs it
+runs. ``InMemoryMetricLogger`` keeps the same entries in memory. A user
+logger implements the ``MetricLogger`` protocol and is registered with
+``SupervisedTraining.with_metric_logger``.
+
+Example:
+    >>> import tempfile
+    >>> from ferrum.train.logger import FileMetricLogger
+    >>> from ferrum.train.metric import MetricEntry
+    >>> from ferrum.train.store import Split
+    >>> logger = FileMetricLogger(tempfile.mkdtemp())
+    >>> logger.log([MetricEntry("Loss", "0.50", "0.5,64")], 1, Split.Train)
+    >>> logger.log([MetricEntry("Loss", "0.25", "0.25,36")], 1, Split.Train)
+    >>> logger.read_numeric("Loss", 1, Split.Train)
+    [NumericEntry(value=0.5, count=64), NumericEntry(value=0.25, count=36)]
+    >>> logger.end_epoch(1, Split.Train)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Protocol, runtime_checkable
+
+from ferrum.train.metric.base import MetricEntry, NumericEntry
+from ferrum.train.store import Split
+
+__all__ = ["EPOCH_PREFIX", "FileMetricLogger", "InMemoryMetricLogger", "MetricLogger", "log_file_name"]
+
+EPOCH_PREFIX = "epoch-"
+"""Prefix of the per-epoch folders: ``train/epoch-1``."""
+
+_EPOCH_DIR = re.compile(r"epoch-(\d+)")
+
+
+@runtime_checkable
+class MetricLogger(Protocol):
+    """Burn's ``MetricLogger``: receives every update of every metric and can read numeric ones back."""
+
+    def log(self, entries: Sequence[MetricEntry], epoch: int, split: Split) -> None:
+        """Record the entries of one step (one per metric of ``split``)."""
+        ...
+
+    def read_numeric(self, name: str, epoch: int, split: Split) -> list[NumericEntry]:
+        """Every numeric entry of metric ``name`` logged for ``epoch`` and ``split`` (empty if none)."""
+        ...
+
+    def end_epoch(self, epoch: int, split: Split) -> None:
+        """``split``'s epoch ended: flush and release what it held open."""
+        ...
+
+
+def log_file_name(name: str) -> str:
+    """The log file of metric ``name``: spaces (as in Burn) and path separators become underscores."""
+    return re.sub(r"[\s/\\]", "_", name) + ".log"
+
+
+class FileMetricLogger:
+    """Writes ``<directory>/<split>/epoch-<N>/<Metric>.log``, one serialized entry per line (Burn's layout).
+
+    Files stay open during their epoch and are buffered; ``end_epoch`` (or
+    ``read_numeric`` for the file read) flushes them.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+        self._files: dict[tuple[str, Split], IO[str]] = {}
+        self._epoch: dict[Split, int] = {}
+
+    def file_path(self, name: str, epoch: int, split: Split) -> Path:
+        """Where metric ``name`` of ``split`` is logged for ``epoch``."""
+        return self.directory / split.value / f"{EPOCH_PREFIX}{epoch}" / log_file_name(name)
+
+    def log(self, entries: Sequence[MetricEntry], epoch: int, split: Split) -> None:
+        if self._epoch.get(split) != epoch:
+            self.end_epoch(self._epoch.get(split, epoch), split)
+            self._epoch[split] = epoch
+        files = self._files
+        for entry in entries:
+            file = files.get((entry.name, split))
+            if file is None:
+                file = files[(entry.name, split)] = self._open(entry.name, epoch, split)
+            file.write(entry.serialized)
+            file.write("\n")
+
+    def read_numeric(self, name: str, epoch: int, split: Split) -> list[NumericEntry]:
+        open_file = self._files.get((name, split))
+        if open_file is not None and self._epoch.get(split) == epoch:
+            open_file.flush()
+        path = self.file_path(name, epoch, split)
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+        entries = []
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                entries.append(NumericEntry.deserialize(line))
+            except ValueError as err:
+                raise ValueError(f"{path}, line {number}: {err}") from None
+        return entries
+
+    def end_epoch(self, epoch: int, split: Split) -> None:
+        for key in [key for key in self._files if key[1] is split]:
+            self._files.pop(key).close()
+
+    def epochs(self) -> int:
+        """The highest epoch that has a folder under any split (0 when none)."""
+        found = [
+            int(match.group(1))
+            for split in Split
+            if (self.directory / split.value).is_dir()
+            for child in (self.directory / split.value).iterdir()
+            if child.is_dir() and (match := _EPOCH_DIR.fullmatch(child.name))
+        ]
+        return max(found, default=0)
+
+    def _open(self, name: str, epoch: int, split: Split) -> IO[str]:
+        path = self.file_path(name, epoch, split)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, "w", encoding="utf-8")
+
+    def __repr__(self) -> str:
+        return f"FileMetricLogger({str(self.directory)!r})"
+
+
+class InMemoryMetricLogger:
+    """Keeps every serialized entry in memory, by metric, split and epoch (Burn's ``InMemoryMetricLogger``).
+
+    Example:
+        >>> from ferrum.train.logger import InMemoryMetricLogger
+        >>> from ferrum.train.metric import MetricEntry
+        >>> from ferrum.train.store import Split
+        >>> logger = InMemoryMetricLogger()
+        >>> logger.log([MetricEntry("Loss", "0.5", "0.5,2")], 1, Split.Valid)
+        >>> logger.values[("Loss", Split.Valid, 1)]
+        ['0.5,2']
+    """
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[str, Split, int], list[str]] = {}
+
+    def log(self, entries: Sequence[MetricEntry], epoch: int, split: Split) -> None:
+        for entry in entries:
+            self.values.setdefault((entry.name, split, epoch), []).append(entry.serialized)
+
+    def read_numeric(self, name: str, epoch: int, split: Split) -> list[NumericEntry]:
+        return [NumericEntry.deserialize(value) for value in self.values.get((name, split, epoch), [])]
+
+    def end_epoch(self, epoch: int, split: Split) -> None:
+        pass

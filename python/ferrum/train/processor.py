@@ -1,0 +1,165 @@
+"""What happens to a step's output: metrics updated, entries logged and stored, the renderer told.
+
+Burn's event processor, run in the training thread: per step the output is
+synced once to the inner backend (``sync_item``), handed to every metric of
+the split, the entries go to the metric loggers, numeric values to the
+store (epoch aggregates for checkpointing, early stopping and the summary)
+and the states to the renderer.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ferrum._ferrum import Tensor
+from ferrum.data.dataloader import Progress
+from ferrum.train.logger import MetricLogger
+from ferrum.train.metric.base import Metric, MetricEntry, MetricMetadata, Numeric
+from ferrum.train.output import sync_item
+from ferrum.train.renderer.base import MetricsRenderer, MetricState, TrainingProgress
+from ferrum.train.store import MetricStore, Split
+
+__all__ = ["EventProcessor", "SplitMetrics", "copy_metric", "is_finite", "loss_value"]
+
+
+@dataclass
+class _Registered:
+    metric: Metric[Any]
+    name: str
+    numeric: Numeric | None
+
+
+class SplitMetrics:
+    """The metrics of one split, in registration order."""
+
+    def __init__(self, split: Split) -> None:
+        self.split = split
+        self._metrics: list[_Registered] = []
+
+    def register(self, metric: Metric[Any], *, numeric: bool) -> None:
+        """Add ``metric``; ``ValueError`` if one of the same name is already there (they share a log file)."""
+        if not isinstance(metric, Metric):
+            raise TypeError(
+                f"a metric has name(), update(item, metadata) and clear(); found {type(metric).__name__}"
+            )
+        name = metric.name()
+        if any(r.name == name for r in self._metrics):
+            raise ValueError(
+                f"{self.split} metric {name!r} is registered twice (metric names must be unique)"
+            )
+        if numeric and not isinstance(metric, Numeric):
+            raise TypeError(
+                f"metric {name!r} ({type(metric).__name__}) is not numeric: it needs higher_is_better, "
+                "value() and running_value()"
+            )
+        self._metrics.append(_Registered(metric, name, metric if isinstance(metric, Numeric) else None))
+
+    def names(self, *, numeric_only: bool = False) -> list[str]:
+        """The registered metrics' names."""
+        return [r.name for r in self._metrics if r.numeric is not None or not numeric_only]
+
+    def __len__(self) -> int:
+        return len(self._metrics)
+
+    def update(
+        self, item: object, metadata: MetricMetadata, store: MetricStore
+    ) -> tuple[list[MetricEntry], list[MetricState]]:
+        """Every metric's entry and state after ``item``; numeric values go into ``store``."""
+        entries: list[MetricEntry] = []
+        states: list[MetricState] = []
+        for registered in self._metrics:
+            entry = registered.metric.update(item, metadata)
+            entries.append(entry)
+            numeric = registered.numeric
+            if numeric is None:
+                states.append(MetricState(entry))
+                continue
+            value = numeric.value()
+            store.add(registered.name, metadata.epoch, self.split, value)
+            states.append(MetricState(entry, value, numeric.running_value()))
+        return entries, states
+
+    def clear(self) -> None:
+        """Reset every metric (an epoch of this split ended)."""
+        for registered in self._metrics:
+            registered.metric.clear()
+
+
+def copy_metric(metric: Metric[Any]) -> Metric[Any]:
+    """An independent copy of a fresh metric, for the other split (Burn clones it)."""
+    try:
+        return copy.deepcopy(metric)
+    except Exception as err:
+        raise TypeError(
+            f"metric {metric.name()!r} ({type(metric).__name__}) cannot be copied for the second split "
+            f"({err}); register one instance per split with metric_train and metric_valid"
+        ) from err
+
+
+class EventProcessor:
+    """Routes each step's output through the metrics, loggers, store and renderer."""
+
+    def __init__(
+        self,
+        train: SplitMetrics,
+        valid: SplitMetrics,
+        loggers: Sequence[MetricLogger],
+        store: MetricStore,
+        renderer: MetricsRenderer,
+    ) -> None:
+        self._metrics = {Split.Train: train, Split.Valid: valid}
+        self._loggers = list(loggers)
+        self.store = store
+        self.renderer = renderer
+
+    def start(self, split: Split, epoch: int, epoch_total: int, items_total: int) -> None:
+        """A split's epoch begins."""
+        self.renderer.start(TrainingProgress(split, epoch, epoch_total, 0, Progress(0, items_total)))
+
+    def process(
+        self,
+        split: Split,
+        output: object,
+        progress: Progress,
+        epoch: int,
+        epoch_total: int,
+        iteration: int,
+        lr: float | None,
+    ) -> None:
+        """One step's output."""
+        metrics = self._metrics[split]
+        item = sync_item(output)
+        metadata = MetricMetadata(progress, epoch, epoch_total, iteration, lr)
+        entries, states = metrics.update(item, metadata, self.store)
+        if entries:
+            for logger in self._loggers:
+                logger.log(entries, epoch, split)
+        self.renderer.update(TrainingProgress(split, epoch, epoch_total, iteration, progress), states)
+
+    def end(self, split: Split, epoch: int, epoch_total: int, iteration: int, progress: Progress) -> None:
+        """A split's epoch is over: metrics cleared, loggers flushed, renderer told."""
+        self._metrics[split].clear()
+        for logger in self._loggers:
+            logger.end_epoch(epoch, split)
+        self.renderer.end(TrainingProgress(split, epoch, epoch_total, iteration, progress))
+
+
+def loss_value(item: object) -> float | None:
+    """The step's loss as a number when the output has a ``loss`` tensor (the sum of a per-item loss)."""
+    loss = getattr(item, "loss", None)
+    if not isinstance(loss, Tensor):
+        return None
+    if loss.device().is_autodiff:
+        loss = loss.inner()
+    if loss.num_elements() != 1:
+        loss = loss.sum()
+    return float(loss.into_scalar())
+
+
+def is_finite(value: float | None) -> bool:
+    """True for a finite number or no number at all."""
+    return value is None or math.isfinite(value)

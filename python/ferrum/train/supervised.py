@@ -1,0 +1,543 @@
+"""``SupervisedTraining``: configure a training run, then ``launch`` it with a ``Learner`` (Burn's builder).
+
+Example (the Burn Book guide, ``examples/guide``, in full)::
+
+    training = (
+        SupervisedTraining(artifact_dir, dataloader_train, dataloader_valid)
+        .metrics(AccuracyMetric(), LossMetric())
+        .with_file_checkpointer(CompactRecorder())
+        .num_epochs(10)
+        .summary()
+    )
+    result = training.launch(Learner(model, AdamConfig().init(), 1e-4))
+    result.model  # trained, on the inner backend
+
+The artifact directory gets Burn's layout: ``experiment.log`` (the
+application log), ``train/epoch-N/<Metric>.log`` and
+``valid/epoch-N/<Metric>.log`` (one entry per step), ``checkpoint/``
+(``model-N``, ``optim-N``, ``scheduler-N`` plus ferrum's ``training-N.json``),
+and ferrum's ``plots/<Metric>.png`` and ``summary.txt``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from typing_extensions import Self
+
+from ferrum.data.dataloader import DataLoader
+from ferrum.module import Module
+from ferrum.record import FileRecorder
+from ferrum.train.checkpoint.file import LearningCheckpointer
+from ferrum.train.checkpoint.state import TrainingState, write_atomically
+from ferrum.train.checkpoint.strategy import (
+    CheckpointingStrategy,
+    ComposedCheckpointingStrategy,
+    KeepLastNCheckpoints,
+    MetricCheckpointingStrategy,
+)
+from ferrum.train.early_stopping import EarlyStoppingStrategy
+from ferrum.train.epoch import report, train_epoch, valid_epoch
+from ferrum.train.interrupter import Interrupter, sigint_stops
+from ferrum.train.learner import Learner, LearningResult
+from ferrum.train.logger import FileMetricLogger, MetricLogger
+from ferrum.train.metric.base import Metric
+from ferrum.train.plot.background import BackgroundPlotter, start_plotter
+from ferrum.train.processor import EventProcessor, SplitMetrics, copy_metric
+from ferrum.train.renderer import MetricsRenderer, default_renderer
+from ferrum.train.store import Aggregate, Direction, MetricStore, Split
+from ferrum.train.summary import LearnerSummary
+
+__all__ = ["SupervisedTraining"]
+
+TrainBatchT = TypeVar("TrainBatchT")
+ValidBatchT = TypeVar("ValidBatchT")
+M = TypeVar("M", bound=Module[Any])
+
+_log = logging.getLogger("ferrum.train")
+
+
+def _default_strategy() -> CheckpointingStrategy:
+    # Burn's default: the last two epochs, and the best one by validation loss.
+    return ComposedCheckpointingStrategy(
+        KeepLastNCheckpoints(2),
+        MetricCheckpointingStrategy("Loss", Aggregate.Mean, Direction.Lowest, Split.Valid),
+    )
+
+
+class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
+    """A supervised training run: data, metrics, checkpoints, epochs; ``launch`` trains a ``Learner``.
+
+    ``dataloader_train`` yields batches for the model's ``train_step`` (on
+    the autodiff backend), ``dataloader_valid`` batches for its
+    ``inference_step`` (on the inner backend). Every builder method returns
+    the builder.
+
+    Example (a linear regression; batches are ``(x, y)`` pairs):
+        >>> import io, tempfile
+        >>> from typing import Any
+        >>> from ferrum import D2, Tensor
+        >>> from ferrum.backend import Autodiff, NdArray
+        >>> from ferrum.data.dataloader import Batcher, DataLoaderBuilder
+        >>> from ferrum.data.dataset import InMemDataset
+        >>> from ferrum.module import Module
+        >>> from ferrum.nn import Linear, LinearConfig
+        >>> from ferrum.nn.loss import MseLoss
+        >>> from ferrum.optim import SgdConfig
+        >>> from ferrum.train import (
+        ...     Learner, PlainRenderer, RegressionOutput, Split, SupervisedTraining, TrainOutput
+        ... )
+        >>> from ferrum.train.metric import LossMetric
+        >>> class Line(Module[Any]):
+        ...     fc: Linear[Any]
+        ...     def step(self, batch: tuple[Tensor[Any, D2], Tensor[Any, D2]]) -> RegressionOutput[Any]:
+        ...         out = self.fc.forward(batch[0])
+        ...         return RegressionOutput(MseLoss().forward(out, batch[1]), out, batch[1])
+        ...     def train_step(self, batch: Any) -> TrainOutput[RegressionOutput[Any]]:
+        ...         item = self.step(batch)
+        ...         return TrainOutput(self, item.loss.backward(), item)
+        ...     def inference_step(self, batch: Any) -> RegressionOutput[Any]:
+        ...         return self.step(batch)
+        >>> class Pairs(Batcher[float, Any]):
+        ...     def __init__(self, device: Any) -> None:
+        ...         self.device = device
+        ...     def batch(self, xs: list[float]) -> Any:
+        ...         x = Tensor.from_data([[x] for x in xs], self.device)
+        ...         return x, x * 3.0 + 1.0
+        >>> data = InMemDataset([i / 10 for i in range(40)])
+        >>> train = DataLoaderBuilder(Pairs(Autodiff[NdArray].device())).batch_size(8).build(data)
+        >>> valid = DataLoaderBuilder(Pairs(NdArray.device())).batch_size(40).build(data)
+        >>> model = Line(LinearConfig(1, 1).init(Autodiff[NdArray].device()))
+        >>> result = (
+        ...     SupervisedTraining(tempfile.mkdtemp(), train, valid)
+        ...     .metrics(LossMetric())
+        ...     .num_epochs(20)
+        ...     .renderer(PlainRenderer(stream=io.StringIO()))
+        ...     .launch(Learner(model, SgdConfig().init(), 0.05))
+        ... )
+        >>> result.summary.metric("Loss", Split.Valid).last < 0.01
+        True
+        >>> result.model.fc.bias.val().device().is_autodiff
+        False
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        dataloader_train: DataLoader[TrainBatchT],
+        dataloader_valid: DataLoader[ValidBatchT],
+    ) -> None:
+        for name, loader in (("dataloader_train", dataloader_train), ("dataloader_valid", dataloader_valid)):
+            if not isinstance(loader, DataLoader):
+                raise TypeError(
+                    f"SupervisedTraining {name} must be a DataLoader "
+                    "(DataLoaderBuilder(...).build(dataset)), "
+                    f"found {type(loader).__name__}"
+                )
+        self._directory = Path(directory)
+        self._loader_train = dataloader_train
+        self._loader_valid = dataloader_valid
+        self._train = SplitMetrics(Split.Train)
+        self._valid = SplitMetrics(Split.Valid)
+        self._num_epochs = 1
+        self._checkpoint: int | None = None
+        self._recorder: FileRecorder | None = None
+        self._strategy = _default_strategy()
+        self._accumulation: int | None = None
+        self._early_stopping: EarlyStoppingStrategy | None = None
+        self._interrupter = Interrupter()
+        self._renderer: MetricsRenderer | None = None
+        self._loggers: list[MetricLogger] = []
+        self._summary = False
+        self._application_log = True
+        self._plots = True
+
+    # ---- metrics
+
+    def metrics(self, *metrics: Metric[Any]) -> Self:
+        """Register each metric on both splits (a copy for validation); numeric ones are also plotted."""
+        for metric in metrics:
+            self._train.register(metric, numeric=False)
+            self._valid.register(copy_metric(metric), numeric=False)
+        return self
+
+    def metric_train(self, metric: Metric[Any]) -> Self:
+        """Register a training metric."""
+        self._train.register(metric, numeric=False)
+        return self
+
+    def metric_valid(self, metric: Metric[Any]) -> Self:
+        """Register a validation metric."""
+        self._valid.register(metric, numeric=False)
+        return self
+
+    def metric_train_numeric(self, metric: Metric[Any]) -> Self:
+        """Register a numeric training metric (``TypeError`` if it is not ``Numeric``)."""
+        self._train.register(metric, numeric=True)
+        return self
+
+    def metric_valid_numeric(self, metric: Metric[Any]) -> Self:
+        """Register a numeric validation metric (``TypeError`` if it is not ``Numeric``)."""
+        self._valid.register(metric, numeric=True)
+        return self
+
+    # ---- checkpoints and stopping
+
+    def with_file_checkpointer(self, recorder: FileRecorder) -> Self:
+        """Write checkpoints with ``recorder`` into ``<directory>/checkpoint``."""
+        if not isinstance(recorder, FileRecorder):
+            raise TypeError(
+                "with_file_checkpointer needs a FileRecorder (e.g. CompactRecorder()), "
+                f"found {type(recorder).__name__}"
+            )
+        self._recorder = recorder
+        return self
+
+    def with_checkpointing_strategy(self, strategy: CheckpointingStrategy) -> Self:
+        """Which checkpoints to keep (default: the last 2 and the best by validation loss)."""
+        if not isinstance(strategy, CheckpointingStrategy):
+            raise TypeError(
+                f"a checkpointing strategy has checkpointing(epoch, store), found {type(strategy).__name__}"
+            )
+        self._strategy = strategy
+        return self
+
+    def checkpoint(self, epoch: int) -> Self:
+        """Resume from the checkpoint of ``epoch``: training continues at ``epoch + 1``."""
+        self._checkpoint = _positive("checkpoint", epoch)
+        return self
+
+    def num_epochs(self, num_epochs: int) -> Self:
+        """Train for ``num_epochs`` epochs (default 1)."""
+        self._num_epochs = _positive("num_epochs", num_epochs)
+        return self
+
+    def grads_accumulation(self, accumulation: int) -> Self:
+        """Sum the gradients of ``accumulation`` batches before each optimizer step."""
+        self._accumulation = _positive("grads_accumulation", accumulation)
+        return self
+
+    def early_stopping(self, strategy: EarlyStoppingStrategy) -> Self:
+        """Stop when ``strategy.should_stop(epoch, store)`` says so after an epoch."""
+        if not isinstance(strategy, EarlyStoppingStrategy):
+            raise TypeError(
+                f"an early-stopping strategy has should_stop(epoch, store), found {type(strategy).__name__}"
+            )
+        self._early_stopping = strategy
+        return self
+
+    def with_interrupter(self, interrupter: Interrupter) -> Self:
+        """Use ``interrupter`` (``stop()`` it from another thread or a callback to end training cleanly)."""
+        if not isinstance(interrupter, Interrupter):
+            raise TypeError(f"with_interrupter needs an Interrupter, found {type(interrupter).__name__}")
+        self._interrupter = interrupter
+        return self
+
+    def interrupter(self) -> Interrupter:
+        """The interrupter this run checks after every step."""
+        return self._interrupter
+
+    # ---- output
+
+    def renderer(self, renderer: MetricsRenderer) -> Self:
+        """Show progress with ``renderer`` (start/update/end) instead of the default bar or lines."""
+        if not isinstance(renderer, MetricsRenderer):
+            raise TypeError(f"a renderer has start, update and end methods, found {type(renderer).__name__}")
+        self._renderer = renderer
+        return self
+
+    def with_metric_logger(self, logger: MetricLogger) -> Self:
+        """Log metrics with ``logger``; once one is given the default file logger is not added (as Burn)."""
+        if not isinstance(logger, MetricLogger):
+            raise TypeError(
+                f"a metric logger has log, read_numeric and end_epoch methods, found {type(logger).__name__}"
+            )
+        self._loggers.append(logger)
+        return self
+
+    def with_application_logger(self, enabled: bool) -> Self:
+        """Whether ``experiment.log`` receives ferrum's log (default True)."""
+        self._application_log = bool(enabled)
+        return self
+
+    def with_plots(self, enabled: bool) -> Self:
+        """Whether ``plots/<Metric>.png`` are redrawn at each epoch end (default True; needs matplotlib)."""
+        self._plots = bool(enabled)
+        return self
+
+    def summary(self) -> Self:
+        """Print the learner summary at the end and save it as ``summary.txt``."""
+        self._summary = True
+        return self
+
+    # ---- the run
+
+    def launch(self, learner: Learner[M]) -> LearningResult[M]:
+        """Train ``learner`` and return the model on the inner backend with the run's summary.
+
+        The model must define ``train_step`` and ``inference_step`` and live
+        on an autodiff backend; the loaders must not be empty; the artifact
+        directory must be writable. Each is checked before the first step.
+        """
+        if not isinstance(learner, Learner):
+            raise TypeError(f"launch needs a Learner(model, optimizer, lr), found {type(learner).__name__}")
+        self._check(learner)
+        directory = _prepare_directory(self._directory)
+        with _application_log(directory if self._application_log else None):
+            return self._run(learner, directory)
+
+    def _check(self, learner: Learner[Any]) -> None:
+        model = learner.model
+        name = type(model).__name__
+        for method, burn in (("train_step", "TrainStep"), ("inference_step", "InferenceStep")):
+            if not callable(getattr(model, method, None)):
+                raise TypeError(
+                    f"{name} has no {method}(batch) method: the Learner needs it (Burn's {burn}); "
+                    "see ferrum.train.step"
+                )
+        devices = model.devices()
+        plain = [d for d in devices if not d.is_autodiff]
+        if plain or not devices:
+            found = plain[0].backend.name() if plain else "no tensors"
+            raise TypeError(
+                f"the Learner trains {name} on an autodiff backend (e.g. Autodiff[NdArray]); found {found}"
+            )
+        for split, loader in (
+            ("dataloader_train", self._loader_train),
+            ("dataloader_valid", self._loader_valid),
+        ):
+            if len(loader) == 0:
+                raise ValueError(
+                    f"{split} is empty ({loader.num_items()} items): there is nothing to train on"
+                )
+        if self._checkpoint is not None and self._recorder is None:
+            raise ValueError(
+                f"checkpoint({self._checkpoint}) resumes from checkpoint files: "
+                "call with_file_checkpointer(recorder) too"
+            )
+
+    def _run(self, learner: Learner[M], directory: Path) -> LearningResult[M]:
+        loggers: list[MetricLogger] = self._loggers or [FileMetricLogger(directory)]
+        store = MetricStore(loggers)
+        renderer = self._renderer or default_renderer()
+        processor = EventProcessor(self._train, self._valid, loggers, store, renderer)
+        checkpointer = (
+            LearningCheckpointer(self._recorder, directory / "checkpoint", self._strategy)
+            if self._recorder is not None
+            else None
+        )
+        numeric = sorted(
+            set(self._train.names(numeric_only=True)) | set(self._valid.names(numeric_only=True))
+        )
+        num_epochs = self._num_epochs
+        start = 1 if self._checkpoint is None else self._checkpoint + 1
+        if checkpointer is not None and self._checkpoint is not None:
+            self._restore(learner, checkpointer, self._checkpoint)
+        # Only once the checkpoint is in: a failed resume must not cost the logs it would have replaced.
+        _remove_logs_from(directory, start)
+        store.forget_from(start)
+        if checkpointer is not None and self._checkpoint is not None:
+            self._replay(checkpointer, store, self._checkpoint)
+        _log.info(
+            "training %s (%d parameters) with %s, epochs %d to %d, %d train and %d valid batches per epoch",
+            type(learner.model).__name__,
+            learner.model.num_params(),
+            learner,
+            start,
+            num_epochs,
+            len(self._loader_train),
+            len(self._loader_valid),
+        )
+        stop_reason: str | None = None
+        last_epoch = start - 1
+        plotter = start_plotter(directory, numeric) if self._plots else None
+        with sigint_stops(self._interrupter), _cleanup(plotter, loggers, num_epochs):
+            for epoch in range(start, num_epochs + 1):
+                trained = train_epoch(
+                    learner,
+                    self._loader_train,
+                    epoch,
+                    num_epochs,
+                    self._accumulation,
+                    processor,
+                    self._interrupter,
+                )
+                if trained.diverged:
+                    stop_reason = trained.stop_reason
+                    break
+                last_epoch = epoch
+                if trained.stop_reason is not None:
+                    stop_reason = trained.stop_reason
+                    self._save_on_interrupt(learner, checkpointer, epoch, trained.iterations, complete=False)
+                    break
+                valid = valid_epoch(
+                    learner.model.valid(), self._loader_valid, epoch, num_epochs, processor, self._interrupter
+                )
+                _log.info("epoch %d/%d: %s", epoch, num_epochs, _epoch_values(store, numeric, epoch))
+                if valid.stop_reason is not None:
+                    stop_reason = valid.stop_reason
+                    self._save_on_interrupt(learner, checkpointer, epoch, trained.iterations, complete=True)
+                    break
+                if checkpointer is not None:
+                    checkpointer.checkpoint(
+                        learner, epoch, store, self._state(epoch, trained.iterations, True)
+                    )
+                if plotter is not None:
+                    plotter.request(epoch)
+                if self._early_stopping is not None and self._early_stopping.should_stop(epoch, store):
+                    stop_reason = f"early stopping after epoch {epoch}"
+                    break
+        if stop_reason is not None:
+            _log.info("training stopped: %s", stop_reason)
+        summary = LearnerSummary.from_store(store, numeric, last_epoch, model=repr(learner.model))
+        if self._summary:
+            text = str(summary)
+            print(text)
+            write_atomically(directory / "summary.txt", text + "\n")
+        return LearningResult(learner.model.valid(), summary, stop_reason)
+
+    def _restore(self, learner: Learner[Any], checkpointer: LearningCheckpointer, epoch: int) -> None:
+        """The learner, random generators and loader epochs as the checkpoint of ``epoch`` left them."""
+        state = checkpointer.load(learner, epoch)
+        loaders: dict[str, DataLoader[Any]] = {"train": self._loader_train, "valid": self._loader_valid}
+        if state is None:
+            for loader in loaders.values():
+                loader.set_epoch(epoch)
+        else:
+            if not state.complete:
+                report(
+                    f"the checkpoint of epoch {epoch} was written after iteration {state.iteration}, "
+                    f"before the epoch ended; training resumes at epoch {epoch + 1}"
+                )
+            state.restore_random()
+            for name, loader in loaders.items():
+                loader.set_epoch(state.loader_epochs.get(name, epoch))
+        _log.info("resumed from the checkpoint of epoch %d", epoch)
+
+    def _replay(self, checkpointer: LearningCheckpointer, store: MetricStore, epoch: int) -> None:
+        """Rebuild the strategies' memory (best epoch so far, checkpoints kept) from the logged epochs."""
+        for past in range(1, epoch + 1):
+            checkpointer.strategy.checkpointing(past, store)
+            if self._early_stopping is not None:
+                self._early_stopping.should_stop(past, store)
+
+    def _state(self, epoch: int, iteration: int, complete: bool) -> TrainingState:
+        return TrainingState.capture(
+            epoch=epoch,
+            complete=complete,
+            iteration=iteration,
+            loader_epochs={"train": self._loader_train.epoch, "valid": self._loader_valid.epoch},
+        )
+
+    def _save_on_interrupt(
+        self,
+        learner: Learner[Any],
+        checkpointer: LearningCheckpointer | None,
+        epoch: int,
+        iteration: int,
+        *,
+        complete: bool,
+    ) -> None:
+        if checkpointer is None:
+            report("training interrupted; no checkpoint written (no file checkpointer)")
+            return
+        checkpointer.save(learner, epoch, self._state(epoch, iteration, complete))
+        files = checkpointer.model.file(epoch)
+        report(f"training interrupted at epoch {epoch}, iteration {iteration}; checkpoint written: {files}")
+
+    def __repr__(self) -> str:
+        return (
+            f"SupervisedTraining({str(self._directory)!r}, epochs={self._num_epochs}, "
+            f"train metrics={self._train.names()}, valid metrics={self._valid.names()})"
+        )
+
+
+def _positive(setting: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{setting} must be an int >= 1, found {value!r}")
+    return value
+
+
+def _prepare_directory(directory: Path) -> Path:
+    """Create the artifact directory and check it can be written, before any training."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / ".ferrum-write-check"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as err:
+        raise type(err)(
+            err.errno, f"the artifact directory {directory} cannot be written ({err.strerror or err})"
+        ) from err
+    return directory
+
+
+def _remove_logs_from(directory: Path, epoch: int) -> None:
+    # A run owns the metric logs of the epochs it runs: older runs' logs of those epochs would mix in.
+    pattern = re.compile(r"epoch-(\d+)")
+    for split in (Split.Train, Split.Valid):
+        split_dir = directory / split.value
+        if not split_dir.is_dir():
+            continue
+        for child in split_dir.iterdir():
+            match = pattern.fullmatch(child.name)
+            if match and int(match.group(1)) >= epoch and child.is_dir():
+                shutil.rmtree(child)
+
+
+@contextmanager
+def _cleanup(plotter: BackgroundPlotter | None, loggers: list[MetricLogger], epoch: int) -> Iterator[None]:
+    """The plotting worker is always stopped (the plots finished unless training failed).
+
+    On an error the loggers also release their open files.
+    """
+    try:
+        yield
+    except BaseException:
+        for logger in loggers:
+            for split in (Split.Train, Split.Valid):
+                logger.end_epoch(epoch, split)
+        if plotter is not None:
+            plotter.close(draw=False)
+        raise
+    if plotter is not None:
+        plotter.close()
+
+
+@contextmanager
+def _application_log(directory: Path | None) -> Iterator[None]:
+    """While inside, ferrum's log (INFO and up) goes to ``<directory>/experiment.log`` too."""
+    if directory is None:
+        yield
+        return
+    logger = logging.getLogger("ferrum")
+    handler = logging.FileHandler(directory / "experiment.log", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(logging.INFO)
+    level = logger.level
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        handler.close()
+
+
+def _epoch_values(store: MetricStore, names: list[str], epoch: int) -> str:
+    parts = []
+    for split in (Split.Train, Split.Valid):
+        for name in names:
+            value = store.find_metric(name, epoch, Aggregate.Mean, split)
+            if value is not None:
+                parts.append(f"{split} {name} {value:.6g}")
+    return ", ".join(parts) or "no numeric metric"
