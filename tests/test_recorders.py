@@ -215,3 +215,17 @@ def test_bincode_refuses_a_float_optimizer_state_naming_the_field(tmp_path: Path
     with pytest.raises(RecordError, match=r"'.*\.V1\.Rank1\.momentum\.beta'.*f32 or f64"):
         BinFileRecorder(FullPrecisionSettings).record(record, tmp_path / "optim")
     assert not list(tmp_path.iterdir())
+
+
+def test_an_optimizer_without_state_is_burns_empty_map_in_bincode(tmp_path: Path) -> None:
+    from ferrum.optim import SgdConfig
+
+    optim = SgdConfig().init()
+    recorder = BinFileRecorder(FullPrecisionSettings)
+    recorder.record(optim.to_record(), tmp_path / "optim")
+    # After the metadata strings, Burn's HashMap writes its length, 0; a module without
+    # parameters (an empty struct) writes nothing.
+    assert (tmp_path / "optim.bin").read_bytes().endswith(b"FullPrecisionSettings\x00")
+    assert recorder.load(tmp_path / "optim", DEVICE, optim.record_schema(DEVICE)) == {}
+    recorder.record({}, tmp_path / "module")
+    assert (tmp_path / "module.bin").read_bytes().endswith(b"FullPrecisionSettings")

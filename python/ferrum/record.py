@@ -45,6 +45,7 @@ __all__ = [
     "NamedMpkBytesRecorder",
     "NamedMpkFileRecorder",
     "NamedMpkGzFileRecorder",
+    "OptimizerRecord",
     "PrecisionSettings",
     "PrettyJsonFileRecorder",
     "RecordError",
@@ -102,8 +103,25 @@ def _is_param(node: Mapping[str, Any]) -> bool:
     return set(node) == {"id", "param"} and isinstance(node["param"], Tensor)
 
 
+class OptimizerRecord(dict[str, Any]):
+    """An optimizer's record, Burn's ``HashMap<ParamId, AdaptorRecord>``: ``{param id: {"V1": {"Rank<N>": state}}}``.
+
+    It is the plain dict of the entries; the mark matters to bincode only, which
+    writes a map's length and so tells an optimizer without state (length 0)
+    from a module without parameters (nothing). ``Optimizer.to_record`` returns one.
+
+    Example:
+        >>> from ferrum.optim import SgdConfig
+        >>> record = SgdConfig().init().to_record()
+        >>> isinstance(record, OptimizerRecord), record == {}
+        (True, True)
+    """
+
+
 def _is_optimizer_record(node: Mapping[str, Any]) -> bool:
     # Burn's optimizer records: {param id: {"V1": {"Rank<N>": state}}}, keyed by the id's text.
+    if isinstance(node, OptimizerRecord):
+        return True
     return bool(node) and all(
         isinstance(key, str) and isinstance(value, Mapping) and list(value) == ["V1"]
         for key, value in node.items()
@@ -169,7 +187,7 @@ def _bincode_layout(node: Any) -> Any:
 
 
 def _same_kind(node: Mapping[str, Any], out: dict[str, Any]) -> dict[str, Any]:
-    return Some(out) if isinstance(node, Some) else out
+    return type(node)(out) if isinstance(node, (Some, OptimizerRecord)) else out
 
 
 def _burn_id(value: object) -> object:

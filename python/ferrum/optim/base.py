@@ -34,7 +34,7 @@ from ferrum.module import Module, ParamId
 from ferrum.optim.checks import check_learning_rate
 from ferrum.optim.clipping import GradientClipping
 from ferrum.optim.grads import GradientsParams
-from ferrum.record import rank_problem
+from ferrum.record import OptimizerRecord, rank_problem
 
 __all__ = ["Optimizer"]
 
@@ -80,16 +80,16 @@ class Optimizer(abc.ABC, Generic[S]):
         """Whether gradients are clipped before each update."""
         return self._grad_clipping is not None
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> OptimizerRecord:
         """The optimizer state in Burn's shape: ``{str(param_id): {"V1": {"Rank<N>": state}}}``.
 
         ``N`` is the parameter's rank, as in Burn's ``AdaptorRecord``, so a
         recorder writes the file Burn's optimizers load.
         """
-        return {
-            str(id): {"V1": {f"Rank{self._rank_of(id, record)}": record}}
+        return OptimizerRecord(
+            (str(id), {"V1": {f"Rank{self._rank_of(id, record)}": record}})
             for id, record in ((id, self._state_to_record(state)) for id, state in self._states.items())
-        }
+        )
 
     def load_record(self, record: Mapping[str, Any]) -> Self:
         """A copy of this optimizer holding the state of ``record`` (from ``to_record`` or Burn)."""
