@@ -44,12 +44,28 @@ fn check(name: &str, target: Target, data: &[u8]) -> Result<(), String> {
     })
 }
 
+/// Run `body` on a thread with room for a record nested to the depth limit in
+/// a debug build: a level takes about 20 KB of stack there (2.5 KB in release),
+/// more than a test thread's 2 MB hold at 100 levels with a round trip.
+fn with_stack(body: impl FnOnce() + Send + 'static) {
+    let outcome = std::thread::Builder::new().stack_size(64 << 20).spawn(body).map(|t| t.join());
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(cause)) => panic::resume_unwind(cause),
+        Err(e) => panic!("cannot start a test thread: {e}"),
+    }
+}
+
 fn fnv(data: &[u8]) -> u64 {
     data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100_0000_01b3))
 }
 
 #[test]
 fn every_seed_and_regression_input_replays() {
+    with_stack(replay_all);
+}
+
+fn replay_all() {
     let mut failures = Vec::new();
     for (name, target) in TARGETS {
         let seeds = inputs(&fuzz_dir().join("corpus").join(name));
@@ -169,6 +185,10 @@ fn mutate_input(rng: &mut Rng, seed: &[u8], pool: &[Vec<u8>]) -> Vec<u8> {
 
 #[test]
 fn random_mutations_of_the_corpus_never_panic() {
+    with_stack(mutate_all);
+}
+
+fn mutate_all() {
     let seconds: u64 = std::env::var("FERRUM_FUZZ_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
     let seed = std::env::var("FERRUM_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
         SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64) | 1

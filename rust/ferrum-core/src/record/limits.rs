@@ -7,7 +7,9 @@ use super::item::Item;
 
 /// The deepest a record nests. Burn's modules nest a few levels (model,
 /// layers, layer, sub-module, parameter, tensor data, shape); a deeper file
-/// is damaged or hostile, and refusing it keeps every recursive walk short.
+/// is damaged or hostile, and refusing it keeps every recursive walk short
+/// (decoding takes about 2.5 KB of stack a level in a release build, 20 KB
+/// in a debug one).
 pub const MAX_DEPTH: usize = 100;
 
 /// Nodes (maps, lists, numbers, strings, nils) any record may hold, whatever
