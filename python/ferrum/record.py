@@ -104,11 +104,12 @@ def _is_param(node: Mapping[str, Any]) -> bool:
 
 
 class OptimizerRecord(dict[str, Any]):
-    """An optimizer's record, Burn's ``HashMap<ParamId, AdaptorRecord>``: ``{param id: {"V1": {"Rank<N>": state}}}``.
+    """An optimizer's record, Burn's ``HashMap<ParamId, AdaptorRecord>``.
 
-    It is the plain dict of the entries; the mark matters to bincode only, which
-    writes a map's length and so tells an optimizer without state (length 0)
-    from a module without parameters (nothing). ``Optimizer.to_record`` returns one.
+    Its entries are ``{param id: {"V1": {"Rank<N>": state}}}``. It is the plain
+    dict of the entries; the mark matters to bincode only, which writes a map's
+    length and so tells an optimizer without state (length 0) from a module
+    without parameters (nothing). ``Optimizer.to_record`` returns one.
 
     Example:
         >>> from ferrum.optim import SgdConfig
