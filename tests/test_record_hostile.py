@@ -79,14 +79,21 @@ def _json_record(item: str) -> str:
     return '{"metadata": ' + json.dumps(META) + ', "item": {"x": ' + item + '}, "_b": null}'
 
 
-def _peak_rss_mib(code: str) -> float:
-    """The peak resident memory of a fresh interpreter that runs ``code`` (which prints nothing).
+def _peak_mib_of_refused_load(recorder: str, stem: Path, message: str) -> float:
+    """The peak resident memory (MiB) of a fresh interpreter whose ``recorder`` refuses ``stem``.
 
     Read from the child's VmHWM: getrusage's ru_maxrss keeps the parent's peak across exec.
     """
     if not os.path.exists("/proc/self/status"):
         pytest.skip("needs Linux's /proc to read a process's peak memory")
-    script = textwrap.dedent(code) + textwrap.dedent("""
+    script = textwrap.dedent(f"""
+        from ferrum.backend import NdArray
+        from ferrum.record import RecordError, {recorder}
+        try:
+            {recorder}().load({str(stem)!r}, NdArray.device())
+            raise SystemExit("loaded")
+        except RecordError as err:
+            assert {message!r} in str(err), err
         for line in open("/proc/self/status"):
             if line.startswith("VmHWM:"):
                 print(line.split()[1])
@@ -118,16 +125,8 @@ def test_a_gzip_bomb_without_a_model_stops_at_the_default_limit_in_bounded_memor
     # compressed size, at least 256 MiB). Before streaming, loading peaked at twice the size.
     path = tmp_path / "bomb.mpk.gz"
     path.write_bytes(_zeros_gzip(768 << 20))
-    code = f"""
-        from ferrum.backend import NdArray
-        from ferrum.record import NamedMpkGzFileRecorder, RecordError
-        try:
-            NamedMpkGzFileRecorder().load({str(tmp_path / "bomb")!r}, NdArray.device())
-            raise SystemExit("loaded a bomb")
-        except RecordError as err:
-            assert "the limit for a record loaded without a model" in str(err), err
-    """
-    assert _peak_rss_mib(code) < 450
+    message = "the limit for a record loaded without a model"
+    assert _peak_mib_of_refused_load("NamedMpkGzFileRecorder", tmp_path / "bomb", message) < 450
 
 
 @pytest.mark.parametrize("recorder_cls", GZ_RECORDERS)
@@ -193,16 +192,7 @@ def test_a_file_of_nils_loads_in_memory_bounded_by_its_size(tmp_path: Path) -> N
     (tmp_path / "nils.mpk").write_bytes(
         _mpk_record(b"\xdd" + struct.pack(">I", 10_000_000) + b"\xc0" * 10_000_000)
     )
-    code = f"""
-        from ferrum.backend import NdArray
-        from ferrum.record import NamedMpkFileRecorder, RecordError
-        try:
-            NamedMpkFileRecorder().load({str(tmp_path / "nils")!r}, NdArray.device())
-            raise SystemExit("loaded")
-        except RecordError as err:
-            assert "values for its" in str(err), err
-    """
-    assert _peak_rss_mib(code) < 400
+    assert _peak_mib_of_refused_load("NamedMpkFileRecorder", tmp_path / "nils", "values for its") < 400
 
 
 def test_json_tensor_bytes_cost_a_byte_each(tmp_path: Path) -> None:
