@@ -186,9 +186,9 @@ def _parse(text: str, source: str) -> object:
             return json.loads(text)
         except json.JSONDecodeError:
             raise
-        except ValueError:
+        except ValueError as err:
             # An integer literal past Python's conversion limit: find which fields hold one.
-            problems = _long_ints(json.loads(text, parse_int=_parse_int), "")
+            problems = _long_ints(json.loads(text, parse_int=_parse_int), "") or [str(err)]
             message = f"config file '{source}': {'; '.join(problems)}"
             raise ConfigError(message, problems=problems, file=source) from None
     except json.JSONDecodeError as err:

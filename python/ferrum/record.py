@@ -295,7 +295,7 @@ def _ids_from_burn(node: Any, source: str, path: str) -> Any:
             node["id"] = _decoded_id(node.get("id"), source, _join(path, "id"))
             return node
         if not path and _is_optimizer_record(node):
-            loaded: dict[str, Any] = {}
+            loaded = OptimizerRecord()
             for key, value in node.items():
                 where = _join(path, key)
                 problem = rank_problem(f"{where}.V1", value["V1"])
