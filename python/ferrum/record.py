@@ -145,6 +145,28 @@ class _OneOf(dict[str, Any]):
     """A schema's alternative ``_Variant``s: reading picks the one whose index the file holds."""
 
 
+class _SomeTensor(tuple[Any, ...]):
+    """Rust's ``Some(tensor)`` of an ``Option<Tensor>``: bincode writes a 1 byte before the tensor."""
+
+
+def _mark_optional_tensors(node: object, parent: str = "") -> Any:
+    """A state with its ``Option<Tensor>`` fields marked for bincode.
+
+    Burn's optimizer states hold one: RMSProp's ``centered.grad_avg`` (None
+    unless centered). Other formats write ``Some(x)`` as ``x``, so only bincode
+    needs to know; ``None`` is already an option.
+    """
+    if not isinstance(node, Mapping):
+        return node
+    marked = {
+        name: _SomeTensor((value,))
+        if (parent, name) == ("centered", "grad_avg") and isinstance(value, Tensor)
+        else _mark_optional_tensors(value, name)
+        for name, value in node.items()
+    }
+    return _same_kind(node, marked)
+
+
 def _rank_variants(key: str, inner: object) -> Any:
     if not isinstance(inner, Mapping) or not inner:
         raise RecordError(f"optimizer record '{key}.V1': expected {{'Rank<N>': state}}, found {inner!r}")
@@ -155,7 +177,7 @@ def _rank_variants(key: str, inner: object) -> Any:
                 f"optimizer record '{key}.V1': bincode writes Burn's 'Rank<N>' variants, found {name!r}"
             )
         _check_bincode_state(f"{key}.V1.{name}", state)
-        variants[name] = _Variant(name, int(name[4:]), state)
+        variants[name] = _Variant(name, int(name[4:]), _mark_optional_tensors(state))
     return next(iter(variants.values())) if len(variants) == 1 else _OneOf(variants)
 
 
