@@ -137,7 +137,16 @@ pub fn conform(decoded: Item, schema: Option<&Item>, path: &str) -> Result<Item>
             Ok(if matches!(s, Item::Tuple(_)) { Item::Tuple(out) } else { Item::Seq(out) })
         }
         (Item::Map(pairs), _) => Ok(Item::Map(
-            pairs.into_iter().map(|(k, v)| Ok((conform(k, None, path)?, conform(v, None, path)?))).collect::<Result<_>>()?,
+            pairs
+                .into_iter()
+                .map(|(k, v)| {
+                    // MessagePack allows any key; a record's keys are names, ids or numbers.
+                    if !matches!(k, Item::Str(_) | Item::U64(_) | Item::I64(_) | Item::F64(_) | Item::Bool(_)) {
+                        return Err(fail(path, format!("a map key must be a string or a number, found {}", k.kind_name())));
+                    }
+                    Ok((k, conform(v, None, path)?))
+                })
+                .collect::<Result<_>>()?,
         )),
         (Item::Enum { variant, index, value }, _) => {
             let p = child_path(path, &variant);

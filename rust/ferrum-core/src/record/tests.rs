@@ -285,3 +285,18 @@ fn a_record_node_stays_small() {
     // A decoded file may hold millions of nodes: its memory is this size times their count.
     assert!(std::mem::size_of::<Item>() <= 32, "{}", std::mem::size_of::<Item>());
 }
+
+#[test]
+fn map_keys_are_strings_or_numbers() {
+    // {"metadata": {}, "item": {[1]: 2}}: MessagePack allows a list as a key, Python's dict does not.
+    let mut data = vec![0x82, 0xa8];
+    data.extend_from_slice(b"metadata");
+    data.extend_from_slice(&[0x80, 0xa4]);
+    data.extend_from_slice(b"item");
+    data.extend_from_slice(&[0x81, 0x91, 0x01, 0x02]);
+    let err = from_bytes(&data, Format::NamedMpk, None).unwrap_err().to_string();
+    assert!(err.contains("a map key must be a string or a number, found a list"), "{err}");
+    data.truncate(data.len() - 4);
+    data.extend_from_slice(&[0x81, 0x01, 0x02]);
+    assert!(from_bytes(&data, Format::NamedMpk, None).is_ok());
+}
