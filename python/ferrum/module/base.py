@@ -41,6 +41,7 @@ from ferrum.module.record import load_record as _load_record
 
 if TYPE_CHECKING:
     from ferrum.record import FileRecorder
+    from ferrum.store import ApplyResult, ModuleStore
 
 __all__ = ["Module", "ModuleMapper", "ModuleVisitor"]
 
@@ -155,6 +156,31 @@ class Module(Generic[B]):
             # A bincode record (ferrum.record.DeferredRecord) decodes against this module's structure.
             record = resolve(self.into_record())
         return _load_record(self, record, "")  # type: ignore[no-any-return]
+
+    def load_from(self, store: ModuleStore) -> Self:
+        """A copy holding the tensors of ``store`` (a ``ferrum.store`` store: PyTorch, safetensors, Burnpack).
+
+        ``ferrum.store.StoreError`` names missing tensors (unless the store
+        allows partial loads) and tensors of the wrong shape.
+
+        Example: ``model = NetConfig().init(device).load_from(PytorchStore.from_file("net.pt"))``.
+        """
+        return self.load_from_with_result(store)[0]
+
+    def load_from_with_result(self, store: ModuleStore) -> tuple[Self, ApplyResult]:
+        """``load_from``, with what was applied, skipped, missing and unused (Burn's ``ApplyResult``)."""
+        from ferrum.store.apply import load_into
+
+        return load_into(self, store)
+
+    def save_into(self, store: ModuleStore) -> None:
+        """Write the module's tensors into ``store`` (a safetensors or Burnpack file).
+
+        Example: ``model.save_into(SafetensorsStore.from_file("model.safetensors"))``.
+        """
+        from ferrum.store.apply import save_from
+
+        save_from(self, store)
 
     def save_file(self, path: str | os.PathLike[str], recorder: FileRecorder) -> None:
         """Write the record to ``path`` plus the recorder's extension, atomically.

@@ -1,0 +1,127 @@
+"""The globals a PyTorch state dict may name, as stand-ins that build tensor descriptions.
+
+Nothing from torch is imported or called: ``torch._utils._rebuild_tensor_v2``
+becomes a function recording storage, offset, size and stride, a storage
+type (``torch.FloatStorage``) a dtype name, ``collections.OrderedDict`` a
+plain dict. Anything else a file names is refused by the pickle reader.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ferrum.store.pytorch.pickle import Allowed, PickleError
+
+__all__ = ["ALLOWED", "StorageRef", "TensorRef", "storage_dtype"]
+
+
+@dataclasses.dataclass(frozen=True)
+class StorageRef:
+    """A storage of the file: ``key`` locates its bytes; ``numel`` elements of ``dtype``.
+
+    A legacy file's storage views start ``base`` elements into their root storage.
+    """
+
+    key: str
+    dtype: str
+    numel: int
+    base: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorRef:
+    """A tensor as a view of a storage: element offset, size and strides (in elements)."""
+
+    storage: StorageRef
+    offset: int
+    size: tuple[int, ...]
+    stride: tuple[int, ...]
+
+    def build_state(self, state: object) -> None:
+        """BUILD on a tensor sets Python attributes (a Parameter's): no part of its values."""
+
+
+_STORAGES = {
+    "FloatStorage": "F32", "DoubleStorage": "F64", "HalfStorage": "F16", "BFloat16Storage": "BF16",
+    "LongStorage": "I64", "IntStorage": "I32", "ShortStorage": "I16", "CharStorage": "I8",
+    "ByteStorage": "U8", "BoolStorage": "Bool", "UntypedStorage": "U8",
+}  # fmt: skip
+
+
+def _ints(value: object, what: str) -> tuple[int, ...]:
+    if not isinstance(value, (tuple, list)) or not all(
+        isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value
+    ):
+        raise PickleError(f"tensor {what} must be a tuple of non-negative integers, found {value!r:.80}")
+    return tuple(value)
+
+
+def rebuild_tensor(storage: object, offset: object, size: object, stride: object, *_: object) -> TensorRef:
+    """``torch._utils._rebuild_tensor(_v2)``: a view of ``storage``."""
+    if not isinstance(storage, StorageRef):
+        raise PickleError(f"a tensor must view a storage, found {type(storage).__name__}")
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        raise PickleError(f"tensor storage offset must be a non-negative integer, found {offset!r:.40}")
+    shape, strides = _ints(size, "size"), _ints(stride, "stride")
+    if len(shape) != len(strides):
+        raise PickleError(f"tensor size {list(shape)} and stride {list(strides)} differ in rank")
+    return TensorRef(storage, offset, shape, strides)
+
+
+def _rebuild_parameter(data: object, *_: object) -> object:
+    if not isinstance(data, TensorRef):
+        raise PickleError(f"a Parameter must wrap a tensor, found {type(data).__name__}")
+    return data
+
+
+def _rebuild_from_type(func: object, new_type: object, args: object, state: object) -> object:
+    # torch._tensor._rebuild_from_type_v2: a Tensor subclass (Parameter) around a rebuilt tensor.
+    if not isinstance(func, Allowed) or func.call is None or not isinstance(args, tuple):
+        raise PickleError(f"_rebuild_from_type_v2 needs an allow-listed rebuilder, found {func!r:.60}")
+    return func.call(*args)
+
+
+def _ordered_dict(*items: object) -> dict[Any, Any]:
+    if items:
+        raise PickleError("OrderedDict() with arguments is not a state dict")
+    return {}
+
+
+def _codecs_encode(text: object, encoding: object = "utf-8") -> bytes:
+    # Protocol 2 pickles bytes as _codecs.encode(str, "latin1").
+    if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
+        raise PickleError("_codecs.encode is allowed only for latin1 text")
+    return text.encode("latin-1")
+
+
+def _marker(name: str) -> Allowed:
+    return Allowed(name)
+
+
+ALLOWED: dict[tuple[str, str], Allowed] = {
+    ("collections", "OrderedDict"): Allowed("collections.OrderedDict", _ordered_dict),
+    ("torch._utils", "_rebuild_tensor"): Allowed("torch._utils._rebuild_tensor", rebuild_tensor),
+    ("torch._utils", "_rebuild_tensor_v2"): Allowed("torch._utils._rebuild_tensor_v2", rebuild_tensor),
+    ("torch._utils", "_rebuild_parameter"): Allowed("torch._utils._rebuild_parameter", _rebuild_parameter),
+    ("torch._utils", "_rebuild_parameter_with_state"): Allowed(
+        "torch._utils._rebuild_parameter_with_state", _rebuild_parameter
+    ),
+    ("torch._tensor", "_rebuild_from_type_v2"): Allowed(
+        "torch._tensor._rebuild_from_type_v2", _rebuild_from_type
+    ),
+    ("torch.nn.parameter", "Parameter"): _marker("torch.nn.parameter.Parameter"),
+    ("torch", "Tensor"): _marker("torch.Tensor"),
+    ("_codecs", "encode"): Allowed("_codecs.encode", _codecs_encode),
+}
+for _name, _dtype in _STORAGES.items():
+    ALLOWED[("torch", _name)] = Allowed(f"torch.{_name}")
+
+
+def storage_dtype(storage_type: object) -> str:
+    """The dtype name of a storage class named in a persistent id."""
+    if isinstance(storage_type, Allowed) and storage_type.name.startswith("torch."):
+        dtype = _STORAGES.get(storage_type.name.removeprefix("torch."))
+        if dtype is not None:
+            return dtype
+    raise PickleError(f"persistent id names {storage_type!r:.60}, not a torch storage type")

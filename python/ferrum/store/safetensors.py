@@ -1,0 +1,129 @@
+"""``SafetensorsStore``: ``.safetensors`` files through the ``safetensors`` package's NumPy API.
+
+Needs the ``safetensors`` extra (``pip install ferrum[safetensors]``). Tensors
+are read one at a time from the file's memory map as they are applied;
+string metadata goes in and out of the header. The adapters are the
+identity unless set (``PyTorchToBurnAdapter`` for files written by PyTorch,
+which also turns on contiguous index mapping unless it was set).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from typing_extensions import Self
+
+from ferrum.store.base import ModuleStore
+from ferrum.store.result import StoreError
+from ferrum.store.snapshot import DTYPE_SIZES, NUMPY_DTYPES, TensorSnapshot
+
+__all__ = ["SafetensorsStore"]
+
+_PRODUCER = {"format": "safetensors", "producer": "ferrum"}
+
+
+def _safetensors() -> Any:
+    try:
+        import safetensors  # noqa: F401  (the NumPy API lives in safetensors.numpy)
+        from safetensors import numpy as st_numpy
+    except ImportError:
+        raise ImportError(
+            "SafetensorsStore needs the safetensors package: pip install 'ferrum[safetensors]'"
+        ) from None
+    return st_numpy
+
+
+@dataclasses.dataclass(frozen=True)
+class SafetensorsStore(ModuleStore):
+    """A ``.safetensors`` file, read or written.
+
+    Example:
+        >>> import tempfile, os
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LinearConfig
+        >>> from ferrum.store import SafetensorsStore
+        >>> layer = LinearConfig(3, 2).init(NdArray.device())
+        >>> path = os.path.join(tempfile.mkdtemp(), "layer.safetensors")
+        >>> layer.save_into(SafetensorsStore.from_file(path).metadata("epoch", "3"))
+        >>> SafetensorsStore.from_file(path).keys()
+        ['bias', 'weight']
+        >>> SafetensorsStore.from_file(path).file_metadata()["epoch"]
+        '3'
+    """
+
+    extra_metadata: tuple[tuple[str, str], ...] = tuple(_PRODUCER.items())
+
+    def metadata(self, key: str, value: str) -> Self:
+        """Also write the string pair ``key: value`` into the file's header."""
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise TypeError(
+                f"safetensors metadata is str: str, found {type(key).__name__}: {type(value).__name__}"
+            )
+        kept = tuple((k, v) for k, v in self.extra_metadata if k != key)
+        return dataclasses.replace(self, extra_metadata=(*kept, (key, value)))
+
+    def clear_metadata(self) -> Self:
+        """Write no metadata (not even the producer)."""
+        return dataclasses.replace(self, extra_metadata=())
+
+    def file_metadata(self) -> dict[str, str]:
+        """The metadata in the file's header."""
+        with self._open() as handle:
+            return dict(handle.metadata() or {})
+
+    def _open(self) -> Any:
+        _safetensors()
+        from safetensors import safe_open
+
+        if not self.path.is_file():
+            raise StoreError(f"safetensors file {self.path} does not exist")
+        try:
+            return safe_open(os.fspath(self.path), framework="np")
+        except Exception as err:  # the package raises its own SafetensorError for a damaged header
+            raise StoreError(f"{self.path} is not a readable safetensors file: {err}") from None
+
+    def _read(self) -> dict[str, TensorSnapshot]:
+        found: dict[str, TensorSnapshot] = {}
+        with self._open() as handle:
+            for key in handle.keys():
+                view = handle.get_slice(key)
+                dtype = view.get_dtype()
+                if dtype not in DTYPE_SIZES:
+                    raise StoreError(
+                        f"{self.path}: tensor '{key}' has dtype {dtype}, which ferrum cannot load"
+                    )
+                shape = tuple(int(d) for d in view.get_shape())
+                found[key] = TensorSnapshot(key, shape, dtype, self._reader(key))
+        return found
+
+    def _reader(self, key: str) -> Any:
+        def read() -> npt.NDArray[Any]:
+            with self._open() as handle:
+                try:
+                    return handle.get_tensor(key)  # type: ignore[no-any-return]
+                except Exception as err:
+                    raise StoreError(f"{self.path}: tensor '{key}' cannot be read: {err}") from None
+
+        return read
+
+    def _write(self, snapshots: list[TensorSnapshot]) -> None:
+        self._check_writable()
+        st_numpy = _safetensors()
+        tensors: dict[str, npt.NDArray[Any]] = {}
+        for snap in snapshots:
+            values = snap.to_numpy()
+            tensors[snap.path] = np.ascontiguousarray(values, dtype=NUMPY_DTYPES[snap.dtype])
+        directory = self.path.parent
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=directory)
+        os.close(fd)
+        try:
+            st_numpy.save_file(tensors, tmp, metadata=dict(self.extra_metadata) or None)
+            os.replace(tmp, self.path)
+        except BaseException:
+            os.unlink(tmp)
+            raise

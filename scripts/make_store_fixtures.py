@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Write the PyTorch-made files that tests/test_store_pytorch.py and friends load (needs torch, safetensors).
+
+    /path/to/torch-venv/bin/python scripts/make_store_fixtures.py            # writes tests/fixtures/store
+    /path/to/torch-venv/bin/python scripts/make_store_fixtures.py --verify   # checks ferrum's export in torch
+
+Not run by the tests (they never need torch); the outputs are committed.
+
+cnn.*   Conv2d -> BatchNorm2d -> ReLU -> Conv2d -> ReLU (a Sequential, keys features.0/1/3),
+        adaptive average pool, Linear head. BatchNorm's running statistics are trained away from 0/1.
+mlp.*   Linear -> ReLU -> Linear -> LayerNorm -> ReLU -> Linear (keys layers.0, layers.2, norm, head).
+For each: <name>.pt (zip format), <name>_legacy.pt (pre-1.6 format), <name>_checkpoint.pt
+({"model_state_dict", "optimizer_state_dict", "epoch"}), <name>.safetensors, and <name>_io.npz
+(a fixed input "x" and the eval-mode output "y").
+tensors.pt / tensors_legacy.pt: f16, bf16, f64, int, bool tensors, a transposed view and a strided
+slice sharing one storage; tensors_expected.npz holds their values (bf16 as float32).
+
+--verify loads ferrum_mlp.safetensors (written by tests/test_store_pytorch_models.py with the
+BurnToPyTorchAdapter) into the torch MLP with load_state_dict and compares its output to
+ferrum_mlp_io.npz.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+from torch import nn
+
+OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "store"
+
+
+class Cnn(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(2, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Conv2d(4, 6, 3, padding=1), nn.ReLU()
+        )
+        self.head = nn.Linear(6 * 2 * 2, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = nn.functional.adaptive_avg_pool2d(self.features(x), (2, 2))
+        return self.head(x.flatten(1))
+
+
+class Mlp(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 12))
+        self.norm = nn.LayerNorm(12)
+        self.head = nn.Linear(12, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.relu(self.norm(self.layers(x))))
+
+
+def save_model(name: str, model: nn.Module, x: torch.Tensor) -> None:
+    model.eval()
+    with torch.no_grad():
+        y = model(x)
+    state = model.state_dict()
+    torch.save(state, OUT / f"{name}.pt")
+    torch.save(state, OUT / f"{name}_legacy.pt", _use_new_zipfile_serialization=False)
+    saved = copy.deepcopy(state)  # the training step below changes the state dict's tensors in place
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model.train()
+    model(x).square().mean().backward()
+    opt.step()  # the optimizer state now holds tensors too
+    torch.save(
+        {"model_state_dict": saved, "optimizer_state_dict": opt.state_dict(), "epoch": 4},
+        OUT / f"{name}_checkpoint.pt",
+    )
+    state = saved
+    save_file({k: v.contiguous() for k, v in state.items()}, OUT / f"{name}.safetensors")
+    np.savez(OUT / f"{name}_io.npz", x=x.numpy(), y=y.numpy())
+
+
+def save_tensors() -> None:
+    base = torch.arange(24, dtype=torch.float32).reshape(4, 6) / 7.0
+    tensors = {
+        "f32": base,
+        "transposed": base.t(),  # non-contiguous, same storage
+        "slice": base[1:, ::2],  # storage offset 6, strides (6, 2)
+        "f16": (base * 0.5).half(),
+        "bf16": (base - 1.0).bfloat16(),
+        "f64": base.double() * 3.0,
+        "i64": torch.arange(-3, 3, dtype=torch.int64),
+        "i32": torch.tensor([[1, -2], [3, 400000]], dtype=torch.int32),
+        "u8": torch.tensor([0, 7, 255], dtype=torch.uint8),
+        "bool": torch.tensor([True, False, True]),
+        "scalar": torch.tensor(2.5),
+        "empty": torch.zeros(0, 3),
+        "nested": {"inner": {"w": base[0]}},
+    }
+    torch.save(tensors, OUT / "tensors.pt")
+    torch.save(tensors, OUT / "tensors_legacy.pt", _use_new_zipfile_serialization=False)
+    flat = {k: v for k, v in tensors.items() if isinstance(v, torch.Tensor)}
+    expected = {k: (v.float() if v.dtype == torch.bfloat16 else v).numpy() for k, v in flat.items()}
+    expected["nested.inner.w"] = base[0].numpy()
+    np.savez(OUT / "tensors_expected.npz", **expected)
+
+
+def verify() -> None:
+    model = Mlp()
+    model.load_state_dict(load_file(OUT / "ferrum_mlp.safetensors"))
+    model.eval()
+    io = np.load(OUT / "ferrum_mlp_io.npz")
+    with torch.no_grad():
+        y = model(torch.from_numpy(io["x"])).numpy()
+    err = float(np.abs(y - io["y"]).max())
+    assert err < 1e-5, f"torch output differs from ferrum's by {err}"
+    print(f"ferrum_mlp.safetensors loads in torch; outputs match (max error {err:.2e})")
+
+
+def main() -> None:
+    if "--verify" in sys.argv:
+        verify()
+        return
+    OUT.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(17)
+    cnn = Cnn()
+    cnn.train()
+    with torch.no_grad():  # move BatchNorm's running statistics away from 0 and 1
+        for _ in range(4):
+            cnn(torch.randn(8, 2, 8, 8) * 1.5 + 0.3)
+    save_model("cnn", cnn, torch.randn(3, 2, 8, 8))
+    save_model("mlp", Mlp(), torch.randn(4, 6))
+    save_tensors()
+    print("wrote", sorted(p.name for p in OUT.iterdir()))
+
+
+if __name__ == "__main__":
+    main()
