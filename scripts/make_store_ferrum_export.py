@@ -21,7 +21,7 @@ from ferrum.backend import NdArray
 from ferrum.store import BurnToPyTorchAdapter, SafetensorsStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from store_models import STORE_FIXTURES, mlp  # noqa: E402
+from store_models import STORE_FIXTURES, mlp
 
 
 def main() -> None:

@@ -50,7 +50,7 @@ CNN_REMAP = [(r"^features\.0\.", "conv1."), (r"^features\.1\.", "norm."), (r"^fe
 
 
 class Mlp(Module[B]):
-    """torch: layers = Sequential(Linear(6, 16), ReLU, Linear(16, 12)), LayerNorm(12), ReLU, head Linear(12, 3)."""
+    """torch: layers = Sequential(Linear(6, 16), ReLU, Linear(16, 12)), LayerNorm(12), ReLU, Linear(12, 3)."""
 
     layers: list[Linear[B]]
     norm: LayerNorm[B]

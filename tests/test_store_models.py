@@ -32,11 +32,13 @@ def _io(name: str) -> tuple[Any, Any]:
 
 
 def _stores(name: str) -> list[ModuleStore]:
+    checkpoint = PytorchStore.from_file(STORE_FIXTURES / f"{name}_checkpoint.pt")
+    safetensors = SafetensorsStore.from_file(STORE_FIXTURES / f"{name}.safetensors")
     return [
         PytorchStore.from_file(STORE_FIXTURES / f"{name}.pt"),
         PytorchStore.from_file(STORE_FIXTURES / f"{name}_legacy.pt"),
-        PytorchStore.from_file(STORE_FIXTURES / f"{name}_checkpoint.pt").with_top_level_key("model_state_dict"),
-        SafetensorsStore.from_file(STORE_FIXTURES / f"{name}.safetensors").with_from_adapter(PyTorchToBurnAdapter()),
+        checkpoint.with_top_level_key("model_state_dict"),
+        safetensors.with_from_adapter(PyTorchToBurnAdapter()),
     ]
 
 
@@ -94,10 +96,10 @@ def test_committed_ferrum_export_is_what_ferrum_writes(tmp_path: Path) -> None:
     """ferrum_mlp.safetensors (checked in torch by make_store_fixtures.py --verify) is reproducible."""
     committed = load_file(STORE_FIXTURES / "ferrum_mlp.safetensors")
     io = np.load(STORE_FIXTURES / "ferrum_mlp_io.npz")
-    model = mlp(DEVICE).load_from(
-        SafetensorsStore.from_file(STORE_FIXTURES / "ferrum_mlp.safetensors").with_from_adapter(PyTorchToBurnAdapter())
-    )
-    np.testing.assert_allclose(model.forward(Tensor.from_numpy(io["x"], DEVICE)).to_numpy(), io["y"], atol=1e-6)
+    store = SafetensorsStore.from_file(STORE_FIXTURES / "ferrum_mlp.safetensors")
+    model = mlp(DEVICE).load_from(store.with_from_adapter(PyTorchToBurnAdapter()))
+    out = model.forward(Tensor.from_numpy(io["x"], DEVICE)).to_numpy()
+    np.testing.assert_allclose(out, io["y"], atol=1e-6)
     assert set(committed) == {
         "layers.0.weight", "layers.0.bias", "layers.2.weight", "layers.2.bias",
         "norm.weight", "norm.bias", "head.weight", "head.bias",

@@ -12,6 +12,7 @@ allocation.
 
 from __future__ import annotations
 
+import mmap
 import struct
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -64,6 +65,8 @@ class _Reader:
         what: str,
     ) -> None:
         self.data = memoryview(data)
+        # bytes and mmap search for a newline in place; anything else is copied once.
+        self.raw: bytes | mmap.mmap = data if isinstance(data, (bytes, mmap.mmap)) else bytes(self.data)
         self.pos = start
         self.allowed = allowed
         self.persistent_load = persistent_load
@@ -86,11 +89,14 @@ class _Reader:
     def uint(self, n: int) -> int:
         return int.from_bytes(self.take(n), "little")
 
-    def line(self) -> str:
-        end = bytes(self.data[self.pos : self.pos + 4096]).find(b"\n")
+    def line_bytes(self, limit: int) -> bytes:
+        end = self.raw.find(b"\n", self.pos, self.pos + limit)
         if end < 0:
             raise self.fail("truncated or overlong text argument")
-        text = bytes(self.take(end + 1)[:-1])
+        return bytes(self.take(end + 1 - self.pos)[:-1])
+
+    def line(self) -> str:
+        text = self.line_bytes(4096)
         try:
             return text.decode("utf-8")
         except UnicodeDecodeError:
@@ -194,6 +200,14 @@ def _int_text(r: _Reader) -> Any:
     if len(text) > 2 * _MAX_LONG_BYTES or not text.lstrip("-").isdigit():
         raise r.fail("INT/LONG argument is not a bounded integer")
     return int(text)
+
+
+def _unicode_text(r: _Reader) -> str:
+    raw = r.line_bytes(1 << 20)
+    try:
+        return raw.decode("raw-unicode-escape")
+    except UnicodeDecodeError:
+        raise r.fail("UNICODE argument is not raw-unicode-escape text") from None
 
 
 def _reduce(r: _Reader) -> None:
@@ -360,6 +374,7 @@ _OPS: dict[int, Callable[[_Reader], Any]] = {
     ord("X"): _push(lambda r: r.text(r.take(r.uint(4)))),  # BINUNICODE
     0x8C: _push(lambda r: r.text(r.take(r.uint(1)))),  # SHORT_BINUNICODE
     0x8D: _push(lambda r: r.text(r.take(r.uint(8)))),  # BINUNICODE8
+    ord("V"): _push(_unicode_text),  # UNICODE (protocol 0)
     ord("T"): _push(lambda r: bytes(r.take(r.uint(4))).decode("latin-1")),  # BINSTRING
     ord("U"): _push(lambda r: bytes(r.take(r.uint(1))).decode("latin-1")),  # SHORT_BINSTRING
     ord("B"): _push(lambda r: bytes(r.take(r.uint(4)))),  # BINBYTES

@@ -95,6 +95,13 @@ def _codecs_encode(text: object, encoding: object = "utf-8") -> bytes:
     return text.encode("latin-1")
 
 
+def _empty_bytes(*args: object) -> bytes:
+    # Protocols below 3 pickle b"" as __builtin__.bytes().
+    if args:
+        raise PickleError("bytes(...) is allowed only without arguments")
+    return b""
+
+
 def _marker(name: str) -> Allowed:
     return Allowed(name)
 
@@ -113,6 +120,8 @@ ALLOWED: dict[tuple[str, str], Allowed] = {
     ("torch.nn.parameter", "Parameter"): _marker("torch.nn.parameter.Parameter"),
     ("torch", "Tensor"): _marker("torch.Tensor"),
     ("_codecs", "encode"): Allowed("_codecs.encode", _codecs_encode),
+    ("__builtin__", "bytes"): Allowed("__builtin__.bytes", _empty_bytes),
+    ("builtins", "bytes"): Allowed("builtins.bytes", _empty_bytes),
 }
 for _name, _dtype in _STORAGES.items():
     ALLOWED[("torch", _name)] = Allowed(f"torch.{_name}")
