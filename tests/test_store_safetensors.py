@@ -1,0 +1,66 @@
+"""``SafetensorsStore``: files read and written through the safetensors package's NumPy API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ferrum import DType, Tensor
+from ferrum.backend import NdArray
+from ferrum.module import Param
+from ferrum.store import PytorchStore, PyTorchToBurnAdapter, SafetensorsStore, StoreError
+from safetensors.numpy import load_file, save_file
+from store_models import STORE_FIXTURES, mlp
+
+DEVICE = NdArray.device()
+
+
+def test_round_trip_keeps_values_and_metadata(tmp_path: Path) -> None:
+    model = mlp(DEVICE).load_from(PytorchStore.from_file(STORE_FIXTURES / "mlp.pt"))
+    path = tmp_path / "m.safetensors"
+    model.save_into(SafetensorsStore.from_file(path).metadata("epoch", "7"))
+    raw = load_file(path)
+    # ferrum's own layout: Linear weights [in, out], norms gamma/beta, list indices as they are.
+    assert (
+        raw["layers.1.weight"].shape == (16, 12)
+        and "norm.gamma" in raw
+        and raw["head.bias"].dtype == np.float32
+    )
+    assert SafetensorsStore.from_file(path).file_metadata() == {
+        "format": "safetensors",
+        "producer": "ferrum",
+        "epoch": "7",
+    }
+    again = mlp(DEVICE).load_from(SafetensorsStore.from_file(path))
+    for (name, a), (_, b) in zip(model.named_parameters(), again.named_parameters(), strict=True):
+        np.testing.assert_array_equal(a.val().to_numpy(), b.val().to_numpy(), err_msg=name)
+    assert SafetensorsStore.from_file(path).clear_metadata().extra_metadata == ()
+
+
+def test_other_dtypes_are_cast_to_the_module_dtype(tmp_path: Path) -> None:
+    tensors = {k: v.astype(np.float16) for k, v in load_file(STORE_FIXTURES / "mlp.safetensors").items()}
+    save_file(tensors, tmp_path / "half.safetensors")
+    store = SafetensorsStore.from_file(tmp_path / "half.safetensors").with_from_adapter(
+        PyTorchToBurnAdapter()
+    )
+    model = mlp(DEVICE).load_from(store)
+    assert model.head.weight.val().dtype == DType.F32
+    assert model.head.bias is not None
+    np.testing.assert_array_equal(model.head.bias.val().to_numpy(), tensors["head.bias"].astype(np.float32))
+
+
+def test_f64_modules_save_f64(tmp_path: Path) -> None:
+    model = mlp(DEVICE)
+    object.__setattr__(model.head, "bias", Param(Tensor.from_numpy(np.arange(3, dtype=np.float64), DEVICE)))
+    model.save_into(SafetensorsStore.from_file(tmp_path / "d.safetensors"))
+    assert load_file(tmp_path / "d.safetensors")["head.bias"].dtype == np.float64
+
+
+def test_damaged_and_missing_files_are_store_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"\xff" * 8 + b"{")
+    with pytest.raises(StoreError, match="not a readable safetensors file"):
+        SafetensorsStore.from_file(bad).keys()
+    with pytest.raises(StoreError, match="does not exist"):
+        SafetensorsStore.from_file(tmp_path / "none.safetensors").keys()
