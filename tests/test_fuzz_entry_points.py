@@ -38,6 +38,7 @@ from ferrum.record import (
     PrettyJsonFileRecorder,
     RecordError,
 )
+from fuzz_mutations import mutated
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -160,32 +161,8 @@ def test_config_seeds_and_regressions_replay(tmp_path: Path, name: str, data: by
         FuzzConfig.load(tmp_path / "c.json")  # the seeds themselves are valid configs
 
 
-@st.composite
-def _mutated(draw: st.DrawFn, seeds: list[bytes]) -> bytes:
-    data = bytearray(draw(st.sampled_from(seeds)))
-    for _ in range(draw(st.integers(1, 6))):
-        kind = draw(st.integers(0, 5))
-        at = draw(st.integers(0, len(data)))
-        if kind == 0 and at < len(data):
-            data[at] ^= 1 << draw(st.integers(0, 7))
-        elif kind == 1:
-            data[at:at] = draw(st.binary(min_size=1, max_size=8))
-        elif kind == 2:
-            del data[at : at + draw(st.integers(1, 16))]
-        elif kind == 3:
-            piece = data[at : at + draw(st.integers(1, 32))]
-            data[at:at] = piece * draw(st.integers(1, 8))
-        elif kind == 4:
-            data[at:at] = draw(
-                st.sampled_from([b"\xc0", b"\x90", b"\x80", b"\xdd\xff\xff\xff\xff", b"[", b"{", b"9" * 40])
-            )
-        else:
-            del data[at:]
-    return bytes(data)
-
-
 @FUZZ_SETTINGS
-@given(case=st.sampled_from(RECORD_SEEDS).flatmap(lambda s: st.tuples(st.just(s[1]), _mutated([s[2]]))))
+@given(case=st.sampled_from(RECORD_SEEDS).flatmap(lambda s: st.tuples(st.just(s[1]), mutated([s[2]]))))
 def test_mutated_record_files_raise_only_record_errors(
     tmp_path: Path, case: tuple[type[FileRecorder], bytes]
 ) -> None:
@@ -194,7 +171,7 @@ def test_mutated_record_files_raise_only_record_errors(
 
 
 @FUZZ_SETTINGS
-@given(data=_mutated([data for _, data in CONFIG_SEEDS]))
+@given(data=mutated([data for _, data in CONFIG_SEEDS]))
 def test_mutated_config_files_raise_only_config_errors(tmp_path: Path, data: bytes) -> None:
     _load_config_text(tmp_path, data)
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from typing_extensions import Self
 
+from ferrum.store.atomic import write_atomically
 from ferrum.store.base import ModuleStore
 from ferrum.store.result import StoreError
 from ferrum.store.snapshot import DTYPE_SIZES, NUMPY_DTYPES, TensorSnapshot
@@ -118,12 +118,6 @@ class SafetensorsStore(ModuleStore):
         for snap in snapshots:
             values = snap.to_numpy()
             tensors[snap.path] = np.ascontiguousarray(values, dtype=NUMPY_DTYPES[snap.dtype])
-        directory = self.path.parent
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=directory)
-        os.close(fd)
-        try:
-            st_numpy.save_file(tensors, tmp, metadata=dict(self.extra_metadata) or None)
-            os.replace(tmp, self.path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        metadata = dict(self.extra_metadata) or None
+        # The package writes by name: it replaces the (empty) temporary file.
+        write_atomically(self.path, lambda _, tmp: st_numpy.save_file(tensors, tmp, metadata=metadata))

@@ -14,13 +14,13 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import numpy.typing as npt
 
+from ferrum.store.atomic import write_atomically
 from ferrum.store.burnpack.cbor import CborError, decode, encode
 from ferrum.store.result import StoreError
 from ferrum.store.snapshot import DTYPE_SIZES, NUMPY_DTYPES, TensorSnapshot, bf16_to_f32
@@ -143,19 +143,13 @@ def write_burnpack(path: Path, snapshots: list[TensorSnapshot], metadata: dict[s
         meta["metadata"] = dict(sorted(metadata.items()))
     meta_bytes = encode(meta)
     data_start = _align(HEADER.size + len(meta_bytes))
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(HEADER.pack(MAGIC, VERSION, len(meta_bytes)))
-            out.write(meta_bytes)
-            for start, snap in placed:
-                out.write(b"\0" * (data_start + start - out.tell()))
-                values = np.ascontiguousarray(
-                    snap.to_numpy(), dtype=NUMPY_DTYPES[snap.dtype].newbyteorder("<")
-                )
-                out.write(values.reshape(-1).view(np.uint8).data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+    def write(out: BinaryIO, _: str) -> None:
+        out.write(HEADER.pack(MAGIC, VERSION, len(meta_bytes)))
+        out.write(meta_bytes)
+        for start, snap in placed:
+            out.write(b"\0" * (data_start + start - out.tell()))
+            values = np.ascontiguousarray(snap.to_numpy(), dtype=NUMPY_DTYPES[snap.dtype].newbyteorder("<"))
+            out.write(values.reshape(-1).view(np.uint8).data)
+
+    write_atomically(path, write)
