@@ -6,6 +6,8 @@
 //! formulas, exiting non-zero on the first mismatch. The formulas are repeated
 //! in ferrum's tests (tests/burn_interop_model.py): keep them in sync.
 
+mod burnpack;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -319,9 +321,11 @@ fn main() -> ExitCode {
     all::<HalfPrecisionSettings>(save, &dir, "half", &mut report);
     all::<DoublePrecisionSettings>(save, &dir, "double", &mut report);
     if save {
+        burnpack::save(&dir);
         println!("wrote {} under {}", 36, dir.display());
         return ExitCode::SUCCESS;
     }
+    burnpack::load(&dir, &mut report);
     report.iter().for_each(|l| println!("{l}"));
     let failed = report.iter().filter(|l| l.starts_with("FAIL")).count();
     let ok = report.iter().filter(|l| l.starts_with("ok")).count();
