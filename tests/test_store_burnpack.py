@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from burn_interop_model import DEVICE, check, fresh, model
+from burn_interop_model import DEVICE, check, fresh, leaves, model
 from ferrum.store import BurnpackStore, PytorchStore, StoreError, TensorSnapshot
 from ferrum.store.burnpack.cbor import decode
 from ferrum.store.burnpack.format import write_burnpack
@@ -55,7 +55,7 @@ def test_layout_matches_burns_spec(tmp_path: Path) -> None:
         start, end = desc["data_offsets"]
         assert start % 256 == 0, name
         values = np.frombuffer(raw[data_start + start : data_start + end], "<f4").reshape(desc["shape"])
-        found = dict((p, v) for p, _, v in __import__("burn_interop_model").leaves(model()))[name]
+        found = {path: value for path, _, value in leaves(model())}[name]
         np.testing.assert_array_equal(values, found, err_msg=name)
 
 

@@ -88,26 +88,24 @@ class SafetensorsStore(ModuleStore):
             raise StoreError(f"{self.path} is not a readable safetensors file: {err}") from None
 
     def _read(self) -> dict[str, TensorSnapshot]:
+        # One handle (one memory map) serves every tensor of this read; it closes when the snapshots go.
+        handle = self._open()
         found: dict[str, TensorSnapshot] = {}
-        with self._open() as handle:
-            for key in handle.keys():
-                view = handle.get_slice(key)
-                dtype = view.get_dtype()
-                if dtype not in DTYPE_SIZES:
-                    raise StoreError(
-                        f"{self.path}: tensor '{key}' has dtype {dtype}, which ferrum cannot load"
-                    )
-                shape = tuple(int(d) for d in view.get_shape())
-                found[key] = TensorSnapshot(key, shape, dtype, self._reader(key))
+        for key in handle.keys():
+            view = handle.get_slice(key)
+            dtype = view.get_dtype()
+            if dtype not in DTYPE_SIZES:
+                raise StoreError(f"{self.path}: tensor '{key}' has dtype {dtype}, which ferrum cannot load")
+            shape = tuple(int(d) for d in view.get_shape())
+            found[key] = TensorSnapshot(key, shape, dtype, self._reader(handle, key))
         return found
 
-    def _reader(self, key: str) -> Any:
+    def _reader(self, handle: Any, key: str) -> Any:
         def read() -> npt.NDArray[Any]:
-            with self._open() as handle:
-                try:
-                    return handle.get_tensor(key)  # type: ignore[no-any-return]
-                except Exception as err:
-                    raise StoreError(f"{self.path}: tensor '{key}' cannot be read: {err}") from None
+            try:
+                return handle.get_tensor(key)  # type: ignore[no-any-return]
+            except Exception as err:  # the package's SafetensorError, or an OSError from the map
+                raise StoreError(f"{self.path}: tensor '{key}' cannot be read: {err}") from None
 
         return read
 

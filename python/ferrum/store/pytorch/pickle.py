@@ -210,20 +210,31 @@ def _unicode_text(r: _Reader) -> str:
         raise r.fail("UNICODE argument is not raw-unicode-escape text") from None
 
 
+def _call(r: _Reader, target: object, func: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    try:
+        return func(*args)
+    except PickleError as err:
+        raise r.fail(str(err)) from None
+    except (TypeError, ValueError) as err:  # a stand-in given the wrong arguments
+        raise r.fail(f"{target!r} with arguments it does not take: {err}") from None
+
+
 def _reduce(r: _Reader) -> None:
     args = r.pop()
-    func = r.callable_of(r.pop(), "REDUCE")
+    target = r.pop()
+    func = r.callable_of(target, "REDUCE")
     if not isinstance(args, tuple):
         raise r.fail(f"REDUCE arguments must be a tuple, found {type(args).__name__}")
-    r.stack.append(func(*args))
+    r.stack.append(_call(r, target, func, args))
 
 
 def _newobj(r: _Reader) -> None:
     args = r.pop()
-    func = r.callable_of(r.pop(), "NEWOBJ")
+    target = r.pop()
+    func = r.callable_of(target, "NEWOBJ")
     if not isinstance(args, tuple):
         raise r.fail(f"NEWOBJ arguments must be a tuple, found {type(args).__name__}")
-    r.stack.append(func(*args))
+    r.stack.append(_call(r, target, func, args))
 
 
 def _build(r: _Reader) -> None:
