@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Protocol
 
-import numpy as np
 import numpy.typing as npt
 
 from ferrum.store.snapshot import TensorSnapshot
@@ -114,7 +113,7 @@ def _transposed(snapshot: TensorSnapshot) -> TensorSnapshot:
     read = snapshot.read
 
     def read_transposed() -> npt.NDArray[Any]:
-        return np.ascontiguousarray(read().T)
+        return read().T  # a view: the copy into a tensor (or a file) lays it out
 
     rows, cols = snapshot.shape
     return dataclasses.replace(snapshot, shape=(cols, rows), read=read_transposed)

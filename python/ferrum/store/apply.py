@@ -140,10 +140,11 @@ def _load_one(
         return ApplyError("load", snap.path, str(err))
     if tuple(values.shape) != expected:
         return ApplyError("load", snap.path, f"read shape {list(values.shape)}, expected {list(expected)}")
-    target = np.float64 if current.dtype == DType.F64 else np.float32
-    array = np.ascontiguousarray(values, dtype=target)
+    if values.dtype.kind != "f":  # ints and bools: NumPy's cast (from_numpy refuses lossy casts)
+        values = values.astype(np.float64 if current.dtype == DType.F64 else np.float32)
     pid = ParamId(snap.param_id) if snap.param_id is not None else None
-    loaded[snap.path] = (Tensor.from_numpy(array, current.device()), pid)
+    # One copy, whatever the strides (a transposed or memory-mapped view), into the module's dtype.
+    loaded[snap.path] = (Tensor.from_numpy(values, current.device(), dtype=current.dtype), pid)
     return None
 
 
