@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from burn_interop_model import DEVICE, check, fresh, leaves, model
 from ferrum.store import BurnpackStore, PytorchStore, StoreError, TensorSnapshot
-from ferrum.store.burnpack.cbor import decode
+from ferrum.store.burnpack.cbor import CborError, decode
 from ferrum.store.burnpack.format import write_burnpack
 from store_models import STORE_FIXTURES, mlp
 
@@ -121,3 +121,10 @@ def test_damaged_files_are_store_errors(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="does not exist"):
         BurnpackStore.from_file(tmp_path / "none.bpk").keys()
     assert size > 0
+
+
+def test_metadata_items_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("ferrum.store.burnpack.cbor._MAX_ITEMS", 100)
+    with pytest.raises(CborError, match="more than 100 items"):
+        decode(b"\x98\xc8" + b"\x00" * 200)  # an array of 200 zeros
+    assert decode(b"\x98\x32" + b"\x00" * 50) == [0] * 50

@@ -109,3 +109,11 @@ def test_opcodes_of_a_real_state_dict_are_all_known() -> None:
     data = pickle.dumps(OrderedDict(w=[1.5, (2, 3)], b=None), protocol=2)
     assert {"GLOBAL", "REDUCE", "SETITEMS", "BINPUT"} <= {op.name for op, _, _ in pickletools.genops(data)}
     assert read_pickle(data, ALLOWED)[0] == {"w": [1.5, (2, 3)], "b": None}
+
+
+def test_the_number_of_opcodes_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each opcode makes at most one object: the budget bounds memory (lowered here to keep the test fast).
+    monkeypatch.setattr("ferrum.store.pytorch.pickle._MAX_OPCODES", 1000)
+    assert read_pickle(pickle.dumps(list(range(400)), protocol=2), ALLOWED)[0] == list(range(400))
+    with pytest.raises(PickleError, match="more than 1000 opcodes"):
+        read_pickle(b"\x80\x02(" + b"]" * 2000 + b"l.", ALLOWED)

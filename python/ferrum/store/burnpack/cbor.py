@@ -14,6 +14,7 @@ from typing import Any
 __all__ = ["CborError", "decode", "encode"]
 
 _MAX_DEPTH = 128
+_MAX_ITEMS = 5_000_000  # Burnpack metadata holds a few items per tensor, and at most 100 000 tensors
 
 
 class CborError(ValueError):
@@ -74,7 +75,8 @@ def _encode(value: Any, out: bytearray) -> None:
 def decode(data: bytes | memoryview) -> Any:
     """The single CBOR item that makes up ``data``; ``CborError`` on anything else."""
     view = memoryview(data)
-    value, end = _decode(view, 0, 0)
+    budget = [_MAX_ITEMS]
+    value, end = _decode(view, 0, 0, budget)
     if end != len(view):
         raise CborError(f"{len(view) - end} bytes after the CBOR item")
     return value
@@ -85,9 +87,12 @@ def _need(data: memoryview, pos: int, n: int) -> None:
         raise CborError(f"truncated at byte {pos}: needs {n} bytes, {len(data) - pos} remain")
 
 
-def _decode(data: memoryview, pos: int, depth: int) -> tuple[Any, int]:
+def _decode(data: memoryview, pos: int, depth: int, budget: list[int]) -> tuple[Any, int]:
     if depth > _MAX_DEPTH:
         raise CborError(f"nested deeper than {_MAX_DEPTH} levels")
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise CborError(f"more than {_MAX_ITEMS} items")
     _need(data, pos, 1)
     initial = data[pos]
     major, extra = initial >> 5, initial & 0x1F
@@ -122,20 +127,20 @@ def _decode(data: memoryview, pos: int, depth: int) -> tuple[Any, int]:
         _need(data, pos, arg)  # every item takes at least one byte
         items = []
         for _ in range(arg):
-            item, pos = _decode(data, pos, depth + 1)
+            item, pos = _decode(data, pos, depth + 1, budget)
             items.append(item)
         return items, pos
     if major == 5:
         _need(data, pos, 2 * arg)
         result: dict[Any, Any] = {}
         for _ in range(arg):
-            key, pos = _decode(data, pos, depth + 1)
+            key, pos = _decode(data, pos, depth + 1, budget)
             if not isinstance(key, (str, int, bytes)):
                 raise CborError(f"map key of type {type(key).__name__} at byte {pos}")
-            result[key], pos = _decode(data, pos, depth + 1)
+            result[key], pos = _decode(data, pos, depth + 1, budget)
         return result, pos
     # major 6: a tag; its content is the value
-    return _decode(data, pos, depth + 1)
+    return _decode(data, pos, depth + 1, budget)
 
 
 def _simple(data: memoryview, pos: int, extra: int) -> tuple[Any, int]:

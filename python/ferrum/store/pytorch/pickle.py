@@ -25,6 +25,9 @@ __all__ = ["Allowed", "PickleError", "read_pickle"]
 
 _MAX_LONG_BYTES = 1024  # a state dict's integers are small; a 1 KiB integer is already hostile
 _MAX_DEPTH_MARKS = 10_000
+# Each opcode makes at most one object: this bounds the memory a hostile stream can make us spend
+# (about 1 GB); a state dict of 10 000 tensors takes well under a million opcodes.
+_MAX_OPCODES = 10_000_000
 
 
 class PickleError(StoreError):
@@ -146,7 +149,7 @@ class _Reader:
 
     # ---- the opcode loop ---------------------------------------------------------------------
     def run(self) -> Any:
-        while True:
+        for _ in range(_MAX_OPCODES):
             op = self.uint(1)
             handler = _OPS.get(op)
             if handler is None:
@@ -156,6 +159,7 @@ class _Reader:
                     raise self.fail("STOP with a malformed stack")
                 return self.stack[0]
             handler(self)
+        raise self.fail(f"more than {_MAX_OPCODES} opcodes: too large for a tensor file's pickle")
 
 
 def _describe(value: object) -> str:

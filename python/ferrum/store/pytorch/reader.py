@@ -31,6 +31,7 @@ __all__ = ["flatten", "read_torch_file"]
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 _LEGACY_PROTOCOL = 1001
 _MAX_DEPTH = 64
+_MAX_PICKLE_BYTES = 256 << 20  # a data.pkl holds structure, not tensor bytes: a few MB for a large model
 
 # Where a storage's bytes are: (file buffer, byte offset) or a callable giving bytes (compressed zip entries).
 Located = tuple[Any, int]
@@ -80,7 +81,7 @@ def _read_zip(path: Path, buffer: mmap.mmap) -> tuple[Any, Callable[[TensorRef, 
         storages.setdefault(key, ref)
         return ref
 
-    data = _zip_bytes(path, archive, infos[pickles[0]], 1 << 30)
+    data = _zip_bytes(path, archive, infos[pickles[0]], _MAX_PICKLE_BYTES)
     root, _ = read_pickle(data, ALLOWED, persistent_load, what=f"{path}:data.pkl")
 
     def locate(ref: StorageRef) -> Located:
