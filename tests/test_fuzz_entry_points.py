@@ -38,40 +38,28 @@ from ferrum.record import (
     PrettyJsonFileRecorder,
     RecordError,
 )
-from fuzz_mutations import mutated
+from fuzz_inputs import inputs, mutated
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 B = TypeVar("B", bound=Backend)
 DEVICE = NdArray.device()
-FUZZ = Path(__file__).parent.parent / "fuzz"
 EXAMPLES = int(os.environ.get("FERRUM_FUZZ_EXAMPLES", "100"))
 FUZZ_SETTINGS = settings(
     max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 
-def _inputs(target: str) -> list[tuple[str, bytes]]:
-    found = []
-    for kind in ("corpus", "regressions"):
-        folder = FUZZ / kind / target
-        if folder.is_dir():
-            found += [
-                (f"{kind}/{target}/{p.name}", p.read_bytes()) for p in sorted(folder.iterdir()) if p.is_file()
-            ]
-    return found
-
-
 # The record seeds start with the byte that picks their format (ferrum_core::record::fuzz).
 SELF_DESCRIBING = [NamedMpkFileRecorder, PrettyJsonFileRecorder, NamedMpkGzFileRecorder, JsonGzFileRecorder]
 RECORD_SEEDS = [
-    (name, SELF_DESCRIBING[data[0] % 4], data[1:]) for name, data in _inputs("record_self_describing") if data
+    (name, SELF_DESCRIBING[data[0] % 4], data[1:]) for name, data in inputs("record_self_describing") if data
 ] + [
     (name, [BinFileRecorder, BinGzFileRecorder][data[0] & 1], data[1:])
-    for name, data in _inputs("record_bincode")
+    for name, data in inputs("record_bincode")
     if data
 ]
-CONFIG_SEEDS = _inputs("config")
+CONFIG_SEEDS = inputs("config")
 
 
 class Net(Module[B]):

@@ -19,12 +19,11 @@ from pathlib import Path
 import pytest
 from ferrum.backend import NdArray
 from ferrum.store import BurnpackStore, ModuleStore, PytorchStore, StoreError
-from fuzz_mutations import mutated
+from fuzz_inputs import inputs, mutated
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from store_models import mlp
 
-FUZZ = Path(__file__).parent.parent / "fuzz"
 EXAMPLES = int(os.environ.get("FERRUM_FUZZ_EXAMPLES", "100"))
 FUZZ_SETTINGS = settings(
     max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -32,19 +31,8 @@ FUZZ_SETTINGS = settings(
 DEVICE = NdArray.device()
 
 
-def _seeds(target: str) -> list[tuple[str, bytes]]:
-    found = []
-    for kind in ("corpus", "regressions"):
-        folder = FUZZ / kind / target
-        if folder.is_dir():
-            found += [
-                (f"{kind}/{target}/{p.name}", p.read_bytes()) for p in sorted(folder.iterdir()) if p.is_file()
-            ]
-    return found
-
-
-PT_SEEDS = _seeds("store_pytorch")
-BPK_SEEDS = _seeds("store_burnpack")
+PT_SEEDS = inputs("store_pytorch")
+BPK_SEEDS = inputs("store_burnpack")
 
 
 def _exercise(store: ModuleStore) -> None:
@@ -80,7 +68,7 @@ def _with_pickle(archive: bytes, replace: bytes | None = None) -> tuple[bytes, b
     return found, out.getvalue()
 
 
-ZIP_SEEDS = [data for _, data in PT_SEEDS if data[:4] == b"PK\x03\x04"]
+ZIP_SEEDS = [data for name, data in PT_SEEDS if name.startswith("corpus/") and data[:4] == b"PK\x03\x04"]
 
 
 @pytest.mark.parametrize(("name", "data"), PT_SEEDS + BPK_SEEDS, ids=[s[0] for s in PT_SEEDS + BPK_SEEDS])
@@ -139,5 +127,5 @@ def test_hostile_pickles_in_a_pt_file_are_refused_by_name(
     assert not Path("/tmp/ferrum-pwned").exists()
 
 
-def test_every_store_corpus_has_seeds() -> None:
+def test_every_store_corpus_hasinputs() -> None:
     assert len(PT_SEEDS) >= 4 and len(BPK_SEEDS) >= 2 and ZIP_SEEDS

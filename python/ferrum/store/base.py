@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import ClassVar
 
 from typing_extensions import Self
 
@@ -20,7 +21,7 @@ from ferrum.store.remap import KeyRemapper, map_indices_contiguous
 from ferrum.store.result import StoreError
 from ferrum.store.snapshot import TensorSnapshot
 
-__all__ = ["ModuleStore"]
+__all__ = ["MetadataStore", "ModuleStore"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +58,7 @@ class ModuleStore:
         """Also pass module paths where the regular expression ``pattern`` matches."""
         return dataclasses.replace(self, path_filter=self.path_filter.with_regex(pattern))
 
-    def with_regexes(self, patterns: list[str]) -> Self:
+    def with_regexes(self, patterns: Iterable[str]) -> Self:
         """``with_regex`` for each pattern."""
         store = self
         for pattern in patterns:
@@ -68,7 +69,7 @@ class ModuleStore:
         """Also pass exactly the module path ``path``."""
         return dataclasses.replace(self, path_filter=self.path_filter.with_full_path(path))
 
-    def with_full_paths(self, paths: list[str]) -> Self:
+    def with_full_paths(self, paths: Iterable[str]) -> Self:
         """``with_full_path`` for each path."""
         store = self
         for path in paths:
@@ -155,3 +156,40 @@ def _flag(name: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name} takes a bool, found {type(value).__name__}")
     return value
+
+
+def _producer_metadata(file_format: str) -> tuple[tuple[str, str], ...]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = version("ferrum")
+    except PackageNotFoundError:
+        ours = "unknown"
+    return (("format", file_format), ("producer", "ferrum"), ("version", ours))
+
+
+@dataclasses.dataclass(frozen=True)
+class MetadataStore(ModuleStore):
+    """A store whose files hold string metadata: by default ``format``, ``producer`` and ``version``."""
+
+    file_format: ClassVar[str] = ""
+    # None: the default entries, made when the file is written.
+    extra_metadata: tuple[tuple[str, str], ...] | None = None
+
+    def metadata(self, key: str, value: str) -> Self:
+        """Also write the string pair ``key: value`` into the file's metadata."""
+        if not isinstance(key, str) or not isinstance(value, str):
+            found = f"{type(key).__name__}: {type(value).__name__}"
+            raise TypeError(f"{type(self).__name__} metadata is str: str, found {found}")
+        kept = tuple((k, v) for k, v in self.metadata_items() if k != key)
+        return dataclasses.replace(self, extra_metadata=(*kept, (key, value)))
+
+    def clear_metadata(self) -> Self:
+        """Write no metadata (not even the producer)."""
+        return dataclasses.replace(self, extra_metadata=())
+
+    def metadata_items(self) -> tuple[tuple[str, str], ...]:
+        """The ``(key, value)`` pairs a save writes."""
+        if self.extra_metadata is None:
+            return _producer_metadata(self.file_format)
+        return self.extra_metadata

@@ -11,21 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
-from typing_extensions import Self
 
 from ferrum.store.atomic import write_atomically
-from ferrum.store.base import ModuleStore
+from ferrum.store.base import MetadataStore
 from ferrum.store.result import StoreError
 from ferrum.store.snapshot import DTYPE_SIZES, NUMPY_DTYPES, TensorSnapshot
 
 __all__ = ["SafetensorsStore"]
-
-_PRODUCER = {"format": "safetensors", "producer": "ferrum"}
-
 
 def _safetensors() -> Any:
     try:
@@ -39,7 +35,7 @@ def _safetensors() -> Any:
 
 
 @dataclasses.dataclass(frozen=True)
-class SafetensorsStore(ModuleStore):
+class SafetensorsStore(MetadataStore):
     """A ``.safetensors`` file, read or written.
 
     Example:
@@ -56,20 +52,7 @@ class SafetensorsStore(ModuleStore):
         '3'
     """
 
-    extra_metadata: tuple[tuple[str, str], ...] = tuple(_PRODUCER.items())
-
-    def metadata(self, key: str, value: str) -> Self:
-        """Also write the string pair ``key: value`` into the file's header."""
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise TypeError(
-                f"safetensors metadata is str: str, found {type(key).__name__}: {type(value).__name__}"
-            )
-        kept = tuple((k, v) for k, v in self.extra_metadata if k != key)
-        return dataclasses.replace(self, extra_metadata=(*kept, (key, value)))
-
-    def clear_metadata(self) -> Self:
-        """Write no metadata (not even the producer)."""
-        return dataclasses.replace(self, extra_metadata=())
+    file_format: ClassVar[str] = "safetensors"
 
     def file_metadata(self) -> dict[str, str]:
         """The metadata in the file's header."""
@@ -116,6 +99,6 @@ class SafetensorsStore(ModuleStore):
         for snap in snapshots:
             values = snap.to_numpy()
             tensors[snap.path] = np.ascontiguousarray(values, dtype=NUMPY_DTYPES[snap.dtype])
-        metadata = dict(self.extra_metadata) or None
+        metadata = dict(self.metadata_items()) or None
         # The package writes by name: it replaces the (empty) temporary file.
         write_atomically(self.path, lambda _, tmp: st_numpy.save_file(tensors, tmp, metadata=metadata))

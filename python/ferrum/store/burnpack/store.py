@@ -9,28 +9,19 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import ClassVar
 
 from typing_extensions import Self
 
-from ferrum.store.base import ModuleStore
+from ferrum.store.base import MetadataStore
 from ferrum.store.burnpack.format import read_burnpack, write_burnpack
 from ferrum.store.snapshot import TensorSnapshot
 
 __all__ = ["BurnpackStore"]
 
 
-def _default_metadata() -> tuple[tuple[str, str], ...]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        ours = version("ferrum")
-    except PackageNotFoundError:
-        ours = "unknown"
-    return (("format", "burnpack"), ("producer", "ferrum"), ("version", ours))
-
-
 @dataclasses.dataclass(frozen=True)
-class BurnpackStore(ModuleStore):
+class BurnpackStore(MetadataStore):
     """A Burnpack (``.bpk``) file, read or written; parameter ids are saved and restored.
 
     Example:
@@ -39,21 +30,8 @@ class BurnpackStore(ModuleStore):
         'model.bpk'
     """
 
-    extra_metadata: tuple[tuple[str, str], ...] = dataclasses.field(default_factory=_default_metadata)
+    file_format: ClassVar[str] = "burnpack"
     add_extension: bool = True
-
-    def metadata(self, key: str, value: str) -> Self:
-        """Also write the string pair ``key: value`` into the file's metadata."""
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise TypeError(
-                f"Burnpack metadata is str: str, found {type(key).__name__}: {type(value).__name__}"
-            )
-        kept = tuple((k, v) for k, v in self.extra_metadata if k != key)
-        return dataclasses.replace(self, extra_metadata=(*kept, (key, value)))
-
-    def clear_metadata(self) -> Self:
-        """Write no metadata (not even the producer)."""
-        return dataclasses.replace(self, extra_metadata=())
 
     def auto_extension(self, enabled: bool) -> Self:
         """Whether a path without an extension gets ``.bpk`` (default True)."""
@@ -76,4 +54,4 @@ class BurnpackStore(ModuleStore):
 
     def _write(self, snapshots: list[TensorSnapshot]) -> None:
         dataclasses.replace(self, path=self.file_path())._check_writable()
-        write_burnpack(self.file_path(), snapshots, dict(self.extra_metadata))
+        write_burnpack(self.file_path(), snapshots, dict(self.metadata_items()))

@@ -223,22 +223,18 @@ def _call(r: _Reader, target: object, func: Callable[..., Any], args: tuple[Any,
         raise r.fail(f"{target!r} with arguments it does not take: {err}") from None
 
 
-def _reduce(r: _Reader) -> None:
-    args = r.pop()
-    target = r.pop()
-    func = r.callable_of(target, "REDUCE")
-    if not isinstance(args, tuple):
-        raise r.fail(f"REDUCE arguments must be a tuple, found {type(args).__name__}")
-    r.stack.append(_call(r, target, func, args))
+def _calling(op: str) -> Callable[[_Reader], None]:
+    """REDUCE and NEWOBJ: an allow-listed stand-in applied to a tuple of arguments."""
 
+    def handler(r: _Reader) -> None:
+        args = r.pop()
+        target = r.pop()
+        func = r.callable_of(target, op)
+        if not isinstance(args, tuple):
+            raise r.fail(f"{op} arguments must be a tuple, found {type(args).__name__}")
+        r.stack.append(_call(r, target, func, args))
 
-def _newobj(r: _Reader) -> None:
-    args = r.pop()
-    target = r.pop()
-    func = r.callable_of(target, "NEWOBJ")
-    if not isinstance(args, tuple):
-        raise r.fail(f"NEWOBJ arguments must be a tuple, found {type(args).__name__}")
-    r.stack.append(_call(r, target, func, args))
+    return handler
 
 
 def _build(r: _Reader) -> None:
@@ -420,8 +416,8 @@ _OPS: dict[int, Callable[[_Reader], Any]] = {
     ord("g"): _push(lambda r: r.memo_get(_int_text(r))),  # GET
     ord("c"): _push(lambda r: r.glob(r.line(), r.line())),  # GLOBAL
     0x93: _stack_global,  # STACK_GLOBAL
-    ord("R"): _reduce,
-    0x81: _newobj,  # NEWOBJ
+    ord("R"): _calling("REDUCE"),
+    0x81: _calling("NEWOBJ"),
     ord("b"): _build,
     ord("Q"): lambda r: _persid(r, r.pop()),  # BINPERSID
     ord("P"): lambda r: _persid(r, r.line()),  # PERSID

@@ -14,6 +14,7 @@ import mmap
 import os
 import struct
 import zipfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,18 @@ __all__ = ["flatten", "read_torch_file"]
 _LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 _LEGACY_PROTOCOL = 1001
 _MAX_DEPTH = 64
+# What zipfile raises for a damaged archive: bad headers, unknown versions or methods, encryption
+# (RuntimeError), corrupt deflate streams (zlib.error), short structures (struct.error).
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    OSError,
+    ValueError,
+    EOFError,
+    NotImplementedError,
+    RuntimeError,
+    zlib.error,
+    struct.error,
+)
 _MAX_PICKLE_BYTES = 256 << 20  # a data.pkl holds structure, not tensor bytes: a few MB for a large model
 
 # Where a storage's bytes are: (file buffer, byte offset) or a callable giving bytes (compressed zip entries).
@@ -62,7 +75,7 @@ def _read_zip(path: Path, buffer: mmap.mmap) -> tuple[Any, Callable[[TensorRef, 
     try:
         archive = zipfile.ZipFile(path)
         infos = {info.filename: info for info in archive.infolist()}
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as err:
+    except _ZIP_ERRORS as err:
         raise StoreError(f"{path} is not a readable torch.save zip file: {err}") from None
     pickles = [name for name in infos if name == "data.pkl" or name.endswith("/data.pkl")]
     if len(pickles) != 1:
@@ -106,7 +119,7 @@ def _zip_bytes(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo | Non
         raise StoreError(f"{path}: archive entry {info.filename} is {info.file_size} bytes, over {limit}")
     try:
         return archive.read(info)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as err:
+    except _ZIP_ERRORS as err:
         raise StoreError(f"{path}: archive entry {info.filename} cannot be read: {err}") from None
 
 

@@ -1,13 +1,29 @@
-"""Byte mutations shared by the fuzz tests: bit flips, insertions, deletions, repeats, markers, truncation."""
+"""Inputs of the fuzz tests: the seeds and regressions of a target, and random byte mutations of them."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import strategies as st
+
+FUZZ = Path(__file__).parent.parent / "fuzz"
+
+
+def inputs(target: str) -> list[tuple[str, bytes]]:
+    """``(name, bytes)`` of every file in ``fuzz/corpus/<target>`` and ``fuzz/regressions/<target>``."""
+    found = []
+    for kind in ("corpus", "regressions"):
+        folder = FUZZ / kind / target
+        if folder.is_dir():
+            found += [
+                (f"{kind}/{target}/{p.name}", p.read_bytes()) for p in sorted(folder.iterdir()) if p.is_file()
+            ]
+    return found
 
 
 @st.composite
 def mutated(draw: st.DrawFn, seeds: list[bytes]) -> bytes:
-    """One of ``seeds`` after one to six random edits."""
+    """One of ``seeds`` after one to six edits: bit flips, insertions, deletions, repeats, truncation."""
     data = bytearray(draw(st.sampled_from(seeds)))
     for _ in range(draw(st.integers(1, 6))):
         kind = draw(st.integers(0, 5))
