@@ -10,9 +10,11 @@ from ferrum.backend import Autodiff, NdArray
 from ferrum.store import (
     ApplyResult,
     BurnToPyTorchAdapter,
+    IdentityAdapter,
     KeyRemapper,
     PathFilter,
     PytorchStore,
+    PyTorchToBurnAdapter,
     SafetensorsStore,
     StoreError,
     map_indices_contiguous,
@@ -95,6 +97,19 @@ def test_key_remapping_and_contiguous_indices() -> None:
         PytorchStore.from_file(MLP_PT).map_indices_contiguous(False).allow_partial(True)
     )
     assert ("layers.1.weight", "Linear") in result.missing and "layers.2.weight" in result.unused
+
+
+def test_contiguous_index_defaults() -> None:
+    # On for PyTorch files whatever the adapter (as Burn); for safetensors, on with the PyTorch adapter.
+    assert PytorchStore.from_file(MLP_PT).with_from_adapter(IdentityAdapter()).maps_indices_contiguous()
+    safetensors = SafetensorsStore.from_file(STORE_FIXTURES / "mlp.safetensors")
+    assert not safetensors.maps_indices_contiguous()
+    assert safetensors.with_from_adapter(PyTorchToBurnAdapter()).maps_indices_contiguous()
+    assert (
+        not safetensors.with_from_adapter(PyTorchToBurnAdapter())
+        .map_indices_contiguous(False)
+        .maps_indices_contiguous()
+    )
 
 
 def test_loading_onto_autodiff_keeps_parameters_trainable() -> None:

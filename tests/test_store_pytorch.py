@@ -6,6 +6,8 @@ by torch itself) and from Burn's own reader tests for Burn's test files.
 
 from __future__ import annotations
 
+import collections
+import pickle
 import zipfile
 from pathlib import Path
 
@@ -13,6 +15,8 @@ import numpy as np
 import pytest
 from ferrum.backend import NdArray
 from ferrum.store import PytorchStore, StoreError
+from ferrum.store.pytorch.pickle import read_pickle
+from ferrum.store.pytorch.torch_globals import ALLOWED
 from store_models import STORE_FIXTURES, mlp
 
 BURN = STORE_FIXTURES / "burn"
@@ -137,3 +141,11 @@ def test_a_compressed_zip_entry_is_read_too(tmp_path: Path) -> None:
             dst.writestr(info.filename, src.read(info))
     ours = PytorchStore.from_file(out).snapshots()["slice"].to_numpy()
     np.testing.assert_array_equal(ours, np.load(STORE_FIXTURES / "tensors_expected.npz")["slice"])
+
+
+
+def test_a_whole_pickled_model_is_refused_with_advice() -> None:
+    # torch.save(model) pickles the model's class by name: refused, with what to save instead.
+    data = pickle.dumps(collections.Counter, protocol=2)
+    with pytest.raises(StoreError, match=r"refusing global collections\.Counter: .*save its state_dict\(\)"):
+        read_pickle(data, ALLOWED)

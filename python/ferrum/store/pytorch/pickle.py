@@ -134,6 +134,7 @@ class _Reader:
         if found is None:
             raise self.fail(
                 f"refusing global {module}.{name}: it is not on the allow-list of tensor-file globals"
+                " (tensors, storages, dicts; a whole pickled model needs torch: save its state_dict())"
             )
         return found
 

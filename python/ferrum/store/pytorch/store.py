@@ -36,6 +36,7 @@ class PytorchStore(ModuleStore):
     """
 
     from_adapter: ModuleAdapter = dataclasses.field(default_factory=PyTorchToBurnAdapter)
+    contiguous_indices: bool | None = True
     top_level_key: str | None = None
 
     def with_top_level_key(self, key: str) -> Self:
