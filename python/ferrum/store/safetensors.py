@@ -23,6 +23,7 @@ from ferrum.store.snapshot import DTYPE_SIZES, NUMPY_DTYPES, TensorSnapshot
 
 __all__ = ["SafetensorsStore"]
 
+
 def _safetensors() -> Any:
     try:
         import safetensors  # noqa: F401  (the NumPy API lives in safetensors.numpy)

@@ -82,7 +82,6 @@ def _read_zip(path: Path, buffer: mmap.mmap) -> tuple[Any, Callable[[TensorRef, 
         raise StoreError(f"{path}: a torch.save zip file has one data.pkl, found {len(pickles)}")
     prefix = pickles[0][: -len("data.pkl")]
     big_endian = _zip_bytes(path, archive, infos.get(prefix + "byteorder"), 16) == b"big"
-    storages: dict[str, StorageRef] = {}
 
     def persistent_load(pid: Any) -> StorageRef:
         if not isinstance(pid, tuple) or len(pid) < 5 or pid[0] != "storage":
@@ -90,9 +89,7 @@ def _read_zip(path: Path, buffer: mmap.mmap) -> tuple[Any, Callable[[TensorRef, 
         _, storage_type, key, _location, numel = pid[:5]
         if not isinstance(key, str) or not isinstance(numel, int) or isinstance(numel, bool) or numel < 0:
             raise PickleError(f"{path}: malformed storage id {pid!r:.80}")
-        ref = StorageRef(key, storage_dtype(storage_type), numel)
-        storages.setdefault(key, ref)
-        return ref
+        return StorageRef(key, storage_dtype(storage_type), numel)
 
     data = _zip_bytes(path, archive, infos[pickles[0]], _MAX_PICKLE_BYTES)
     root, _ = read_pickle(data, ALLOWED, persistent_load, what=f"{path}:data.pkl")
