@@ -14,6 +14,7 @@ For each: <name>.pt (zip format), <name>_legacy.pt (pre-1.6 format), <name>_chec
 (a fixed input "x" and the eval-mode output "y").
 tensors.pt / tensors_legacy.pt: f16, bf16, f64, int, bool tensors, a transposed view and a strided
 slice sharing one storage; tensors_expected.npz holds their values (bf16 as float32).
+dtypes.safetensors: bf16, f16 and i32 tensors.
 
 --verify loads ferrum_mlp.safetensors (written by tests/test_store_pytorch_models.py with the
 BurnToPyTorchAdapter) into the torch MLP with load_state_dict and compares its output to
@@ -104,6 +105,16 @@ def save_tensors() -> None:
     np.savez(OUT / "tensors_expected.npz", **expected)
 
 
+def save_safetensors_dtypes() -> None:
+    # bf16 has no NumPy dtype: SafetensorsStore reads its bits itself.
+    tensors = {
+        "bf16": torch.tensor([[1.5, -2.5], [0.15625, 300.0]]).bfloat16(),
+        "f16": torch.tensor([1.5, -2.25]).half(),
+        "i32": torch.tensor([7, -8], dtype=torch.int32),
+    }
+    save_file(tensors, OUT / "dtypes.safetensors")
+
+
 def verify() -> None:
     model = Mlp()
     model.load_state_dict(load_file(OUT / "ferrum_mlp.safetensors"))
@@ -130,6 +141,7 @@ def main() -> None:
     save_model("cnn", cnn, torch.randn(3, 2, 8, 8))
     save_model("mlp", Mlp(), torch.randn(4, 6))
     save_tensors()
+    save_safetensors_dtypes()
     print("wrote", sorted(p.name for p in OUT.iterdir()))
 
 

@@ -62,3 +62,11 @@ def test_damaged_and_missing_files_are_store_errors(tmp_path: Path) -> None:
         SafetensorsStore.from_file(bad).keys()
     with pytest.raises(StoreError, match="does not exist"):
         SafetensorsStore.from_file(tmp_path / "none.safetensors").keys()
+
+
+def test_bf16_f16_and_int_tensors_written_by_torch() -> None:
+    snaps = SafetensorsStore.from_file(STORE_FIXTURES / "dtypes.safetensors").snapshots()
+    assert {k: s.dtype for k, s in snaps.items()} == {"bf16": "BF16", "f16": "F16", "i32": "I32"}
+    np.testing.assert_array_equal(snaps["bf16"].to_numpy(), [[1.5, -2.5], [0.15625, 300.0]])
+    np.testing.assert_array_equal(snaps["f16"].to_numpy(), np.array([1.5, -2.25], np.float16))
+    np.testing.assert_array_equal(snaps["i32"].to_numpy(), [7, -8])

@@ -10,6 +10,8 @@ which also turns on contiguous index mapping unless it was set).
 from __future__ import annotations
 
 import dataclasses
+import json
+import mmap
 import os
 from typing import Any, ClassVar
 
@@ -19,7 +21,7 @@ import numpy.typing as npt
 from ferrum.store.atomic import write_atomically
 from ferrum.store.base import MetadataStore
 from ferrum.store.result import StoreError
-from ferrum.store.snapshot import DTYPE_SIZES, NUMPY_DTYPES, TensorSnapshot
+from ferrum.store.snapshot import DTYPE_SIZES, NUMPY_DTYPES, TensorSnapshot, bf16_to_f32
 
 __all__ = ["SafetensorsStore"]
 
@@ -81,8 +83,26 @@ class SafetensorsStore(MetadataStore):
             if dtype not in DTYPE_SIZES:
                 raise StoreError(f"{self.path}: tensor '{key}' has dtype {dtype}, which ferrum cannot load")
             shape = tuple(int(d) for d in view.get_shape())
-            found[key] = TensorSnapshot(key, shape, dtype, self._reader(handle, key))
+            read = self._bf16_reader(key, shape) if dtype == "BF16" else self._reader(handle, key)
+            found[key] = TensorSnapshot(key, shape, dtype, read)
         return found
+
+    def _bf16_reader(self, key: str, shape: tuple[int, ...]) -> Any:
+        # NumPy has no bfloat16, so the package's NumPy API cannot return one: the bits are read from
+        # a memory map at the offsets of the header (which safe_open has already validated).
+        def read() -> npt.NDArray[Any]:
+            try:
+                with open(self.path, "rb") as handle:
+                    size = int.from_bytes(handle.read(8), "little")
+                    header = json.loads(handle.read(size))
+                    start, end = header[key]["data_offsets"]
+                    buffer = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                raw = np.frombuffer(buffer, dtype="<u2", count=(end - start) // 2, offset=8 + size + start)
+                return bf16_to_f32(raw.reshape(shape))
+            except (OSError, ValueError, KeyError, TypeError) as err:  # the file changed since it was opened
+                raise StoreError(f"{self.path}: tensor '{key}' cannot be read: {err}") from None
+
+        return read
 
     def _reader(self, handle: Any, key: str) -> Any:
         def read() -> npt.NDArray[Any]:
