@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -70,3 +71,13 @@ def test_bf16_f16_and_int_tensors_written_by_torch() -> None:
     np.testing.assert_array_equal(snaps["bf16"].to_numpy(), [[1.5, -2.5], [0.15625, 300.0]])
     np.testing.assert_array_equal(snaps["f16"].to_numpy(), np.array([1.5, -2.25], np.float16))
     np.testing.assert_array_equal(snaps["i32"].to_numpy(), [7, -8])
+
+
+def test_without_the_extra_the_error_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setitem(sys.modules, "safetensors", None)  # as if not installed
+    with pytest.raises(ImportError, match=r"pip install 'ferrum\[safetensors\]'"):
+        mlp(DEVICE).save_into(SafetensorsStore.from_file(tmp_path / "m.safetensors"))
+    with pytest.raises(ImportError, match=r"needs the safetensors package"):
+        SafetensorsStore.from_file(STORE_FIXTURES / "mlp.safetensors").keys()
