@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from ferrum.backend import NdArray
+from ferrum.module import Module
+from ferrum.nn import Linear, LinearConfig
 from ferrum.store import PytorchStore, StoreError
 from ferrum.store.pytorch.pickle import read_pickle
 from ferrum.store.pytorch.torch_globals import ALLOWED
@@ -149,3 +151,18 @@ def test_a_whole_pickled_model_is_refused_with_advice() -> None:
     data = pickle.dumps(collections.Counter, protocol=2)
     with pytest.raises(StoreError, match=r"refusing global collections\.Counter: .*save its state_dict\(\)"):
         read_pickle(data, ALLOWED)
+
+
+class _Classifier(Module[NdArray]):
+    feature: Linear[NdArray]
+    classifier: Linear[NdArray]
+
+
+def test_burns_enum_model_file_loads_into_plain_fields() -> None:
+    # Burn uses this file for its enum-variant paths; ferrum modules have no enum fields, so plain ones match.
+    store = PytorchStore.from_file(BURN / "model_without_enum_variants.pt")
+    fresh = _Classifier(LinearConfig(3, 64).init(DEVICE), LinearConfig(64, 10).init(DEVICE))
+    model, result = fresh.load_from_with_result(store)
+    assert sorted(result.applied) == [f"{m}.{p}" for m in ("classifier", "feature") for p in ("bias", "weight")]
+    raw = store.snapshots()["classifier.weight"].to_numpy()
+    np.testing.assert_array_equal(model.classifier.weight.val().to_numpy(), raw.T)
