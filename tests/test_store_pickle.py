@@ -12,6 +12,7 @@ import pickletools
 from collections import OrderedDict
 from typing import Any
 
+import numpy as np
 import pytest
 from ferrum.store.pytorch.pickle import PickleError, read_pickle
 from ferrum.store.pytorch.torch_globals import ALLOWED
@@ -117,3 +118,30 @@ def test_the_number_of_opcodes_is_bounded(monkeypatch: pytest.MonkeyPatch) -> No
     assert read_pickle(pickle.dumps(list(range(400)), protocol=2), ALLOWED)[0] == list(range(400))
     with pytest.raises(PickleError, match="more than 1000 opcodes"):
         read_pickle(b"\x80\x02(" + b"]" * 2000 + b"l.", ALLOWED)
+
+
+def test_checkpoint_values_beside_tensors_read_as_plain_values() -> None:
+    # NumPy numbers (a best accuracy), torch devices, sizes and dtypes, as checkpoints hold them.
+    values = {"acc": np.float64(0.75), "step": np.int64(-3), "half": np.float16(1.5), "flag": np.bool_(True)}
+    assert read_pickle(pickle.dumps(values, protocol=2), ALLOWED)[0] == {
+        "acc": 0.75, "step": -3, "half": 1.5, "flag": True
+    }  # fmt: skip
+    big_endian = pickle.dumps(np.dtype(">i4").type(7), protocol=2)
+    assert read_pickle(big_endian, ALLOWED)[0] == 7
+    device = b"\x80\x02ctorch\ndevice\nX\x04\x00\x00\x00cudaK\x01\x86R."
+    size = b"\x80\x02ctorch\nSize\nK\x02K\x03\x86\x85R."
+    dtype = b"\x80\x02ctorch\nbfloat16\n."
+    assert read_pickle(device, ALLOWED)[0] == "cuda:1"
+    assert read_pickle(size, ALLOWED)[0] == (2, 3)
+    assert repr(read_pickle(dtype, ALLOWED)[0]) == "<global torch.bfloat16>"
+
+
+def test_numpy_objects_beyond_plain_numbers_are_refused() -> None:
+    with pytest.raises(PickleError, match=r"numpy\.dtype\('O'\) is not a plain number type"):
+        read_pickle(b"\x80\x02cnumpy\ndtype\nX\x01\x00\x00\x00O\x85R.", ALLOWED)
+    with pytest.raises(PickleError, match=r"refusing global numpy\.core\.multiarray\._reconstruct"):
+        read_pickle(pickle.dumps(np.zeros(2), protocol=2).replace(b"numpy._core", b"numpy.core"), ALLOWED)
+    raw = np.float64(1.0).tobytes()
+    scalar = pickle.dumps(np.float64(1.0), protocol=3).replace(b"C\x08" + raw, b"C\x07" + raw[:7])
+    with pytest.raises(PickleError, match="has 7 bytes, expected 8"):
+        read_pickle(scalar, ALLOWED)

@@ -246,7 +246,10 @@ def _build(r: _Reader) -> None:
     builder = getattr(target, "build_state", None)
     if builder is None:
         raise r.fail(f"BUILD on {_describe(target)} is not allowed")
-    builder(state)
+    try:
+        builder(state)
+    except PickleError as err:
+        raise r.fail(str(err)) from None
 
 
 def _persid(r: _Reader, pid: Any) -> None:

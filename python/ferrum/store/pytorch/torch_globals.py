@@ -3,13 +3,17 @@
 Nothing from torch is imported or called: ``torch._utils._rebuild_tensor_v2``
 becomes a function recording storage, offset, size and stride, a storage
 type (``torch.FloatStorage``) a dtype name, ``collections.OrderedDict`` a
-plain dict. Anything else a file names is refused by the pickle reader.
+plain dict; a checkpoint's devices, sizes, dtypes and NumPy numbers become
+text, tuples, markers and Python numbers. Anything else a file names is
+refused by the pickle reader.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
+
+import numpy as np
 
 from ferrum.store.pytorch.pickle import Allowed, PickleError
 
@@ -102,6 +106,57 @@ def _empty_bytes(*args: object) -> bytes:
     return b""
 
 
+def _device(*args: object) -> str:
+    # torch.device("cuda", 0) in a checkpoint: kept as its text, "cuda:0".
+    if (
+        not 1 <= len(args) <= 2
+        or not isinstance(args[0], str)
+        or (len(args) == 2 and not isinstance(args[1], int))
+    ):
+        raise PickleError(f"torch.device{args!r:.60} is not a device name")
+    return ":".join(str(a) for a in args)
+
+
+def _size(dims: object = ()) -> tuple[int, ...]:
+    return _ints(dims, "torch.Size")
+
+
+_NUMPY_SCALARS = frozenset({"f2", "f4", "f8", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "b1"})
+
+
+class NumpyDtype:
+    """``numpy.dtype(name)`` of a pickled NumPy scalar: a plain number type, its byte order set by BUILD."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.order = "<"
+
+    def build_state(self, state: object) -> None:
+        """NumPy's dtype state: ``(version, byte order, ...)``."""
+        if not isinstance(state, tuple) or len(state) < 2 or state[1] not in ("<", ">", "|", "="):
+            raise PickleError(f"numpy.dtype state {state!r:.60} is malformed")
+        self.order = "<" if state[1] in ("|", "=") else state[1]
+
+
+def _numpy_dtype(name: object, *_: object) -> NumpyDtype:
+    if not isinstance(name, str) or name not in _NUMPY_SCALARS:
+        raise PickleError(f"numpy.dtype({name!r:.20}) is not a plain number type")
+    return NumpyDtype(name)
+
+
+def _numpy_scalar(dtype: object, data: object = b"") -> float | int | bool:
+    # A NumPy number in a checkpoint (a best accuracy, a step count): kept as a Python number.
+    if not isinstance(dtype, NumpyDtype) or not isinstance(data, bytes):
+        raise PickleError("numpy scalar needs a plain number dtype and its bytes")
+    code = np.dtype(dtype.order + dtype.name)
+    if len(data) != code.itemsize:
+        raise PickleError(
+            f"numpy scalar of dtype {dtype.name} has {len(data)} bytes, expected {code.itemsize}"
+        )
+    value: float | int | bool = np.frombuffer(data, dtype=code)[0].item()
+    return value
+
+
 def _marker(name: str) -> Allowed:
     return Allowed(name)
 
@@ -125,6 +180,25 @@ ALLOWED: dict[tuple[str, str], Allowed] = {
 }
 for _name, _dtype in _STORAGES.items():
     ALLOWED[("torch", _name)] = Allowed(f"torch.{_name}")
+# Values a checkpoint may hold beside its tensors: devices, sizes, dtypes and NumPy numbers.
+ALLOWED[("torch", "device")] = Allowed("torch.device", _device)
+ALLOWED[("torch", "Size")] = Allowed("torch.Size", _size)
+for _name in (
+    "float64",
+    "float32",
+    "float16",
+    "bfloat16",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "bool",
+):
+    ALLOWED[("torch", _name)] = _marker(f"torch.{_name}")
+ALLOWED[("numpy", "dtype")] = Allowed("numpy.dtype", _numpy_dtype)
+for _module in ("numpy.core.multiarray", "numpy._core.multiarray"):
+    ALLOWED[(_module, "scalar")] = Allowed(f"{_module}.scalar", _numpy_scalar)
 
 
 def storage_dtype(storage_type: object) -> str:
