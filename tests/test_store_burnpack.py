@@ -128,3 +128,21 @@ def test_metadata_items_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(CborError, match="more than 100 items"):
         decode(b"\x98\xc8" + b"\x00" * 200)  # an array of 200 zeros
     assert decode(b"\x98\x32" + b"\x00" * 50) == [0] * 50
+
+
+def test_a_failed_save_leaves_no_file_behind(tmp_path: Path) -> None:
+    def broken() -> np.ndarray:
+        raise OSError("disk gone")
+
+    snaps = [TensorSnapshot.from_numpy("a", np.ones(3, np.float32)), TensorSnapshot("b", (2,), "F32", broken)]
+    with pytest.raises(OSError, match="disk gone"):
+        write_burnpack(tmp_path / "t.bpk", snaps, {})
+    assert list(tmp_path.iterdir()) == []
+    model().save_into(BurnpackStore.from_file(tmp_path / "ok.bpk"))
+    assert oct((tmp_path / "ok.bpk").stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
