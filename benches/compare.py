@@ -257,7 +257,7 @@ def machine_info(torch: Any, settings: Settings, has_autodiff: bool) -> list[str
         f"cores: {os.cpu_count()} logical, {usable} usable by this process; "
         f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
         f"python: {platform.python_version()} ({sys.executable})",
-        f"ferrum: {_version('ferrum')} ({os.path.dirname(ferrum.__file__)}); "
+        f"ferrum: {ferrum.__version__} ({os.path.dirname(ferrum.__file__)}); "
         f"autodiff: {'yes' if has_autodiff else 'no (autodiff rows skipped)'}",
         f"numpy: {np.__version__}{_blas_note()}",
     ]

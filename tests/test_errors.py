@@ -19,6 +19,7 @@ from ferrum import (
     ArgumentError,
     BackendError,
     Bool,
+    ConfigError,
     DType,
     FerrumError,
     Int,
@@ -30,6 +31,7 @@ from ferrum import (
     activation,
 )
 from ferrum.backend import Autodiff, NdArray
+from ferrum.record import RecordError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -78,6 +80,9 @@ def test_exception_hierarchy() -> None:
     assert issubclass(OutOfBoundsError, FerrumError) and issubclass(OutOfBoundsError, IndexError)
     assert issubclass(ArgumentError, FerrumError) and issubclass(ArgumentError, ValueError)
     assert issubclass(FerrumError, Exception)
+    # The Python layer's errors are FerrumErrors too, so one except clause catches all of ferrum's.
+    assert issubclass(ConfigError, FerrumError) and issubclass(ConfigError, ValueError)
+    assert issubclass(RecordError, FerrumError) and issubclass(RecordError, ValueError)
     for cls in (FerrumError, ShapeError, KindError, BackendError, OutOfBoundsError, ArgumentError):
         assert cls.__module__ == "ferrum"
         assert cls.__doc__

@@ -151,7 +151,7 @@ def test_without_matplotlib_training_says_once_how_to_get_plots(
     monkeypatch.setattr(background, "_hinted", False)
     assert start_plotter(Path("."), ["Loss"]) is None
     assert start_plotter(Path("."), ["Loss"]) is None
-    assert capsys.readouterr().err.count("plots need matplotlib: pip install 'ferrum[plot]'") == 1
+    assert capsys.readouterr().err.count("plots need matplotlib: pip install 'ferrum-dl[plot]'") == 1
     assert start_plotter(Path("."), []) is None
 
 

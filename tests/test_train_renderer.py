@@ -115,7 +115,7 @@ def test_without_tqdm_a_terminal_gets_lines_and_one_hint(
     monkeypatch.setattr(sys, "stdout", Terminal())
     assert isinstance(default_renderer(), PlainRenderer)
     assert isinstance(default_renderer(), PlainRenderer)
-    assert capsys.readouterr().err.count("progress bars need tqdm: pip install 'ferrum[progress]'") == 1
+    assert capsys.readouterr().err.count("progress bars need tqdm: pip install 'ferrum-dl[progress]'") == 1
 
 
 def test_formatting_helpers() -> None:

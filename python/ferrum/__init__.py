@@ -12,6 +12,8 @@ Example:
     [[7.0, 10.0], [15.0, 22.0]]
 """
 
+from importlib.metadata import version as _distribution_version
+
 from ferrum import activation, backend
 from ferrum._ferrum import (
     ArgumentError,
@@ -34,6 +36,9 @@ from ferrum._ferrum import (
 from ferrum.config import ConfigError, config
 from ferrum.module import Module, ModuleMapper, ModuleVisitor, Param, ParamId
 from ferrum.rank import D1, D2, D3, D4, D5, D6, Rank
+
+# The distribution is ferrum-dl (the name ferrum is taken on the package registry).
+__version__: str = _distribution_version("ferrum-dl")
 
 __all__ = [
     "D1",
@@ -65,6 +70,7 @@ __all__ = [
     "ShapeError",
     "Tensor",
     "TensorData",
+    "__version__",
     "activation",
     "backend",
     "config",

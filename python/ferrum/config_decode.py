@@ -30,6 +30,8 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
+from ferrum._ferrum import FerrumError
+
 __all__ = ["CONFIG_MARKER", "ConfigError", "decode_config", "is_config", "type_name"]
 
 _C = TypeVar("_C")
@@ -50,8 +52,10 @@ _NONE_TYPE = type(None)
 _HINTS: weakref.WeakKeyDictionary[type, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
-class ConfigError(ValueError):
+class ConfigError(FerrumError, ValueError):
     """A config could not be loaded, built from data, or saved.
+
+    A ``FerrumError`` like every error ferrum raises, and a ``ValueError`` as before.
 
     ``problems`` lists every offending value as ``"<field path>: <what is wrong>"``;
     ``file`` is the config file involved, when there is one.

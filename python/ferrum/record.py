@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from ferrum import _ferrum
-from ferrum._ferrum import Device, Tensor
+from ferrum._ferrum import Device, FerrumError, Tensor
 from ferrum.module.param import ParamId
 
 __all__ = [
@@ -54,8 +54,11 @@ __all__ = [
 ]
 
 
-class RecordError(ValueError):
-    """A record that cannot be written or read: damaged, foreign or of another architecture."""
+class RecordError(FerrumError, ValueError):
+    """A record that cannot be written or read: damaged, foreign or of another architecture.
+
+    A ``FerrumError`` like every error ferrum raises, and a ``ValueError``.
+    """
 
 
 class PrecisionSettings:

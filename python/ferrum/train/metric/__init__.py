@@ -6,7 +6,7 @@ epoch value that is the mean of the batch values weighted by their counts
 (``SupervisedTraining(...).metrics(AccuracyMetric(), LossMetric())``) or
 call ``update(item, metadata)`` yourself. The system metrics (``CpuUse``,
 ``CpuMemory``, ``CpuTemperature``) need the ``sys-metrics`` extra
-(``pip install 'ferrum[sys-metrics]'``, which brings psutil).
+(``pip install 'ferrum-dl[sys-metrics]'``, which brings psutil).
 
 How a metric reads a step's output (Burn's ``Adaptor``)
 --------------------------------------------------------

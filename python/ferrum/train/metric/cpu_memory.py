@@ -10,7 +10,7 @@ __all__ = ["CpuMemory"]
 class CpuMemory(SystemMetric):
     """The system's RAM in use (total minus available), in GB (10^9 bytes). Name ``"CPU Memory"``.
 
-    Needs ``psutil`` (``pip install 'ferrum[sys-metrics]'``).
+    Needs ``psutil`` (``pip install 'ferrum-dl[sys-metrics]'``).
 
     Example:
         >>> from ferrum.train.metric import MetricMetadata

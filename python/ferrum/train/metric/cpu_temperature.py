@@ -18,7 +18,7 @@ class CpuTemperature(SystemMetric):
     Read through ``psutil.sensors_temperatures()`` (Linux and FreeBSD);
     elsewhere, or without a CPU sensor, the value is NaN and shows as
     ``"CPU Temperature: NaN °C"``, never an error. Needs ``psutil``
-    (``pip install 'ferrum[sys-metrics]'``).
+    (``pip install 'ferrum-dl[sys-metrics]'``).
 
     Example:
         >>> from ferrum.train.metric import MetricMetadata

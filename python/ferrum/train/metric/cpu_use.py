@@ -10,7 +10,7 @@ __all__ = ["CpuUse"]
 class CpuUse(SystemMetric):
     """The system's CPU use in percent, averaged over CPUs since the previous reading. Name ``"CPU Usage"``.
 
-    Needs ``psutil`` (``pip install 'ferrum[sys-metrics]'``).
+    Needs ``psutil`` (``pip install 'ferrum-dl[sys-metrics]'``).
 
     Example:
         >>> from ferrum.train.metric import MetricMetadata

@@ -1,7 +1,7 @@
 """What the system metrics (CPU use, memory, temperature) share: psutil, an optional dependency.
 
 They need ``psutil``, installed with ferrum's ``sys-metrics`` extra
-(``pip install 'ferrum[sys-metrics]'``), as Burn's system metrics need
+(``pip install 'ferrum-dl[sys-metrics]'``), as Burn's system metrics need
 its ``sys-metrics`` feature. Without it, constructing one raises an
 ``ImportError`` saying so.
 """
@@ -31,7 +31,7 @@ def require_psutil(metric: str) -> ModuleType:
         return importlib.import_module("psutil")
     except ImportError:
         raise ImportError(
-            f"the {metric} metric needs psutil: install it with pip install 'ferrum[sys-metrics]' "
+            f"the {metric} metric needs psutil: install it with pip install 'ferrum-dl[sys-metrics]' "
             "(or pip install psutil)"
         ) from None
 

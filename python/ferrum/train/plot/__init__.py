@@ -6,7 +6,7 @@ of any finished or running experiment. Each figure has two panels: the
 epoch values (the count-weighted mean of the batch values, as the Learner
 aggregates them) and every iteration's value, placed at its fraction of
 the epoch, for the training and validation splits. Plotting needs
-matplotlib (``pip install 'ferrum[plot]'``); reading the logs does not.
+matplotlib (``pip install 'ferrum-dl[plot]'``); reading the logs does not.
 
 Example:
     >>> import tempfile

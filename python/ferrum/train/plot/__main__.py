@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         written = write_plots(directory)
     except ImportError:
-        print("error: plotting needs matplotlib: pip install 'ferrum[plot]'", file=sys.stderr)
+        print("error: plotting needs matplotlib: pip install 'ferrum-dl[plot]'", file=sys.stderr)
         return 1
     for path in written:
         print(path)

@@ -44,7 +44,7 @@ def start_plotter(directory: Path, names: list[str]) -> BackgroundPlotter | None
     if importlib.util.find_spec("matplotlib") is None:
         if not _hinted:
             _hinted = True
-            print("ferrum.train: plots need matplotlib: pip install 'ferrum[plot]'", file=sys.stderr)
+            print("ferrum.train: plots need matplotlib: pip install 'ferrum-dl[plot]'", file=sys.stderr)
         return None
     try:
         return BackgroundPlotter(directory, names)

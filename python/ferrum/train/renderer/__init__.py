@@ -1,7 +1,7 @@
 """Renderers: how training progress is shown (Burn's ``renderer``).
 
 In a terminal the Learner draws a progress bar per split and epoch
-(``ProgressBarRenderer``, with tqdm: ``pip install 'ferrum[progress]'``);
+(``ProgressBarRenderer``, with tqdm: ``pip install 'ferrum-dl[progress]'``);
 when stdout is not a terminal (CI, a log file), or without tqdm, it writes
 plain lines (``PlainRenderer``). ``SupervisedTraining.renderer(r)`` takes
 any ``MetricsRenderer`` instead.
@@ -48,7 +48,7 @@ def default_renderer() -> MetricsRenderer:
     except ImportError:
         if not _hinted:
             _hinted = True
-            print("ferrum.train: progress bars need tqdm: pip install 'ferrum[progress]'", file=sys.stderr)
+            print("ferrum.train: progress bars need tqdm: pip install 'ferrum-dl[progress]'", file=sys.stderr)
         return PlainRenderer()
     return ProgressBarRenderer()
 
