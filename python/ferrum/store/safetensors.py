@@ -1,6 +1,6 @@
 """``SafetensorsStore``: ``.safetensors`` files through the ``safetensors`` package's NumPy API.
 
-Needs the ``safetensors`` extra (``pip install ferrum[safetensors]``). Tensors
+Needs the ``safetensors`` extra (``pip install ferrum-dl[safetensors]``). Tensors
 are read one at a time from the file's memory map as they are applied;
 string metadata goes in and out of the header. The adapters are the
 identity unless set (``PyTorchToBurnAdapter`` for files written by PyTorch,
@@ -32,7 +32,7 @@ def _safetensors() -> Any:
         from safetensors import numpy as st_numpy
     except ImportError:
         raise ImportError(
-            "SafetensorsStore needs the safetensors package: pip install 'ferrum[safetensors]'"
+            "SafetensorsStore needs the safetensors package: pip install 'ferrum-dl[safetensors]'"
         ) from None
     return st_numpy
 
