@@ -32,6 +32,7 @@ from ferrum import (
 )
 from ferrum.backend import Autodiff, NdArray
 from ferrum.record import RecordError
+from ferrum.store import StoreError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -83,6 +84,7 @@ def test_exception_hierarchy() -> None:
     # The Python layer's errors are FerrumErrors too, so one except clause catches all of ferrum's.
     assert issubclass(ConfigError, FerrumError) and issubclass(ConfigError, ValueError)
     assert issubclass(RecordError, FerrumError) and issubclass(RecordError, ValueError)
+    assert issubclass(StoreError, FerrumError) and issubclass(StoreError, ValueError)
     for cls in (FerrumError, ShapeError, KindError, BackendError, OutOfBoundsError, ArgumentError):
         assert cls.__module__ == "ferrum"
         assert cls.__doc__

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
+from ferrum._ferrum import FerrumError
+
 __all__ = ["ApplyError", "ApplyResult", "StoreError"]
 
 
-class StoreError(ValueError):
+class StoreError(FerrumError, ValueError):
     """A store that cannot be read, written or applied: a damaged file, a missing or misshapen tensor.
 
     ``result`` holds the ``ApplyResult`` when the failure came from applying tensors to a module.
