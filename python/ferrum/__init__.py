@@ -12,7 +12,7 @@ Example:
     [[7.0, 10.0], [15.0, 22.0]]
 """
 
-from ferrum import activation, backend
+from ferrum import activation, backend, grid
 from ferrum._ferrum import (
     ArgumentError,
     BackendError,
@@ -33,7 +33,9 @@ from ferrum._ferrum import (
 )
 from ferrum.config import ConfigError, config
 from ferrum.module import Module, ModuleMapper, ModuleVisitor, Param, ParamId
+from ferrum.print_options import PrintOptions, print_options, set_print_options
 from ferrum.rank import D1, D2, D3, D4, D5, D6, Rank
+from ferrum.transaction import Transaction
 
 __all__ = [
     "D1",
@@ -61,11 +63,16 @@ __all__ = [
     "OutOfBoundsError",
     "Param",
     "ParamId",
+    "PrintOptions",
     "Rank",
     "ShapeError",
     "Tensor",
     "TensorData",
+    "Transaction",
     "activation",
     "backend",
     "config",
+    "grid",
+    "print_options",
+    "set_print_options",
 ]

@@ -10,6 +10,7 @@ pub mod concat;
 pub mod conv;
 pub mod cumulative;
 pub mod float_checks;
+pub mod grid_sample;
 pub mod index;
 pub mod logical;
 pub mod mask;

@@ -309,7 +309,7 @@ impl Tensor {
     }
 
     /// The given dims, normalised, sorted and without repeats.
-    fn distinct_dims(&self, op: &'static str, dims: &[isize]) -> Result<Vec<usize>> {
+    pub(crate) fn distinct_dims(&self, op: &'static str, dims: &[isize]) -> Result<Vec<usize>> {
         let mut ds = dims.iter().map(|&d| self.dim(op, d)).collect::<Result<Vec<_>>>()?;
         ds.sort_unstable();
         ds.dedup();
@@ -493,10 +493,17 @@ impl Var {
         Ok(self.reduced("sum_dims", self.value.sum_dims(dims)?, |g, x| expand_to(&g, x)))
     }
 
+    /// `sum_dims(dims)` then `squeeze_dims(dims)`, as Burn defines it (so an
+    /// empty list, which sums nothing, squeezes every size-1 dim).
+    pub fn sum_dims_squeeze(&self, dims: &[isize]) -> Result<Var> {
+        self.sum_dims(dims)?.squeeze_dims(dims).map_err(|e| e.with_op("sum_dims_squeeze"))
+    }
+
     pub fn mean_dims(&self, dims: &[isize]) -> Result<Var> {
+        // Over distinct dims: a dim named twice is averaged once.
         let mut n = 1.0;
-        for &d in dims {
-            n *= self.value.shape()[self.value.dim("mean_dims", d)?] as f64;
+        for d in self.value.distinct_dims("mean_dims", dims)? {
+            n *= self.value.shape()[d] as f64;
         }
         Ok(self.reduced("mean_dims", self.value.mean_dims(dims)?, move |g, x| expand_to(&g.binary_scalar(BinaryOp::Div, Scalar::Float(n))?, x)))
     }
