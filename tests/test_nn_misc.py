@@ -89,7 +89,7 @@ def test_dropout_rejects_bad_probabilities() -> None:
         DropoutConfig(1.5)
     with pytest.raises(ValueError, match=r"Dropout\.prob"):
         Dropout(-0.1)
-    assert repr(Dropout(0.3)) == "Dropout {prob: 0.3, params: 0}"
+    assert repr(Dropout(0.3)) == "Dropout {prob: 0.3}"
 
 
 # ------------------------------------------------------------------ Embedding

@@ -101,7 +101,10 @@ class Module(Generic[B]):
         return None
 
     def num_params(self) -> int:
-        """The number of trainable scalars (running states are not parameters)."""
+        """The number of trainable scalars.
+
+        Running states are not parameters; the module's printed ``params:`` counts them too, as Burn's does.
+        """
         return sum(param.num_params() for param in self.parameters())
 
     def named_parameters(self) -> list[tuple[str, Param[Any]]]:

@@ -183,7 +183,8 @@ class PReluConfig:
 
     def init(self, device: Device[B]) -> PRelu[B]:
         """A new layer on ``device``."""
-        return PRelu(alpha=Initializer.Constant(self.alpha).init((self.num_parameters,), device))
+        alpha = Initializer.Constant(self.alpha).init((self.num_parameters,), device)
+        return PRelu(alpha=alpha, alpha_value=float(self.alpha))
 
 
 class PRelu(Module[B]):
@@ -199,12 +200,14 @@ class PRelu(Module[B]):
     """
 
     alpha: Param[Tensor[B, D1]]
+    # The slope the weights started at (a constant of Burn's PRelu, kept in its records).
+    alpha_value: float = 0.25
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.prelu(x, self.alpha.val())
 
     def _display_settings(self) -> list[tuple[str, object]]:
-        return [("num_parameters", self.alpha.shape()[0])]
+        return [("num_parameters", self.alpha.shape()[0]), ("alpha_value", self.alpha_value)]
 
 
 @config
@@ -327,3 +330,7 @@ class SwiGlu(Module[B]):
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.silu(self.linear_inner.forward(x)) * self.linear_outer.forward(x)
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        d_input, d_output = self.linear_inner.weight.shape()
+        return [("d_input", d_input), ("d_output", d_output), ("bias", self.linear_inner.bias is not None)]
