@@ -154,6 +154,20 @@ def _field_hints(cls: type) -> dict[str, Any]:
 
 
 def _decode_object(cls: type, data: object, path: str, problems: list[_Problem]) -> object:
+    from ferrum.config_serde import serde_enum_of
+
+    spec = serde_enum_of(cls)
+    if spec is not None:
+        # A Rust enum in serde's form ("Valid", {"Explicit": [1, 1]}) or ferrum's tagged object.
+        tagged = spec.fields_of(data)
+        if isinstance(tagged, str):
+            problems.append((path, f"{cls.__qualname__}: {tagged}"))
+            return _FAILED
+        if tagged is None:
+            expected = f"one of the variants {spec.names()} of {cls.__qualname__}"
+            problems.append((path, f"expected {expected} (a name, or an object holding one), {_found(data)}"))
+            return _FAILED
+        data = tagged
     if not isinstance(data, Mapping):
         problems.append((path, f"expected a JSON object for {cls.__qualname__}, {_found(data)}"))
         return _FAILED

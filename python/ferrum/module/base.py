@@ -186,7 +186,7 @@ class Module(Generic[B]):
             tensor = param.val()
             if not tensor.device().is_autodiff:
                 return param
-            return Param(tensor.inner(), param.id, param.is_require_grad())
+            return param.with_value(tensor.inner())
 
         def on_state(path: str, state: RunningState[Any]) -> RunningState[Any]:
             value = state.value()
@@ -208,7 +208,7 @@ class Module(Generic[B]):
             raise TypeError(f"to_device needs a Device, found {type(device).__name__}")
 
         def on_param(path: str, param: Param[Any]) -> Param[Any]:
-            return Param(param.val().to_device(device), param.id, param.is_require_grad())
+            return param.with_value(param.val().to_device(device))
 
         def on_state(path: str, state: RunningState[Any]) -> RunningState[Any]:
             return RunningState(state.value().to_device(device), state.id)
