@@ -40,8 +40,8 @@ from typing import Any, TypeVar
 
 from typing_extensions import dataclass_transform
 
-from ferrum.config_decode import CONFIG_MARKER, ConfigError, decode_config, is_config, type_name
-from ferrum.config_serde import serde_enum_of
+from ferrum.config_decode import CONFIG_MARKER, ConfigError, decode_config, field_hints, is_config, type_name
+from ferrum.config_serde import serde_enum_of, serde_names, serde_union_of
 
 __all__ = ["ConfigError", "config", "is_config"]
 
@@ -164,13 +164,23 @@ def _str(self: object) -> str:
 
 
 def _encode_fields(obj: object, path: str, lenient: bool) -> dict[str, Any]:
+    hints, names = field_hints(type(obj)), serde_names(type(obj))
     return {
-        field.name: _encode(getattr(obj, field.name), _join(path, field.name), lenient)
+        names.get(field.name, field.name): _encode(
+            getattr(obj, field.name), _join(path, field.name), lenient, hints.get(field.name)
+        )
         for field in dataclasses.fields(typing.cast(Any, obj))
     }
 
 
-def _encode(value: object, path: str, lenient: bool) -> Any:
+def _encode(value: object, path: str, lenient: bool, hint: object = None) -> Any:
+    union = serde_union_of(hint)
+    if union is not None:
+        # One of several configs, written as Burn's enum variant: {"Linear": {...}}.
+        name = union.name_of(value)
+        if name is not None:
+            return {name: _encode(value, _join(path, name), lenient)}
+    item_hint = _item_hint(hint)
     if isinstance(value, enum.Enum):
         return value.name
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -182,7 +192,7 @@ def _encode(value: object, path: str, lenient: bool) -> Any:
             return spec.encode(value, lambda item, where: _encode(item, where, lenient), path)
         return _encode_fields(value, path, lenient)
     if isinstance(value, (list, tuple)):
-        return [_encode(item, f"{path}[{i}]", lenient) for i, item in enumerate(value)]
+        return [_encode(item, f"{path}[{i}]", lenient, item_hint) for i, item in enumerate(value)]
     if isinstance(value, dict) and all(isinstance(key, str) for key in value):
         return {key: _encode(item, f"{path}[{key!r}]", lenient) for key, item in value.items()}
     if lenient:
@@ -192,6 +202,16 @@ def _encode(value: object, path: str, lenient: bool) -> Any:
         " int, float, str, enums, configs, and lists, tuples and str-keyed dicts of these)",
         problems=(f"{path}: unsupported value {value!r}",),
     )
+
+
+def _item_hint(hint: object) -> object:
+    """The type of the items of a ``tuple[X, ...]`` or ``list[X]`` field, else None."""
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is list and len(args) == 1:
+        return args[0]
+    if typing.get_origin(hint) is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return args[0]
+    return None
 
 
 def _join(path: str, name: str) -> str:

@@ -26,7 +26,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-__all__ = ["SerdeEnum", "Variant", "serde_enum_of"]
+__all__ = ["SerdeEnum", "SerdeUnion", "Variant", "serde_enum_of", "serde_names", "serde_union_of"]
 
 Form = Literal["unit", "newtype", "tuple", "struct"]
 
@@ -120,6 +120,44 @@ class SerdeEnum:
         if variant.form == "struct":
             return "an object with " + ", ".join(repr(f) for f in variant.fields)
         return "one value" if variant.form == "newtype" else "an array"
+
+
+@dataclasses.dataclass(frozen=True)
+class SerdeUnion:
+    """A field holding one of several configs, written as a Rust enum of newtype variants.
+
+    Burn's ``enum LrSchedulerConfig { Linear(LinearLrSchedulerConfig), ... }``
+    writes ``{"Linear": {...}}``. Mark the field's type ``Annotated[A | B,
+    SerdeUnion({"Linear": A, "Cosine": B})]``: values are written under their
+    variant's name and read from it (a bare object, ferrum's older form, is
+    still read as the union).
+    """
+
+    variants: Mapping[str, type]
+
+    def name_of(self, value: object) -> str | None:
+        for name, cls in self.variants.items():
+            if type(value) is cls:
+                return name
+        return None
+
+
+def serde_union_of(hint: object) -> SerdeUnion | None:
+    """The ``SerdeUnion`` an ``Annotated`` field type carries, if any."""
+    for meta in getattr(hint, "__metadata__", ()):
+        if isinstance(meta, SerdeUnion):
+            return meta
+    return None
+
+
+def serde_names(cls: type) -> dict[str, str]:
+    """A config class's field names that Burn's files spell otherwise (``__serde_rename__``).
+
+    ``MaxPool2dConfig`` keeps the ``stride`` field and builder ferrum users know;
+    its file holds Burn's ``strides``.
+    """
+    names = getattr(cls, "__serde_rename__", None)
+    return dict(names) if isinstance(names, Mapping) else {}
 
 
 def serde_enum_of(cls: type) -> SerdeEnum | None:

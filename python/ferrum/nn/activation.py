@@ -25,7 +25,7 @@ from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module, Param
 from ferrum.nn.initializer import Initializer
-from ferrum.nn.linear import Linear, LinearConfig
+from ferrum.nn.linear import Linear, LinearConfig, LinearLayout
 from ferrum.rank import D1, Rank
 
 __all__ = [
@@ -293,7 +293,7 @@ class Softplus(Module[Any]):
 
 @config
 class SwiGluConfig:
-    """Configuration of ``SwiGlu`` (Burn's defaults: no bias, Kaiming uniform with gain 1/sqrt(5)).
+    """Configuration of ``SwiGlu`` (Burn's defaults: no bias, Kaiming uniform, gain 1/sqrt(3), Row layout).
 
     Example:
         >>> from ferrum.backend import NdArray
@@ -305,11 +305,12 @@ class SwiGluConfig:
     d_input: int
     d_output: int
     bias: bool = False
-    initializer: Initializer = Initializer.KaimingUniform(gain=1.0 / math.sqrt(5.0), fan_out_only=False)
+    initializer: Initializer = Initializer.KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=False)
+    layout: LinearLayout = LinearLayout.Row
 
     def init(self, device: Device[B]) -> SwiGlu[B]:
         """A new layer on ``device``."""
-        linear = LinearConfig(self.d_input, self.d_output, self.bias, self.initializer)
+        linear = LinearConfig(self.d_input, self.d_output, self.bias, self.initializer, self.layout)
         return SwiGlu(linear_inner=linear.init(device), linear_outer=linear.init(device))
 
 
