@@ -4,7 +4,8 @@ From crates/burn-backend-tests/tests/tensor: float/activation/quiet_softmax.rs,
 float/activation/prelu.rs, float/grid/meshgrid.rs,
 int/ops/cartesian_grid.rs, float/ops/grid_sample.rs,
 float/ops/transaction.rs, float/ops/aggregation.rs (sum_dims_squeeze),
-float/ops/transpose.rs (t) and float/stats/display.rs.
+float/ops/transpose.rs (t), float/ops/maxmin.rs (max_dims, min_dims,
+max_abs_dims), float/ops/cross.rs, autodiff/cross.rs and float/stats/display.rs.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ from burn_port import AD, DEVICE, assert_approx, assert_eq, values
 from conftest import Array
 from ferrum import (
     ArgumentError,
+    KindError,
+    OutOfBoundsError,
     PrintOptions,
+    ShapeError,
     Tensor,
     Transaction,
     activation,
@@ -225,6 +229,79 @@ def test_sum_dims_squeeze() -> None:
     g = x.grad(x.sum_dims_squeeze([1]).sum().backward())
     assert g is not None
     assert_eq(g, [[1.0, 1.0], [1.0, 1.0]])
+
+
+# ------------------------------------------------------------------- maxmin.rs (max_dims, ...), cross.rs
+
+
+def test_max_min_max_abs_dims() -> None:
+    f = Tensor.from_floats([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], DEVICE)
+    for dims in ([0], [-2]):
+        assert_eq(f.max_dims(dims), [[3.0, 4.0, 5.0]])
+        assert_eq(f.min_dims(dims), [[0.0, 1.0, 2.0]])
+    assert_eq(f.max_dims([0, 1]), [[5.0]])
+    assert_eq(f.min_dims([0, 1]), [[0.0]])
+    g = Tensor.from_floats([[0.0, 1.0, -2.0], [-5.0, 6.0, 1.0]], DEVICE)
+    assert_eq(g.max_abs_dims([0]), [[5.0, 6.0, 2.0]])
+    assert_eq(g.max_abs_dims([-2]), [[5.0, 6.0, 2.0]])
+    assert_eq(Tensor.from_ints([[3, -7], [2, 5]], DEVICE).max_abs_dims([1]), [[7], [5]])
+    with pytest.raises(OutOfBoundsError):
+        f.max_dims([2])
+
+
+def test_max_dims_gradient_goes_to_each_winner() -> None:
+    x = Tensor.from_floats([[0.0, -9.0, 2.0], [3.0, 4.0, 1.0]], AD).require_grad()
+    grad = x.grad(x.max_abs_dims([0, 1]).sum().backward())
+    assert grad is not None
+    assert_eq(grad, [[0.0, -1.0, 0.0], [0.0, 0.0, 0.0]])
+    grad = x.grad(x.min_dims([1]).sum().backward())
+    assert grad is not None
+    assert_eq(grad, [[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+
+
+CROSS_A = [[1.0, 3.0, -5.0], [2.0, -1.0, 4.0]]
+CROSS_B = [[4.0, -2.0, 1.0], [3.0, 5.0, -2.0]]
+
+
+def test_cross() -> None:
+    a, b = Tensor.from_floats(CROSS_A, DEVICE), Tensor.from_floats(CROSS_B, DEVICE)
+    assert_eq(a.cross(b, -1), [[-7.0, -21.0, -14.0], [-18.0, 16.0, 13.0]])
+    b_t = Tensor.from_floats(np.array(CROSS_B).T.tolist(), DEVICE)
+    assert_eq(a.cross(b_t.permute([1, 0]), -1), [[-7.0, -21.0, -14.0], [-18.0, 16.0, 13.0]])
+    x = Tensor.from_floats([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]], DEVICE)
+    y = Tensor.from_floats([[0.0, 1.0], [0.0, 0.0], [1.0, 0.0]], DEVICE)
+    assert_eq(x.cross(y, 0), [[0.0, 0.0], [-1.0, 0.0], [0.0, -1.0]])
+    row = Tensor.from_floats([[1.0, 3.0, -5.0]], DEVICE)
+    assert_eq(row.cross(b, -1), [[-7.0, -21.0, -14.0], [19.0, -13.0, -4.0]])
+    e0 = Tensor.from_floats([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], DEVICE)
+    e1 = Tensor.from_floats([[[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]], DEVICE)
+    assert_eq(e0.cross(e1, -1), [[[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]])
+    rng = np.random.default_rng(0)
+    p, q = rng.normal(size=(4, 3, 5)), rng.normal(size=(1, 3, 5))
+    got = Tensor.from_numpy(p, DEVICE).cross(Tensor.from_numpy(q, DEVICE), 1).to_numpy()
+    np.testing.assert_allclose(got, np.cross(p, q, axis=1), rtol=1e-12)
+
+
+def test_cross_gradients() -> None:
+    # Burn's autodiff/cross.rs: with ones upstream, a gets b x 1 and b gets 1 x a.
+    a = Tensor.from_floats([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], AD).require_grad()
+    b = Tensor.from_floats([[4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], AD).require_grad()
+    grads = a.cross(b, 1).sum().backward()
+    ga, gb = a.grad(grads), b.grad(grads)
+    assert ga is not None and gb is not None
+    assert_approx(ga, [[-1.0, 2.0, -1.0], [-1.0, 2.0, -1.0]])
+    assert_approx(gb, [[1.0, -2.0, 1.0], [1.0, -2.0, 1.0]])
+
+
+def test_cross_bad_arguments() -> None:
+    a = Tensor.from_floats(CROSS_A, DEVICE)
+    with pytest.raises(ShapeError, match="expected size 3 along dim 0"):
+        a.cross(a, 0)
+    with pytest.raises(ShapeError, match="does not broadcast"):
+        a.cross(Tensor.zeros((3, 3), DEVICE), 1)
+    with pytest.raises(KindError, match="cross"):
+        ints = Tensor.from_ints([[1, 2, 3]], DEVICE)
+        ints.cross(ints, 1)  # type: ignore[misc, arg-type]
 
 
 def test_t_is_transpose() -> None:

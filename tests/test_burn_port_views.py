@@ -336,6 +336,18 @@ def test_dims_lists_never_panic(dims: list[int]) -> None:
         "sum_dims": (lambda: t.sum_dims(dims), valid, lambda: a.sum(axis=tuple(set(norm)), keepdims=True)),
         "mean_dims": (lambda: t.mean_dims(dims), valid, lambda: a.mean(axis=tuple(set(norm)), keepdims=True)),
         "prod_dims": (lambda: t.prod_dims(dims), valid, lambda: a.prod(axis=tuple(set(norm)), keepdims=True)),
+        "max_dims": (lambda: t.max_dims(dims), valid, lambda: a.max(axis=tuple(set(norm)), keepdims=True)),
+        "min_dims": (lambda: t.min_dims(dims), valid, lambda: a.min(axis=tuple(set(norm)), keepdims=True)),
+        "max_abs_dims": (
+            lambda: t.max_abs_dims(dims),
+            valid,
+            lambda: np.abs(a).max(axis=tuple(set(norm)), keepdims=True),
+        ),
+        "sum_dims_squeeze": (
+            lambda: t.sum_dims_squeeze(dims),
+            valid,
+            lambda: a.sum(axis=tuple(set(norm))) if dims else a,
+        ),
         "squeeze_dims": (lambda: t.squeeze_dims(dims), valid and dims == [], lambda: a),
         "roll": (
             lambda: t.roll([1] * len(dims), dims),

@@ -670,6 +670,16 @@ class Tensor(Generic[B, D, K]):
     def matmul(self, other: Tensor[B, D, K]) -> Tensor[B, D, K]:
         """Matrix product over the last two dims, batched with broadcasting."""
     def dot(self: Tensor[B, D1, K], other: Tensor[B, D1, K]) -> Tensor[B, D1, K]: ...
+    def cross(self: Tensor[B, D, Float], other: Tensor[B, D, Float], dim: builtins.int) -> Tensor[B, D, Float]:
+        """Cross product of 3-vectors along ``dim`` (size 3 in both); the other dims broadcast.
+
+        Example:
+            >>> from ferrum import NdArray, Tensor
+            >>> x = Tensor.from_floats([[1.0, 0.0, 0.0]], NdArray.device())
+            >>> y = Tensor.from_floats([[0.0, 1.0, 0.0]], NdArray.device())
+            >>> x.cross(y, -1).to_data().to_list()
+            [[0.0, 0.0, 1.0]]
+        """
     def exp(self: Tensor[B, D, Float]) -> Tensor[B, D, Float]: ...
     def log(self: Tensor[B, D, Float]) -> Tensor[B, D, Float]: ...
     def log1p(self: Tensor[B, D, Float]) -> Tensor[B, D, Float]: ...
@@ -878,6 +888,12 @@ class Tensor(Generic[B, D, K]):
         """``sum_dims(dims)`` then ``squeeze_dims(dims)``; annotate the result's rank."""
     def mean_dims(self, dims: _Dims) -> Tensor[B, D, K]: ...
     def prod_dims(self, dims: _Dims) -> Tensor[B, D, K]: ...
+    def max_dims(self, dims: _Dims) -> Tensor[B, D, K]:
+        """The maximum over each of ``dims``, which keep size 1 (Burn's ``max_dims``)."""
+    def min_dims(self, dims: _Dims) -> Tensor[B, D, K]:
+        """The minimum over each of ``dims``, which keep size 1."""
+    def max_abs_dims(self, dims: _Dims) -> Tensor[B, D, K]:
+        """The largest absolute value over each of ``dims``, which keep size 1."""
     def any_dim(self, dim: builtins.int) -> Tensor[B, D, Bool]: ...
     def all_dim(self, dim: builtins.int) -> Tensor[B, D, Bool]: ...
     def argmax(self, dim: builtins.int) -> Tensor[B, D, Int]: ...

@@ -7,6 +7,7 @@ pub mod binary;
 pub mod bitwise;
 pub mod compare;
 pub mod concat;
+pub mod cross;
 pub mod conv;
 pub mod cumulative;
 pub mod float_checks;

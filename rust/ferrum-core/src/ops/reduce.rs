@@ -576,6 +576,24 @@ impl Var {
         self.abs()?.max_dim(dim).map_err(|e| e.with_op("max_abs_dim"))
     }
 
+    /// `max_dim` over each of `dims` in turn (Burn's `max_dims`): the rank is
+    /// kept, every reduced dim has size 1.
+    pub fn max_dims(&self, dims: &[isize]) -> Result<Var> {
+        self.fold_dims("max_dims", dims, Var::max_dim)
+    }
+
+    pub fn min_dims(&self, dims: &[isize]) -> Result<Var> {
+        self.fold_dims("min_dims", dims, Var::min_dim)
+    }
+
+    pub fn max_abs_dims(&self, dims: &[isize]) -> Result<Var> {
+        self.abs()?.fold_dims("max_abs_dims", dims, Var::max_dim)
+    }
+
+    fn fold_dims(&self, name: &'static str, dims: &[isize], f: fn(&Var, isize) -> Result<Var>) -> Result<Var> {
+        dims.iter().try_fold(self.clone(), |v, &d| f(&v, d)).map_err(|e| e.with_op(name))
+    }
+
     pub fn max_abs(&self) -> Result<Var> {
         if self.node.is_none() || self.value.numel() == 0 {
             return Ok(Var::constant(self.value.max_abs()?));
