@@ -165,6 +165,9 @@ def test_grid_sample_2d_out_of_bounds() -> None:
     image, grid = Tensor.from_floats(IMAGE, DEVICE), Tensor.from_floats([[[[0.0, -2.0]]]], DEVICE)
     assert_approx(image.grid_sample_2d(grid), [[[[0.0]]]])
     assert_approx(image.grid_sample_2d(grid, padding_mode="border"), [[[[1.0]]]])
+    # A NaN or huge location reads nothing with zero padding, as in PyTorch (was NaN: 0 * NaN weight).
+    far = Tensor.from_floats([[[[float("nan"), 0.0], [1e30, 0.0], [0.0, float("nan")]]]], DEVICE)
+    assert_eq(image.grid_sample_2d(far), [[[[0.0, 0.0, 0.0]]]])
 
 
 def test_grid_sample_2d_gradients_reach_input_and_grid() -> None:

@@ -13,24 +13,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from burn_port import AD, DEVICE
+from burn_port import AD, BURN_LINEAR_BIAS, BURN_LINEAR_WEIGHT, BURN_X1, BURN_X2, DEVICE
 from ferrum import Tensor
 from ferrum.module import Param
 from ferrum.nn import Linear, LinearConfig
 from ferrum.optim import AdamWConfig, GradientsParams
 
 LR = 0.01
-WEIGHT = [
-    [-0.3206, 0.1374, 0.4043, 0.3200, 0.0859, 0.0671],
-    [0.0777, -0.0185, -0.3667, 0.2550, 0.1955, -0.2922],
-    [-0.0190, 0.0346, -0.2962, 0.2484, -0.2780, 0.3130],
-    [-0.2980, -0.2214, -0.3715, -0.2981, -0.0761, 0.1626],
-    [0.3300, -0.2182, 0.3717, -0.1729, 0.3796, -0.0304],
-    [-0.0159, -0.0120, 0.1258, 0.1921, 0.0293, 0.3833],
-]
-BIAS = [-0.3905, 0.0884, -0.0970, 0.1176, 0.1366, 0.0130]
-X1 = [[0.6294, 0.0940, 0.8176, 0.8824, 0.5228, 0.4310], [0.7152, 0.9559, 0.7893, 0.5684, 0.5939, 0.8883]]
-X2 = [[0.8491, 0.2108, 0.8939, 0.4433, 0.5527, 0.2528], [0.3270, 0.0412, 0.5538, 0.9605, 0.3195, 0.9085]]
+WEIGHT, BIAS, X1, X2 = BURN_LINEAR_WEIGHT, BURN_LINEAR_BIAS, BURN_X1, BURN_X2
 EXPECTED_WEIGHT = [
     [-0.337295, 0.117827, 0.380358, 0.296868, 0.065232, 0.046534],
     [0.057032, -0.036518, -0.382951, 0.232516, 0.173738, -0.309182],

@@ -83,25 +83,27 @@ impl Var {
         let corners = Corners::new(&gx, &gy, w, h, options.padding == GridSamplePadding::Zeros)?;
         let flat = self.reshape(&[n as isize, c as isize, (h * w) as isize])?;
         let out = [n as isize, c as isize, ho as isize, wo as isize];
-        let sample = |index: &Tensor, valid: &Option<Tensor>| -> Result<Var> {
+        let sample = |index: &Tensor| -> Result<Var> {
             let index = index.reshape(&[n as isize, 1, (ho * wo) as isize])?.expand(&[n as isize, c as isize, (ho * wo) as isize])?;
-            let s = flat.gather(2, &index)?.reshape(&out)?;
-            match valid {
-                Some(v) => s.mask_fill(&v.bool_not()?, f(0.0)),
-                None => Ok(s),
-            }
+            flat.gather(2, &index)?.reshape(&out)
         };
         let one_minus = |v: &Var| Var::scalar_binary(f(1.0), BinaryOp::Sub, v);
         let (fx, fy) = (&corners.frac_x, &corners.frac_y);
-        let terms = [
-            (sample(&corners.index[0], &corners.valid[0])?, one_minus(fx)?.binary(BinaryOp::Mul, &one_minus(fy)?)?),
-            (sample(&corners.index[1], &corners.valid[1])?, one_minus(fx)?.binary(BinaryOp::Mul, fy)?),
-            (sample(&corners.index[2], &corners.valid[2])?, fx.binary(BinaryOp::Mul, &one_minus(fy)?)?),
-            (sample(&corners.index[3], &corners.valid[3])?, fx.binary(BinaryOp::Mul, fy)?),
+        let weights = [
+            one_minus(fx)?.binary(BinaryOp::Mul, &one_minus(fy)?)?,
+            one_minus(fx)?.binary(BinaryOp::Mul, fy)?,
+            fx.binary(BinaryOp::Mul, &one_minus(fy)?)?,
+            fx.binary(BinaryOp::Mul, fy)?,
         ];
         let mut result: Option<Var> = None;
-        for (s, weight) in terms {
-            let t = s.binary(BinaryOp::Mul, &weight)?;
+        for ((index, valid), weight) in corners.index.iter().zip(&corners.valid).zip(weights) {
+            let t = sample(index)?.binary(BinaryOp::Mul, &weight)?;
+            // A corner outside the input adds nothing, whatever its weight (NaN for a NaN
+            // location): masked after the product, as PyTorch skips such corners.
+            let t = match valid {
+                Some(v) => t.mask_fill(&v.bool_not()?, f(0.0))?,
+                None => t,
+            };
             result = Some(match result {
                 Some(r) => r.binary(BinaryOp::Add, &t)?,
                 None => t,
