@@ -28,8 +28,8 @@ class SqliteDataset(Dataset[T]):
     as Burn's ``SqliteDatasetWriter`` and ``row_serialized=True`` write), from
     the MessagePack blob of each row (serde's compact form: a dataclass as the
     array of its fields). Rows are fetched on demand in ``rowid`` order, so the
-    file may be larger than memory. The file is opened read-only and may be read from
-    several threads (the data loader's workers). Files written by
+    file may be larger than memory. The file is opened read-only and may be
+    read from several threads (the data loader's workers). Files written by
     ``SqliteDatasetWriter`` hold one table per split.
 
     Example:

@@ -69,7 +69,9 @@ def item_from_blob(blob: object, item_type: type[Any], where: str) -> Any:
 
 def _to_serde(value: Any, where: str) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return [_to_serde(getattr(value, f.name), f"{where}.{f.name}") for f in dataclasses.fields(value)]
+        # The init fields, which reading fills back (item_fields).
+        fields = [f for f in dataclasses.fields(value) if f.init]
+        return [_to_serde(getattr(value, f.name), f"{where}.{f.name}") for f in fields]
     if isinstance(value, enum.Enum):
         return value.name
     if isinstance(value, (bytes, bytearray, memoryview)):

@@ -28,9 +28,9 @@ class SqliteDatasetWriter(Generic[T]):
     field; with ``row_serialized=True`` it has Burn's two columns instead,
     ``row_id`` and ``item`` (the item as a MessagePack blob in serde's compact
     form), which Burn's ``SqliteDataset`` reads into a Rust struct with the
-    same fields in the same order. Rows go to ``<path>.tmp``; ``set_completed()`` (or leaving a
-    ``with`` block without error) commits and moves the file into place, so
-    readers never see a half-written dataset. Leaving a ``with`` block on an
+    same fields in the same order. Rows go to ``<path>.tmp``;
+    ``set_completed()`` (or leaving a ``with`` block without error) commits
+    and moves the file into place, so readers never see a half-written dataset. Leaving a ``with`` block on an
     error discards the temporary file. ``write`` may be called from several
     threads.
 
