@@ -57,6 +57,13 @@ def test_unsqueeze_dim() -> None:
         Tensor.ones((2, 3, 4, 5), DEVICE).unsqueeze_dim(6)
 
 
+def test_unsqueeze_to_a_huge_rank_is_an_error_not_a_hang() -> None:
+    # Built one dim at a time, a rank of 2^40 ran for minutes before running out of memory.
+    assert Tensor.ones((2, 3), DEVICE).unsqueeze(4).shape() == (1, 1, 2, 3)
+    with pytest.raises(ArgumentError, match="unsqueeze"):
+        Tensor.ones((2, 3), DEVICE).unsqueeze(2**60)
+
+
 def test_unsqueeze_dims() -> None:
     x = Tensor.ones((3, 4, 5), DEVICE)
     assert x.unsqueeze_dims([1, -2]).shape() == (3, 1, 4, 1, 5)

@@ -234,11 +234,7 @@ impl Tensor {
         if rank < self.rank() {
             return Err(Error::invalid("unsqueeze", format!("cannot unsqueeze rank {} to lower rank {rank}", self.rank())));
         }
-        let mut l = self.layout().clone();
-        for _ in self.rank()..rank {
-            l = l.unsqueeze(0);
-        }
-        Ok(self.subview(l))
+        Ok(self.subview(self.layout().unsqueeze_leading("unsqueeze", rank - self.rank())?))
     }
 
     /// Broadcast to `shape`, which may have more leading dims; -1 keeps a size.
@@ -524,6 +520,17 @@ mod tests {
         assert_eq!(x.reshape(&[3, -1]).unwrap().shape(), &[3, 2]);
         let e = x.reshape(&[4, -1]).unwrap_err().to_string();
         assert!(e.contains("[2, 3]") && e.contains("[4, -1]"), "{e}");
+    }
+
+    #[test]
+    fn unsqueeze_to_a_huge_rank_is_an_error_not_a_hang() {
+        let x = t(&[2, 3]).transpose();
+        let y = x.unsqueeze_to(5).unwrap();
+        assert_eq!(y.shape(), &[1, 1, 1, 3, 2]);
+        assert_eq!(y.reshape(&[6]).unwrap().to_vec::<i64>(), vec![0, 3, 1, 4, 2, 5]);
+        assert_eq!(t(&[]).unsqueeze_to(2).unwrap().shape(), &[1, 1]);
+        let e = x.unsqueeze_to(1 << 60).unwrap_err().to_string();
+        assert!(e.contains("unsqueeze"), "{e}");
     }
 
     #[test]
