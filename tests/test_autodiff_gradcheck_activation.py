@@ -53,7 +53,7 @@ def prelu_cases() -> list[Case]:
             distinct((2, 3, 4)),
             [0.1, 0.7, -0.3],
         ),
-        case("prelu rank1", lambda x, a: activation.prelu(x, a), distinct((5,)), [0.1, 0.2, 0.3, 0.4, 0.5]),
+        case("prelu rank1", lambda x, a: activation.prelu(x, a), distinct((5,)), [0.3]),
         case("prelu wrt input only", lambda x, a: activation.prelu(x, a), distinct((3, 4)), [0.3], wrt=(0,)),
         case(
             "prelu wrt alpha only",

@@ -3,9 +3,12 @@
 tests/fixtures/burn/ holds the files interop/burn (a Burn program) wrote with
 every file recorder at every precision: a model with a Linear with and
 without bias, a Conv2d, a BatchNorm, an Embedding and a list of Linears, and
-an Adam record. ferrum must load each one to the values of the formulas
-(computed here with NumPy), and write the same bytes (or, where Burn's output
-is not deterministic, the same decoded structure). The last test runs the
+an Adam record; configs/ holds every config class written by Burn's
+Config::save (tests/burn_interop_configs.py builds the same ones). ferrum must
+load each one to the values of the formulas (computed here with NumPy), and
+write the same bytes (or, where Burn's output is not deterministic, the same
+decoded structure; for configs the same JSON values). The Burn SQLite dataset
+(dataset.db) is read in tests/test_dataset_sqlite.py. The last test runs the
 Burn program on ferrum's files when it has been built (see interop/burn/README.md).
 """
 
@@ -21,6 +24,7 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 import numpy as np
 import pytest
+from burn_interop_configs import CONFIGS
 from burn_interop_model import (
     ADAM_LAYOUT,
     ADAM_TIME,
@@ -33,7 +37,11 @@ from burn_interop_model import (
     moment_2,
     values,
 )
+from burn_interop_sqlite import SPLITS as SQLITE_SPLITS
+from burn_interop_sqlite import Item as SqliteItem
+from burn_interop_sqlite import item as sqlite_item
 from ferrum import Tensor, _ferrum
+from ferrum.data.dataset import SqliteDatasetWriter
 from ferrum.optim import AdamConfig
 from ferrum.record import (
     BinFileRecorder,
@@ -217,6 +225,31 @@ def _write_all(out: Path) -> None:
         recorder = _recorder(name, precision)
         net.save_file(out / f"{name}_{precision}", recorder)
         recorder.record(optim.to_record(), out / f"adam_{name}_{precision}")
+    (out / "configs").mkdir()
+    for stem, config in CONFIGS:
+        config.save(out / "configs" / f"{stem}.json")
+    with SqliteDatasetWriter(out / "dataset.db", SqliteItem, row_serialized=True) as writer:
+        for split, n in SQLITE_SPLITS.items():
+            writer.write_all(split, [sqlite_item(i) for i in range(n)])
+
+
+@pytest.mark.parametrize(("stem", "config"), CONFIGS, ids=[stem for stem, _ in CONFIGS])
+def test_burn_written_config_loads(stem: str, config: Any) -> None:
+    path = FIXTURES / "configs" / f"{stem}.json"
+    assert type(config).load(path) == config
+
+
+@pytest.mark.parametrize(("stem", "config"), CONFIGS, ids=[stem for stem, _ in CONFIGS])
+def test_ferrum_writes_burns_config_json(tmp_path: Path, stem: str, config: Any) -> None:
+    # Same JSON values (key order and float spelling aside); Burn reading them is checked below.
+    config.save(tmp_path / "config.json")
+    written = json.loads((tmp_path / "config.json").read_text())
+    assert written == json.loads((FIXTURES / "configs" / f"{stem}.json").read_text())
+
+
+def test_every_burn_config_file_has_a_case() -> None:
+    stems = {path.stem for path in (FIXTURES / "configs").glob("*.json")}
+    assert stems == {stem for stem, _ in CONFIGS}
 
 
 def _burn_binary() -> Path | None:
@@ -236,11 +269,14 @@ def test_burn_loads_ferrum_files(tmp_path: Path) -> None:
         [str(binary), "load", str(tmp_path)], capture_output=True, text=True, timeout=300, check=False
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    ok = [line for line in proc.stdout.splitlines() if line.startswith("ok")]
+    assert len([line for line in ok if "/configs/" in line]) == len(CONFIGS), proc.stdout
+    assert len([line for line in ok if line.endswith("dataset.db")]) == 1, proc.stdout
     model_lines = [
-        line for line in proc.stdout.splitlines() if line.startswith("ok") and "/adam_" not in line
+        line for line in ok if "/adam_" not in line and "/configs/" not in line and not line.endswith(".db")
     ]
     assert len(model_lines) == len(CASES), proc.stdout
-    adam_lines = [line for line in proc.stdout.splitlines() if line.startswith("ok") and "/adam_" in line]
+    adam_lines = [line for line in ok if "/adam_" in line]
     assert len(adam_lines) == len(CASES), proc.stdout  # bincode Adam records included
 
 

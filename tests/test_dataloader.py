@@ -8,10 +8,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
-from ferrum import D1, D2, Int, Tensor
-from ferrum.backend import NdArray
+from ferrum import D1, D2, Device, Int, Tensor
+from ferrum.backend import Autodiff, NdArray
 from ferrum.data.dataloader import (
     WORKER_THREAD_PREFIX,
     Batcher,
@@ -19,6 +20,7 @@ from ferrum.data.dataloader import (
     DataLoaderBuilder,
     DataLoaderIterator,
     Progress,
+    takes_device,
 )
 from ferrum.data.dataset import Dataset, InMemDataset
 
@@ -326,3 +328,45 @@ def test_tensor_batches_made_on_worker_threads() -> None:
     labels = [label for b in batches for label in b.targets.to_data().to_list()]
     assert sorted(rows) == sorted([a, b] for a, b, _ in items)
     assert all(int(row[0]) % 3 == label for row, label in zip(rows, labels, strict=True))
+
+
+# --------------------------------------------------------------------------- batch(items, device), Burn 0.20
+
+
+class OnDevice(Batcher[float, Tensor[Any, D1]]):
+    """Burn 0.20's form: the loader passes its device to each call."""
+
+    def batch(self, items: list[float], device: Device[Any]) -> Tensor[Any, D1]:
+        return Tensor.from_floats(items, device)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_device_batchers_get_the_loaders_device(workers: int) -> None:
+    assert takes_device(OnDevice()) and not takes_device(AsList())
+    dataset = InMemDataset([1.0, 2.0, 3.0])
+    plain = DataLoaderBuilder(OnDevice()).batch_size(2).num_workers(workers).build(dataset)
+    # Without set_device: Burn's default device (NdArray's).
+    assert plain.device == NdArray.device()
+    assert all(batch.device() == NdArray.device() for batch in plain)
+    ad = Autodiff[NdArray].device()
+    built = DataLoaderBuilder(OnDevice()).batch_size(2).set_device(ad).num_workers(workers).build(dataset)
+    assert [b.device() for b in built] == [ad, ad]
+    moved = plain.to_device(ad)
+    assert moved.device == ad and [b.to_data().to_list() for b in moved] == [[1.0, 2.0], [3.0]]
+    assert all(b.device() == ad for b in moved)
+    # The original loader keeps its device.
+    assert all(b.device() == NdArray.device() for b in plain)
+
+
+def test_slice_keeps_settings_and_epoch() -> None:
+    loader = DataLoaderBuilder(AsList()).batch_size(2).shuffle(3).build(InMemDataset(range(10)))
+    next(iter(loader))
+    part = loader.slice(2, 7)
+    assert part.num_items() == 5 and part.batch_size == 2 and part.epoch == loader.epoch == 1
+    assert sorted(i for batch in part for i in batch) == [2, 3, 4, 5, 6]
+    with pytest.raises(ValueError, match=r"range \[4, 11\) is invalid for a dataset of length 10"):
+        loader.slice(4, 11)
+    with pytest.raises(TypeError, match="needs a Device"):
+        loader.to_device("cpu")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="set_device needs a Device"):
+        DataLoaderBuilder(AsList()).set_device(None)  # type: ignore[arg-type]

@@ -12,7 +12,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from ferrum.data.dataset import SqliteDataset, SqliteDatasetWriter
+from burn_interop_sqlite import SPLITS as SQLITE_SPLITS
+from burn_interop_sqlite import Item as BurnItem
+from burn_interop_sqlite import item as burn_item
+from ferrum.data.dataset import SqliteDataset, SqliteDatasetWriter, msgpack
 
 
 class Kind(enum.Enum):
@@ -290,3 +293,118 @@ def test_concurrent_writes_from_threads(tmp_path: Path) -> None:
             t.join()
     with SqliteDataset.from_db_file(path, "train", Small) as ds:
         assert sorted(item.x for item in ds) == sorted(k * 100 + i for k in range(3) for i in range(50))
+
+
+# Burn's row-serialized form: tests/fixtures/burn/dataset.db was written by Burn's SqliteDatasetWriter
+# (interop/burn/src/sqlite.rs); tests/burn_interop_sqlite.py holds the same items.
+BURN_DB = Path(__file__).resolve().parent / "fixtures" / "burn" / "dataset.db"
+BURN_TABLE = "CREATE TABLE train (row_id INTEGER PRIMARY KEY AUTOINCREMENT NOT NULL, item BLOB NOT NULL)"
+
+
+@pytest.mark.parametrize("split", sorted(SQLITE_SPLITS))
+def test_reads_a_dataset_written_by_burn(split: str) -> None:
+    assert sorted(SqliteDataset.splits(BURN_DB)) == sorted(SQLITE_SPLITS)
+    with SqliteDataset.from_db_file(BURN_DB, split, BurnItem) as ds:
+        assert ds.len() == SQLITE_SPLITS[split]
+        assert [ds.get(i) for i in range(ds.len())] == [burn_item(i) for i in range(ds.len())]
+        assert ds.get(ds.len()) is None
+
+
+def test_row_serialized_writer_writes_burns_table_and_blobs(tmp_path: Path) -> None:
+    path = tmp_path / "burn.db"
+    with SqliteDatasetWriter(path, BurnItem, row_serialized=True) as writer:
+        for split, n in SQLITE_SPLITS.items():
+            writer.write_all(split, [burn_item(i) for i in range(n)])
+    ours, burns = sqlite3.connect(path), sqlite3.connect(BURN_DB)
+    try:
+        for split in SQLITE_SPLITS:
+            info = "SELECT name, type, pk FROM pragma_table_info(?)"
+            assert ours.execute(info, (split,)).fetchall() == burns.execute(info, (split,)).fetchall()
+            rows = f"SELECT row_id, item FROM {split} ORDER BY row_id"
+            # Burn writes f32 fields as float32 and ferrum every float as float64: compare decoded values.
+            ours_rows = [(r, msgpack.decode(b)) for r, b in ours.execute(rows)]
+            burns_rows = [(r, msgpack.decode(b)) for r, b in burns.execute(rows)]
+            assert ours_rows == burns_rows
+    finally:
+        ours.close()
+        burns.close()
+    with SqliteDataset.from_db_file(path, "train", BurnItem) as ds:
+        assert [ds.get(i) for i in range(ds.len())] == [burn_item(i) for i in range(5)]
+
+
+def test_row_serialized_round_trip_of_ferrum_fields(tmp_path: Path) -> None:
+    path = tmp_path / "items.db"
+    with SqliteDatasetWriter(path, Item, row_serialized=True) as writer:
+        writer.write_all("train", [_item(i) for i in range(4)])
+    with SqliteDataset.from_db_file(path, "train", Item) as ds:
+        for i in range(4):
+            got = ds.get(i)
+            assert got is not None
+            _assert_same(got, _item(i))
+
+
+def test_row_serialized_structs_may_be_maps_or_leave_out_defaulted_fields(tmp_path: Path) -> None:
+    path = tmp_path / "named.db"
+    connection = sqlite3.connect(path)
+    connection.execute(BURN_TABLE)
+    blobs = [msgpack.encode({"x": 1, "missing": "given"}), msgpack.encode([2]), msgpack.encode([3, "z"])]
+    connection.executemany("INSERT INTO train (item) VALUES (?)", [(b,) for b in blobs])
+    connection.commit()
+    connection.close()
+    with SqliteDataset.from_db_file(path, "train", SmallWithDefault) as ds:
+        assert [ds.get(i) for i in range(3)] == [
+            SmallWithDefault(1, "given"),
+            SmallWithDefault(2),
+            SmallWithDefault(3, "z"),
+        ]
+
+
+@pytest.mark.parametrize(
+    ("blob", "message"),
+    [
+        (b"\x93\x01", "truncated"),
+        (b"\x92\x01\xcb\x00", "truncated"),
+        (b"\xdd\xff\xff\xff\xff", "container of 4294967295 entries"),
+        (b"\x92\x01\x02\x03", "left over"),
+        (b"\xd4\x01\x02", "unsupported marker 0xd4"),
+        (b"\x92\xa3x\xff\xfe\x01", "not valid UTF-8"),
+        (b"\x91" * 200 + b"\x01", "nested deeper"),
+        (b"\x93\x01\x02\x03", "expected 2 fields for Small"),
+        (b"\x92\xa1a\x02", "expected int"),
+        (b"\x81\xa1y\x01", r"missing fields \['x'\]"),
+    ],
+)
+def test_row_serialized_reader_names_bad_blobs(tmp_path: Path, blob: bytes, message: str) -> None:
+    path = tmp_path / "bad.db"
+    connection = sqlite3.connect(path)
+    connection.execute(BURN_TABLE)
+    connection.execute("INSERT INTO train (item) VALUES (?)", (blob,))
+    connection.commit()
+    connection.close()
+    with SqliteDataset.from_db_file(path, "train", Small) as ds:
+        with pytest.raises(ValueError, match=message) as info:
+            ds.get(0)
+    assert "row 0" in str(info.value)
+
+
+def test_msgpack_integers_and_lengths_take_every_form() -> None:
+    values: list[Any] = [0, 127, 128, 255, 256, 65535, 65536, 2**32, 2**64 - 1, -1, -32, -33, -128, -129]
+    values += [-(2**15) - 1, -(2**31) - 1, -(2**63), "x" * 31, "x" * 32, "x" * 300, "x" * 70000]
+    values += [b"", b"y" * 300, list(range(15)), list(range(16)), {str(i): i for i in range(16)}, 1.5, None]
+    for value in values:
+        assert msgpack.decode(msgpack.encode(value)) == value
+    # Burn's f32 fields arrive as float32 (0xca).
+    assert msgpack.decode(b"\xca\x3e\x80\x00\x00") == 0.25
+    with pytest.raises(ValueError, match="does not fit in 64 bits"):
+        msgpack.encode(2**64)
+    with pytest.raises(TypeError, match="cannot encode a set"):
+        msgpack.encode({1})
+
+
+def test_row_serialized_writer_refuses_an_item_field(tmp_path: Path) -> None:
+    @dataclass
+    class HasItem:
+        item: bytes
+
+    with pytest.raises(ValueError, match="field named 'item'"):
+        SqliteDatasetWriter(tmp_path / "x.db", HasItem, row_serialized=True)

@@ -1,5 +1,6 @@
 """Fuzzing the Python entry points that parse untrusted bytes: ``Recorder.load``,
-``Module.load_file``, ``BytesRecorder.load`` and ``Config.load``.
+``Module.load_file``, ``BytesRecorder.load``, ``Config.load`` and the item
+blobs ``SqliteDataset`` reads from Burn's dataset files.
 
 Whatever the bytes, each raises only its typed error (``RecordError``,
 ``ConfigError``), never another exception, a crash or a hang. The seeds are the
@@ -14,16 +15,20 @@ A new parser of untrusted bytes (a store, an importer) adds its loader to
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from burn_interop_sqlite import Item as BurnItem
 from ferrum import ConfigError, config
 from ferrum.backend import Backend, NdArray
+from ferrum.data.dataset.sqlite_serialized import item_from_blob
 from ferrum.module import Module
 from ferrum.nn import Linear, LinearConfig
 from ferrum.record import (
@@ -184,6 +189,25 @@ _FIELD_VALUES = st.fixed_dictionaries(
 @given(document=_FIELD_VALUES | _JSON)
 def test_arbitrary_json_configs_raise_only_config_errors(tmp_path: Path, document: Any) -> None:
     _load_config_text(tmp_path, json.dumps(document).encode())
+
+
+def _burn_dataset_blobs() -> list[bytes]:
+    path = Path(__file__).parent / "fixtures" / "burn" / "dataset.db"
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        rows = connection.execute("SELECT item FROM train UNION ALL SELECT item FROM test")
+        return [blob for (blob,) in rows]
+
+
+@FUZZ_SETTINGS
+@given(data=_mutated(_burn_dataset_blobs()))
+def test_mutated_dataset_items_raise_only_value_errors(data: bytes) -> None:
+    # The blob of a row of Burn's SQLite dataset form, as SqliteDataset.get decodes it.
+    try:
+        item = item_from_blob(data, BurnItem, "row 0")
+    except ValueError as err:
+        assert "row 0" in str(err)
+    else:
+        assert isinstance(item, BurnItem)
 
 
 def test_every_corpus_has_seeds() -> None:

@@ -355,16 +355,30 @@ def test_subclasses_are_dataclasses_with_identity_equality() -> None:
         Linear(a.weight)  # type: ignore[call-arg]
 
 
-def test_repr_is_a_readable_tree() -> None:
+def test_repr_is_burns_module_display() -> None:
+    # Burn's ModuleDisplay: parameters as ParamTensor, running states by name, lists as
+    # Vec<0..n>, and params counting running states too (Burn's num_params).
     text = repr(net(extra=True))
-    head = "Net {\n  first: Block {\n    fc: Linear {d_input: 3, d_output: 2, bias: true, params: 8}"
-    assert text.startswith(head)
-    assert "    scale: Param {shape: [2]}" in text
-    assert "    stats: RunningState {shape: [2]}" in text
-    assert "  blocks: [\n    0: Block {" in text
-    assert "  relu: Relu\n" in text
-    assert "  width: 7\n" in text
-    assert text.endswith(f"  params: {net(extra=True).num_params()}\n}}")
+    block = (
+        "Block {{\n{p}  fc: Linear {{d_input: {i}, d_output: {o}, bias: true, params: {n}}}\n"
+        "{p}  scale: ParamTensor {{rank: 1, shape: [{o}], kind: float}}\n{p}  stats: RunningState\n"
+        "{p}  label: b\n{p}  params: {total}\n{p}}}"
+    )
+    expected = (
+        "Net {\n"
+        f"  first: {block.format(p='  ', i=3, o=2, n=8, total=12)}\n"
+        "  blocks: Vec<0..2> {\n"
+        f"    0: {block.format(p='    ', i=2, o=2, n=6, total=10)}\n"
+        f"    1: {block.format(p='    ', i=2, o=4, n=12, total=20)}\n"
+        "  }\n"
+        "  extra: Linear {d_input: 4, d_output: 1, bias: true, params: 5}\n"
+        "  relu: Relu\n"
+        "  width: 7\n"
+        "  params: 47\n"
+        "}"
+    )
+    assert text == expected
+    assert net(extra=True).num_params() == 47 - 8
     assert repr(Relu()) == "Relu"
 
 

@@ -129,7 +129,8 @@ def test_batchnorm_config_and_shape_errors() -> None:
         BatchNormConfig(3, momentum=1.5)
     with pytest.raises(ShapeError, match=r"BatchNorm\.forward: expected input of shape \[batch, 3, \.\.\.\]"):
         BatchNormConfig(3).init(DEVICE).forward(Tensor.zeros((2, 4), DEVICE))
-    shown = "BatchNorm {num_features: 3, momentum: 0.1, epsilon: 1e-05, params: 6}"
+    # Burn's count includes the running mean and variance.
+    shown = "BatchNorm {num_features: 3, momentum: 0.1, epsilon: 0.00001, params: 12}"
     assert repr(BatchNormConfig(3).init(DEVICE)) == shown
 
 

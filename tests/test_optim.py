@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pytest
+from burn_port import BURN_LINEAR_BIAS, BURN_LINEAR_WEIGHT, BURN_X1, BURN_X2
 from ferrum import D1, D2, DType, ShapeError, Tensor
 from ferrum.backend import Autodiff, Backend, NdArray
 from ferrum.module import Module, Param, ParamId
@@ -223,18 +224,6 @@ def test_rmsprop_variants(centered: bool, momentum: float, penalty: float | None
 
 # --------------------------------------------------------------------------- Burn's published numbers
 
-BURN_WEIGHT = [
-    [-0.3206, 0.1374, 0.4043, 0.3200, 0.0859, 0.0671],
-    [0.0777, -0.0185, -0.3667, 0.2550, 0.1955, -0.2922],
-    [-0.0190, 0.0346, -0.2962, 0.2484, -0.2780, 0.3130],
-    [-0.2980, -0.2214, -0.3715, -0.2981, -0.0761, 0.1626],
-    [0.3300, -0.2182, 0.3717, -0.1729, 0.3796, -0.0304],
-    [-0.0159, -0.0120, 0.1258, 0.1921, 0.0293, 0.3833],
-]
-BURN_BIAS = [-0.3905, 0.0884, -0.0970, 0.1176, 0.1366, 0.0130]
-BURN_X1 = [[0.6294, 0.0940, 0.8176, 0.8824, 0.5228, 0.4310], [0.7152, 0.9559, 0.7893, 0.5684, 0.5939, 0.8883]]
-BURN_X2 = [[0.8491, 0.2108, 0.8939, 0.4433, 0.5527, 0.2528], [0.3270, 0.0412, 0.5538, 0.9605, 0.3195, 0.9085]]
-
 
 def two_burn_steps(optim: Optimizer[Any], weight: list[list[float]], bias: list[float]) -> Linear[TrainB]:
     layer = Linear(weight=Param(Tensor.from_floats(weight, AD)), bias=Param(Tensor.from_floats(bias, AD)))
@@ -246,7 +235,7 @@ def two_burn_steps(optim: Optimizer[Any], weight: list[list[float]], bias: list[
 
 def test_adagrad_matches_burns_published_result() -> None:
     layer = two_burn_steps(
-        AdaGradConfig().with_epsilon(1e-8).with_lr_decay(0.5).init(), BURN_WEIGHT, BURN_BIAS
+        AdaGradConfig().with_epsilon(1e-8).with_lr_decay(0.5).init(), BURN_LINEAR_WEIGHT, BURN_LINEAR_BIAS
     )
     expected_weight = [
         [-0.334989, 0.123011, 0.389911, 0.305611, 0.071511, 0.052711],

@@ -119,6 +119,16 @@ def test_normal_with_zero_std_is_constant() -> None:
     np.testing.assert_array_equal(x, np.full(100, 3.0))
 
 
+def test_ranges_f32_cannot_hold_are_sampled_or_refused() -> None:
+    # These reached rand's own checks, which panicked (an internal error at the boundary).
+    x = Tensor.random((64,), Distribution.Uniform(1.0, 1.0 + 1e-12), DEVICE).to_numpy()
+    np.testing.assert_array_equal(x, np.ones(64, np.float32))
+    assert Tensor.random((8,), Distribution.Uniform(-1e39, 1e39), DEVICE).shape() == (8,)
+    with pytest.raises(ArgumentError, match=r"cannot sample Normal\(0.0, 1e\+?300\) in f32"):
+        Tensor.random((4,), Distribution.Normal(0.0, 1e300), DEVICE)
+    assert sample(Distribution.Normal(0.0, 1e300), DType.F64, n=4).shape == (4,)
+
+
 @pytest.mark.parametrize("p", [0.0, 0.1, 0.5, 0.9, 1.0])
 @pytest.mark.parametrize("dtype", ["f32", "f64", "i64", "bool"])
 def test_bernoulli(p: float, dtype: str) -> None:

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from ferrum import Tensor
+from ferrum import D2, Device, Tensor
 from ferrum.backend import NdArray
-from ferrum.data.dataloader import DataLoaderBuilder
+from ferrum.data.dataloader import Batcher, DataLoaderBuilder
 from ferrum.data.dataset import InMemDataset
 from ferrum.lr_scheduler import LinearLrSchedulerConfig
 from ferrum.optim import GradientsParams, SgdConfig
@@ -26,6 +26,7 @@ from ferrum.train import (
     Learner,
     MetricEarlyStoppingStrategy,
     MetricState,
+    PlainRenderer,
     Split,
     StoppingCondition,
     SupervisedTraining,
@@ -33,6 +34,8 @@ from ferrum.train import (
 )
 from ferrum.train.metric import LearningRateMetric, LossMetric, MetricEntry, MetricMetadata, NumericEntry
 from train_setup import (
+    Batch,
+    Item,
     ItemBatcher,
     Recorder,
     TrainB,
@@ -578,3 +581,34 @@ def test_a_user_metric_logger_replaces_the_files_and_the_log_can_be_off(tmp_path
     assert not (tmp_path / "train").exists() and not (tmp_path / "experiment.log").exists()
     assert len(memory.values[("Loss", Split.Train, 2)]) == 6
     assert [e for e, _ in result.summary.metric("Loss", Split.Valid).entries] == [1, 2]
+
+
+class DeviceBatcher(Batcher[Item, Batch[Any]]):
+    """Burn 0.20's batcher form: the loader passes the device to each call."""
+
+    def __init__(self) -> None:
+        self.devices: set[Device[Any]] = set()
+
+    def batch(self, items: list[Item], device: Device[Any]) -> Batch[Any]:
+        self.devices.add(device)
+        x: Tensor[Any, D2] = Tensor.from_numpy(np.stack([item.x for item in items]), device)
+        return Batch(x, Tensor.from_data([item.label for item in items], device))
+
+
+def test_loaders_of_device_batchers_follow_the_model(tmp_path: Path) -> None:
+    # Built without set_device: the Learner moves them, training batches to the model's
+    # autodiff device and validation batches to its inner device, as Burn's Learner does.
+    train_batcher, valid_batcher = DeviceBatcher(), DeviceBatcher()
+    train = DataLoaderBuilder(train_batcher).batch_size(16).build(InMemDataset(items(32, seed=1)))
+    valid = DataLoaderBuilder(valid_batcher).batch_size(16).build(InMemDataset(items(16, seed=2)))
+    run = (
+        SupervisedTraining(tmp_path, train, valid)
+        .metrics(LossMetric())
+        .num_epochs(1)
+        .renderer(PlainRenderer(interval=3600.0, stream=io.StringIO()))
+        .with_plots(False)
+    )
+    result = run.launch(learner())
+    assert result.stop_reason is None
+    assert train_batcher.devices == {TrainB.device()}
+    assert valid_batcher.devices == {NdArray.device()}

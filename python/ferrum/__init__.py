@@ -14,7 +14,7 @@ Example:
 
 from importlib.metadata import version as _distribution_version
 
-from ferrum import activation, backend
+from ferrum import activation, backend, grid
 from ferrum._ferrum import (
     ArgumentError,
     BackendError,
@@ -35,7 +35,9 @@ from ferrum._ferrum import (
 )
 from ferrum.config import ConfigError, config
 from ferrum.module import Module, ModuleMapper, ModuleVisitor, Param, ParamId
+from ferrum.print_options import PrintOptions, print_options, set_print_options
 from ferrum.rank import D1, D2, D3, D4, D5, D6, Rank
+from ferrum.transaction import Transaction
 
 # The distribution is ferrum-dl (the name ferrum is taken on the package registry).
 __version__: str = _distribution_version("ferrum-dl")
@@ -66,12 +68,17 @@ __all__ = [
     "OutOfBoundsError",
     "Param",
     "ParamId",
+    "PrintOptions",
     "Rank",
     "ShapeError",
     "Tensor",
     "TensorData",
+    "Transaction",
     "__version__",
     "activation",
     "backend",
     "config",
+    "grid",
+    "print_options",
+    "set_print_options",
 ]

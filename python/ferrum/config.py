@@ -5,7 +5,11 @@ experiment. Required fields come first and may be passed positionally; fields
 with defaults may be left out and are changed with typed ``with_<field>``
 builders, each returning a new config. ``save``/``load`` round-trip a config
 through JSON, nested configs included; ``load`` checks every value against
-the field's type and names the offending field when one does not fit.
+the field's type and names the offending field when one does not fit. The
+files are Burn's: a config standing for a Rust enum (an initializer, a
+padding) is written in serde's form (``"Valid"``, ``{"Explicit": [1, 1]}``,
+see ``ferrum.config_serde``), so Burn loads ferrum's files and ferrum
+Burn's.
 
 Example:
     >>> from ferrum import config
@@ -38,7 +42,8 @@ from typing import Any, TypeVar
 from typing_extensions import dataclass_transform
 
 from ferrum import _ferrum
-from ferrum.config_decode import CONFIG_MARKER, ConfigError, decode_config, is_config, type_name
+from ferrum.config_decode import CONFIG_MARKER, ConfigError, decode_config, field_hints, is_config, type_name
+from ferrum.config_serde import serde_enum_of, serde_names, serde_union_of
 
 __all__ = ["ConfigError", "config", "is_config"]
 
@@ -96,7 +101,7 @@ def _builder(cls: type, name: str) -> Callable[[_T, object], _T]:
 
 
 def _to_dict(self: object) -> dict[str, Any]:
-    """The config as plain JSON values: nested configs become dicts, enums their member names."""
+    """The fields as plain JSON values: nested configs as Burn's files hold them, enums their member names."""
     return _encode_fields(self, "", lenient=False)
 
 
@@ -106,8 +111,8 @@ def _from_dict(cls: type[_C], data: Mapping[str, Any]) -> _C:
 
 
 def _save(self: object, path: str | os.PathLike[str]) -> None:
-    """Write the config as JSON; a crash mid-write leaves the previous file intact."""
-    text = json.dumps(_to_dict(self), indent=2, ensure_ascii=False) + "\n"
+    """Write the config as JSON, as Burn's ``Config::save``; a crash mid-write leaves the old file intact."""
+    text = json.dumps(_encode(self, "", lenient=False), indent=2, ensure_ascii=False) + "\n"
     target = os.fspath(path)
     try:
         # The engine's writer: temporary file, fsync, rename; it removes the
@@ -224,25 +229,39 @@ def _load(cls: type[_C], path: str | os.PathLike[str]) -> _C:
 
 def _str(self: object) -> str:
     # Burn prints a config as its pretty JSON; values JSON cannot hold show as their repr.
-    return json.dumps(_encode_fields(self, "", lenient=True), indent=2, ensure_ascii=False)
+    return json.dumps(_encode(self, "", lenient=True), indent=2, ensure_ascii=False)
 
 
 def _encode_fields(obj: object, path: str, lenient: bool) -> dict[str, Any]:
+    hints, names = field_hints(type(obj)), serde_names(type(obj))
     return {
-        field.name: _encode(getattr(obj, field.name), _join(path, field.name), lenient)
+        names.get(field.name, field.name): _encode(
+            getattr(obj, field.name), _join(path, field.name), lenient, hints.get(field.name)
+        )
         for field in dataclasses.fields(typing.cast(Any, obj))
     }
 
 
-def _encode(value: object, path: str, lenient: bool) -> Any:
+def _encode(value: object, path: str, lenient: bool, hint: object = None) -> Any:
+    union = serde_union_of(hint)
+    if union is not None:
+        # One of several configs, written as Burn's enum variant: {"Linear": {...}}.
+        name = union.name_of(value)
+        if name is not None:
+            return {name: _encode(value, _join(path, name), lenient)}
+    item_hint = _item_hint(hint)
     if isinstance(value, enum.Enum):
         return value.name
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if is_config(value):
+        # A config standing for a Rust enum is written in serde's form, as Burn's files hold it.
+        spec = serde_enum_of(type(value))
+        if spec is not None:
+            return spec.encode(value, lambda item, where: _encode(item, where, lenient), path)
         return _encode_fields(value, path, lenient)
     if isinstance(value, (list, tuple)):
-        return [_encode(item, f"{path}[{i}]", lenient) for i, item in enumerate(value)]
+        return [_encode(item, f"{path}[{i}]", lenient, item_hint) for i, item in enumerate(value)]
     if isinstance(value, dict) and all(isinstance(key, str) for key in value):
         return {key: _encode(item, f"{path}[{key!r}]", lenient) for key, item in value.items()}
     if lenient:
@@ -252,6 +271,16 @@ def _encode(value: object, path: str, lenient: bool) -> Any:
         " int, float, str, enums, configs, and lists, tuples and str-keyed dicts of these)",
         problems=(f"{path}: unsupported value {value!r}",),
     )
+
+
+def _item_hint(hint: object) -> object:
+    """The type of the items of a ``tuple[X, ...]`` or ``list[X]`` field, else None."""
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is list and len(args) == 1:
+        return args[0]
+    if typing.get_origin(hint) is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return args[0]
+    return None
 
 
 def _join(path: str, name: str) -> str:

@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 from ferrum._ferrum import FerrumError
 
-__all__ = ["CONFIG_MARKER", "ConfigError", "decode_config", "is_config", "type_name"]
+__all__ = ["CONFIG_MARKER", "ConfigError", "decode_config", "field_hints", "is_config", "type_name"]
 
 _C = TypeVar("_C")
 
@@ -107,6 +107,8 @@ def type_name(hint: object) -> str:
         return "Any"
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
+    if origin is typing.Annotated:
+        return type_name(args[0])
     if _is_union(origin):
         return " | ".join(type_name(arg) for arg in args)
     if origin is typing.Literal:
@@ -148,21 +150,40 @@ def _found(value: object) -> str:
     return f"found {type(value).__name__} {shown}" if value is not None else "found None"
 
 
-def _field_hints(cls: type) -> dict[str, Any]:
+def field_hints(cls: type) -> dict[str, Any]:
+    """The field types of a config class, ``Annotated`` extras kept (resolved once, then cached)."""
     hints = _HINTS.get(cls)
     if hints is None:
         # Resolved on first use, not at decoration, so fields may name configs defined later.
-        hints = typing.get_type_hints(cls)
+        hints = typing.get_type_hints(cls, include_extras=True)
         _HINTS[cls] = hints
     return hints
 
 
 def _decode_object(cls: type, data: object, path: str, problems: list[_Problem]) -> object:
+    from ferrum.config_serde import serde_enum_of, serde_names
+
+    spec = serde_enum_of(cls)
+    if spec is not None:
+        # A Rust enum in serde's form ("Valid", {"Explicit": [1, 1]}) or ferrum's tagged object.
+        tagged = spec.fields_of(data)
+        if isinstance(tagged, str):
+            problems.append((path, f"{cls.__qualname__}: {tagged}"))
+            return _FAILED
+        if tagged is None:
+            expected = f"one of the variants {spec.names()} of {cls.__qualname__}"
+            problems.append((path, f"expected {expected} (a name, or an object holding one), {_found(data)}"))
+            return _FAILED
+        data = tagged
     if not isinstance(data, Mapping):
         problems.append((path, f"expected a JSON object for {cls.__qualname__}, {_found(data)}"))
         return _FAILED
+    renamed = {burn: field for field, burn in serde_names(cls).items()}
+    if renamed:
+        # Burn's spelling of a field (`strides`) reads into ferrum's (`stride`).
+        data = {renamed.get(key, key) if isinstance(key, str) else key: value for key, value in data.items()}
     try:
-        hints = _field_hints(cls)
+        hints = field_hints(cls)
     except (NameError, TypeError) as err:
         problems.append((path, f"cannot resolve the field types of {cls.__qualname__}: {err}"))
         return _FAILED
@@ -194,6 +215,8 @@ def _decode_object(cls: type, data: object, path: str, problems: list[_Problem])
 def _decode(value: object, hint: object, path: str, problems: list[_Problem]) -> object:
     if hint is Any or hint is object:
         return value
+    if typing.get_origin(hint) is typing.Annotated:
+        return _decode_annotated(value, hint, path, problems)
     if hint is None or hint is _NONE_TYPE:
         return value if value is None else _mismatch(hint, value, path, problems)
     origin = typing.get_origin(hint)
@@ -211,6 +234,20 @@ def _decode(value: object, hint: object, path: str, problems: list[_Problem]) ->
         problems.append((path, f"field type {type_name(hint)} is not supported in configs"))
         return _FAILED
     return _decode_class(value, hint, path, problems)
+
+
+def _decode_annotated(value: object, hint: object, path: str, problems: list[_Problem]) -> object:
+    from ferrum.config_serde import serde_union_of
+
+    inner = typing.get_args(hint)[0]
+    union = serde_union_of(hint)
+    if union is not None and isinstance(value, Mapping) and len(value) == 1:
+        ((name, payload),) = value.items()
+        cls = union.variants.get(name) if isinstance(name, str) else None
+        if cls is not None:
+            # Burn's newtype variant: {"Linear": {...fields...}}.
+            return _decode(payload, cls, f"{path}.{name}", problems)
+    return _decode(value, inner, path, problems)
 
 
 def _decode_class(value: object, hint: type, path: str, problems: list[_Problem]) -> object:

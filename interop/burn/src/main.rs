@@ -1,12 +1,16 @@
-//! Burn 0.20.1 side of ferrum's record interop.
+//! Burn 0.20.1 side of ferrum's file interop.
 //!
 //! `save <dir>` writes the model below (and an Adam optimizer record) with every
-//! Burn file recorder at every precision; `load <dir>` loads the files ferrum
-//! wrote under the same names and checks every value and id against the
-//! formulas, exiting non-zero on the first mismatch. The formulas are repeated
-//! in ferrum's tests (tests/burn_interop_model.py): keep them in sync.
+//! Burn file recorder at every precision, every config class ferrum has under
+//! `configs/` (src/configs.rs) and an SQLite dataset `dataset.db`
+//! (src/sqlite.rs); `load <dir>` loads the files ferrum wrote under the same
+//! names and checks every value and id against the formulas, exiting non-zero
+//! when any file fails. The formulas are repeated in ferrum's tests
+//! (tests/burn_interop_model.py and its neighbours): keep them in sync.
 
 mod burnpack;
+mod configs;
+mod sqlite;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -322,10 +326,23 @@ fn main() -> ExitCode {
     all::<DoublePrecisionSettings>(save, &dir, "double", &mut report);
     if save {
         burnpack::save(&dir);
-        println!("wrote {} under {}", 36, dir.display());
+        let written = match configs::save_all(&dir.join("configs")) {
+            Ok(n) => n,
+            Err(e) => {
+                eprintln!("cannot write a config: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        if let Err(e) = sqlite::save(&dir.join("dataset.db")) {
+            eprintln!("cannot write the SQLite dataset: {e}");
+            return ExitCode::FAILURE;
+        }
+        println!("wrote {} records, burn_model.bpk, {written} configs and dataset.db under {}", 36, dir.display());
         return ExitCode::SUCCESS;
     }
     burnpack::load(&dir, &mut report);
+    configs::check_all(&dir.join("configs"), &mut report);
+    sqlite::check(&dir.join("dataset.db"), &mut report);
     report.iter().for_each(|l| println!("{l}"));
     let failed = report.iter().filter(|l| l.starts_with("FAIL")).count();
     let ok = report.iter().filter(|l| l.starts_with("ok")).count();

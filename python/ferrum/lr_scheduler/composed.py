@@ -22,9 +22,10 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from ferrum.config import config
+from ferrum.config_serde import SerdeUnion
 from ferrum.lr_scheduler.base import LrScheduler
 from ferrum.lr_scheduler.cosine import CosineAnnealingLrSchedulerConfig
 from ferrum.lr_scheduler.exponential import ExponentialLrSchedulerConfig
@@ -33,12 +34,21 @@ from ferrum.lr_scheduler.noam import NoamLrSchedulerConfig
 
 __all__ = ["ComposedLrScheduler", "ComposedLrSchedulerConfig", "SchedulerReduction"]
 
-SchedulerConfig = (
+# Burn's `enum LrSchedulerConfig { Linear(..), Cosine(..), Exponential(..), Noam(..) }`.
+SchedulerConfig = Annotated[
     LinearLrSchedulerConfig
     | CosineAnnealingLrSchedulerConfig
     | ExponentialLrSchedulerConfig
-    | NoamLrSchedulerConfig
-)
+    | NoamLrSchedulerConfig,
+    SerdeUnion(
+        {
+            "Linear": LinearLrSchedulerConfig,
+            "Cosine": CosineAnnealingLrSchedulerConfig,
+            "Exponential": ExponentialLrSchedulerConfig,
+            "Noam": NoamLrSchedulerConfig,
+        }
+    ),
+]
 
 
 class SchedulerReduction(enum.Enum):

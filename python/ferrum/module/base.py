@@ -102,7 +102,10 @@ class Module(Generic[B]):
         return None
 
     def num_params(self) -> int:
-        """The number of trainable scalars (running states are not parameters)."""
+        """The number of trainable scalars.
+
+        Running states are not parameters; the module's printed ``params:`` counts them too, as Burn's does.
+        """
         return sum(param.num_params() for param in self.parameters())
 
     def named_parameters(self) -> list[tuple[str, Param[Any]]]:
@@ -209,7 +212,7 @@ class Module(Generic[B]):
             tensor = param.val()
             if not tensor.device().is_autodiff:
                 return param
-            return Param(tensor.inner(), param.id, param.is_require_grad())
+            return param.with_value(tensor.inner())
 
         def on_state(path: str, state: RunningState[Any]) -> RunningState[Any]:
             value = state.value()
@@ -231,7 +234,7 @@ class Module(Generic[B]):
             raise TypeError(f"to_device needs a Device, found {type(device).__name__}")
 
         def on_param(path: str, param: Param[Any]) -> Param[Any]:
-            return Param(param.val().to_device(device), param.id, param.is_require_grad())
+            return param.with_value(param.val().to_device(device))
 
         def on_state(path: str, state: RunningState[Any]) -> RunningState[Any]:
             return RunningState(state.value().to_device(device), state.id)

@@ -116,15 +116,27 @@ class Param(Generic[T]):
         [3.0, 3.0]
     """
 
-    __slots__ = ("_id", "_require_grad", "_tensor")
+    __slots__ = ("_id", "_load_mapper", "_require_grad", "_save_mapper", "_tensor")
 
-    def __init__(self, value: T, id: ParamId | None = None, require_grad: bool = True) -> None:
+    def __init__(
+        self,
+        value: T,
+        id: ParamId | None = None,
+        require_grad: bool = True,
+        *,
+        save_mapper: Callable[[T], T] | None = None,
+        load_mapper: Callable[[T], T] | None = None,
+    ) -> None:
         _check_float(value, "Param")
         if id is not None and not isinstance(id, ParamId):
             raise TypeError(f"Param id must be a ParamId, found {type(id).__name__}")
         self._id = id if id is not None else ParamId.new()
         self._require_grad = bool(require_grad)
         self._tensor = _tracked(value, self._require_grad)
+        # Burn's Param mappers: what records hold is save_mapper(val()); a loaded
+        # record's tensor goes through load_mapper (a transposed layout, say).
+        self._save_mapper = save_mapper
+        self._load_mapper = load_mapper
 
     @property
     def id(self) -> ParamId:
@@ -137,12 +149,32 @@ class Param(Generic[T]):
 
     def map(self, f: Callable[[T], T]) -> Param[T]:
         """A new parameter holding ``f(val())``, with the same id and require-grad flag."""
-        out = _same_backend(f(self._tensor), self._tensor.device())
-        return Param(out, self._id, self._require_grad)
+        return self.with_value(_same_backend(f(self._tensor), self._tensor.device()))
+
+    def with_value(self, value: T, id: ParamId | None = None) -> Param[T]:
+        """This parameter (id, require-grad flag, record mappers) holding ``value`` (and ``id``, if given)."""
+        return Param(
+            value,
+            self._id if id is None else id,
+            self._require_grad,
+            save_mapper=self._save_mapper,
+            load_mapper=self._load_mapper,
+        )
 
     def set_require_grad(self, require_grad: bool) -> Param[T]:
         """A new parameter with the flag changed; ``False`` keeps it out of training but in records."""
-        return Param(self._tensor, self._id, require_grad)
+        out = self.with_value(self._tensor)
+        out._require_grad = bool(require_grad)
+        out._tensor = _tracked(self._tensor, out._require_grad)
+        return out
+
+    def record_value(self) -> T:
+        """The tensor as records hold it (``save_mapper(val())``, or ``val()``)."""
+        return self._tensor if self._save_mapper is None else self._save_mapper(self._tensor)
+
+    def from_record_value(self, value: T) -> T:
+        """A tensor read from a record, back in this parameter's layout (``load_mapper``)."""
+        return value if self._load_mapper is None else self._load_mapper(value)
 
     def is_require_grad(self) -> bool:
         """Whether the parameter is trained."""

@@ -29,7 +29,7 @@ __all__ = ["into_record", "load_record"]
 def into_record(node: object) -> Any:
     """The record of a module, list, parameter or running state."""
     if isinstance(node, Param):
-        return {"id": str(node.id), "param": node.val()}
+        return {"id": str(node.id), "param": node.record_value()}
     if isinstance(node, RunningState):
         return {"id": str(node.id), "param": node.value()}
     if is_module(node):
@@ -68,8 +68,9 @@ def load_record(node: Any, record: object, path: str) -> Any:
     """A copy of ``node`` holding the tensors and ids of ``record``; ValueError names the first mismatch."""
     where = path or "<root>"
     if isinstance(node, Param):
-        tensor, pid = _leaf(record, node.val(), node.id, where)
-        return Param(tensor, pid, node.is_require_grad())
+        # Compared in the record's layout, then brought to the module's (Burn's load mapper).
+        tensor, pid = _leaf(record, node.record_value(), node.id, where)
+        return node.with_value(node.from_record_value(tensor), pid)
     if isinstance(node, RunningState):
         tensor, pid = _leaf(record, node.value(), node.id, where)
         return RunningState(tensor, pid)

@@ -35,7 +35,7 @@ from ferrum.nn.activation import (
 from ferrum.nn.dropout import Dropout, DropoutConfig
 from ferrum.nn.embedding import Embedding, EmbeddingConfig
 from ferrum.nn.initializer import Initializer
-from ferrum.nn.linear import Linear, LinearConfig
+from ferrum.nn.linear import Linear, LinearConfig, LinearLayout
 from ferrum.nn.norm import (
     BatchNorm,
     BatchNormConfig,
@@ -72,6 +72,7 @@ __all__ = [
     "LeakyReluConfig",
     "Linear",
     "LinearConfig",
+    "LinearLayout",
     "PRelu",
     "PReluConfig",
     "PaddingConfig1d",

@@ -25,7 +25,7 @@ from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module, Param
 from ferrum.nn.initializer import Initializer
-from ferrum.nn.linear import Linear, LinearConfig
+from ferrum.nn.linear import Linear, LinearConfig, LinearLayout
 from ferrum.rank import D1, Rank
 
 __all__ = [
@@ -183,7 +183,8 @@ class PReluConfig:
 
     def init(self, device: Device[B]) -> PRelu[B]:
         """A new layer on ``device``."""
-        return PRelu(alpha=Initializer.Constant(self.alpha).init((self.num_parameters,), device))
+        alpha = Initializer.Constant(self.alpha).init((self.num_parameters,), device)
+        return PRelu(alpha=alpha, alpha_value=float(self.alpha))
 
 
 class PRelu(Module[B]):
@@ -199,12 +200,14 @@ class PRelu(Module[B]):
     """
 
     alpha: Param[Tensor[B, D1]]
+    # The slope the weights started at (a constant of Burn's PRelu, kept in its records).
+    alpha_value: float = 0.25
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.prelu(x, self.alpha.val())
 
     def _display_settings(self) -> list[tuple[str, object]]:
-        return [("num_parameters", self.alpha.shape()[0])]
+        return [("num_parameters", self.alpha.shape()[0]), ("alpha_value", self.alpha_value)]
 
 
 @config
@@ -290,7 +293,7 @@ class Softplus(Module[Any]):
 
 @config
 class SwiGluConfig:
-    """Configuration of ``SwiGlu`` (Burn's defaults: no bias, Kaiming uniform with gain 1/sqrt(5)).
+    """Configuration of ``SwiGlu`` (Burn's defaults: no bias, Kaiming uniform, gain 1/sqrt(3), Row layout).
 
     Example:
         >>> from ferrum.backend import NdArray
@@ -302,11 +305,12 @@ class SwiGluConfig:
     d_input: int
     d_output: int
     bias: bool = False
-    initializer: Initializer = Initializer.KaimingUniform(gain=1.0 / math.sqrt(5.0), fan_out_only=False)
+    initializer: Initializer = Initializer.KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=False)
+    layout: LinearLayout = LinearLayout.Row
 
     def init(self, device: Device[B]) -> SwiGlu[B]:
         """A new layer on ``device``."""
-        linear = LinearConfig(self.d_input, self.d_output, self.bias, self.initializer)
+        linear = LinearConfig(self.d_input, self.d_output, self.bias, self.initializer, self.layout)
         return SwiGlu(linear_inner=linear.init(device), linear_outer=linear.init(device))
 
 
@@ -327,3 +331,7 @@ class SwiGlu(Module[B]):
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.silu(self.linear_inner.forward(x)) * self.linear_outer.forward(x)
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        d_input, d_output = self.linear_inner.weight.shape()
+        return [("d_input", d_input), ("d_output", d_output), ("bias", self.linear_inner.bias is not None)]

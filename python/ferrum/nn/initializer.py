@@ -6,8 +6,8 @@ Variants are built as in Burn: ``Initializer.Constant(value)``,
 fan_out_only)``, ``Initializer.KaimingNormal(gain, fan_out_only)``,
 ``Initializer.XavierUniform(gain)``, ``Initializer.XavierNormal(gain)``,
 ``Initializer.Orthogonal(gain)``. An initializer is a config value, so layer
-configs holding one save and load as JSON (``{"kind": "Normal", "mean": 0.0,
-"std": 1.0, ...}``).
+configs holding one save and load as JSON, in Burn's form (``"Ones"``,
+``{"Normal": {"mean": 0.0, "std": 1.0}}``).
 
 Kaiming and Xavier need the layer's fans: ``init_with(shape, fan_in,
 fan_out, device)``. Kaiming uses ``std = gain / sqrt(fan)`` with ``fan`` the
@@ -35,6 +35,7 @@ import numpy as np
 from ferrum._ferrum import Device, Distribution, Tensor
 from ferrum.backend import Backend
 from ferrum.config import config
+from ferrum.config_serde import SerdeEnum, Variant
 from ferrum.module.param import Param
 from ferrum.rank import D1, D2, D3, D4
 
@@ -95,6 +96,11 @@ class Initializer:
 
     Ones: ClassVar[Initializer]
     Zeros: ClassVar[Initializer]
+    # Burn's enum Initializer: struct variants, Ones and Zeros unit ones.
+    __serde_enum__: ClassVar[SerdeEnum] = SerdeEnum(
+        "kind",
+        {name: Variant.struct(*fields) if fields else Variant.unit() for name, fields in _SETTINGS.items()},
+    )
 
     def __post_init__(self) -> None:
         if self.kind not in _SETTINGS:

@@ -1,5 +1,10 @@
 """``Linear``: ``y = x @ W + b`` with Burn's weight layout ``[d_input, d_output]``.
 
+``LinearConfig.layout`` is Burn's ``LinearLayout``: ``Row`` (the default)
+saves the weight as it is, ``Col`` saves it transposed, ``[d_output,
+d_input]`` (PyTorch's layout), and transposes it back on loading; in memory
+the weight is ``[d_input, d_output]`` either way.
+
 Example:
     >>> from ferrum import Tensor
     >>> from ferrum.backend import NdArray
@@ -12,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import enum
 import math
 from typing import Any, TypeVar
 
@@ -22,7 +28,7 @@ from ferrum.module import Module, Param
 from ferrum.nn.initializer import Initializer
 from ferrum.rank import D1, D2, Rank
 
-__all__ = ["Linear", "LinearConfig"]
+__all__ = ["Linear", "LinearConfig", "LinearLayout"]
 
 B = TypeVar("B", bound=Backend)
 D = TypeVar("D", bound=Rank)
@@ -32,6 +38,13 @@ def _positive(owner: str, **values: int) -> None:
     for name, value in values.items():
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise ValueError(f"{owner}.{name} must be a positive int, found {value!r}")
+
+
+class LinearLayout(enum.Enum):
+    """How records hold a ``Linear`` weight: ``Row`` as ``[d_input, d_output]``, ``Col`` transposed."""
+
+    Row = "Row"
+    Col = "Col"
 
 
 @config
@@ -49,16 +62,29 @@ class LinearConfig:
     d_output: int
     bias: bool = True
     initializer: Initializer = Initializer.KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=False)
+    layout: LinearLayout = LinearLayout.Row
 
     def __post_init__(self) -> None:
         _positive("LinearConfig", d_input=self.d_input, d_output=self.d_output)
+        if not isinstance(self.layout, LinearLayout):
+            raise ValueError(f"LinearConfig.layout must be LinearLayout.Row or .Col, found {self.layout!r}")
 
     def init(self, device: Device[B]) -> Linear[B]:
         """A new layer on ``device`` (its backend is the device's)."""
         fans = (self.d_input, self.d_output)
-        weight = self.initializer.init_with((self.d_input, self.d_output), *fans, device)
+        if self.layout == LinearLayout.Row:
+            weight = self.initializer.init_with((self.d_input, self.d_output), *fans, device)
+        else:
+            # Burn draws the [d_output, d_input] matrix (fans in that order) and transposes it.
+            shape = (self.d_output, self.d_input)
+            drawn = self.initializer.tensor(shape, self.d_output, self.d_input, device)
+            weight = Param(drawn.transpose(), save_mapper=_transposed, load_mapper=_transposed)
         bias = self.initializer.init_with((self.d_output,), *fans, device) if self.bias else None
         return Linear(weight=weight, bias=bias)
+
+
+def _transposed(weight: Tensor[B, D2]) -> Tensor[B, D2]:
+    return weight.transpose()
 
 
 class Linear(Module[B]):

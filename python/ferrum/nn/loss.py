@@ -27,6 +27,7 @@ from ferrum.activation import log_sigmoid, log_softmax
 from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
+from ferrum.module.display import tensor_summary
 from ferrum.rank import D1, D2, Rank
 
 __all__ = [
@@ -98,6 +99,11 @@ def _tiny(dtype: DType) -> float:
     return math.sqrt(1.1754943508222875e-38 if dtype == DType.F32 else 2.2250738585072014e-308)
 
 
+def _weights_shown(weights: tuple[float, ...] | None) -> str | None:
+    # Burn holds class weights as a rank-1 tensor and shows its shape.
+    return None if weights is None else tensor_summary((len(weights),))
+
+
 # --------------------------------------------------------------------------- cross entropy
 
 
@@ -161,7 +167,14 @@ class CrossEntropyLoss(Module[Any]):
     logits: bool
 
     def forward(self, logits: Tensor[B, D2, Float], targets: Tensor[B, D1, Int]) -> Tensor[B, D1, Float]:
-        """The mean loss over the batch (padding excluded, class weights normalised), shape ``[1]``."""
+        """The loss, shape ``[1]``, normalised as Burn does.
+
+        Without class weights: the sum over the batch divided by the batch size.
+        With class weights: the weighted sum divided by the sum of the weights
+        of every target. Targets equal to a pad token add 0 to the sum but are
+        still counted in the denominator (as in Burn), so a batch half made of
+        padding gives half the loss of the same batch without it.
+        """
         dims, target_dims = logits.dims(), targets.dims()
         if len(dims) != 2 or len(target_dims) != 1 or target_dims[0] != dims[0]:
             raise ShapeError(
@@ -201,23 +214,23 @@ class CrossEntropyLoss(Module[Any]):
         weights: Tensor[B, D1, Float] | None,
         targets: Tensor[B, D1, Int],
     ) -> Tensor[B, D1, Float]:
+        # Burn's normalisation: pad positions add 0 to the sum but still count in the
+        # denominator (the batch size, or the summed weights of every target).
         mask = None
         for token in self.pad_tokens or ():
             hit = targets.equal_elem(token)
             mask = hit if mask is None else mask.bool_or(hit)
-        if weights is None and mask is None:
-            return -per_sample.mean()
-        normalizer = weights if weights is not None else per_sample.ones_like()
         if mask is not None:
             per_sample = per_sample.mask_fill(mask, 0.0)
-            normalizer = normalizer.mask_fill(mask, 0.0)
-        return -per_sample.sum() / normalizer.sum()
+        if weights is None:
+            return -per_sample.mean()
+        return -per_sample.sum() / weights.sum()
 
     def _display_settings(self) -> list[tuple[str, object]]:
         pad = "None" if self.pad_tokens is None else f"Vec<0..{len(self.pad_tokens)}>"
         return [
             ("pad_tokens", pad),
-            ("weights", self.weights),
+            ("weights", _weights_shown(self.weights)),
             ("smoothing", self.smoothing),
             ("logits", self.logits),
         ]
@@ -306,7 +319,8 @@ class BinaryCrossEntropyLoss(Module[Any]):
         return loss.mean()
 
     def _display_settings(self) -> list[tuple[str, object]]:
-        return [("weights", self.weights), ("smoothing", self.smoothing), ("logits", self.logits)]
+        weights = _weights_shown(self.weights)
+        return [("weights", weights), ("smoothing", self.smoothing), ("logits", self.logits)]
 
 
 # --------------------------------------------------------------------------- regression losses
@@ -347,7 +361,7 @@ class HuberLossConfig:
     Example:
         >>> from ferrum.nn.loss import HuberLossConfig
         >>> HuberLossConfig(0.5).init()
-        HuberLoss {delta: 0.5, lin_bias: 0.125, params: 0}
+        HuberLoss {delta: 0.5, lin_bias: 0.125}
     """
 
     delta: float

@@ -2,7 +2,8 @@
 
 ``Same`` pads so the output keeps the input size (at stride 1), ``Valid``
 pads nothing, ``Explicit(...)`` gives the padding per side. They are config
-values, so the layer configs holding them save and load as JSON.
+values, so the layer configs holding them save and load as JSON, in Burn's
+form (``"Same"``, ``{"Explicit": [1, 2]}``).
 
 Example:
     >>> from ferrum.nn import PaddingConfig2d
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from typing import ClassVar, Literal
 
 from ferrum.config import config
+from ferrum.config_serde import SerdeEnum, Variant
 
 __all__ = ["PaddingConfig1d", "PaddingConfig2d", "PaddingKind", "calculate_conv_padding"]
 
@@ -62,6 +64,9 @@ class PaddingConfig1d:
 
     Same: ClassVar[PaddingConfig1d]
     Valid: ClassVar[PaddingConfig1d]
+    __serde_enum__: ClassVar[SerdeEnum] = SerdeEnum(
+        "kind", {"Same": Variant.unit(), "Valid": Variant.unit(), "Explicit": Variant.newtype("padding")}
+    )
 
     def __post_init__(self) -> None:
         if self.kind not in ("Same", "Valid", "Explicit"):
@@ -104,6 +109,9 @@ class PaddingConfig2d:
 
     Same: ClassVar[PaddingConfig2d]
     Valid: ClassVar[PaddingConfig2d]
+    __serde_enum__: ClassVar[SerdeEnum] = SerdeEnum(
+        "kind", {"Same": Variant.unit(), "Valid": Variant.unit(), "Explicit": Variant.tuple("padding")}
+    )
 
     def __post_init__(self) -> None:
         if self.kind not in ("Same", "Valid", "Explicit"):

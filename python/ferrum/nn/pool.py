@@ -17,7 +17,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ferrum import _ferrum
 from ferrum._ferrum import Tensor
@@ -77,7 +77,7 @@ def _check_2d(
 
 @config
 class MaxPool1dConfig:
-    """Configuration of ``MaxPool1d``; ``stride`` None means the kernel size.
+    """Configuration of ``MaxPool1d``; ``stride`` None (the default) takes the kernel size.
 
     Example:
         >>> from ferrum.nn.pool import MaxPool1dConfig
@@ -93,6 +93,9 @@ class MaxPool1dConfig:
 
     def __post_init__(self) -> None:
         _check_1d("MaxPool1dConfig", self.kernel_size, self.stride, self.padding)
+        if self.stride is None:
+            # Burn's `new` sets the stride to the kernel size; a file then always holds one.
+            object.__setattr__(self, "stride", self.kernel_size)
         check_int("MaxPool1dConfig", "dilation", self.dilation)
 
     def init(self) -> MaxPool1d:
@@ -128,7 +131,7 @@ class MaxPool1d(_Pool):
 
 @config
 class MaxPool2dConfig:
-    """Configuration of ``MaxPool2d``; ``stride`` None means the kernel size.
+    """Configuration of ``MaxPool2d``; ``stride`` None (the default) takes the kernel size.
 
     Example:
         >>> from ferrum.nn.pool import MaxPool2dConfig
@@ -142,8 +145,14 @@ class MaxPool2dConfig:
     dilation: tuple[int, int] = (1, 1)
     ceil_mode: bool = False
 
+    # Burn's field is `strides`.
+    __serde_rename__: ClassVar[dict[str, str]] = {"stride": "strides"}
+
     def __post_init__(self) -> None:
         _check_2d("MaxPool2dConfig", self.kernel_size, self.stride, self.padding)
+        if self.stride is None:
+            # Burn's `new` sets the stride to the kernel size; a file then always holds one.
+            object.__setattr__(self, "stride", self.kernel_size)
         check_pair("MaxPool2dConfig", "dilation", self.dilation)
 
     def init(self) -> MaxPool2d:
@@ -180,7 +189,7 @@ class MaxPool2d(_Pool):
 
 @config
 class AvgPool1dConfig:
-    """Configuration of ``AvgPool1d``; ``stride`` None means the kernel size.
+    """Configuration of ``AvgPool1d``; ``stride`` None (the default) takes the kernel size.
 
     ``count_include_pad`` divides by the whole window, padding included;
     otherwise by the elements of the window inside the input.
@@ -199,6 +208,9 @@ class AvgPool1dConfig:
 
     def __post_init__(self) -> None:
         _check_1d("AvgPool1dConfig", self.kernel_size, self.stride, self.padding)
+        if self.stride is None:
+            # Burn's `new` sets the stride to the kernel size; a file then always holds one.
+            object.__setattr__(self, "stride", self.kernel_size)
 
     def init(self) -> AvgPool1d:
         """The layer (it has no parameters, so no device)."""
@@ -235,7 +247,7 @@ class AvgPool1d(_Pool):
 
 @config
 class AvgPool2dConfig:
-    """Configuration of ``AvgPool2d``; ``stride`` None means the kernel size.
+    """Configuration of ``AvgPool2d``; ``stride`` None (the default) takes the kernel size.
 
     Example:
         >>> from ferrum.nn import PaddingConfig2d
@@ -250,8 +262,14 @@ class AvgPool2dConfig:
     count_include_pad: bool = True
     ceil_mode: bool = False
 
+    # Burn's field is `strides`.
+    __serde_rename__: ClassVar[dict[str, str]] = {"stride": "strides"}
+
     def __post_init__(self) -> None:
         _check_2d("AvgPool2dConfig", self.kernel_size, self.stride, self.padding)
+        if self.stride is None:
+            # Burn's `new` sets the stride to the kernel size; a file then always holds one.
+            object.__setattr__(self, "stride", self.kernel_size)
 
     def init(self) -> AvgPool2d:
         """The layer (it has no parameters, so no device)."""

@@ -16,12 +16,13 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from ferrum import _ferrum
 from ferrum._ferrum import Float, Tensor
 from ferrum.backend import Backend
 from ferrum.config import config
+from ferrum.config_serde import SerdeEnum, Variant
 from ferrum.optim.checks import check_number
 from ferrum.optim.grads import GradientsParams
 from ferrum.rank import Rank
@@ -46,6 +47,11 @@ class GradientClippingConfig:
 
     kind: GradientClippingKind
     threshold: float
+
+    # Burn's enum GradientClippingConfig { Value(f32), Norm(f32) }.
+    __serde_enum__: ClassVar[SerdeEnum] = SerdeEnum(
+        "kind", {"Value": Variant.newtype("threshold"), "Norm": Variant.newtype("threshold")}
+    )
 
     def __post_init__(self) -> None:
         if self.kind not in ("Value", "Norm"):

@@ -32,7 +32,7 @@ from typing import Any, Generic, TypeVar
 
 from typing_extensions import Self
 
-from ferrum.data.dataloader import DataLoader
+from ferrum.data.dataloader import DataLoader, takes_device
 from ferrum.module import Module
 from ferrum.record import FileRecorder
 from ferrum.train.checkpoint.file import LearningCheckpointer
@@ -289,6 +289,7 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         if not isinstance(learner, Learner):
             raise TypeError(f"launch needs a Learner(model, optimizer, lr), found {type(learner).__name__}")
         self._check(learner)
+        self._move_loaders(learner)
         directory = _prepare_directory(self._directory)
         with _application_log(directory if self._application_log else None):
             return self._run(learner, directory)
@@ -322,6 +323,16 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
                 f"checkpoint({self._checkpoint}) resumes from checkpoint files: "
                 "call with_file_checkpointer(recorder) too"
             )
+
+    def _move_loaders(self, learner: Learner[Any]) -> None:
+        # Burn's Learner moves its loaders to the model's device: a batcher of Burn 0.20's
+        # form, batch(items, device), makes training batches there and validation batches
+        # on the inner backend (the model's valid()).
+        device = learner.model.devices()[0]
+        if takes_device(self._loader_train.batcher):
+            self._loader_train = self._loader_train.to_device(device)
+        if takes_device(self._loader_valid.batcher):
+            self._loader_valid = self._loader_valid.to_device(device.inner)
 
     def _run(self, learner: Learner[M], directory: Path) -> LearningResult[M]:
         loggers: list[MetricLogger] = self._loggers or [FileMetricLogger(directory)]

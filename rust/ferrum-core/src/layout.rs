@@ -167,6 +167,20 @@ impl Layout {
         l
     }
 
+    /// `unsqueeze(0)` `n` times, built in one pass with fallible allocation
+    /// (one insert at a time is quadratic in `n`: a huge rank hung).
+    pub fn unsqueeze_leading(&self, op: &'static str, n: usize) -> crate::Result<Layout> {
+        let rank = self.rank().checked_add(n).ok_or_else(|| crate::Error::invalid(op, format!("rank {} + {n} overflows", self.rank())))?;
+        let lead = if self.rank() > 0 { self.strides[0].saturating_mul(self.shape[0] as isize).clamp(-MAX_STRIDE, MAX_STRIDE) } else { 1 };
+        let mut shape: Vec<usize> = crate::shape::try_with_capacity(op, rank)?;
+        let mut strides: Vec<isize> = crate::shape::try_with_capacity(op, rank)?;
+        shape.resize(n, 1);
+        strides.resize(n, lead);
+        shape.extend_from_slice(&self.shape);
+        strides.extend_from_slice(&self.strides);
+        Ok(Layout { shape, strides, offset: self.offset })
+    }
+
     pub fn squeeze(&self, dim: usize) -> Layout {
         let mut l = self.clone();
         l.shape.remove(dim);

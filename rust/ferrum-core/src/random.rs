@@ -87,14 +87,19 @@ impl Distribution {
         let bad = |r: String| Err(Error::invalid("random", r));
         match *self {
             Distribution::Bernoulli(p) if !(0.0..=1.0).contains(&p) => bad(format!("Bernoulli probability must be in [0, 1], found {p}")),
-            Distribution::Uniform(lo, hi) if lo >= hi || !lo.is_finite() || !hi.is_finite() => {
-                bad(format!("Uniform needs finite low < high, found low={lo}, high={hi}"))
+            Distribution::Uniform(lo, hi) if lo >= hi || !(hi - lo).is_finite() => {
+                bad(format!("Uniform needs finite low < high, found low={lo}, high={hi} (high - low must be finite too)"))
             }
             Distribution::Normal(m, s) if s < 0.0 || !m.is_finite() || !s.is_finite() => {
                 bad(format!("Normal needs a finite mean and std >= 0, found mean={m}, std={s}"))
             }
             _ => Ok(()),
         }
+    }
+
+    /// A distribution its sampler refuses (beyond what `validate` checks).
+    fn refused(&self, dtype: &str, err: impl std::fmt::Display) -> Error {
+        Error::invalid("random", format!("cannot sample {self:?} in {dtype}: {err}"))
     }
 
     /// `n` samples as f64, in memory reserved up front (an error, not an
@@ -105,15 +110,15 @@ impl Distribution {
         match *self {
             Distribution::Default => fill(&mut out, n, |rng| rng.random::<f64>()),
             Distribution::Bernoulli(p) => {
-                let d = Bernoulli::new(p).expect("validated");
+                let d = Bernoulli::new(p).map_err(|e| self.refused("f64", e))?;
                 fill(&mut out, n, |rng| d.sample(rng) as u8 as f64);
             }
             Distribution::Uniform(lo, hi) => {
-                let d = Uniform::new(lo, hi).expect("validated");
+                let d = Uniform::new(lo, hi).map_err(|e| self.refused("f64", e))?;
                 fill(&mut out, n, |rng| d.sample(rng));
             }
             Distribution::Normal(m, s) => {
-                let d = Normal::new(m, s).expect("validated");
+                let d = Normal::new(m, s).map_err(|e| self.refused("f64", e))?;
                 fill(&mut out, n, |rng| d.sample(rng));
             }
         }
@@ -127,17 +132,24 @@ impl Distribution {
         match *self {
             Distribution::Default => fill(&mut out, n, |rng| rng.random::<f32>()),
             Distribution::Uniform(lo, hi) => {
-                let d = Uniform::new(lo as f32, hi as f32).expect("validated");
                 // Rounding lo..hi to f32 can land exactly on hi; keep [lo, hi).
                 let top = f32_below(hi);
-                fill(&mut out, n, |rng| d.sample(rng).min(top));
+                match Uniform::new(lo as f32, hi as f32) {
+                    Ok(d) => fill(&mut out, n, |rng| d.sample(rng).min(top)),
+                    // The range is empty or too wide in f32 (low and high round to the same
+                    // f32, or high - low overflows it): sample in f64 and round.
+                    Err(_) => {
+                        let d = Uniform::new(lo, hi).map_err(|e| self.refused("f32", e))?;
+                        fill(&mut out, n, |rng| (d.sample(rng) as f32).min(top));
+                    }
+                }
             }
             Distribution::Normal(m, s) => {
-                let d = Normal::new(m as f32, s as f32).expect("validated");
+                let d = Normal::new(m as f32, s as f32).map_err(|e| self.refused("f32", e))?;
                 fill(&mut out, n, |rng| d.sample(rng));
             }
             Distribution::Bernoulli(p) => {
-                let d = Bernoulli::new(p).expect("validated");
+                let d = Bernoulli::new(p).map_err(|e| self.refused("f32", e))?;
                 fill(&mut out, n, |rng| d.sample(rng) as u8 as f32);
             }
         }
@@ -181,6 +193,19 @@ fn f32_below(x: f64) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // These reached rand's constructors' errors through `expect` (a panic at the boundary).
+    #[test]
+    fn ranges_f32_cannot_hold_are_sampled_or_refused() {
+        let err = Distribution::Uniform(-1e308, 1e308).sample_f64(4).unwrap_err().to_string();
+        assert!(err.contains("high - low must be finite"), "{err}");
+        assert!(Distribution::Uniform(-1e308, 1e308).sample_f32(4).is_err());
+        let narrow = Distribution::Uniform(1.0, 1.0 + 1e-12).sample_f32(8).unwrap();
+        assert!(narrow.iter().all(|&x| x == 1.0), "{narrow:?}");
+        assert_eq!(Distribution::Uniform(-1e39, 1e39).sample_f32(16).unwrap().len(), 16);
+        let err = Distribution::Normal(0.0, 1e300).sample_f32(4).unwrap_err().to_string();
+        assert!(err.contains("in f32") && err.contains("non-finite"), "{err}");
+    }
 
     #[test]
     fn seeding_reproduces() {

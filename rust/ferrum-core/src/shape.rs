@@ -96,6 +96,55 @@ pub fn norm_dim(op: &'static str, dim: isize, rank: usize) -> Result<usize> {
     Ok(d as usize)
 }
 
+/// A list of dims, each resolved against `rank`; a dim named twice (as
+/// `1` and `-2` of a rank-3 tensor, say) is an error naming `op`.
+pub fn distinct_dims(op: &'static str, dims: &[isize], rank: usize) -> Result<Vec<usize>> {
+    let resolved = dims.iter().map(|&d| norm_dim(op, d, rank)).collect::<Result<Vec<_>>>()?;
+    for (i, &d) in resolved.iter().enumerate() {
+        if resolved[..i].contains(&d) {
+            return Err(Error::invalid(op, format!("dim {d} appears more than once in {dims:?}")));
+        }
+    }
+    Ok(resolved)
+}
+
+/// The positions, in ascending order, that `unsqueeze_dims(dims)` gives its
+/// new size-1 dims in an output of rank `rank + dims.len()`. Burn's rules:
+/// each dim lies in `-out..out`; a negative one counts from the end past the
+/// new dims that negative dims already placed there, so `[-1, -1]` adds two
+/// trailing dims; a position already taken moves to the next free one.
+pub fn unsqueeze_positions(op: &'static str, rank: usize, dims: &[isize]) -> Result<Vec<usize>> {
+    let out = rank + dims.len();
+    let out_i = out as isize;
+    let mut from_end = out_i;
+    let mut positions = Vec::with_capacity(dims.len());
+    for &d in dims {
+        if d < -out_i || d >= out_i {
+            return Err(Error::DimOutOfRange { op, dim: d, rank: out });
+        }
+        let p = if d < 0 {
+            from_end -= 1;
+            d + from_end + 1
+        } else {
+            d
+        };
+        if p < 0 {
+            return Err(Error::invalid(op, format!("dims {dims:?} place more new dims before position {d} than the output of rank {out} has")));
+        }
+        positions.push(p as usize);
+    }
+    positions.sort_unstable();
+    let mut next = 0;
+    for p in positions.iter_mut() {
+        *p = (*p).max(next);
+        next = *p + 1;
+    }
+    if next > out {
+        return Err(Error::invalid(op, format!("dims {dims:?} do not fit in the output of rank {out}: too many new dims at the end")));
+    }
+    Ok(positions)
+}
+
 /// The shape two operands broadcast to. Burn broadcasts only between equal
 /// ranks, stretching dims of size 1.
 pub fn broadcast_shape(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Result<Vec<usize>> {
@@ -153,6 +202,31 @@ mod tests {
         assert!(broadcast_shape("add", &[2, 3], &[3]).is_err());
         let err = broadcast_shape("add", &[2, 3], &[4, 3]).unwrap_err();
         assert!(err.to_string().contains("dim 0 has sizes 2 and 4"));
+    }
+
+    #[test]
+    fn distinct_dims_refuse_repeats() {
+        assert_eq!(distinct_dims("flip", &[0, -1], 3).unwrap(), vec![0, 2]);
+        let e = distinct_dims("flip", &[1, -2], 3).unwrap_err().to_string();
+        assert_eq!(e, "flip: dim 1 appears more than once in [1, -2]");
+        assert!(matches!(distinct_dims("flip", &[3], 3), Err(Error::DimOutOfRange { .. })));
+    }
+
+    #[test]
+    fn unsqueeze_positions_follow_burn() {
+        // Burn's tests: [3, 4, 5] with [1, -2] -> [3, 1, 4, 1, 5]; [0, 4];
+        // [0, -1, -1] -> [1, 3, 4, 5, 1, 1]; [0, -6] panics (out of range).
+        assert_eq!(unsqueeze_positions("u", 3, &[1, -2]).unwrap(), vec![1, 3]);
+        assert_eq!(unsqueeze_positions("u", 3, &[0, 4]).unwrap(), vec![0, 4]);
+        assert_eq!(unsqueeze_positions("u", 3, &[0, -1, -1]).unwrap(), vec![0, 4, 5]);
+        assert!(matches!(unsqueeze_positions("u", 3, &[0, -6]), Err(Error::DimOutOfRange { dim: -6, rank: 5, .. })));
+        // A repeated position moves to the next free one, as Burn's copy loop does.
+        assert_eq!(unsqueeze_positions("u", 3, &[1, 1]).unwrap(), vec![1, 2]);
+        assert_eq!(unsqueeze_positions("u", 1, &[-1, -1, -1]).unwrap(), vec![1, 2, 3]);
+        // Positions that would fall off either end are errors, never a panic.
+        assert!(unsqueeze_positions("u", 3, &[4, 4]).is_err());
+        assert!(unsqueeze_positions("u", 0, &[-2, -2]).is_err());
+        assert_eq!(unsqueeze_positions("u", 2, &[]).unwrap(), Vec::<usize>::new());
     }
 
     #[test]

@@ -41,6 +41,8 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(distribution::random_state, m)?)?;
     m.add_function(wrap_pyfunction!(distribution::set_random_state, m)?)?;
     m.add_function(wrap_pyfunction!(custom_op::custom_op, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor::format::set_print_options, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor::format::get_print_options, m)?)?;
     error::register(m)?;
     interrupt::install(m.py())?;
     activation::register(m)?;

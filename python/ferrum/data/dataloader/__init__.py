@@ -10,7 +10,7 @@ Example:
     ['ab', 'cd', 'e']
 """
 
-from ferrum.data.dataloader.batcher import Batcher
+from ferrum.data.dataloader.batcher import Batcher, takes_device
 from ferrum.data.dataloader.builder import DataLoaderBuilder
 from ferrum.data.dataloader.loader import DataLoader, DataLoaderIterator, Progress
 from ferrum.data.dataloader.prefetch import WORKER_THREAD_PREFIX
@@ -22,4 +22,5 @@ __all__ = [
     "DataLoaderBuilder",
     "DataLoaderIterator",
     "Progress",
+    "takes_device",
 ]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
+from ferrum._ferrum import Device
 from ferrum.data.dataloader.batcher import Batcher
 from ferrum.data.dataloader.loader import DataLoader
 from ferrum.data.dataset.base import Dataset
@@ -22,6 +23,7 @@ class _Settings:
     batch_size: int = 1
     shuffle_seed: int | None = None
     num_workers: int = 0
+    device: Device[Any] | None = None
 
 
 class DataLoaderBuilder(Generic[ItemT, BatchT]):
@@ -66,6 +68,12 @@ class DataLoaderBuilder(Generic[ItemT, BatchT]):
         _check_int("num_workers", num_workers, minimum=0)
         return self._with(num_workers=num_workers)
 
+    def set_device(self, device: Device[Any]) -> DataLoaderBuilder[ItemT, BatchT]:
+        """The device a ``batch(items, device)`` batcher makes its batches on (Burn's ``set_device``)."""
+        if not isinstance(device, Device):
+            raise TypeError(f"set_device needs a Device, found {type(device).__name__}")
+        return self._with(device=device)
+
     def build(self, dataset: Dataset[ItemT]) -> DataLoader[BatchT]:
         """The data loader over ``dataset``."""
         if not isinstance(dataset, Dataset):
@@ -77,22 +85,12 @@ class DataLoaderBuilder(Generic[ItemT, BatchT]):
             batch_size=settings.batch_size,
             shuffle_seed=settings.shuffle_seed,
             num_workers=settings.num_workers,
+            device=settings.device,
         )
 
-    def _with(
-        self,
-        *,
-        batch_size: int | None = None,
-        shuffle_seed: int | None = None,
-        num_workers: int | None = None,
-    ) -> DataLoaderBuilder[ItemT, BatchT]:
-        settings = self._settings
+    def _with(self, **changes: Any) -> DataLoaderBuilder[ItemT, BatchT]:
         builder: DataLoaderBuilder[ItemT, BatchT] = DataLoaderBuilder(self._batcher)
-        builder._settings = _Settings(
-            batch_size=settings.batch_size if batch_size is None else batch_size,
-            shuffle_seed=settings.shuffle_seed if shuffle_seed is None else shuffle_seed,
-            num_workers=settings.num_workers if num_workers is None else num_workers,
-        )
+        builder._settings = dataclasses.replace(self._settings, **changes)
         return builder
 
     def __repr__(self) -> str:

@@ -6,13 +6,15 @@ import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from ferrum.data.dataloader.batcher import Batcher
+from ferrum._ferrum import Device
+from ferrum.data.dataloader.batcher import Batcher, takes_device
 from ferrum.data.dataloader.prefetch import OrderedPrefetcher
 from ferrum.data.dataset.base import Dataset
+from ferrum.data.dataset.partial import PartialDataset
 
 __all__ = ["DataLoader", "DataLoaderIterator", "Progress"]
 
@@ -39,7 +41,10 @@ class DataLoader(Generic[BatchT]):
     ``e`` uses the order drawn from ``(seed, e)``: reproducible across runs,
     different from one epoch to the next. With ``num_workers > 0`` batches are
     made on that many threads, a bounded number ahead, and still come out in
-    order. ``len(loader)`` is the number of batches per epoch.
+    order. ``len(loader)`` is the number of batches per epoch. A batcher of
+    Burn 0.20's form ``batch(items, device)`` gets the loader's ``device``
+    (``NdArray.device()`` unless set): ``to_device`` gives the same loader on
+    another device, ``slice`` one over part of the dataset.
 
     Example:
         >>> from ferrum.data.dataloader import Batcher, DataLoaderBuilder
@@ -60,13 +65,77 @@ class DataLoader(Generic[BatchT]):
         batch_size: int,
         shuffle_seed: int | None,
         num_workers: int,
+        device: Device[Any] | None = None,
     ) -> None:
         self._dataset = dataset
         self._batcher = batcher
         self._batch_size = batch_size
         self._shuffle_seed = shuffle_seed
         self._num_workers = num_workers
+        self._device = device
         self._epoch = 0
+
+    @property
+    def device(self) -> Device[Any]:
+        """The device a ``batch(items, device)`` batcher makes batches on (Burn's default: ``NdArray``'s)."""
+        if self._device is None:
+            from ferrum.backend import NdArray
+
+            return NdArray.device()
+        return self._device
+
+    @property
+    def batcher(self) -> Batcher[Any, BatchT]:
+        """The batcher making each batch."""
+        return self._batcher
+
+    def to_device(self, device: Device[Any]) -> DataLoader[BatchT]:
+        """The same loader (dataset, settings, epoch) making its batches on ``device``: Burn's ``to_device``.
+
+        Example:
+            >>> from ferrum import Device, Tensor
+            >>> from ferrum.backend import Autodiff, NdArray
+            >>> from ferrum.data.dataloader import Batcher, DataLoaderBuilder
+            >>> from ferrum.data.dataset import InMemDataset
+            >>> class Floats(Batcher[float, Tensor[Autodiff[NdArray], Any]]):
+            ...     def batch(self, items: list[float], device: Device[Any]) -> Tensor[Any, Any]:
+            ...         return Tensor.from_floats(items, device)
+            >>> loader = DataLoaderBuilder(Floats()).batch_size(2).build(InMemDataset([1.0, 2.0]))
+            >>> next(iter(loader.to_device(Autodiff[NdArray].device()))).device().is_autodiff
+            True
+        """
+        if not isinstance(device, Device):
+            raise TypeError(f"DataLoader.to_device needs a Device, found {type(device).__name__}")
+        return self._copy(self._dataset, device)
+
+    def slice(self, start: int, end: int) -> DataLoader[BatchT]:
+        """The same loader over items ``start`` to ``end`` (exclusive) of the dataset: Burn's ``slice``.
+
+        Example:
+            >>> from ferrum.data.dataloader import Batcher, DataLoaderBuilder
+            >>> from ferrum.data.dataset import InMemDataset
+            >>> class AsList(Batcher[int, list[int]]):
+            ...     def batch(self, items: list[int]) -> list[int]:
+            ...         return items
+            >>> list(DataLoaderBuilder(AsList()).batch_size(2).build(InMemDataset(range(10))).slice(3, 8))
+            [[3, 4], [5, 6], [7]]
+        """
+        for name, value in (("start", start), ("end", end)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"DataLoader.slice: {name} must be an int, found {type(value).__name__}")
+        return self._copy(PartialDataset(self._dataset, start, end), self._device)
+
+    def _copy(self, dataset: Dataset[Any], device: Device[Any] | None) -> DataLoader[BatchT]:
+        loader = DataLoader(
+            dataset,
+            self._batcher,
+            batch_size=self._batch_size,
+            shuffle_seed=self._shuffle_seed,
+            num_workers=self._num_workers,
+            device=device,
+        )
+        loader._epoch = self._epoch
+        return loader
 
     @property
     def batch_size(self) -> int:
@@ -117,7 +186,10 @@ class DataLoader(Generic[BatchT]):
         if self._shuffle_seed is not None:
             order = np.random.default_rng([self._shuffle_seed, epoch]).permutation(size).tolist()
         batches = [order[start : start + self._batch_size] for start in range(0, size, self._batch_size)]
-        return DataLoaderIterator(_BatchMaker(self._dataset, self._batcher), batches, self._num_workers)
+        device = self.device if takes_device(self._batcher) else None
+        return DataLoaderIterator(
+            _BatchMaker(self._dataset, self._batcher, device), batches, self._num_workers
+        )
 
     def __repr__(self) -> str:
         return (
@@ -195,9 +267,13 @@ class DataLoaderIterator(Generic[BatchT]):
 class _BatchMaker(Generic[ItemT, BatchT]):
     """Reads the items at some indices and batches them: the work of one batch."""
 
-    def __init__(self, dataset: Dataset[ItemT], batcher: Batcher[ItemT, BatchT]) -> None:
+    def __init__(
+        self, dataset: Dataset[ItemT], batcher: Batcher[ItemT, BatchT], device: Device[Any] | None
+    ) -> None:
         self._dataset = dataset
         self._batcher = batcher
+        # Burn 0.20's batcher form takes the device per call; ferrum's holds its own.
+        self._device = device
 
     def __call__(self, indices: Sequence[int]) -> BatchT:
         items: list[ItemT] = []
@@ -209,4 +285,6 @@ class _BatchMaker(Generic[ItemT, BatchT]):
                     f"although len() is {self._dataset.len()}"
                 )
             items.append(item)
+        if self._device is not None:
+            return self._batcher.batch(items, self._device)
         return self._batcher.batch(items)

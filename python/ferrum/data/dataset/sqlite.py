@@ -8,11 +8,12 @@ import threading
 import weakref
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ferrum.data.dataset.base import Dataset
 from ferrum.data.dataset.dataclass_rows import item_fields
 from ferrum.data.dataset.sqlite_columns import decode_column, quote_identifier
+from ferrum.data.dataset.sqlite_serialized import is_row_serialized, item_from_blob, table_columns
 
 __all__ = ["SqliteDataset"]
 
@@ -23,9 +24,12 @@ class SqliteDataset(Dataset[T]):
     """The rows of table ``split`` of an SQLite file, as items of a dataclass: Burn's ``SqliteDataset``.
 
     Each field is read from the column of the same name (extra columns are
-    ignored); rows are fetched on demand in ``rowid`` order, so the file may be
-    larger than memory. The file is opened read-only and may be read from
-    several threads (the data loader's workers). Files written by
+    ignored), or, from a table of Burn's form (``row_id integer, item blob``,
+    as Burn's ``SqliteDatasetWriter`` and ``row_serialized=True`` write), from
+    the MessagePack blob of each row (serde's compact form: a dataclass as the
+    array of its fields). Rows are fetched on demand in ``rowid`` order, so the
+    file may be larger than memory. The file is opened read-only and may be
+    read from several threads (the data loader's workers). Files written by
     ``SqliteDatasetWriter`` hold one table per split.
 
     Example:
@@ -50,16 +54,22 @@ class SqliteDataset(Dataset[T]):
         self._split = split
         self._item_type = item_type
         self._fields = item_fields(item_type)
-        columns = _table_columns(connection, split)
-        missing = [f.name for f in self._fields if f.required and f.name not in columns]
-        if missing:
-            raise ValueError(
-                f"{path}: table {split!r} lacks the columns {missing} of {item_type.__name__} "
-                f"(found {columns})"
-            )
-        self._read_fields = [f for f in self._fields if f.name in columns]
         table = quote_identifier(split)
-        names = ", ".join(quote_identifier(f.name) for f in self._read_fields) or "NULL"
+        typed_columns = table_columns(connection, split)
+        self._serialized = is_row_serialized(typed_columns, self._fields)
+        if self._serialized:
+            self._read_fields = []
+            names = "item"
+        else:
+            columns = [name for name, _ in typed_columns]
+            missing = [f.name for f in self._fields if f.required and f.name not in columns]
+            if missing:
+                raise ValueError(
+                    f"{path}: table {split!r} lacks the columns {missing} of {item_type.__name__} "
+                    f"(found {columns})"
+                )
+            self._read_fields = [f for f in self._fields if f.name in columns]
+            names = ", ".join(quote_identifier(f.name) for f in self._read_fields) or "NULL"
         count, low, high = connection.execute(
             f"SELECT COUNT(*), MIN(rowid), MAX(rowid) FROM {table}"
         ).fetchone()
@@ -128,6 +138,9 @@ class SqliteDataset(Dataset[T]):
         if row is None:
             return None
         where = f"{self._path} table {self._split!r} row {index}"
+        if self._serialized:
+            item: T = item_from_blob(row[0], self._item_type, where)
+            return item
         values = {
             f.name: decode_column(value, f, f"{where}: field {f.name!r}")
             for f, value in zip(self._read_fields, row, strict=True)
@@ -160,7 +173,3 @@ def _tables(connection: sqlite3.Connection) -> list[str]:
     ).fetchall()
     return [str(name) for (name,) in rows]
 
-
-def _table_columns(connection: sqlite3.Connection, table: str) -> list[str]:
-    rows: list[Any] = connection.execute(f"PRAGMA table_info({quote_identifier(table)})").fetchall()
-    return [str(row[1]) for row in rows]

@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from ferrum.data.dataset.dataclass_rows import item_fields
 from ferrum.data.dataset.sqlite_columns import column_type, encode_column, quote_identifier
+from ferrum.data.dataset.sqlite_serialized import CREATE_COLUMNS, item_to_blob
 
 __all__ = ["SqliteDatasetWriter"]
 
@@ -24,9 +25,12 @@ class SqliteDatasetWriter(Generic[T]):
     """Writes items of dataclass ``item_type`` to an SQLite file: Burn's ``SqliteDatasetWriter``.
 
     Each split is a table with a ``row_id`` key (1, 2, ...) and one column per
-    field. Rows go to ``<path>.tmp``; ``set_completed()`` (or leaving a
-    ``with`` block without error) commits and moves the file into place, so
-    readers never see a half-written dataset. Leaving a ``with`` block on an
+    field; with ``row_serialized=True`` it has Burn's two columns instead,
+    ``row_id`` and ``item`` (the item as a MessagePack blob in serde's compact
+    form), which Burn's ``SqliteDataset`` reads into a Rust struct with the
+    same fields in the same order. Rows go to ``<path>.tmp``;
+    ``set_completed()`` (or leaving a ``with`` block without error) commits
+    and moves the file into place, so readers never see a half-written dataset. Leaving a ``with`` block on an
     error discards the temporary file. ``write`` may be called from several
     threads.
 
@@ -46,9 +50,22 @@ class SqliteDatasetWriter(Generic[T]):
         ['test', 'train']
     """
 
-    def __init__(self, path: str | os.PathLike[str], item_type: type[T], *, overwrite: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        item_type: type[T],
+        *,
+        overwrite: bool = False,
+        row_serialized: bool = False,
+    ) -> None:
         self._fields = item_fields(item_type)
-        if any(f.name == "row_id" for f in self._fields):
+        self._serialized = row_serialized
+        if row_serialized and any(f.name == "item" for f in self._fields):
+            raise ValueError(
+                f"{item_type.__name__} has a field named 'item': its rows would be read back from columns, "
+                "not from Burn's item blob (rename the field or write columns)"
+            )
+        if not row_serialized and any(f.name == "row_id" for f in self._fields):
             raise ValueError(f"{item_type.__name__} has a field named 'row_id', which the table reserves")
         self._item_type = item_type
         self._path = Path(path)
@@ -100,8 +117,11 @@ class SqliteDatasetWriter(Generic[T]):
             if start is None:
                 self._create_table(split)
                 start = 0
-            names = ", ".join(["row_id", *(quote_identifier(f.name) for f in self._fields)])
-            marks = ", ".join("?" * (len(self._fields) + 1))
+            if self._serialized:
+                names, marks = "row_id, item", "?, ?"
+            else:
+                names = ", ".join(["row_id", *(quote_identifier(f.name) for f in self._fields)])
+                marks = ", ".join("?" * (len(self._fields) + 1))
             self._connection.executemany(
                 f"INSERT INTO {quote_identifier(split)} ({names}) VALUES ({marks})",
                 [(start + i + 1, *row) for i, row in enumerate(rows)],
@@ -116,6 +136,8 @@ class SqliteDatasetWriter(Generic[T]):
                 f"to split {split!r}"
             )
         where = f"{self._path} split {split!r}"
+        if self._serialized:
+            return (item_to_blob(item, self._fields, where),)
         return tuple(
             encode_column(getattr(item, f.name), f, f"{where}: field {f.name!r}") for f in self._fields
         )
@@ -125,7 +147,7 @@ class SqliteDatasetWriter(Generic[T]):
             raise ValueError(
                 f"invalid split name {split!r}: expected a non-empty name not starting with 'sqlite_'"
             )
-        columns = ", ".join(
+        columns = CREATE_COLUMNS if self._serialized else ", ".join(
             [
                 "row_id INTEGER PRIMARY KEY",
                 *(f"{quote_identifier(f.name)} {column_type(f)}" for f in self._fields),

@@ -83,4 +83,5 @@ class LayerNorm(Module[B]):
         return out
 
     def _display_settings(self) -> list[tuple[str, object]]:
-        return [("d_model", self.gamma.shape()[0]), ("epsilon", self.epsilon)]
+        d_model = self.gamma.shape()[0]
+        return [("d_model", d_model), ("epsilon", self.epsilon), ("bias", self.beta is not None)]

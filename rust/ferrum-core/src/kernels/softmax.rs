@@ -18,7 +18,8 @@ pub enum Normalise {
     Softmax,
     /// `y_i - max - ln(sum e)`
     LogSoftmax,
-    /// `e_i / (1 + sum e)`
+    /// `e_i / (exp(-max) + sum e)`, which is `exp(y_i) / (1 + sum exp(y))`
+    /// (Burn's quiet softmax) without overflow.
     Quiet,
 }
 
@@ -141,7 +142,7 @@ fn row_exp_sum<T: FloatElement>(x: &[T], d: &mut [T], sign: T, m: T) -> T {
 fn row_finish<T: FloatElement>(x: &[T], d: &mut [T], sign: T, m: T, s: T, kind: Normalise) {
     match kind {
         Normalise::Softmax | Normalise::Quiet => {
-            let r = T::one() / if kind == Normalise::Quiet { T::one() + s } else { s };
+            let r = T::one() / if kind == Normalise::Quiet { s + (-m).exp() } else { s };
             for o in d.iter_mut() {
                 *o = *o * r;
             }
@@ -206,7 +207,7 @@ fn columns<T: FloatElement>(src: &[T], dst: &mut [T], n: usize, inner: usize, si
                     a
                 })
                 .expect("a non-empty block has at least one chunk");
-            column_factors(&mut f, kind);
+            column_factors(&mut f, &m, kind);
             d.par_chunks_mut(per_task)
                 .zip(x.par_chunks(per_task))
                 .for_each(|(d, x)| simd(#[inline(always)] || column_finish(x, d, &m, &f, sign, kind)));
@@ -223,7 +224,7 @@ fn column_block<T: FloatElement>(x: &[T], d: &mut [T], stats: &mut [T], sign: T,
     s.fill(T::zero());
     column_max(x, m, sign);
     column_exp_sum(x, d, m, s, sign);
-    column_factors(s, kind);
+    column_factors(s, m, kind);
     column_finish(x, d, m, s, sign, kind);
 }
 
@@ -250,10 +251,10 @@ fn column_exp_sum<T: FloatElement>(x: &[T], d: &mut [T], m: &[T], s: &mut [T], s
 
 /// Per column, replace the sum by the reciprocal to scale by, or by its log.
 #[inline(always)]
-fn column_factors<T: FloatElement>(s: &mut [T], kind: Normalise) {
+fn column_factors<T: FloatElement>(s: &mut [T], m: &[T], kind: Normalise) {
     match kind {
         Normalise::Softmax => s.iter_mut().for_each(|s| *s = T::one() / *s),
-        Normalise::Quiet => s.iter_mut().for_each(|s| *s = T::one() / (T::one() + *s)),
+        Normalise::Quiet => s.iter_mut().zip(m).for_each(|(s, &m)| *s = T::one() / (*s + (-m).exp())),
         Normalise::LogSoftmax => s.iter_mut().for_each(|s| *s = s.ln()),
     }
 }
@@ -290,7 +291,7 @@ mod tests {
                 for j in 0..n {
                     out[at(j)] = match op.kind {
                         Normalise::Softmax => (y(j) - m).exp() / s,
-                        Normalise::Quiet => (y(j) - m).exp() / (1.0 + s),
+                        Normalise::Quiet => y(j).exp() / (1.0 + (0..n).map(|j| y(j).exp()).sum::<f64>()),
                         Normalise::LogSoftmax => y(j) - m - s.ln(),
                     };
                 }
@@ -357,6 +358,28 @@ mod tests {
             softmax(&x, &mut d, 2, 3, op);
             assert!(d[1].is_nan() && d[4].is_nan() && d[0].is_finite() && d[5].is_finite(), "{op:?} {d:?}");
         }
+    }
+
+    #[test]
+    fn quiet_softmax_is_burns_function() {
+        // Burn's test_quiet_softmax_d2: [[1, 7], [13, -3]] along dim 1.
+        let quiet = SoftmaxOp { kind: Normalise::Quiet, negate: false };
+        let x = [1.0f32, 7.0, 13.0, -3.0];
+        let mut d = [0.0f32; 4];
+        softmax(&x, &mut d, 2, 1, quiet);
+        for (g, w) in d.iter().zip([2.47e-3f32, 9.975e-1, 1.0, 1.1254e-7]) {
+            assert!((g - w).abs() <= 1e-3 * w.max(1e-4), "{d:?}");
+        }
+        // exp(x) / (1 + sum exp(x)) without overflow, and tiny everywhere when
+        // every input is very negative (a row can attend to nothing).
+        let x = [1e4f32, 1e4, -1e4, -1e4];
+        softmax(&x, &mut d, 2, 1, quiet);
+        assert_eq!(d, [0.5, 0.5, 0.0, 0.0]);
+        let x = [-3.0f64, -2.0, -3.0, -2.0];
+        let mut d = [0.0f64; 4];
+        softmax(&x, &mut d, 2, 2, quiet);
+        let total = (-3.0f64).exp() + (-3.0f64).exp();
+        assert!((d[0] - (-3.0f64).exp() / (1.0 + total)).abs() < 1e-15, "{d:?}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Masked selection: where a Bool mask is true take a value (from a tensor
-//! or one scalar), elsewhere keep the tensor. The mask and value broadcast
-//! onto the tensor's shape, which the result keeps.
+//! or one scalar), elsewhere keep the tensor. The tensor, the mask and the
+//! value broadcast to their common shape (Burn's rule: equal ranks, size-1
+//! dims stretch), which the result has.
 
 use crate::autodiff::{record, sum_to_shape, FnBackward, Var};
 
@@ -20,18 +21,46 @@ impl Tensor {
         let op = "mask_where";
         mask.expect_kind(op, Kind::Bool)?;
         self.expect_same_dtype(op, value)?;
-        let ml = broadcast_onto(op, "mask", mask, self.shape())?;
-        let vl = broadcast_onto(op, "value", value, self.shape())?;
-        with_dtype!(self.dtype(), T => where_tensor::<T>(self, mask.buffer::<bool>(), &ml, value.buffer::<T>(), &vl))
+        let shape = common_shape(op, &[self, mask, value])?;
+        let x = self.expand_to(op, &shape)?;
+        let ml = broadcast_onto(op, "mask", mask, &shape)?;
+        let vl = broadcast_onto(op, "value", value, &shape)?;
+        with_dtype!(self.dtype(), T => where_tensor::<T>(&x, mask.buffer::<bool>(), &ml, value.buffer::<T>(), &vl))
     }
 
     /// `value` (converted to this dtype) where `mask` is true, `self` elsewhere.
     pub fn mask_fill(&self, mask: &Tensor, value: Scalar) -> Result<Tensor> {
         let op = "mask_fill";
         mask.expect_kind(op, Kind::Bool)?;
-        let ml = broadcast_onto(op, "mask", mask, self.shape())?;
-        with_dtype!(self.dtype(), T => where_scalar::<T>(self, mask.buffer::<bool>(), &ml, T::from_scalar(value)))
+        let shape = common_shape(op, &[self, mask])?;
+        let x = self.expand_to(op, &shape)?;
+        let ml = broadcast_onto(op, "mask", mask, &shape)?;
+        with_dtype!(self.dtype(), T => where_scalar::<T>(&x, mask.buffer::<bool>(), &ml, T::from_scalar(value)))
     }
+
+    /// This tensor stretched to `shape` (a view), or itself when it has it.
+    fn expand_to(&self, op: &'static str, shape: &[usize]) -> Result<Tensor> {
+        if self.shape() == shape {
+            return Ok(self.clone());
+        }
+        self.view(op, self.layout().broadcast_to(op, shape)?)
+    }
+}
+
+/// The shape the tensor, mask (and value) broadcast to; the messages name
+/// which operand does not fit.
+fn common_shape(op: &'static str, operands: &[&Tensor]) -> Result<Vec<usize>> {
+    let x = operands[0];
+    if operands.iter().all(|t| t.shape() == x.shape()) {
+        return Ok(x.shape().to_vec());
+    }
+    for (t, what) in operands[1..].iter().zip(["mask", "value"]) {
+        if t.rank() != x.rank() {
+            return Err(Error::shapes(op, x.shape(), t.shape(), format!("the {what} has rank {}, the tensor rank {}", t.rank(), x.rank())));
+        }
+    }
+    let shapes: Vec<&[usize]> = operands.iter().map(|t| t.shape()).collect();
+    crate::shape::broadcast_shapes(op, &shapes)
 }
 
 /// `t`'s layout stretched onto `shape`: same rank, each dim equal or 1.
@@ -154,13 +183,15 @@ fn where_scalar<T: Element>(x: &Tensor, m: &[bool], ml: &Layout, v: T) -> Result
 
 impl Var {
     /// Where `mask` holds, the gradient goes to `value`; elsewhere to `self`.
+    /// A tensor or value broadcast to the result gets the sum of the
+    /// gradients of the positions it fed.
     pub fn mask_where(&self, mask: &Tensor, value: &Var) -> Result<Var> {
         let y = self.value.mask_where(mask, &value.value)?;
-        let (m, vshape) = (mask.clone(), value.value.shape().to_vec());
+        let (m, vshape, xshape) = (mask.clone(), value.value.shape().to_vec(), self.value.shape().to_vec());
         Ok(record(y, &[self, value], move || {
             FnBackward::new("mask_where", move |g, needs| {
                 let gv = if needs[1] { Some(sum_to_shape(g.mask_fill(&m.bool_not()?, Scalar::Int(0))?, &vshape)?) } else { None };
-                let gs = if needs[0] { Some(g.mask_fill(&m, Scalar::Int(0))?) } else { None };
+                let gs = if needs[0] { Some(sum_to_shape(g.mask_fill(&m, Scalar::Int(0))?, &xshape)?) } else { None };
                 Ok(vec![gs, gv])
             })
         }))
@@ -168,8 +199,8 @@ impl Var {
 
     pub fn mask_fill(&self, mask: &Tensor, value: Scalar) -> Result<Var> {
         let y = self.value.mask_fill(mask, value)?;
-        let m = mask.clone();
-        Ok(record(y, &[self], move || FnBackward::new("mask_fill", move |g, _| Ok(vec![Some(g.mask_fill(&m, Scalar::Int(0))?)]))))
+        let (m, xshape) = (mask.clone(), self.value.shape().to_vec());
+        Ok(record(y, &[self], move || FnBackward::new("mask_fill", move |g, _| Ok(vec![Some(sum_to_shape(g.mask_fill(&m, Scalar::Int(0))?, &xshape)?)]))))
     }
 }
 
@@ -246,14 +277,30 @@ mod tests {
     }
 
     #[test]
+    fn the_tensor_broadcasts_too() {
+        // Burn's should_support_mask_where_broadcast: a [1, 2, 2] tensor, a [4, 2, 2] mask and value.
+        let x = f(&[2.0, 3.0, 4.0, 5.0], &[1, 2, 2]);
+        let m = b(&[true, false, false, true, false, true, true, false, false, false, false, false, true, true, true, true], &[4, 2, 2]);
+        let v = f(&[1.0; 16], &[4, 2, 2]);
+        let y = x.mask_where(&m, &v).unwrap();
+        assert_eq!(y.shape(), &[4, 2, 2]);
+        assert_eq!(y.to_vec::<f32>(), vec![1., 3., 4., 1., 2., 1., 1., 5., 2., 3., 4., 5., 1., 1., 1., 1.]);
+        // Value and tensor stretched along different dims.
+        let y = f(&[1.0, 2.0], &[2, 1]).mask_where(&b(&[true, false, false], &[1, 3]), &f(&[9.0], &[1, 1])).unwrap();
+        assert_eq!(y.to_vec::<f32>(), vec![9.0, 1.0, 1.0, 9.0, 2.0, 2.0]);
+        let y = f(&[1.0, 2.0], &[1, 2]).mask_fill(&b(&[true, false, false, true], &[2, 2]), Scalar::Float(0.0)).unwrap();
+        assert_eq!(y.to_vec::<f32>(), vec![0.0, 2.0, 1.0, 0.0]);
+    }
+
+    #[test]
     fn errors_name_the_mask() {
         let x = f(&[1.0; 6], &[2, 3]);
         let e = x.mask_fill(&b(&[true; 4], &[2, 2]), Scalar::Int(0)).unwrap_err().to_string();
-        assert_eq!(e, "mask_fill: incompatible shapes [2, 3] and [2, 2]: the mask has size 2 in dim 1 where the tensor has 3; only size 1 broadcasts");
+        assert_eq!(e, "mask_fill: incompatible shapes [2, 3] and [2, 2]: dim 1 has sizes 3 and 2, neither is 1");
         let e = x.mask_fill(&b(&[true; 3], &[3]), Scalar::Int(0)).unwrap_err().to_string();
         assert_eq!(e, "mask_fill: incompatible shapes [2, 3] and [3]: the mask has rank 1, the tensor rank 2");
         let e = x.mask_where(&b(&[true; 6], &[2, 3]), &f(&[1.0; 4], &[4, 1])).unwrap_err().to_string();
-        assert!(e.contains("the value has size 4 in dim 0"), "{e}");
+        assert!(e.contains("dim 0 has sizes 2 and 4"), "{e}");
         assert!(matches!(x.mask_fill(&x, Scalar::Int(0)), Err(Error::KindMismatch { op: "mask_fill", expected: Kind::Bool, found: Kind::Float })));
         let i = Tensor::zeros(&[2, 3], DType::I64);
         assert!(matches!(x.mask_where(&b(&[true; 6], &[2, 3]), &i), Err(Error::DTypeMismatch { op: "mask_where", .. })));

@@ -309,7 +309,7 @@ impl Tensor {
     }
 
     /// The given dims, normalised, sorted and without repeats.
-    fn distinct_dims(&self, op: &'static str, dims: &[isize]) -> Result<Vec<usize>> {
+    pub(crate) fn distinct_dims(&self, op: &'static str, dims: &[isize]) -> Result<Vec<usize>> {
         let mut ds = dims.iter().map(|&d| self.dim(op, d)).collect::<Result<Vec<_>>>()?;
         ds.sort_unstable();
         ds.dedup();
@@ -493,10 +493,17 @@ impl Var {
         Ok(self.reduced("sum_dims", self.value.sum_dims(dims)?, |g, x| expand_to(&g, x)))
     }
 
+    /// `sum_dims(dims)` then `squeeze_dims(dims)`, as Burn defines it (so an
+    /// empty list, which sums nothing, squeezes every size-1 dim).
+    pub fn sum_dims_squeeze(&self, dims: &[isize]) -> Result<Var> {
+        self.sum_dims(dims)?.squeeze_dims(dims).map_err(|e| e.with_op("sum_dims_squeeze"))
+    }
+
     pub fn mean_dims(&self, dims: &[isize]) -> Result<Var> {
+        // Over distinct dims: a dim named twice is averaged once.
         let mut n = 1.0;
-        for &d in dims {
-            n *= self.value.shape()[self.value.dim("mean_dims", d)?] as f64;
+        for d in self.value.distinct_dims("mean_dims", dims)? {
+            n *= self.value.shape()[d] as f64;
         }
         Ok(self.reduced("mean_dims", self.value.mean_dims(dims)?, move |g, x| expand_to(&g.binary_scalar(BinaryOp::Div, Scalar::Float(n))?, x)))
     }
@@ -567,6 +574,24 @@ impl Var {
     /// |x| at the winner: the gradient carries the winner's sign.
     pub fn max_abs_dim(&self, dim: isize) -> Result<Var> {
         self.abs()?.max_dim(dim).map_err(|e| e.with_op("max_abs_dim"))
+    }
+
+    /// `max_dim` over each of `dims` in turn (Burn's `max_dims`): the rank is
+    /// kept, every reduced dim has size 1.
+    pub fn max_dims(&self, dims: &[isize]) -> Result<Var> {
+        self.fold_dims("max_dims", dims, Var::max_dim)
+    }
+
+    pub fn min_dims(&self, dims: &[isize]) -> Result<Var> {
+        self.fold_dims("min_dims", dims, Var::min_dim)
+    }
+
+    pub fn max_abs_dims(&self, dims: &[isize]) -> Result<Var> {
+        self.abs()?.fold_dims("max_abs_dims", dims, Var::max_dim)
+    }
+
+    fn fold_dims(&self, name: &'static str, dims: &[isize], f: fn(&Var, isize) -> Result<Var>) -> Result<Var> {
+        dims.iter().try_fold(self.clone(), |v, &d| f(&v, d)).map_err(|e| e.with_op(name))
     }
 
     pub fn max_abs(&self) -> Result<Var> {

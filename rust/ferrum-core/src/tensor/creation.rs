@@ -50,6 +50,33 @@ impl Tensor {
         })
     }
 
+    /// Burn's `cartesian_grid`: Int `[..shape, rank]` holding at each
+    /// position its own index (`grid[i, j] == [i, j]` for a 2-d shape).
+    pub fn cartesian_grid(shape: &[usize]) -> Result<Tensor> {
+        let op = "cartesian_grid";
+        if shape.is_empty() {
+            return Err(Error::invalid(op, "expected a shape of at least one dim, found []"));
+        }
+        let rank = shape.len();
+        let mut out_shape = shape.to_vec();
+        out_shape.push(rank);
+        let n = crate::shape::checked_numel(op, &out_shape, 8)?;
+        let mut v: Vec<i64> = crate::shape::try_with_capacity(op, n)?;
+        let mut index = vec![0usize; rank];
+        for _ in 0..crate::shape::numel(shape) {
+            v.extend(index.iter().map(|&i| i as i64));
+            // Row-major increment of the multi-index.
+            for d in (0..rank).rev() {
+                index[d] += 1;
+                if index[d] < shape[d] {
+                    break;
+                }
+                index[d] = 0;
+            }
+        }
+        Tensor::from_vec(v, &out_shape)
+    }
+
     /// The `size x size` identity matrix.
     pub fn eye(size: usize, dtype: DType) -> Result<Tensor> {
         let n = crate::shape::checked_numel("eye", &[size, size], dtype.size_in_bytes())?;

@@ -149,10 +149,13 @@ impl Tensor {
         self.permute(&axes)
     }
 
+    /// Reverse the order along each of `axes`; an axis named twice is an
+    /// error (as in Burn and PyTorch), not a flip undone.
     pub fn flip(&self, axes: &[isize]) -> Result<Tensor> {
+        let dims = crate::shape::distinct_dims("flip", axes, self.rank())?;
         let mut l = self.layout().clone();
-        for &a in axes {
-            l = l.flip(self.dim("flip", a)?);
+        for d in dims {
+            l = l.flip(d);
         }
         Ok(self.subview(l))
     }
@@ -184,8 +187,12 @@ impl Tensor {
         self.squeeze_dims(&[dim]).map_err(|e| e.with_op("squeeze_dim"))
     }
 
-    /// Remove the given dims, each of which must have size 1.
+    /// Remove the given dims, each of which must have size 1; an empty list
+    /// removes every dim of size 1 (Burn's rule).
     pub fn squeeze_dims(&self, dims: &[isize]) -> Result<Tensor> {
+        if dims.is_empty() {
+            return Ok(self.squeeze());
+        }
         let mut ds = dims.iter().map(|&d| self.dim("squeeze_dims", d)).collect::<Result<Vec<_>>>()?;
         ds.sort_unstable();
         ds.dedup();
@@ -208,13 +215,15 @@ impl Tensor {
         Ok(self.subview(self.layout().unsqueeze(d)))
     }
 
-    /// Insert size-1 dims at the given positions of the output.
+    /// Insert size-1 dims at the given positions of the output (of rank
+    /// `rank + dims.len()`), with Burn's rules: each negative position counts
+    /// from the end past the new dims already placed from the end (so
+    /// `[-1, -1]` adds two trailing dims), and a position already taken
+    /// moves to the next free one.
     pub fn unsqueeze_dims(&self, dims: &[isize]) -> Result<Tensor> {
-        let out_rank = self.rank() + dims.len();
-        let mut ds = dims.iter().map(|&d| crate::shape::norm_dim("unsqueeze_dims", d, out_rank)).collect::<Result<Vec<_>>>()?;
-        ds.sort_unstable();
+        let positions = crate::shape::unsqueeze_positions("unsqueeze_dims", self.rank(), dims)?;
         let mut l = self.layout().clone();
-        for d in ds {
+        for d in positions {
             l = l.unsqueeze(d);
         }
         Ok(self.subview(l))
@@ -225,11 +234,7 @@ impl Tensor {
         if rank < self.rank() {
             return Err(Error::invalid("unsqueeze", format!("cannot unsqueeze rank {} to lower rank {rank}", self.rank())));
         }
-        let mut l = self.layout().clone();
-        for _ in self.rank()..rank {
-            l = l.unsqueeze(0);
-        }
-        Ok(self.subview(l))
+        Ok(self.subview(self.layout().unsqueeze_leading("unsqueeze", rank - self.rank())?))
     }
 
     /// Broadcast to `shape`, which may have more leading dims; -1 keeps a size.
@@ -237,6 +242,13 @@ impl Tensor {
         let op = "expand";
         if shape.len() < self.rank() {
             return Err(Error::invalid(op, format!("cannot expand shape {:?} to fewer dims {:?}", self.shape(), shape)));
+        }
+        let new_dims = shape.len() - self.rank();
+        if let Some(i) = shape[..new_dims].iter().position(|&s| s == -1) {
+            return Err(Error::invalid(
+                op,
+                format!("-1 at position {i} of {shape:?} names no dim of shape {:?}: -1 keeps an existing size, a new leading dim needs one", self.shape()),
+            ));
         }
         let base = self.unsqueeze_to(shape.len())?;
         let target = shape
@@ -247,9 +259,13 @@ impl Tensor {
         base.view(op, base.layout().broadcast_to(op, &target)?)
     }
 
-    /// Elements `start..start + length` of `dim`.
+    /// Elements `start..start + length` of `dim`; `length` must be at least
+    /// 1, as in Burn (an empty range is a `slice`).
     pub fn narrow(&self, dim: isize, start: usize, length: usize) -> Result<Tensor> {
         let d = self.dim("narrow", dim)?;
+        if length == 0 {
+            return Err(Error::invalid("narrow", format!("length must be at least 1, found 0 (dim {d}, start {start}); slice an empty range instead")));
+        }
         let n = self.shape()[d];
         if start.checked_add(length).is_none_or(|end| end > n) {
             return Err(Error::invalid("narrow", format!("range {start}..{} exceeds dim {d} of size {n}", start as u128 + length as u128)));
@@ -270,19 +286,14 @@ impl Tensor {
         Ok(self.subview(l))
     }
 
-    /// Slice with Burn's strict ranges: `start..end` must lie inside each dim.
+    /// Slice with Burn's ranges: a range running past its dim is clamped to
+    /// it, and one that starts at or after its end is empty.
     pub fn slice_ranges(&self, ranges: &[(usize, usize)]) -> Result<Tensor> {
-        for (d, &(s, e)) in ranges.iter().enumerate() {
-            let n = *self.shape().get(d).ok_or_else(|| {
-                Error::invalid("slice", format!("{} ranges given for a tensor of rank {} (shape {:?})", ranges.len(), self.rank(), self.shape()))
-            })?;
-            if s > e || e > n {
-                return Err(Error::invalid("slice", format!("range {s}..{e} is not within dim {d} of size {n} (shape {:?})", self.shape())));
-            }
-        }
-        let specs: Vec<SliceSpec> = ranges.iter().map(|&(s, e)| SliceSpec::range(s as isize, e as isize)).collect();
+        let at_most = |v: usize| v.min(isize::MAX as usize) as isize;
+        let specs: Vec<SliceSpec> = ranges.iter().map(|&(s, e)| SliceSpec::range(at_most(s), at_most(e))).collect();
         self.slice(&specs)
     }
+
 
     /// Split `dim` into pieces of the given sizes.
     pub fn split_with_sizes(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
@@ -304,13 +315,17 @@ impl Tensor {
         Ok(pieces)
     }
 
-    /// Split `dim` into pieces of `size` (the last may be smaller).
+    /// Split `dim` into pieces of `size` (the last may be smaller); a dim
+    /// of size 0 splits into no pieces, whatever the size (Burn's rule).
     pub fn split(&self, size: usize, dim: isize) -> Result<Vec<Tensor>> {
         let d = self.dim("split", dim)?;
-        if size == 0 {
-            return Err(Error::invalid("split", "split size must be positive"));
-        }
         let n = self.shape()[d];
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        if size == 0 {
+            return Err(Error::invalid("split", format!("split size must be positive for dim {d} of size {n}, found 0")));
+        }
         let mut sizes = crate::shape::try_filled("split", n / size, size)?;
         if !n.is_multiple_of(size) {
             sizes.push(n % size);
@@ -440,9 +455,14 @@ impl Var {
     }
 
     pub fn narrow(&self, dim: isize, start: usize, length: usize) -> Result<Var> {
-        let d = self.value.dim("narrow", dim)?;
         // Checked first: the range below is only valid inside the dim.
         self.value.narrow(dim, start, length)?;
+        self.narrow_range(dim, start, length)
+    }
+
+    /// `narrow` that also takes an empty range (split pieces of size 0).
+    fn narrow_range(&self, dim: isize, start: usize, length: usize) -> Result<Var> {
+        let d = self.value.dim("narrow", dim)?;
         let mut specs = vec![SliceSpec::full(); d + 1];
         specs[d] = SliceSpec::range(start as isize, (start + length) as isize);
         self.slice(&specs)
@@ -454,7 +474,7 @@ impl Var {
         sizes
             .iter()
             .map(|&n| {
-                let v = self.narrow(dim, start, n);
+                let v = self.narrow_range(dim, start, n);
                 start += n;
                 v
             })
@@ -500,6 +520,17 @@ mod tests {
         assert_eq!(x.reshape(&[3, -1]).unwrap().shape(), &[3, 2]);
         let e = x.reshape(&[4, -1]).unwrap_err().to_string();
         assert!(e.contains("[2, 3]") && e.contains("[4, -1]"), "{e}");
+    }
+
+    #[test]
+    fn unsqueeze_to_a_huge_rank_is_an_error_not_a_hang() {
+        let x = t(&[2, 3]).transpose();
+        let y = x.unsqueeze_to(5).unwrap();
+        assert_eq!(y.shape(), &[1, 1, 1, 3, 2]);
+        assert_eq!(y.reshape(&[6]).unwrap().to_vec::<i64>(), vec![0, 3, 1, 4, 2, 5]);
+        assert_eq!(t(&[]).unsqueeze_to(2).unwrap().shape(), &[1, 1]);
+        let e = x.unsqueeze_to(1 << 60).unwrap_err().to_string();
+        assert!(e.contains("unsqueeze"), "{e}");
     }
 
     #[test]

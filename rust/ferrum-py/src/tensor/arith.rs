@@ -9,7 +9,7 @@ use ferrum_core::autodiff::Var;
 use ferrum_core::{Kind, Tensor};
 use pyo3::prelude::*;
 
-use super::{scalar_for, PyTensor};
+use super::{scalar_for, Dim, PyTensor};
 use crate::error::{engine, kind_error};
 
 impl PyTensor {
@@ -280,6 +280,11 @@ impl PyTensor {
     /// Matrix product over the last two dims, batched with broadcasting.
     fn matmul(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         self.dop2(py, "matmul", &other, |a, b| a.matmul(b))
+    }
+
+    /// Cross product of 3-vectors along `dim` (Float tensors; the other dims broadcast).
+    fn cross(&self, py: Python<'_>, other: PyRef<'_, PyTensor>, dim: Dim) -> PyResult<PyTensor> {
+        self.dop2(py, "cross", &other, |a, b| a.cross(b, dim))
     }
 
     /// Dot product of two rank-1 tensors, as a one-element tensor.

@@ -164,6 +164,14 @@ impl PyTensor {
         Ok(PyTensor::new(engine(py, false, || Tensor::arange_step(start, end, step, DType::I64))?, device))
     }
 
+    /// Int `[..shape, len(shape)]`: each position's own index (Burn's
+    /// `Tensor::cartesian_grid`).
+    #[staticmethod]
+    fn cartesian_grid(py: Python<'_>, shape: Vec<i64>, device: Py<PyDevice>) -> PyResult<PyTensor> {
+        let shape = super::counts(py, "cartesian_grid", "shape", &shape)?;
+        Ok(PyTensor::new(engine(py, false, || Tensor::cartesian_grid(&shape))?, device))
+    }
+
     /// The `size x size` identity matrix.
     #[staticmethod]
     #[pyo3(signature = (size, device, kind = None, *, dtype = None))]

@@ -8,9 +8,12 @@ use pyo3::types::{PyEllipsis, PySlice, PyTuple};
 use super::{scalar_for, Dim, PyTensor};
 use crate::error::{argument_error, engine, shape_error};
 
-/// Turn a Python index (int, slice, `(start, end)`, None, Ellipsis, or a
-/// tuple/list of them) into one spec per dim. Ints and ranges keep their
-/// dim, as in Burn; `(start, end)` pairs must lie inside the dim.
+/// Turn a Python index (int, slice, `(start, end)`, `(start, end, step)`,
+/// None, Ellipsis, or a tuple/list of them) into one spec per dim. Ints and
+/// ranges keep their dim, as in Burn; ranges follow Burn's `s![start..end;
+/// step]`: negative bounds count from the end, bounds past the dim are
+/// clamped, an empty range gives an empty dim, and a negative step walks
+/// the range backwards.
 fn specs(py: Python<'_>, op: &str, key: &Bound<'_, PyAny>, shape: &[usize], is_getitem: bool) -> PyResult<Vec<SliceSpec>> {
     let items: Vec<Bound<'_, PyAny>> = if key.is_instance_of::<PyTuple>() && is_getitem {
         key.cast::<PyTuple>()?.iter().collect()
@@ -39,29 +42,54 @@ fn specs(py: Python<'_>, op: &str, key: &Bound<'_, PyAny>, shape: &[usize], is_g
         let n = shape[d] as isize;
         if item.is_none() {
             out.push(SliceSpec::full());
-        } else if let Ok(s) = item.cast::<PySlice>() {
-            let get = |name: &str| -> PyResult<Option<isize>> {
-                let v = s.getattr(name)?;
-                if v.is_none() { Ok(None) } else { v.extract().map(Some) }
-            };
-            out.push(SliceSpec { start: get("start")?, end: get("stop")?, step: get("step")?.unwrap_or(1) });
-        } else if let Ok(i) = item.extract::<isize>() {
-            let j = if i < 0 { i + n } else { i };
-            if j < 0 || j >= n {
-                return Err(crate::error::to_py(py, ferrum_core::Error::IndexOutOfBounds { op: "index", index: i as i64, dim: d, size: n as usize }));
-            }
-            out.push(SliceSpec::range(j, j + 1));
-        } else if let Ok((a, b)) = item.extract::<(isize, isize)>() {
-            let (s, e) = (if a < 0 { a + n } else { a }, if b < 0 { b + n } else { b });
-            if s < 0 || e > n || s > e {
-                return Err(shape_error(py, format!("{op}: range {a}..{b} is not within dim {d} of size {n} (shape {shape:?})")));
-            }
-            out.push(SliceSpec::range(s, e));
         } else {
-            return Err(argument_error(py, format!("{op}: cannot index with {}", item.repr()?)));
+            out.push(one_spec(py, op, item, d, n)?);
         }
     }
     Ok(out)
+}
+
+/// One dim's spec from a slice, an int (a range of one, in bounds) or a
+/// `(start, end)` / `(start, end, step)` range (Burn's rules, see `specs`).
+fn one_spec(py: Python<'_>, op: &str, item: &Bound<'_, PyAny>, d: usize, n: isize) -> PyResult<SliceSpec> {
+    if let Ok(s) = item.cast::<PySlice>() {
+        let get = |name: &str| -> PyResult<Option<isize>> {
+            let v = s.getattr(name)?;
+            if v.is_none() { Ok(None) } else { v.extract().map(Some) }
+        };
+        let step = get("step")?.unwrap_or(1);
+        if step == 0 {
+            return Err(argument_error(py, format!("{op}: slice step must not be 0")));
+        }
+        return Ok(SliceSpec { start: get("start")?, end: get("stop")?, step });
+    }
+    if let Ok(i) = item.extract::<isize>() {
+        let j = if i < 0 { i + n } else { i };
+        if j < 0 || j >= n {
+            return Err(crate::error::to_py(py, ferrum_core::Error::IndexOutOfBounds { op: "index", index: i as i64, dim: d, size: n as usize }));
+        }
+        return Ok(SliceSpec::range(j, j + 1));
+    }
+    let (a, b, step) = if let Ok((a, b)) = item.extract::<(isize, isize)>() {
+        (a, b, 1)
+    } else if let Ok(t) = item.extract::<(isize, isize, isize)>() {
+        t
+    } else {
+        return Err(argument_error(py, format!("{op}: cannot index with {}", item.repr()?)));
+    };
+    if step == 0 {
+        return Err(argument_error(py, format!("{op}: range step must not be 0, found ({a}, {b}, 0)")));
+    }
+    let bound = |v: isize| if v < 0 { v.saturating_add(n).max(0) } else { v.min(n) };
+    let (s, e) = (bound(a), bound(b));
+    Ok(if e <= s {
+        SliceSpec::range(0, 0)
+    } else if step > 0 {
+        SliceSpec { start: Some(s), end: Some(e), step }
+    } else {
+        // Backwards from the range's last element down to its first.
+        SliceSpec { start: Some(e - 1), end: if s == 0 { None } else { Some(s - 1) }, step }
+    })
 }
 
 fn vars_of<'a>(py: Python<'_>, op: &str, list: &'a [PyRef<'a, PyTensor>]) -> PyResult<Vec<Var>> {
@@ -99,6 +127,15 @@ impl PyTensor {
     /// A view of the given ranges: `(start, end)` pairs, slices, ints or None.
     fn slice(&self, py: Python<'_>, ranges: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let s = specs(py, "slice", ranges, self.t.shape(), false)?;
+        self.dop(py, |v| v.slice(&s))
+    }
+
+    /// A view of `range` (a slice, an int, `(start, end)` or `(start, end,
+    /// step)`) along `dim`, the other dims whole (Burn's `slice_dim`).
+    fn slice_dim(&self, py: Python<'_>, dim: Dim, range: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let d = crate::error::engine(py, false, || self.t.dim("slice_dim", dim))?;
+        let mut s = vec![SliceSpec::full(); d + 1];
+        s[d] = one_spec(py, "slice_dim", range, d, isize::try_from(self.t.shape()[d]).unwrap_or(isize::MAX))?;
         self.dop(py, |v| v.slice(&s))
     }
 
@@ -226,6 +263,24 @@ impl PyTensor {
     /// Coordinates of the non-zero (True) elements as an Int `[n, rank]` tensor.
     fn argwhere(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.op(py, "argwhere", |t| t.argwhere())
+    }
+
+    /// Bilinear samples of `[n, c, h, w]` at the `[n, h_out, w_out, 2]`
+    /// grid's `(x, y)` locations in `[-1, 1]`: `[n, c, h_out, w_out]`.
+    #[pyo3(signature = (grid, mode = "bilinear", padding_mode = "zeros", align_corners = false))]
+    fn grid_sample_2d(&self, py: Python<'_>, grid: PyRef<'_, PyTensor>, mode: &str, padding_mode: &str, align_corners: bool) -> PyResult<PyTensor> {
+        use ferrum_core::ops::grid_sample::{GridSampleOptions, GridSamplePadding};
+        if mode != "bilinear" {
+            return Err(argument_error(py, format!("grid_sample_2d: mode must be 'bilinear' (the only one Burn's CPU backend has), found {mode:?}")));
+        }
+        let padding = match padding_mode {
+            "zeros" => GridSamplePadding::Zeros,
+            "border" => GridSamplePadding::Border,
+            "reflection" => GridSamplePadding::Reflection,
+            other => return Err(argument_error(py, format!("grid_sample_2d: padding_mode must be 'zeros', 'border' or 'reflection', found {other:?}"))),
+        };
+        let options = GridSampleOptions { padding, align_corners };
+        self.dop2(py, "grid_sample_2d", &grid, |x, g| x.grid_sample_2d(g, options))
     }
 
     /// Concatenate along `dim`.

@@ -66,7 +66,7 @@ macro_rules! reduce_methods {
 reduce_methods! {
     all: sum mean prod max min max_abs;
     dim: sum_dim mean_dim prod_dim max_dim min_dim max_abs_dim var var_bias cumsum cumprod cummin cummax;
-    dims: sum_dims mean_dims prod_dims;
+    dims: sum_dims mean_dims prod_dims sum_dims_squeeze max_dims min_dims max_abs_dims;
     plain_all: any all;
     plain_dim: argmax argmin any_dim all_dim;
 }

@@ -37,6 +37,11 @@ impl PyTensor {
         self.wrap_var(py, self.to_var().transpose())
     }
 
+    /// Swap the last two dims: Burn's `t()`, a short name for `transpose`.
+    fn t(&self, py: Python<'_>) -> PyTensor {
+        self.transpose(py)
+    }
+
     fn swap_dims(&self, py: Python<'_>, dim1: Dim, dim2: Dim) -> PyResult<PyTensor> {
         self.dop(py, |v| v.swap_dims(dim1, dim2))
     }

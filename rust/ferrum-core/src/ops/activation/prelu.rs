@@ -20,7 +20,8 @@ fn prelu_of<T: FloatElement>(x: T, a: T) -> T {
 
 impl Tensor {
     /// `x` where `x >= 0`, else `alpha_c * x`. `alpha` is rank 1 holding one
-    /// weight, or one per channel: dim 1 of the input (dim 0 for rank 1).
+    /// weight, or one per channel: dim 1 of the input. A rank-1 input has
+    /// no channel dim (one channel), as in Burn and PyTorch.
     pub fn prelu(&self, alpha: &Tensor) -> Result<Tensor> {
         let op = "prelu";
         with_float!(op, self.dtype(), T => {
@@ -33,17 +34,15 @@ impl Tensor {
                 let a = w[0];
                 return map_same(op, self.clone(), PAR_CHEAP, move |x: T| prelu_of(x, a));
             }
-            let channel_dim = if self.rank() >= 2 { 1 } else { 0 };
+            let channel_dim = 1;
             let channels = self.shape().get(channel_dim).copied();
             if channels != Some(w.len()) {
-                return Err(Error::invalid(
-                    op,
-                    format!(
-                        "alpha has {} weights, expected 1 or the size of dim {channel_dim} (the channels) of input shape {:?}",
-                        w.len(),
-                        self.shape()
-                    ),
-                ));
+                let expected = if self.rank() < 2 {
+                    "expected 1: an input of rank below 2 has one channel".to_string()
+                } else {
+                    format!("expected 1 or the size of dim {channel_dim} (the channels)")
+                };
+                return Err(Error::invalid(op, format!("alpha has {} weights, {expected}; input shape {:?}", w.len(), self.shape())));
             }
             let inner: usize = self.shape()[channel_dim + 1..].iter().product();
             let owned;
@@ -124,10 +123,12 @@ impl Var {
         Ok(record(y, &[self, alpha], move || {
             FnBackward::new("prelu", move |g, needs| {
                 let neg = x.compare_scalar(CompareOp::LowerEqual, Scalar::Float(0.0))?;
-                // alpha laid out along the channel dim (1, or 0 for rank 1).
-                let ch = if x.rank() == 1 { 0 } else { 1 };
+                // alpha laid out along the channel dim 1 (one shared weight
+                // is all a rank-1 input takes).
                 let mut shape = vec![1isize; x.rank()];
-                shape[ch] = a.numel() as isize;
+                if a.numel() > 1 {
+                    shape[1] = a.numel() as isize;
+                }
                 let a_b = a.reshape(&shape)?;
                 let gx = if needs[0] {
                     let slope = Tensor::ones(x.shape(), x.dtype()).mask_where(&neg, &a_b.expand(&x.shape().iter().map(|&d| d as isize).collect::<Vec<_>>())?)?;
@@ -180,7 +181,6 @@ mod tests {
     fn per_channel_and_shared_weights() {
         check(&[2, 3, 4], &[0.1, 0.2, 0.3]);
         check(&[2, 3], &[0.1, 0.2, 0.3]);
-        check(&[5], &[0.1, 0.2, 0.3, 0.4, 0.5]);
         check(&[2, 3, 2, 2], &[0.25]);
         check(&[7], &[0.5]);
         check(&[3, 1, 4], &[0.5]);
@@ -216,7 +216,11 @@ mod tests {
     fn bad_alpha_is_an_error() {
         let t = Tensor::zeros(&[2, 3, 4], DType::F32);
         let e = t.prelu(&Tensor::zeros(&[4], DType::F32)).unwrap_err().to_string();
-        assert_eq!(e, "prelu: alpha has 4 weights, expected 1 or the size of dim 1 (the channels) of input shape [2, 3, 4]");
+        assert_eq!(e, "prelu: alpha has 4 weights, expected 1 or the size of dim 1 (the channels); input shape [2, 3, 4]");
+        // Burn's test_prelu_single_dim_multi_weight: a rank-1 input has one channel.
+        let v = Tensor::zeros(&[5], DType::F32);
+        let e = v.prelu(&Tensor::zeros(&[5], DType::F32)).unwrap_err().to_string();
+        assert_eq!(e, "prelu: alpha has 5 weights, expected 1: an input of rank below 2 has one channel; input shape [5]");
         let e = t.prelu(&Tensor::zeros(&[3, 1], DType::F32)).unwrap_err().to_string();
         assert_eq!(e, "prelu: alpha must have rank 1, found shape [3, 1]");
         let e = t.prelu(&Tensor::zeros(&[3], DType::F64)).unwrap_err().to_string();
