@@ -172,4 +172,3 @@ def _tables(connection: sqlite3.Connection) -> list[str]:
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
     ).fetchall()
     return [str(name) for (name,) in rows]
-
