@@ -199,7 +199,7 @@ def _burn_dataset_blobs() -> list[bytes]:
 
 
 @FUZZ_SETTINGS
-@given(data=_mutated(_burn_dataset_blobs()))
+@given(data=mutated(_burn_dataset_blobs()))
 def test_mutated_dataset_items_raise_only_value_errors(data: bytes) -> None:
     # The blob of a row of Burn's SQLite dataset form, as SqliteDataset.get decodes it.
     try:
