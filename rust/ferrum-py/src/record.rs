@@ -54,6 +54,11 @@ fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
         return Ok(Item::Struct(fields));
     }
     let is_tuple = value.is_instance_of::<PyTuple>();
+    // `ferrum.record.SomeConstant` is Rust's `Some` of a constant: bincode writes a 1, then the constant.
+    if is_tuple && !value.is_exact_instance_of::<PyTuple>() && value.get_type().name()?.to_str()? == "SomeConstant" {
+        let inner = value.get_item(0)?;
+        return Ok(Item::Opt(Some(Box::new(to_item(&inner, path)?))));
+    }
     if is_tuple || value.is_instance_of::<PyList>() {
         let items = value
             .try_iter()?
