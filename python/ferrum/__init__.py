@@ -12,7 +12,7 @@ Example:
     [[7.0, 10.0], [15.0, 22.0]]
 """
 
-from ferrum import activation, backend
+from ferrum import activation, backend, functional, linalg
 from ferrum._ferrum import (
     ArgumentError,
     BackendError,
@@ -27,6 +27,7 @@ from ferrum._ferrum import (
     Kind,
     KindError,
     OutOfBoundsError,
+    PadMode,
     ShapeError,
     Tensor,
     TensorData,
@@ -59,6 +60,7 @@ __all__ = [
     "ModuleMapper",
     "ModuleVisitor",
     "OutOfBoundsError",
+    "PadMode",
     "Param",
     "ParamId",
     "Rank",
@@ -68,4 +70,6 @@ __all__ = [
     "activation",
     "backend",
     "config",
+    "functional",
+    "linalg",
 ]

@@ -11,7 +11,9 @@ mod distribution;
 mod error;
 mod gradients;
 mod interrupt;
+mod module_ops;
 mod optim;
+mod pad_mode;
 mod record;
 mod recurrent;
 mod tensor;
@@ -39,6 +41,7 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<device::KindInt>()?;
     m.add_class::<device::KindBool>()?;
     m.add_class::<distribution::PyDistribution>()?;
+    m.add_class::<pad_mode::PyPadMode>()?;
     m.add_function(wrap_pyfunction!(distribution::seed, m)?)?;
     m.add_function(wrap_pyfunction!(distribution::random_state, m)?)?;
     m.add_function(wrap_pyfunction!(distribution::set_random_state, m)?)?;
@@ -48,6 +51,7 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     activation::register(m)?;
     attention::register(m)?;
     conv::register(m)?;
+    module_ops::register(m)?;
     record::register(m)?;
     recurrent::register(m)?;
     optim::register(m)?;

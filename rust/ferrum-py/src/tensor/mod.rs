@@ -7,6 +7,7 @@ mod autodiff;
 pub mod convert;
 pub mod creation;
 pub mod format;
+mod extra;
 mod from_numpy;
 mod nested;
 mod index;
