@@ -2,6 +2,9 @@
 
 The weights shrink by ``lr * weight_decay`` of themselves each step, apart
 from the adaptive update: ``param = param * (1 - lr * wd) - lr * m_hat / (sqrt(v_hat) + eps)``.
+With ``cautious_weight_decay`` (Burn 0.20, arXiv:2510.12402) a weight shrinks
+only where its sign agrees with the first moment's, so decay never pushes
+against the update.
 
 Example:
     >>> from ferrum.optim import AdamWConfig
@@ -43,6 +46,7 @@ class AdamWConfig:
     beta_2: float = 0.999
     epsilon: float = 1e-5
     weight_decay: float = 1e-4
+    cautious_weight_decay: bool = False
     grad_clipping: GradientClippingConfig | None = None
 
     def __post_init__(self) -> None:
@@ -72,7 +76,14 @@ class AdamW(Optimizer[AdaptiveMomentumState]):
     ) -> tuple[FloatTensor, AdaptiveMomentumState]:
         c = self.config
         return adaptive_momentum_step(
-            tensor, grad, state, lr, (c.beta_1, c.beta_2, c.epsilon), c.weight_decay, decoupled=True
+            tensor,
+            grad,
+            state,
+            lr,
+            (c.beta_1, c.beta_2, c.epsilon),
+            c.weight_decay,
+            decoupled=True,
+            cautious=c.cautious_weight_decay,
         )
 
     def _state_to_record(self, state: AdaptiveMomentumState) -> dict[str, Any]:
