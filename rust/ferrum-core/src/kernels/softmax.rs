@@ -18,7 +18,7 @@ pub enum Normalise {
     Softmax,
     /// `y_i - max - ln(sum e)`
     LogSoftmax,
-    /// `e_i / (1 + sum e)`
+    /// Burn's `exp(x_i) / (1 + sum exp(x))`, computed as `e_i / (exp(-max) + sum e)`
     Quiet,
 }
 
@@ -141,7 +141,8 @@ fn row_exp_sum<T: FloatElement>(x: &[T], d: &mut [T], sign: T, m: T) -> T {
 fn row_finish<T: FloatElement>(x: &[T], d: &mut [T], sign: T, m: T, s: T, kind: Normalise) {
     match kind {
         Normalise::Softmax | Normalise::Quiet => {
-            let r = T::one() / if kind == Normalise::Quiet { T::one() + s } else { s };
+            // The quiet 1 scaled like the exponentials: exp(-max) (0 for a large max, inf below about -88 in f32, where every weight is 0).
+            let r = T::one() / if kind == Normalise::Quiet { (-m).exp() + s } else { s };
             for o in d.iter_mut() {
                 *o = *o * r;
             }
@@ -206,7 +207,7 @@ fn columns<T: FloatElement>(src: &[T], dst: &mut [T], n: usize, inner: usize, si
                     a
                 })
                 .expect("a non-empty block has at least one chunk");
-            column_factors(&mut f, kind);
+            column_factors(&mut f, &m, kind);
             d.par_chunks_mut(per_task)
                 .zip(x.par_chunks(per_task))
                 .for_each(|(d, x)| simd(#[inline(always)] || column_finish(x, d, &m, &f, sign, kind)));
@@ -223,7 +224,7 @@ fn column_block<T: FloatElement>(x: &[T], d: &mut [T], stats: &mut [T], sign: T,
     s.fill(T::zero());
     column_max(x, m, sign);
     column_exp_sum(x, d, m, s, sign);
-    column_factors(s, kind);
+    column_factors(s, m, kind);
     column_finish(x, d, m, s, sign, kind);
 }
 
@@ -250,10 +251,10 @@ fn column_exp_sum<T: FloatElement>(x: &[T], d: &mut [T], m: &[T], s: &mut [T], s
 
 /// Per column, replace the sum by the reciprocal to scale by, or by its log.
 #[inline(always)]
-fn column_factors<T: FloatElement>(s: &mut [T], kind: Normalise) {
+fn column_factors<T: FloatElement>(s: &mut [T], m: &[T], kind: Normalise) {
     match kind {
         Normalise::Softmax => s.iter_mut().for_each(|s| *s = T::one() / *s),
-        Normalise::Quiet => s.iter_mut().for_each(|s| *s = T::one() / (T::one() + *s)),
+        Normalise::Quiet => s.iter_mut().zip(m).for_each(|(s, &m)| *s = T::one() / ((-m).exp() + *s)),
         Normalise::LogSoftmax => s.iter_mut().for_each(|s| *s = s.ln()),
     }
 }
@@ -290,7 +291,7 @@ mod tests {
                 for j in 0..n {
                     out[at(j)] = match op.kind {
                         Normalise::Softmax => (y(j) - m).exp() / s,
-                        Normalise::Quiet => (y(j) - m).exp() / (1.0 + s),
+                        Normalise::Quiet => y(j).exp() / (1.0 + (0..n).map(|i| y(i).exp()).sum::<f64>()),
                         Normalise::LogSoftmax => y(j) - m - s.ln(),
                     };
                 }
