@@ -18,8 +18,57 @@ use crate::interrupt;
 use crate::ops::unary::sigmoid;
 
 /// Floats the recurrent kernels run on.
-pub trait RnnFloat: FloatElement + GemmElement {}
-impl<T: FloatElement + GemmElement> RnnFloat for T {}
+pub trait RnnFloat: FloatElement + GemmElement {
+    /// `w` (`k x n`, through `mat`) made ready for the many products of a
+    /// sequence: packed once where ferrum's f32 GEMM runs.
+    fn prepare(w: &[Self], mat: Mat, k: usize, n: usize) -> Weight<'_, Self> {
+        Weight { w, mat, k, n, packed: None }
+    }
+}
+
+impl RnnFloat for f64 {}
+
+impl RnnFloat for f32 {
+    fn prepare(w: &[f32], mat: Mat, k: usize, n: usize) -> Weight<'_, f32> {
+        let kernel = super::sgemm::Kernel::best().filter(|_| k > 0 && n > 0 && super::gemm::fits(mat, k, n, w.len()));
+        // SAFETY: `fits` checked that every element of the k x n matrix is in
+        // `w`; the kernel is one this CPU runs; k, n > 0.
+        let packed = kernel.map(|kernel| unsafe {
+            let b = super::sgemm::Operand { ptr: w.as_ptr().add(mat.offset), rs: mat.rs, cs: mat.cs };
+            super::sgemm::PackedB::new(kernel, b, k, n)
+        });
+        Weight { w, mat, k, n, packed }
+    }
+}
+
+/// A recurrent weight ready for `dst (+)= lhs @ w`.
+pub struct Weight<'a, T> {
+    w: &'a [T],
+    mat: Mat,
+    k: usize,
+    n: usize,
+    packed: Option<super::sgemm::PackedB>,
+}
+
+impl<T: RnnFloat> Weight<'_, T> {
+    /// `dst[m x n] (+)= lhs @ w`, `dst` rows `n` apart.
+    fn product(&self, dst: &mut [T], accumulate: bool, lhs: &[T], l: Mat, m: usize) {
+        let (k, n) = (self.k, self.n);
+        match &self.packed {
+            Some(p) if m > 0 => {
+                assert!(super::gemm::fits(l, m, k, lhs.len()) && dst.len() >= m * n, "recurrent product: operand out of bounds");
+                let threads = if m * k * n >= super::gemm::PAR_GEMM_FLOPS { rayon::current_num_threads() } else { 1 };
+                // SAFETY: T is f32 here (only f32 packs); the bounds were checked
+                // above; dst is borrowed mutably.
+                unsafe {
+                    let a = super::sgemm::Operand { ptr: lhs.as_ptr().add(l.offset).cast(), rs: l.rs, cs: l.cs };
+                    p.product(dst.as_mut_ptr().cast(), n, accumulate, a, m, threads);
+                }
+            }
+            _ => T::gemm_into(dst, n, accumulate, lhs, l, self.w, self.mat, Dims { m, k, n }, true),
+        }
+    }
+}
 
 /// `tanh` that vectorises for f32 (Cephes' `tanhf`: a polynomial below
 /// 0.625, `1 - 2 / (e^2x + 1)` above, both computed and one selected; about
@@ -29,7 +78,7 @@ pub fn tanh<T: FloatElement>(v: T) -> T {
     if std::mem::size_of::<T>() != 4 {
         return v.tanh();
     }
-    let c = |x: f64| T::from(x).unwrap_or_else(T::zero);
+    let c = T::from_f64;
     let a = v.abs();
     let z = v * v;
     let poly = ((((c(-5.704_988_727_45e-3) * z + c(2.063_908_879_54e-2)) * z - c(5.373_971_555_31e-2)) * z
@@ -85,10 +134,8 @@ fn row_major(cols: usize) -> Mat {
 
 /// `dst[batch x n] (+)= rows @ w` where row `b` of the left operand starts at
 /// `offset + b * stride` in `src`.
-#[allow(clippy::too_many_arguments)]
-fn gemm_rows<T: RnnFloat>(dst: &mut [T], accumulate: bool, src: &[T], offset: usize, stride: usize, k: usize, w: &[T], w_mat: Mat, n: usize, batch: usize) {
-    let lhs = Mat { offset, rs: stride as isize, cs: 1 };
-    T::gemm_into(dst, n, accumulate, src, lhs, w, w_mat, Dims { m: batch, k, n }, true);
+fn gemm_rows<T: RnnFloat>(dst: &mut [T], accumulate: bool, src: &[T], offset: usize, stride: usize, w: &Weight<'_, T>, batch: usize) {
+    w.product(dst, accumulate, src, Mat { offset, rs: stride as isize, cs: 1 }, batch);
 }
 
 /// `w^T` of a row-major `[rows, cols]` matrix.
@@ -110,6 +157,7 @@ pub fn lstm_forward<T: RnnFloat>(xp: &[T], w: &[T], h0: &[T], c0: &[T], d: SeqDi
     let mut scratch = vec![T::zero(); if keep { 0 } else { gw }];
     let (mut h, mut c) = (h0.to_vec(), c0.to_vec());
     let clip = f.clip.map(|v| T::from(v).unwrap_or_else(T::infinity));
+    let wp = T::prepare(w, row_major(gw), h_n, gw);
     for s in 0..t_n {
         if interrupt::poll() {
             return None;
@@ -118,7 +166,7 @@ pub fn lstm_forward<T: RnnFloat>(xp: &[T], w: &[T], h0: &[T], c0: &[T], d: SeqDi
         for b in 0..b_n {
             pre[b * gw..(b + 1) * gw].copy_from_slice(&xp[(b * t_n + t) * gw..][..gw]);
         }
-        gemm_rows(&mut pre, true, &h, 0, h_n, h_n, w, row_major(gw), gw, b_n);
+        gemm_rows(&mut pre, true, &h, 0, h_n, &wp, b_n);
         let (hs, cs) = y.split_at_mut(plane);
         for b in 0..b_n {
             let at = (b * t_n + t) * h_n;
@@ -133,33 +181,39 @@ pub fn lstm_forward<T: RnnFloat>(xp: &[T], w: &[T], h0: &[T], c0: &[T], d: SeqDi
 }
 
 /// One LSTM cell for one batch row: gates from `p`, state updated in place.
+/// One loop per gate keeps each loop a plain map that vectorises.
 #[inline(always)]
 fn lstm_cell<T: FloatElement>(p: &[T], a: &mut [T], c: &mut [T], h: &mut [T], n: usize, coupled: bool, clip: Option<T>) {
     let blocks = if coupled { 3 } else { 4 };
     let (p, a) = (&p[..blocks * n], &mut a[..blocks * n]);
     let (c, h) = (&mut c[..n], &mut h[..n]);
+    for (d, &x) in a.iter_mut().zip(p) {
+        *d = sigmoid(x);
+    }
+    // The cell candidate block takes tanh instead (block 1 coupled, 2 otherwise).
+    let g_at = if coupled { n } else { 2 * n };
+    for (d, &x) in a[g_at..g_at + n].iter_mut().zip(&p[g_at..g_at + n]) {
+        *d = tanh(x);
+    }
+    let (i, rest) = a.split_at(n);
+    let (g, o) = (&rest[g_at - n..g_at], &rest[g_at..g_at + n]);
+    if coupled {
+        for j in 0..n {
+            c[j] = (T::one() - i[j]) * c[j] + i[j] * g[j];
+        }
+    } else {
+        let f = &rest[..n];
+        for j in 0..n {
+            c[j] = f[j] * c[j] + i[j] * g[j];
+        }
+    }
+    if let Some(m) = clip {
+        for v in c.iter_mut() {
+            *v = if *v > m { m } else if *v < -m { -m } else { *v };
+        }
+    }
     for j in 0..n {
-        let i = sigmoid(p[j]);
-        let (fg, g, o) = if coupled {
-            (T::one() - i, tanh(p[n + j]), sigmoid(p[2 * n + j]))
-        } else {
-            (sigmoid(p[n + j]), tanh(p[2 * n + j]), sigmoid(p[3 * n + j]))
-        };
-        let mut cn = fg * c[j] + i * g;
-        if let Some(m) = clip {
-            cn = if cn > m { m } else if cn < -m { -m } else { cn };
-        }
-        c[j] = cn;
-        h[j] = o * tanh(cn);
-        a[j] = i;
-        if coupled {
-            a[n + j] = g;
-            a[2 * n + j] = o;
-        } else {
-            a[n + j] = fg;
-            a[2 * n + j] = g;
-            a[3 * n + j] = o;
-        }
+        h[j] = o[j] * tanh(c[j]);
     }
 }
 
@@ -185,6 +239,7 @@ pub fn lstm_backward<T: RnnFloat>(
     let mut dxp = vec![T::zero(); b_n * t_n * gw];
     let mut dh_next = vec![T::zero(); b_n * h_n];
     let mut dc = vec![T::zero(); b_n * h_n];
+    let wt = T::prepare(w, transposed(gw), gw, h_n);
     for s in (0..t_n).rev() {
         if interrupt::poll() {
             return None;
@@ -208,7 +263,7 @@ pub fn lstm_backward<T: RnnFloat>(
             simd(|| lstm_cell_backward(&io, &dh_next[b * h_n..][..h_n], &mut dc[b * h_n..][..h_n], dp, h_n, f.coupled, clip));
         }
         // dh of the step before: this step's gate gradients through w^T.
-        gemm_rows(&mut dh_next, false, &dxp, t * gw, t_n * gw, gw, w, transposed(gw), h_n, b_n);
+        gemm_rows(&mut dh_next, false, &dxp, t * gw, t_n * gw, &wt, b_n);
     }
     let dw = weight_grad(hs, h0, &dxp, d, f.reverse);
     Some((dxp, dw, dh_next, dc))
@@ -226,36 +281,44 @@ struct StepIo<'a, T> {
 #[inline(always)]
 fn lstm_cell_backward<T: FloatElement>(io: &StepIo<'_, T>, dh_next: &[T], dc: &mut [T], dp: &mut [T], n: usize, coupled: bool, clip: Option<T>) {
     let one = T::one();
+    let blocks = if coupled { 3 } else { 4 };
+    let (a, dp) = (&io.a[..blocks * n], &mut dp[..blocks * n]);
+    let g_at = if coupled { n } else { 2 * n };
+    let (i, g, o) = (&a[..n], &a[g_at..g_at + n], &a[g_at + n..g_at + 2 * n]);
+    let (gh, gc, c, c_prev, dh_next, dc) = (&io.gh[..n], &io.gc[..n], &io.c[..n], &io.c_prev[..n], &dh_next[..n], &mut dc[..n]);
+    // dp's o block first holds dh, the i block dc (through the cell), then each becomes its gate's gradient.
+    let (dp_i, dp_rest) = dp.split_at_mut(n);
+    let (dp_mid, dp_o) = dp_rest.split_at_mut(g_at);
     for j in 0..n {
-        let (i, fg, g, o) = if coupled {
-            (io.a[j], one - io.a[j], io.a[n + j], io.a[2 * n + j])
-        } else {
-            (io.a[j], io.a[n + j], io.a[2 * n + j], io.a[3 * n + j])
-        };
-        let dh = io.gh[j] + dh_next[j];
-        let tc = tanh(io.c[j]);
-        let d_o = dh * tc;
-        let mut dcj = dc[j] + io.gc[j] + dh * o * (one - tc * tc);
-        if let Some(m) = clip {
-            // The clamp passes the gradient only where it did not clip.
-            if !(io.c[j] < m && io.c[j] > -m) {
-                dcj = T::zero();
-            }
+        let dh = gh[j] + dh_next[j];
+        let tc = tanh(c[j]);
+        dp_o[j] = dh * tc * o[j] * (one - o[j]);
+        dp_i[j] = dc[j] + gc[j] + dh * o[j] * (one - tc * tc);
+    }
+    if let Some(m) = clip {
+        // The clamp passes the gradient only where it did not clip.
+        for (d, &v) in dp_i.iter_mut().zip(c) {
+            *d = if v < m && v > -m { *d } else { T::zero() };
         }
-        let mut di = dcj * g;
-        let dg = dcj * i;
-        let df = dcj * io.c_prev[j];
-        dc[j] = dcj * fg;
-        if coupled {
-            di = di - df;
-            dp[j] = di * i * (one - i);
-            dp[n + j] = dg * (one - g * g);
-            dp[2 * n + j] = d_o * o * (one - o);
-        } else {
-            dp[j] = di * i * (one - i);
-            dp[n + j] = df * fg * (one - fg);
-            dp[2 * n + j] = dg * (one - g * g);
-            dp[3 * n + j] = d_o * o * (one - o);
+    }
+    if coupled {
+        let dp_g = &mut dp_mid[..n];
+        for j in 0..n {
+            let dcj = dp_i[j];
+            let di = dcj * g[j] - dcj * c_prev[j];
+            dc[j] = dcj * (one - i[j]);
+            dp_g[j] = dcj * i[j] * (one - g[j] * g[j]);
+            dp_i[j] = di * i[j] * (one - i[j]);
+        }
+    } else {
+        let f = &a[n..2 * n];
+        let (dp_f, dp_g) = dp_mid.split_at_mut(n);
+        for j in 0..n {
+            let dcj = dp_i[j];
+            dc[j] = dcj * f[j];
+            dp_f[j] = dcj * c_prev[j] * f[j] * (one - f[j]);
+            dp_g[j] = dcj * i[j] * (one - g[j] * g[j]);
+            dp_i[j] = dcj * g[j] * i[j] * (one - i[j]);
         }
     }
 }
@@ -293,36 +356,43 @@ pub fn gru_forward<T: RnnFloat>(xp: &[T], w: &[T], bh: Option<&[T]>, h0: &[T], d
     let mut hp = vec![T::zero(); b_n * gw];
     let mut h = h0.to_vec();
     let mut scratch = vec![T::zero(); 4 * h_n];
+    let wp = T::prepare(w, row_major(gw), h_n, gw);
     for t in 0..t_n {
         if interrupt::poll() {
             return None;
         }
-        gemm_rows(&mut hp, false, &h, 0, h_n, h_n, w, row_major(gw), gw, b_n);
+        gemm_rows(&mut hp, false, &h, 0, h_n, &wp, b_n);
+        if let Some(bh) = bh {
+            for row in hp.chunks_exact_mut(gw) {
+                row.iter_mut().zip(bh).for_each(|(v, &b)| *v = *v + b);
+            }
+        }
         for b in 0..b_n {
             let x = &xp[(b * t_n + t) * gw..][..gw];
             let a = if keep { &mut acts[(b * t_n + t) * 4 * h_n..][..4 * h_n] } else { &mut scratch[..] };
             let row = &mut h[b * h_n..][..h_n];
-            simd(|| gru_cell(x, &hp[b * gw..][..gw], bh, a, row, h_n));
+            simd(|| gru_cell(x, &hp[b * gw..][..gw], a, row, h_n));
             y[(b * t_n + t) * h_n..][..h_n].copy_from_slice(row);
         }
     }
     Some((y, acts))
 }
 
+/// One GRU cell for one batch row (`hp` holds `h @ w + bh`); one loop per gate.
 #[inline(always)]
-fn gru_cell<T: FloatElement>(x: &[T], hp: &[T], bh: Option<&[T]>, a: &mut [T], h: &mut [T], n: usize) {
-    let one = T::one();
+fn gru_cell<T: FloatElement>(x: &[T], hp: &[T], a: &mut [T], h: &mut [T], n: usize) {
+    let (x, hp, a, h) = (&x[..3 * n], &hp[..3 * n], &mut a[..4 * n], &mut h[..n]);
+    for j in 0..2 * n {
+        a[j] = sigmoid(x[j] + hp[j]);
+    }
+    let (zr, rest) = a.split_at_mut(2 * n);
+    let (g, hn) = rest.split_at_mut(n);
+    hn.copy_from_slice(&hp[2 * n..]);
     for j in 0..n {
-        let b = |k: usize| bh.map_or(T::zero(), |bh| bh[k]);
-        let z = sigmoid(x[j] + hp[j] + b(j));
-        let r = sigmoid(x[n + j] + hp[n + j] + b(n + j));
-        let hn = hp[2 * n + j] + b(2 * n + j);
-        let g = tanh(x[2 * n + j] + r * hn);
-        a[j] = z;
-        a[n + j] = r;
-        a[2 * n + j] = g;
-        a[3 * n + j] = hn;
-        h[j] = (one - z) * g + z * h[j];
+        g[j] = tanh(x[2 * n + j] + zr[n + j] * hn[j]);
+    }
+    for j in 0..n {
+        h[j] = (T::one() - zr[j]) * g[j] + zr[j] * h[j];
     }
 }
 
@@ -335,6 +405,7 @@ pub fn gru_backward<T: RnnFloat>(gy: &[T], y: &[T], acts: &[T], w: &[T], h0: &[T
     // The gradient of each step's recurrent product h @ w + bh.
     let mut dhp = vec![T::zero(); b_n * t_n * gw];
     let mut dh_next = vec![T::zero(); b_n * h_n];
+    let wt = T::prepare(w, transposed(gw), gw, h_n);
     for t in (0..t_n).rev() {
         if interrupt::poll() {
             return None;
@@ -346,7 +417,7 @@ pub fn gru_backward<T: RnnFloat>(gy: &[T], y: &[T], acts: &[T], w: &[T], h0: &[T
             let (dx, dr) = (&mut dxp[(b * t_n + t) * gw..][..gw], &mut dhp[(b * t_n + t) * gw..][..gw]);
             simd(|| gru_cell_backward(&gy[at..at + h_n], h_prev, a, &mut dh_next[b * h_n..][..h_n], dx, dr, h_n));
         }
-        gemm_rows(&mut dh_next, true, &dhp, t * gw, t_n * gw, gw, w, transposed(gw), h_n, b_n);
+        gemm_rows(&mut dh_next, true, &dhp, t * gw, t_n * gw, &wt, b_n);
     }
     let mut db = vec![T::zero(); gw];
     for row in dhp.chunks_exact(gw) {

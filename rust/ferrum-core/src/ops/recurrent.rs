@@ -60,7 +60,7 @@ impl Var {
     pub fn lstm_sequence(xp: &Var, w: &Var, h0: &Var, c0: &Var, o: &LstmOptions) -> Result<Var> {
         let op = "lstm_sequence";
         if let Some(clip) = o.clip {
-            if !(clip > 0.0) {
+            if clip.is_nan() || clip <= 0.0 {
                 return Err(Error::invalid(op, format!("clip must be positive, found {clip}")));
             }
         }

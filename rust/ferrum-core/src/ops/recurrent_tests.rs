@@ -222,3 +222,28 @@ fn bad_shapes_are_reported() {
     let empty = Var::constant(Tensor::zeros(&[2, 0, 8], crate::DType::F32));
     assert_eq!(Var::lstm_sequence(&empty, &w, &h, &h, &LstmOptions::default()).unwrap().value.shape(), &[2, 2, 0, 2]);
 }
+
+#[test]
+fn f32_gradients_agree_with_f64() {
+    // f32 runs on the prepacked recurrent weight (where the CPU has ferrum's kernel).
+    let c = Case { b: 5, t: 7, h: 40, g: 4 };
+    let inputs = lstm_inputs(&c);
+    let shapes = [vec![5, 7, 160], vec![40, 160], vec![5, 40], vec![5, 40]];
+    let grads_of = |f32s: bool| -> Vec<Vec<f64>> {
+        let vars: Vec<Var> = inputs
+            .iter()
+            .zip(&shapes)
+            .map(|(v, s)| {
+                let t = Tensor::from_vec(v.clone(), s).unwrap();
+                Var::leaf(if f32s { t.cast(crate::DType::F32).unwrap() } else { t })
+            })
+            .collect();
+        let y = Var::lstm_sequence(&vars[0], &vars[1], &vars[2], &vars[3], &LstmOptions::default()).unwrap();
+        let g = crate::autodiff::backward(&y.sum().unwrap()).unwrap();
+        vars.iter().map(|v| g.get(v.id().unwrap()).unwrap().cast(crate::DType::F64).unwrap().to_vec::<f64>()).collect()
+    };
+    let (a, b) = (grads_of(true), grads_of(false));
+    for (k, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_close(x, y, 2e-4, &format!("input {k}"));
+    }
+}
