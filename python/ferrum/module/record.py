@@ -163,7 +163,8 @@ def _load_variant(module: Any, record: object, path: str) -> Any:
         )
     fields = node_fields(module)
     if len(fields) != 1:
-        raise TypeError(f"{type(module).__name__} is an enum module: it holds its variant in exactly one field")
+        owner = type(module).__name__
+        raise TypeError(f"{owner} is an enum module: it holds its variant in exactly one field")
     new = copy.copy(module)
     object.__setattr__(new, fields[0][0], load_record(inner, rec, join(path, name)))
     return new

@@ -29,7 +29,9 @@ from ferrum.nn.linear import Linear, LinearConfig
 from ferrum.rank import D1, Rank
 
 __all__ = [
+    "GLU",
     "Gelu",
+    "Glu",
     "HardSigmoid",
     "HardSigmoidConfig",
     "HardSwish",
@@ -195,7 +197,8 @@ class PReluConfig:
 
     def init(self, device: Device[B]) -> PRelu[B]:
         """A new layer on ``device``."""
-        return PRelu(alpha=Initializer.Constant(self.alpha).init((self.num_parameters,), device))
+        alpha = Initializer.Constant(self.alpha).init((self.num_parameters,), device)
+        return PRelu(alpha=alpha, alpha_value=float(self.alpha))
 
 
 class PRelu(Module[B]):
@@ -211,6 +214,8 @@ class PRelu(Module[B]):
     """
 
     alpha: Param[Tensor[B, D1]]
+    alpha_value: float = 0.25
+    """The initial slope (Burn's ``alpha_value``, a constant of the record)."""
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.prelu(x, self.alpha.val())
@@ -343,3 +348,28 @@ class SwiGlu(Module[B]):
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.silu(self.linear_inner.forward(x)) * self.linear_outer.forward(x)
+
+
+class Glu(Module[Any]):
+    """The gated linear unit along ``dim``: ``a * sigmoid(b)`` for the halves ``a``, ``b`` of that dim
+    (Burn's ``GLU``, also importable under that name).
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import Glu
+        >>> Glu(1).forward(Tensor.from_floats([[2.0, 0.0]], NdArray.device())).to_data().to_list()
+        [[1.0]]
+    """
+
+    _constant_record = True
+
+    dim: int
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """``[..., 2n, ...] -> [..., n, ...]`` along ``dim`` (which must have an even size)."""
+        return activation.glu(x, self.dim)
+
+
+GLU = Glu
+"""Burn's name of ``Glu``."""

@@ -74,7 +74,9 @@ _SETTINGS: dict[str, type] = {
 }
 # Softplus before HardSigmoid: JSON of either has `beta`, only HardSigmoid's has `alpha`.
 _Settings = PReluConfig | LeakyReluConfig | SwiGluConfig | SoftplusConfig | HardSigmoidConfig
-_Layer = Gelu | PRelu[Any] | Relu | LeakyRelu | SwiGlu[Any] | Sigmoid | Tanh | HardSigmoid | HardSwish | Softplus
+_Layer = (
+    Gelu | PRelu[Any] | Relu | LeakyRelu | SwiGlu[Any] | Sigmoid | Tanh | HardSigmoid | HardSwish | Softplus
+)
 
 
 @config
@@ -100,7 +102,9 @@ class ActivationConfig:
 
     def __post_init__(self) -> None:
         if self.kind not in _VARIANTS:
-            raise ValueError(f"ActivationConfig.kind: expected one of {', '.join(_VARIANTS)}, found {self.kind!r}")
+            raise ValueError(
+                f"ActivationConfig.kind: expected one of {', '.join(_VARIANTS)}, found {self.kind!r}"
+            )
         wanted = _SETTINGS.get(self.kind)
         if wanted is not None and is_config(self.settings) and not isinstance(self.settings, wanted):
             # JSON holds no type: settings read as another variant's config are this variant's.
@@ -112,27 +116,27 @@ class ActivationConfig:
             raise ValueError(f"ActivationConfig.{self.kind} needs a {wanted.__name__}, found {found}")
 
     @staticmethod
-    def PRelu(settings: PReluConfig) -> ActivationConfig:  # noqa: N802 (Burn's variant name)
+    def PRelu(settings: PReluConfig) -> ActivationConfig:
         """A ``PRelu`` layer."""
         return ActivationConfig("PRelu", settings)
 
     @staticmethod
-    def LeakyRelu(settings: LeakyReluConfig) -> ActivationConfig:  # noqa: N802
+    def LeakyRelu(settings: LeakyReluConfig) -> ActivationConfig:
         """A ``LeakyRelu`` layer."""
         return ActivationConfig("LeakyRelu", settings)
 
     @staticmethod
-    def SwiGlu(settings: SwiGluConfig) -> ActivationConfig:  # noqa: N802
+    def SwiGlu(settings: SwiGluConfig) -> ActivationConfig:
         """A ``SwiGlu`` layer."""
         return ActivationConfig("SwiGlu", settings)
 
     @staticmethod
-    def HardSigmoid(settings: HardSigmoidConfig) -> ActivationConfig:  # noqa: N802
+    def HardSigmoid(settings: HardSigmoidConfig) -> ActivationConfig:
         """A ``HardSigmoid`` layer."""
         return ActivationConfig("HardSigmoid", settings)
 
     @staticmethod
-    def Softplus(settings: SoftplusConfig) -> ActivationConfig:  # noqa: N802
+    def Softplus(settings: SoftplusConfig) -> ActivationConfig:
         """A ``Softplus`` layer."""
         return ActivationConfig("Softplus", settings)
 
@@ -145,9 +149,14 @@ class ActivationConfig:
         elif isinstance(s, (LeakyReluConfig, HardSigmoidConfig, SoftplusConfig)):
             layer = s.init()
         else:
-            layer = {"Gelu": Gelu, "Relu": Relu, "Sigmoid": Sigmoid, "Tanh": Tanh, "HardSwish": HardSwish}[
-                self.kind
-            ]()
+            plain: dict[str, type[Gelu | Relu | Sigmoid | Tanh | HardSwish]] = {
+                "Gelu": Gelu,
+                "Relu": Relu,
+                "Sigmoid": Sigmoid,
+                "Tanh": Tanh,
+                "HardSwish": HardSwish,
+            }
+            layer = plain[self.kind]()
         return Activation(layer)
 
     def __repr__(self) -> str:
@@ -178,7 +187,9 @@ class Activation(Module[B]):
 
     def __post_init__(self) -> None:
         if type(self.layer).__name__ not in _VARIANTS:
-            raise TypeError(f"Activation holds one of {', '.join(_VARIANTS)}, found {type(self.layer).__name__}")
+            raise TypeError(
+                f"Activation holds one of {', '.join(_VARIANTS)}, found {type(self.layer).__name__}"
+            )
 
     @property
     def kind(self) -> ActivationKind:

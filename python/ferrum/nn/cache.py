@@ -42,7 +42,10 @@ class TensorCache:
         return self.value is None
 
     def forward_autoregressive(
-        self, tensor: Tensor[Any, D3, Any], dim_cat: int, func: Callable[[Tensor[Any, D3, Any]], Tensor[Any, Any, Any]]
+        self,
+        tensor: Tensor[Any, D3, Any],
+        dim_cat: int,
+        func: Callable[[Tensor[Any, D3, Any]], Tensor[Any, Any, Any]],
     ) -> Tensor[Any, Any, Any]:
         """``func`` of the last position of ``tensor`` (``[batch, seq, d]``) joined to the cache along
         ``dim_cat``; on the first call, ``func`` of the whole tensor."""

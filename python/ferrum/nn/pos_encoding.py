@@ -35,7 +35,9 @@ def _sinusoid_values(length: int, d_model: int, max_timescale: int) -> np.ndarra
     if d_model % 2:
         raise ValueError(f"generate_sinusoids: d_model must be even, found {d_model}")
     if max_timescale < length:
-        raise ValueError(f"generate_sinusoids: max_timescale ({max_timescale}) must be at least the length ({length})")
+        raise ValueError(
+            f"generate_sinusoids: max_timescale ({max_timescale}) must be at least the length ({length})"
+        )
     increment = np.float32(-np.log(np.float32(max_timescale))) / np.float32(d_model)
     div = np.exp(np.arange(0, d_model, 2, dtype=np.float32) * increment)
     angles = np.arange(length, dtype=np.float32)[:, None] * div[None, :]
@@ -110,7 +112,9 @@ class PositionalEncoding(Module[B]):
         _, max_seq, d_model = self.sinusoids.dims()
         dims = x.dims()
         if len(dims) != 3 or dims[2] != d_model:
-            raise ShapeError(f"PositionalEncoding.forward: expected [batch, seq, {d_model}], found {list(dims)}")
+            raise ShapeError(
+                f"PositionalEncoding.forward: expected [batch, seq, {d_model}], found {list(dims)}"
+            )
         if dims[1] > max_seq:
             raise ShapeError(
                 f"PositionalEncoding.forward: the sequence has {dims[1]} positions, more than"

@@ -71,7 +71,9 @@ class RotaryEncodingConfig:
         """The encoding with ``scaling`` applied to the ``[d_model / 2]`` frequencies (e.g. for
         context extension), as Burn's ``init_with_frequency_scaling``."""
         exponent: Tensor[B, D1, Int] = Tensor.arange_step(0, self.d_model, 2, device)
-        base = ((exponent.float() / float(self.d_model)) * float(np.log(np.float32(self.theta)))).exp().recip()
+        base = (
+            ((exponent.float() / float(self.d_model)) * float(np.log(np.float32(self.theta)))).exp().recip()
+        )
         theta = scaling(base)
         if theta.dims() != (self.d_model // 2,):
             raise ShapeError(
@@ -120,7 +122,8 @@ class RotaryEncoding(Module[B]):
         seq = dims[-2]
         if isinstance(start, bool) or not isinstance(start, int) or start < 0 or start + seq > positions:
             raise ShapeError(
-                f"RotaryEncoding: positions {start}..{start + seq} are outside the {positions} the encoding holds"
+                f"RotaryEncoding: positions {start}..{start + seq} are outside the {positions}"
+                " the encoding holds"
             )
         table = self.freq_complex.narrow(0, start, seq)
         if table.device() != x.device() or table.dtype != x.dtype:
@@ -139,7 +142,8 @@ class RotaryEncoding(Module[B]):
         for generation past ``max_sequence_length``; Burn shifts in place, this returns a copy."""
         if isinstance(start, bool) or not isinstance(start, int) or start <= self.start_offset:
             raise ValueError(
-                f"RotaryEncoding.shift: the start must grow past the current offset {self.start_offset}, found {start!r}"
+                "RotaryEncoding.shift: the start must grow past the current offset"
+                f" {self.start_offset}, found {start!r}"
             )
         positions = self.freq_complex.dims()[0]
         return dataclasses.replace(

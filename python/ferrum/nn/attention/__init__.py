@@ -18,7 +18,13 @@ from ferrum.nn.attention.mask import (
     generate_autoregressive_mask,
     generate_padding_mask,
 )
-from ferrum.nn.attention.mha import MhaCache, MhaInput, MhaOutput, MultiHeadAttention, MultiHeadAttentionConfig
+from ferrum.nn.attention.mha import (
+    MhaCache,
+    MhaInput,
+    MhaOutput,
+    MultiHeadAttention,
+    MultiHeadAttentionConfig,
+)
 
 __all__ = [
     "CrossAttention",

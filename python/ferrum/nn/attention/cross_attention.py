@@ -43,7 +43,7 @@ class CrossAttentionConfig:
         >>> from ferrum.backend import NdArray
         >>> from ferrum.nn.attention import CrossAttentionConfig
         >>> CrossAttentionConfig(8, 8, 2, 1, 4).init(NdArray.device()).num_params()
-        208
+        216
     """
 
     d_model: int
@@ -62,7 +62,8 @@ class CrossAttentionConfig:
                 raise ValueError(f"CrossAttentionConfig.{name} must be a positive int, found {value!r}")
         if self.n_heads % self.n_heads_kv:
             raise ValueError(
-                f"CrossAttentionConfig: n_heads ({self.n_heads}) must be divisible by n_heads_kv ({self.n_heads_kv})"
+                f"CrossAttentionConfig: n_heads ({self.n_heads}) must be divisible by"
+                f" n_heads_kv ({self.n_heads_kv})"
             )
 
     def init(self, device: Device[B]) -> CrossAttention[B]:
@@ -153,7 +154,9 @@ class CrossAttention(Module[B]):
         d_model = self.query.weight.shape()[0]
         d_context = self.key.weight.shape()[0]
         if len(query.dims()) != 3 or query.dims()[2] != d_model:
-            raise ShapeError(f"CrossAttention: query must be [batch, seq, d_model={d_model}], found {list(query.dims())}")
+            raise ShapeError(
+                f"CrossAttention: query must be [batch, seq, d_model={d_model}], found {list(query.dims())}"
+            )
         if len(context.dims()) != 3 or context.dims()[2] != d_context or context.dims()[0] != query.dims()[0]:
             raise ShapeError(
                 f"CrossAttention: context must be [batch={query.dims()[0]}, seq, d_context={d_context}],"
@@ -173,8 +176,14 @@ class CrossAttention(Module[B]):
         q = self.query.forward(query).reshape((batch, seq_q, self.n_heads, self.d_head)).swap_dims(1, 2)
         if self.n_heads != self.n_heads_kv:
             k, v = self._repeat(k), self._repeat(v)
-        weights = attention_weights(q @ k.transpose(), mask, None, self.d_head, self.min_float, self.quiet_softmax)
-        out = (self.dropout.forward(weights) @ v).swap_dims(1, 2).reshape((batch, seq_q, self.n_heads * self.d_head))
+        weights = attention_weights(
+            q @ k.transpose(), mask, None, self.d_head, self.min_float, self.quiet_softmax
+        )
+        out = (
+            (self.dropout.forward(weights) @ v)
+            .swap_dims(1, 2)
+            .reshape((batch, seq_q, self.n_heads * self.d_head))
+        )
         return self.output.forward(out)
 
     def _repeat(self, x: Tensor[B, D4]) -> Tensor[B, D4]:

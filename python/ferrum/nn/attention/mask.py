@@ -75,17 +75,19 @@ class SeqLengthOption:
             _count(f"SeqLengthOption.{self.kind}: length", self.length, 0)
 
     @staticmethod
-    def Max(length: int) -> SeqLengthOption:  # noqa: N802 (Burn's variant name)
+    def Max(length: int) -> SeqLengthOption:
         """The longest sequence's length, at most ``length``."""
         return SeqLengthOption("Max", length)
 
     @staticmethod
-    def Fixed(length: int) -> SeqLengthOption:  # noqa: N802
+    def Fixed(length: int) -> SeqLengthOption:
         """Exactly ``length``."""
         return SeqLengthOption("Fixed", length)
 
     def __repr__(self) -> str:
-        return "SeqLengthOption.NoMax" if self.length is None else f"SeqLengthOption.{self.kind}({self.length})"
+        return (
+            "SeqLengthOption.NoMax" if self.length is None else f"SeqLengthOption.{self.kind}({self.length})"
+        )
 
 
 SeqLengthOption.NoMax = SeqLengthOption("NoMax")
@@ -119,8 +121,13 @@ def generate_padding_mask(
         [[1, 2, 3, 0, 0]]
     """
     _count("generate_padding_mask: pad_token", pad_token, 0)
-    if isinstance(seq_length, bool) or not (seq_length is None or isinstance(seq_length, (int, SeqLengthOption))):
-        raise TypeError(f"generate_padding_mask: seq_length must be None, an int or a SeqLengthOption, found {seq_length!r}")
+    if isinstance(seq_length, bool) or not (
+        seq_length is None or isinstance(seq_length, (int, SeqLengthOption))
+    ):
+        raise TypeError(
+            "generate_padding_mask: seq_length must be None, an int or a SeqLengthOption,"
+            f" found {seq_length!r}"
+        )
     option = (
         SeqLengthOption.NoMax
         if seq_length is None
@@ -132,10 +139,14 @@ def generate_padding_mask(
     for i, row in enumerate(rows):
         for token in row:
             if not isinstance(token, (int, np.integer)) or isinstance(token, bool) or token < 0:
-                raise ValueError(f"generate_padding_mask: tokens_list[{i}] holds {token!r}; token ids are ints >= 0")
+                raise ValueError(
+                    f"generate_padding_mask: tokens_list[{i}] holds {token!r}; token ids are ints >= 0"
+                )
     longest = max((len(row) for row in rows), default=1)
-    size = longest if option.kind == "NoMax" else option.length if option.kind == "Fixed" else min(longest, option.length)  # type: ignore[type-var]
+    size = longest if option.kind == "NoMax" else option.length
     assert size is not None
+    if option.kind not in ("NoMax", "Fixed"):
+        size = min(longest, size)
     data = np.full((len(rows), size), pad_token, dtype=np.int64)
     for i, row in enumerate(rows):
         cut = row[:size]

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 from ferrum import _ferrum
 from ferrum._ferrum import Bool, Device, KindError, ShapeError, Tensor
@@ -107,7 +108,8 @@ class MhaInput(Generic[B]):
         >>> from ferrum.nn.attention import MhaInput
         >>> device = NdArray.device()
         >>> x = Tensor.ones((2, 3, 4), device)
-        >>> MhaInput.self_attn(x).mask_pad(Tensor.from_bool([[False] * 3] * 2, device)).padding_mask is not None
+        >>> no_padding = Tensor.from_bool([[False] * 3] * 2, device)
+        >>> MhaInput.self_attn(x).mask_pad(no_padding).padding_mask is not None
         True
     """
 
@@ -150,7 +152,8 @@ class MhaInput(Generic[B]):
 
 @dataclasses.dataclass(frozen=True)
 class MhaOutput(Generic[B]):
-    """The attention weights ``[batch, n_heads, seq_q, seq_k]`` and the context ``[batch, seq_q, d_model]``."""
+    """The attention weights ``[batch, n_heads, seq_q, seq_k]`` and the context
+    ``[batch, seq_q, d_model]``."""
 
     weights: Tensor[B, D4]
     context: Tensor[B, D3]
@@ -166,7 +169,8 @@ class MultiHeadAttention(Module[B]):
         >>> device = NdArray.device()
         >>> mha = MultiHeadAttentionConfig(4, 2).with_dropout(0.0).init(device)
         >>> x = Tensor.ones((1, 3, 4), device)
-        >>> weights = mha.forward(MhaInput.self_attn(x).mask_attn(generate_autoregressive_mask(1, 3, device))).weights
+        >>> causal = generate_autoregressive_mask(1, 3, device)
+        >>> weights = mha.forward(MhaInput.self_attn(x).mask_attn(causal)).weights
         >>> [round(w, 3) for w in weights.to_data().to_list()[0][0][0]]
         [1.0, 0.0, 0.0]
     """
@@ -213,7 +217,8 @@ class MultiHeadAttention(Module[B]):
             dims = getattr(input, name).dims()
             if len(dims) != 3 or dims[2] != self.d_model:
                 raise ShapeError(
-                    f"MultiHeadAttention: {name} must be [batch, seq, d_model={self.d_model}], found {list(dims)}"
+                    f"MultiHeadAttention: {name} must be [batch, seq, d_model={self.d_model}],"
+                    f" found {list(dims)}"
                 )
         batch, seq_q, _ = input.query.dims()
         seq_k = input.key.dims()[1]
@@ -253,7 +258,9 @@ class MultiHeadAttention(Module[B]):
         ]
 
 
-def _check_mask(name: str, mask: Tensor[B, D2, Bool] | Tensor[B, D3, Bool] | None, shape: tuple[int, ...]) -> None:
+def _check_mask(
+    name: str, mask: Tensor[B, D2, Bool] | Tensor[B, D3, Bool] | None, shape: tuple[int, ...]
+) -> None:
     if mask is None:
         return
     if not isinstance(mask, Tensor):
@@ -298,7 +305,9 @@ class MhaCache(Generic[B]):
         False
     """
 
-    def __init__(self, query: _LinearCache, key: _LinearCache, value: _LinearCache, output: _LinearCache) -> None:
+    def __init__(
+        self, query: _LinearCache, key: _LinearCache, value: _LinearCache, output: _LinearCache
+    ) -> None:
         self.query, self.key, self.value, self.output = query, key, value, output
 
     @staticmethod
@@ -309,7 +318,9 @@ class MhaCache(Generic[B]):
     @staticmethod
     def autoregressive_cross_attention() -> MhaCache[B]:
         """For cross-attention: the key and value (of the encoder's memory) are computed once."""
-        return MhaCache(_LinearCache(2), _LinearCache(2, full=True), _LinearCache(2, full=True), _LinearCache(1))
+        return MhaCache(
+            _LinearCache(2), _LinearCache(2, full=True), _LinearCache(2, full=True), _LinearCache(1)
+        )
 
 
 class _LinearCache:
@@ -320,8 +331,10 @@ class _LinearCache:
         self.dim = dim
         self.full = full
 
-    def forward(self, tensor: Tensor[B, D3], func: object) -> Tensor[B, D4]:
-        f = func  # a projection of [batch, seq, d_model]
+    def forward(
+        self, tensor: Tensor[B, D3], func: Callable[[Tensor[B, D3]], Tensor[B, Any]]
+    ) -> Tensor[B, Any]:
+        """``func`` (a projection of ``[batch, seq, d_model]``) through the cache."""
         if self.full:
-            return self.cache.forward_full(tensor, f)  # type: ignore[arg-type,return-value]
-        return self.cache.forward_autoregressive(tensor, self.dim, f)  # type: ignore[arg-type,return-value]
+            return self.cache.forward_full(tensor, func)
+        return self.cache.forward_autoregressive(tensor, self.dim, func)

@@ -43,8 +43,11 @@ class GateController(Module[B]):
     hidden_transform: Linear[B]
 
     @staticmethod
-    def new(d_input: int, d_output: int, bias: bool, initializer: Initializer, device: Device[B]) -> GateController[B]:
-        """A gate of ``d_output`` units over an input of ``d_input`` features (Burn's ``GateController::new``)."""
+    def new(
+        d_input: int, d_output: int, bias: bool, initializer: Initializer, device: Device[B]
+    ) -> GateController[B]:
+        """A gate of ``d_output`` units over an input of ``d_input`` features
+        (Burn's ``GateController::new``)."""
         return GateController(
             input_transform=LinearConfig(d_input, d_output, bias, initializer).init(device),
             hidden_transform=LinearConfig(d_output, d_output, bias, initializer).init(device),

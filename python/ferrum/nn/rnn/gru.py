@@ -2,7 +2,7 @@
 
 Inputs are ``[batch, seq, d_input]``; the state is ``[batch, d_hidden]``. Per step::
 
-    z = σ(x W_z + b_z + h W'_z + b'_z)        r = σ(x W_r + b_r + h W'_r + b'_r)
+    z = sigmoid(x W_z + b_z + h W'_z + b'_z)        r = sigmoid(x W_r + b_r + h W'_r + b'_r)
     n = tanh(x W_n + b_n + r (h W'_n + b'_n))        (reset_after, the default, as PyTorch)
     n = tanh(x W_n + b_n + (r h) W'_n + b'_n)        (reset_after=False)
     h = (1 - z) n + z h
@@ -87,7 +87,7 @@ class Gru(Module[B]):
         >>> device = NdArray.device()
         >>> gru = GruConfig(1, 1, False).with_initializer(Initializer.Constant(0.5)).init(device)
         >>> round(gru.forward(Tensor.from_floats([[[1.0]]], device), None).into_scalar(), 4)
-        0.1754
+        0.1745
     """
 
     update_gate: GateController[B]
@@ -97,7 +97,8 @@ class Gru(Module[B]):
     reset_after: bool
 
     def forward(self, x: Tensor[B, D3], state: Tensor[B, D2] | None = None) -> Tensor[B, D3]:
-        """``[batch, seq, d_input] -> [batch, seq, d_hidden]``, from ``state`` (``[batch, d_hidden]``) or zeros."""
+        """``[batch, seq, d_input] -> [batch, seq, d_hidden]``, from ``state``
+        (``[batch, d_hidden]``) or zeros."""
         check_input("Gru", x, self.update_gate.input_transform.weight.shape()[0])
         batch = x.dims()[0]
         if state is None:
@@ -112,7 +113,7 @@ class Gru(Module[B]):
             return out
         return self._reset_before(xp, gates, h)
 
-    def _reset_before(self, xp: Tensor[B, D3], gates: StackedGates, h: Tensor[B, D2]) -> Tensor[B, D3]:
+    def _reset_before(self, xp: Tensor[B, D3], gates: StackedGates[B], h: Tensor[B, D2]) -> Tensor[B, D3]:
         """The reset gate applied before the new gate's weights: two GEMMs per step, with tensor ops."""
         batch, seq, _ = xp.dims()
         n = self.d_hidden

@@ -4,7 +4,7 @@ Inputs are ``[batch, seq, d_input]`` (``batch_first``, the default) or
 ``[seq, batch, d_input]``; the state is ``LstmState(cell, hidden)``, each
 ``[batch, d_hidden]``. Per step::
 
-    i = σ(x W_i + h W'_i + b)   f = σ(x W_f + h W'_f + b)   o = σ(x W_o + h W'_o + b)
+    i = sigmoid(x W_i + h W'_i + b)   f = sigmoid(x W_f + h W'_f + b)   o = sigmoid(x W_o + h W'_o + b)
     g = tanh(x W_c + h W'_c + b)   c = f c + i g   h = o tanh(c)
 
 The records are Burn's (a ``GateController`` per gate). With the standard
@@ -26,7 +26,8 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from typing import Generic, TypeVar
+from collections.abc import Mapping
+from typing import ClassVar, Generic, TypeVar
 
 from ferrum import _ferrum
 from ferrum._ferrum import Device, Tensor
@@ -139,7 +140,7 @@ class Lstm(Module[B]):
         >>> lstm = LstmConfig(1, 1, False).with_initializer(Initializer.Constant(0.5)).init(device)
         >>> out, state = lstm.forward(Tensor.from_floats([[[1.0]]], device), None)
         >>> round(state.hidden.into_scalar(), 4)
-        0.2186
+        0.1743
     """
 
     input_gate: GateController[B]
@@ -172,7 +173,11 @@ class Lstm(Module[B]):
 
     def _display_settings(self) -> list[tuple[str, object]]:
         d_input = self.input_gate.input_transform.weight.shape()[0]
-        return [("d_input", d_input), ("d_hidden", self.d_hidden), ("bias", self.input_gate.input_transform.bias is not None)]
+        return [
+            ("d_input", d_input),
+            ("d_hidden", self.d_hidden),
+            ("bias", self.input_gate.input_transform.bias is not None),
+        ]
 
 
 def _gates(lstm: Lstm[B]) -> list[GateController[B]]:
@@ -191,7 +196,7 @@ def _run(
     lstm: Lstm[B], x: Tensor[B, D3], state: LstmState[B, D2] | None, reverse: bool
 ) -> tuple[Tensor[B, D3], LstmState[B, D2]]:
     """The batch-first sequence ``x`` through ``lstm``, in order or reversed."""
-    batch, seq, _ = x.dims()
+    batch = x.dims()[0]
     h_dim = lstm.d_hidden
     if state is None:
         zeros: Tensor[B, D2] = Tensor.zeros((batch, h_dim), x.device(), dtype=x.dtype)
@@ -299,7 +304,7 @@ class BiLstm(Module[B]):
         ((2, 5, 8), (2, 2, 4))
     """
 
-    _record_keys = {"forward_lstm": "forward", "reverse_lstm": "reverse"}
+    _record_keys: ClassVar[Mapping[str, str]] = {"forward_lstm": "forward", "reverse_lstm": "reverse"}
 
     forward_lstm: Lstm[B]
     reverse_lstm: Lstm[B]
@@ -338,4 +343,8 @@ class BiLstm(Module[B]):
 
     def _display_settings(self) -> list[tuple[str, object]]:
         gate = self.forward_lstm.input_gate.input_transform
-        return [("d_input", gate.weight.shape()[0]), ("d_hidden", self.d_hidden), ("bias", gate.bias is not None)]
+        return [
+            ("d_input", gate.weight.shape()[0]),
+            ("d_hidden", self.d_hidden),
+            ("bias", gate.bias is not None),
+        ]

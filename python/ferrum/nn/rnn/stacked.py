@@ -8,7 +8,7 @@ sequence in one GEMM, and every gate's hidden projection per step in another.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from ferrum._ferrum import ShapeError, Tensor
 from ferrum.backend import Backend
@@ -18,8 +18,9 @@ from ferrum.rank import D1, D2, D3
 B = TypeVar("B", bound=Backend)
 
 
-class StackedGates:
-    """Weights ``[d_input, n * d_hidden]``, ``[d_hidden, n * d_hidden]`` and biases of ``n`` gates, in order."""
+class StackedGates(Generic[B]):
+    """Weights ``[d_input, n * d_hidden]``, ``[d_hidden, n * d_hidden]`` and biases of ``n`` gates,
+    side by side in order."""
 
     def __init__(self, gates: Sequence[GateController[B]]) -> None:
         self.w_ih: Tensor[B, D2] = Tensor.cat([g.input_transform.weight.val() for g in gates], 1)
@@ -54,7 +55,9 @@ def project(x: Tensor[B, D3], weight: Tensor[B, D2], bias: Tensor[B, D1] | None)
 def check_input(owner: str, x: Tensor[B, D3], d_input: int) -> None:
     dims = x.dims()
     if len(dims) != 3 or dims[2] != d_input:
-        raise ShapeError(f"{owner}.forward: expected an input of shape [batch, seq, {d_input}], found {list(dims)}")
+        raise ShapeError(
+            f"{owner}.forward: expected an input of shape [batch, seq, {d_input}], found {list(dims)}"
+        )
 
 
 def check_state(owner: str, name: str, state: Tensor[B, D2], batch: int, d_hidden: int) -> None:

@@ -31,7 +31,7 @@ from ferrum.nn.attention.mha import KAIMING, MhaCache, MhaInput, MultiHeadAttent
 from ferrum.nn.dropout import Dropout, DropoutConfig
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.norm import LayerNorm, LayerNormConfig
-from ferrum.nn.transformer.encoder import _Step, check_layers
+from ferrum.nn.transformer.encoder import _Step, _Sublayer, check_layers
 from ferrum.nn.transformer.pwff import PositionWiseFeedForward, PositionWiseFeedForwardConfig
 from ferrum.rank import D2, D3
 
@@ -54,7 +54,7 @@ class TransformerDecoderConfig:
         >>> from ferrum.backend import NdArray
         >>> from ferrum.nn.transformer import TransformerDecoderConfig
         >>> TransformerDecoderConfig(16, 32, 4, 2).init(NdArray.device()).num_params()
-        6624
+        6688
     """
 
     d_model: int
@@ -67,7 +67,9 @@ class TransformerDecoderConfig:
     initializer: Initializer = KAIMING
 
     def __post_init__(self) -> None:
-        check_layers("TransformerDecoderConfig", self.d_model, self.d_ff, self.n_heads, self.n_layers, self.dropout)
+        check_layers(
+            "TransformerDecoderConfig", self.d_model, self.d_ff, self.n_heads, self.n_layers, self.dropout
+        )
 
     def init(self, device: Device[B]) -> TransformerDecoder[B]:
         """A new decoder on ``device``."""
@@ -84,7 +86,11 @@ class TransformerDecoderConfig:
 
     def _layer(self, device: Device[B]) -> TransformerDecoderLayer[B]:
         mha = MultiHeadAttentionConfig(
-            self.d_model, self.n_heads, self.dropout, quiet_softmax=self.quiet_softmax, initializer=self.initializer
+            self.d_model,
+            self.n_heads,
+            self.dropout,
+            quiet_softmax=self.quiet_softmax,
+            initializer=self.initializer,
         )
 
         def norm() -> LayerNorm[B]:
@@ -112,7 +118,8 @@ class TransformerDecoderInput(Generic[B]):
         >>> from ferrum.backend import NdArray
         >>> from ferrum.nn.transformer import TransformerDecoderInput
         >>> device = NdArray.device()
-        >>> TransformerDecoderInput(Tensor.ones((1, 2, 4), device), Tensor.ones((1, 3, 4), device)).memory.dims()
+        >>> target, memory = Tensor.ones((1, 2, 4), device), Tensor.ones((1, 3, 4), device)
+        >>> TransformerDecoderInput(target, memory).memory.dims()
         (1, 3, 4)
     """
 
@@ -123,7 +130,10 @@ class TransformerDecoderInput(Generic[B]):
         target: Tensor[B, D3],
         memory: Tensor[B, D3],
         masks: tuple[
-            Tensor[B, D2, Bool] | None, Tensor[B, D3, Bool] | None, Tensor[B, D2, Bool] | None, Tensor[B, D3, Bool] | None
+            Tensor[B, D2, Bool] | None,
+            Tensor[B, D3, Bool] | None,
+            Tensor[B, D2, Bool] | None,
+            Tensor[B, D3, Bool] | None,
         ] = (None, None, None, None),
     ) -> None:
         self.target, self.memory = target, memory
@@ -170,7 +180,10 @@ class TransformerDecoderLayer(Module[B]):
     def _forward(
         self, x: Tensor[B, D3], input: TransformerDecoderInput[B], cache: _LayerCache[B] | None
     ) -> Tensor[B, D3]:
-        norm_1, norm_2, norm_3, pwff = self.norm_1.forward, self.norm_2.forward, self.norm_3.forward, self.pwff.forward
+        norm_1: _Sublayer[B] = self.norm_1.forward
+        norm_2: _Sublayer[B] = self.norm_2.forward
+        norm_3: _Sublayer[B] = self.norm_3.forward
+        pwff: _Sublayer[B] = self.pwff.forward
         if cache is not None:
             norm_1, norm_2 = cache.norm_1.wrap(norm_1), cache.norm_2.wrap(norm_2)
             norm_3, pwff = cache.norm_3.wrap(norm_3), cache.pwff.wrap(pwff)
@@ -178,7 +191,9 @@ class TransformerDecoderLayer(Module[B]):
         residual = norm_3(x) if self.norm_first else x
         self_input = MhaInput(residual, residual, residual, t_pad, t_attn)
         attended = (
-            self.self_attn.forward(self_input) if cache is None else self.self_attn.forward_cache(self_input, cache.self_attn)
+            self.self_attn.forward(self_input)
+            if cache is None
+            else self.self_attn.forward_cache(self_input, cache.self_attn)
         )
         x = x + self.dropout.forward(attended.context)
         if self.norm_first:
@@ -188,7 +203,9 @@ class TransformerDecoderLayer(Module[B]):
             residual = x
         cross_input = MhaInput(residual, input.memory, input.memory, m_pad, m_attn)
         crossed = (
-            self.cross_attn.forward(cross_input) if cache is None else self.cross_attn.forward_cache(cross_input, cache.cross_attn)
+            self.cross_attn.forward(cross_input)
+            if cache is None
+            else self.cross_attn.forward_cache(cross_input, cache.cross_attn)
         )
         x = x + self.dropout.forward(crossed.context)
         if self.norm_first:
@@ -207,7 +224,7 @@ class TransformerDecoder(Module[B]):
         >>> from ferrum.backend import NdArray
         >>> from ferrum.nn.transformer import TransformerDecoderConfig
         >>> TransformerDecoderConfig(4, 8, 2, 1).init(NdArray.device()).num_params()
-        252
+        260
     """
 
     layers: list[TransformerDecoderLayer[B]]

@@ -17,13 +17,21 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from ferrum._ferrum import Bool, Device, Tensor
 from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
-from ferrum.nn.attention.mha import KAIMING, MhaCache, MhaInput, MultiHeadAttention, MultiHeadAttentionConfig, check_heads
+from ferrum.nn.attention.mha import (
+    KAIMING,
+    MhaCache,
+    MhaInput,
+    MultiHeadAttention,
+    MultiHeadAttentionConfig,
+    check_heads,
+)
 from ferrum.nn.cache import TensorCache
 from ferrum.nn.dropout import Dropout, DropoutConfig
 from ferrum.nn.initializer import Initializer
@@ -46,7 +54,10 @@ def check_layers(owner: str, d_model: int, d_ff: int, n_heads: int, n_layers: in
     check_heads(owner, d_model, n_heads)
     for name, value in (("d_ff", d_ff), ("n_layers", n_layers)):
         if not isinstance(value, int) or isinstance(value, bool) or value < (name == "d_ff"):
-            raise ValueError(f"{owner}.{name} must be a {'positive' if name == 'd_ff' else 'non-negative'} int, found {value!r}")
+            raise ValueError(
+                f"{owner}.{name} must be a {'positive' if name == 'd_ff' else 'non-negative'} int,"
+                f" found {value!r}"
+            )
     if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
         raise ValueError(f"{owner}.dropout must be a probability in [0, 1], found {dropout!r}")
 
@@ -59,7 +70,7 @@ class TransformerEncoderConfig:
         >>> from ferrum.backend import NdArray
         >>> from ferrum.nn.transformer import TransformerEncoderConfig
         >>> TransformerEncoderConfig(16, 32, 4, 2).init(NdArray.device()).num_params()
-        4384
+        4448
     """
 
     d_model: int
@@ -72,7 +83,9 @@ class TransformerEncoderConfig:
     initializer: Initializer = KAIMING
 
     def __post_init__(self) -> None:
-        check_layers("TransformerEncoderConfig", self.d_model, self.d_ff, self.n_heads, self.n_layers, self.dropout)
+        check_layers(
+            "TransformerEncoderConfig", self.d_model, self.d_ff, self.n_heads, self.n_layers, self.dropout
+        )
 
     def init(self, device: Device[B]) -> TransformerEncoder[B]:
         """A new encoder on ``device``."""
@@ -89,7 +102,11 @@ class TransformerEncoderConfig:
 
     def _layer(self, device: Device[B]) -> TransformerEncoderLayer[B]:
         mha = MultiHeadAttentionConfig(
-            self.d_model, self.n_heads, self.dropout, quiet_softmax=self.quiet_softmax, initializer=self.initializer
+            self.d_model,
+            self.n_heads,
+            self.dropout,
+            quiet_softmax=self.quiet_softmax,
+            initializer=self.initializer,
         )
         pwff = PositionWiseFeedForwardConfig(self.d_model, self.d_ff, self.dropout, self.initializer)
         return TransformerEncoderLayer(
@@ -155,11 +172,17 @@ class TransformerEncoderLayer(Module[B]):
     def _forward(
         self, x: Tensor[B, D3], input: TransformerEncoderInput[B], cache: _LayerCache[B] | None
     ) -> Tensor[B, D3]:
-        norm_1, norm_2, pwff = self.norm_1.forward, self.norm_2.forward, self.pwff.forward
+        norm_1: _Sublayer[B] = self.norm_1.forward
+        norm_2: _Sublayer[B] = self.norm_2.forward
+        pwff: _Sublayer[B] = self.pwff.forward
         if cache is not None:
             norm_1, norm_2, pwff = cache.norm_1.wrap(norm_1), cache.norm_2.wrap(norm_2), cache.pwff.wrap(pwff)
         residual = norm_2(x) if self.norm_first else x
-        attn = self.mha.forward(input._mha(residual)) if cache is None else self.mha.forward_cache(input._mha(residual), cache.mha)
+        attn = (
+            self.mha.forward(input._mha(residual))
+            if cache is None
+            else self.mha.forward_cache(input._mha(residual), cache.mha)
+        )
         x = x + self.dropout.forward(attn.context)
         if self.norm_first:
             residual = norm_1(x)
@@ -176,8 +199,8 @@ class TransformerEncoder(Module[B]):
     Example:
         >>> from ferrum.backend import NdArray
         >>> from ferrum.nn.transformer import TransformerEncoderConfig
-        >>> TransformerEncoderConfig(4, 8, 2, 1).init(NdArray.device())
-        TransformerEncoder {d_model: 4, d_ff: 8, n_heads: 2, n_layers: 1, dropout: 0.1, norm_first: false, quiet_softmax: false, params: 164}
+        >>> TransformerEncoderConfig(4, 8, 2, 1).init(NdArray.device()).num_params()
+        172
     """
 
     layers: list[TransformerEncoderLayer[B]]
@@ -222,14 +245,18 @@ class TransformerEncoder(Module[B]):
         ]
 
 
+_Sublayer = Callable[[Tensor[B, D3]], Tensor[B, D3]]
+
+
 class _Step:
     """A sub-layer's cache: computes the newest position and joins it to what it kept."""
 
     def __init__(self) -> None:
         self.cache = TensorCache()
 
-    def wrap(self, f: object) -> object:
-        return lambda x: self.cache.forward_autoregressive(x, 1, f)  # type: ignore[arg-type]
+    def wrap(self, f: Callable[[Tensor[B, D3]], Tensor[B, D3]]) -> Callable[[Tensor[B, D3]], Tensor[B, D3]]:
+        """``f`` computing only the newest position, joined to what the cache kept."""
+        return lambda x: self.cache.forward_autoregressive(x, 1, f)
 
 
 class _LayerCache(Generic[B]):

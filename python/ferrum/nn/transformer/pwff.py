@@ -50,7 +50,9 @@ class PositionWiseFeedForwardConfig:
         for name in ("d_model", "d_ff"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"PositionWiseFeedForwardConfig.{name} must be a positive int, found {value!r}")
+                raise ValueError(
+                    f"PositionWiseFeedForwardConfig.{name} must be a positive int, found {value!r}"
+                )
 
     def init(self, device: Device[B]) -> PositionWiseFeedForward[B]:
         """A new layer on ``device``."""
@@ -63,7 +65,8 @@ class PositionWiseFeedForwardConfig:
 
 
 class PositionWiseFeedForward(Module[B]):
-    """Two Linears with a GELU between them, applied to every position alike: ``[..., d_model] -> [..., d_model]``.
+    """Two Linears with a GELU between them, applied to every position alike:
+    ``[..., d_model] -> [..., d_model]``.
 
     Example:
         >>> from ferrum import Tensor
@@ -80,7 +83,9 @@ class PositionWiseFeedForward(Module[B]):
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         """``[..., d_model] -> [..., d_model]``."""
-        return self.linear_outer.forward(self.dropout.forward(self.gelu.forward(self.linear_inner.forward(x))))
+        return self.linear_outer.forward(
+            self.dropout.forward(self.gelu.forward(self.linear_inner.forward(x)))
+        )
 
     def _display_settings(self) -> list[tuple[str, object]]:
         d_model, d_ff = self.linear_inner.weight.shape()
