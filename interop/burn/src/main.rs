@@ -6,6 +6,8 @@
 //! formulas, exiting non-zero on the first mismatch. The formulas are repeated
 //! in ferrum's tests (tests/burn_interop_model.py): keep them in sync.
 
+mod layers;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -257,6 +259,7 @@ fn run<S: PrecisionSettings, R: FileRecorder<B> + FileRecorder<AD> + Default>(
     let recorder = R::default();
     let model_path: PathBuf = dir.join(name);
     let adam_path: PathBuf = dir.join(format!("adam_{name}"));
+    layers::run::<R>(save, dir, name, report);
     if save {
         model::<B>(&device).save_file(&model_path, &recorder).expect("save model");
         Recorder::<AD>::record(&recorder, adam_record(&device), adam_path).expect("save adam");
@@ -319,7 +322,7 @@ fn main() -> ExitCode {
     all::<HalfPrecisionSettings>(save, &dir, "half", &mut report);
     all::<DoublePrecisionSettings>(save, &dir, "double", &mut report);
     if save {
-        println!("wrote {} under {}", 36, dir.display());
+        println!("wrote {} under {}", 54, dir.display());
         return ExitCode::SUCCESS;
     }
     report.iter().for_each(|l| println!("{l}"));
