@@ -190,7 +190,9 @@ def _same_state(a: Any, b: Any) -> None:
 
 
 @pytest.mark.parametrize("recorder_cls", [BinFileRecorder, BinGzFileRecorder])
-@pytest.mark.parametrize("which", ["sgd_momentum", "sgd", "adagrad", "rmsprop_momentum", "adamw"])
+@pytest.mark.parametrize(
+    "which", ["sgd_momentum", "sgd", "adagrad", "rmsprop_momentum", "rmsprop_centered", "adamw"]
+)
 def test_bincode_optimizer_records_of_every_optimizer_round_trip(
     tmp_path: Path, recorder_cls: type[FileRecorder], which: str
 ) -> None:
@@ -201,6 +203,7 @@ def test_bincode_optimizer_records_of_every_optimizer_round_trip(
         "sgd": SgdConfig(),
         "adagrad": AdaGradConfig(),
         "rmsprop_momentum": RmsPropConfig(momentum=0.9),
+        "rmsprop_centered": RmsPropConfig(centered=True),
         "adamw": AdamWConfig(),
     }
     optim = _step_twice(configs[which].init())
@@ -215,3 +218,34 @@ def test_bincode_refuses_a_float_optimizer_state_naming_the_field(tmp_path: Path
     with pytest.raises(RecordError, match=r"'.*\.V1\.Rank1\.momentum\.beta'.*f32 or f64"):
         BinFileRecorder(FullPrecisionSettings).record(record, tmp_path / "optim")
     assert not list(tmp_path.iterdir())
+
+
+def test_an_optimizer_without_state_is_burns_empty_map_in_bincode(tmp_path: Path) -> None:
+    from ferrum.optim import SgdConfig
+
+    optim = SgdConfig().init()
+    recorder = BinFileRecorder(FullPrecisionSettings)
+    recorder.record(optim.to_record(), tmp_path / "optim")
+    # After the metadata strings, Burn's HashMap writes its length, 0; a module without
+    # parameters (an empty struct) writes nothing.
+    assert (tmp_path / "optim.bin").read_bytes().endswith(b"FullPrecisionSettings\x00")
+    assert recorder.load(tmp_path / "optim", DEVICE, optim.record_schema(DEVICE)) == {}
+    recorder.record({}, tmp_path / "module")
+    assert (tmp_path / "module.bin").read_bytes().endswith(b"FullPrecisionSettings")
+
+
+def test_centered_rmsprop_grad_avg_is_an_option_in_bincode(tmp_path: Path) -> None:
+    # Burn's CenteredState.grad_avg is an Option<Tensor>: bincode writes a 1 before the tensor.
+    from ferrum.optim import RmsPropConfig
+
+    optim = _step_twice(RmsPropConfig(centered=True).init())
+    BinFileRecorder(FullPrecisionSettings).record(optim.to_record(), tmp_path / "optim")
+    raw = (tmp_path / "optim.bin").read_bytes()
+    for versioned in optim.to_record().values():
+        grad_avg = versioned["V1"]["Rank2" if "Rank2" in versioned["V1"] else "Rank1"]["centered"]["grad_avg"]
+        data = grad_avg.to_numpy().astype("<f4").tobytes()
+        dims = bytes([len(grad_avg.dims()), *grad_avg.dims()])
+        # After square_avg's shape and dtype (F32, variant 1): Some, then grad_avg's byte
+        # count, bytes, shape and dtype.
+        some = dims + b"\x01" + b"\x01" + bytes([len(data)]) + data + dims + b"\x01"
+        assert raw.count(some) == 1

@@ -29,13 +29,15 @@ import dataclasses
 import enum
 import json
 import os
+import re
+import sys
 import typing
-import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from typing_extensions import dataclass_transform
 
+from ferrum import _ferrum
 from ferrum.config_decode import CONFIG_MARKER, ConfigError, decode_config, is_config, type_name
 
 __all__ = ["ConfigError", "config", "is_config"]
@@ -107,23 +109,96 @@ def _save(self: object, path: str | os.PathLike[str]) -> None:
     """Write the config as JSON; a crash mid-write leaves the previous file intact."""
     text = json.dumps(_to_dict(self), indent=2, ensure_ascii=False) + "\n"
     target = os.fspath(path)
-    directory, base = os.path.split(target)
-    temp = os.path.join(directory, f".{base}.{uuid.uuid4().hex}.tmp")
     try:
-        # os.open with 0o666 lets the umask pick the mode, as a plain open() would.
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, target)
-    except BaseException as err:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        if isinstance(err, OSError):
-            message = f"cannot write config file '{target}': {err.strerror or err}"
-            raise ConfigError(message, file=target) from err
-        raise
+        # The engine's writer: temporary file, fsync, rename; it removes the
+        # temporary files of writers killed mid-save.
+        _ferrum.write_file_atomic(target, text.encode("utf-8"))
+    except OSError as err:
+        raise ConfigError(f"cannot write config file '{target}': {err.strerror or err}", file=target) from err
+
+
+# Deeper JSON is damage or an attack: configs nest a few levels, and refusing
+# early keeps every recursive walk (parser, checks, repr) far from Python's limit.
+_MAX_DEPTH = 100
+_NESTING = re.compile(r'\\.|["\[\]{}]', re.DOTALL)
+
+
+def _too_deep(text: str) -> int | None:
+    """The offset where ``text`` opens its (_MAX_DEPTH + 1)-th nested JSON level, if it does."""
+    if text.count("[") + text.count("{") <= _MAX_DEPTH:
+        return None
+    depth, in_string = 0, False
+    for token in _NESTING.finditer(text):
+        mark = token.group()
+        if mark == '"':
+            in_string = not in_string
+        elif in_string or len(mark) == 2:
+            continue
+        elif mark in "[{":
+            depth += 1
+            if depth > _MAX_DEPTH:
+                return token.start()
+        else:
+            depth -= 1
+    return None
+
+
+class _LongInt:
+    """An integer literal longer than Python converts (``sys.get_int_max_str_digits()``)."""
+
+    def __init__(self, literal: str) -> None:
+        self.digits = len(literal.lstrip("-"))
+
+
+def _parse_int(literal: str) -> int | _LongInt:
+    try:
+        return int(literal)
+    except ValueError:
+        return _LongInt(literal)
+
+
+def _long_ints(data: object, path: str) -> list[str]:
+    """A problem for every integer literal too long to convert, named by its field path."""
+    if isinstance(data, _LongInt):
+        # Python 3.10 before 3.10.7 has no limit, hence no such literal.
+        limit: int = getattr(sys, "get_int_max_str_digits", lambda: 4300)()
+        where = path or "<root>"
+        return [f"{where}: an integer of {data.digits} digits, more than the {limit} Python converts"]
+    if isinstance(data, dict):
+        return [problem for key, value in data.items() for problem in _long_ints(value, _join(path, key))]
+    if isinstance(data, list):
+        return [problem for i, value in enumerate(data) for problem in _long_ints(value, f"{path}[{i}]")]
+    return []
+
+
+def _parse(text: str, source: str) -> object:
+    """The JSON of a config file, or ConfigError naming the file and what is wrong."""
+    at = _too_deep(text)
+    if at is not None:
+        line, column = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+        raise ConfigError(
+            f"config file '{source}' nests deeper than {_MAX_DEPTH} levels (line {line} column {column}):"
+            " it is damaged or not a config",
+            file=source,
+        )
+    try:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            raise
+        except ValueError as err:
+            # An integer literal past Python's conversion limit: find which fields hold one.
+            problems = _long_ints(json.loads(text, parse_int=_parse_int), "") or [str(err)]
+            message = f"config file '{source}': {'; '.join(problems)}"
+            raise ConfigError(message, problems=problems, file=source) from None
+    except json.JSONDecodeError as err:
+        raise ConfigError(
+            f"config file '{source}' is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}",
+            file=source,
+        ) from err
+    except RecursionError:
+        # The stack was already deep when load was called.
+        raise ConfigError(f"config file '{source}' nests too deep for the JSON parser", file=source) from None
 
 
 def _load(cls: type[_C], path: str | os.PathLike[str]) -> _C:
@@ -136,13 +211,7 @@ def _load(cls: type[_C], path: str | os.PathLike[str]) -> _C:
         raise ConfigError(f"cannot read config file '{source}': {err.strerror or err}", file=source) from err
     except UnicodeDecodeError as err:
         raise ConfigError(f"config file '{source}' is not UTF-8 text: {err}", file=source) from err
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ConfigError(
-            f"config file '{source}' is not valid JSON: {err.msg} at line {err.lineno} column {err.colno}",
-            file=source,
-        ) from err
+    data = _parse(text, source)
     try:
         return decode_config(cls, data)
     except ConfigError as err:

@@ -34,6 +34,7 @@ from ferrum.module import Module, ParamId
 from ferrum.optim.checks import check_learning_rate
 from ferrum.optim.clipping import GradientClipping
 from ferrum.optim.grads import GradientsParams
+from ferrum.record import OptimizerRecord, rank_problem
 
 __all__ = ["Optimizer"]
 
@@ -79,16 +80,16 @@ class Optimizer(abc.ABC, Generic[S]):
         """Whether gradients are clipped before each update."""
         return self._grad_clipping is not None
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> OptimizerRecord:
         """The optimizer state in Burn's shape: ``{str(param_id): {"V1": {"Rank<N>": state}}}``.
 
         ``N`` is the parameter's rank, as in Burn's ``AdaptorRecord``, so a
         recorder writes the file Burn's optimizers load.
         """
-        return {
-            str(id): {"V1": {f"Rank{self._rank_of(id, record)}": record}}
+        return OptimizerRecord(
+            (str(id), {"V1": {f"Rank{self._rank_of(id, record)}": record}})
             for id, record in ((id, self._state_to_record(state)) for id, state in self._states.items())
-        }
+        )
 
     def load_record(self, record: Mapping[str, Any]) -> Self:
         """A copy of this optimizer holding the state of ``record`` (from ``to_record`` or Burn)."""
@@ -164,12 +165,10 @@ def _unwrap_versioned(key: str, value: Mapping[str, Any]) -> tuple[int | None, M
     """The rank and state of Burn's ``{"V1": {"Rank<N>": state}}``; a bare state passes through."""
     if list(value) != ["V1"]:
         return None, value
-    inner = value["V1"]
-    if not isinstance(inner, Mapping) or len(inner) != 1:
-        raise ValueError(f"optimizer record '{key}.V1': expected {{'Rank<N>': state}}, found {inner!r}")
-    variant, state = next(iter(inner.items()))
-    if not (isinstance(variant, str) and variant.startswith("Rank") and variant[4:].isdigit()):
-        raise ValueError(f"optimizer record '{key}.V1': expected a 'Rank<N>' variant, found {variant!r}")
+    problem = rank_problem(f"{key}.V1", value["V1"])
+    if problem is not None:
+        raise ValueError(f"optimizer record {problem}")
+    variant, state = next(iter(value["V1"].items()))
     if not isinstance(state, Mapping):
         found = type(state).__name__
         raise ValueError(f"optimizer record '{key}.V1.{variant}': expected a dict, found {found}")

@@ -31,7 +31,7 @@ fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
         return Ok(Item::Opt(None));
     }
     if let Ok(t) = value.cast::<PyTensor>() {
-        return Ok(Item::Tensor(t.get().t.clone()));
+        return Ok(Item::tensor(t.get().t.clone()));
     }
     if let Ok(d) = value.cast::<PyDict>() {
         // `ferrum.record.Some` marks an optional field that holds a value: bincode writes a 1 before it.
@@ -54,8 +54,10 @@ fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
         return Ok(Item::Struct(fields));
     }
     let is_tuple = value.is_instance_of::<PyTuple>();
-    // `ferrum.record.SomeConstant` is Rust's `Some` of a constant: bincode writes a 1, then the constant.
-    if is_tuple && !value.is_exact_instance_of::<PyTuple>() && value.get_type().name()?.to_str()? == "SomeConstant" {
+    // `ferrum.record.SomeConstant` is Rust's `Some` of a constant (bincode writes a 1, then the constant);
+    // `ferrum.record._SomeTensor` an `Option<Tensor>` holding its tensor (bincode writes a 1 first).
+    let some = is_tuple && !value.is_exact_instance_of::<PyTuple>() && matches!(value.get_type().name()?.to_str()?, "SomeConstant" | "_SomeTensor");
+    if some {
         let inner = value.get_item(0)?;
         return Ok(Item::Opt(Some(Box::new(to_item(&inner, path)?))));
     }
@@ -122,10 +124,10 @@ fn bincode_marked(d: &Bound<'_, PyDict>, path: &str) -> PyResult<Option<Item>> {
             let (variant, value) = entries()?
                 .pop()
                 .ok_or_else(|| PyTypeError::new_err(format!("{}: an enum variant needs a value", at(path))))?;
-            Item::Enum { variant, index, value: Box::new(value) }
+            Item::Enum { variant: variant.into(), index, value: Box::new(value) }
         }
         "_OneOf" => Item::Enum {
-            variant: path.rsplit('.').next().unwrap_or_default().to_string(),
+            variant: path.rsplit('.').next().unwrap_or_default().into(),
             index: record::bincode::ANY_VARIANT,
             value: Box::new(Item::Seq(entries()?.into_iter().map(|(_, v)| v).collect())),
         },
@@ -159,7 +161,7 @@ fn to_py(py: Python<'_>, item: Item, device: &Py<PyDevice>) -> PyResult<Py<PyAny
         }
         Item::Opt(None) | Item::Unit => py.None(),
         Item::Opt(Some(v)) => to_py(py, *v, device)?,
-        Item::Tensor(t) => Py::new(py, PyTensor::new(t, device.clone_ref(py)))?.into_any(),
+        Item::Tensor(t) => Py::new(py, PyTensor::new(*t, device.clone_ref(py)))?.into_any(),
         Item::Str(s) => s.into_pyobject(py)?.into_any().unbind(),
         Item::U64(v) => v.into_pyobject(py)?.into_any().unbind(),
         Item::I64(v) => v.into_pyobject(py)?.into_any().unbind(),
@@ -168,7 +170,7 @@ fn to_py(py: Python<'_>, item: Item, device: &Py<PyDevice>) -> PyResult<Py<PyAny
         Item::Bytes(b) => PyBytes::new(py, &b).into_any().unbind(),
         Item::Enum { variant, value, .. } => {
             let d = PyDict::new(py);
-            d.set_item(variant, to_py(py, *value, device)?)?;
+            d.set_item(&*variant, to_py(py, *value, device)?)?;
             d.into_any().unbind()
         }
     })
@@ -211,6 +213,13 @@ fn record_load(py: Python<'_>, path: PathBuf, format: &str, schema: Option<&Boun
     to_py(py, item, &device)
 }
 
+/// Write `data` to `path` atomically (temporary file, fsync, rename); the
+/// next write of the same path removes temporary files a killed writer left.
+#[pyfunction]
+fn write_file_atomic(py: Python<'_>, path: PathBuf, data: &[u8]) -> PyResult<()> {
+    py.detach(|| record::file::write_atomic(&path, data)).map_err(PyErr::from)
+}
+
 /// Burn's text of a parameter id: 13 lowercase base32hex characters.
 #[pyfunction]
 fn param_id_encode(id: u64) -> String {
@@ -228,6 +237,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(record_from_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(record_save, m)?)?;
     m.add_function(wrap_pyfunction!(record_load, m)?)?;
+    m.add_function(wrap_pyfunction!(write_file_atomic, m)?)?;
     m.add_function(wrap_pyfunction!(param_id_encode, m)?)?;
     m.add_function(wrap_pyfunction!(param_id_decode, m)?)?;
     Ok(())

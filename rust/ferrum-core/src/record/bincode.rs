@@ -156,7 +156,7 @@ impl<'a> Reader<'a> {
                 format!("{at}: the record holds shape {shape:?}, the model expects {:?}", expected.shape()),
             ));
         }
-        Ok(Item::Tensor(tensor_from_bytes(bytes, &shape, stored, expected.dtype(), path)?))
+        Ok(Item::tensor(tensor_from_bytes(bytes, &shape, stored, expected.dtype(), path)?))
     }
 
     /// Read one value shaped like `schema`.
@@ -237,7 +237,7 @@ impl<'a> Reader<'a> {
                         let names: Vec<&str> = alternatives
                             .iter()
                             .filter_map(|a| match a {
-                                Item::Enum { variant, .. } => Some(variant.as_str()),
+                                Item::Enum { variant, .. } => Some(&**variant),
                                 _ => None,
                             })
                             .collect();

@@ -14,7 +14,9 @@ pub enum Item {
     Tuple(Vec<Item>),
     Opt(Option<Box<Item>>),
     Unit,
-    Tensor(Tensor),
+    /// Boxed: a decoded file may hold millions of nodes, and every node is
+    /// as large as the largest variant.
+    Tensor(Box<Tensor>),
     Str(String),
     U64(u64),
     I64(i64),
@@ -22,10 +24,14 @@ pub enum Item {
     Bool(bool),
     Bytes(Vec<u8>),
     Map(Vec<(Item, Item)>),
-    Enum { variant: String, index: u32, value: Box<Item> },
+    Enum { variant: Box<str>, index: u32, value: Box<Item> },
 }
 
 impl Item {
+    pub fn tensor(t: Tensor) -> Item {
+        Item::Tensor(Box::new(t))
+    }
+
     /// The value of a struct field, if this is a struct holding it.
     pub fn field(&self, name: &str) -> Option<&Item> {
         match self {

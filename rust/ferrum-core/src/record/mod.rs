@@ -3,9 +3,11 @@
 
 pub mod bincode;
 pub mod file;
+pub mod fuzz;
 pub mod gzip;
 pub mod item;
 pub mod json;
+pub mod limits;
 pub mod mpk;
 pub mod param_id;
 pub mod precision;

@@ -45,11 +45,15 @@ pub fn decode(text: &str) -> Result<u64> {
     ))
 }
 
+/// Burn reads any unpadded base32hex text of up to 8 bytes (older versions
+/// wrote 6-byte ids, 10 characters) into the low bytes of the u64.
 fn decode_base32hex(text: &str) -> Option<u64> {
-    if text.len() != 13 {
+    let n = text.len() * 5 / 8;
+    // Only lengths an encoder writes: ceil(8 n / 5) characters for n bytes.
+    if n == 0 || n > 8 || text.len() != (n * 8).div_ceil(5) {
         return None;
     }
-    let (mut acc, mut bits, mut out, mut n) = (0u64, 0u32, [0u8; 8], 0usize);
+    let (mut acc, mut bits, mut out, mut filled) = (0u64, 0u32, [0u8; 8], 0usize);
     for c in text.bytes() {
         let v = match c.to_ascii_lowercase() {
             d @ b'0'..=b'9' => d - b'0',
@@ -60,15 +64,12 @@ fn decode_base32hex(text: &str) -> Option<u64> {
         bits += 5;
         if bits >= 8 {
             bits -= 8;
-            if n == 8 {
-                return None;
-            }
-            out[n] = (acc >> bits) as u8;
-            n += 1;
+            out[filled] = (acc >> bits) as u8;
+            filled += 1;
         }
     }
-    // 13 * 5 = 65 bits: the last bit is padding and must be zero.
-    if n != 8 || acc & ((1 << bits) - 1) != 0 {
+    // The bits past the last byte are padding and must be zero.
+    if acc & ((1 << bits) - 1) != 0 {
         return None;
     }
     Some(u64::from_le_bytes(out))
@@ -102,5 +103,18 @@ mod tests {
         assert_eq!(v, 1);
         assert!(decode("not an id").is_err());
         assert!(decode("zzzzzzzzzzzzz").is_err());
+        for bad in ["", "0", "04000000000000", "0400000000001", "0400000000!!!"] {
+            assert!(decode(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn legacy_six_byte_ids_load_as_burn_reads_them() {
+        // Burn's earlier 6-byte ids: 10 characters, the bytes low in the u64.
+        let six = [45u8; 6];
+        let mut eight = [0u8; 8];
+        eight[..6].copy_from_slice(&six);
+        let text = &encode(u64::from_le_bytes(eight))[..10];
+        assert_eq!(decode(text).unwrap(), u64::from_le_bytes(eight));
     }
 }

@@ -200,18 +200,22 @@ fn push_int(out: &mut Vec<u8>, v: i64, stored: StoredDType) {
 }
 
 /// Rebuild a tensor of `target` dtype from stored bytes; `what` names it in errors.
+/// The shape comes from an untrusted file: its element count (and every
+/// stride a layout derives from it) must fit in memory before anything is built.
 pub fn tensor_from_bytes(bytes: &[u8], shape: &[usize], stored: StoredDType, target: DType, what: &str) -> Result<Tensor> {
+    let fail = |reason: String| Error::invalid("record", format!("{what}: {reason}"));
+    let widest = shape.iter().filter(|d| **d != 0).try_fold(stored.size(), |acc, &d| acc.checked_mul(d));
+    if widest.is_none_or(|b| b > isize::MAX as usize) {
+        return Err(fail(format!("a {} tensor of shape {shape:?} has more elements than memory can hold", stored.name())));
+    }
     let numel: usize = shape.iter().product();
     if bytes.len() != numel * stored.size() {
-        return Err(Error::invalid(
-            "record",
-            format!(
-                "{what}: a {} tensor of shape {shape:?} needs {} bytes, found {}",
-                stored.name(),
-                numel * stored.size(),
-                bytes.len()
-            ),
-        ));
+        return Err(fail(format!(
+            "a {} tensor of shape {shape:?} needs {} bytes, found {}",
+            stored.name(),
+            numel * stored.size(),
+            bytes.len()
+        )));
     }
     let sz = stored.size();
     let chunks = bytes.chunks_exact(sz);
@@ -285,5 +289,16 @@ mod tests {
         assert_eq!(b, vec![0xfd, 0xff, 0xff, 0xff, 7, 0, 0, 0]);
         assert_eq!(tensor_from_bytes(&b, &[2], StoredDType::I32, DType::I64, "i").unwrap().to_vec::<i64>(), vec![-3, 7]);
         assert!(tensor_from_bytes(&b[..7], &[2], StoredDType::I32, DType::I64, "i").is_err());
+    }
+
+    #[test]
+    fn shapes_whose_element_count_overflows_are_refused() {
+        let b = [0u8; 16];
+        // 2**62 + 1 rows of 4: the product wraps to 4 elements, 16 bytes.
+        for shape in [vec![(1usize << 62) + 1, 4], vec![usize::MAX, 2], vec![0, 1 << 40, 1 << 40], vec![1 << 61, 1]] {
+            let err = tensor_from_bytes(&b, &shape, StoredDType::F32, DType::F32, "layer.weight").unwrap_err().to_string();
+            assert!(err.contains("layer.weight: a F32 tensor of shape") && err.contains("more elements than memory"), "{err}");
+        }
+        assert_eq!(tensor_from_bytes(&[], &[0, 5], StoredDType::F32, DType::F32, "w").unwrap().shape(), &[0, 5]);
     }
 }

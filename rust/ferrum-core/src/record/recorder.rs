@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::bincode::{self, Reader};
 use super::item::Item;
+use super::limits::inflate_cap;
 use super::precision::Precision;
 use super::schema::conform;
 use super::wire::encode_tensors;
@@ -121,7 +122,7 @@ pub fn to_bytes(item: &Item, format: Format, precision: Precision) -> Result<Vec
 pub fn from_bytes(data: &[u8], format: Format, schema: Option<&Item>) -> Result<Item> {
     let unzipped;
     let data = if format.is_gzip() {
-        unzipped = gzip::decompress(data)?;
+        unzipped = gzip::decompress(data, inflate_cap(schema, format.is_json(), data.len()))?;
         &unzipped[..]
     } else {
         data
@@ -172,7 +173,7 @@ fn with_file(path: &Path, e: Error) -> Error {
 /// Write a record file atomically at exactly `path` (the caller adds the extension).
 pub fn save_file(item: &Item, path: &Path, format: Format, precision: Precision) -> Result<()> {
     let bytes = to_bytes(item, format, precision).map_err(|e| with_file(path, e))?;
-    file::write_atomic(path, &bytes)
+    file::write_atomic(path, &bytes).map_err(|e| Error::invalid("save record", format!("{}: {e}", path.display())))
 }
 
 /// Read and decode a whole record file; every error names the file.

@@ -48,8 +48,8 @@ fn tensor_of(data: &Item, target: Option<DType>, path: &str) -> Result<Item> {
         other => return Err(fail(path, format!("expected tensor bytes, found {}", other.map_or("nothing", Item::kind_name)))),
     };
     let t = tensor_from_bytes(&bytes, &shape, stored, target.unwrap_or(stored.default_dtype()), path)
-        .map_err(|e| fail(path, e.to_string()))?;
-    Ok(Item::Tensor(t))
+        .map_err(|e| e.with_op("load record"))?;
+    Ok(Item::tensor(t))
 }
 
 /// A record of constants only (nil, or arrays of nils): Burn's `ConstantRecord`s.
@@ -86,7 +86,7 @@ pub fn conform(decoded: Item, schema: Option<&Item>, path: &str) -> Result<Item>
             if t.shape() != expected.shape() {
                 return Err(fail(path, format!("the record holds shape {:?}, the model expects {:?}", t.shape(), expected.shape())));
             }
-            Ok(Item::Tensor(if t.dtype() == expected.dtype() { t } else { t.cast(expected.dtype())? }))
+            Ok(if t.dtype() == expected.dtype() { Item::Tensor(t) } else { Item::tensor(t.cast(expected.dtype())?) })
         }
         (Item::Tensor(t), None) => Ok(Item::Tensor(t)),
         (d, Some(Item::Tensor(expected))) => {
@@ -137,14 +137,23 @@ pub fn conform(decoded: Item, schema: Option<&Item>, path: &str) -> Result<Item>
             Ok(if matches!(s, Item::Tuple(_)) { Item::Tuple(out) } else { Item::Seq(out) })
         }
         (Item::Map(pairs), _) => Ok(Item::Map(
-            pairs.into_iter().map(|(k, v)| Ok((conform(k, None, path)?, conform(v, None, path)?))).collect::<Result<_>>()?,
+            pairs
+                .into_iter()
+                .map(|(k, v)| {
+                    // MessagePack allows any key; a record's keys are names, ids or numbers.
+                    if !matches!(k, Item::Str(_) | Item::U64(_) | Item::I64(_) | Item::F64(_) | Item::Bool(_)) {
+                        return Err(fail(path, format!("a map key must be a string or a number, found {}", k.kind_name())));
+                    }
+                    Ok((k, conform(v, None, path)?))
+                })
+                .collect::<Result<_>>()?,
         )),
         // Self-describing formats write an enum as a map of one entry, `{variant: value}`.
         (Item::Struct(mut fields), Some(Item::Enum { variant: want, index, value: expected })) if fields.len() == 1 => {
             let (variant, value) = fields.remove(0);
             let p = child_path(path, &variant);
-            let (index, expected) = if variant == *want { (*index, Some(&**expected)) } else { (0, None) };
-            Ok(Item::Enum { value: Box::new(conform(value, expected, &p)?), variant, index })
+            let (index, expected) = if *variant == **want { (*index, Some(&**expected)) } else { (0, None) };
+            Ok(Item::Enum { value: Box::new(conform(value, expected, &p)?), variant: variant.into(), index })
         }
         (Item::Enum { variant, index, value }, s) => {
             let p = child_path(path, &variant);

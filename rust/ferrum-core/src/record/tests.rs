@@ -19,7 +19,7 @@ const FORMATS: [Format; 8] = [
 ];
 
 fn param(id: &str, t: Tensor) -> Item {
-    Item::Struct(vec![("id".into(), Item::Str(id.into())), ("param".into(), Item::Tensor(t))])
+    Item::Struct(vec![("id".into(), Item::Str(id.into())), ("param".into(), Item::tensor(t))])
 }
 
 fn one_param_record() -> Item {
@@ -108,7 +108,7 @@ fn json_golden_text() {
     );
     let gz = to_bytes(&one_param_record(), Format::JsonGz, Precision::Full).unwrap();
     assert_eq!(&gz[..2], &[0x1f, 0x8b]);
-    assert_eq!(String::from_utf8(super::gzip::decompress(&gz).unwrap()).unwrap(), want);
+    assert_eq!(String::from_utf8(super::gzip::decompress(&gz, super::limits::InflateCap::Model(1 << 20)).unwrap()).unwrap(), want);
     let pretty = to_bytes(&one_param_record(), Format::PrettyJson, Precision::Full).unwrap();
     assert!(String::from_utf8(pretty).unwrap().contains("\n  \"metadata\": {"));
 }
@@ -241,11 +241,11 @@ fn tuples_are_fixed_size_in_bincode_and_arrays_elsewhere() {
 }
 
 fn rank_variant(rank: u32, state: Item) -> Item {
-    Item::Enum { variant: "V1".into(), index: 0, value: Box::new(Item::Enum { variant: format!("Rank{rank}"), index: rank, value: Box::new(state) }) }
+    Item::Enum { variant: "V1".into(), index: 0, value: Box::new(Item::Enum { variant: format!("Rank{rank}").into(), index: rank, value: Box::new(state) }) }
 }
 
 fn adam_state(time: u64, m: Tensor) -> Item {
-    Item::Struct(vec![("momentum".into(), Item::Struct(vec![("time".into(), Item::U64(time)), ("moment_1".into(), Item::Tensor(m.clone())), ("moment_2".into(), Item::Tensor(m))]))])
+    Item::Struct(vec![("momentum".into(), Item::Struct(vec![("time".into(), Item::U64(time)), ("moment_1".into(), Item::tensor(m.clone())), ("moment_2".into(), Item::tensor(m))]))])
 }
 
 /// Optimizer records as Burn's `HashMap<ParamId, AdaptorRecord>`: a map of
@@ -261,7 +261,7 @@ fn bincode_maps_and_enums_of_any_variant() {
     // map length 2, key "a", V1 = 0, Rank1 = 1, time 3, moment_1 bytes (len 8) ...
     assert_eq!(&out[..7], &[2, 1, b'a', 0, 1, 3, 8]);
     let template = Tensor::from_vec(vec![0.0f32], &[1]).unwrap();
-    let alternatives = (0..=8).map(|r| Item::Enum { variant: format!("Rank{r}"), index: r, value: Box::new(adam_state(1, template.clone())) }).collect();
+    let alternatives = (0..=8).map(|r| Item::Enum { variant: format!("Rank{r}").into(), index: r, value: Box::new(adam_state(1, template.clone())) }).collect();
     let any_rank = Item::Enum { variant: "Rank".into(), index: super::bincode::ANY_VARIANT, value: Box::new(Item::Seq(alternatives)) };
     let schema = Item::Map(vec![(Item::Str(String::new()), Item::Enum { variant: "V1".into(), index: 0, value: Box::new(any_rank) })]);
     let back = super::bincode::Reader::new(&out).read(&schema, "").unwrap();
@@ -269,7 +269,7 @@ fn bincode_maps_and_enums_of_any_variant() {
     assert_eq!(pairs.len(), 2);
     let Item::Enum { value, .. } = &pairs[1].1 else { panic!("expected V1") };
     let Item::Enum { variant, index, value } = value.as_ref() else { panic!("expected a rank variant") };
-    assert_eq!((variant.as_str(), *index), ("Rank2", 2));
+    assert_eq!((&**variant, *index), ("Rank2", 2));
     let momentum = value.field("momentum").unwrap();
     assert!(matches!(momentum.field("time"), Some(Item::U64(300))));
     let Some(Item::Tensor(t)) = momentum.field("moment_2") else { panic!("expected a tensor") };
@@ -291,7 +291,7 @@ fn enum_records_round_trip_in_every_format() {
             let back = from_bytes(&to_bytes(&rec, format, precision).unwrap(), format, Some(&rec)).unwrap();
             match back.field("norm") {
                 Some(Item::Enum { variant, index, value }) => {
-                    assert_eq!((variant.as_str(), *index), ("Layer", 3), "{format:?}");
+                    assert_eq!((&**variant, *index), ("Layer", 3), "{format:?}");
                     let t = tensor_at(value, &["gamma", "param"]);
                     // The model's dtype, whatever precision the file stores.
                     assert_eq!(t.dtype(), DType::F32, "{format:?} {precision:?}");
@@ -301,4 +301,25 @@ fn enum_records_round_trip_in_every_format() {
             }
         }
     }
+}
+
+#[test]
+fn a_record_node_stays_small() {
+    // A decoded file may hold millions of nodes: its memory is this size times their count.
+    assert!(std::mem::size_of::<Item>() <= 32, "{}", std::mem::size_of::<Item>());
+}
+
+#[test]
+fn map_keys_are_strings_or_numbers() {
+    // {"metadata": {}, "item": {[1]: 2}}: MessagePack allows a list as a key, Python's dict does not.
+    let mut data = vec![0x82, 0xa8];
+    data.extend_from_slice(b"metadata");
+    data.extend_from_slice(&[0x80, 0xa4]);
+    data.extend_from_slice(b"item");
+    data.extend_from_slice(&[0x81, 0x91, 0x01, 0x02]);
+    let err = from_bytes(&data, Format::NamedMpk, None).unwrap_err().to_string();
+    assert!(err.contains("a map key must be a string or a number, found a list"), "{err}");
+    data.truncate(data.len() - 4);
+    data.extend_from_slice(&[0x81, 0x01, 0x02]);
+    assert!(from_bytes(&data, Format::NamedMpk, None).is_ok());
 }
