@@ -10,43 +10,17 @@
 use crate::autodiff::{record, FnBackward, Var};
 use crate::error::{Error, Result};
 use crate::kernels::vol2col::{backward_input, backward_weight, channel_sums, forward, Geom3};
-use crate::ops::conv::{values, ConvOptions, ConvTransposeOptions};
+use crate::ops::conv::{check_bias, check_operands, check_positive, values, ConvOptions, ConvTransposeOptions};
 use crate::shape::checked_numel;
 use crate::tensor::Tensor;
-use crate::{with_float, Kind};
+use crate::with_float;
 
 fn interrupted<T>(r: Option<T>) -> Result<T> {
     r.ok_or(Error::Interrupted)
 }
 
-fn check_operands(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>) -> Result<()> {
-    x.expect_kind(op, Kind::Float)?;
-    x.expect_same_dtype(op, w)?;
-    x.expect_rank(op, 5)?;
-    w.expect_rank(op, 5)?;
-    if let Some(b) = bias {
-        x.expect_same_dtype(op, b)?;
-        b.expect_rank(op, 1)?;
-    }
-    Ok(())
-}
-
-fn check_positive(op: &'static str, name: &str, v: &[usize]) -> Result<()> {
-    if v.contains(&0) {
-        return Err(Error::invalid(op, format!("{name} must be at least 1 in every dim, found {v:?}")));
-    }
-    Ok(())
-}
-
-fn check_bias(op: &'static str, bias: Option<&Tensor>, channels: usize) -> Result<()> {
-    match bias {
-        Some(b) if b.shape() != [channels] => Err(Error::shapes(op, b.shape(), &[channels], format!("the bias needs one value per output channel ({channels})"))),
-        _ => Ok(()),
-    }
-}
-
 fn conv_geom(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOptions<3>) -> Result<(Geom3, Vec<usize>)> {
-    check_operands(op, x, w, bias)?;
+    check_operands(op, x, w, bias, 3)?;
     check_positive(op, "stride", &o.stride)?;
     check_positive(op, "dilation", &o.dilation)?;
     let (xs, ws) = (x.shape(), w.shape());
@@ -90,7 +64,7 @@ fn conv_geom(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o:
 
 /// The geometry of the convolution whose input gradient is `conv_transpose3d(x, w)`.
 fn transpose_geom(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvTransposeOptions<3>) -> Result<(Geom3, Vec<usize>)> {
-    check_operands(op, x, w, bias)?;
+    check_operands(op, x, w, bias, 3)?;
     check_positive(op, "stride", &o.stride)?;
     check_positive(op, "dilation", &o.dilation)?;
     let (xs, ws) = (x.shape(), w.shape());
