@@ -72,6 +72,7 @@ from typing import Any, TypeVar
 import ferrum
 import numpy as np
 import numpy.typing as npt
+from compare_sequence import sequence_cases
 from ferrum import D1, D2, D3, D4, Device, Distribution, Int, Tensor
 from ferrum.backend import Autodiff, Backend, NdArray
 from ferrum.module import Module
@@ -418,6 +419,7 @@ def build_workloads(torch: Any, settings: Settings, has_autodiff: bool) -> list[
     if has_autodiff:
         out.extend(_autodiff_workloads(torch, quick))
         out.extend(_training_workloads(torch))
+        out.extend(Workload(name, setup, grad=grad) for name, setup, grad in sequence_cases(torch))
     return out
 
 

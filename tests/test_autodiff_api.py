@@ -252,19 +252,19 @@ def test_a_later_op_on_a_freed_graph_fails_at_its_backward() -> None:
         (h * 2.0).sum().backward()
 
 
-def test_op_without_backward_rejects_tracked_input() -> None:
-    x: Tensor[TrainB, D1] = Tensor.from_floats([1.0, 2.0, 3.0, 4.0], AD).require_grad()
-    with pytest.raises(BackendError, match="no backward"):
-        x.unfold(0, 2, 1)
-    # Untracked or detached inputs are fine.
-    assert x.detach().unfold(0, 2, 1).shape() == (3, 2)
-    assert Tensor.from_floats([1.0, 2.0, 3.0], AD).unfold(0, 2, 1).shape() == (2, 2)
-
-
-def test_op_without_backward_names_the_op() -> None:
-    x: Tensor[TrainB, D1] = Tensor.from_floats([1.0, 2.0, 3.0, 4.0], AD).require_grad()
-    with pytest.raises(BackendError, match="unfold"):
-        x.unfold(0, 2, 1)
+def test_unfold_gradient_sums_over_overlapping_windows() -> None:
+    # Every op has a backward now (unfold was the last without one): each element's gradient
+    # sums the upstream gradients of the windows that hold it.
+    x: Tensor[TrainB, D1] = Tensor.from_floats([1.0, 2.0, 3.0, 4.0, 5.0], AD).require_grad()
+    y = x.unfold(0, 2, 1)  # windows [0,1], [1,2], [2,3], [3,4]
+    w4 = np.arange(1.0, 9.0, dtype=np.float32).reshape(4, 2)
+    grads = (y * Tensor.from_numpy(w4, AD)).sum().backward()
+    g = x.grad(grads)
+    assert g is not None
+    expected = np.zeros(5, np.float32)
+    for k in range(4):
+        expected[k : k + 2] += w4[k]
+    np.testing.assert_allclose(g.to_numpy(), expected)
 
 
 def test_mixing_backends_raises_backend_error() -> None:

@@ -298,3 +298,68 @@ def test_huber_against_numpy() -> None:
     assert repr(HuberLossConfig(0.5).init()) == "HuberLoss {delta: 0.5, lin_bias: 0.125}"
     with pytest.raises(ValueError, match=r"HuberLossConfig\.delta"):
         HuberLossConfig(-1.0)
+
+
+# --------------------------------------------------------------------------- Burn 0.20's losses
+
+
+def test_poisson_nll_matches_burns_numbers() -> None:
+    from ferrum.nn.loss import PoissonNllLossConfig, Reduction
+
+    config = PoissonNllLossConfig()
+    assert (config.log_input, config.full, config.eps) == (True, False, 1e-8)
+    # Burn's test_poisson_nll_loss_full (burn-nn/src/loss/poisson.rs).
+    p = Tensor.from_floats([0.0, 0.0, -40.0, 1.0, 2.0, 3.0], DEVICE)
+    t = Tensor.from_floats([1.0, 4.5, 2.5, 0.0, 0.0, 2.0], DEVICE)
+    loss = config.with_full(True).init()
+    expected = [1.0000, 4.9393, 101.1678, 2.7183, 7.3891, 14.7373]
+    np.testing.assert_allclose(arr(loss.forward_no_reduction(p, t)), expected, atol=1e-4)
+    np.testing.assert_allclose(scalar(loss.forward(p, t, Reduction.Sum)), 131.9518, atol=1e-3)
+    np.testing.assert_allclose(scalar(loss.forward(p, t, Reduction.Auto)), 21.9920, atol=1e-4)
+    # Rates instead of log-rates: p - t log(p + eps), against NumPy.
+    rates, counts = np.array([0.5, 2.0, 3.0]), np.array([1.0, 0.0, 4.0])
+    got = (
+        PoissonNllLossConfig(log_input=False)
+        .init()
+        .forward_no_reduction(Tensor.from_floats(rates, DEVICE), Tensor.from_floats(counts, DEVICE))
+    )
+    np.testing.assert_allclose(arr(got), rates - counts * np.log(rates + 1e-8), rtol=1e-6)
+
+
+def test_poisson_nll_gradient_and_errors() -> None:
+    from ferrum import ArgumentError
+    from ferrum.nn.loss import PoissonNllLossConfig, Reduction
+
+    ad = Autodiff[NdArray].device()
+    p = Tensor.from_floats([0.5, -1.0, 2.0], ad, dtype=DType.F64).require_grad()
+    t = Tensor.from_floats([1.0, 3.0, 0.0], ad, dtype=DType.F64)
+    loss = PoissonNllLossConfig().init().forward(p, t, Reduction.Sum)
+    grad = p.grad(loss.backward())
+    assert grad is not None
+    np.testing.assert_allclose(arr(grad), np.exp([0.5, -1.0, 2.0]) - [1.0, 3.0, 0.0], rtol=1e-12)
+    loss_fn = PoissonNllLossConfig().init()
+    with pytest.raises(ArgumentError, match="every target must be >= 0"):
+        loss_fn.forward(Tensor.zeros((2,), DEVICE), Tensor.from_floats([1.0, -1.0], DEVICE))
+    with pytest.raises(ShapeError, match="must have the same shape"):
+        loss_fn.forward(Tensor.zeros((2,), DEVICE), Tensor.zeros((3,), DEVICE))
+
+
+def test_cosine_embedding_loss_matches_numpy() -> None:
+    from ferrum.nn.loss import CosineEmbeddingLossConfig, Reduction
+
+    config = CosineEmbeddingLossConfig()
+    assert (config.margin, config.reduction) == (0.0, Reduction.Mean)
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((5, 3)), rng.standard_normal((5, 3))
+    labels = np.array([1, -1, -1, 1, -1])
+    cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    expected = np.where(labels == 1, 1 - cos, np.maximum(0.0, cos - 0.2))
+    loss = config.with_margin(0.2).init()
+    x1, x2 = Tensor.from_floats(a, DEVICE, dtype=DType.F64), Tensor.from_floats(b, DEVICE, dtype=DType.F64)
+    y = Tensor.from_ints(labels, DEVICE)
+    np.testing.assert_allclose(arr(loss.forward_no_reduction(x1, x2, y)), expected, rtol=1e-12)
+    np.testing.assert_allclose(scalar(loss.forward(x1, x2, y)), expected.mean(), rtol=1e-12)
+    with pytest.raises(ValueError, match="must be Mean or Sum"):
+        CosineEmbeddingLossConfig(reduction=Reduction.Auto)
+    with pytest.raises(ShapeError, match="expected input1 and input2"):
+        loss.forward(x1, x2, Tensor.from_ints([1, 1], DEVICE))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from ferrum import ShapeError, Tensor
 from ferrum.backend import Autodiff, NdArray
-from ferrum.module import Param
+from ferrum.module import Module, Param
 from ferrum.nn import (
     BatchNorm,
     BatchNormConfig,
@@ -17,8 +17,11 @@ from ferrum.nn import (
     InstanceNormConfig,
     LayerNorm,
     LayerNormConfig,
+    Normalization,
+    NormalizationConfig,
     RmsNormConfig,
 )
+from ferrum.record import BinFileRecorder, NamedMpkFileRecorder
 
 DEVICE = NdArray.device()
 AD = Autodiff[NdArray].device()
@@ -246,3 +249,27 @@ def test_norm_configs_round_trip_through_json(tmp_path: Any) -> None:
         path = tmp_path / f"{type(cfg).__name__}.json"
         cfg.save(path)
         assert type(cfg).load(path) == cfg
+
+
+class _Holder(Module[Any]):
+    norm: Normalization[Any]
+
+
+def test_normalization_wrapper_dispatches_and_records_burns_enum(tmp_path: Any) -> None:
+    x = Tensor.from_numpy(np.random.default_rng(0).standard_normal((2, 4, 3)).astype(np.float32), DEVICE)
+    config = NormalizationConfig.Group(GroupNormConfig(2, 4))
+    assert config.num_features() == 4 and config.with_num_features(8).num_features() == 8
+    norm = config.init(DEVICE)
+    assert isinstance(norm, Normalization) and norm.kind == "Group"
+    np.testing.assert_array_equal(norm.forward(x).to_numpy(), norm.layer.forward(x).to_numpy())
+    layer = _Holder(NormalizationConfig.Layer(LayerNormConfig(3)).init(DEVICE))
+    # Burn's enum record: {"Layer": the LayerNorm's record}.
+    assert list(layer.into_record()["norm"]) == ["Layer"]
+    for recorder in (NamedMpkFileRecorder(), BinFileRecorder()):
+        layer.save_file(tmp_path / "norm", recorder)
+        fresh = _Holder(NormalizationConfig.Layer(LayerNormConfig(3)).init(DEVICE))
+        loaded = fresh.load_file(tmp_path / "norm", recorder, DEVICE)
+        np.testing.assert_array_equal(loaded.norm.forward(x).to_numpy(), layer.norm.forward(x).to_numpy())
+    with pytest.raises(ValueError, match=r"NormalizationConfig\.Rms needs a RmsNormConfig"):
+        NormalizationConfig("Rms", LayerNormConfig(3))
+    assert repr(NormalizationConfig.Rms(RmsNormConfig(8))).startswith("NormalizationConfig.Rms(")

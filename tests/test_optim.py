@@ -114,7 +114,9 @@ def sgd_rule(
     return rule
 
 
-def adam_rule(b1: float, b2: float, eps: float, penalty: float = 0.0, decoupled: bool = False) -> Rule:
+def adam_rule(
+    b1: float, b2: float, eps: float, penalty: float = 0.0, decoupled: bool = False, cautious: bool = False
+) -> Rule:
     def rule(p: Array, g: Array, s: dict[str, Array], t: int, lr: float) -> Array:
         if not decoupled:
             g = g + penalty * p
@@ -123,6 +125,9 @@ def adam_rule(b1: float, b2: float, eps: float, penalty: float = 0.0, decoupled:
         m_hat = s["m"] / (1 - b1**t)
         v_hat = s["v"] / (1 - b2**t)
         shrunk = p * (1 - lr * penalty) if decoupled else p
+        if cautious:
+            # Burn 0.20: decay only where the weight's sign agrees with the first moment's.
+            shrunk = np.where((p >= 0) == (s["m"] >= 0), p * (1 - lr * penalty), p)
         return shrunk - lr * m_hat / (np.sqrt(v_hat) + eps)
 
     return rule
@@ -195,6 +200,15 @@ def test_adamw_decouples_weight_decay() -> None:
     check_against(
         AdamWConfig().with_weight_decay(0.5).with_epsilon(1e-8).init(),
         adam_rule(0.9, 0.999, 1e-8, 0.5, decoupled=True),
+        lr=0.1,
+    )
+
+
+def test_adamw_cautious_weight_decay() -> None:
+    assert AdamWConfig().cautious_weight_decay is False
+    check_against(
+        AdamWConfig().with_weight_decay(0.5).with_epsilon(1e-8).with_cautious_weight_decay(True).init(),
+        adam_rule(0.9, 0.999, 1e-8, 0.5, decoupled=True, cautious=True),
         lr=0.1,
     )
 

@@ -14,7 +14,7 @@ Example:
 
 from importlib.metadata import version as _distribution_version
 
-from ferrum import activation, backend, grid
+from ferrum import activation, backend, functional, grid, linalg
 from ferrum._ferrum import (
     ArgumentError,
     BackendError,
@@ -29,6 +29,7 @@ from ferrum._ferrum import (
     Kind,
     KindError,
     OutOfBoundsError,
+    PadMode,
     ShapeError,
     Tensor,
     TensorData,
@@ -66,6 +67,7 @@ __all__ = [
     "ModuleMapper",
     "ModuleVisitor",
     "OutOfBoundsError",
+    "PadMode",
     "Param",
     "ParamId",
     "PrintOptions",
@@ -78,7 +80,9 @@ __all__ = [
     "activation",
     "backend",
     "config",
+    "functional",
     "grid",
+    "linalg",
     "print_options",
     "set_print_options",
 ]

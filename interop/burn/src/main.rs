@@ -10,6 +10,7 @@
 
 mod burnpack;
 mod configs;
+mod layers;
 mod sqlite;
 
 use std::path::{Path, PathBuf};
@@ -263,6 +264,7 @@ fn run<S: PrecisionSettings, R: FileRecorder<B> + FileRecorder<AD> + Default>(
     let recorder = R::default();
     let model_path: PathBuf = dir.join(name);
     let adam_path: PathBuf = dir.join(format!("adam_{name}"));
+    layers::run::<R>(save, dir, name, report);
     if save {
         model::<B>(&device).save_file(&model_path, &recorder).expect("save model");
         Recorder::<AD>::record(&recorder, adam_record(&device), adam_path).expect("save adam");
@@ -337,7 +339,7 @@ fn main() -> ExitCode {
             eprintln!("cannot write the SQLite dataset: {e}");
             return ExitCode::FAILURE;
         }
-        println!("wrote {} records, burn_model.bpk, {written} configs and dataset.db under {}", 36, dir.display());
+        println!("wrote {} records, burn_model.bpk, {written} configs and dataset.db under {}", 54, dir.display());
         return ExitCode::SUCCESS;
     }
     burnpack::load(&dir, &mut report);

@@ -29,7 +29,9 @@ from ferrum.nn.linear import Linear, LinearConfig, LinearLayout
 from ferrum.rank import D1, Rank
 
 __all__ = [
+    "GLU",
     "Gelu",
+    "Glu",
     "HardSigmoid",
     "HardSigmoidConfig",
     "HardSwish",
@@ -61,6 +63,8 @@ class Relu(Module[Any]):
         [0.0, 1.0]
     """
 
+    _constant_record = True
+
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.relu(x)
 
@@ -75,6 +79,8 @@ class Gelu(Module[Any]):
         >>> Gelu().forward(Tensor.from_floats([0.0], NdArray.device())).to_data().to_list()
         [0.0]
     """
+
+    _constant_record = True
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.gelu(x)
@@ -91,6 +97,8 @@ class Sigmoid(Module[Any]):
         [0.5]
     """
 
+    _constant_record = True
+
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.sigmoid(x)
 
@@ -106,6 +114,8 @@ class Tanh(Module[Any]):
         [0.0]
     """
 
+    _constant_record = True
+
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.tanh(x)
 
@@ -120,6 +130,8 @@ class HardSwish(Module[Any]):
         >>> HardSwish().forward(Tensor.from_floats([-4.0, 0.0, 4.0], NdArray.device())).to_data().to_list()
         [-0.0, 0.0, 4.0]
     """
+
+    _constant_record = True
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.hard_swish(x)
@@ -152,6 +164,8 @@ class LeakyRelu(Module[Any]):
         >>> LeakyRelu(0.1).forward(Tensor.from_floats([-10.0], NdArray.device())).to_data().to_list()
         [-1.0]
     """
+
+    _constant_record = True
 
     negative_slope: float
 
@@ -200,8 +214,8 @@ class PRelu(Module[B]):
     """
 
     alpha: Param[Tensor[B, D1]]
-    # The slope the weights started at (a constant of Burn's PRelu, kept in its records).
     alpha_value: float = 0.25
+    """The initial slope (Burn's ``alpha_value``, a constant of the record)."""
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.prelu(x, self.alpha.val())
@@ -239,6 +253,8 @@ class HardSigmoid(Module[Any]):
         >>> HardSigmoid(0.2, 0.5).forward(x).to_data().to_list()
         [0.5, 1.0]
     """
+
+    _constant_record = True
 
     alpha: float
     beta: float
@@ -281,6 +297,8 @@ class Softplus(Module[Any]):
         >>> round(Softplus(1.0).forward(Tensor.from_floats([0.0], NdArray.device())).into_scalar(), 4)
         0.6931
     """
+
+    _constant_record = True
 
     beta: float
 
@@ -335,3 +353,28 @@ class SwiGlu(Module[B]):
     def _display_settings(self) -> list[tuple[str, object]]:
         d_input, d_output = self.linear_inner.weight.shape()
         return [("d_input", d_input), ("d_output", d_output), ("bias", self.linear_inner.bias is not None)]
+
+
+class Glu(Module[Any]):
+    """The gated linear unit along ``dim``: ``a * sigmoid(b)`` for the halves ``a``, ``b`` of that dim
+    (Burn's ``GLU``, also importable under that name).
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import Glu
+        >>> Glu(1).forward(Tensor.from_floats([[2.0, 0.0]], NdArray.device())).to_data().to_list()
+        [[1.0]]
+    """
+
+    _constant_record = True
+
+    dim: int
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """``[..., 2n, ...] -> [..., n, ...]`` along ``dim`` (which must have an even size)."""
+        return activation.glu(x, self.dim)
+
+
+GLU = Glu
+"""Burn's name of ``Glu``."""

@@ -1,4 +1,5 @@
-"""Convolutions, as in Burn's ``burn::nn::conv``: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d.
+"""Convolutions, as in Burn's ``burn::nn::conv``: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+(and, from their own files, Conv3d, ConvTranspose3d and DeformConv2d).
 
 Inputs are ``[batch, channels, length]`` (1-d) or ``[batch, channels, height,
 width]`` (2-d). Weights use Burn's layouts: ``[channels_out, channels_in /
@@ -37,10 +38,16 @@ __all__ = [
     "Conv1dConfig",
     "Conv2d",
     "Conv2dConfig",
+    "Conv3d",
+    "Conv3dConfig",
     "ConvTranspose1d",
     "ConvTranspose1dConfig",
     "ConvTranspose2d",
     "ConvTranspose2dConfig",
+    "ConvTranspose3d",
+    "ConvTranspose3dConfig",
+    "DeformConv2d",
+    "DeformConv2dConfig",
 ]
 
 B = TypeVar("B", bound=Backend)
@@ -421,3 +428,7 @@ class ConvTranspose2d(Module[B]):
 
 _ConvConfig: TypeAlias = Conv1dConfig | Conv2dConfig | ConvTranspose1dConfig | ConvTranspose2dConfig
 _Conv: TypeAlias = Conv1d[Any] | Conv2d[Any] | ConvTranspose1d[Any] | ConvTranspose2d[Any]
+
+# Burn's `burn::nn::conv` also holds the 3-d and deformable convolutions (their own files here).
+from ferrum.nn.conv3d import Conv3d, Conv3dConfig, ConvTranspose3d, ConvTranspose3dConfig  # noqa: E402
+from ferrum.nn.deform_conv import DeformConv2d, DeformConv2dConfig  # noqa: E402

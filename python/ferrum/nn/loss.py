@@ -1,7 +1,8 @@
 """Loss functions, as in Burn's ``burn::nn::loss``.
 
 ``CrossEntropyLoss`` (padding tokens, class weights, label smoothing, logits
-or probabilities), ``BinaryCrossEntropyLoss``, ``MseLoss`` and ``HuberLoss``
+or probabilities), ``BinaryCrossEntropyLoss``, ``MseLoss``, ``HuberLoss``,
+``PoissonNllLoss`` and ``CosineEmbeddingLoss``
 with a ``Reduction``. Losses are modules without parameters; each returns a
 rank-1 tensor of one element, differentiable on an autodiff backend.
 
@@ -33,11 +34,15 @@ from ferrum.rank import D1, D2, Rank
 __all__ = [
     "BinaryCrossEntropyLoss",
     "BinaryCrossEntropyLossConfig",
+    "CosineEmbeddingLoss",
+    "CosineEmbeddingLossConfig",
     "CrossEntropyLoss",
     "CrossEntropyLossConfig",
     "HuberLoss",
     "HuberLossConfig",
     "MseLoss",
+    "PoissonNllLoss",
+    "PoissonNllLossConfig",
     "Reduction",
 ]
 
@@ -339,6 +344,8 @@ class MseLoss(Module[Any]):
         5.0
     """
 
+    _constant_record = True
+
     def forward(
         self, logits: Tensor[B, D, Float], targets: Tensor[B, D, Float], reduction: Reduction = Reduction.Auto
     ) -> Tensor[B, D1, Float]:
@@ -393,6 +400,8 @@ class HuberLoss(Module[Any]):
         [0.875, 0.125, 0.0, 0.045, 0.375]
     """
 
+    _constant_record = True
+
     delta: float
     lin_bias: float
 
@@ -422,3 +431,12 @@ class HuberLoss(Module[Any]):
 
     def _display_settings(self) -> list[tuple[str, object]]:
         return [("delta", self.delta), ("lin_bias", self.lin_bias)]
+
+
+# Burn's `burn::nn::loss` also holds these (in their own file here).
+from ferrum.nn.loss_extra import (  # noqa: E402
+    CosineEmbeddingLoss,
+    CosineEmbeddingLossConfig,
+    PoissonNllLoss,
+    PoissonNllLossConfig,
+)

@@ -22,7 +22,7 @@ from typing import ClassVar, Literal
 from ferrum.config import config
 from ferrum.config_serde import SerdeEnum, Variant
 
-__all__ = ["PaddingConfig1d", "PaddingConfig2d", "PaddingKind", "calculate_conv_padding"]
+__all__ = ["PaddingConfig1d", "PaddingConfig2d", "PaddingConfig3d", "PaddingKind", "calculate_conv_padding"]
 
 PaddingKind = Literal["Same", "Valid", "Explicit"]
 
@@ -44,7 +44,7 @@ def _non_negative(owner: str, values: Sequence[int]) -> None:
             raise ValueError(f"{owner}: padding must be ints >= 0, found {value!r}")
 
 
-def padding_name(padding: PaddingConfig1d | PaddingConfig2d) -> str:
+def padding_name(padding: PaddingConfig1d | PaddingConfig2d | PaddingConfig3d) -> str:
     """The variant as a layer's one-line display shows it: ``Same``, ``Valid``, ``Explicit(1, 1)``."""
     return repr(padding).split(".", 1)[1]
 
@@ -146,7 +146,65 @@ class PaddingConfig2d:
         return f"PaddingConfig2d.{self.kind}"
 
 
+@config
+class PaddingConfig3d:
+    """Padding of 3-d operators: ``PaddingConfig3d.Same``, ``.Valid`` or ``.Explicit(depth, height, width)``.
+
+    Example:
+        >>> from ferrum.nn import PaddingConfig3d
+        >>> PaddingConfig3d.Same.calculate_padding_3d(8, 8, 8, (3, 3, 3), (1, 1, 1))
+        (1, 1, 1)
+    """
+
+    kind: PaddingKind
+    padding: tuple[int, int, int] = (0, 0, 0)
+
+    Same: ClassVar[PaddingConfig3d]
+    Valid: ClassVar[PaddingConfig3d]
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("Same", "Valid", "Explicit"):
+            raise ValueError(f"PaddingConfig3d.kind: expected Same, Valid or Explicit, found {self.kind!r}")
+        if not isinstance(self.padding, tuple) or len(self.padding) != 3:
+            found = self.padding
+            raise ValueError(f"PaddingConfig3d.padding: expected (depth, height, width), found {found!r}")
+        _non_negative("PaddingConfig3d", self.padding)
+        if self.kind != "Explicit" and self.padding != (0, 0, 0):
+            raise ValueError(f"PaddingConfig3d.{self.kind} takes no padding amount, found {self.padding}")
+
+    @staticmethod
+    def Explicit(depth: int, height: int, width: int) -> PaddingConfig3d:
+        """The padding on both sides of each dim."""
+        return PaddingConfig3d("Explicit", (depth, height, width))
+
+    def calculate_padding_3d(
+        self,
+        depth: int,
+        height: int,
+        width: int,
+        kernel_size: tuple[int, int, int],
+        stride: tuple[int, int, int],
+    ) -> tuple[int, int, int]:
+        """The padding per side, ``(depth, height, width)``, for an input of that size."""
+        if self.kind == "Valid":
+            return (0, 0, 0)
+        if self.kind == "Same":
+            return (
+                calculate_conv_padding(kernel_size[0], stride[0], depth, depth),
+                calculate_conv_padding(kernel_size[1], stride[1], height, height),
+                calculate_conv_padding(kernel_size[2], stride[2], width, width),
+            )
+        return self.padding
+
+    def __repr__(self) -> str:
+        if self.kind == "Explicit":
+            return f"PaddingConfig3d.Explicit({self.padding[0]}, {self.padding[1]}, {self.padding[2]})"
+        return f"PaddingConfig3d.{self.kind}"
+
+
 PaddingConfig1d.Same = PaddingConfig1d("Same")
 PaddingConfig1d.Valid = PaddingConfig1d("Valid")
 PaddingConfig2d.Same = PaddingConfig2d("Same")
 PaddingConfig2d.Valid = PaddingConfig2d("Valid")
+PaddingConfig3d.Same = PaddingConfig3d("Same")
+PaddingConfig3d.Valid = PaddingConfig3d("Valid")

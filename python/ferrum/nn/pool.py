@@ -20,7 +20,7 @@ import dataclasses
 from typing import Any, ClassVar, TypeVar
 
 from ferrum import _ferrum
-from ferrum._ferrum import Tensor
+from ferrum._ferrum import Int, Tensor
 from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
@@ -48,6 +48,8 @@ B = TypeVar("B", bound=Backend)
 
 class _Pool(Module[Any]):
     """A pool's fields are all settings, shown on one line in declaration order."""
+
+    _constant_record = True
 
     def _display_settings(self) -> list[tuple[str, object]]:
         settings: list[tuple[str, object]] = []
@@ -127,6 +129,12 @@ class MaxPool1d(_Pool):
         pad = self.padding.calculate_padding_1d(x.dims()[-1], self.kernel_size, self.stride)
         return _ferrum.max_pool1d(x, self.kernel_size, self.stride, pad, self.dilation, self.ceil_mode)
 
+    def forward_with_indices(self, x: Tensor[B, D3]) -> tuple[Tensor[B, D3], Tensor[B, D3, Int]]:
+        """``forward`` and the Int position of each maximum within its row (for unpooling)."""
+        pad = self.padding.calculate_padding_1d(x.dims()[-1], self.kernel_size, self.stride)
+        k, s = self.kernel_size, self.stride
+        return _ferrum.max_pool1d_with_indices(x, k, s, pad, self.dilation, self.ceil_mode)
+
 
 
 @config
@@ -184,6 +192,22 @@ class MaxPool2d(_Pool):
         height, width = x.dims()[-2:]
         pad = self.padding.calculate_padding_2d(height, width, self.kernel_size, self.stride)
         return _ferrum.max_pool2d(x, self.kernel_size, self.stride, pad, self.dilation, self.ceil_mode)
+
+    def forward_with_indices(self, x: Tensor[B, D4]) -> tuple[Tensor[B, D4], Tensor[B, D4, Int]]:
+        """``forward`` and the Int position (``h * width + w``) of each maximum within its plane.
+
+        Example:
+            >>> from ferrum import Tensor
+            >>> from ferrum.backend import NdArray
+            >>> from ferrum.nn.pool import MaxPool2dConfig
+            >>> x = Tensor.from_floats([[[[1.0, 5.0], [3.0, 2.0]]]], NdArray.device())
+            >>> MaxPool2dConfig((2, 2)).init().forward_with_indices(x)[1].to_data().to_list()
+            [[[[1]]]]
+        """
+        height, width = x.dims()[-2:]
+        pad = self.padding.calculate_padding_2d(height, width, self.kernel_size, self.stride)
+        k, s = self.kernel_size, self.stride
+        return _ferrum.max_pool2d_with_indices(x, k, s, pad, self.dilation, self.ceil_mode)
 
 
 

@@ -93,8 +93,10 @@ def adaptive_momentum_step(
     betas_epsilon: tuple[float, float, float],
     penalty: float | None,
     decoupled: bool,
+    cautious: bool = False,
 ) -> tuple[FloatTensor, AdaptiveMomentumState]:
-    """One Adam update in the engine's fused kernel; ``decoupled`` applies AdamW's weight decay."""
+    """One Adam update in the engine's fused kernel; ``decoupled`` applies AdamW's weight decay
+    (``cautious``: only where the weight's sign agrees with the new first moment's)."""
     time = 1 if state is None else state.time + 1
     beta_1, beta_2, epsilon = betas_epsilon
     new, m1, m2 = _ferrum.adam_step(
@@ -109,6 +111,7 @@ def adaptive_momentum_step(
         epsilon,
         penalty,
         decoupled,
+        cautious,
     )
     return new, AdaptiveMomentumState(time, m1, m2)
 

@@ -2,8 +2,9 @@
 
 The weights shrink by ``lr * weight_decay`` of themselves each step, apart
 from the adaptive update: ``param = param * (1 - lr * wd) - lr * m_hat / (sqrt(v_hat) + eps)``.
-With ``cautious_weight_decay`` (Burn 0.20, arXiv:2510.12402) a weight decays
-only where its sign agrees with the first moment's (the update's direction).
+With ``cautious_weight_decay`` (Burn 0.20, arXiv:2510.12402) a weight shrinks
+only where its sign agrees with the first moment's, so decay never pushes
+against the update.
 
 Example:
     >>> from ferrum.optim import AdamWConfig
@@ -77,16 +78,16 @@ class AdamW(Optimizer[AdaptiveMomentumState]):
         self, lr: float, tensor: FloatTensor, grad: FloatTensor, state: AdaptiveMomentumState | None
     ) -> tuple[FloatTensor, AdaptiveMomentumState]:
         c = self.config
-        betas = (c.beta_1, c.beta_2, c.epsilon)
-        if not c.cautious_weight_decay or lr * c.weight_decay == 0.0:
-            return adaptive_momentum_step(tensor, grad, state, lr, betas, c.weight_decay, decoupled=True)
-        # Burn's cautious decay: no decay where the weight and the first moment differ in sign.
-        updated, new_state = adaptive_momentum_step(tensor, grad, state, lr, betas, None, decoupled=True)
-        # The moments live on the gradient's (inner) backend, the weights maybe on Autodiff.
-        moment_sign = new_state.moment_1.greater_equal_elem(0.0).to_device(tensor.device())
-        differ = tensor.greater_equal_elem(0.0).not_equal(moment_sign)
-        decay = (tensor * (lr * c.weight_decay)).mask_fill(differ, 0.0)
-        return updated - decay, new_state
+        return adaptive_momentum_step(
+            tensor,
+            grad,
+            state,
+            lr,
+            (c.beta_1, c.beta_2, c.epsilon),
+            c.weight_decay,
+            decoupled=True,
+            cautious=c.cautious_weight_decay,
+        )
 
     def _state_to_record(self, state: AdaptiveMomentumState) -> dict[str, Any]:
         return momentum_record(state)

@@ -2,6 +2,7 @@
 //! All numeric work lives in `ferrum-core`.
 
 mod activation;
+mod attention;
 mod conv;
 mod custom_op;
 mod data;
@@ -10,8 +11,11 @@ mod distribution;
 mod error;
 mod gradients;
 mod interrupt;
+mod module_ops;
 mod optim;
+mod pad_mode;
 mod record;
+mod recurrent;
 mod tensor;
 
 use pyo3::prelude::*;
@@ -37,6 +41,7 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<device::KindInt>()?;
     m.add_class::<device::KindBool>()?;
     m.add_class::<distribution::PyDistribution>()?;
+    m.add_class::<pad_mode::PyPadMode>()?;
     m.add_function(wrap_pyfunction!(distribution::seed, m)?)?;
     m.add_function(wrap_pyfunction!(distribution::random_state, m)?)?;
     m.add_function(wrap_pyfunction!(distribution::set_random_state, m)?)?;
@@ -46,8 +51,11 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     error::register(m)?;
     interrupt::install(m.py())?;
     activation::register(m)?;
+    attention::register(m)?;
     conv::register(m)?;
+    module_ops::register(m)?;
     record::register(m)?;
+    recurrent::register(m)?;
     optim::register(m)?;
     Ok(())
 }

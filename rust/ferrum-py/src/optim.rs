@@ -50,10 +50,10 @@ pub fn sgd_step(
     Ok((new_param(py, &param, p), v.map(|v| grad.wrap(py, v))))
 }
 
-/// One Adam step, or AdamW with `decoupled`. `time` counts steps from 1.
-/// Returns the new parameter and both moments.
+/// One Adam step, or AdamW with `decoupled` (and `cautious` weight decay).
+/// `time` counts steps from 1. Returns the new parameter and both moments.
 #[pyfunction]
-#[pyo3(signature = (param, grad, moment_1, moment_2, time, lr, beta_1, beta_2, epsilon, weight_decay, decoupled))]
+#[pyo3(signature = (param, grad, moment_1, moment_2, time, lr, beta_1, beta_2, epsilon, weight_decay, decoupled, cautious = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn adam_step(
     py: Python<'_>,
@@ -68,8 +68,9 @@ pub fn adam_step(
     epsilon: f64,
     weight_decay: Option<f64>,
     decoupled: bool,
+    cautious: bool,
 ) -> PyResult<(PyTensor, PyTensor, PyTensor)> {
-    let o = AdamOptions { lr, beta_1, beta_2, epsilon, weight_decay, decoupled };
+    let o = AdamOptions { lr, beta_1, beta_2, epsilon, weight_decay, decoupled, cautious };
     let (p, g, m1, m2) = (param.t.clone(), grad.t.clone(), engine(&moment_1), engine(&moment_2));
     let (p, m1, m2) = run(py, g.numel(), move || optim::adam_step(p, &g, m1, m2, time, &o))?;
     Ok((new_param(py, &param, p), grad.wrap(py, m1), grad.wrap(py, m2)))

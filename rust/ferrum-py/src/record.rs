@@ -54,8 +54,10 @@ fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
         return Ok(Item::Struct(fields));
     }
     let is_tuple = value.is_instance_of::<PyTuple>();
-    // `ferrum.record._SomeTensor`: an `Option<Tensor>` holding its tensor (bincode writes a 1 first).
-    if is_tuple && !value.is_exact_instance_of::<PyTuple>() && value.get_type().name()?.to_str()? == "_SomeTensor" {
+    // `ferrum.record.SomeConstant` is Rust's `Some` of a constant (bincode writes a 1, then the constant);
+    // `ferrum.record._SomeTensor` an `Option<Tensor>` holding its tensor (bincode writes a 1 first).
+    let some = is_tuple && !value.is_exact_instance_of::<PyTuple>() && matches!(value.get_type().name()?.to_str()?, "SomeConstant" | "_SomeTensor");
+    if some {
         let inner = value.get_item(0)?;
         return Ok(Item::Opt(Some(Box::new(to_item(&inner, path)?))));
     }

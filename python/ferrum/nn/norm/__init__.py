@@ -1,4 +1,4 @@
-"""Normalization layers: BatchNorm, LayerNorm, GroupNorm, InstanceNorm, RmsNorm.
+"""Normalization layers: BatchNorm, LayerNorm, GroupNorm, InstanceNorm, RmsNorm, and the Normalization enum.
 
 Example:
     >>> from ferrum import Tensor
@@ -13,6 +13,7 @@ from ferrum.nn.norm.batch import BatchNorm, BatchNormConfig
 from ferrum.nn.norm.group import GroupNorm, GroupNormConfig
 from ferrum.nn.norm.instance import InstanceNorm, InstanceNormConfig
 from ferrum.nn.norm.layer import LayerNorm, LayerNormConfig
+from ferrum.nn.norm.normalization_wrapper import Normalization, NormalizationConfig
 from ferrum.nn.norm.rms import RmsNorm, RmsNormConfig
 
 __all__ = [
@@ -24,6 +25,8 @@ __all__ = [
     "InstanceNormConfig",
     "LayerNorm",
     "LayerNormConfig",
+    "Normalization",
+    "NormalizationConfig",
     "RmsNorm",
     "RmsNormConfig",
 ]

@@ -44,7 +44,7 @@ pub trait GemmElement: Copy + Send + Sync + 'static {
 
 /// Whether every element of a `rows x cols` matrix read through `mat` lies
 /// inside a buffer of `len` elements (strides may be negative or zero).
-fn fits(mat: Mat, rows: usize, cols: usize, len: usize) -> bool {
+pub(crate) fn fits(mat: Mat, rows: usize, cols: usize, len: usize) -> bool {
     if rows == 0 || cols == 0 {
         return true;
     }

@@ -94,7 +94,7 @@ fn dense(op: &'static str, t: Tensor) -> Result<Tensor> {
 }
 
 /// Check kinds, dtypes and ranks shared by every convolution.
-fn check_operands(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, n: usize) -> Result<()> {
+pub(crate) fn check_operands(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, n: usize) -> Result<()> {
     x.expect_kind(op, Kind::Float)?;
     x.expect_same_dtype(op, w)?;
     x.expect_rank(op, n + 2)?;
@@ -106,14 +106,14 @@ fn check_operands(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor
     Ok(())
 }
 
-fn check_positive(op: &'static str, name: &str, values: &[usize]) -> Result<()> {
+pub(crate) fn check_positive(op: &'static str, name: &str, values: &[usize]) -> Result<()> {
     if values.contains(&0) {
         return Err(Error::invalid(op, format!("{name} must be at least 1 in every dim, found {values:?}")));
     }
     Ok(())
 }
 
-fn check_bias(op: &'static str, bias: Option<&Tensor>, channels: usize) -> Result<()> {
+pub(crate) fn check_bias(op: &'static str, bias: Option<&Tensor>, channels: usize) -> Result<()> {
     match bias {
         Some(b) if b.shape() != [channels] => Err(Error::shapes(op, b.shape(), &[channels], format!("the bias needs one value per output channel ({channels})"))),
         _ => Ok(()),

@@ -9,6 +9,9 @@
 //! param = param * (1 - lr * decay) - lr * update  (AdamW: decoupled weight decay)
 //! ```
 //!
+//! AdamW's cautious weight decay (Burn's `cautious_weight_decay`) decays a
+//! weight only where its sign agrees with the new first moment's.
+//!
 //! The moments start at zero, which gives Burn's first step exactly.
 
 use std::borrow::Cow;
@@ -34,6 +37,8 @@ pub struct AdamOptions {
     pub weight_decay: Option<f64>,
     /// AdamW's decoupled weight decay instead of Adam's L2 penalty.
     pub decoupled: bool,
+    /// AdamW only: decay only where `param >= 0` and `moment_1 >= 0` agree.
+    pub cautious: bool,
 }
 
 /// One Adam (or AdamW) update. `moment_1`/`moment_2` are the state of the
@@ -81,6 +86,8 @@ struct Coefs<T> {
     lr: T,
     penalty: T,
     shrink: T,
+    /// `lr * decay`: what cautious decay takes off where the signs agree.
+    decay: T,
 }
 
 fn run<T: FloatElement>(
@@ -116,22 +123,25 @@ fn run<T: FloatElement>(
         eps: T::from_f64(o.epsilon * correction_2_sqrt),
         lr: T::from_f64(o.lr),
         penalty: T::from_f64(if o.decoupled { 0.0 } else { decay }),
-        shrink: T::from_f64(if o.decoupled { 1.0 - o.lr * decay } else { 1.0 }),
+        shrink: T::from_f64(if o.decoupled && !o.cautious { 1.0 - o.lr * decay } else { 1.0 }),
+        decay: T::from_f64(o.lr * decay),
     };
     let inputs = [&p0[..], &m0[..], &v0[..], &g[..]];
     // One compiled loop per variant, so the loop tests no flag per element.
     // SAFETY: `update` writes every element of its output pieces.
     unsafe {
         if !o.decoupled && decay != 0.0 {
-            chunked_into(OP, n, inputs, move |i, o| update::<T, true>(i, o, c))
+            chunked_into(OP, n, inputs, move |i, o| update::<T, true, false>(i, o, c))
+        } else if o.decoupled && o.cautious && decay != 0.0 {
+            chunked_into(OP, n, inputs, move |i, o| update::<T, false, true>(i, o, c))
         } else {
-            chunked_into(OP, n, inputs, move |i, o| update::<T, false>(i, o, c))
+            chunked_into(OP, n, inputs, move |i, o| update::<T, false, false>(i, o, c))
         }
     }
 }
 
 #[inline(always)]
-fn update<T: FloatElement, const COUPLED: bool>(
+fn update<T: FloatElement, const COUPLED: bool, const CAUTIOUS: bool>(
     [p0, m0, v0, g]: [&[T]; 4],
     [p, m, v]: [&mut [MaybeUninit<T>]; 3],
     c: Coefs<T>,
@@ -146,7 +156,9 @@ fn update<T: FloatElement, const COUPLED: bool>(
         let vi = v0[i] * c.b2 + gi * gi * c.c2;
         m[i].write(mi);
         v[i].write(vi);
-        p[i].write(p0[i] * c.shrink - c.lr * (mi * c.factor / (vi.sqrt() + c.eps)));
+        let step = c.lr * (mi * c.factor / (vi.sqrt() + c.eps));
+        let kept = if CAUTIOUS && ((p0[i] >= T::zero()) == (mi >= T::zero())) { p0[i] - c.decay * p0[i] } else { p0[i] * c.shrink };
+        p[i].write(kept - step);
     }
 }
 
@@ -159,7 +171,7 @@ mod tests {
     }
 
     fn options(weight_decay: Option<f64>, decoupled: bool) -> AdamOptions {
-        AdamOptions { lr: 0.01, beta_1: 0.9, beta_2: 0.999, epsilon: 1e-8, weight_decay, decoupled }
+        AdamOptions { lr: 0.01, beta_1: 0.9, beta_2: 0.999, epsilon: 1e-8, weight_decay, decoupled, cautious: false }
     }
 
     /// The textbook formulas, one element at a time.
@@ -205,6 +217,17 @@ mod tests {
     fn adam_matches_the_formulas_over_steps() {
         check(options(None, false));
         check(options(Some(0.5), false));
+    }
+
+    #[test]
+    fn cautious_decay_only_where_signs_agree() {
+        // Step 1: m = 0.1 g. Weights 0.5 (g > 0: agree) and -0.5 (g > 0: differ).
+        let o = AdamOptions { weight_decay: Some(0.5), decoupled: true, cautious: true, ..options(None, true) };
+        let (p, _, _) = adam_step(t(&[0.5, -0.5]), &t(&[1.0, 1.0]), None, None, 1, &o).unwrap();
+        let p = p.to_vec::<f64>();
+        let step = 0.01 / (1.0 + 1e-8);
+        assert!((p[0] - (0.5 - 0.01 * 0.5 * 0.5 - step)).abs() < 1e-12, "{p:?}");
+        assert!((p[1] - (-0.5 - step)).abs() < 1e-12, "{p:?}");
     }
 
     #[test]

@@ -148,9 +148,20 @@ pub fn conform(decoded: Item, schema: Option<&Item>, path: &str) -> Result<Item>
                 })
                 .collect::<Result<_>>()?,
         )),
-        (Item::Enum { variant, index, value }, _) => {
+        // Self-describing formats write an enum as a map of one entry, `{variant: value}`.
+        (Item::Struct(mut fields), Some(Item::Enum { variant: want, index, value: expected })) if fields.len() == 1 => {
+            let (variant, value) = fields.remove(0);
             let p = child_path(path, &variant);
-            Ok(Item::Enum { value: Box::new(conform(*value, None, &p)?), variant, index })
+            let (index, expected) = if *variant == **want { (*index, Some(&**expected)) } else { (0, None) };
+            Ok(Item::Enum { value: Box::new(conform(value, expected, &p)?), variant: variant.into(), index })
+        }
+        (Item::Enum { variant, index, value }, s) => {
+            let p = child_path(path, &variant);
+            let expected = match s {
+                Some(Item::Enum { variant: want, value: expected, .. }) if *want == variant => Some(&**expected),
+                _ => None,
+            };
+            Ok(Item::Enum { value: Box::new(conform(*value, expected, &p)?), variant, index })
         }
         (d @ (Item::Struct(_) | Item::Seq(_) | Item::Tuple(_)), Some(s)) => Err(fail(path, format!("the record holds {}, the model expects {}", d.kind_name(), s.kind_name()))),
         (leaf, Some(s @ (Item::Struct(_) | Item::Seq(_) | Item::Tuple(_)))) => {

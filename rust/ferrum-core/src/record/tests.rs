@@ -281,6 +281,29 @@ fn bincode_maps_and_enums_of_any_variant() {
 }
 
 #[test]
+fn enum_records_round_trip_in_every_format() {
+    // Burn's enum modules (Normalization, Activation): `{"Layer": record}` in the
+    // self-describing formats, the variant index in bincode.
+    let inner = Item::Struct(vec![("gamma".into(), param("0400000000000", Tensor::from_vec(vec![1.5f32, -2.0], &[2]).unwrap()))]);
+    let rec = Item::Struct(vec![("norm".into(), Item::Enum { variant: "Layer".into(), index: 3, value: Box::new(inner) })]);
+    for format in FORMATS {
+        for precision in [Precision::Full, Precision::Double] {
+            let back = from_bytes(&to_bytes(&rec, format, precision).unwrap(), format, Some(&rec)).unwrap();
+            match back.field("norm") {
+                Some(Item::Enum { variant, index, value }) => {
+                    assert_eq!((&**variant, *index), ("Layer", 3), "{format:?}");
+                    let t = tensor_at(value, &["gamma", "param"]);
+                    // The model's dtype, whatever precision the file stores.
+                    assert_eq!(t.dtype(), DType::F32, "{format:?} {precision:?}");
+                    assert_eq!(t.to_vec::<f32>(), vec![1.5, -2.0]);
+                }
+                other => panic!("{format:?}: not an enum: {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
 fn a_record_node_stays_small() {
     // A decoded file may hold millions of nodes: its memory is this size times their count.
     assert!(std::mem::size_of::<Item>() <= 32, "{}", std::mem::size_of::<Item>());

@@ -6,6 +6,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyEllipsis, PySlice, PyTuple};
 
 use super::{scalar_for, Dim, PyTensor};
+use crate::pad_mode::Mode;
+use ferrum_core::ops::pad_modes::PadMode;
 use crate::error::{argument_error, engine, shape_error};
 
 /// Turn a Python index (int, slice, `(start, end)`, `(start, end, step)`,
@@ -195,8 +197,9 @@ impl PyTensor {
         self.indexed(py, "mask_fill", &mask, |t, m| t.mask_fill(m, v))
     }
 
-    /// Pad with `value`: `(left, right)` pads the last dim, `(left, right,
-    /// top, bottom)` also the one before (Burn's order), and so on.
+    /// Pad with `value` (a number, or a `PadMode`: `Constant(v)`, `Reflect`,
+    /// `Edge`): `(left, right)` pads the last dim, `(left, right, top,
+    /// bottom)` also the one before (Burn's order), and so on.
     #[pyo3(signature = (padding, value = None))]
     fn pad(&self, py: Python<'_>, padding: Vec<i64>, value: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
         let padding = super::counts(py, "pad", "padding", &padding)?;
@@ -204,9 +207,17 @@ impl PyTensor {
             return Err(argument_error(py, format!("pad: expected (before, after) pairs, found {} numbers", padding.len())));
         }
         let pairs: Vec<(usize, usize)> = padding.chunks(2).map(|c| (c[0], c[1])).collect();
-        let v = match value {
-            Some(v) => scalar_for(py, "pad", v, self.t.dtype())?,
-            None => ferrum_core::Scalar::Int(0),
+        let mode = value.and_then(|v| v.extract::<PyRef<'_, crate::pad_mode::PyPadMode>>().ok()).map(|m| m.0);
+        let v = match (mode, value) {
+            (Some(Mode::Reflect), _) => return self.dop(py, |t| t.pad_mode(&pairs, PadMode::Reflect)),
+            (Some(Mode::Edge), _) => return self.dop(py, |t| t.pad_mode(&pairs, PadMode::Edge)),
+            (Some(Mode::Constant(c)), _) => {
+                // An integral constant pads an Int tensor too.
+                let obj = if c.fract() == 0.0 && c.abs() < 9.0e15 { (c as i64).into_pyobject(py)?.into_any() } else { c.into_pyobject(py)?.into_any() };
+                scalar_for(py, "pad", &obj, self.t.dtype())?
+            }
+            (None, Some(v)) => scalar_for(py, "pad", v, self.t.dtype())?,
+            (None, None) => ferrum_core::Scalar::Int(0),
         };
         self.dop(py, |t| t.pad(&pairs, v))
     }

@@ -175,6 +175,11 @@ pub(super) struct Aligned(Vec<Lane>);
 struct Lane([f32; 16]);
 
 impl Aligned {
+    /// The buffer's start, to read what was written.
+    pub(super) fn ptr(&self) -> *const f32 {
+        self.0.as_ptr().cast()
+    }
+
     /// The buffer, grown to at least `floats` floats.
     pub(super) fn ensure(&mut self, floats: usize) -> *mut f32 {
         let lanes = floats.div_ceil(16);
@@ -188,9 +193,9 @@ impl Aligned {
 /// One thread's packing buffers, reused across calls so that a GEMM neither
 /// allocates nor page-faults once the thread has run one of its size.
 #[derive(Default)]
-struct Packs {
-    a: Aligned,
-    b: Aligned,
+pub(super) struct Packs {
+    pub(super) a: Aligned,
+    pub(super) b: Aligned,
 }
 
 thread_local! {
@@ -200,7 +205,7 @@ thread_local! {
 /// The block size for `len` elements in blocks of at most about `block`:
 /// equal blocks, rounded up to whole `step`s, so the last block is not a
 /// sliver (k = 300 runs as 2 x 150, not 256 + 44).
-fn balanced(len: usize, block: usize, step: usize) -> usize {
+pub(super) fn balanced(len: usize, block: usize, step: usize) -> usize {
     let blocks = len.div_ceil(block).max(1);
     len.div_ceil(blocks).div_ceil(step) * step
 }
@@ -391,7 +396,7 @@ impl Product {
 
 /// Run `f` with this thread's packing buffers (fresh ones if this thread is
 /// already inside a GEMM, which only a re-entrant caller could cause).
-fn with_packs(f: impl FnOnce(&mut Packs)) {
+pub(super) fn with_packs(f: impl FnOnce(&mut Packs)) {
     PACKS.with(|cell| match cell.try_borrow_mut() {
         Ok(mut packs) => f(&mut packs),
         Err(_) => f(&mut Packs::default()),

@@ -7,9 +7,11 @@ mod avx2;
 mod avx512;
 mod driver;
 mod pack;
+mod prepacked;
 mod shared;
 
 pub use driver::{available, sgemm, Kernel, Operand};
+pub use prepacked::PackedB;
 
 #[cfg(test)]
 mod tests;

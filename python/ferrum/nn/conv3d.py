@@ -1,0 +1,246 @@
+"""3-d convolutions, as in Burn's ``burn::nn::conv``: ``Conv3d`` and ``ConvTranspose3d``.
+
+Inputs are ``[batch, channels, depth, height, width]``; weights use Burn's
+layouts, ``[channels_out, channels_in / groups, kd, kh, kw]`` for a
+convolution and ``[channels_in, channels_out / groups, kd, kh, kw]`` for a
+transposed one. Forward and backward run in the engine (vol2col + GEMM).
+
+Example:
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> from ferrum.nn.conv import Conv3dConfig
+    >>> from ferrum.nn import PaddingConfig3d
+    >>> device = NdArray.device()
+    >>> conv = Conv3dConfig((2, 4), (3, 3, 3)).with_padding(PaddingConfig3d.Same).init(device)
+    >>> conv.forward(Tensor.ones((1, 2, 5, 6, 7), device)).dims()
+    (1, 4, 5, 6, 7)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TypeVar
+
+from ferrum import _ferrum
+from ferrum._ferrum import Device, ShapeError, Tensor
+from ferrum.backend import Backend
+from ferrum.config import config
+from ferrum.module import Module, Param
+from ferrum.nn.conv_args import check_groups, check_int, check_same_kernel
+from ferrum.nn.initializer import Initializer
+from ferrum.nn.padding import PaddingConfig3d, padding_name
+from ferrum.rank import D1, D5
+
+__all__ = ["Conv3d", "Conv3dConfig", "ConvTranspose3d", "ConvTranspose3dConfig"]
+
+B = TypeVar("B", bound=Backend)
+
+_KAIMING = Initializer.KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=False)
+Triple = tuple[int, int, int]
+
+
+def check_triple(owner: str, name: str, value: object, minimum: int = 1) -> None:
+    """Fail unless ``value`` is a tuple of three ints of at least ``minimum``."""
+    ok = isinstance(value, tuple) and len(value) == 3
+    if not ok or not all(
+        isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+        for v in value  # type: ignore[attr-defined]
+    ):
+        raise ValueError(f"{owner}.{name} must be a triple of ints >= {minimum}, found {value!r}")
+
+
+def _check_input(owner: str, x: Tensor[B, D5], channels: int) -> None:
+    dims = x.dims()
+    if len(dims) != 5 or dims[1] != channels:
+        raise ShapeError(
+            f"{owner}.forward: expected [batch, channels_in={channels}, depth, height, width],"
+            f" found {list(dims)}"
+        )
+
+
+@config
+class Conv3dConfig:
+    """Configuration of ``Conv3d``: ``channels`` is ``(in, out)`` (Burn's fields and defaults).
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.conv import Conv3dConfig
+        >>> Conv3dConfig((2, 4), (3, 3, 3)).init(NdArray.device()).num_params()
+        220
+    """
+
+    channels: tuple[int, int]
+    kernel_size: Triple
+    stride: Triple = (1, 1, 1)
+    dilation: Triple = (1, 1, 1)
+    groups: int = 1
+    padding: PaddingConfig3d = PaddingConfig3d.Valid
+    bias: bool = True
+    initializer: Initializer = _KAIMING
+
+    def __post_init__(self) -> None:
+        owner = "Conv3dConfig"
+        if not (isinstance(self.channels, tuple) and len(self.channels) == 2):
+            raise ValueError(f"{owner}.channels must be a pair (in, out), found {self.channels!r}")
+        for c in self.channels:
+            check_int(owner, "channels", c)
+        for name in ("kernel_size", "stride", "dilation"):
+            check_triple(owner, name, getattr(self, name))
+        check_groups(owner, self.channels[0], self.channels[1], self.groups)
+        check_same_kernel(owner, self.padding.kind, self.kernel_size)
+
+    def init(self, device: Device[B]) -> Conv3d[B]:
+        """A new layer on ``device``."""
+        (c_in, c_out), k = self.channels, math.prod(self.kernel_size)
+        fan_in, fan_out = c_in // self.groups * k, c_out // self.groups * k
+        weight = self.initializer.init_with(
+            (c_out, c_in // self.groups, *self.kernel_size), fan_in, fan_out, device
+        )
+        bias = self.initializer.init_with((c_out,), fan_in, fan_out, device) if self.bias else None
+        return Conv3d(weight, bias, self.stride, self.kernel_size, self.dilation, self.groups, self.padding)
+
+
+class Conv3d(Module[B]):
+    """3-d convolution over ``[batch, channels_in, depth, height, width]``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.conv import Conv3dConfig
+        >>> conv = Conv3dConfig((1, 1), (2, 2, 2)).with_stride((2, 2, 2)).init(NdArray.device())
+        >>> conv.forward(Tensor.zeros((1, 1, 4, 4, 4), NdArray.device())).dims()
+        (1, 1, 2, 2, 2)
+    """
+
+    weight: Param[Tensor[B, D5]]
+    bias: Param[Tensor[B, D1]] | None
+    stride: Triple
+    kernel_size: Triple
+    dilation: Triple
+    groups: int
+    padding: PaddingConfig3d
+
+    def forward(self, x: Tensor[B, D5]) -> Tensor[B, D5]:
+        """``[batch, channels_in, d, h, w] -> [batch, channels_out, d_out, h_out, w_out]``."""
+        _check_input("Conv3d", x, self.weight.shape()[1] * self.groups)
+        _, _, d, h, w = x.dims()
+        pad = self.padding.calculate_padding_3d(d, h, w, self.kernel_size, self.stride)
+        bias = None if self.bias is None else self.bias.val()
+        return _ferrum.conv3d(x, self.weight.val(), bias, self.stride, pad, self.dilation, self.groups)
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        ch_out, ch_in_group = self.weight.shape()[:2]
+        return [
+            ("ch_in", ch_in_group * self.groups),
+            ("ch_out", ch_out),
+            ("stride", self.stride),
+            ("kernel_size", self.kernel_size),
+            ("dilation", self.dilation),
+            ("groups", self.groups),
+            ("padding", padding_name(self.padding)),
+        ]
+
+
+@config
+class ConvTranspose3dConfig:
+    """Configuration of ``ConvTranspose3d``: ``channels`` is ``(in, out)`` (Burn's fields and defaults).
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.conv import ConvTranspose3dConfig
+        >>> ConvTranspose3dConfig((4, 2), (2, 2, 2)).init(NdArray.device()).weight.shape()
+        (4, 2, 2, 2, 2)
+    """
+
+    channels: tuple[int, int]
+    kernel_size: Triple
+    stride: Triple = (1, 1, 1)
+    dilation: Triple = (1, 1, 1)
+    groups: int = 1
+    padding: Triple = (0, 0, 0)
+    padding_out: Triple = (0, 0, 0)
+    bias: bool = True
+    initializer: Initializer = _KAIMING
+
+    def __post_init__(self) -> None:
+        owner = "ConvTranspose3dConfig"
+        if not (isinstance(self.channels, tuple) and len(self.channels) == 2):
+            raise ValueError(f"{owner}.channels must be a pair (in, out), found {self.channels!r}")
+        for c in self.channels:
+            check_int(owner, "channels", c)
+        for name in ("kernel_size", "stride", "dilation"):
+            check_triple(owner, name, getattr(self, name))
+        for name in ("padding", "padding_out"):
+            check_triple(owner, name, getattr(self, name), minimum=0)
+        check_groups(owner, self.channels[0], self.channels[1], self.groups)
+
+    def init(self, device: Device[B]) -> ConvTranspose3d[B]:
+        """A new layer on ``device`` (Burn draws it with the fan-in only)."""
+        (c_in, c_out), k = self.channels, math.prod(self.kernel_size)
+        fan_in = c_out // self.groups * k
+        weight = self.initializer.init_with(
+            (c_in, c_out // self.groups, *self.kernel_size), fan_in, None, device
+        )
+        bias = self.initializer.init_with((c_out,), fan_in, None, device) if self.bias else None
+        return ConvTranspose3d(
+            weight,
+            bias,
+            self.stride,
+            self.kernel_size,
+            self.dilation,
+            self.groups,
+            self.padding,
+            self.padding_out,
+            self.channels,
+        )
+
+
+class ConvTranspose3d(Module[B]):
+    """3-d transposed convolution over ``[batch, channels_in, depth, height, width]``.
+
+    Each output size is ``(n - 1) * stride - 2 * padding + dilation * (k - 1) + padding_out + 1``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.conv import ConvTranspose3dConfig
+        >>> up = ConvTranspose3dConfig((2, 1), (2, 2, 2)).with_stride((2, 2, 2)).init(NdArray.device())
+        >>> up.forward(Tensor.zeros((1, 2, 3, 3, 3), NdArray.device())).dims()
+        (1, 1, 6, 6, 6)
+    """
+
+    weight: Param[Tensor[B, D5]]
+    bias: Param[Tensor[B, D1]] | None
+    stride: Triple
+    kernel_size: Triple
+    dilation: Triple
+    groups: int
+    padding: Triple
+    padding_out: Triple
+    channels: tuple[int, int]
+
+    def forward(self, x: Tensor[B, D5]) -> Tensor[B, D5]:
+        """``[batch, channels_in, d, h, w] -> [batch, channels_out, d_out, h_out, w_out]``."""
+        _check_input("ConvTranspose3d", x, self.weight.shape()[0])
+        bias = None if self.bias is None else self.bias.val()
+        return _ferrum.conv_transpose3d(
+            x,
+            self.weight.val(),
+            bias,
+            self.stride,
+            self.padding,
+            self.padding_out,
+            self.dilation,
+            self.groups,
+        )
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        return [
+            ("channels", self.channels),
+            ("stride", self.stride),
+            ("kernel_size", self.kernel_size),
+            ("dilation", self.dilation),
+            ("groups", self.groups),
+            ("padding", self.padding),
+            ("padding_out", self.padding_out),
+        ]
