@@ -255,8 +255,8 @@ def test_max_pool_gradient_goes_to_the_maximum_during_training() -> None:
 def test_pools_have_no_params_and_print_their_settings() -> None:
     pool = MaxPool2dConfig((2, 2)).init()
     assert pool.num_params() == 0
-    # Only constants: Burn records each as nil ([usize; 2] as two nils).
-    assert all(value in (None, (None, None)) for value in pool.into_record().values())
+    # A module without a backend in Burn (its derive's `constant!`): the whole record is nil.
+    assert pool.into_record() is None
     assert (
         repr(pool) == "MaxPool2d {kernel_size: [2, 2], stride: [2, 2], padding: Valid, dilation: [1, 1],"
         " ceil_mode: false, params: 0}"

@@ -50,6 +50,7 @@ __all__ = [
     "PrettyJsonFileRecorder",
     "RecordError",
     "Some",
+    "SomeConstant",
     "rank_problem",
 ]
 
@@ -100,6 +101,28 @@ class Some(dict[str, Any]):
 
     def __repr__(self) -> str:
         return f"Some({dict.__repr__(self)})"
+
+
+class SomeConstant(tuple[Any, ...]):
+    """The record of an optional constant that holds a value (Rust's ``Some`` of a constant,
+    such as ``Lstm.clip``): nil in named formats, ``1`` then the constant's own nil byte in bincode.
+
+    Example:
+        >>> from ferrum.record import SomeConstant
+        >>> SomeConstant(None).value is None
+        True
+    """
+
+    def __new__(cls, value: Any) -> SomeConstant:
+        return super().__new__(cls, (value,))
+
+    @property
+    def value(self) -> Any:
+        """The constant's own record (``None``, or a tuple of ``None`` for an array)."""
+        return self[0]
+
+    def __repr__(self) -> str:
+        return f"SomeConstant({self[0]!r})"
 
 
 def _is_param(node: Mapping[str, Any]) -> bool:
@@ -213,6 +236,9 @@ def _bincode_layout(node: Any) -> Any:
 
 
 def _same_kind(node: Mapping[str, Any], out: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(node, _Variant):
+        ((name, value),) = out.items()
+        return _Variant(name, node.index, value)
     return type(node)(out) if isinstance(node, (Some, OptimizerRecord)) else out
 
 
@@ -249,6 +275,8 @@ def _ids_to_burn(node: Any, root: bool = True) -> Any:
         for key, value in node.items():
             out[_burn_id(key) if optimizer else key] = _ids_to_burn(value, False)
         return _same_kind(node, out)
+    if isinstance(node, SomeConstant):
+        return node
     if isinstance(node, tuple):
         return tuple(_ids_to_burn(item, False) for item in node)
     if isinstance(node, list):

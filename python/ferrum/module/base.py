@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from typing_extensions import Self, dataclass_transform
 
@@ -92,6 +92,13 @@ class Module(Generic[B]):
         Linear {d_input: 4, d_output: 2, bias: true, params: 10}
     """
 
+    #: Burn records a module that has no backend parameter (``Relu``, ``Dropout``,
+    #: the pools) as a constant: nil in the file, whatever settings it holds.
+    _constant_record: ClassVar[bool] = False
+    #: Record keys of fields whose Burn name Python cannot use (``BiLstm.forward``
+    #: would hide the ``forward`` method): ``{field name: key in the record}``.
+    _record_keys: ClassVar[Mapping[str, str]] = {}
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         # repr=False keeps Module.__repr__ (the tree) unless the subclass writes its own.
@@ -99,6 +106,11 @@ class Module(Generic[B]):
 
     def _display_settings(self) -> list[tuple[str, object]] | None:
         """Settings shown on one line (``Linear {d_input: 4, ...}``); None prints the field tree."""
+        return None
+
+    def _record_variant(self) -> tuple[str, int, Module[Any]] | None:
+        """Burn's enum modules (``Activation``, ``Normalization``): the variant's name,
+        its index in the Rust enum and the module it holds; None for a struct module."""
         return None
 
     def num_params(self) -> int:

@@ -33,7 +33,16 @@ def into_record(node: object) -> Any:
     if isinstance(node, RunningState):
         return {"id": str(node.id), "param": node.value()}
     if is_module(node):
-        return {field.name: _field_record(node, field) for field in dataclasses.fields(node)}  # type: ignore[arg-type]
+        if node._constant_record:  # type: ignore[attr-defined]
+            return None
+        variant = node._record_variant()  # type: ignore[attr-defined]
+        if variant is not None:
+            from ferrum.record import _Variant
+
+            name, index, inner = variant
+            return _Variant(name, index, into_record(inner))
+        keys = node._record_keys  # type: ignore[attr-defined]
+        return {keys.get(f.name, f.name): _field_record(node, f) for f in dataclasses.fields(node)}  # type: ignore[arg-type]
     if isinstance(node, list):
         return [into_record(item) for item in node]
     if isinstance(node, tuple):
@@ -42,16 +51,19 @@ def into_record(node: object) -> Any:
 
 
 def _field_record(module: object, field: dataclasses.Field[Any]) -> Any:
-    from ferrum.record import Some
+    from ferrum.record import Some, SomeConstant
 
     value = getattr(module, field.name)
     if value is None:
         return None
-    if not is_tree_node(module, field.name, value):
-        return _constant_record(value)
-    record = into_record(value)
     # An `X | None` field is Rust's Option<X>: bincode marks a present value.
     optional = "None" in str(field.type) or "Optional" in str(field.type)
+    if not is_tree_node(module, field.name, value):
+        record = _constant_record(value)
+        return SomeConstant(record) if optional else record
+    record = into_record(value)
+    if record is None:
+        return None  # a constant module (Burn's ConstantRecord)
     return Some(record) if optional and isinstance(record, dict) else record
 
 
@@ -74,6 +86,10 @@ def load_record(node: Any, record: object, path: str) -> Any:
         tensor, pid = _leaf(record, node.value(), node.id, where)
         return RunningState(tensor, pid)
     if is_module(node):
+        if node._constant_record:
+            return node  # Burn ignores a constant's record (nil, or the settings of older files)
+        if node._record_variant() is not None:
+            return _load_variant(node, record, path)
         return _load_module(node, record, path)
     if isinstance(node, (list, tuple)):
         if not isinstance(record, (list, tuple)):
@@ -92,6 +108,10 @@ def _load_module(module: Any, record: object, path: str) -> Any:
     where = path or "<root>"
     if not isinstance(record, Mapping):
         raise ValueError(f"record for '{where}' ({name}): expected a dict of fields, found {_kind(record)}")
+    if module._record_keys:
+        # Fields whose Burn name Python cannot use (BiLstm's `forward`) are renamed in the record.
+        field_of = {key: field for field, key in module._record_keys.items()}
+        record = {field_of.get(key, key): value for key, value in record.items()}
     fields = node_fields(module)
     known = {field for field, _ in fields}
     constants = {field.name for field in dataclasses.fields(module)} - known
@@ -117,6 +137,8 @@ def _load_module(module: Any, record: object, path: str) -> Any:
             continue
         if field not in record:
             raise ValueError(f"record is missing '{sub}' ({type(value).__name__})")
+        if rec is None and is_module(value) and value._constant_record:  # type: ignore[attr-defined]
+            continue
         if rec is None:
             kind = type(value).__name__
             raise ValueError(f"record has no value for '{sub}' (None), but {name}.{field} is a {kind}")
@@ -124,6 +146,26 @@ def _load_module(module: Any, record: object, path: str) -> Any:
     new = copy.copy(module)
     for field, value in loaded.items():
         object.__setattr__(new, field, value)
+    return new
+
+
+def _load_variant(module: Any, record: object, path: str) -> Any:
+    """An enum module loads the record of its own variant: ``{"Variant": record}``."""
+    where = path or "<root>"
+    name, _, inner = module._record_variant()
+    if not isinstance(record, Mapping) or len(record) != 1:
+        owner = type(module).__name__
+        raise ValueError(f"record for '{where}' ({owner}): expected {{'{name}': ...}}, found {_kind(record)}")
+    (found, rec), = record.items()
+    if found != name:
+        raise ValueError(
+            f"record for '{where}' holds the variant '{found}', but this {type(module).__name__} is '{name}'"
+        )
+    fields = node_fields(module)
+    if len(fields) != 1:
+        raise TypeError(f"{type(module).__name__} is an enum module: it holds its variant in exactly one field")
+    new = copy.copy(module)
+    object.__setattr__(new, fields[0][0], load_record(inner, rec, join(path, name)))
     return new
 
 

@@ -32,6 +32,17 @@ from ferrum.nn.activation import (
     SwiGluConfig,
     Tanh,
 )
+from ferrum.nn.activation_wrapper import Activation, ActivationConfig
+from ferrum.nn.conv import (
+    Conv1d,
+    Conv1dConfig,
+    Conv2d,
+    Conv2dConfig,
+    ConvTranspose1d,
+    ConvTranspose1dConfig,
+    ConvTranspose2d,
+    ConvTranspose2dConfig,
+)
 from ferrum.nn.dropout import Dropout, DropoutConfig
 from ferrum.nn.embedding import Embedding, EmbeddingConfig
 from ferrum.nn.initializer import Initializer
@@ -49,17 +60,59 @@ from ferrum.nn.norm import (
     RmsNormConfig,
 )
 from ferrum.nn.padding import PaddingConfig1d, PaddingConfig2d
+from ferrum.nn.pool import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool1dConfig,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool2dConfig,
+    AvgPool1d,
+    AvgPool1dConfig,
+    AvgPool2d,
+    AvgPool2dConfig,
+    MaxPool1d,
+    MaxPool1dConfig,
+    MaxPool2d,
+    MaxPool2dConfig,
+)
+from ferrum.nn.pos_encoding import PositionalEncoding, PositionalEncodingConfig, generate_sinusoids
+from ferrum.nn.rnn import BiLstm, BiLstmConfig, GateController, Gru, GruConfig, Lstm, LstmConfig, LstmState
+from ferrum.nn.rope_encoding import RotaryEncoding, RotaryEncodingConfig
+
+from ferrum.nn import attention, cache, transformer  # noqa: E402  (Burn's `pub mod`s)
 
 __all__ = [
+    "Activation",
+    "ActivationConfig",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool1dConfig",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool2dConfig",
+    "AvgPool1d",
+    "AvgPool1dConfig",
+    "AvgPool2d",
+    "AvgPool2dConfig",
     "BatchNorm",
     "BatchNormConfig",
+    "BiLstm",
+    "BiLstmConfig",
+    "Conv1d",
+    "Conv1dConfig",
+    "Conv2d",
+    "Conv2dConfig",
+    "ConvTranspose1d",
+    "ConvTranspose1dConfig",
+    "ConvTranspose2d",
+    "ConvTranspose2dConfig",
     "Dropout",
     "DropoutConfig",
     "Embedding",
     "EmbeddingConfig",
+    "GateController",
     "Gelu",
     "GroupNorm",
     "GroupNormConfig",
+    "Gru",
+    "GruConfig",
     "HardSigmoid",
     "HardSigmoidConfig",
     "HardSwish",
@@ -72,17 +125,32 @@ __all__ = [
     "LeakyReluConfig",
     "Linear",
     "LinearConfig",
+    "Lstm",
+    "LstmConfig",
+    "LstmState",
+    "MaxPool1d",
+    "MaxPool1dConfig",
+    "MaxPool2d",
+    "MaxPool2dConfig",
     "PRelu",
     "PReluConfig",
     "PaddingConfig1d",
     "PaddingConfig2d",
+    "PositionalEncoding",
+    "PositionalEncodingConfig",
     "Relu",
     "RmsNorm",
     "RmsNormConfig",
+    "RotaryEncoding",
+    "RotaryEncodingConfig",
     "Sigmoid",
     "Softplus",
     "SoftplusConfig",
     "SwiGlu",
     "SwiGluConfig",
     "Tanh",
+    "attention",
+    "cache",
+    "generate_sinusoids",
+    "transformer",
 ]

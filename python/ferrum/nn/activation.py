@@ -61,6 +61,8 @@ class Relu(Module[Any]):
         [0.0, 1.0]
     """
 
+    _constant_record = True
+
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.relu(x)
 
@@ -75,6 +77,8 @@ class Gelu(Module[Any]):
         >>> Gelu().forward(Tensor.from_floats([0.0], NdArray.device())).to_data().to_list()
         [0.0]
     """
+
+    _constant_record = True
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.gelu(x)
@@ -91,6 +95,8 @@ class Sigmoid(Module[Any]):
         [0.5]
     """
 
+    _constant_record = True
+
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.sigmoid(x)
 
@@ -106,6 +112,8 @@ class Tanh(Module[Any]):
         [0.0]
     """
 
+    _constant_record = True
+
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.tanh(x)
 
@@ -120,6 +128,8 @@ class HardSwish(Module[Any]):
         >>> HardSwish().forward(Tensor.from_floats([-4.0, 0.0, 4.0], NdArray.device())).to_data().to_list()
         [-0.0, 0.0, 4.0]
     """
+
+    _constant_record = True
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         return activation.hard_swish(x)
@@ -152,6 +162,8 @@ class LeakyRelu(Module[Any]):
         >>> LeakyRelu(0.1).forward(Tensor.from_floats([-10.0], NdArray.device())).to_data().to_list()
         [-1.0]
     """
+
+    _constant_record = True
 
     negative_slope: float
 
@@ -237,6 +249,8 @@ class HardSigmoid(Module[Any]):
         [0.5, 1.0]
     """
 
+    _constant_record = True
+
     alpha: float
     beta: float
 
@@ -278,6 +292,8 @@ class Softplus(Module[Any]):
         >>> round(Softplus(1.0).forward(Tensor.from_floats([0.0], NdArray.device())).into_scalar(), 4)
         0.6931
     """
+
+    _constant_record = True
 
     beta: float
 

@@ -66,6 +66,8 @@ class Dropout(Module[Any]):
         [0.0, 0.0, 0.0]
     """
 
+    _constant_record = True
+
     prob: float
 
     def __post_init__(self) -> None:

@@ -325,6 +325,8 @@ class MseLoss(Module[Any]):
         5.0
     """
 
+    _constant_record = True
+
     def forward(
         self, logits: Tensor[B, D, Float], targets: Tensor[B, D, Float], reduction: Reduction = Reduction.Auto
     ) -> Tensor[B, D1, Float]:
@@ -378,6 +380,8 @@ class HuberLoss(Module[Any]):
         >>> [round(v, 4) for v in huber.forward_residuals(r).to_data().to_list()]
         [0.875, 0.125, 0.0, 0.045, 0.375]
     """
+
+    _constant_record = True
 
     delta: float
     lin_bias: float

@@ -49,6 +49,8 @@ B = TypeVar("B", bound=Backend)
 class _Pool(Module[Any]):
     """A pool's fields are all settings, shown on one line in declaration order."""
 
+    _constant_record = True
+
     def _display_settings(self) -> list[tuple[str, object]]:
         settings: list[tuple[str, object]] = []
         for field in dataclasses.fields(self):

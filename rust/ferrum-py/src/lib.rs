@@ -2,6 +2,7 @@
 //! All numeric work lives in `ferrum-core`.
 
 mod activation;
+mod attention;
 mod conv;
 mod custom_op;
 mod data;
@@ -12,6 +13,7 @@ mod gradients;
 mod interrupt;
 mod optim;
 mod record;
+mod recurrent;
 mod tensor;
 
 use pyo3::prelude::*;
@@ -44,8 +46,10 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     error::register(m)?;
     interrupt::install(m.py())?;
     activation::register(m)?;
+    attention::register(m)?;
     conv::register(m)?;
     record::register(m)?;
+    recurrent::register(m)?;
     optim::register(m)?;
     Ok(())
 }

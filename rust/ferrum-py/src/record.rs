@@ -54,8 +54,12 @@ fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
         return Ok(Item::Struct(fields));
     }
     let is_tuple = value.is_instance_of::<PyTuple>();
-    // `ferrum.record._SomeTensor`: an `Option<Tensor>` holding its tensor (bincode writes a 1 first).
-    if is_tuple && !value.is_exact_instance_of::<PyTuple>() && value.get_type().name()?.to_str()? == "_SomeTensor" {
+    // `ferrum.record._SomeTensor` (an `Option<Tensor>` holding its tensor) and `ferrum.record.SomeConstant`
+    // (Rust's `Some` of a constant): bincode writes a 1, then the value.
+    if is_tuple
+        && !value.is_exact_instance_of::<PyTuple>()
+        && matches!(value.get_type().name()?.to_str()?, "_SomeTensor" | "SomeConstant")
+    {
         let inner = value.get_item(0)?;
         return Ok(Item::Opt(Some(Box::new(to_item(&inner, path)?))));
     }

@@ -3,6 +3,7 @@
 
 pub mod activation;
 pub mod assign;
+pub mod attention;
 pub mod binary;
 pub mod bitwise;
 pub mod compare;
@@ -11,14 +12,18 @@ pub mod conv;
 pub mod cumulative;
 pub mod float_checks;
 pub mod index;
+pub mod interpolate;
 pub mod logical;
 pub mod mask;
 pub mod matmul;
 pub mod one_hot;
 pub mod pad;
 pub mod pool;
+pub mod recurrent;
 pub mod reduce;
 pub mod sort;
 pub mod stats;
 pub mod triangular;
 pub mod unary;
+pub mod unfold4d;
+pub mod windows;

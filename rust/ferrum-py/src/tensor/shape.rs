@@ -130,7 +130,7 @@ impl PyTensor {
     /// Sliding windows of `size` every `step` along `dim`, as a new last dim.
     fn unfold(&self, py: Python<'_>, dim: Dim, size: i64, step: i64) -> PyResult<PyTensor> {
         let (size, step) = (super::count(py, "unfold", "size", size)?, super::count(py, "unfold", "step", step)?);
-        self.op(py, "unfold", |t| t.unfold(dim, size, step))
+        self.dop(py, |v| v.unfold(dim, size, step))
     }
 
     /// Whether the elements are laid out row-major without gaps.

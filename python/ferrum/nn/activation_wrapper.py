@@ -1,0 +1,193 @@
+"""``Activation``: Burn's enum of activation layers, and ``ActivationConfig`` that builds one.
+
+Layers that let their user choose an activation (``Lstm``'s gates, for one)
+hold an ``Activation``. Its record is Burn's enum record, ``{"Sigmoid": ...}``,
+so a model holding one loads from and saves to Burn's files.
+
+Example:
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> from ferrum.nn import ActivationConfig, LeakyReluConfig
+    >>> device = NdArray.device()
+    >>> x = Tensor.from_floats([-2.0, 3.0], device)
+    >>> ActivationConfig.Relu.init(device).forward(x).to_data().to_list()
+    [0.0, 3.0]
+    >>> ActivationConfig.LeakyRelu(LeakyReluConfig(0.5)).init(device).forward(x).to_data().to_list()
+    [-1.0, 3.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal, TypeVar
+
+from ferrum._ferrum import Device, Float, Tensor
+from ferrum.backend import Backend
+from ferrum.config import config, is_config
+from ferrum.module import Module
+from ferrum.nn.activation import (
+    Gelu,
+    HardSigmoid,
+    HardSigmoidConfig,
+    HardSwish,
+    LeakyRelu,
+    LeakyReluConfig,
+    PRelu,
+    PReluConfig,
+    Relu,
+    Sigmoid,
+    Softplus,
+    SoftplusConfig,
+    SwiGlu,
+    SwiGluConfig,
+    Tanh,
+)
+from ferrum.rank import Rank
+
+__all__ = ["Activation", "ActivationConfig", "ActivationKind"]
+
+B = TypeVar("B", bound=Backend)
+D = TypeVar("D", bound=Rank)
+
+ActivationKind = Literal[
+    "Gelu", "PRelu", "Relu", "LeakyRelu", "SwiGlu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Softplus"
+]
+
+# Burn's variant order: the index bincode writes for each.
+_VARIANTS: tuple[str, ...] = (
+    "Gelu",
+    "PRelu",
+    "Relu",
+    "LeakyRelu",
+    "SwiGlu",
+    "Sigmoid",
+    "Tanh",
+    "HardSigmoid",
+    "HardSwish",
+    "Softplus",
+)
+_SETTINGS: dict[str, type] = {
+    "PRelu": PReluConfig,
+    "LeakyRelu": LeakyReluConfig,
+    "SwiGlu": SwiGluConfig,
+    "HardSigmoid": HardSigmoidConfig,
+    "Softplus": SoftplusConfig,
+}
+# Softplus before HardSigmoid: JSON of either has `beta`, only HardSigmoid's has `alpha`.
+_Settings = PReluConfig | LeakyReluConfig | SwiGluConfig | SoftplusConfig | HardSigmoidConfig
+_Layer = Gelu | PRelu[Any] | Relu | LeakyRelu | SwiGlu[Any] | Sigmoid | Tanh | HardSigmoid | HardSwish | Softplus
+
+
+@config
+class ActivationConfig:
+    """One of Burn's activations: ``ActivationConfig.Relu``, ``.Gelu``, ``.Sigmoid``, ``.Tanh``,
+    ``.HardSwish``, or ``.PRelu(config)``, ``.LeakyRelu(config)``, ``.SwiGlu(config)``,
+    ``.HardSigmoid(config)``, ``.Softplus(config)`` for those with settings.
+
+    Example:
+        >>> from ferrum.nn import ActivationConfig, SoftplusConfig
+        >>> ActivationConfig.Softplus(SoftplusConfig(2.0)).kind
+        'Softplus'
+    """
+
+    kind: ActivationKind
+    settings: _Settings | None = None
+
+    Gelu: ClassVar[ActivationConfig]
+    Relu: ClassVar[ActivationConfig]
+    Sigmoid: ClassVar[ActivationConfig]
+    Tanh: ClassVar[ActivationConfig]
+    HardSwish: ClassVar[ActivationConfig]
+
+    def __post_init__(self) -> None:
+        if self.kind not in _VARIANTS:
+            raise ValueError(f"ActivationConfig.kind: expected one of {', '.join(_VARIANTS)}, found {self.kind!r}")
+        wanted = _SETTINGS.get(self.kind)
+        if wanted is not None and is_config(self.settings) and not isinstance(self.settings, wanted):
+            # JSON holds no type: settings read as another variant's config are this variant's.
+            object.__setattr__(self, "settings", wanted.from_dict(self.settings.to_dict()))  # type: ignore[attr-defined,union-attr]
+        if wanted is None and self.settings is not None:
+            raise ValueError(f"ActivationConfig.{self.kind} takes no settings, found {self.settings!r}")
+        if wanted is not None and not isinstance(self.settings, wanted):
+            found = type(self.settings).__name__
+            raise ValueError(f"ActivationConfig.{self.kind} needs a {wanted.__name__}, found {found}")
+
+    @staticmethod
+    def PRelu(settings: PReluConfig) -> ActivationConfig:  # noqa: N802 (Burn's variant name)
+        """A ``PRelu`` layer."""
+        return ActivationConfig("PRelu", settings)
+
+    @staticmethod
+    def LeakyRelu(settings: LeakyReluConfig) -> ActivationConfig:  # noqa: N802
+        """A ``LeakyRelu`` layer."""
+        return ActivationConfig("LeakyRelu", settings)
+
+    @staticmethod
+    def SwiGlu(settings: SwiGluConfig) -> ActivationConfig:  # noqa: N802
+        """A ``SwiGlu`` layer."""
+        return ActivationConfig("SwiGlu", settings)
+
+    @staticmethod
+    def HardSigmoid(settings: HardSigmoidConfig) -> ActivationConfig:  # noqa: N802
+        """A ``HardSigmoid`` layer."""
+        return ActivationConfig("HardSigmoid", settings)
+
+    @staticmethod
+    def Softplus(settings: SoftplusConfig) -> ActivationConfig:  # noqa: N802
+        """A ``Softplus`` layer."""
+        return ActivationConfig("Softplus", settings)
+
+    def init(self, device: Device[B]) -> Activation[B]:
+        """The wrapped layer on ``device`` (only PRelu and SwiGlu have parameters)."""
+        s = self.settings
+        layer: _Layer
+        if isinstance(s, (PReluConfig, SwiGluConfig)):
+            layer = s.init(device)
+        elif isinstance(s, (LeakyReluConfig, HardSigmoidConfig, SoftplusConfig)):
+            layer = s.init()
+        else:
+            layer = {"Gelu": Gelu, "Relu": Relu, "Sigmoid": Sigmoid, "Tanh": Tanh, "HardSwish": HardSwish}[
+                self.kind
+            ]()
+        return Activation(layer)
+
+    def __repr__(self) -> str:
+        if self.settings is None:
+            return f"ActivationConfig.{self.kind}"
+        return f"ActivationConfig.{self.kind}({self.settings!r})"
+
+
+ActivationConfig.Gelu = ActivationConfig("Gelu")
+ActivationConfig.Relu = ActivationConfig("Relu")
+ActivationConfig.Sigmoid = ActivationConfig("Sigmoid")
+ActivationConfig.Tanh = ActivationConfig("Tanh")
+ActivationConfig.HardSwish = ActivationConfig("HardSwish")
+
+
+class Activation(Module[B]):
+    """One activation layer, chosen at run time (Burn's ``Activation`` enum).
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import Activation, Tanh
+        >>> Activation(Tanh()).forward(Tensor.from_floats([0.0], NdArray.device())).to_data().to_list()
+        [0.0]
+    """
+
+    layer: _Layer
+
+    def __post_init__(self) -> None:
+        if type(self.layer).__name__ not in _VARIANTS:
+            raise TypeError(f"Activation holds one of {', '.join(_VARIANTS)}, found {type(self.layer).__name__}")
+
+    @property
+    def kind(self) -> ActivationKind:
+        """The variant's name (``"Relu"``, ...)."""
+        return type(self.layer).__name__  # type: ignore[return-value]
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """The wrapped layer applied to ``x`` (any shape)."""
+        return self.layer.forward(x)
+
+    def _record_variant(self) -> tuple[str, int, Module[Any]]:
+        return self.kind, _VARIANTS.index(self.kind), self.layer

@@ -1,0 +1,265 @@
+"""``TransformerDecoder``, as in Burn's ``burn::nn::transformer``.
+
+Each layer is masked self-attention over the target, cross-attention to the
+encoder's memory, then a position-wise feed-forward network, each with a
+residual connection, dropout and a ``LayerNorm``. For generation,
+``forward_autoregressive_inference`` with ``new_autoregressive_cache()``
+computes only the newest target position per call.
+
+Example:
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> from ferrum.nn.attention import generate_autoregressive_mask
+    >>> from ferrum.nn.transformer import TransformerDecoderConfig, TransformerDecoderInput
+    >>> device = NdArray.device()
+    >>> decoder = TransformerDecoderConfig(8, 16, 2, 1).with_dropout(0.0).init(device)
+    >>> target, memory = Tensor.ones((2, 3, 8), device), Tensor.ones((2, 5, 8), device)
+    >>> decoder.forward(TransformerDecoderInput(target, memory).target_mask_attn(
+    ...     generate_autoregressive_mask(2, 3, device))).dims()
+    (2, 3, 8)
+"""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+from ferrum._ferrum import Bool, Device, Tensor
+from ferrum.backend import Backend
+from ferrum.config import config
+from ferrum.module import Module
+from ferrum.nn.attention.mha import KAIMING, MhaCache, MhaInput, MultiHeadAttention, MultiHeadAttentionConfig
+from ferrum.nn.dropout import Dropout, DropoutConfig
+from ferrum.nn.initializer import Initializer
+from ferrum.nn.norm import LayerNorm, LayerNormConfig
+from ferrum.nn.transformer.encoder import _Step, check_layers
+from ferrum.nn.transformer.pwff import PositionWiseFeedForward, PositionWiseFeedForwardConfig
+from ferrum.rank import D2, D3
+
+__all__ = [
+    "TransformerDecoder",
+    "TransformerDecoderAutoregressiveCache",
+    "TransformerDecoderConfig",
+    "TransformerDecoderInput",
+    "TransformerDecoderLayer",
+]
+
+B = TypeVar("B", bound=Backend)
+
+
+@config
+class TransformerDecoderConfig:
+    """Configuration of ``TransformerDecoder`` (Burn's fields and defaults).
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.transformer import TransformerDecoderConfig
+        >>> TransformerDecoderConfig(16, 32, 4, 2).init(NdArray.device()).num_params()
+        6624
+    """
+
+    d_model: int
+    d_ff: int
+    n_heads: int
+    n_layers: int
+    dropout: float = 0.1
+    norm_first: bool = False
+    quiet_softmax: bool = False
+    initializer: Initializer = KAIMING
+
+    def __post_init__(self) -> None:
+        check_layers("TransformerDecoderConfig", self.d_model, self.d_ff, self.n_heads, self.n_layers, self.dropout)
+
+    def init(self, device: Device[B]) -> TransformerDecoder[B]:
+        """A new decoder on ``device``."""
+        return TransformerDecoder(
+            layers=[self._layer(device) for _ in range(self.n_layers)],
+            d_model=self.d_model,
+            d_ff=self.d_ff,
+            n_heads=self.n_heads,
+            n_layers=self.n_layers,
+            dropout=self.dropout,
+            norm_first=self.norm_first,
+            quiet_softmax=self.quiet_softmax,
+        )
+
+    def _layer(self, device: Device[B]) -> TransformerDecoderLayer[B]:
+        mha = MultiHeadAttentionConfig(
+            self.d_model, self.n_heads, self.dropout, quiet_softmax=self.quiet_softmax, initializer=self.initializer
+        )
+
+        def norm() -> LayerNorm[B]:
+            return LayerNormConfig(self.d_model).init(device)
+
+        pwff = PositionWiseFeedForwardConfig(self.d_model, self.d_ff, self.dropout, self.initializer)
+        return TransformerDecoderLayer(
+            cross_attn=mha.init(device),
+            self_attn=mha.init(device),
+            pwff=pwff.init(device),
+            norm_1=norm(),
+            norm_2=norm(),
+            norm_3=norm(),
+            dropout=DropoutConfig(self.dropout).init(),
+            norm_first=self.norm_first,
+        )
+
+
+class TransformerDecoderInput(Generic[B]):
+    """The target ``[batch, seq_t, d_model]``, the encoder's memory ``[batch, seq_m, d_model]``
+    and their masks, set with the builders (each returns a copy).
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.transformer import TransformerDecoderInput
+        >>> device = NdArray.device()
+        >>> TransformerDecoderInput(Tensor.ones((1, 2, 4), device), Tensor.ones((1, 3, 4), device)).memory.dims()
+        (1, 3, 4)
+    """
+
+    __slots__ = ("_masks", "memory", "target")
+
+    def __init__(
+        self,
+        target: Tensor[B, D3],
+        memory: Tensor[B, D3],
+        masks: tuple[
+            Tensor[B, D2, Bool] | None, Tensor[B, D3, Bool] | None, Tensor[B, D2, Bool] | None, Tensor[B, D3, Bool] | None
+        ] = (None, None, None, None),
+    ) -> None:
+        self.target, self.memory = target, memory
+        self._masks = masks
+
+    def target_mask_pad(self, mask_pad: Tensor[B, D2, Bool]) -> TransformerDecoderInput[B]:
+        """A copy with the target's padding mask ``[batch, seq_t]``."""
+        return self._with(0, mask_pad)
+
+    def target_mask_attn(self, mask_attn: Tensor[B, D3, Bool]) -> TransformerDecoderInput[B]:
+        """A copy with the target's attention mask ``[batch, seq_t, seq_t]`` (e.g. autoregressive)."""
+        return self._with(1, mask_attn)
+
+    def memory_mask_pad(self, mask_pad: Tensor[B, D2, Bool]) -> TransformerDecoderInput[B]:
+        """A copy with the memory's padding mask ``[batch, seq_m]``."""
+        return self._with(2, mask_pad)
+
+    def memory_mask_attn(self, mask_attn: Tensor[B, D3, Bool]) -> TransformerDecoderInput[B]:
+        """A copy with the memory's attention mask ``[batch, seq_t, seq_m]``."""
+        return self._with(3, mask_attn)
+
+    def _with(self, i: int, mask: Tensor[B, D2, Bool] | Tensor[B, D3, Bool]) -> TransformerDecoderInput[B]:
+        masks = list(self._masks)
+        masks[i] = mask
+        return TransformerDecoderInput(self.target, self.memory, tuple(masks))  # type: ignore[arg-type]
+
+
+class TransformerDecoderLayer(Module[B]):
+    """One decoder layer: self-attention, cross-attention and feed-forward."""
+
+    cross_attn: MultiHeadAttention[B]
+    self_attn: MultiHeadAttention[B]
+    pwff: PositionWiseFeedForward[B]
+    norm_1: LayerNorm[B]
+    norm_2: LayerNorm[B]
+    norm_3: LayerNorm[B]
+    dropout: Dropout
+    norm_first: bool
+
+    def forward(self, x: Tensor[B, D3], input: TransformerDecoderInput[B]) -> Tensor[B, D3]:
+        """The target ``x`` through the layer, attending to ``input.memory``."""
+        return self._forward(x, input, None)
+
+    def _forward(
+        self, x: Tensor[B, D3], input: TransformerDecoderInput[B], cache: _LayerCache[B] | None
+    ) -> Tensor[B, D3]:
+        norm_1, norm_2, norm_3, pwff = self.norm_1.forward, self.norm_2.forward, self.norm_3.forward, self.pwff.forward
+        if cache is not None:
+            norm_1, norm_2 = cache.norm_1.wrap(norm_1), cache.norm_2.wrap(norm_2)
+            norm_3, pwff = cache.norm_3.wrap(norm_3), cache.pwff.wrap(pwff)
+        t_pad, t_attn, m_pad, m_attn = input._masks
+        residual = norm_3(x) if self.norm_first else x
+        self_input = MhaInput(residual, residual, residual, t_pad, t_attn)
+        attended = (
+            self.self_attn.forward(self_input) if cache is None else self.self_attn.forward_cache(self_input, cache.self_attn)
+        )
+        x = x + self.dropout.forward(attended.context)
+        if self.norm_first:
+            residual = norm_1(x)
+        else:
+            x = norm_1(x)
+            residual = x
+        cross_input = MhaInput(residual, input.memory, input.memory, m_pad, m_attn)
+        crossed = (
+            self.cross_attn.forward(cross_input) if cache is None else self.cross_attn.forward_cache(cross_input, cache.cross_attn)
+        )
+        x = x + self.dropout.forward(crossed.context)
+        if self.norm_first:
+            residual = norm_2(x)
+        else:
+            x = norm_2(x)
+            residual = x
+        x = x + self.dropout.forward(pwff(residual))
+        return x if self.norm_first else norm_3(x)
+
+
+class TransformerDecoder(Module[B]):
+    """A stack of ``n_layers`` decoder layers: target ``[batch, seq_t, d_model]`` in and out.
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.transformer import TransformerDecoderConfig
+        >>> TransformerDecoderConfig(4, 8, 2, 1).init(NdArray.device()).num_params()
+        252
+    """
+
+    layers: list[TransformerDecoderLayer[B]]
+    d_model: int
+    d_ff: int
+    n_heads: int
+    n_layers: int
+    dropout: float
+    norm_first: bool
+    quiet_softmax: bool
+
+    def forward(self, input: TransformerDecoderInput[B]) -> Tensor[B, D3]:
+        """The target through every layer, attending to the memory."""
+        x = input.target
+        for layer in self.layers:
+            x = layer.forward(x, input)
+        return x
+
+    def forward_autoregressive_inference(
+        self, input: TransformerDecoderInput[B], cache: TransformerDecoderAutoregressiveCache[B]
+    ) -> Tensor[B, D3]:
+        """``forward`` computing only the newest target position, the rest from ``cache``."""
+        x = input.target
+        for layer, layer_cache in zip(self.layers, cache.layers, strict=True):
+            x = layer._forward(x, input, layer_cache)
+        return x
+
+    def new_autoregressive_cache(self) -> TransformerDecoderAutoregressiveCache[B]:
+        """An empty cache for ``forward_autoregressive_inference``."""
+        return TransformerDecoderAutoregressiveCache(len(self.layers))
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        return [
+            ("d_model", self.d_model),
+            ("d_ff", self.d_ff),
+            ("n_heads", self.n_heads),
+            ("n_layers", self.n_layers),
+            ("dropout", self.dropout),
+            ("norm_first", self.norm_first),
+            ("quiet_softmax", self.quiet_softmax),
+        ]
+
+
+class _LayerCache(Generic[B]):
+    def __init__(self) -> None:
+        self.cross_attn: MhaCache[B] = MhaCache.autoregressive_cross_attention()
+        self.self_attn: MhaCache[B] = MhaCache.autoregressive()
+        self.pwff, self.norm_1, self.norm_2, self.norm_3 = _Step(), _Step(), _Step(), _Step()
+
+
+class TransformerDecoderAutoregressiveCache(Generic[B]):
+    """What ``forward_autoregressive_inference`` keeps between steps, one entry per layer."""
+
+    def __init__(self, n_layers: int) -> None:
+        self.layers: list[_LayerCache[B]] = [_LayerCache() for _ in range(n_layers)]

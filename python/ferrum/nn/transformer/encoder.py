@@ -1,0 +1,245 @@
+"""``TransformerEncoder``, as in Burn's ``burn::nn::transformer`` ("Attention Is All You Need").
+
+Each layer is self-attention then a position-wise feed-forward network, each
+with a residual connection, dropout and a ``LayerNorm`` (after the residual
+sum, or before the sub-layer with ``norm_first``). Masks are those of
+``MultiHeadAttention``: true where attention is not allowed.
+
+Example:
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> from ferrum.nn.transformer import TransformerEncoderConfig, TransformerEncoderInput
+    >>> device = NdArray.device()
+    >>> encoder = TransformerEncoderConfig(8, 16, 2, 2).with_dropout(0.0).init(device)
+    >>> encoder.forward(TransformerEncoderInput(Tensor.ones((3, 5, 8), device))).dims()
+    (3, 5, 8)
+"""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+from ferrum._ferrum import Bool, Device, Tensor
+from ferrum.backend import Backend
+from ferrum.config import config
+from ferrum.module import Module
+from ferrum.nn.attention.mha import KAIMING, MhaCache, MhaInput, MultiHeadAttention, MultiHeadAttentionConfig, check_heads
+from ferrum.nn.cache import TensorCache
+from ferrum.nn.dropout import Dropout, DropoutConfig
+from ferrum.nn.initializer import Initializer
+from ferrum.nn.norm import LayerNorm, LayerNormConfig
+from ferrum.nn.transformer.pwff import PositionWiseFeedForward, PositionWiseFeedForwardConfig
+from ferrum.rank import D2, D3
+
+__all__ = [
+    "TransformerEncoder",
+    "TransformerEncoderAutoregressiveCache",
+    "TransformerEncoderConfig",
+    "TransformerEncoderInput",
+    "TransformerEncoderLayer",
+]
+
+B = TypeVar("B", bound=Backend)
+
+
+def check_layers(owner: str, d_model: int, d_ff: int, n_heads: int, n_layers: int, dropout: float) -> None:
+    check_heads(owner, d_model, n_heads)
+    for name, value in (("d_ff", d_ff), ("n_layers", n_layers)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < (name == "d_ff"):
+            raise ValueError(f"{owner}.{name} must be a {'positive' if name == 'd_ff' else 'non-negative'} int, found {value!r}")
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
+        raise ValueError(f"{owner}.dropout must be a probability in [0, 1], found {dropout!r}")
+
+
+@config
+class TransformerEncoderConfig:
+    """Configuration of ``TransformerEncoder`` (Burn's fields and defaults).
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.transformer import TransformerEncoderConfig
+        >>> TransformerEncoderConfig(16, 32, 4, 2).init(NdArray.device()).num_params()
+        4384
+    """
+
+    d_model: int
+    d_ff: int
+    n_heads: int
+    n_layers: int
+    dropout: float = 0.1
+    norm_first: bool = False
+    quiet_softmax: bool = False
+    initializer: Initializer = KAIMING
+
+    def __post_init__(self) -> None:
+        check_layers("TransformerEncoderConfig", self.d_model, self.d_ff, self.n_heads, self.n_layers, self.dropout)
+
+    def init(self, device: Device[B]) -> TransformerEncoder[B]:
+        """A new encoder on ``device``."""
+        return TransformerEncoder(
+            layers=[self._layer(device) for _ in range(self.n_layers)],
+            d_model=self.d_model,
+            d_ff=self.d_ff,
+            n_heads=self.n_heads,
+            n_layers=self.n_layers,
+            dropout=self.dropout,
+            norm_first=self.norm_first,
+            quiet_softmax=self.quiet_softmax,
+        )
+
+    def _layer(self, device: Device[B]) -> TransformerEncoderLayer[B]:
+        mha = MultiHeadAttentionConfig(
+            self.d_model, self.n_heads, self.dropout, quiet_softmax=self.quiet_softmax, initializer=self.initializer
+        )
+        pwff = PositionWiseFeedForwardConfig(self.d_model, self.d_ff, self.dropout, self.initializer)
+        return TransformerEncoderLayer(
+            mha=mha.init(device),
+            pwff=pwff.init(device),
+            norm_1=LayerNormConfig(self.d_model).init(device),
+            norm_2=LayerNormConfig(self.d_model).init(device),
+            dropout=DropoutConfig(self.dropout).init(),
+            norm_first=self.norm_first,
+        )
+
+
+class TransformerEncoderInput(Generic[B]):
+    """The encoder's input ``[batch, seq, d_model]`` and its masks; ``mask_pad(m)`` (``[batch, seq]``)
+    and ``mask_attn(m)`` (``[batch, seq, seq]``) return a copy holding the mask.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.transformer import TransformerEncoderInput
+        >>> device = NdArray.device()
+        >>> TransformerEncoderInput(Tensor.ones((1, 2, 4), device)).tensor.dims()
+        (1, 2, 4)
+    """
+
+    __slots__ = ("_mask_attn", "_mask_pad", "tensor")
+
+    def __init__(
+        self,
+        tensor: Tensor[B, D3],
+        mask_pad: Tensor[B, D2, Bool] | None = None,
+        mask_attn: Tensor[B, D3, Bool] | None = None,
+    ) -> None:
+        self.tensor = tensor
+        self._mask_pad, self._mask_attn = mask_pad, mask_attn
+
+    def mask_pad(self, mask_pad: Tensor[B, D2, Bool]) -> TransformerEncoderInput[B]:
+        """A copy with the padding mask ``[batch, seq]`` (true at padding)."""
+        return TransformerEncoderInput(self.tensor, mask_pad, self._mask_attn)
+
+    def mask_attn(self, mask_attn: Tensor[B, D3, Bool]) -> TransformerEncoderInput[B]:
+        """A copy with the attention mask ``[batch, seq, seq]``."""
+        return TransformerEncoderInput(self.tensor, self._mask_pad, mask_attn)
+
+    def _mha(self, x: Tensor[B, D3]) -> MhaInput[B]:
+        return MhaInput(x, x, x, self._mask_pad, self._mask_attn)
+
+
+class TransformerEncoderLayer(Module[B]):
+    """One encoder layer: self-attention and feed-forward, each with residual, dropout and norm."""
+
+    mha: MultiHeadAttention[B]
+    pwff: PositionWiseFeedForward[B]
+    norm_1: LayerNorm[B]
+    norm_2: LayerNorm[B]
+    dropout: Dropout
+    norm_first: bool
+
+    def forward(self, x: Tensor[B, D3], input: TransformerEncoderInput[B]) -> Tensor[B, D3]:
+        """``[batch, seq, d_model] -> [batch, seq, d_model]``, with ``input``'s masks."""
+        return self._forward(x, input, None)
+
+    def _forward(
+        self, x: Tensor[B, D3], input: TransformerEncoderInput[B], cache: _LayerCache[B] | None
+    ) -> Tensor[B, D3]:
+        norm_1, norm_2, pwff = self.norm_1.forward, self.norm_2.forward, self.pwff.forward
+        if cache is not None:
+            norm_1, norm_2, pwff = cache.norm_1.wrap(norm_1), cache.norm_2.wrap(norm_2), cache.pwff.wrap(pwff)
+        residual = norm_2(x) if self.norm_first else x
+        attn = self.mha.forward(input._mha(residual)) if cache is None else self.mha.forward_cache(input._mha(residual), cache.mha)
+        x = x + self.dropout.forward(attn.context)
+        if self.norm_first:
+            residual = norm_1(x)
+        else:
+            x = norm_1(x)
+            residual = x
+        x = x + self.dropout.forward(pwff(residual))
+        return x if self.norm_first else norm_2(x)
+
+
+class TransformerEncoder(Module[B]):
+    """A stack of ``n_layers`` encoder layers: ``[batch, seq, d_model] -> [batch, seq, d_model]``.
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.transformer import TransformerEncoderConfig
+        >>> TransformerEncoderConfig(4, 8, 2, 1).init(NdArray.device())
+        TransformerEncoder {d_model: 4, d_ff: 8, n_heads: 2, n_layers: 1, dropout: 0.1, norm_first: false, quiet_softmax: false, params: 164}
+    """
+
+    layers: list[TransformerEncoderLayer[B]]
+    d_model: int
+    d_ff: int
+    n_heads: int
+    n_layers: int
+    dropout: float
+    norm_first: bool
+    quiet_softmax: bool
+
+    def forward(self, input: TransformerEncoderInput[B]) -> Tensor[B, D3]:
+        """The input tensor through every layer, with the input's masks."""
+        x = input.tensor
+        for layer in self.layers:
+            x = layer.forward(x, input)
+        return x
+
+    def forward_autoregressive_inference(
+        self, input: TransformerEncoderInput[B], cache: TransformerEncoderAutoregressiveCache[B]
+    ) -> Tensor[B, D3]:
+        """``forward`` for one more position of a growing sequence: each layer computes only the
+        newest position and takes the rest from ``cache`` (which it updates)."""
+        x = input.tensor
+        for layer, layer_cache in zip(self.layers, cache.layers, strict=True):
+            x = layer._forward(x, input, layer_cache)
+        return x
+
+    def new_autoregressive_cache(self) -> TransformerEncoderAutoregressiveCache[B]:
+        """An empty cache for ``forward_autoregressive_inference``."""
+        return TransformerEncoderAutoregressiveCache(len(self.layers))
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        return [
+            ("d_model", self.d_model),
+            ("d_ff", self.d_ff),
+            ("n_heads", self.n_heads),
+            ("n_layers", self.n_layers),
+            ("dropout", self.dropout),
+            ("norm_first", self.norm_first),
+            ("quiet_softmax", self.quiet_softmax),
+        ]
+
+
+class _Step:
+    """A sub-layer's cache: computes the newest position and joins it to what it kept."""
+
+    def __init__(self) -> None:
+        self.cache = TensorCache()
+
+    def wrap(self, f: object) -> object:
+        return lambda x: self.cache.forward_autoregressive(x, 1, f)  # type: ignore[arg-type]
+
+
+class _LayerCache(Generic[B]):
+    def __init__(self) -> None:
+        self.mha: MhaCache[B] = MhaCache.autoregressive()
+        self.pwff, self.norm_1, self.norm_2 = _Step(), _Step(), _Step()
+
+
+class TransformerEncoderAutoregressiveCache(Generic[B]):
+    """What ``forward_autoregressive_inference`` keeps between steps, one entry per layer."""
+
+    def __init__(self, n_layers: int) -> None:
+        self.layers: list[_LayerCache[B]] = [_LayerCache() for _ in range(n_layers)]

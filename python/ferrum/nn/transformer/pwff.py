@@ -1,0 +1,87 @@
+"""``PositionWiseFeedForward``: ``linear_outer(dropout(gelu(linear_inner(x))))``, as in Burn.
+
+Example:
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> from ferrum.nn.transformer import PositionWiseFeedForwardConfig
+    >>> device = NdArray.device()
+    >>> PositionWiseFeedForwardConfig(4, 16).init(device).forward(Tensor.ones((2, 3, 4), device)).dims()
+    (2, 3, 4)
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from ferrum._ferrum import Device, Float, Tensor
+from ferrum.backend import Backend
+from ferrum.config import config
+from ferrum.module import Module
+from ferrum.nn.activation import Gelu
+from ferrum.nn.attention.mha import KAIMING
+from ferrum.nn.dropout import Dropout, DropoutConfig
+from ferrum.nn.initializer import Initializer
+from ferrum.nn.linear import Linear, LinearConfig
+from ferrum.rank import Rank
+
+__all__ = ["PositionWiseFeedForward", "PositionWiseFeedForwardConfig"]
+
+B = TypeVar("B", bound=Backend)
+D = TypeVar("D", bound=Rank)
+
+
+@config
+class PositionWiseFeedForwardConfig:
+    """Configuration of ``PositionWiseFeedForward`` (Burn's fields and defaults).
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.transformer import PositionWiseFeedForwardConfig
+        >>> PositionWiseFeedForwardConfig(2, 4).init(NdArray.device()).num_params()
+        22
+    """
+
+    d_model: int
+    d_ff: int
+    dropout: float = 0.1
+    initializer: Initializer = KAIMING
+
+    def __post_init__(self) -> None:
+        for name in ("d_model", "d_ff"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"PositionWiseFeedForwardConfig.{name} must be a positive int, found {value!r}")
+
+    def init(self, device: Device[B]) -> PositionWiseFeedForward[B]:
+        """A new layer on ``device``."""
+        return PositionWiseFeedForward(
+            linear_inner=LinearConfig(self.d_model, self.d_ff, initializer=self.initializer).init(device),
+            linear_outer=LinearConfig(self.d_ff, self.d_model, initializer=self.initializer).init(device),
+            dropout=DropoutConfig(self.dropout).init(),
+            gelu=Gelu(),
+        )
+
+
+class PositionWiseFeedForward(Module[B]):
+    """Two Linears with a GELU between them, applied to every position alike: ``[..., d_model] -> [..., d_model]``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.transformer import PositionWiseFeedForwardConfig
+        >>> PositionWiseFeedForwardConfig(3, 5).init(NdArray.device())
+        PositionWiseFeedForward {d_model: 3, d_ff: 5, prob: 0.1, params: 38}
+    """
+
+    linear_inner: Linear[B]
+    linear_outer: Linear[B]
+    dropout: Dropout
+    gelu: Gelu
+
+    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """``[..., d_model] -> [..., d_model]``."""
+        return self.linear_outer.forward(self.dropout.forward(self.gelu.forward(self.linear_inner.forward(x))))
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        d_model, d_ff = self.linear_inner.weight.shape()
+        return [("d_model", d_model), ("d_ff", d_ff), ("prob", self.dropout.prob)]

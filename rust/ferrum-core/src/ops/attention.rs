@@ -1,0 +1,252 @@
+//! Attention weights in one pass: `softmax(where(mask, fill, scale * x))`
+//! along the last dim, as multi-head attention computes them from its
+//! scores (Burn's `mask_fill` with `min_float`, then `softmax`). Scaling,
+//! masking and the softmax read and write each row once instead of three
+//! separate ops each making a full copy; backward is fused the same way.
+
+use std::borrow::Cow;
+
+use crate::autodiff::{record, FnBackward, Var};
+use crate::dtype::{Element, FloatElement};
+use crate::error::{Error, Result};
+use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_COSTLY};
+use crate::kernels::team::for_each_chunk_mut;
+use crate::layout::Layout;
+use crate::ops::conv::values;
+use crate::tensor::Tensor;
+use crate::{with_float, Kind};
+
+/// Where each row of the mask starts and its stride along the last dim,
+/// for a mask broadcast onto `shape` (same rank, dims equal or 1).
+struct MaskRows<'a> {
+    data: &'a [bool],
+    starts: Vec<usize>,
+    step: isize,
+}
+
+impl MaskRows<'_> {
+    #[inline(always)]
+    fn masked(&self, row: usize, k: usize) -> bool {
+        self.data[(self.starts[row] as isize + k as isize * self.step) as usize]
+    }
+}
+
+fn mask_rows<'a>(op: &'static str, mask: &'a Tensor, shape: &[usize]) -> Result<MaskRows<'a>> {
+    mask.expect_kind(op, Kind::Bool)?;
+    if mask.rank() != shape.len() {
+        return Err(Error::shapes(op, mask.shape(), shape, format!("the mask has rank {}, the scores rank {}", mask.rank(), shape.len())));
+    }
+    let full = mask.layout().broadcast_to(op, shape)?;
+    let r = shape.len();
+    let lead = Layout { shape: full.shape[..r - 1].to_vec(), strides: full.strides[..r - 1].to_vec(), offset: full.offset };
+    let starts = if r == 1 { vec![full.offset] } else { lead.offsets().collect() };
+    Ok(MaskRows { data: mask.buffer::<bool>(), starts, step: full.strides[r - 1] })
+}
+
+/// Rows of `n` split across threads, `f(first_row, rows_out)`.
+fn over_rows<T: FloatElement>(out: &mut [T], n: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    if n == 0 || out.is_empty() {
+        return;
+    }
+    if !go_parallel(out.len(), PAR_COSTLY) {
+        return f(0, out);
+    }
+    let per = CHUNK.div_ceil(n) * n;
+    for_each_chunk_mut(out, per, |i, d| f(i * per / n, d));
+}
+
+fn forward<T: FloatElement>(x: &[T], mask: Option<&MaskRows<'_>>, n: usize, scale: T, fill: T) -> Vec<T> {
+    let mut y = vec![T::zero(); x.len()];
+    over_rows(&mut y, n, |first, rows| {
+        for (i, row) in rows.chunks_exact_mut(n).enumerate() {
+            let r = first + i;
+            let src = &x[r * n..(r + 1) * n];
+            match mask {
+                Some(m) => {
+                    for (k, (d, &v)) in row.iter_mut().zip(src).enumerate() {
+                        *d = if m.masked(r, k) { fill } else { v * scale };
+                    }
+                }
+                None => simd(|| row.iter_mut().zip(src).for_each(|(d, &v)| *d = v * scale)),
+            }
+            simd(|| normalise(row));
+        }
+    });
+    y
+}
+
+/// Independent accumulators, so that float maxima and sums fill SIMD registers.
+const LANES: usize = 16;
+/// Exponentials summed per block before joining the row's total, so that
+/// rounding grows with the number of blocks rather than the row length.
+const BLOCK: usize = 1024;
+
+/// Softmax of one row in place: max, exponentials and their sum, division.
+#[inline(always)]
+fn normalise<T: FloatElement>(row: &mut [T]) {
+    let mut acc = [T::neg_infinity(); LANES];
+    let mut chunks = row.chunks_exact(LANES);
+    for c in &mut chunks {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a = if v > *a { v } else { *a };
+        }
+    }
+    let m = chunks.remainder().iter().chain(&acc).fold(T::neg_infinity(), |m, &v| if v > m { v } else { m });
+    let mut total = T::zero();
+    for block in row.chunks_mut(BLOCK) {
+        let mut sums = [T::zero(); LANES];
+        let mut chunks = block.chunks_exact_mut(LANES);
+        for c in &mut chunks {
+            for (s, v) in sums.iter_mut().zip(c.iter_mut()) {
+                *v = (*v - m).simd_exp();
+                *s = *s + *v;
+            }
+        }
+        for v in chunks.into_remainder() {
+            *v = (*v - m).simd_exp();
+            sums[0] = sums[0] + *v;
+        }
+        total = total + sums.iter().fold(T::zero(), |a, &b| a + b);
+    }
+    let inv = T::one() / total;
+    row.iter_mut().for_each(|v| *v = *v * inv);
+}
+
+fn backward<T: FloatElement>(g: &[T], y: &[T], mask: Option<&MaskRows<'_>>, n: usize, scale: T) -> Vec<T> {
+    let mut gx = vec![T::zero(); y.len()];
+    over_rows(&mut gx, n, |first, rows| {
+        for (i, row) in rows.chunks_exact_mut(n).enumerate() {
+            let r = first + i;
+            let (g, y) = (&g[r * n..(r + 1) * n], &y[r * n..(r + 1) * n]);
+            simd(|| {
+                let dot = g.iter().zip(y).fold(T::zero(), |s, (&g, &y)| s + g * y);
+                for ((d, &g), &y) in row.iter_mut().zip(g).zip(y) {
+                    *d = scale * y * (g - dot);
+                }
+            });
+            if let Some(m) = mask {
+                // A masked score was replaced by the fill: no gradient reaches it.
+                for (k, d) in row.iter_mut().enumerate() {
+                    if m.masked(r, k) {
+                        *d = T::zero();
+                    }
+                }
+            }
+        }
+    });
+    gx
+}
+
+fn check(op: &'static str, x: &Tensor, scale: f64) -> Result<()> {
+    x.expect_kind(op, Kind::Float)?;
+    if x.rank() == 0 {
+        return Err(Error::invalid(op, "the scores need at least one dim"));
+    }
+    if !scale.is_finite() {
+        return Err(Error::invalid(op, format!("scale must be finite, found {scale}")));
+    }
+    Ok(())
+}
+
+impl Tensor {
+    /// `softmax(where(mask, fill, scale * self))` along the last dim; the
+    /// Bool `mask` (true = not attended) broadcasts onto this shape.
+    pub fn masked_softmax(&self, mask: Option<&Tensor>, scale: f64, fill: f64) -> Result<Tensor> {
+        let op = "masked_softmax";
+        check(op, self, scale)?;
+        let rows = mask.map(|m| mask_rows(op, m, self.shape())).transpose()?;
+        let n = self.shape()[self.rank() - 1];
+        with_float!(op, self.dtype(), T => {
+            let x: Cow<'_, [T]> = values(op, self)?;
+            Tensor::from_vec(forward(&x, rows.as_ref(), n, T::from_f64(scale), T::from_f64(fill)), self.shape())
+        })
+    }
+}
+
+impl Var {
+    /// [`Tensor::masked_softmax`], differentiable in `self`.
+    pub fn masked_softmax(&self, mask: Option<&Tensor>, scale: f64, fill: f64) -> Result<Var> {
+        let op = "masked_softmax";
+        let y = self.value.masked_softmax(mask, scale, fill)?;
+        let (yy, mask) = (y.clone(), mask.cloned());
+        Ok(record(y, &[self], move || {
+            FnBackward::new(op, move |g, _| {
+                let rows = mask.as_ref().map(|m| mask_rows(op, m, yy.shape())).transpose()?;
+                let n = yy.shape()[yy.rank() - 1];
+                with_float!(op, yy.dtype(), T => {
+                    let gx = backward(&values::<T>(op, &g)?, &values::<T>(op, &yy)?, rows.as_ref(), n, T::from_f64(scale));
+                    Ok(vec![Some(Tensor::from_vec(gx, yy.shape())?)])
+                })
+            })
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DType;
+
+    fn reference(x: &[f64], mask: &[bool], n: usize, scale: f64, fill: f64) -> Vec<f64> {
+        x.chunks(n)
+            .zip(mask.chunks(n))
+            .flat_map(|(row, m)| {
+                let v: Vec<f64> = row.iter().zip(m).map(|(&x, &m)| if m { fill } else { x * scale }).collect();
+                let mx = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let s: f64 = v.iter().map(|&a| (a - mx).exp()).sum();
+                v.into_iter().map(move |a| (a - mx).exp() / s).collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn broadcast_mask_matches_the_reference() {
+        let (b, h, q, k) = (2, 3, 4, 5);
+        let x: Vec<f64> = (0..b * h * q * k).map(|i| ((i * 37) % 23) as f64 * 0.3 - 3.0).collect();
+        // A padding mask [b, 1, 1, k]: the last key of batch 0, the last two of batch 1.
+        let pad: Vec<bool> = (0..b * k).map(|i| (i / k == 0 && i % k == 4) || (i / k == 1 && i % k >= 3)).collect();
+        let mask = Tensor::from_vec(pad.clone(), &[b, 1, 1, k]).unwrap();
+        let t = Tensor::from_vec(x.clone(), &[b, h, q, k]).unwrap();
+        let got = t.masked_softmax(Some(&mask), 0.5, -1e4).unwrap().to_vec::<f64>();
+        let full: Vec<bool> = (0..b * h * q * k).map(|i| pad[(i / (h * q * k)) * k + i % k]).collect();
+        let want = reference(&x, &full, k, 0.5, -1e4);
+        assert!(got.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-12));
+    }
+
+    #[test]
+    fn gradient_matches_finite_differences() {
+        let (rows, n) = (3, 4);
+        let x: Vec<f64> = (0..rows * n).map(|i| (i as f64 * 0.7).sin()).collect();
+        let m: Vec<bool> = (0..rows * n).map(|i| i % 5 == 2).collect();
+        let w: Vec<f64> = (0..rows * n).map(|i| (i as f64 * 1.3).cos()).collect();
+        let mask = Tensor::from_vec(m.clone(), &[rows, n]).unwrap();
+        let leaf = Var::leaf(Tensor::from_vec(x.clone(), &[rows, n]).unwrap());
+        let y = leaf.masked_softmax(Some(&mask), 0.8, -1e4).unwrap();
+        let wt = Var::constant(Tensor::from_vec(w.clone(), &[rows, n]).unwrap());
+        let loss = y.binary(crate::ops::binary::BinaryOp::Mul, &wt).unwrap().sum().unwrap();
+        let grads = crate::autodiff::backward(&loss).unwrap();
+        let got = grads.get(leaf.id().unwrap()).unwrap().to_vec::<f64>();
+        let f = |x: &[f64]| reference(x, &m, n, 0.8, -1e4).iter().zip(&w).map(|(a, b)| a * b).sum::<f64>();
+        for i in 0..x.len() {
+            let (mut up, mut down) = (x.clone(), x.clone());
+            up[i] += 1e-6;
+            down[i] -= 1e-6;
+            let want = (f(&up) - f(&down)) / 2e-6;
+            assert!((got[i] - want).abs() < 1e-8, "{i}: {} vs {want}", got[i]);
+        }
+    }
+
+    #[test]
+    fn no_mask_long_rows_and_errors() {
+        let t = Tensor::from_vec((0..3 * 40000).map(|i| (i % 7) as f32).collect::<Vec<_>>(), &[3, 40000]).unwrap();
+        let y = t.masked_softmax(None, 1.0, 0.0).unwrap();
+        let want = t.softmax(-1).unwrap().to_vec::<f32>();
+        let worst = y.to_vec::<f32>().iter().zip(&want).map(|(a, b)| ((a - b) / b).abs()).fold(0.0f32, f32::max);
+        assert!(worst < 1e-5, "{worst}");
+        let bad = Tensor::zeros(&[3, 2], DType::Bool);
+        let e = t.masked_softmax(Some(&bad), 1.0, 0.0).unwrap_err().to_string();
+        assert!(e.contains("only size 1 expands"), "{e}");
+        let e = t.masked_softmax(Some(&Tensor::zeros(&[3, 1], DType::F32)), 1.0, 0.0).unwrap_err().to_string();
+        assert!(e.contains("Bool"), "{e}");
+    }
+}

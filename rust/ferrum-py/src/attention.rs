@@ -1,0 +1,23 @@
+//! Attention weights as one fused op (used by `ferrum.nn.attention` and
+//! `ferrum.functional.attention`).
+
+use pyo3::prelude::*;
+
+use crate::tensor::PyTensor;
+
+/// `softmax(where(mask, fill, scale * scores))` along the last dim; the Bool
+/// `mask` (true where attention is not allowed) broadcasts onto the scores.
+#[pyfunction]
+#[pyo3(signature = (scores, mask = None, scale = 1.0, fill = -1.0e4))]
+pub fn masked_softmax(py: Python<'_>, scores: PyRef<'_, PyTensor>, mask: Option<PyRef<'_, PyTensor>>, scale: f64, fill: f64) -> PyResult<PyTensor> {
+    if let Some(m) = &mask {
+        scores.same_backend(py, "masked_softmax", m)?;
+    }
+    let m = mask.as_deref().map(|m| m.t.clone());
+    scores.dop(py, |v| v.masked_softmax(m.as_ref(), scale, fill))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(masked_softmax, m)?)?;
+    Ok(())
+}
