@@ -16,7 +16,14 @@ from ferrum import Tensor
 from ferrum.backend import NdArray
 from ferrum.nn import GruConfig, LstmConfig
 from ferrum.nn.transformer import TransformerEncoderConfig, TransformerEncoderInput
-from ferrum.store import ModuleStore, PytorchStore, PyTorchToBurnAdapter, SafetensorsStore, StoreError
+from ferrum.store import (
+    IdentityAdapter,
+    ModuleStore,
+    PytorchStore,
+    PyTorchToBurnAdapter,
+    SafetensorsStore,
+    StoreError,
+)
 from store_models import STORE_FIXTURES
 
 DEVICE = NdArray.device()
@@ -87,7 +94,7 @@ def test_lstm_gates_land_in_torchs_order() -> None:
     """i, f, g, o rows of torch's packed weights go to the input, forget, cell and output gates."""
     lstm = LstmConfig(5, 7, True).init(DEVICE).load_from(_store("lstm", "zip"))
     packed = {k: v.to_numpy() for k, v in PytorchStore.from_file(STORE_FIXTURES / "lstm.pt")
-              .with_from_adapter(_NoUnpack()).snapshots().items()}  # fmt: skip
+              .with_from_adapter(IdentityAdapter()).snapshots().items()}  # fmt: skip
     for index, gate in enumerate([lstm.input_gate, lstm.forget_gate, lstm.cell_gate, lstm.output_gate]):
         rows = slice(7 * index, 7 * (index + 1))
         np.testing.assert_array_equal(
@@ -106,8 +113,3 @@ def test_lstm_of_another_size_names_the_tensor_and_shapes() -> None:
         StoreError, match=r"input_gate\.input_transform\.weight.*expected shape \[4, 7\], found \[5, 7\]"
     ):
         LstmConfig(4, 7, True).init(DEVICE).load_from(_store("lstm", "zip"))
-
-
-class _NoUnpack(PyTorchToBurnAdapter):
-    def unpack(self, snapshots: dict[str, Any]) -> dict[str, Any]:
-        return snapshots
