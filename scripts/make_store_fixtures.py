@@ -15,6 +15,7 @@ gru.*   a bare nn.GRU(5, 6, batch_first=True); "h" is the final hidden state.
 encoder.*  nn.TransformerEncoder of one nn.TransformerEncoderLayer(d_model 8, 2 heads, feed-forward 16,
         dropout 0, GELU, post-norm, batch first) - Burn's TransformerEncoder defaults (norm_first off,
         exact GELU, LayerNorm eps 1e-5). Keys layers.0.self_attn.in_proj_weight (q, k, v packed), ...
+encoder_prenorm.*  the same with norm_first=True (Burn names its norms the other way round there).
 For each: <name>.pt (zip format), <name>_legacy.pt (pre-1.6 format), <name>_checkpoint.pt
 ({"model_state_dict", "optimizer_state_dict", "epoch"}), <name>.safetensors, and <name>_io.npz
 (a fixed input "x" and the eval-mode output "y").
@@ -77,10 +78,14 @@ class Gru(nn.GRU):
         return {"y": y, "h": h[0]}
 
 
-def encoder() -> nn.TransformerEncoder:
+def encoder(norm_first: bool = False) -> nn.TransformerEncoder:
     layer = nn.TransformerEncoderLayer(
-        8, 2, dim_feedforward=16, dropout=0.0, activation="gelu", batch_first=True, norm_first=False
+        8, 2, dim_feedforward=16, dropout=0.0, activation="gelu", batch_first=True, norm_first=norm_first
     )
+    with torch.no_grad():  # LayerNorm starts as the identity: make the two norms tell apart
+        for norm in (layer.norm1, layer.norm2):
+            norm.weight.uniform_(0.5, 1.5)
+            norm.bias.uniform_(-0.5, 0.5)
     return nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
 
 
@@ -173,6 +178,7 @@ def main() -> None:
     save_model("lstm", Lstm(5, 7, batch_first=True), torch.randn(3, 4, 5))
     save_model("gru", Gru(5, 6, batch_first=True), torch.randn(3, 4, 5))
     save_model("encoder", encoder(), torch.randn(2, 5, 8))
+    save_model("encoder_prenorm", encoder(norm_first=True), torch.randn(2, 5, 8))
     save_tensors()
     save_safetensors_dtypes()
     print("wrote", sorted(p.name for p in OUT.iterdir()))

@@ -34,8 +34,13 @@ ENCODER_REMAP = [
     (r"\.self_attn\.", ".mha."),
     (r"\.linear1\.", ".pwff.linear_inner."),
     (r"\.linear2\.", ".pwff.linear_outer."),
-    (r"\.norm(\d)\.", r".norm_\1."),
 ]
+# torch's norm1 is the norm of the attention sub-layer; Burn's norm_first layer normalizes the
+# attention's input with norm_2 and the feed-forward's with norm_1 (after the sum it is the other way).
+NORMS = {
+    False: [(r"\.norm(\d)\.", r".norm_\1.")],
+    True: [(r"\.norm1\.", ".norm_2."), (r"\.norm2\.", ".norm_1.")],
+}
 
 
 def _store(name: str, file_format: str) -> ModuleStore:
@@ -76,16 +81,18 @@ def test_gru_matches_torch(file_format: str) -> None:
     np.testing.assert_allclose(out.to_numpy()[:, -1], io["h"], atol=1e-5)
 
 
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
 @pytest.mark.parametrize("file_format", FORMATS)
-def test_transformer_encoder_matches_torch(file_format: str) -> None:
-    store = _store("encoder", file_format)
-    for pattern, replacement in ENCODER_REMAP:
+def test_transformer_encoder_matches_torch(file_format: str, norm_first: bool) -> None:
+    name = "encoder_prenorm" if norm_first else "encoder"
+    store = _store(name, file_format)
+    for pattern, replacement in ENCODER_REMAP + NORMS[norm_first]:
         store = store.with_key_remapping(pattern, replacement)
-    # torch's layer: post-norm, exact GELU, LayerNorm eps 1e-5 - Burn's defaults; dropout 0.
-    encoder = TransformerEncoderConfig(8, 16, 2, 1).with_dropout(0.0).init(DEVICE)
+    # torch's layer: exact GELU, LayerNorm eps 1e-5 - Burn's defaults; dropout 0.
+    encoder = TransformerEncoderConfig(8, 16, 2, 1, norm_first=norm_first).with_dropout(0.0).init(DEVICE)
     model, result = encoder.load_from_with_result(store)
     assert len(result.applied) == 16 and result.unused == [] and not result.missing
-    io = _io("encoder")
+    io = _io(name)
     out = model.forward(TransformerEncoderInput(Tensor.from_numpy(io["x"], DEVICE)))
     np.testing.assert_allclose(out.to_numpy(), io["y"], atol=1e-5)
 
