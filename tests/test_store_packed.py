@@ -1,9 +1,10 @@
-"""ferrum.store.packed: torch's packed LSTM/GRU gates and attention projections, split.
+"""ferrum.store.packed: torch's packed LSTM/GRU gates and attention projections, split and joined.
 
 The expected parts are NumPy slices of the packed arrays, in torch's documented gate order."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ from ferrum.backend import NdArray
 from ferrum.nn import BiLstm, BiLstmConfig, Lstm, LstmConfig
 from ferrum.nn.attention import MultiHeadAttentionConfig
 from ferrum.store import PyTorchToBurnAdapter, SafetensorsStore, StoreError, TensorSnapshot
-from ferrum.store.packed import unpack_pytorch
+from ferrum.store.packed import pack_pytorch, unpack_pytorch
 from safetensors.numpy import save_file
 
 DEVICE = NdArray.device()
@@ -176,3 +177,75 @@ def test_bidirectional_lstm_and_attention_load_through_a_store(tmp_path: Any) ->
     mha = MultiHeadAttentionConfig(4, 2).init(DEVICE).load_from(store)
     np.testing.assert_array_equal(mha.key.weight.val().to_numpy(), w[4:8].T)
     np.testing.assert_array_equal(mha.output.weight.val().to_numpy(), w[:4].T)
+
+
+def _module_snaps(paths: Mapping[str, tuple[int, ...]]) -> list[TensorSnapshot]:
+    rng = np.random.default_rng(3)
+    return [
+        TensorSnapshot.from_numpy(p, rng.standard_normal(shape).astype(np.float32), "Linear")
+        for p, shape in paths.items()
+    ]
+
+
+def _gate_paths(
+    at: str, gates: list[str], d_input: int, hidden: int, bias: bool
+) -> dict[str, tuple[int, ...]]:
+    paths: dict[str, tuple[int, ...]] = {}
+    for gate in gates:
+        paths[f"{at}{gate}.input_transform.weight"] = (hidden, d_input)  # already torch's [out, in]
+        if bias:
+            paths[f"{at}{gate}.input_transform.bias"] = (hidden,)
+        paths[f"{at}{gate}.hidden_transform.weight"] = (hidden, hidden)
+        if bias:
+            paths[f"{at}{gate}.hidden_transform.bias"] = (hidden,)
+    return paths
+
+
+def test_pack_joins_a_bilstms_directions_in_torchs_names_and_undoes_unpack() -> None:
+    paths = _gate_paths("enc.forward_lstm.", LSTM_GATES, 3, 2, True) | _gate_paths(
+        "enc.reverse_lstm.", LSTM_GATES, 3, 2, True
+    )
+    snaps = _module_snaps(paths | {"head.weight": (1, 4)})
+    packed = pack_pytorch(snaps)
+    assert [s.path for s in packed] == [
+        "enc.weight_ih_l0", "enc.bias_ih_l0", "enc.weight_hh_l0", "enc.bias_hh_l0",
+        "enc.weight_ih_l0_reverse", "enc.bias_ih_l0_reverse",
+        "enc.weight_hh_l0_reverse", "enc.bias_hh_l0_reverse",
+        "head.weight",
+    ]  # fmt: skip
+    by_path = {s.path: s.to_numpy() for s in snaps}
+    expected = np.concatenate([by_path[f"enc.reverse_lstm.{g}.hidden_transform.weight"] for g in LSTM_GATES])
+    np.testing.assert_array_equal(packed[6].to_numpy(), expected)
+    assert packed[6].shape == (8, 2)
+    again = unpack_pytorch({s.path: s for s in packed})
+    assert sorted(again) == sorted(by_path)
+    for path, value in by_path.items():
+        np.testing.assert_array_equal(again[path].to_numpy(), value)
+
+
+def test_pack_gru_without_bias_and_leaves_lone_gates_alone() -> None:
+    gru = pack_pytorch(_module_snaps(_gate_paths("", ["reset_gate", "update_gate", "new_gate"], 4, 2, False)))
+    assert [(s.path, s.shape) for s in gru] == [("weight_ih_l0", (6, 4)), ("weight_hh_l0", (6, 2))]
+    lone = _module_snaps(_gate_paths("cell.", ["input_gate"], 2, 2, True))  # a GateController, not an Lstm
+    assert pack_pytorch(lone) == lone
+
+
+def test_pack_attention_as_multihead_attention() -> None:
+    paths = {
+        f"att.{p}.{k}": (4, 4) if k == "weight" else (4,)
+        for p in ("query", "key", "value", "output")
+        for k in ("weight", "bias")
+    }
+    packed = pack_pytorch(_module_snaps(paths))
+    assert [(s.path, s.shape) for s in packed] == [
+        ("att.in_proj_weight", (12, 4)), ("att.in_proj_bias", (12,)),
+        ("att.out_proj.weight", (4, 4)), ("att.out_proj.bias", (4,)),
+    ]  # fmt: skip
+    kdim = pack_pytorch(
+        _module_snaps(
+            {"query.weight": (4, 4), "key.weight": (4, 6), "value.weight": (4, 5), "output.weight": (4, 4)}
+        )
+    )
+    assert [s.path for s in kdim] == ["q_proj_weight", "k_proj_weight", "v_proj_weight", "out_proj.weight"]
+    no_output = _module_snaps({"query.weight": (4, 4), "key.weight": (4, 4), "value.weight": (4, 4)})
+    assert pack_pytorch(no_output) == no_output  # not Burn's MultiHeadAttention: left alone

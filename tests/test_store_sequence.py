@@ -3,20 +3,24 @@
 torch packs an LSTM's four gates (a GRU's three) into ``weight_ih_l0``/``weight_hh_l0`` with two
 biases, and a MultiheadAttention's query, key and value into ``in_proj_weight``; the
 PyTorchToBurnAdapter splits them into Burn's one-Linear-per-gate layout. Every file format must give
-torch's outputs and final states on the fixed input (atol 1e-5, f32).
+torch's outputs and final states on the fixed input (atol 1e-5, f32), and BurnToPyTorchAdapter must
+write torch's own file back.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from ferrum import Tensor
 from ferrum.backend import NdArray
+from ferrum.module import Module
 from ferrum.nn import GruConfig, LstmConfig
 from ferrum.nn.transformer import TransformerEncoderConfig, TransformerEncoderInput
 from ferrum.store import (
+    BurnToPyTorchAdapter,
     IdentityAdapter,
     ModuleStore,
     PytorchStore,
@@ -24,6 +28,7 @@ from ferrum.store import (
     SafetensorsStore,
     StoreError,
 )
+from safetensors.numpy import load_file
 from store_models import STORE_FIXTURES
 
 DEVICE = NdArray.device()
@@ -120,3 +125,41 @@ def test_lstm_of_another_size_names_the_tensor_and_shapes() -> None:
         StoreError, match=r"input_gate\.input_transform\.weight.*expected shape \[4, 7\], found \[5, 7\]"
     ):
         LstmConfig(4, 7, True).init(DEVICE).load_from(_store("lstm", "zip"))
+
+
+# ferrum's names back to torch's (a norm_first layer swaps the norms, through a temporary name).
+TO_TORCH = [
+    (r"\.mha\.", ".self_attn."),
+    (r"\.pwff\.linear_inner\.", ".linear1."),
+    (r"\.pwff\.linear_outer\.", ".linear2."),
+]
+TORCH_NORMS = {
+    False: [(r"\.norm_(\d)\.", r".norm\1.")],
+    True: [(r"\.norm_1\.", ".norm_x."), (r"\.norm_2\.", ".norm1."), (r"\.norm_x\.", ".norm2.")],
+}
+
+
+def _loaded(name: str) -> Module[Any]:
+    if name == "lstm":
+        return LstmConfig(5, 7, True).init(DEVICE).load_from(_store(name, "zip"))
+    if name == "gru":
+        return GruConfig(5, 6, True).init(DEVICE).load_from(_store(name, "zip"))
+    norm_first = name == "encoder_prenorm"
+    store = _store(name, "zip")
+    for pattern, replacement in ENCODER_REMAP + NORMS[norm_first]:
+        store = store.with_key_remapping(pattern, replacement)
+    return TransformerEncoderConfig(8, 16, 2, 1, norm_first=norm_first).init(DEVICE).load_from(store)
+
+
+@pytest.mark.parametrize("name", ["lstm", "gru", "encoder", "encoder_prenorm"])
+def test_export_for_pytorch_is_torchs_own_file(name: str, tmp_path: Path) -> None:
+    """BurnToPyTorchAdapter packs gates and projections back: torch's keys, in torch's order, and values."""
+    out = SafetensorsStore.from_file(tmp_path / "out.safetensors").with_to_adapter(BurnToPyTorchAdapter())
+    if name.startswith("encoder"):
+        for pattern, replacement in TO_TORCH + TORCH_NORMS[name == "encoder_prenorm"]:
+            out = out.with_key_remapping(pattern, replacement)
+    _loaded(name).save_into(out)
+    ours, torchs = load_file(tmp_path / "out.safetensors"), load_file(STORE_FIXTURES / f"{name}.safetensors")
+    assert list(ours) == list(torchs)
+    for key, value in torchs.items():
+        np.testing.assert_array_equal(ours[key], value, err_msg=key)

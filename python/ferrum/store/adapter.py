@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import numpy.typing as npt
 
-from ferrum.store.packed import unpack_pytorch
+from ferrum.store.packed import pack_pytorch, unpack_pytorch
 from ferrum.store.snapshot import TensorSnapshot
 
 __all__ = ["BurnToPyTorchAdapter", "IdentityAdapter", "ModuleAdapter", "PyTorchToBurnAdapter"]
@@ -30,7 +30,8 @@ class ModuleAdapter(Protocol):
     """Rewrites snapshots between two layouts.
 
     ``unpack`` rewrites a file's tensors before they are matched to a module
-    (PyTorch's packed gates split into one tensor each); ``adapt`` gets a
+    (PyTorch's packed gates split into one tensor each), ``pack`` a module's
+    tensors before they are written (joined again); ``adapt`` gets a
     snapshot whose ``container`` names the module class holding it;
     ``alternative_name`` gives the name to look for in a file when a
     parameter's own name is not there (``gamma`` → ``weight``).
@@ -38,6 +39,10 @@ class ModuleAdapter(Protocol):
 
     def unpack(self, snapshots: dict[str, TensorSnapshot]) -> dict[str, TensorSnapshot]:
         """The file's tensors by path, as the module layout has them."""
+        ...
+
+    def pack(self, snapshots: list[TensorSnapshot]) -> list[TensorSnapshot]:
+        """The module's (adapted) tensors, joined as the file layout packs them."""
         ...
 
     def adapt(self, snapshot: TensorSnapshot) -> TensorSnapshot:
@@ -59,6 +64,10 @@ class IdentityAdapter:
     """
 
     def unpack(self, snapshots: dict[str, TensorSnapshot]) -> dict[str, TensorSnapshot]:
+        """``snapshots`` unchanged."""
+        return snapshots
+
+    def pack(self, snapshots: list[TensorSnapshot]) -> list[TensorSnapshot]:
         """``snapshots`` unchanged."""
         return snapshots
 
@@ -89,6 +98,10 @@ class PyTorchToBurnAdapter:
         """Split ``nn.LSTM``/``nn.GRU`` gates and ``nn.MultiheadAttention`` projections into Linears."""
         return unpack_pytorch(snapshots)
 
+    def pack(self, snapshots: list[TensorSnapshot]) -> list[TensorSnapshot]:
+        """``snapshots`` unchanged (it reads PyTorch's layout; ``BurnToPyTorchAdapter`` writes it)."""
+        return snapshots
+
     def adapt(self, snapshot: TensorSnapshot) -> TensorSnapshot:
         """Transpose a Linear weight; rename a norm's ``weight``/``bias``."""
         return _adapt(snapshot, _TO_BURN)
@@ -99,7 +112,8 @@ class PyTorchToBurnAdapter:
 
 
 class BurnToPyTorchAdapter:
-    """Writes PyTorch's layout, so ``torch.nn.Module.load_state_dict`` takes the file.
+    """Writes PyTorch's layout, so ``torch.nn.Module.load_state_dict`` takes the file; LSTM/GRU gates and
+    attention projections are packed as ``torch.nn`` does (see ``ferrum.store.packed.pack_pytorch``).
 
     Example:
         >>> import numpy as np
@@ -112,6 +126,10 @@ class BurnToPyTorchAdapter:
     def unpack(self, snapshots: dict[str, TensorSnapshot]) -> dict[str, TensorSnapshot]:
         """``snapshots`` unchanged (ferrum's files hold one tensor per Linear)."""
         return snapshots
+
+    def pack(self, snapshots: list[TensorSnapshot]) -> list[TensorSnapshot]:
+        """Join ``Lstm``/``Gru`` gates and ``MultiHeadAttention`` projections as ``torch.nn`` packs them."""
+        return pack_pytorch(snapshots)
 
     def adapt(self, snapshot: TensorSnapshot) -> TensorSnapshot:
         """Transpose a Linear weight; rename a norm's ``gamma``/``beta``."""

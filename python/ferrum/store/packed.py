@@ -12,7 +12,8 @@ Linears ``query``, ``key``, ``value`` and ``output``.
 
 The split tensors keep PyTorch's ``[out, in]`` orientation: the adapter then
 transposes them as any Linear weight. Reading stays lazy: each part is a view
-of the packed tensor, read when loaded.
+of the packed tensor, read when loaded. ``pack_pytorch`` joins them again
+when saving for PyTorch.
 
 Example:
     >>> import numpy as np
@@ -31,14 +32,16 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import numpy.typing as npt
 
 from ferrum.store.result import StoreError
 from ferrum.store.snapshot import TensorSnapshot
 
-__all__ = ["unpack_pytorch"]
+__all__ = ["pack_pytorch", "unpack_pytorch"]
 
 # torch's gate order in the packed tensors, as the fields of Burn's Lstm and Gru.
 _LSTM_GATES = ("input_gate", "forget_gate", "cell_gate", "output_gate")
@@ -51,6 +54,8 @@ _MHA_KEY = re.compile(r"^(?:(?P<prefix>.*)\.)?(?P<name>in_proj_weight|in_proj_bi
 _PROJECTIONS = ("query", "key", "value")
 # A recurrent module's packed tensors: (layer, reverse) -> "weight_ih", "bias_hh"... -> snapshot.
 _Layers = dict[tuple[int, bool], dict[str, TensorSnapshot]]
+# Packs the tensors at the given paths into one at the target path.
+_Join = Callable[[list[str], str], None]
 
 
 def unpack_pytorch(snapshots: dict[str, TensorSnapshot]) -> dict[str, TensorSnapshot]:
@@ -183,3 +188,87 @@ def _unpack_attention(snapshots: dict[str, TensorSnapshot], parts: dict[str, lis
             old = f"{at}out_proj.{kind}"
             if old in snapshots:
                 parts[old] = [snapshots[old].with_path(f"{at}output.{kind}")]
+
+
+def pack_pytorch(snapshots: list[TensorSnapshot]) -> list[TensorSnapshot]:
+    """The inverse of ``unpack_pytorch`` for a module's tensors already in PyTorch's orientation.
+
+    An ``Lstm``'s (a ``Gru``'s) gates at ``P`` become ``P.weight_ih_l0``,
+    ``P.weight_hh_l0``, ``P.bias_ih_l0``, ``P.bias_hh_l0``; a ``BiLstm``'s
+    ``P.forward_lstm``/``P.reverse_lstm`` become ``P.*_l0``/``P.*_l0_reverse``;
+    a ``MultiHeadAttention``'s ``query``, ``key``, ``value`` become
+    ``in_proj_weight``/``in_proj_bias`` and ``output`` becomes ``out_proj``,
+    as ``torch.nn.LSTM``, ``GRU`` and ``MultiheadAttention`` name them.
+    """
+    by_path = {snap.path: snap for snap in snapshots}
+    joined: dict[str, TensorSnapshot] = {}  # the first part's path -> the packed tensor
+    consumed: set[str] = set()
+
+    def join(paths: list[str], target: str) -> None:
+        parts = [by_path[path] for path in paths]
+        joined[paths[0]] = _joined(parts, target)
+        consumed.update(paths)
+
+    for snap in snapshots:
+        path = f".{snap.path}"
+        if path.endswith(".input_transform.weight"):
+            _pack_gates(by_path, snap.path.removesuffix("input_transform.weight"), join)
+        if path.endswith(".query.weight"):
+            _pack_attention(by_path, snap.path.removesuffix("query.weight"), join)
+    out: list[TensorSnapshot] = []
+    for snap in snapshots:
+        if snap.path in joined:
+            out.append(joined[snap.path])
+        elif snap.path not in consumed:
+            out.append(snap)
+    return out
+
+
+def _joined(parts: list[TensorSnapshot], target: str) -> TensorSnapshot:
+    reads = [part.read for part in parts]
+
+    def read_joined() -> npt.NDArray[Any]:
+        return np.concatenate([read() for read in reads], axis=0)
+
+    shape = (sum(part.shape[0] for part in parts), *parts[0].shape[1:])
+    return TensorSnapshot(target, shape, parts[0].dtype, read_joined)
+
+
+def _pack_gates(by_path: dict[str, TensorSnapshot], gate_at: str, join: _Join) -> None:
+    """``gate_at`` is ``P.input_gate.`` (or another gate's path): pack the layer at ``P`` if it is whole."""
+    at = gate_at.removesuffix(".").rpartition(".")[0]
+    at = f"{at}." if at else ""
+    for gates in (_LSTM_GATES, _GRU_GATES):
+        if f"{at}{gates[0]}." != gate_at or not all(
+            f"{at}{g}.input_transform.weight" in by_path for g in gates
+        ):
+            continue
+        base, suffix = at.removesuffix("."), "_l0"
+        direction = base.rpartition(".")[2]
+        if direction in ("forward_lstm", "reverse_lstm"):
+            base = base.removesuffix(direction).removesuffix(".")
+            suffix = "_l0_reverse" if direction == "reverse_lstm" else "_l0"
+        prefix = f"{base}." if base else ""
+        for mat, transform in (("ih", "input_transform"), ("hh", "hidden_transform")):
+            for kind in ("weight", "bias"):
+                paths = [f"{at}{gate}.{transform}.{kind}" for gate in gates]
+                if all(path in by_path for path in paths):
+                    join(paths, f"{prefix}{kind}_{mat}{suffix}")
+
+
+def _pack_attention(by_path: dict[str, TensorSnapshot], at: str, join: _Join) -> None:
+    """The projections at ``at`` (``P.`` or ``""``) as ``nn.MultiheadAttention`` has them."""
+    if not all(f"{at}{p}.weight" in by_path for p in (*_PROJECTIONS, "output")):
+        return
+    weights = [f"{at}{p}.weight" for p in _PROJECTIONS]
+    if len({by_path[path].shape for path in weights}) == 1:
+        join(weights, f"{at}in_proj_weight")
+    else:  # kdim/vdim differ from d_model: torch keeps three weights (and one packed bias)
+        for path, p in zip(weights, "qkv", strict=True):
+            join([path], f"{at}{p}_proj_weight")
+    biases = [f"{at}{p}.bias" for p in _PROJECTIONS]
+    if all(path in by_path for path in biases):
+        join(biases, f"{at}in_proj_bias")
+    for kind in ("weight", "bias"):
+        if f"{at}output.{kind}" in by_path:
+            join([f"{at}output.{kind}"], f"{at}out_proj.{kind}")
