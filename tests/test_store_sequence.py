@@ -61,6 +61,13 @@ def _store(name: str, file_format: str) -> ModuleStore:
     return PytorchStore.from_file(STORE_FIXTURES / f"{name}{suffix}.pt")
 
 
+def _encoder_store(name: str, file_format: str) -> ModuleStore:
+    store = _store(name, file_format)
+    for pattern, replacement in ENCODER_REMAP + NORMS[name == "encoder_prenorm"]:
+        store = store.with_key_remapping(pattern, replacement)
+    return store
+
+
 def _io(name: str) -> Any:
     return np.load(STORE_FIXTURES / f"{name}_io.npz")
 
@@ -90,9 +97,7 @@ def test_gru_matches_torch(file_format: str) -> None:
 @pytest.mark.parametrize("file_format", FORMATS)
 def test_transformer_encoder_matches_torch(file_format: str, norm_first: bool) -> None:
     name = "encoder_prenorm" if norm_first else "encoder"
-    store = _store(name, file_format)
-    for pattern, replacement in ENCODER_REMAP + NORMS[norm_first]:
-        store = store.with_key_remapping(pattern, replacement)
+    store = _encoder_store(name, file_format)
     # torch's layer: exact GELU, LayerNorm eps 1e-5 - Burn's defaults; dropout 0.
     encoder = TransformerEncoderConfig(8, 16, 2, 1, norm_first=norm_first).with_dropout(0.0).init(DEVICE)
     model, result = encoder.load_from_with_result(store)
@@ -144,11 +149,8 @@ def _loaded(name: str) -> Module[Any]:
         return LstmConfig(5, 7, True).init(DEVICE).load_from(_store(name, "zip"))
     if name == "gru":
         return GruConfig(5, 6, True).init(DEVICE).load_from(_store(name, "zip"))
-    norm_first = name == "encoder_prenorm"
-    store = _store(name, "zip")
-    for pattern, replacement in ENCODER_REMAP + NORMS[norm_first]:
-        store = store.with_key_remapping(pattern, replacement)
-    return TransformerEncoderConfig(8, 16, 2, 1, norm_first=norm_first).init(DEVICE).load_from(store)
+    config = TransformerEncoderConfig(8, 16, 2, 1, norm_first=name == "encoder_prenorm")
+    return config.init(DEVICE).load_from(_encoder_store(name, "zip"))
 
 
 @pytest.mark.parametrize("name", ["lstm", "gru", "encoder", "encoder_prenorm"])
