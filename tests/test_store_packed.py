@@ -62,6 +62,11 @@ def test_lstm_gates_split_in_torchs_order_and_file_order() -> None:
         assert out[f"rnn.{gate}.hidden_transform.weight"].shape == (3, 3)
 
 
+def test_split_parts_do_not_share_the_packed_tensors_parameter_id() -> None:
+    snap = TensorSnapshot.from_numpy("in_proj_bias", np.zeros(6, np.float32), param_id=42)
+    assert {part.param_id for part in unpack_pytorch({snap.path: snap}).values()} == {None}
+
+
 def test_gru_gates_are_reset_update_new() -> None:
     w = np.arange(3 * 2 * 4, dtype=np.float32).reshape(6, 4)
     out = unpack_pytorch(_snaps(weight_ih_l0=w, weight_hh_l0=np.zeros((6, 2), np.float32)))

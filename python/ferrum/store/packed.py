@@ -93,7 +93,9 @@ def _part(snapshot: TensorSnapshot, path: str, index: int, size: int) -> TensorS
     def read_part() -> npt.NDArray[Any]:
         return read()[index * size : (index + 1) * size]  # a view of the packed tensor
 
-    return dataclasses.replace(snapshot, path=path, shape=(size, *snapshot.shape[1:]), read=read_part)
+    # One packed tensor's id would be the id of several parameters: the parts keep the module's ids.
+    shape = (size, *snapshot.shape[1:])
+    return dataclasses.replace(snapshot, path=path, shape=shape, read=read_part, param_id=None)
 
 
 def _split(
