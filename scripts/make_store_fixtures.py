@@ -9,6 +9,13 @@ Not run by the tests (they never need torch); the outputs are committed.
 cnn.*   Conv2d -> BatchNorm2d -> ReLU -> Conv2d -> ReLU (a Sequential, keys features.0/1/3),
         adaptive average pool, Linear head. BatchNorm's running statistics are trained away from 0/1.
 mlp.*   Linear -> ReLU -> Linear -> LayerNorm -> ReLU -> Linear (keys layers.0, layers.2, norm, head).
+lstm.*  a bare nn.LSTM(5, 7, batch_first=True) (packed keys weight_ih_l0, weight_hh_l0, bias_ih_l0,
+        bias_hh_l0); its io file also holds the final states "h" and "c" ([batch, hidden]).
+gru.*   a bare nn.GRU(5, 6, batch_first=True); "h" is the final hidden state.
+encoder.*  nn.TransformerEncoder of one nn.TransformerEncoderLayer(d_model 8, 2 heads, feed-forward 16,
+        dropout 0, GELU, post-norm, batch first) - Burn's TransformerEncoder defaults (norm_first off,
+        exact GELU, LayerNorm eps 1e-5). Keys layers.0.self_attn.in_proj_weight (q, k, v packed), ...
+encoder_prenorm.*  the same with norm_first=True (Burn names its norms the other way round there).
 For each: <name>.pt (zip format), <name>_legacy.pt (pre-1.6 format), <name>_checkpoint.pt
 ({"model_state_dict", "optimizer_state_dict", "epoch"}), <name>.safetensors, and <name>_io.npz
 (a fixed input "x" and the eval-mode output "y").
@@ -59,17 +66,45 @@ class Mlp(nn.Module):
         return self.head(torch.relu(self.norm(self.layers(x))))
 
 
+class Lstm(nn.LSTM):
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:  # type: ignore[override]
+        y, (h, c) = super().forward(x)
+        return {"y": y, "h": h[0], "c": c[0]}
+
+
+class Gru(nn.GRU):
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:  # type: ignore[override]
+        y, h = super().forward(x)
+        return {"y": y, "h": h[0]}
+
+
+def encoder(norm_first: bool = False) -> nn.TransformerEncoder:
+    layer = nn.TransformerEncoderLayer(
+        8, 2, dim_feedforward=16, dropout=0.0, activation="gelu", batch_first=True, norm_first=norm_first
+    )
+    with torch.no_grad():  # LayerNorm starts as the identity: make the two norms tell apart
+        for norm in (layer.norm1, layer.norm2):
+            norm.weight.uniform_(0.5, 1.5)
+            norm.bias.uniform_(-0.5, 0.5)
+    return nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+
+
+def _outputs(model: nn.Module, x: torch.Tensor) -> dict[str, torch.Tensor]:
+    out = model(x)
+    return out if isinstance(out, dict) else {"y": out}
+
+
 def save_model(name: str, model: nn.Module, x: torch.Tensor) -> None:
     model.eval()
     with torch.no_grad():
-        y = model(x)
+        outputs = _outputs(model, x)
     state = model.state_dict()
     torch.save(state, OUT / f"{name}.pt")
     torch.save(state, OUT / f"{name}_legacy.pt", _use_new_zipfile_serialization=False)
     saved = copy.deepcopy(state)  # the training step below changes the state dict's tensors in place
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     model.train()
-    model(x).square().mean().backward()
+    _outputs(model, x)["y"].square().mean().backward()
     opt.step()  # the optimizer state now holds tensors too
     torch.save(
         {"model_state_dict": saved, "optimizer_state_dict": opt.state_dict(), "epoch": 4},
@@ -77,7 +112,7 @@ def save_model(name: str, model: nn.Module, x: torch.Tensor) -> None:
     )
     state = saved
     save_file({k: v.contiguous() for k, v in state.items()}, OUT / f"{name}.safetensors")
-    np.savez(OUT / f"{name}_io.npz", x=x.numpy(), y=y.numpy())
+    np.savez(OUT / f"{name}_io.npz", x=x.numpy(), **{k: v.numpy() for k, v in outputs.items()})
 
 
 def save_tensors() -> None:
@@ -140,6 +175,10 @@ def main() -> None:
             cnn(torch.randn(8, 2, 8, 8) * 1.5 + 0.3)
     save_model("cnn", cnn, torch.randn(3, 2, 8, 8))
     save_model("mlp", Mlp(), torch.randn(4, 6))
+    save_model("lstm", Lstm(5, 7, batch_first=True), torch.randn(3, 4, 5))
+    save_model("gru", Gru(5, 6, batch_first=True), torch.randn(3, 4, 5))
+    save_model("encoder", encoder(), torch.randn(2, 5, 8))
+    save_model("encoder_prenorm", encoder(norm_first=True), torch.randn(2, 5, 8))
     save_tensors()
     save_safetensors_dtypes()
     print("wrote", sorted(p.name for p in OUT.iterdir()))

@@ -2,8 +2,11 @@
 
 PyTorch stores a Linear weight as ``[out, in]``, Burn (and ferrum) as
 ``[in, out]``; PyTorch's norm layers call their affine parameters
-``weight``/``bias``, Burn's ``gamma``/``beta``. An adapter rewrites one
-snapshot at a time, knowing the class of the module that holds it.
+``weight``/``bias``, Burn's ``gamma``/``beta``; PyTorch packs an LSTM's or a
+GRU's gates, and an attention's query, key and value projections, into one
+tensor where Burn has a Linear each. An adapter first rewrites the file's
+tensors as a whole (``unpack``: splitting packed tensors), then one snapshot
+at a time, knowing the class of the module that holds it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any, Protocol
 
 import numpy.typing as npt
 
+from ferrum.store.packed import pack_pytorch, unpack_pytorch
 from ferrum.store.snapshot import TensorSnapshot
 
 __all__ = ["BurnToPyTorchAdapter", "IdentityAdapter", "ModuleAdapter", "PyTorchToBurnAdapter"]
@@ -25,10 +29,21 @@ _TO_PYTORCH = {"gamma": "weight", "beta": "bias"}
 class ModuleAdapter(Protocol):
     """Rewrites snapshots between two layouts.
 
-    ``adapt`` gets a snapshot whose ``container`` names the module class
-    holding it; ``alternative_name`` gives the name to look for in a file when
-    a parameter's own name is not there (``gamma`` → ``weight``).
+    ``unpack`` rewrites a file's tensors before they are matched to a module
+    (PyTorch's packed gates split into one tensor each), ``pack`` a module's
+    tensors before they are written (joined again); ``adapt`` gets a
+    snapshot whose ``container`` names the module class holding it;
+    ``alternative_name`` gives the name to look for in a file when a
+    parameter's own name is not there (``gamma`` → ``weight``).
     """
+
+    def unpack(self, snapshots: dict[str, TensorSnapshot]) -> dict[str, TensorSnapshot]:
+        """The file's tensors by path, as the module layout has them."""
+        ...
+
+    def pack(self, snapshots: list[TensorSnapshot]) -> list[TensorSnapshot]:
+        """The module's (adapted) tensors, joined as the file layout packs them."""
+        ...
 
     def adapt(self, snapshot: TensorSnapshot) -> TensorSnapshot:
         """The snapshot in the other layout."""
@@ -48,6 +63,14 @@ class IdentityAdapter:
         True
     """
 
+    def unpack(self, snapshots: dict[str, TensorSnapshot]) -> dict[str, TensorSnapshot]:
+        """``snapshots`` unchanged."""
+        return snapshots
+
+    def pack(self, snapshots: list[TensorSnapshot]) -> list[TensorSnapshot]:
+        """``snapshots`` unchanged."""
+        return snapshots
+
     def adapt(self, snapshot: TensorSnapshot) -> TensorSnapshot:
         """``snapshot`` unchanged."""
         return snapshot
@@ -58,7 +81,8 @@ class IdentityAdapter:
 
 
 class PyTorchToBurnAdapter:
-    """Reads PyTorch's layout: Linear weights transposed, norms' ``weight``/``bias`` as ``gamma``/``beta``.
+    """Reads PyTorch's layout: Linear weights transposed, norms' ``weight``/``bias`` as ``gamma``/``beta``,
+    packed LSTM/GRU gates and attention projections split (see ``ferrum.store.packed.unpack_pytorch``).
 
     Example:
         >>> import numpy as np
@@ -70,6 +94,14 @@ class PyTorchToBurnAdapter:
         'weight'
     """
 
+    def unpack(self, snapshots: dict[str, TensorSnapshot]) -> dict[str, TensorSnapshot]:
+        """Split ``nn.LSTM``/``nn.GRU`` gates and ``nn.MultiheadAttention`` projections into Linears."""
+        return unpack_pytorch(snapshots)
+
+    def pack(self, snapshots: list[TensorSnapshot]) -> list[TensorSnapshot]:
+        """``snapshots`` unchanged (it reads PyTorch's layout; ``BurnToPyTorchAdapter`` writes it)."""
+        return snapshots
+
     def adapt(self, snapshot: TensorSnapshot) -> TensorSnapshot:
         """Transpose a Linear weight; rename a norm's ``weight``/``bias``."""
         return _adapt(snapshot, _TO_BURN)
@@ -80,7 +112,8 @@ class PyTorchToBurnAdapter:
 
 
 class BurnToPyTorchAdapter:
-    """Writes PyTorch's layout, so ``torch.nn.Module.load_state_dict`` takes the file.
+    """Writes PyTorch's layout, so ``torch.nn.Module.load_state_dict`` takes the file; LSTM/GRU gates and
+    attention projections are packed as ``torch.nn`` does (see ``ferrum.store.packed.pack_pytorch``).
 
     Example:
         >>> import numpy as np
@@ -89,6 +122,14 @@ class BurnToPyTorchAdapter:
         >>> BurnToPyTorchAdapter().adapt(snap).path
         'norm.weight'
     """
+
+    def unpack(self, snapshots: dict[str, TensorSnapshot]) -> dict[str, TensorSnapshot]:
+        """``snapshots`` unchanged (ferrum's files hold one tensor per Linear)."""
+        return snapshots
+
+    def pack(self, snapshots: list[TensorSnapshot]) -> list[TensorSnapshot]:
+        """Join ``Lstm``/``Gru`` gates and ``MultiHeadAttention`` projections as ``torch.nn`` packs them."""
+        return pack_pytorch(snapshots)
 
     def adapt(self, snapshot: TensorSnapshot) -> TensorSnapshot:
         """Transpose a Linear weight; rename a norm's ``gamma``/``beta``."""

@@ -50,8 +50,10 @@ def collect(module: object, store: ModuleStore) -> list[TensorSnapshot]:
         shape = tuple(tensor.dims())
         dtype = "F64" if tensor.dtype == DType.F64 else "F32"
         snap = TensorSnapshot(path, shape, dtype, tensor.to_numpy, container, leaf.id.value)
-        snap = store.to_adapter.adapt(snap)
-        snapshots.append(snap.with_path(store.remapper.remap_path(snap.path)))
+        snapshots.append(store.to_adapter.adapt(snap))
+    snapshots = [
+        snap.with_path(store.remapper.remap_path(snap.path)) for snap in store.to_adapter.pack(snapshots)
+    ]
     seen: set[str] = set()
     for snap in snapshots:
         if snap.path in seen:

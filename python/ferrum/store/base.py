@@ -132,8 +132,9 @@ class ModuleStore:
         return "\n".join(f"{s.path}: {s.dtype} {list(s.shape)}" for s in self.snapshots().values())
 
     def snapshots(self) -> dict[str, TensorSnapshot]:
-        """The file's tensors by path, renamed by the remapping and contiguous-index options."""
-        raw = self._read()
+        """The file's tensors by path: unpacked by the load adapter, then renamed by the remapping
+        and contiguous-index options."""
+        raw = self.from_adapter.unpack(self._read())
         paths: dict[str, str] = {path: path for path in raw}
         if not self.remapper.is_empty():
             paths = self.remapper.remap(raw)
