@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Write the PyTorch references that tests/test_nn_torch_parity.py compares ferrum's layers to (needs torch).
+
+    /path/to/torch-venv/bin/python scripts/make_nn_torch_fixtures.py   # writes tests/fixtures/nn_torch
+
+Not run by the tests (they never need torch); the outputs are committed. Every case is one
+``<case>.npz`` (float32, fixed seeds, small sizes) holding:
+
+``in.<name>``          the inputs (bool masks and int targets as they are);
+``param.<key>``        the module's state dict in torch's own layout and names (the test loads it
+                       through ferrum's PyTorchToBurnAdapter, as a torch checkpoint would be);
+``out.<name>``         the outputs;
+``w.<name>``           fixed weights: the scalar loss is ``sum(sum(out.<name> * w.<name>))``;
+``grad_in.<name>``     that loss's gradient for each float input;
+``grad_param.<key>``   and for each parameter (same layout as ``param.<key>``).
+
+Masks follow Burn's convention, which is torch's for boolean masks: true marks a key (a position)
+that must not be attended to. Burn's attention mask is ``[batch, seq_q, seq_k]``; torch wants
+``[batch * heads, seq_q, seq_k]``, so the script repeats it per head.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "nn_torch"
+
+Outputs = dict[str, torch.Tensor]
+
+
+def _inputs(seed: int, **shapes: tuple[int, ...]) -> dict[str, torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    return {k: (torch.rand(s, generator=gen) * 2 - 1).requires_grad_() for k, s in shapes.items()}
+
+
+def save(
+    case: str,
+    run: Callable[..., Outputs],
+    inputs: dict[str, torch.Tensor],
+    module: nn.Module | None = None,
+    seed: int = 0,
+) -> None:
+    """Run ``run(**inputs)``, backpropagate ``sum(out * w)`` and write everything to ``<case>.npz``."""
+    outputs = run(**inputs)
+    gen = torch.Generator().manual_seed(seed + 1000)
+    weights = {k: torch.randn(v.shape, generator=gen) for k, v in outputs.items()}
+    loss = sum((v * weights[k]).sum() for k, v in outputs.items())
+    assert isinstance(loss, torch.Tensor)
+    loss.backward()
+    arrays: dict[str, np.ndarray] = {}
+    for k, v in inputs.items():
+        arrays[f"in.{k}"] = v.detach().numpy()
+        if v.requires_grad:
+            assert v.grad is not None, f"{case}: {k} got no gradient"
+            arrays[f"grad_in.{k}"] = v.grad.numpy()
+    for k, v in outputs.items():
+        arrays[f"out.{k}"] = v.detach().numpy()
+        arrays[f"w.{k}"] = weights[k].numpy()
+    if module is not None:
+        for k, p in module.named_parameters():
+            assert p.grad is not None, f"{case}: {k} got no gradient"
+            arrays[f"param.{k}"] = p.detach().numpy()
+            arrays[f"grad_param.{k}"] = p.grad.numpy()
+    np.savez_compressed(OUT / f"{case}.npz", **arrays)  # type: ignore[arg-type]
+
+
+def _mask(seed: int, shape: tuple[int, ...], keep_last: bool = True) -> torch.Tensor:
+    """A random boolean mask (true = masked) that leaves the last key of every row visible."""
+    gen = torch.Generator().manual_seed(seed)
+    mask = torch.rand(shape, generator=gen) < 0.35
+    if keep_last:
+        mask[..., -1] = False
+    return mask
+
+
+def mha() -> None:
+    torch.manual_seed(1)
+    module = nn.MultiheadAttention(8, 2, dropout=0.0, batch_first=True)
+    with torch.no_grad():  # torch starts the biases at zero: make them count
+        module.in_proj_bias.uniform_(-0.5, 0.5)
+        module.out_proj.bias.uniform_(-0.5, 0.5)
+    inputs = _inputs(1, query=(2, 4, 8), key=(2, 5, 8), value=(2, 5, 8))
+    inputs["mask_pad"] = _mask(2, (2, 5))
+    inputs["mask_attn"] = _mask(3, (2, 4, 5))
+
+    def run(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask_pad: torch.Tensor,
+            mask_attn: torch.Tensor) -> Outputs:  # fmt: skip
+        context, weights = module(
+            query, key, value, key_padding_mask=mask_pad, attn_mask=mask_attn.repeat_interleave(2, 0),
+            need_weights=True, average_attn_weights=False,
+        )  # fmt: skip
+        return {"context": context, "weights": weights}
+
+    save("mha", run, inputs, module, seed=1)
+
+
+def decoder() -> None:
+    torch.manual_seed(2)
+    layer = nn.TransformerDecoderLayer(
+        8, 2, dim_feedforward=16, dropout=0.0, activation="gelu", batch_first=True
+    )
+    with torch.no_grad():
+        for norm in (layer.norm1, layer.norm2, layer.norm3):
+            norm.weight.uniform_(0.5, 1.5)
+            norm.bias.uniform_(-0.5, 0.5)
+    module = nn.TransformerDecoder(layer, 1)
+    inputs = _inputs(2, target=(2, 4, 8), memory=(2, 5, 8))
+    inputs["memory_mask_pad"] = _mask(4, (2, 5))
+
+    def run(target: torch.Tensor, memory: torch.Tensor, memory_mask_pad: torch.Tensor) -> Outputs:
+        causal = torch.triu(torch.ones(4, 4, dtype=torch.bool), diagonal=1)
+        out = module(
+            target, memory, tgt_mask=causal, memory_key_padding_mask=memory_mask_pad, tgt_is_causal=True
+        )
+        return {"y": out}
+
+    save("decoder", run, inputs, module, seed=2)
+
+
+def bilstm() -> None:
+    torch.manual_seed(3)
+    module = nn.LSTM(3, 4, batch_first=True, bidirectional=True)
+
+    def run(x: torch.Tensor) -> Outputs:
+        y, (h, c) = module(x)
+        return {"y": y, "h": h, "c": c}
+
+    save("bilstm", run, _inputs(3, x=(2, 5, 3)), module, seed=3)
+
+
+def conv3d() -> None:
+    torch.manual_seed(4)
+    module = nn.Conv3d(4, 6, (2, 3, 2), stride=(1, 2, 1), padding=(1, 0, 1), dilation=(1, 1, 2), groups=2)
+    save("conv3d", lambda x: {"y": module(x)}, _inputs(4, x=(2, 4, 4, 5, 5)), module, seed=4)
+
+
+def conv_transpose3d() -> None:
+    torch.manual_seed(5)
+    module = nn.ConvTranspose3d(
+        4,
+        6,
+        (2, 3, 2),
+        stride=(2, 1, 2),
+        padding=(1, 0, 0),
+        output_padding=(1, 0, 0),
+        dilation=(1, 2, 1),
+        groups=2,
+    )
+    save("conv_transpose3d", lambda x: {"y": module(x)}, _inputs(5, x=(2, 4, 3, 3, 2)), module, seed=5)
+
+
+def interpolate() -> None:
+    # ferrum (Burn's CPU backend) aligns corners for linear and cubic; its nearest is torch's "nearest"
+    # (source index floor(i * in / out)); torch's cubic uses a = -0.75 like Burn's.
+    def run(x2: torch.Tensor, x1: torch.Tensor) -> Outputs:
+        out: Outputs = {}
+        for size in ((7, 3), (2, 9)):
+            tag = f"{size[0]}x{size[1]}"
+            out[f"nearest_{tag}"] = F.interpolate(x2, size=size, mode="nearest")
+            out[f"linear_{tag}"] = F.interpolate(x2, size=size, mode="bilinear", align_corners=True)
+            out[f"cubic_{tag}"] = F.interpolate(x2, size=size, mode="bicubic", align_corners=True)
+        out["nearest1d"] = F.interpolate(x1, size=9, mode="nearest")
+        out["linear1d"] = F.interpolate(x1, size=9, mode="linear", align_corners=True)
+        return out
+
+    save("interpolate", run, _inputs(6, x2=(2, 3, 4, 5), x1=(2, 3, 5)), seed=6)
+
+
+def elementwise() -> None:
+    """Glu, the two losses, unfold and the linalg functions: no parameters, one file."""
+    inputs = _inputs(7, glu=(2, 6, 3), unfold=(2, 3, 5, 6), a=(4, 3), b=(4, 3), cos1=(5, 6), cos2=(5, 6),
+                     norm=(3, 7), poisson_log=(3, 4))  # fmt: skip
+    gen = torch.Generator().manual_seed(8)
+    inputs["poisson_rate"] = (torch.rand((3, 4), generator=gen) * 2 + 0.1).requires_grad_()
+    inputs["poisson_target"] = torch.randint(0, 5, (3, 4), generator=gen).float()
+    inputs["cos_target"] = torch.tensor([1, -1, 1, -1, -1])
+
+    def run(glu: torch.Tensor, unfold: torch.Tensor, a: torch.Tensor, b: torch.Tensor, cos1: torch.Tensor,
+            cos2: torch.Tensor, norm: torch.Tensor, poisson_log: torch.Tensor, poisson_rate: torch.Tensor,
+            poisson_target: torch.Tensor, cos_target: torch.Tensor) -> Outputs:  # fmt: skip
+        out = {
+            "glu": F.glu(glu, 1),
+            "unfold": F.unfold(unfold, (2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1)),
+            "cross": torch.linalg.cross(a, b, dim=1),
+            "cosine_similarity": F.cosine_similarity(cos1, cos2, dim=1, eps=1e-8).unsqueeze(1),
+            "poisson_log_full": nn.PoissonNLLLoss(log_input=True, full=True)(poisson_log, poisson_target),
+            "poisson_rate": nn.PoissonNLLLoss(log_input=False, full=False)(poisson_rate, poisson_target),
+            "cosine_embedding": nn.CosineEmbeddingLoss(margin=0.2)(cos1, cos2, cos_target),
+        }
+        for name, order in (("l1", 1.0), ("l2", 2.0), ("l3", 3.0), ("linf", float("inf"))):
+            out[f"norm_{name}"] = torch.linalg.vector_norm(norm, order, dim=1, keepdim=True)
+        return {k: v.reshape(1) if v.dim() == 0 else v for k, v in out.items()}
+
+    save("elementwise", run, inputs, seed=7)
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    for make in (mha, decoder, bilstm, conv3d, conv_transpose3d, interpolate, elementwise):
+        make()
+    total = sum(p.stat().st_size for p in OUT.glob("*.npz"))
+    print(f"wrote {len(list(OUT.glob('*.npz')))} files, {total} bytes, to {OUT}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,227 @@
+"""ferrum's sequence, 3-d convolution, sampling and loss layers against PyTorch on the same weights.
+
+The references come from scripts/make_nn_torch_fixtures.py (torch is not needed here): each
+``tests/fixtures/nn_torch/<case>.npz`` holds torch's state dict, the inputs, the outputs and the
+gradients of ``sum(out * w)`` for fixed weights ``w``. The state dict goes through a safetensors
+file and the PyTorchToBurnAdapter (Linear weights transposed, packed LSTM gates and attention
+projections split), as a user's torch checkpoint would; the gradients of the parameters are read
+back the same way, so each is compared in ferrum's own layout. All in f32, atol 1e-5.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from ferrum import Tensor, linalg
+from ferrum.backend import Autodiff, NdArray
+from ferrum.module import Module
+from ferrum.nn import (
+    BiLstmConfig,
+    Glu,
+    Interpolate1dConfig,
+    Interpolate2dConfig,
+    InterpolateMode,
+    PaddingConfig3d,
+    Unfold4dConfig,
+)
+from ferrum.nn.attention import MhaInput, MultiHeadAttentionConfig, generate_autoregressive_mask
+from ferrum.nn.conv import Conv3dConfig, ConvTranspose3dConfig
+from ferrum.nn.loss import CosineEmbeddingLossConfig, PoissonNllLossConfig
+from ferrum.nn.transformer import TransformerDecoderConfig, TransformerDecoderInput
+from ferrum.store import PyTorchToBurnAdapter, SafetensorsStore
+from safetensors.numpy import save_file
+
+FIXTURES = Path(__file__).parent / "fixtures" / "nn_torch"
+AD = Autodiff[NdArray].device()
+PLAIN = NdArray.device()
+ATOL = 1e-5
+
+M = TypeVar("M", bound=Module[Any])
+Arrays = dict[str, npt.NDArray[Any]]
+
+
+def _case(name: str) -> Arrays:
+    with np.load(FIXTURES / f"{name}.npz") as data:
+        return {k: data[k] for k in data.files}
+
+
+def _section(case: Arrays, prefix: str) -> Arrays:
+    return {k.removeprefix(prefix): v for k, v in case.items() if k.startswith(prefix)}
+
+
+def _torch_state(module: M, tensors: Arrays, path: Path, remaps: Sequence[tuple[str, str]] = ()) -> M:
+    """``module`` holding torch's ``tensors`` (a state dict), read as a torch safetensors file would be."""
+    save_file(tensors, str(path))
+    store = SafetensorsStore.from_file(path).with_from_adapter(PyTorchToBurnAdapter())
+    for pattern, replacement in remaps:
+        store = store.with_key_remapping(pattern, replacement)
+    loaded, result = module.load_from_with_result(store)
+    assert result.unused == [] and not result.missing, (result.unused, result.missing)
+    return loaded
+
+
+def _leaves(case: Arrays) -> dict[str, Tensor[Any, Any, Any]]:
+    """The fixture's inputs on the autodiff device; the float ones (torch's leaves) track gradients."""
+    out: dict[str, Tensor[Any, Any, Any]] = {}
+    for name, value in _section(case, "in.").items():
+        tensor = Tensor.from_numpy(value, AD)
+        out[name] = tensor.require_grad() if f"grad_in.{name}" in case else tensor
+    return out
+
+
+def _loss(case: Arrays, outputs: Mapping[str, Tensor[Any, Any, Any]]) -> Tensor[Any, Any, Any]:
+    """Check every output against torch's, then ``sum(out * w)`` over them."""
+    assert sorted(outputs) == sorted(_section(case, "out.")), "the fixture's outputs and ours differ"
+    total: Tensor[Any, Any, Any] | None = None
+    for name, value in outputs.items():
+        np.testing.assert_allclose(value.to_numpy(), case[f"out.{name}"], atol=ATOL, err_msg=name)
+        term = (value * Tensor.from_numpy(case[f"w.{name}"], AD)).sum()
+        total = term if total is None else total + term
+    assert total is not None
+    return total
+
+
+def _check_input_grads(case: Arrays, leaves: Mapping[str, Tensor[Any, Any, Any]], grads: Any) -> None:
+    for name, expected in _section(case, "grad_in.").items():
+        grad = leaves[name].grad(grads)
+        assert grad is not None, f"{name} got no gradient"
+        np.testing.assert_allclose(grad.to_numpy(), expected, atol=ATOL, err_msg=f"d/d {name}")
+
+
+def _check_param_grads(module: Module[Any], expected: Module[Any], grads: Any) -> None:
+    """Each parameter's gradient against ``expected``'s value there (torch's gradient, loaded as weights:
+    the load has checked that every torch tensor found its parameter and every parameter its tensor)."""
+    reference = dict(expected.named_parameters())
+    for path, param in module.named_parameters():
+        grad = param.val().grad(grads)
+        assert grad is not None, f"{path} got no gradient"
+        np.testing.assert_allclose(
+            grad.to_numpy(), reference[path].val().to_numpy(), atol=ATOL, err_msg=f"d/d {path}"
+        )
+
+
+def _check_layer(
+    case: Arrays,
+    module: Module[Any],
+    fresh: Module[Any],
+    grads: Any,
+    leaves: Mapping[str, Tensor[Any, Any, Any]],
+    path: Path,
+    remaps: Sequence[tuple[str, str]] = (),
+) -> None:
+    """Input gradients, then each parameter's against torch's loaded into ``fresh``."""
+    _check_input_grads(case, leaves, grads)
+    expected = _torch_state(fresh, _section(case, "grad_param."), path, remaps)
+    _check_param_grads(module, expected, grads)
+
+
+def test_multi_head_attention_with_masks_matches_torch(tmp_path: Path) -> None:
+    """Cross attention (query length 4, key length 5) with a padding and an attention mask, both
+    true where a key is hidden (Burn's and torch's boolean convention); weights per head."""
+    case = _case("mha")
+    config = MultiHeadAttentionConfig(8, 2, 0.0)
+    mha = _torch_state(config.init(AD), _section(case, "param."), tmp_path / "w.safetensors")
+    x = _leaves(case)
+    out = mha.forward(
+        MhaInput(x["query"], x["key"], x["value"]).mask_pad(x["mask_pad"]).mask_attn(x["mask_attn"])
+    )
+    grads = _loss(case, {"context": out.context, "weights": out.weights}).backward()
+    _check_layer(case, mha, config.init(PLAIN), grads, x, tmp_path / "g.safetensors")
+
+
+# torch's TransformerDecoderLayer names -> Burn's (the adapter has already split the attentions'
+# in_proj into query/key/value and renamed out_proj to output).
+DECODER_REMAP = [
+    (r"\.multihead_attn\.", ".cross_attn."),
+    (r"\.linear1\.", ".pwff.linear_inner."),
+    (r"\.linear2\.", ".pwff.linear_outer."),
+    (r"\.norm(\d)\.", r".norm_\1."),
+]
+
+
+def test_transformer_decoder_layer_matches_torch(tmp_path: Path) -> None:
+    """One post-norm layer (exact GELU, LayerNorm eps 1e-5: Burn's defaults; dropout 0) with a causal
+    target mask and a memory padding mask."""
+    case = _case("decoder")
+    config = TransformerDecoderConfig(8, 16, 2, 1).with_dropout(0.0)
+    decoder = _torch_state(
+        config.init(AD), _section(case, "param."), tmp_path / "w.safetensors", DECODER_REMAP
+    )
+    x = _leaves(case)
+    causal = generate_autoregressive_mask(2, 4, AD)
+    input = TransformerDecoderInput(x["target"], x["memory"]).target_mask_attn(causal)
+    out = decoder.forward(input.memory_mask_pad(x["memory_mask_pad"]))
+    grads = _loss(case, {"y": out}).backward()
+    _check_layer(case, decoder, config.init(PLAIN), grads, x, tmp_path / "g.safetensors", DECODER_REMAP)
+
+
+def test_bidirectional_lstm_matches_torch(tmp_path: Path) -> None:
+    """nn.LSTM(bidirectional=True): outputs of both directions side by side, final states forward first."""
+    case = _case("bilstm")
+    config = BiLstmConfig(3, 4, True)
+    lstm = _torch_state(config.init(AD), _section(case, "param."), tmp_path / "w.safetensors")
+    x = _leaves(case)
+    out, state = lstm.forward(x["x"])
+    grads = _loss(case, {"y": out, "h": state.hidden, "c": state.cell}).backward()
+    _check_layer(case, lstm, config.init(PLAIN), grads, x, tmp_path / "g.safetensors")
+
+
+@pytest.mark.parametrize("transposed", [False, True], ids=["conv3d", "conv_transpose3d"])
+def test_conv3d_matches_torch(transposed: bool, tmp_path: Path) -> None:
+    """Uneven kernel, stride, padding and dilation per axis, two groups (output padding when transposed)."""
+    case = _case("conv_transpose3d" if transposed else "conv3d")
+    config: Conv3dConfig | ConvTranspose3dConfig = (
+        ConvTranspose3dConfig((4, 6), (2, 3, 2), stride=(2, 1, 2), dilation=(1, 2, 1), groups=2,
+                              padding=(1, 0, 0), padding_out=(1, 0, 0))
+        if transposed
+        else Conv3dConfig((4, 6), (2, 3, 2), stride=(1, 2, 1), dilation=(1, 1, 2), groups=2,
+                          padding=PaddingConfig3d.Explicit(1, 0, 1))
+    )  # fmt: skip
+    conv = _torch_state(config.init(AD), _section(case, "param."), tmp_path / "w.safetensors")
+    x = _leaves(case)
+    grads = _loss(case, {"y": conv.forward(x["x"])}).backward()
+    _check_layer(case, conv, config.init(PLAIN), grads, x, tmp_path / "g.safetensors")
+
+
+def test_interpolate_matches_torch() -> None:
+    """Nearest is torch's ``nearest``; Linear and Cubic are ``bilinear``/``bicubic`` (``linear`` in 1-d)
+    with ``align_corners=True``, as Burn's CPU backend resamples. Up and down in each axis."""
+    case = _case("interpolate")
+    x = _leaves(case)
+    outputs: dict[str, Tensor[Any, Any, Any]] = {}
+    for size in ((7, 3), (2, 9)):
+        for name, mode in (("nearest", InterpolateMode.Nearest), ("linear", InterpolateMode.Linear),
+                           ("cubic", InterpolateMode.Cubic)):  # fmt: skip
+            layer = Interpolate2dConfig().with_output_size(size).with_mode(mode).init()
+            outputs[f"{name}_{size[0]}x{size[1]}"] = layer.forward(x["x2"])
+    for name, mode in (("nearest1d", InterpolateMode.Nearest), ("linear1d", InterpolateMode.Linear)):
+        outputs[name] = Interpolate1dConfig().with_output_size(9).with_mode(mode).init().forward(x["x1"])
+    _check_input_grads(case, x, _loss(case, outputs).backward())
+
+
+def test_glu_unfold_losses_and_linalg_match_torch() -> None:
+    """F.glu, F.unfold (Unfold4d), PoissonNLLLoss (log input with Stirling's term; rates), CosineEmbeddingLoss
+    (margin 0.2), torch.linalg.cross, F.cosine_similarity and torch.linalg.vector_norm (keepdim)."""
+    case = _case("elementwise")
+    x = _leaves(case)
+    unfold = Unfold4dConfig((2, 3), stride=(2, 1), dilation=(1, 2), padding=(1, 0)).init()
+    poisson_full = PoissonNllLossConfig(log_input=True, full=True).init()
+    poisson_rate = PoissonNllLossConfig(log_input=False, full=False).init()
+    cosine = CosineEmbeddingLossConfig(margin=0.2).init()
+    outputs: dict[str, Tensor[Any, Any, Any]] = {
+        "glu": Glu(1).forward(x["glu"]),
+        "unfold": unfold.forward(x["unfold"]),
+        "cross": x["a"].cross(x["b"], 1),
+        "cosine_similarity": linalg.cosine_similarity(x["cos1"], x["cos2"], 1, 1e-8),
+        "poisson_log_full": poisson_full.forward(x["poisson_log"], x["poisson_target"]),
+        "poisson_rate": poisson_rate.forward(x["poisson_rate"], x["poisson_target"]),
+        "cosine_embedding": cosine.forward(x["cos1"], x["cos2"], x["cos_target"]),
+    }
+    for name, norm in (("l1", 1.0), ("l2", 2.0), ("l3", 3.0), ("linf", float("inf"))):
+        outputs[f"norm_{name}"] = linalg.vector_norm(x["norm"], norm, 1)
+    _check_input_grads(case, x, _loss(case, outputs).backward())
