@@ -3,6 +3,8 @@
 
     /path/to/torch-venv/bin/python scripts/make_nn_torch_fixtures.py   # writes tests/fixtures/nn_torch
 
+deform_conv2d.npz needs torchvision too (torchvision.ops.deform_conv2d).
+
 Not run by the tests (they never need torch); the outputs are committed. Every case is one
 ``<case>.npz`` (float32, fixed seeds, small sizes) holding:
 
@@ -155,6 +157,33 @@ def conv_transpose3d() -> None:
     save("conv_transpose3d", lambda x: {"y": module(x)}, _inputs(5, x=(2, 4, 3, 3, 2)), module, seed=5)
 
 
+class DeformConv(nn.Module):
+    """torchvision.ops.deform_conv2d with its own weight and bias (ferrum's DeformConv2d keys)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        gen = torch.Generator().manual_seed(9)
+        self.weight = nn.Parameter(torch.rand((6, 2, 3, 2), generator=gen) - 0.5)  # two weight groups
+        self.bias = nn.Parameter(torch.rand(6, generator=gen) - 0.5)
+
+    def forward(self, x: torch.Tensor, offset: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        from torchvision.ops import deform_conv2d
+
+        return deform_conv2d(
+            x, offset, self.weight, self.bias, stride=(1, 2), padding=(1, 0), dilation=(2, 1), mask=mask
+        )
+
+
+def deform_conv() -> None:
+    """Two offset groups; offsets up to 1.5 pixels (some taps land outside the image, read as zero)."""
+    module = DeformConv()
+    inputs = _inputs(10, x=(2, 4, 5, 6), offset=(2, 24, 3, 3), mask=(2, 12, 3, 3))
+    with torch.no_grad():
+        inputs["offset"] *= 1.5
+        inputs["mask"].mul_(0.5).add_(0.5)
+    save("deform_conv2d", lambda x, offset, mask: {"y": module(x, offset, mask)}, inputs, module, seed=10)
+
+
 def interpolate() -> None:
     # ferrum (Burn's CPU backend) aligns corners for linear and cubic; its nearest is torch's "nearest"
     # (source index floor(i * in / out)); torch's cubic uses a = -0.75 like Burn's.
@@ -202,7 +231,7 @@ def elementwise() -> None:
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    for make in (mha, decoder, bilstm, conv3d, conv_transpose3d, interpolate, elementwise):
+    for make in (mha, decoder, bilstm, conv3d, conv_transpose3d, deform_conv, interpolate, elementwise):
         make()
     total = sum(p.stat().st_size for p in OUT.glob("*.npz"))
     print(f"wrote {len(list(OUT.glob('*.npz')))} files, {total} bytes, to {OUT}")

@@ -1,4 +1,5 @@
-"""ferrum's sequence, 3-d convolution, sampling and loss layers against PyTorch on the same weights.
+"""ferrum's sequence, 3-d and deformable convolution, sampling and loss layers against PyTorch
+(torchvision for deform_conv2d) on the same weights.
 
 The references come from scripts/make_nn_torch_fixtures.py (torch is not needed here): each
 ``tests/fixtures/nn_torch/<case>.npz`` holds torch's state dict, the inputs, the outputs and the
@@ -26,11 +27,12 @@ from ferrum.nn import (
     Interpolate1dConfig,
     Interpolate2dConfig,
     InterpolateMode,
+    PaddingConfig2d,
     PaddingConfig3d,
     Unfold4dConfig,
 )
 from ferrum.nn.attention import MhaInput, MultiHeadAttentionConfig, generate_autoregressive_mask
-from ferrum.nn.conv import Conv3dConfig, ConvTranspose3dConfig
+from ferrum.nn.conv import Conv3dConfig, ConvTranspose3dConfig, DeformConv2dConfig
 from ferrum.nn.loss import CosineEmbeddingLossConfig, PoissonNllLossConfig
 from ferrum.nn.transformer import TransformerDecoderConfig, TransformerDecoderInput
 from ferrum.store import PyTorchToBurnAdapter, SafetensorsStore
@@ -185,6 +187,20 @@ def test_conv3d_matches_torch(transposed: bool, tmp_path: Path) -> None:
     conv = _torch_state(config.init(AD), _section(case, "param."), tmp_path / "w.safetensors")
     x = _leaves(case)
     grads = _loss(case, {"y": conv.forward(x["x"])}).backward()
+    _check_layer(case, conv, config.init(PLAIN), grads, x, tmp_path / "g.safetensors")
+
+
+def test_deform_conv2d_matches_torchvision(tmp_path: Path) -> None:
+    """torchvision.ops.deform_conv2d: two weight and two offset groups, a modulation mask, offsets that
+    reach outside the image; gradients for the input, offsets, mask, weight and bias."""
+    case = _case("deform_conv2d")
+    config = DeformConv2dConfig(
+        (4, 6), (3, 2), stride=(1, 2), dilation=(2, 1), weight_groups=2, offset_groups=2,
+        padding=PaddingConfig2d.Explicit(1, 0),
+    )  # fmt: skip
+    conv = _torch_state(config.init(AD), _section(case, "param."), tmp_path / "w.safetensors")
+    x = _leaves(case)
+    grads = _loss(case, {"y": conv.forward(x["x"], x["offset"], x["mask"])}).backward()
     _check_layer(case, conv, config.init(PLAIN), grads, x, tmp_path / "g.safetensors")
 
 
