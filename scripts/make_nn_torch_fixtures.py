@@ -102,12 +102,12 @@ def mha() -> None:
     save("mha", run, inputs, module, seed=1)
 
 
-def decoder() -> None:
+def decoder(norm_first: bool) -> None:
     torch.manual_seed(2)
     layer = nn.TransformerDecoderLayer(
-        8, 2, dim_feedforward=16, dropout=0.0, activation="gelu", batch_first=True
+        8, 2, dim_feedforward=16, dropout=0.0, activation="gelu", batch_first=True, norm_first=norm_first
     )
-    with torch.no_grad():
+    with torch.no_grad():  # LayerNorm starts as the identity: make the three norms tell apart
         for norm in (layer.norm1, layer.norm2, layer.norm3):
             norm.weight.uniform_(0.5, 1.5)
             norm.bias.uniform_(-0.5, 0.5)
@@ -122,7 +122,43 @@ def decoder() -> None:
         )
         return {"y": out}
 
-    save("decoder", run, inputs, module, seed=2)
+    save("decoder_prenorm" if norm_first else "decoder", run, inputs, module, seed=2)
+
+
+class CrossAttention(nn.Module):
+    """Burn's CrossAttention in torch: grouped key/value heads through scaled_dot_product_attention."""
+
+    def __init__(self, d_model: int, d_context: int, n_heads: int, n_heads_kv: int, d_head: int) -> None:
+        super().__init__()
+        self.heads, self.heads_kv, self.d_head = n_heads, n_heads_kv, d_head
+        self.query = nn.Linear(d_model, n_heads * d_head)
+        self.key = nn.Linear(d_context, n_heads_kv * d_head)
+        self.value = nn.Linear(d_context, n_heads_kv * d_head)
+        self.output = nn.Linear(n_heads * d_head, d_model)
+
+    def forward(self, query: torch.Tensor, context: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        def heads(x: torch.Tensor, n: int) -> torch.Tensor:
+            return x.reshape(x.shape[0], x.shape[1], n, self.d_head).transpose(1, 2)
+
+        q = heads(self.query(query), self.heads)
+        k, v = heads(self.key(context), self.heads_kv), heads(self.value(context), self.heads_kv)
+        # SDPA's boolean mask is true where attention is allowed: the opposite of Burn's.
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=~mask[:, None, None, :], enable_gqa=True)
+        return self.output(out.transpose(1, 2).reshape(query.shape[0], query.shape[1], -1))
+
+
+def cross_attention() -> None:
+    torch.manual_seed(11)
+    module = CrossAttention(8, 6, 4, 2, 3)
+    inputs = _inputs(11, query=(2, 4, 8), context=(2, 5, 6))
+    inputs["mask"] = _mask(12, (2, 5))
+    save(
+        "cross_attention",
+        lambda query, context, mask: {"y": module(query, context, mask)},
+        inputs,
+        module,
+        11,
+    )
 
 
 def bilstm() -> None:
@@ -231,8 +267,19 @@ def elementwise() -> None:
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    for make in (mha, decoder, bilstm, conv3d, conv_transpose3d, deform_conv, interpolate, elementwise):
+    for make in (
+        mha,
+        cross_attention,
+        bilstm,
+        conv3d,
+        conv_transpose3d,
+        deform_conv,
+        interpolate,
+        elementwise,
+    ):
         make()
+    decoder(norm_first=False)
+    decoder(norm_first=True)
     total = sum(p.stat().st_size for p in OUT.glob("*.npz"))
     print(f"wrote {len(list(OUT.glob('*.npz')))} files, {total} bytes, to {OUT}")
 

@@ -31,7 +31,12 @@ from ferrum.nn import (
     PaddingConfig3d,
     Unfold4dConfig,
 )
-from ferrum.nn.attention import MhaInput, MultiHeadAttentionConfig, generate_autoregressive_mask
+from ferrum.nn.attention import (
+    CrossAttentionConfig,
+    MhaInput,
+    MultiHeadAttentionConfig,
+    generate_autoregressive_mask,
+)
 from ferrum.nn.conv import Conv3dConfig, ConvTranspose3dConfig, DeformConv2dConfig
 from ferrum.nn.loss import CosineEmbeddingLossConfig, PoissonNllLossConfig
 from ferrum.nn.transformer import TransformerDecoderConfig, TransformerDecoderInput
@@ -142,24 +147,40 @@ DECODER_REMAP = [
     (r"\.multihead_attn\.", ".cross_attn."),
     (r"\.linear1\.", ".pwff.linear_inner."),
     (r"\.linear2\.", ".pwff.linear_outer."),
-    (r"\.norm(\d)\.", r".norm_\1."),
 ]
+# torch's norm1/2/3 normalize around self-attention, cross-attention and feed-forward in both
+# modes; Burn's norm_first layer normalizes their inputs with norm_3, norm_1 and norm_2.
+DECODER_NORMS = {
+    False: [(r"\.norm(\d)\.", r".norm_\1.")],
+    True: [(r"\.norm1\.", ".norm_3."), (r"\.norm2\.", ".norm_1."), (r"\.norm3\.", ".norm_2.")],
+}
 
 
-def test_transformer_decoder_layer_matches_torch(tmp_path: Path) -> None:
-    """One post-norm layer (exact GELU, LayerNorm eps 1e-5: Burn's defaults; dropout 0) with a causal
-    target mask and a memory padding mask."""
-    case = _case("decoder")
-    config = TransformerDecoderConfig(8, 16, 2, 1).with_dropout(0.0)
-    decoder = _torch_state(
-        config.init(AD), _section(case, "param."), tmp_path / "w.safetensors", DECODER_REMAP
-    )
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post_norm", "pre_norm"])
+def test_transformer_decoder_layer_matches_torch(norm_first: bool, tmp_path: Path) -> None:
+    """One layer (exact GELU, LayerNorm eps 1e-5: Burn's defaults; dropout 0) with a causal target
+    mask and a memory padding mask."""
+    case = _case("decoder_prenorm" if norm_first else "decoder")
+    remaps = DECODER_REMAP + DECODER_NORMS[norm_first]
+    config = TransformerDecoderConfig(8, 16, 2, 1, norm_first=norm_first).with_dropout(0.0)
+    decoder = _torch_state(config.init(AD), _section(case, "param."), tmp_path / "w.safetensors", remaps)
     x = _leaves(case)
     causal = generate_autoregressive_mask(2, 4, AD)
     input = TransformerDecoderInput(x["target"], x["memory"]).target_mask_attn(causal)
     out = decoder.forward(input.memory_mask_pad(x["memory_mask_pad"]))
     grads = _loss(case, {"y": out}).backward()
-    _check_layer(case, decoder, config.init(PLAIN), grads, x, tmp_path / "g.safetensors", DECODER_REMAP)
+    _check_layer(case, decoder, config.init(PLAIN), grads, x, tmp_path / "g.safetensors", remaps)
+
+
+def test_cross_attention_matches_torch(tmp_path: Path) -> None:
+    """Four query heads sharing two key/value heads (torch: scaled_dot_product_attention with
+    enable_gqa), a context of another width, and a padding mask (true = hidden, Burn's convention)."""
+    case = _case("cross_attention")
+    config = CrossAttentionConfig(8, 6, 4, 2, 3).with_dropout(0.0)
+    layer = _torch_state(config.init(AD), _section(case, "param."), tmp_path / "w.safetensors")
+    x = _leaves(case)
+    grads = _loss(case, {"y": layer.forward(x["query"], x["context"], x["mask"])}).backward()
+    _check_layer(case, layer, config.init(PLAIN), grads, x, tmp_path / "g.safetensors")
 
 
 def test_bidirectional_lstm_matches_torch(tmp_path: Path) -> None:
