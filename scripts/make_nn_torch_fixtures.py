@@ -51,8 +51,9 @@ def save(
     """Run ``run(**inputs)``, backpropagate ``sum(out * w)`` and write everything to ``<case>.npz``."""
     outputs = run(**inputs)
     gen = torch.Generator().manual_seed(seed + 1000)
-    weights = {k: torch.randn(v.shape, generator=gen) for k, v in outputs.items()}
-    loss = sum((v * weights[k]).sum() for k, v in outputs.items())
+    # Integer outputs (pooling indices) are compared as they are and stay out of the loss.
+    weights = {k: torch.randn(v.shape, generator=gen) for k, v in outputs.items() if v.is_floating_point()}
+    loss = sum((outputs[k] * w).sum() for k, w in weights.items())
     assert isinstance(loss, torch.Tensor)
     loss.backward()
     arrays: dict[str, np.ndarray] = {}
@@ -63,7 +64,8 @@ def save(
             arrays[f"grad_in.{k}"] = v.grad.numpy()
     for k, v in outputs.items():
         arrays[f"out.{k}"] = v.detach().numpy()
-        arrays[f"w.{k}"] = weights[k].numpy()
+        if k in weights:
+            arrays[f"w.{k}"] = weights[k].numpy()
     if module is not None:
         for k, p in module.named_parameters():
             assert p.grad is not None, f"{case}: {k} got no gradient"
@@ -172,6 +174,20 @@ def bilstm() -> None:
     save("bilstm", run, _inputs(3, x=(2, 5, 3)), module, seed=3)
 
 
+def recurrent() -> None:
+    """nn.LSTM and nn.GRU from given initial states (the store fixtures start from zeros, no gradients)."""
+    torch.manual_seed(12)
+    lstm = nn.LSTM(3, 4, batch_first=True)
+
+    def run_lstm(x: torch.Tensor, h0: torch.Tensor, c0: torch.Tensor) -> Outputs:
+        y, (h, c) = lstm(x, (h0[None], c0[None]))
+        return {"y": y, "h": h[0], "c": c[0]}
+
+    save("lstm_state", run_lstm, _inputs(12, x=(2, 5, 3), h0=(2, 4), c0=(2, 4)), lstm, seed=12)
+    gru = nn.GRU(3, 4, batch_first=True)
+    save("gru_state", lambda x, h0: {"y": gru(x, h0[None])[0]}, _inputs(13, x=(2, 5, 3), h0=(2, 4)), gru, 13)
+
+
 def conv3d() -> None:
     torch.manual_seed(4)
     module = nn.Conv3d(4, 6, (2, 3, 2), stride=(1, 2, 1), padding=(1, 0, 1), dilation=(1, 1, 2), groups=2)
@@ -265,17 +281,59 @@ def elementwise() -> None:
     save("elementwise", run, inputs, seed=7)
 
 
+def functional() -> None:
+    """Pooling with indices, scaled dot-product attention, Reflect/Edge padding, normalize, the other norms
+    and interpolation by a scale factor."""
+    inputs = _inputs(14, pool1=(2, 3, 9), pool2=(2, 3, 7, 6), q=(2, 2, 4, 3), k=(2, 2, 5, 3), v=(2, 2, 5, 3),
+                     pad=(2, 3, 4), norm=(3, 7), resize=(1, 2, 5, 4))  # fmt: skip
+    inputs["attn_mask"] = _mask(15, (2, 1, 4, 5))
+
+    def run(**t: torch.Tensor) -> Outputs:
+        p1, i1 = F.max_pool1d(t["pool1"], 3, 2, padding=1, dilation=2, ceil_mode=True, return_indices=True)
+        p2, i2 = F.max_pool2d(
+            t["pool2"], (3, 2), (2, 1), padding=(1, 1), dilation=(1, 2), return_indices=True
+        )
+        out = {
+            "max_pool1d": p1,
+            "max_pool1d_indices": i1,
+            "max_pool2d": p2,
+            "max_pool2d_indices": i2,
+            # SDPA's boolean mask is true where attention is allowed: the opposite of Burn's.
+            "attention": F.scaled_dot_product_attention(t["q"], t["k"], t["v"], attn_mask=~t["attn_mask"]),
+            "pad_reflect": F.pad(t["pad"], (2, 1, 1, 2), mode="reflect"),
+            "pad_edge": F.pad(t["pad"], (3, 0, 0, 1), mode="replicate"),
+            "normalize_l2": F.normalize(t["norm"], 2.0, 1, 1e-12),
+            "normalize_l1": F.normalize(t["norm"], 1.0, 1, 1e-12),
+            "norm_l0": torch.linalg.vector_norm(t["norm"], 0, dim=1, keepdim=True),
+            "norm_lneginf": torch.linalg.vector_norm(t["norm"], float("-inf"), dim=1, keepdim=True),
+            # ferrum (as Burn) turns a scale factor into an output size, then resamples to that size:
+            # torch's recompute_scale_factor=True (torch's default maps nearest's coordinates by
+            # 1 / scale instead; with align_corners=True linear ignores the factor beyond the size).
+            "scale_nearest": F.interpolate(
+                t["resize"], scale_factor=(1.7, 0.6), mode="nearest", recompute_scale_factor=True
+            ),
+            "scale_linear": F.interpolate(
+                t["resize"], scale_factor=(1.7, 0.6), mode="bilinear", align_corners=True
+            ),
+        }
+        return out
+
+    save("functional", run, inputs, seed=14)
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for make in (
         mha,
         cross_attention,
         bilstm,
+        recurrent,
         conv3d,
         conv_transpose3d,
         deform_conv,
         interpolate,
         elementwise,
+        functional,
     ):
         make()
     decoder(norm_first=False)

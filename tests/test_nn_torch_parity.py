@@ -18,15 +18,19 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 import pytest
-from ferrum import Tensor, linalg
+from ferrum import PadMode, Tensor, linalg
+from ferrum import functional as F
 from ferrum.backend import Autodiff, NdArray
 from ferrum.module import Module
 from ferrum.nn import (
     BiLstmConfig,
     Glu,
+    GruConfig,
     Interpolate1dConfig,
     Interpolate2dConfig,
     InterpolateMode,
+    LstmConfig,
+    LstmState,
     PaddingConfig2d,
     PaddingConfig3d,
     Unfold4dConfig,
@@ -82,10 +86,14 @@ def _leaves(case: Arrays) -> dict[str, Tensor[Any, Any, Any]]:
 
 
 def _loss(case: Arrays, outputs: Mapping[str, Tensor[Any, Any, Any]]) -> Tensor[Any, Any, Any]:
-    """Check every output against torch's, then ``sum(out * w)`` over them."""
+    """Check every output against torch's, then ``sum(out * w)`` over the float ones (integer outputs,
+    pooling's indices, must be equal)."""
     assert sorted(outputs) == sorted(_section(case, "out.")), "the fixture's outputs and ours differ"
     total: Tensor[Any, Any, Any] | None = None
     for name, value in outputs.items():
+        if f"w.{name}" not in case:
+            np.testing.assert_array_equal(value.to_numpy(), case[f"out.{name}"], err_msg=name)
+            continue
         np.testing.assert_allclose(value.to_numpy(), case[f"out.{name}"], atol=ATOL, err_msg=name)
         term = (value * Tensor.from_numpy(case[f"w.{name}"], AD)).sum()
         total = term if total is None else total + term
@@ -194,6 +202,25 @@ def test_bidirectional_lstm_matches_torch(tmp_path: Path) -> None:
     _check_layer(case, lstm, config.init(PLAIN), grads, x, tmp_path / "g.safetensors")
 
 
+def test_lstm_and_gru_from_initial_states_match_torch(tmp_path: Path) -> None:
+    """nn.LSTM and nn.GRU (reset_after, torch's form) from given states: outputs, final states and the
+    gradients of the input, the initial states and every gate's weights."""
+    case = _case("lstm_state")
+    config = LstmConfig(3, 4, True)
+    lstm = _torch_state(config.init(AD), _section(case, "param."), tmp_path / "w.safetensors")
+    x = _leaves(case)
+    out, state = lstm.forward(x["x"], LstmState(x["c0"], x["h0"]))
+    grads = _loss(case, {"y": out, "h": state.hidden, "c": state.cell}).backward()
+    _check_layer(case, lstm, config.init(PLAIN), grads, x, tmp_path / "g.safetensors")
+
+    case = _case("gru_state")
+    gru_config = GruConfig(3, 4, True)
+    gru = _torch_state(gru_config.init(AD), _section(case, "param."), tmp_path / "w2.safetensors")
+    x = _leaves(case)
+    grads = _loss(case, {"y": gru.forward(x["x"], x["h0"])}).backward()
+    _check_layer(case, gru, gru_config.init(PLAIN), grads, x, tmp_path / "g2.safetensors")
+
+
 @pytest.mark.parametrize("transposed", [False, True], ids=["conv3d", "conv_transpose3d"])
 def test_conv3d_matches_torch(transposed: bool, tmp_path: Path) -> None:
     """Uneven kernel, stride, padding and dilation per axis, two groups (output padding when transposed)."""
@@ -261,4 +288,35 @@ def test_glu_unfold_losses_and_linalg_match_torch() -> None:
     }
     for name, norm in (("l1", 1.0), ("l2", 2.0), ("l3", 3.0), ("linf", float("inf"))):
         outputs[f"norm_{name}"] = linalg.vector_norm(x["norm"], norm, 1)
+    _check_input_grads(case, x, _loss(case, outputs).backward())
+
+
+def test_functional_ops_match_torch() -> None:
+    """max_pool1d/2d with indices (padding, dilation, ceil mode), attention with a mask, Reflect and Edge
+    padding (torch's "reflect"/"replicate"), vector_normalize (F.normalize), the L0 and -inf norms, and
+    interpolation by a scale factor (torch's recompute_scale_factor=True: the factor gives the size)."""
+    case = _case("functional")
+    x = _leaves(case)
+    p1, i1 = F.max_pool1d_with_indices(x["pool1"], 3, 2, padding=1, dilation=2, ceil_mode=True)
+    p2, i2 = F.max_pool2d_with_indices(x["pool2"], (3, 2), (2, 1), padding=(1, 1), dilation=(1, 2))
+    norm = x["norm"]
+
+    def resize(mode: InterpolateMode) -> Tensor[Any, Any, Any]:
+        return Interpolate2dConfig().with_scale_factor((1.7, 0.6)).with_mode(mode).init().forward(x["resize"])
+
+    outputs: dict[str, Tensor[Any, Any, Any]] = {
+        "max_pool1d": p1,
+        "max_pool1d_indices": i1,
+        "max_pool2d": p2,
+        "max_pool2d_indices": i2,
+        "attention": F.attention(x["q"], x["k"], x["v"], x["attn_mask"]),
+        "pad_reflect": x["pad"].pad([2, 1, 1, 2], PadMode.Reflect),
+        "pad_edge": x["pad"].pad([3, 0, 0, 1], PadMode.Edge),
+        "normalize_l2": linalg.vector_normalize(norm, 2.0, 1, 1e-12),
+        "normalize_l1": linalg.vector_normalize(norm, 1.0, 1, 1e-12),
+        "norm_l0": linalg.vector_norm(norm, linalg.Norm.L0, 1),
+        "norm_lneginf": linalg.vector_norm(norm, linalg.Norm.LNegInf, 1),
+        "scale_nearest": resize(InterpolateMode.Nearest),
+        "scale_linear": resize(InterpolateMode.Linear),
+    }
     _check_input_grads(case, x, _loss(case, outputs).backward())
