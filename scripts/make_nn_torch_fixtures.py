@@ -127,6 +127,28 @@ def decoder(norm_first: bool) -> None:
     save("decoder_prenorm" if norm_first else "decoder", run, inputs, module, seed=2)
 
 
+def encoder() -> None:
+    """Two pre-norm encoder layers, a padding mask (the store fixtures: one layer, no mask, no gradients)."""
+    torch.manual_seed(16)
+    layer = nn.TransformerEncoderLayer(
+        8, 2, dim_feedforward=16, dropout=0.0, activation="gelu", batch_first=True, norm_first=True
+    )
+    with torch.no_grad():
+        for norm in (layer.norm1, layer.norm2):
+            norm.weight.uniform_(0.5, 1.5)
+            norm.bias.uniform_(-0.5, 0.5)
+    module = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+    inputs = _inputs(16, x=(2, 5, 8))
+    inputs["mask_pad"] = _mask(17, (2, 5))
+    save(
+        "encoder_masked",
+        lambda x, mask_pad: {"y": module(x, src_key_padding_mask=mask_pad)},
+        inputs,
+        module,
+        16,
+    )
+
+
 class CrossAttention(nn.Module):
     """Burn's CrossAttention in torch: grouped key/value heads through scaled_dot_product_attention."""
 
@@ -325,6 +347,7 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for make in (
         mha,
+        encoder,
         cross_attention,
         bilstm,
         recurrent,

@@ -17,6 +17,20 @@ from ferrum.nn.pool import AdaptiveAvgPool2d, AdaptiveAvgPool2dConfig
 B = TypeVar("B", bound=Backend)
 STORE_FIXTURES = Path(__file__).parent / "fixtures" / "store"
 
+# torch.nn.TransformerEncoderLayer's module names -> Burn's (the adapter already made
+# self_attn.in_proj_* into query/key/value and out_proj into output).
+ENCODER_REMAP = [
+    (r"\.self_attn\.", ".mha."),
+    (r"\.linear1\.", ".pwff.linear_inner."),
+    (r"\.linear2\.", ".pwff.linear_outer."),
+]
+# torch's norm1 is the norm of the attention sub-layer; Burn's norm_first layer normalizes the
+# attention's input with norm_2 and the feed-forward's with norm_1 (after the sum it is the other way).
+ENCODER_NORMS = {
+    False: [(r"\.norm(\d)\.", r".norm_\1.")],
+    True: [(r"\.norm1\.", ".norm_2."), (r"\.norm2\.", ".norm_1.")],
+}
+
 
 class Cnn(Module[B]):
     """torch: features = Sequential(Conv2d, BatchNorm2d, ReLU, Conv2d(padding=1), ReLU), pool, head."""

@@ -43,9 +43,15 @@ from ferrum.nn.attention import (
 )
 from ferrum.nn.conv import Conv3dConfig, ConvTranspose3dConfig, DeformConv2dConfig
 from ferrum.nn.loss import CosineEmbeddingLossConfig, PoissonNllLossConfig
-from ferrum.nn.transformer import TransformerDecoderConfig, TransformerDecoderInput
+from ferrum.nn.transformer import (
+    TransformerDecoderConfig,
+    TransformerDecoderInput,
+    TransformerEncoderConfig,
+    TransformerEncoderInput,
+)
 from ferrum.store import PyTorchToBurnAdapter, SafetensorsStore
 from safetensors.numpy import save_file
+from store_models import ENCODER_NORMS, ENCODER_REMAP
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nn_torch"
 AD = Autodiff[NdArray].device()
@@ -178,6 +184,19 @@ def test_transformer_decoder_layer_matches_torch(norm_first: bool, tmp_path: Pat
     out = decoder.forward(input.memory_mask_pad(x["memory_mask_pad"]))
     grads = _loss(case, {"y": out}).backward()
     _check_layer(case, decoder, config.init(PLAIN), grads, x, tmp_path / "g.safetensors", remaps)
+
+
+def test_transformer_encoder_with_padding_mask_matches_torch(tmp_path: Path) -> None:
+    """Two pre-norm layers and a key padding mask, with gradients (tests/test_store_sequence.py loads
+    one unmasked layer and compares its output)."""
+    case = _case("encoder_masked")
+    remaps = ENCODER_REMAP + ENCODER_NORMS[True]
+    config = TransformerEncoderConfig(8, 16, 2, 2, norm_first=True).with_dropout(0.0)
+    encoder = _torch_state(config.init(AD), _section(case, "param."), tmp_path / "w.safetensors", remaps)
+    x = _leaves(case)
+    out = encoder.forward(TransformerEncoderInput(x["x"]).mask_pad(x["mask_pad"]))
+    grads = _loss(case, {"y": out}).backward()
+    _check_layer(case, encoder, config.init(PLAIN), grads, x, tmp_path / "g.safetensors", remaps)
 
 
 def test_cross_attention_matches_torch(tmp_path: Path) -> None:

@@ -29,23 +29,10 @@ from ferrum.store import (
     StoreError,
 )
 from safetensors.numpy import load_file
-from store_models import STORE_FIXTURES
+from store_models import ENCODER_NORMS, ENCODER_REMAP, STORE_FIXTURES
 
 DEVICE = NdArray.device()
 FORMATS = ["zip", "legacy", "checkpoint", "safetensors"]
-# torch.nn.TransformerEncoderLayer's module names -> Burn's (the adapter already made
-# self_attn.in_proj_* into query/key/value and out_proj into output).
-ENCODER_REMAP = [
-    (r"\.self_attn\.", ".mha."),
-    (r"\.linear1\.", ".pwff.linear_inner."),
-    (r"\.linear2\.", ".pwff.linear_outer."),
-]
-# torch's norm1 is the norm of the attention sub-layer; Burn's norm_first layer normalizes the
-# attention's input with norm_2 and the feed-forward's with norm_1 (after the sum it is the other way).
-NORMS = {
-    False: [(r"\.norm(\d)\.", r".norm_\1.")],
-    True: [(r"\.norm1\.", ".norm_2."), (r"\.norm2\.", ".norm_1.")],
-}
 
 
 def _store(name: str, file_format: str) -> ModuleStore:
@@ -63,7 +50,7 @@ def _store(name: str, file_format: str) -> ModuleStore:
 
 def _encoder_store(name: str, file_format: str) -> ModuleStore:
     store = _store(name, file_format)
-    for pattern, replacement in ENCODER_REMAP + NORMS[name == "encoder_prenorm"]:
+    for pattern, replacement in ENCODER_REMAP + ENCODER_NORMS[name == "encoder_prenorm"]:
         store = store.with_key_remapping(pattern, replacement)
     return store
 
