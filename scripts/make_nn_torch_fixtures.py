@@ -71,7 +71,7 @@ def save(
             assert p.grad is not None, f"{case}: {k} got no gradient"
             arrays[f"param.{k}"] = p.detach().numpy()
             arrays[f"grad_param.{k}"] = p.grad.numpy()
-    np.savez_compressed(OUT / f"{case}.npz", **arrays)  # type: ignore[arg-type]
+    np.savez_compressed(OUT / f"{case}.npz", **arrays)
 
 
 def _mask(seed: int, shape: tuple[int, ...], keep_last: bool = True) -> torch.Tensor:

@@ -1,7 +1,9 @@
 """Resizing layers, as in Burn's ``burn::nn::interpolate``: ``Interpolate1d`` and ``Interpolate2d``.
 
 The output size is given (``output_size``) or scaled from the input's
-(``scale_factor``, rounded down). Modes: ``Nearest`` (source index
+(``scale_factor``, rounded down; the resampling then depends on the sizes only,
+as PyTorch's ``recompute_scale_factor=True``: PyTorch's default maps ``Nearest``'s
+source index by ``1 / scale_factor`` instead). Modes: ``Nearest`` (source index
 ``floor(i * in / out)``), ``Linear`` and ``Cubic`` (corners aligned, as Burn's
 CPU backend and PyTorch with ``align_corners=True``; cubic with ``a = -0.75``).
 Backward runs in the engine for every mode.
