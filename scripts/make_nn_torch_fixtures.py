@@ -12,13 +12,15 @@ Not run by the tests (they never need torch); the outputs are committed. Every c
 ``param.<key>``        the module's state dict in torch's own layout and names (the test loads it
                        through ferrum's PyTorchToBurnAdapter, as a torch checkpoint would be);
 ``out.<name>``         the outputs;
-``w.<name>``           fixed weights: the scalar loss is ``sum(sum(out.<name> * w.<name>))``;
+``w.<name>``           fixed weights: the scalar loss is ``sum(sum(out.<name> * w.<name>))``
+                       (integer outputs, pooling's indices, have none and stay out of it);
 ``grad_in.<name>``     that loss's gradient for each float input;
 ``grad_param.<key>``   and for each parameter (same layout as ``param.<key>``).
 
 Masks follow Burn's convention, which is torch's for boolean masks: true marks a key (a position)
 that must not be attended to. Burn's attention mask is ``[batch, seq_q, seq_k]``; torch wants
-``[batch * heads, seq_q, seq_k]``, so the script repeats it per head.
+``[batch * heads, seq_q, seq_k]``, so the script repeats it per head. ``scaled_dot_product_attention``
+takes the opposite convention (true = may attend): the script inverts the mask there.
 """
 
 from __future__ import annotations
@@ -74,12 +76,11 @@ def save(
     np.savez_compressed(OUT / f"{case}.npz", **arrays)
 
 
-def _mask(seed: int, shape: tuple[int, ...], keep_last: bool = True) -> torch.Tensor:
+def _mask(seed: int, shape: tuple[int, ...]) -> torch.Tensor:
     """A random boolean mask (true = masked) that leaves the last key of every row visible."""
     gen = torch.Generator().manual_seed(seed)
     mask = torch.rand(shape, generator=gen) < 0.35
-    if keep_last:
-        mask[..., -1] = False
+    mask[..., -1] = False  # a fully masked row is NaN in torch and uniform in Burn (min_float -1e4)
     return mask
 
 
