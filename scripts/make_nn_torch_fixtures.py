@@ -241,7 +241,7 @@ class DeformConv(nn.Module):
         self.weight = nn.Parameter(torch.rand((6, 2, 3, 2), generator=gen) - 0.5)  # two weight groups
         self.bias = nn.Parameter(torch.rand(6, generator=gen) - 0.5)
 
-    def forward(self, x: torch.Tensor, offset: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, offset: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         from torchvision.ops import deform_conv2d
 
         return deform_conv2d(
@@ -256,7 +256,11 @@ def deform_conv() -> None:
     with torch.no_grad():
         inputs["offset"] *= 1.5
         inputs["mask"].mul_(0.5).add_(0.5)
-    save("deform_conv2d", lambda x, offset, mask: {"y": module(x, offset, mask)}, inputs, module, seed=10)
+
+    def run(x: torch.Tensor, offset: torch.Tensor, mask: torch.Tensor) -> Outputs:
+        return {"y": module(x, offset, mask), "y_no_mask": module(x, offset, None)}
+
+    save("deform_conv2d", run, inputs, module, seed=10)
 
 
 def interpolate() -> None:
@@ -271,6 +275,10 @@ def interpolate() -> None:
             out[f"cubic_{tag}"] = F.interpolate(x2, size=size, mode="bicubic", align_corners=True)
         out["nearest1d"] = F.interpolate(x1, size=9, mode="nearest")
         out["linear1d"] = F.interpolate(x1, size=9, mode="linear", align_corners=True)
+        # torch has no 1-d cubic: bicubic on a height of one (its vertical weights then sum to one).
+        out["cubic1d"] = F.interpolate(x1[:, :, None], size=(1, 9), mode="bicubic", align_corners=True)[
+            :, :, 0
+        ]
         return out
 
     save("interpolate", run, _inputs(6, x2=(2, 3, 4, 5), x1=(2, 3, 5)), seed=6)

@@ -259,7 +259,8 @@ def test_conv3d_matches_torch(transposed: bool, tmp_path: Path) -> None:
 
 def test_deform_conv2d_matches_torchvision(tmp_path: Path) -> None:
     """torchvision.ops.deform_conv2d: two weight and two offset groups, a modulation mask, offsets that
-    reach outside the image; gradients for the input, offsets, mask, weight and bias."""
+    reach outside the image, and without a mask (v1); gradients for the input, offsets, mask, weight and
+    bias."""
     case = _case("deform_conv2d")
     config = DeformConv2dConfig(
         (4, 6), (3, 2), stride=(1, 2), dilation=(2, 1), weight_groups=2, offset_groups=2,
@@ -267,13 +268,18 @@ def test_deform_conv2d_matches_torchvision(tmp_path: Path) -> None:
     )  # fmt: skip
     conv = _torch_state(config.init(AD), _section(case, "param."), tmp_path / "w.safetensors")
     x = _leaves(case)
-    grads = _loss(case, {"y": conv.forward(x["x"], x["offset"], x["mask"])}).backward()
+    outputs = {
+        "y": conv.forward(x["x"], x["offset"], x["mask"]),
+        "y_no_mask": conv.forward(x["x"], x["offset"]),
+    }
+    grads = _loss(case, outputs).backward()
     _check_layer(case, conv, config.init(PLAIN), grads, x, tmp_path / "g.safetensors")
 
 
 def test_interpolate_matches_torch() -> None:
-    """Nearest is torch's ``nearest``; Linear and Cubic are ``bilinear``/``bicubic`` (``linear`` in 1-d)
-    with ``align_corners=True``, as Burn's CPU backend resamples. Up and down in each axis."""
+    """Nearest is torch's ``nearest``; Linear and Cubic are ``bilinear``/``bicubic`` (``linear`` in 1-d;
+    1-d cubic is torch's bicubic on a height of one) with ``align_corners=True``, as Burn's CPU backend
+    resamples. Up and down in each axis."""
     case = _case("interpolate")
     x = _leaves(case)
     outputs: dict[str, Tensor[Any, Any, Any]] = {}
@@ -282,7 +288,8 @@ def test_interpolate_matches_torch() -> None:
                            ("cubic", InterpolateMode.Cubic)):  # fmt: skip
             layer = Interpolate2dConfig().with_output_size(size).with_mode(mode).init()
             outputs[f"{name}_{size[0]}x{size[1]}"] = layer.forward(x["x2"])
-    for name, mode in (("nearest1d", InterpolateMode.Nearest), ("linear1d", InterpolateMode.Linear)):
+    for name, mode in (("nearest1d", InterpolateMode.Nearest), ("linear1d", InterpolateMode.Linear),
+                       ("cubic1d", InterpolateMode.Cubic)):  # fmt: skip
         outputs[name] = Interpolate1dConfig().with_output_size(9).with_mode(mode).init().forward(x["x1"])
     _check_input_grads(case, x, _loss(case, outputs).backward())
 
