@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from ferrum import DType, ShapeError, Tensor
+from ferrum import DType, KindError, OutOfBoundsError, ShapeError, Tensor
 from ferrum.backend import Autodiff, NdArray
 from ferrum.nn.loss import (
     BinaryCrossEntropyLossConfig,
@@ -363,3 +363,27 @@ def test_cosine_embedding_loss_matches_numpy() -> None:
         CosineEmbeddingLossConfig(reduction=Reduction.Auto)
     with pytest.raises(ShapeError, match="expected input1 and input2"):
         loss.forward(x1, x2, Tensor.from_ints([1, 1], DEVICE))
+
+
+def test_cross_entropy_names_itself_for_float_targets_and_bad_labels() -> None:
+    # PyTorch habits (float targets, labels past the class count) fail with the loss's name.
+    logits = Tensor.from_data([[0.1, 0.2, 0.3], [0.3, 0.4, 0.5]], DEVICE)
+    loss = CrossEntropyLossConfig().init(DEVICE)
+    floats: Any = Tensor.from_data([0.0, 1.0], DEVICE)  # Any: mypy rejects this call already
+    with pytest.raises(
+        KindError, match=r"^CrossEntropyLoss: targets must be an Int tensor of class indices, found Float$"
+    ):
+        loss.forward(logits, floats)
+    ints: Any = Tensor.from_data([[1, 2, 3], [4, 5, 6]], DEVICE)
+    with pytest.raises(KindError, match=r"^CrossEntropyLoss: logits must be a Float tensor, found Int$"):
+        loss.forward(ints, Tensor.from_data([0, 1], DEVICE))
+    smoothed = CrossEntropyLossConfig().with_smoothing(0.1).with_weights((1.0, 2.0, 3.0)).init(DEVICE)
+    for fn in (loss, smoothed):
+        for label in (3, -1):
+            bad = r"^CrossEntropyLoss: every target must be a class index in \[0, 3\)"
+            with pytest.raises(OutOfBoundsError, match=bad):
+                fn.forward(logits, Tensor.from_data([0, label], DEVICE))
+    # Valid labels still give the loss: mean of -log softmax at the targets.
+    x = np.array([[0.1, 0.2, 0.3], [0.3, 0.4, 0.5]])
+    expected = -np.mean(np.log(np.exp(x) / np.exp(x).sum(1, keepdims=True))[[0, 1], [2, 0]])
+    assert abs(loss.forward(logits, Tensor.from_data([2, 0], DEVICE)).into_scalar() - expected) < 1e-6

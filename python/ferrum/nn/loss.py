@@ -23,7 +23,7 @@ import enum
 import math
 from typing import Any, TypeVar
 
-from ferrum._ferrum import Device, DType, Float, Int, ShapeError, Tensor
+from ferrum._ferrum import Device, DType, Float, Int, KindError, OutOfBoundsError, ShapeError, Tensor
 from ferrum.activation import log_sigmoid, log_softmax
 from ferrum.backend import Backend
 from ferrum.config import config
@@ -191,6 +191,23 @@ class CrossEntropyLoss(Module[Any]):
             raise ShapeError(
                 f"CrossEntropyLoss.forward: {len(self.weights)} class weights for {classes} classes of logits"
             )
+        # PyTorch users pass float targets or probabilities: name the loss, not the gather inside it.
+        if logits.kind is not Float:
+            raise KindError(f"CrossEntropyLoss: logits must be a Float tensor, found {logits.kind.__name__}")
+        if targets.kind is not Int:
+            kind = targets.kind.__name__
+            raise KindError(f"CrossEntropyLoss: targets must be an Int tensor of class indices, found {kind}")
+        try:
+            return self._loss(logits, targets, batch, classes)
+        except OutOfBoundsError as err:
+            # Checked by the gather itself, so a valid batch costs no extra pass over the targets.
+            raise OutOfBoundsError(
+                f"CrossEntropyLoss: every target must be a class index in [0, {classes}) ({err})"
+            ) from None
+
+    def _loss(
+        self, logits: Tensor[B, D2, Float], targets: Tensor[B, D1, Int], batch: int, classes: int
+    ) -> Tensor[B, D1, Float]:
         log_probs = log_softmax(logits, 1) if self.logits else None
         weights = None if self.weights is None else _weights_tensor(self.weights, logits)
         picked_weights = None if weights is None else weights.gather(0, targets)
