@@ -399,3 +399,18 @@ def test_repr_elides_long_dims_of_any_layout(layout: str) -> None:
 def test_repr_of_special_floats() -> None:
     r = repr(Tensor.from_floats([float("nan"), float("inf"), -0.5, 1e20], DEVICE, dtype=DType.F64))
     assert "NaN" in r and "inf" in r and "-0.5" in r
+
+
+def test_item_and_T_are_pytorchs_and_numpys_names() -> None:
+    # PyTorch habits: t.item() reads a one-element tensor, t.T reverses the dims, len(t) is dim 0.
+    assert Tensor.from_data([2.5], DEVICE).item() == 2.5
+    assert Tensor.from_data([[7]], DEVICE).item() == 7
+    assert Tensor.from_data([True], DEVICE).item() is True
+    one = r"^item: expected a tensor with exactly one element, found shape \[2, 3\]"
+    with pytest.raises(ArgumentError, match=one):
+        Tensor.ones((2, 3), DEVICE).item()
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = Tensor.from_numpy(a, DEVICE)
+    np.testing.assert_array_equal(t.T.to_numpy(), a.T)
+    np.testing.assert_array_equal(t.narrow(0, 0, 1).reshape((3, 4)).T.to_numpy(), a[0].T)
+    assert len(t) == 2 and len(t.T) == 4

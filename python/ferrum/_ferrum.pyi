@@ -559,6 +559,20 @@ class Tensor(Generic[B, D, K]):
     def into_scalar(self: Tensor[Any, Any, Int]) -> builtins.int: ...
     @overload
     def into_scalar(self: Tensor[Any, Any, Bool]) -> builtins.bool: ...
+    @overload
+    def item(self: Tensor[Any, Any, Float]) -> builtins.float:
+        """The value of a one-element tensor: PyTorch's and NumPy's name for ``into_scalar``.
+
+        Example:
+            >>> from ferrum import Tensor
+            >>> from ferrum.backend import NdArray
+            >>> Tensor.from_data([2.5], NdArray.device()).item()
+            2.5
+        """
+    @overload
+    def item(self: Tensor[Any, Any, Int]) -> builtins.int: ...
+    @overload
+    def item(self: Tensor[Any, Any, Bool]) -> builtins.bool: ...
     def to_numpy(self, *, copy: builtins.bool = False) -> npt.NDArray[Any]: ...
     def __array__(self, dtype: Any = None, copy: builtins.bool | None = None) -> npt.NDArray[Any]: ...
     def cast(self, dtype: DType) -> Tensor[B, D, Any]: ...
@@ -827,6 +841,18 @@ class Tensor(Generic[B, D, K]):
     def squeeze_dim(self: Tensor[B, D6, K], dim: builtins.int) -> Tensor[B, D5, K]: ...
     def t(self) -> Tensor[B, D, K]:
         """Swap the last two dims (Burn's ``t``, a short name for ``transpose``)."""
+    @property
+    def T(self) -> Tensor[B, D, K]:
+        """Every dim reversed, as NumPy's and PyTorch's ``.T``: a matrix's transpose.
+
+        For rank 2 this is ``t()``; above rank 2 ``t()`` swaps only the last two dims.
+
+        Example:
+            >>> from ferrum import Tensor
+            >>> from ferrum.backend import NdArray
+            >>> Tensor.ones((2, 3, 4), NdArray.device()).T.dims()
+            (4, 3, 2)
+        """
     def transpose(self) -> Tensor[B, D, K]:
         """Swap the last two dims."""
     def swap_dims(self, dim1: builtins.int, dim2: builtins.int) -> Tensor[B, D, K]: ...

@@ -131,6 +131,15 @@ impl PyTensor {
         scalar_to_py(py, s)
     }
 
+    /// PyTorch's and NumPy's name for `into_scalar`.
+    fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if self.t.numel() != 1 {
+            let shape = self.t.shape();
+            return Err(crate::error::argument_error(py, format!("item: expected a tensor with exactly one element, found shape {shape:?}")));
+        }
+        self.into_scalar(py)
+    }
+
     /// A read-only NumPy view of the values; copies only if `copy=True`.
     #[pyo3(signature = (*, copy = false))]
     fn to_numpy<'py>(slf: &Bound<'py, Self>, copy: bool) -> PyResult<Bound<'py, PyAny>> {

@@ -42,6 +42,13 @@ impl PyTensor {
         self.transpose(py)
     }
 
+    /// Every dim reversed, as NumPy's and PyTorch's `.T` (the transpose of a matrix).
+    #[getter(T)]
+    fn reversed_dims(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let axes: Vec<isize> = (0..self.t.rank() as isize).rev().collect();
+        self.dop(py, |v| v.permute(&axes))
+    }
+
     fn swap_dims(&self, py: Python<'_>, dim1: Dim, dim2: Dim) -> PyResult<PyTensor> {
         self.dop(py, |v| v.swap_dims(dim1, dim2))
     }
