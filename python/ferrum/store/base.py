@@ -7,6 +7,7 @@ matches them to a module's paths through the store's adapter and filter.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import os
 from collections.abc import Callable, Iterable
@@ -25,7 +26,7 @@ __all__ = ["MetadataStore", "ModuleStore"]
 
 
 @dataclasses.dataclass(frozen=True)
-class ModuleStore:
+class ModuleStore(abc.ABC):
     """Options shared by ``PytorchStore``, ``SafetensorsStore`` and ``BurnpackStore``.
 
     Every ``with_*``/option method returns a new store. Subclasses read
@@ -142,11 +143,13 @@ class ModuleStore:
             paths = {new: paths[old] for new, old in map_indices_contiguous(paths).items()}
         return {new: raw[old].with_path(new) for new, old in paths.items()}
 
+    @abc.abstractmethod
     def _read(self) -> dict[str, TensorSnapshot]:
-        raise NotImplementedError(f"{type(self).__name__} cannot be read")
+        """Every tensor of the file, by its path in the file."""
 
+    @abc.abstractmethod
     def _write(self, snapshots: list[TensorSnapshot]) -> None:
-        raise NotImplementedError(f"{type(self).__name__} cannot be written")
+        """Write the snapshots as the file (read-only formats raise ``StoreError``)."""
 
     def _check_writable(self) -> None:
         if self.path.exists() and not self.overwrite_file:

@@ -18,6 +18,7 @@ rules do not care).
 
 from __future__ import annotations
 
+import abc
 import math
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeAlias, TypeVar, runtime_checkable
@@ -232,7 +233,7 @@ def class_average(per_class: Tensor[Any, D1, Float], class_reduction: ClassReduc
     return float((total / defined).into_scalar())
 
 
-class ConfusionStatsMetric(StateMetric):
+class ConfusionStatsMetric(StateMetric, abc.ABC):
     """Base of the metrics computed from ``ConfusionStats``, in percent, named ``"<label> @ <config>"``.
 
     A subclass gives ``_score``: the per-class (or pooled) metric from the stats.
@@ -251,8 +252,9 @@ class ConfusionStatsMetric(StateMetric):
         super().__init__(f"{label} @ {config.describe()}", unit="%")
         self.config = config
 
+    @abc.abstractmethod
     def _score(self, stats: ConfusionStats) -> Tensor[Any, D1, Float]:
-        raise NotImplementedError
+        """The per-class (or aggregated) score from the batch's confusion counts."""
 
     def update(self, item: ConfusionStatsItem, metadata: MetricMetadata) -> MetricEntry:
         """Record the batch's value (percent), weighted by its number of samples."""

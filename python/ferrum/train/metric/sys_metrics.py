@@ -8,6 +8,7 @@ its ``sys-metrics`` feature. Without it, constructing one raises an
 
 from __future__ import annotations
 
+import abc
 import importlib
 import time
 from types import ModuleType
@@ -36,7 +37,7 @@ def require_psutil(metric: str) -> ModuleType:
         ) from None
 
 
-class SystemMetric:
+class SystemMetric(abc.ABC):
     """Base of the system metrics: a reading refreshed at most every 200 ms, logged as a plain value.
 
     A subclass gives ``_read()`` (the new reading) and ``_format(value)``.
@@ -61,11 +62,13 @@ class SystemMetric:
         self._value = self._read()
         self._read_at = time.monotonic()
 
+    @abc.abstractmethod
     def _read(self) -> float:
-        raise NotImplementedError
+        """The current reading."""
 
+    @abc.abstractmethod
     def _format(self, value: float) -> str:
-        raise NotImplementedError
+        """A reading as the progress display shows it."""
 
     def name(self) -> str:
         """The metric's name (its log file is ``<name>.log``)."""
@@ -78,7 +81,7 @@ class SystemMetric:
             self._read_at = time.monotonic()
         return MetricEntry(self._name, self._format(self._value), NumericEntry(self._value).serialize())
 
-    def clear(self) -> None:
+    def clear(self) -> None:  # noqa: B027 - deliberately a no-op, not a hook to override
         """Nothing to forget: a reading is of the system, not of the epoch."""
 
     def value(self) -> NumericEntry:
