@@ -126,6 +126,21 @@ def test_formatting_helpers() -> None:
     assert [format_duration(s) for s in (4.4, 187, 3725, float("nan"))] == ["4s", "3m07s", "1h02m", "?"]
 
 
+def read_until(fd: int, wanted: str, timeout: float = 10.0) -> str:
+    """What a terminal shows, read until ``wanted`` appears: one read returns only
+    what the pty has passed on so far, which may be the first line alone."""
+    import os
+    import select
+    import time
+
+    shown = b""  # bytes: a read may end inside a bar's multi-byte block character
+    deadline = time.monotonic() + timeout
+    while wanted.encode() not in shown and (left := deadline - time.monotonic()) > 0:
+        if select.select([fd], [], [], left)[0]:
+            shown += os.read(fd, 65536)
+    return shown.decode(errors="replace")
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX pseudo-terminals")
 def test_progress_bar_shows_on_a_terminal_that_reports_no_size() -> None:
     import os
@@ -139,6 +154,6 @@ def test_progress_bar_shows_on_a_terminal_that_reports_no_size() -> None:
         renderer.start(progress(0, 0))
         renderer.end(progress(1000, 10))
         terminal.flush()
-        shown = os.read(main_fd, 65536).decode()
+        shown = read_until(main_fd, "1000/1000")
     os.close(main_fd)
     assert "train 2/5: 100%" in shown and "1000/1000" in shown
