@@ -69,6 +69,24 @@ SNIPPETS = {
         ExperimentConfig(1, 0.5, 3)  # E: Too many arguments for "ExperimentConfig"
         ExperimentConfig(hidden_size=1, dropout=1)
         """,
+    "rebinding": """
+        from ferrum import D2, D3, Tensor
+        from ferrum.backend import NdArray
+
+        def flatten(t: Tensor[NdArray, D3]) -> Tensor[NdArray, D2]:
+            return t.flatten(0, 1)
+
+        def needs_rank_3(t: Tensor[NdArray, D3]) -> None:
+            pass
+
+        x = Tensor.zeros((2, 3, 4), NdArray.device())
+        needs_rank_3(x)
+        x = flatten(x)
+        needs_rank_3(x)  # E: incompatible type "Tensor[NdArray, D2, Float]"
+        _ = x
+        for _ in range(3):
+            pass
+        """,
     "configs_are_frozen": """
         @config
         class ExperimentConfig:
@@ -229,12 +247,15 @@ def write_snippets(directory: Path) -> dict[str, str]:
     return sources
 
 
-def run_mypy(directory: Path, files: list[str], plugin: bool) -> dict[str, list[tuple[str, int, str]]]:
+def run_mypy(
+    directory: Path, files: list[str], plugin: bool, extra_config: str = ""
+) -> dict[str, list[tuple[str, int, str]]]:
     config_file = directory / "mypy.ini"
     config_file.write_text(
         "[mypy]\nstrict = True\n"
         f"mypy_path = {REPO_PYTHON}\n"
         + ("plugins = ferrum.mypy\n" if plugin else "")
+        + extra_config
     )
     stdout, stderr, _ = api.run(
         ["--config-file", str(config_file), "--cache-dir", str(directory / ".mypy_cache"),
@@ -311,3 +332,28 @@ def test_without_plugin_dataclass_transform_still_checks_fields(tmp_path: Path) 
     assert any('"hidden_size" defined in "ExperimentConfig" is read-only' in m for m in messages), messages
     # The builders are the plugin's job; plain typing cannot describe them.
     assert any('"ExperimentConfig" has no attribute "with_dropout"' in m for m in messages), messages
+
+
+@pytest.mark.parametrize("file_name", ["mypy.ini", "pyproject.toml"])
+def test_rebinding_can_be_turned_off(tmp_path: Path, file_name: str) -> None:
+    write_snippets(tmp_path)
+    if file_name == "mypy.ini":
+        off = "[ferrum-mypy]\nallow_redefinition = false\n"
+        found = run_mypy(tmp_path, [str(tmp_path / "rebinding.py")], True, off)
+    else:
+        (tmp_path / "pyproject.toml").write_text(
+            "[tool.mypy]\nstrict = true\n"
+            f"mypy_path = {str(REPO_PYTHON)!r}\n"
+            'plugins = ["ferrum.mypy"]\n'
+            "[tool.ferrum-mypy]\nallow_redefinition = false\n"
+        )
+        stdout, stderr, _ = api.run(
+            ["--config-file", str(tmp_path / "pyproject.toml"), "--cache-dir", str(tmp_path / ".mypy_cache"),
+             "--no-error-summary", "--no-pretty", str(tmp_path / "rebinding.py")]
+        )
+        assert not stderr, stderr
+        lines = [match for match in map(LINE.match, stdout.splitlines()) if match]
+        found = {"rebinding": [("error", int(m["line"]), m["message"]) for m in lines]}
+    messages = [message for _, _, message in found["rebinding"]]
+    # Each rebinding to another type is now an error, as in plain mypy.
+    assert sum("Incompatible types in assignment" in m for m in messages) == 2, messages

@@ -20,6 +20,15 @@ What it adds:
 - ``Learner(model, ...)`` with a model on a plain backend (``M[NdArray]``) is
   an error: the Learner trains on an autodiff backend, as ``backward()`` and
   the model's ``train_step(self: M[Autodiff[I]], ...)`` need.
+- A name may be bound again to a value of another type (mypy's
+  ``allow_redefinition``, turned on for the checked project): tensor code
+  rebinds names whose type changes with each step, ``x = x.reshape((b, d))``
+  turning a ``Tensor[B, D3]`` into a ``Tensor[B, D2]``, ``_`` holding a state
+  and then a loop counter, a batch moving from the training backend to the
+  inner one. mypy checks each binding at its own type, so uses stay checked.
+  It needs mypy >= 1.16 with local partial types (mypy 2's default); turn it
+  off with ``allow_redefinition = false`` in a ``[ferrum-mypy]`` section of
+  ``mypy.ini``/``setup.cfg`` or ``[tool.ferrum-mypy]`` in ``pyproject.toml``.
 
 Example (checked by mypy with the plugin)::
 
@@ -39,9 +48,13 @@ tables at the end of this file: a new hook is a function and a table entry
 
 from __future__ import annotations
 
+import configparser
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from mypy.nodes import ARG_POS, Argument, DataclassTransformSpec, TypeInfo, Var
+from mypy.options import Options
 from mypy.plugin import (
     ClassDefContext,
     FunctionContext,
@@ -191,8 +204,54 @@ _FUNCTION_HOOKS: dict[str, _FunctionHook] = {LEARNER_CLASS: learner_model_on_aut
 _CLASS_DECORATOR_HOOKS_2: dict[str, _ClassHook2] = {CONFIG_DECORATOR: transform_config}
 
 
+def _settings(config_file: str | None) -> dict[str, object]:
+    """The ``[ferrum-mypy]`` (ini) or ``[tool.ferrum-mypy]`` (pyproject) section of mypy's config file."""
+    if config_file is None or not Path(config_file).is_file():
+        return {}
+    path = Path(config_file)
+    if path.suffix == ".toml":
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # mypy itself depends on tomli before Python 3.11
+            import tomli as tomllib
+        with path.open("rb") as stream:
+            table = tomllib.load(stream).get("tool", {}).get("ferrum-mypy", {})
+        return dict(table) if isinstance(table, dict) else {}
+    parser = configparser.ConfigParser()
+    parser.read(path)
+    if not parser.has_section("ferrum-mypy"):
+        return {}
+    section = parser["ferrum-mypy"]
+    return {key: section.getboolean(key) for key in section}
+
+
+def _allow_redefinition(options: Options) -> None:
+    """Turn on mypy's flexible redefinition, unless the project's config turns it off.
+
+    The flag is per module in mypy's ``Options``; set on the global options
+    before any module's options are derived from them, every module gets it.
+    mypy 2 calls flexible redefinition ``allow_redefinition`` (the old, same-block
+    kind became ``allow_redefinition_old``); mypy 1.16-1.x calls it
+    ``allow_redefinition_new``. Both need local partial types, which this does
+    not turn on behind the user's back.
+    """
+    if _settings(options.config_file).get("allow_redefinition", True) is False:
+        return
+    if not options.local_partial_types:
+        return
+    if hasattr(options, "allow_redefinition_old"):
+        if not options.allow_redefinition_old:
+            options.allow_redefinition = True
+    elif hasattr(options, "allow_redefinition_new"):
+        options.allow_redefinition_new = True
+
+
 class FerrumPlugin(Plugin):
     """Dispatches mypy's hooks to ferrum's, by fully qualified name."""
+
+    def __init__(self, options: Options) -> None:
+        _allow_redefinition(options)
+        super().__init__(options)
 
     def get_class_decorator_hook(self, fullname: str) -> _ClassHook | None:
         return _CLASS_DECORATOR_HOOKS.get(fullname)
