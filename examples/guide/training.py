@@ -9,6 +9,7 @@ from ferrum import Device, config
 from ferrum.backend import Autodiff, NdArray
 from ferrum.data.dataloader import DataLoaderBuilder
 from ferrum.data.dataset.vision import MnistDataset
+from ferrum.distributed import Communicator, launched_rank, launched_ranks
 from ferrum.optim import AdamConfig
 from ferrum.record import CompactRecorder
 from ferrum.train import Learner, SupervisedTraining
@@ -38,14 +39,22 @@ def create_artifact_dir(artifact_dir: str) -> None:
 
 
 def train(artifact_dir: str, cfg: TrainingConfig, device: Device[TrainB]) -> Model[NdArray]:
-    """Train on ferrum's MNIST sample; the artifact directory gets the logs, checkpoints, plots and model."""
-    create_artifact_dir(artifact_dir)
-    cfg.save(os.path.join(artifact_dir, "config.json"))
+    """Train on ferrum's MNIST sample; the artifact directory gets the logs, checkpoints, plots and model.
+
+    Under ``mpiexec -n N`` it trains data-parallel: each rank takes its share
+    of every batch of ``cfg.batch_size``, and rank 0 writes the artifacts.
+    """
+    ranks, main = launched_ranks(), launched_rank() == 0
+    if main:
+        create_artifact_dir(artifact_dir)
+        cfg.save(os.path.join(artifact_dir, "config.json"))
+    if ranks > 1:
+        Communicator().barrier()  # the others write into the directory only once rank 0 has made it
     TrainB.seed(cfg.seed)
 
     dataloader_train = (
         DataLoaderBuilder(MnistBatcher(device))
-        .batch_size(cfg.batch_size)
+        .batch_size(max(1, cfg.batch_size // ranks))
         .shuffle(cfg.seed)
         .num_workers(cfg.num_workers)
         .build(MnistDataset.sample("train"))
@@ -67,5 +76,6 @@ def train(artifact_dir: str, cfg: TrainingConfig, device: Device[TrainB]) -> Mod
     )
     model = cfg.model.init(device)
     result = training.launch(Learner(model, cfg.optimizer.init(), cfg.learning_rate))
-    result.model.save_file(os.path.join(artifact_dir, "model"), CompactRecorder())
+    if main:
+        result.model.save_file(os.path.join(artifact_dir, "model"), CompactRecorder())
     return result.model

@@ -21,6 +21,7 @@ from ferrum.train.interrupter import Interrupter
 from ferrum.train.learner import Learner
 from ferrum.train.processor import EventProcessor, is_finite, loss_value
 from ferrum.train.store import Split
+from ferrum.train.strategy import SingleDevice, TrainingStrategy
 
 __all__ = ["EpochResult", "report", "train_epoch", "valid_epoch"]
 
@@ -63,8 +64,15 @@ def train_epoch(
     accumulation: int | None,
     processor: EventProcessor,
     interrupter: Interrupter,
+    strategy: TrainingStrategy | None = None,
 ) -> EpochResult:
-    """Train ``learner`` on one pass over ``loader``."""
+    """Train ``learner`` on one pass over ``loader``.
+
+    Under a data-parallel ``strategy`` the ranks step in lockstep: the
+    gradients are averaged over ranks before each optimizer step, and a
+    non-finite loss or an interrupt on any rank stops every rank at the same step.
+    """
+    strategy = strategy or SingleDevice()
     _log.info("epoch %d/%d: training", epoch, epoch_total)
     iterator = iter(loader)
     progress = iterator.progress()
@@ -80,31 +88,36 @@ def train_epoch(
             learner.lr_step()
             output = learner.train_step(batch)
             loss = loss_value(output.item)
-            if not is_finite(loss):
+            if strategy.agree(not is_finite(loss)):
                 diverged = True
-                stop = f"the training loss is {loss} at epoch {epoch}, iteration {iteration}"
+                at = f"at epoch {epoch}, iteration {iteration}"
+                if is_finite(loss):
+                    stop = f"the training loss of another rank is not finite {at}"
+                else:
+                    stop = f"the training loss is {loss} {at}"
                 report(
                     f"{stop}: training stopped; the model returned is the one before this step", error=True
                 )
                 break
             if accumulator is None:
-                learner.optimizer_step(output.grads)
+                learner.optimizer_step(strategy.sync_gradients(output.grads))
             else:
                 accumulator.accumulate(learner.model, output.grads)
                 pending += 1
                 if pending == accumulation:
-                    learner.optimizer_step(accumulator.grads())
+                    learner.optimizer_step(strategy.sync_gradients(accumulator.grads()))
                     pending = 0
             progress = iterator.progress()
             processor.process(
                 Split.Train, output.item, progress, epoch, epoch_total, iteration, learner.lr_current()
             )
-            if interrupter.should_stop():
-                stop = _interrupted(interrupter)
+            if strategy.agree(interrupter.should_stop()):
+                here = interrupter.should_stop()
+                stop = _interrupted(interrupter) if here else "interrupted on another rank"
                 break
     if accumulator is not None and pending and not diverged:
         # The last batches of an epoch count, even when fewer than `accumulation` are left.
-        learner.optimizer_step(accumulator.grads())
+        learner.optimizer_step(strategy.sync_gradients(accumulator.grads()))
     processor.end(Split.Train, epoch, epoch_total, iteration, progress)
     return EpochResult(iteration, progress.items_processed, stop, diverged)
 

@@ -11,19 +11,27 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from ferrum._ferrum import Tensor
 from ferrum.data.dataloader import Progress
 from ferrum.train.logger import MetricLogger
-from ferrum.train.metric.base import Metric, MetricEntry, MetricMetadata, Numeric
+from ferrum.train.metric.base import Metric, MetricEntry, MetricMetadata, Numeric, NumericEntry, format_float
 from ferrum.train.output import sync_item
 from ferrum.train.renderer.base import MetricsRenderer, MetricState, TrainingProgress
 from ferrum.train.store import MetricStore, Split
 
-__all__ = ["EventProcessor", "SplitMetrics", "copy_metric", "is_finite", "loss_value"]
+__all__ = ["EventProcessor", "Reduce", "SplitMetrics", "copy_metric", "is_finite", "loss_value"]
+
+Reduce = Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]]
+# A numeric metric's entry as metric/state.py formats it: "epoch <running><unit> - batch <value><unit>".
+_FORMATTED = re.compile(r"^epoch \S+?(?P<unit>\s?[^\d\s.eE+-]*) - batch ")
 
 
 @dataclass
@@ -66,27 +74,79 @@ class SplitMetrics:
         return len(self._metrics)
 
     def update(
-        self, item: object, metadata: MetricMetadata, store: MetricStore
+        self, item: object, metadata: MetricMetadata, store: MetricStore, reduce: Reduce | None = None
     ) -> tuple[list[MetricEntry], list[MetricState]]:
-        """Every metric's entry and state after ``item``; numeric values go into ``store``."""
+        """Every metric's entry and state after ``item``; numeric values go into ``store``.
+
+        With ``reduce`` (data-parallel training), each numeric value and
+        running value becomes the mean over ranks, weighted by their item
+        counts: exact for metrics that are means over items (loss, accuracy),
+        the ranks' weighted mean for the others.
+        """
+        updates = [(registered, registered.metric.update(item, metadata)) for registered in self._metrics]
+        numerics = [
+            (registered.numeric.value(), registered.numeric.running_value())
+            if registered.numeric is not None
+            else None
+            for registered, _ in updates
+        ]
+        if reduce is not None:
+            numerics = _reduced(numerics, reduce)
         entries: list[MetricEntry] = []
         states: list[MetricState] = []
-        for registered in self._metrics:
-            entry = registered.metric.update(item, metadata)
-            entries.append(entry)
-            numeric = registered.numeric
-            if numeric is None:
+        for (registered, entry), pair in zip(updates, numerics, strict=True):
+            if pair is None:
+                entries.append(entry)
                 states.append(MetricState(entry))
                 continue
-            value = numeric.value()
+            value, running = pair
+            if reduce is not None:
+                entry = _entry(entry, value, running)
+            entries.append(entry)
             store.add(registered.name, metadata.epoch, self.split, value)
-            states.append(MetricState(entry, value, numeric.running_value()))
+            states.append(MetricState(entry, value, running))
         return entries, states
 
     def clear(self) -> None:
         """Reset every metric (an epoch of this split ended)."""
         for registered in self._metrics:
             registered.metric.clear()
+
+
+def _reduced(
+    numerics: list[tuple[NumericEntry, NumericEntry] | None], reduce: Reduce
+) -> list[tuple[NumericEntry, NumericEntry] | None]:
+    """Each (value, running value) as the count-weighted mean over ranks; one exchange for all metrics."""
+    sums: list[float] = []
+    for pair in numerics:
+        for entry in pair or ():
+            weight = 1 if entry.count is None else entry.count
+            sums.extend((entry.value * weight, float(weight)))
+    if not sums:
+        return numerics
+    total = reduce(np.array(sums, np.float64))
+    out: list[tuple[NumericEntry, NumericEntry] | None] = []
+    at = 0
+    for pair in numerics:
+        if pair is None:
+            out.append(None)
+            continue
+        combined = []
+        for entry in pair:
+            weighted, weight = float(total[at]), float(total[at + 1])
+            at += 2
+            mean = weighted / weight if weight else entry.value
+            combined.append(NumericEntry(mean, None if entry.count is None else int(weight)))
+        out.append((combined[0], combined[1]))
+    return out
+
+
+def _entry(local: MetricEntry, value: NumericEntry, running: NumericEntry) -> MetricEntry:
+    """The entry of the values over every rank, shown with the metric's unit."""
+    match = _FORMATTED.match(local.formatted)
+    unit = match.group("unit") if match else ""
+    formatted = f"epoch {format_float(running.value, 2)}{unit} - batch {format_float(value.value, 2)}{unit}"
+    return MetricEntry(local.name, formatted, value.serialize())
 
 
 def copy_metric(metric: Metric[Any]) -> Metric[Any]:
@@ -110,8 +170,11 @@ class EventProcessor:
         loggers: Sequence[MetricLogger],
         store: MetricStore,
         renderer: MetricsRenderer,
+        reduce: Reduce | None = None,
     ) -> None:
         self._metrics = {Split.Train: train, Split.Valid: valid}
+        # Only training runs on every rank; validation runs where the logs are.
+        self._reduce = reduce
         self._loggers = list(loggers)
         self.store = store
         self.renderer = renderer
@@ -134,7 +197,8 @@ class EventProcessor:
         metrics = self._metrics[split]
         item = sync_item(output)
         metadata = MetricMetadata(progress, epoch, epoch_total, iteration, lr)
-        entries, states = metrics.update(item, metadata, self.store)
+        reduce = self._reduce if split is Split.Train else None
+        entries, states = metrics.update(item, metadata, self.store, reduce)
         if entries:
             for logger in self._loggers:
                 logger.log(entries, epoch, split)

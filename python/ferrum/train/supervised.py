@@ -25,7 +25,7 @@ import logging
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -52,7 +52,9 @@ from ferrum.train.metric.base import Metric
 from ferrum.train.plot.background import BackgroundPlotter, start_plotter
 from ferrum.train.processor import EventProcessor, SplitMetrics, copy_metric
 from ferrum.train.renderer import MetricsRenderer, default_renderer
+from ferrum.train.renderer.base import MetricState, TrainingProgress
 from ferrum.train.store import Aggregate, Direction, MetricStore, Split
+from ferrum.train.strategy import SingleDevice, TrainingStrategy
 from ferrum.train.summary import LearnerSummary
 
 __all__ = ["SupervisedTraining"]
@@ -158,6 +160,7 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         self._summary = False
         self._application_log = True
         self._plots = True
+        self._training_strategy: TrainingStrategy | None = None
 
     # ---- metrics
 
@@ -244,6 +247,20 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         """The interrupter this run checks after every step."""
         return self._interrupter
 
+    def with_training_strategy(self, strategy: TrainingStrategy) -> Self:
+        """Train alone (``SingleDevice()``) or as one rank of a job (``ferrum.distributed.DataParallel``).
+
+        Without it, a run launched by ``mpiexec`` with several ranks trains
+        data-parallel over ``MPI.COMM_WORLD``, and any other run alone.
+        """
+        if not isinstance(strategy, TrainingStrategy):
+            raise TypeError(
+                "with_training_strategy needs a TrainingStrategy (SingleDevice() or "
+                f"ferrum.distributed.DataParallel(comm)), found {type(strategy).__name__}"
+            )
+        self._training_strategy = strategy
+        return self
+
     # ---- output
 
     def renderer(self, renderer: MetricsRenderer) -> Self:
@@ -290,9 +307,15 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
             raise TypeError(f"launch needs a Learner(model, optimizer, lr), found {type(learner).__name__}")
         self._check(learner)
         self._move_loaders(learner)
-        directory = _prepare_directory(self._directory)
-        with _application_log(directory if self._application_log else None):
-            return self._run(learner, directory)
+        strategy = self._training_strategy or _default_training_strategy()
+        try:
+            directory = _prepare_directory(self._directory)
+            main = strategy.is_main
+            with _application_log(directory if self._application_log and main else None):
+                return self._run(learner, directory, strategy)
+        except BaseException as error:
+            strategy.failed(error)
+            raise
 
     def _check(self, learner: Learner[Any]) -> None:
         model = learner.model
@@ -334,11 +357,14 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         if takes_device(self._loader_valid.batcher):
             self._loader_valid = self._loader_valid.to_device(device.inner)
 
-    def _run(self, learner: Learner[M], directory: Path) -> LearningResult[M]:
-        loggers: list[MetricLogger] = self._loggers or [FileMetricLogger(directory)]
+    def _run(self, learner: Learner[M], directory: Path, strategy: TrainingStrategy) -> LearningResult[M]:
+        # Logs, progress, plots and checkpoint files are the main rank's; the others train in silence.
+        main = strategy.is_main
+        loggers: list[MetricLogger] = (self._loggers or [FileMetricLogger(directory)]) if main else []
         store = MetricStore(loggers)
-        renderer = self._renderer or default_renderer()
-        processor = EventProcessor(self._train, self._valid, loggers, store, renderer)
+        renderer = (self._renderer or default_renderer()) if main else _SilentRenderer()
+        reduce = strategy.reduce_sum if strategy.world_size > 1 else None
+        processor = EventProcessor(self._train, self._valid, loggers, store, renderer, reduce)
         checkpointer = (
             LearningCheckpointer(self._recorder, directory / "checkpoint", self._strategy)
             if self._recorder is not None
@@ -350,12 +376,20 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         num_epochs = self._num_epochs
         start = 1 if self._checkpoint is None else self._checkpoint + 1
         if checkpointer is not None and self._checkpoint is not None:
+            # Every rank reads the checkpoint (the artifact directory is shared, as in PyTorch's DDP);
+            # the broadcast below makes sure they start from the same model all the same.
             self._restore(learner, checkpointer, self._checkpoint)
-        # Only once the checkpoint is in: a failed resume must not cost the logs it would have replaced.
-        _remove_logs_from(directory, start)
+        learner.model = strategy.prepare_model(learner.model)
+        # The rank's share of each epoch; kept as the run's loader so checkpoints record its epoch.
+        self._loader_train = loader_train = strategy.prepare_loader(self._loader_train)
+        if main:
+            # Only once the checkpoint is in: a failed resume must not cost the logs it would have replaced.
+            _remove_logs_from(directory, start)
         store.forget_from(start)
         if checkpointer is not None and self._checkpoint is not None:
             self._replay(checkpointer, store, self._checkpoint)
+        if not main:
+            checkpointer = None
         _log.info(
             "training %s (%d parameters) with %s, epochs %d to %d, %d train and %d valid batches per epoch",
             type(learner.model).__name__,
@@ -363,22 +397,23 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
             learner,
             start,
             num_epochs,
-            len(self._loader_train),
+            len(loader_train),
             len(self._loader_valid),
         )
         stop_reason: str | None = None
         last_epoch = start - 1
-        plotter = start_plotter(directory, numeric) if self._plots else None
+        plotter = start_plotter(directory, numeric) if self._plots and main else None
         with sigint_stops(self._interrupter), _cleanup(plotter, loggers, num_epochs):
             for epoch in range(start, num_epochs + 1):
                 trained = train_epoch(
                     learner,
-                    self._loader_train,
+                    loader_train,
                     epoch,
                     num_epochs,
                     self._accumulation,
                     processor,
                     self._interrupter,
+                    strategy,
                 )
                 if trained.diverged:
                     stop_reason = trained.stop_reason
@@ -388,6 +423,13 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
                     stop_reason = trained.stop_reason
                     self._save_on_interrupt(learner, checkpointer, epoch, trained.iterations, complete=False)
                     break
+                if not main:
+                    # Validation, checkpoints and early stopping happen on the main rank (as Burn's
+                    # DDP validates on its main device); this rank learns only whether to go on.
+                    if strategy.decide(False):
+                        stop_reason = "stopped by the main rank"
+                        break
+                    continue
                 valid = valid_epoch(
                     learner.model.valid(), self._loader_valid, epoch, num_epochs, processor, self._interrupter
                 )
@@ -395,6 +437,7 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
                 if valid.stop_reason is not None:
                     stop_reason = valid.stop_reason
                     self._save_on_interrupt(learner, checkpointer, epoch, trained.iterations, complete=True)
+                    strategy.decide(True)
                     break
                 if checkpointer is not None:
                     checkpointer.checkpoint(
@@ -404,11 +447,12 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
                     plotter.request(epoch)
                 if self._early_stopping is not None and self._early_stopping.should_stop(epoch, store):
                     stop_reason = f"early stopping after epoch {epoch}"
+                if strategy.decide(stop_reason is not None):
                     break
         if stop_reason is not None:
             _log.info("training stopped: %s", stop_reason)
         summary = LearnerSummary.from_store(store, numeric, last_epoch, model=repr(learner.model))
-        if self._summary:
+        if self._summary and main:
             text = str(summary)
             print(text)
             write_atomically(directory / "summary.txt", text + "\n")
@@ -470,6 +514,37 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         )
 
 
+class _SilentRenderer(MetricsRenderer):
+    """The progress of a rank other than the main one: shown nowhere."""
+
+    def start(self, progress: TrainingProgress) -> None:
+        """Nothing to show."""
+
+    def update(self, progress: TrainingProgress, metrics: Sequence[MetricState]) -> None:
+        """Nothing to show."""
+
+    def end(self, progress: TrainingProgress) -> None:
+        """Nothing to show."""
+
+
+def _default_training_strategy() -> TrainingStrategy:
+    """Data-parallel when ``mpiexec`` (or ``srun``) started several ranks, else this process alone."""
+    from ferrum.distributed.communicator import launched_ranks
+
+    ranks = launched_ranks()
+    if ranks <= 1:
+        return SingleDevice()
+    try:
+        from ferrum.distributed import Communicator, DataParallel
+    except ImportError as err:
+        raise ImportError(
+            f"this run was launched as {ranks} MPI ranks, which train data-parallel through mpi4py: "
+            "pip install 'ferrum-dl[mpi]' (or pass with_training_strategy(SingleDevice()) to train "
+            f"{ranks} independent copies)"
+        ) from err
+    return DataParallel(Communicator())
+
+
 def _positive(setting: str, value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{setting} must be an int >= 1, found {value!r}")
@@ -480,7 +555,7 @@ def _prepare_directory(directory: Path) -> Path:
     """Create the artifact directory and check it can be written, before any training."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        probe = directory / ".ferrum-write-check"
+        probe = directory / f".ferrum-write-check-{os.getpid()}"  # per process: ranks share the directory
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as err:

@@ -12,7 +12,7 @@ Example:
 
 from ferrum.data.dataloader.batcher import Batcher, takes_device
 from ferrum.data.dataloader.builder import DataLoaderBuilder
-from ferrum.data.dataloader.loader import DataLoader, DataLoaderIterator, Progress
+from ferrum.data.dataloader.loader import DataLoader, DataLoaderIterator, Progress, Shard
 from ferrum.data.dataloader.prefetch import WORKER_THREAD_PREFIX
 
 __all__ = [
@@ -22,5 +22,6 @@ __all__ = [
     "DataLoaderBuilder",
     "DataLoaderIterator",
     "Progress",
+    "Shard",
     "takes_device",
 ]

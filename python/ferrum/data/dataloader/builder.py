@@ -7,7 +7,7 @@ from typing import Any, Generic, TypeVar
 
 from ferrum._ferrum import Device
 from ferrum.data.dataloader.batcher import Batcher
-from ferrum.data.dataloader.loader import DataLoader
+from ferrum.data.dataloader.loader import DataLoader, Shard
 from ferrum.data.dataset.base import Dataset
 
 __all__ = ["DataLoaderBuilder"]
@@ -24,6 +24,7 @@ class _Settings:
     shuffle_seed: int | None = None
     num_workers: int = 0
     device: Device[Any] | None = None
+    shard: Shard | None = None
 
 
 class DataLoaderBuilder(Generic[ItemT, BatchT]):
@@ -74,6 +75,12 @@ class DataLoaderBuilder(Generic[ItemT, BatchT]):
             raise TypeError(f"set_device needs a Device, found {type(device).__name__}")
         return self._with(device=device)
 
+    def shard(
+        self, rank: int, world_size: int, *, drop_last: bool = False
+    ) -> DataLoaderBuilder[ItemT, BatchT]:
+        """Give rank ``rank`` of ``world_size`` its share of every epoch (see ``DataLoader.shard``)."""
+        return self._with(shard=Shard.checked(rank, world_size, drop_last))
+
     def build(self, dataset: Dataset[ItemT]) -> DataLoader[BatchT]:
         """The data loader over ``dataset``."""
         if not isinstance(dataset, Dataset):
@@ -86,6 +93,7 @@ class DataLoaderBuilder(Generic[ItemT, BatchT]):
             shuffle_seed=settings.shuffle_seed,
             num_workers=settings.num_workers,
             device=settings.device,
+            shard=settings.shard,
         )
 
     def _with(self, **changes: Any) -> DataLoaderBuilder[ItemT, BatchT]:

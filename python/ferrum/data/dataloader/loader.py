@@ -66,6 +66,7 @@ class DataLoader(Generic[BatchT]):
         shuffle_seed: int | None,
         num_workers: int,
         device: Device[Any] | None = None,
+        shard: Shard | None = None,
     ) -> None:
         self._dataset = dataset
         self._batcher = batcher
@@ -73,6 +74,7 @@ class DataLoader(Generic[BatchT]):
         self._shuffle_seed = shuffle_seed
         self._num_workers = num_workers
         self._device = device
+        self._shard = shard
         self._epoch = 0
 
     @property
@@ -125,7 +127,31 @@ class DataLoader(Generic[BatchT]):
                 raise TypeError(f"DataLoader.slice: {name} must be an int, found {type(value).__name__}")
         return self._copy(PartialDataset(self._dataset, start, end), self._device)
 
-    def _copy(self, dataset: Dataset[Any], device: Device[Any] | None) -> DataLoader[BatchT]:
+    def shard(self, rank: int, world_size: int, *, drop_last: bool = False) -> DataLoader[BatchT]:
+        """The part of every epoch that rank ``rank`` of ``world_size`` trains on (data-parallel training).
+
+        Each epoch's order (shuffled as before, the same on every rank) is
+        dealt out item by item: rank ``r`` gets positions ``r, r + world_size,
+        ...``, as PyTorch's ``DistributedSampler``. So batch ``k`` of every
+        rank together is batch ``k`` of one process with ``world_size`` times
+        the batch size. Every rank gets the same number of items: the order is
+        padded with its first items (or, with ``drop_last``, its tail dropped).
+
+        Example:
+            >>> from ferrum.data.dataloader import Batcher, DataLoaderBuilder
+            >>> from ferrum.data.dataset import InMemDataset
+            >>> class AsList(Batcher[int, list[int]]):
+            ...     def batch(self, items: list[int]) -> list[int]:
+            ...         return items
+            >>> loader = DataLoaderBuilder(AsList()).batch_size(2).build(InMemDataset(list(range(7))))
+            >>> [list(loader.shard(rank, 2)) for rank in (0, 1)]
+            [[[0, 2], [4, 6]], [[1, 3], [5, 0]]]
+        """
+        return self._copy(self._dataset, self._device, Shard.checked(rank, world_size, drop_last))
+
+    def _copy(
+        self, dataset: Dataset[Any], device: Device[Any] | None, shard: Shard | bool | None = True
+    ) -> DataLoader[BatchT]:
         loader = DataLoader(
             dataset,
             self._batcher,
@@ -133,6 +159,7 @@ class DataLoader(Generic[BatchT]):
             shuffle_seed=self._shuffle_seed,
             num_workers=self._num_workers,
             device=device,
+            shard=self._shard if shard is True else (shard or None),
         )
         loader._epoch = self._epoch
         return loader
@@ -171,12 +198,18 @@ class DataLoader(Generic[BatchT]):
             raise ValueError(f"DataLoader.set_epoch: epoch must be an int >= 0, found {epoch!r}")
         self._epoch = epoch
 
+    @property
+    def sharding(self) -> Shard | None:
+        """The rank's part of each epoch (``shard``), or None when this loader reads all of it."""
+        return self._shard
+
     def num_items(self) -> int:
-        """Items per epoch."""
-        return self._dataset.len()
+        """Items per epoch (this rank's share when sharded)."""
+        size = self._dataset.len()
+        return size if self._shard is None else self._shard.items(size)
 
     def __len__(self) -> int:
-        return -(-self._dataset.len() // self._batch_size)
+        return -(-self.num_items() // self._batch_size)
 
     def __iter__(self) -> DataLoaderIterator[BatchT]:
         epoch = self._epoch
@@ -185,6 +218,9 @@ class DataLoader(Generic[BatchT]):
         order: list[int] = list(range(size))
         if self._shuffle_seed is not None:
             order = np.random.default_rng([self._shuffle_seed, epoch]).permutation(size).tolist()
+        if self._shard is not None:
+            order = self._shard.select(order)
+        size = len(order)
         batches = [order[start : start + self._batch_size] for start in range(0, size, self._batch_size)]
         device = self.device if takes_device(self._batcher) else None
         return DataLoaderIterator(
@@ -194,8 +230,42 @@ class DataLoader(Generic[BatchT]):
     def __repr__(self) -> str:
         return (
             f"DataLoader(batches={len(self)}, batch_size={self._batch_size}, "
-            f"shuffle_seed={self._shuffle_seed}, num_workers={self._num_workers})"
+            f"shuffle_seed={self._shuffle_seed}, num_workers={self._num_workers}"
+            + ("" if self._shard is None else f", shard={self._shard.rank}/{self._shard.world_size}")
+            + ")"
         )
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Rank ``rank`` of ``world_size`` reads every ``world_size``-th item of each epoch's order."""
+
+    rank: int
+    world_size: int
+    drop_last: bool = False
+
+    @staticmethod
+    def checked(rank: int, world_size: int, drop_last: bool) -> Shard:
+        """A shard, after checking that ``0 <= rank < world_size``."""
+        for name, value in (("rank", rank), ("world_size", world_size)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"DataLoader.shard: {name} must be an int, found {type(value).__name__}")
+        if world_size < 1 or not 0 <= rank < world_size:
+            raise ValueError(
+                f"DataLoader.shard: need 0 <= rank < world_size, found rank {rank} of {world_size}"
+            )
+        return Shard(rank, world_size, bool(drop_last))
+
+    def items(self, size: int) -> int:
+        """This rank's items of an epoch of ``size``."""
+        return size // self.world_size if self.drop_last else -(-size // self.world_size)
+
+    def select(self, order: list[int]) -> list[int]:
+        """This rank's positions of one epoch's ``order``, padded or cut to an equal share."""
+        total = self.items(len(order)) * self.world_size
+        if total > len(order) and order:
+            order = order + (order * (-(-total // len(order))))[: total - len(order)]
+        return order[:total][self.rank :: self.world_size]
 
 
 class DataLoaderIterator(Generic[BatchT]):

@@ -1,0 +1,369 @@
+"""``Communicator``: MPI collectives on ferrum tensors, with failures that stop every rank.
+
+Every collective is started non-blocking and waited for in a loop that also
+watches a second communicator for failure notices. A rank that raises tells
+the others (``notify_failure``), which then raise ``RankFailedError`` naming
+it instead of waiting forever; a rank that dies outright is caught by the MPI
+runtime, which ends the job, or by the collective timeout. Waiting sleeps
+between polls (releasing the GIL) and a Ctrl-C lands as ``KeyboardInterrupt``.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from ferrum._ferrum import Tensor
+from ferrum.distributed.errors import CollectiveTimeoutError, DistributedError, RankFailedError
+
+if TYPE_CHECKING:
+    from mpi4py import MPI
+
+    from ferrum.module import Module
+    from ferrum.optim import GradientsParams
+
+    ModuleT = TypeVar("ModuleT", bound=Module[Any])
+
+__all__ = ["Communicator", "ReduceOp", "launched_rank", "launched_ranks"]
+
+T = TypeVar("T", bound=Tensor[Any, Any, Any])
+
+_FAILURE_TAG = 7919
+# Spins before the first sleep: a small collective between two ranks on one machine
+# completes in microseconds, and a sleep costs at least ~50 us.
+_SPINS = 200
+_MAX_PAUSE = 1e-3
+
+
+class ReduceOp(enum.Enum):
+    """How ``all_reduce`` and ``reduce_scatter`` combine the ranks' tensors."""
+
+    SUM = "sum"
+    MEAN = "mean"
+    MAX = "max"
+    MIN = "min"
+
+
+def _mpi() -> Any:
+    try:
+        from mpi4py import MPI
+    except ImportError as err:
+        raise ImportError(
+            "ferrum.distributed runs on MPI through mpi4py: pip install 'ferrum-dl[mpi]' "
+            "(brings mpi4py and an MPICH build), or mpi4py built against your cluster's MPI"
+        ) from err
+    return MPI
+
+
+class Communicator:
+    """The ranks of an MPI communicator, exchanging ferrum tensors.
+
+    ``Communicator()`` spans every process ``mpiexec`` started
+    (``MPI.COMM_WORLD``); pass any mpi4py communicator to use a subset.
+    ``timeout`` bounds each collective in seconds (``None``: no bound; a
+    rank that raises still stops the others through its failure notice).
+    Creating one installs an exception hook: an exception nobody catches on
+    this rank tells the other ranks (which raise ``RankFailedError`` naming
+    it) and then aborts the job, so no rank waits for it forever.
+
+    Example (``mpiexec -n 2 python script.py``)::
+
+        comm = Communicator()
+        total = comm.all_reduce(Tensor.ones((3,), device), ReduceOp.SUM)  # [2., 2., 2.] on both
+        grads = comm.sync_gradients(GradientsParams.from_grads(loss.backward(), model))
+    """
+
+    def __init__(
+        self, comm: MPI.Comm | None = None, *, timeout: float | None = 1800.0, abort_on_uncaught: bool = True
+    ) -> None:
+        mpi = _mpi()
+        base = mpi.COMM_WORLD if comm is None else comm
+        if not isinstance(base, mpi.Comm):
+            raise TypeError(f"Communicator needs an mpi4py communicator, found {type(base).__name__}")
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"Communicator timeout must be > 0 seconds or None, found {timeout!r}")
+        self._mpi = mpi
+        self._comm: Any = base
+        # Failure notices travel on their own communicator so they never match a collective.
+        self._control: Any = base.Dup()
+        self._timeout = timeout
+        self._failed: RankFailedError | None = None
+        if abort_on_uncaught:
+            _install_hook(self)
+
+    @property
+    def rank(self) -> int:
+        """This process's rank, from 0."""
+        return int(self._comm.Get_rank())
+
+    @property
+    def size(self) -> int:
+        """The number of ranks."""
+        return int(self._comm.Get_size())
+
+    @property
+    def is_main(self) -> bool:
+        """Whether this is rank 0, the rank that logs, renders and writes checkpoints."""
+        return self.rank == 0
+
+    def __repr__(self) -> str:
+        return f"Communicator(rank={self.rank}, size={self.size})"
+
+    # ---- collectives on tensors
+
+    def all_reduce(self, tensor: T, op: ReduceOp = ReduceOp.SUM) -> T:
+        """Every rank's ``tensor`` combined elementwise by ``op``, on every rank (same shape and dtype).
+
+        ``MEAN`` of an Int tensor is a ``TypeError`` (its mean is not an int).
+        """
+        array = self._send_array(tensor, "all_reduce")
+        if op is ReduceOp.MEAN and array.dtype.kind not in "f":
+            raise TypeError(f"all_reduce: MEAN needs a Float tensor, found {tensor.dtype}")
+        self._check_same("all_reduce", array)
+        out = np.empty_like(array)
+        self._wait(self._comm.Iallreduce(array, out, self._op(op)), "all_reduce")
+        if op is ReduceOp.MEAN:
+            out /= self.size
+        return self._like(tensor, out)
+
+    def broadcast(self, tensor: T, root: int = 0) -> T:
+        """``root``'s tensor on every rank; each rank's ``tensor`` gives the shape and dtype to expect."""
+        self._check_root(root)
+        # to_numpy may be a read-only view of the tensor: the root sends from it, the others receive into it.
+        array = np.array(self._send_array(tensor, "broadcast"), order="C", copy=True)
+        self._check_same("broadcast", array)
+        self._wait(self._comm.Ibcast(array, root=root), "broadcast")
+        return self._like(tensor, array)
+
+    def all_gather(self, tensor: T) -> T:
+        """Every rank's ``tensor`` concatenated along dim 0, in rank order: shape ``[size * n, ...]``."""
+        array = self._send_array(tensor, "all_gather")
+        self._check_same("all_gather", array)
+        out = np.empty(
+            (self.size * array.shape[0], *array.shape[1:]) if array.ndim else (self.size,), array.dtype
+        )
+        self._wait(self._comm.Iallgather(array, out), "all_gather")
+        return self._like(tensor, out)
+
+    def reduce_scatter(self, tensor: T, op: ReduceOp = ReduceOp.SUM) -> T:
+        """The ranks' tensors combined by ``op``, split along dim 0: rank ``r`` gets part ``r``.
+
+        Dim 0 must be a multiple of ``size``; the result has ``dims[0] // size`` rows.
+        """
+        array = self._send_array(tensor, "reduce_scatter")
+        if array.ndim == 0 or array.shape[0] % self.size:
+            raise ValueError(
+                f"reduce_scatter: dim 0 must be a multiple of the {self.size} ranks, "
+                f"found shape {list(array.shape)}"
+            )
+        if op is ReduceOp.MEAN and array.dtype.kind not in "f":
+            raise TypeError(f"reduce_scatter: MEAN needs a Float tensor, found {tensor.dtype}")
+        self._check_same("reduce_scatter", array)
+        out = np.empty((array.shape[0] // self.size, *array.shape[1:]), array.dtype)
+        self._wait(self._comm.Ireduce_scatter_block(array, out, self._op(op)), "reduce_scatter")
+        if op is ReduceOp.MEAN:
+            out /= self.size
+        return self._like(tensor, out)
+
+    def barrier(self) -> None:
+        """Wait until every rank has reached this call."""
+        self._wait(self._comm.Ibarrier(), "barrier")
+
+    # ---- plain values
+
+    def all_reduce_array(self, array: npt.NDArray[Any], op: ReduceOp = ReduceOp.SUM) -> npt.NDArray[Any]:
+        """``all_reduce`` on a NumPy array (the Learner's metric and flag exchanges)."""
+        send = np.ascontiguousarray(array)
+        out = np.empty_like(send)
+        self._wait(self._comm.Iallreduce(send, out, self._op(op)), "all_reduce")
+        if op is ReduceOp.MEAN:
+            out = out / self.size
+        return out
+
+    def broadcast_bytes(self, data: bytes | None, root: int = 0) -> bytes:
+        """``root``'s bytes on every rank (the others pass ``None``)."""
+        self._check_root(root)
+        length = np.array([len(data) if self.rank == root and data is not None else 0], np.int64)
+        if self.rank == root and data is None:
+            raise ValueError("broadcast_bytes: the root rank must pass the bytes to send")
+        self._wait(self._comm.Ibcast(length, root=root), "broadcast")
+        buffer = (
+            np.frombuffer(data, np.uint8).copy()
+            if self.rank == root and data
+            else np.empty(int(length[0]), np.uint8)
+        )
+        self._wait(self._comm.Ibcast(buffer, root=root), "broadcast")
+        return buffer.tobytes()
+
+    def agree(self, flag: bool) -> bool:
+        """Whether any rank passed True (every rank gets the same answer)."""
+        return bool(self.all_reduce_array(np.array([int(bool(flag))], np.int64), ReduceOp.MAX)[0])
+
+    # ---- gradients and modules (see gradients.py and module_sync.py)
+
+    def sync_gradients(self, grads: GradientsParams, *, bucket_mb: float = 25.0) -> GradientsParams:
+        """The mean of every rank's ``GradientsParams``, in buckets of about ``bucket_mb`` MB.
+
+        Call it between ``GradientsParams.from_grads`` and ``optim.step``;
+        every rank must hold gradients for the same parameters (ids agree
+        once ``broadcast_module`` gave every rank rank 0's module).
+        """
+        from ferrum.distributed.gradients import sync_gradients
+
+        return sync_gradients(self, grads, bucket_mb)
+
+    def broadcast_module(self, module: ModuleT, root: int = 0) -> ModuleT:
+        """``root``'s module (parameters, ids and running statistics) on every rank."""
+        from ferrum.distributed.module_sync import broadcast_module
+
+        return broadcast_module(self, module, root)
+
+    # ---- failure
+
+    def notify_failure(self, error: BaseException) -> None:
+        """Tell every other rank that this one failed with ``error`` (they raise ``RankFailedError``)."""
+        if isinstance(error, RankFailedError):
+            return  # the others were told by the rank that failed first
+        reason = f"{type(error).__name__}: {error}"
+        requests = [
+            self._control.isend((self.rank, reason), dest=peer, tag=_FAILURE_TAG)
+            for peer in range(self.size)
+            if peer != self.rank
+        ]
+        deadline = time.monotonic() + 5.0
+        while requests and time.monotonic() < deadline:
+            requests = [r for r in requests if not r.Test()]
+            time.sleep(1e-3)
+
+    def abort(self, code: int = 1) -> None:
+        """End every rank of the job now (MPI's abort)."""
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._comm.Abort(code)
+
+    # ---- internals
+
+    def _wait(self, request: Any, what: str) -> None:
+        deadline = None if self._timeout is None else time.monotonic() + self._timeout
+        spins = 0
+        pause = 0.0
+        while not request.Test():
+            self._check_failures(what)
+            spins += 1
+            if spins < _SPINS:
+                continue
+            if deadline is not None and time.monotonic() > deadline:
+                raise CollectiveTimeoutError(
+                    f"{what}: not every one of the {self.size} ranks joined within {self._timeout:g} s "
+                    "(a rank died, hangs, or called a different collective)"
+                )
+            pause = min(pause * 2 or 2e-5, _MAX_PAUSE)
+            time.sleep(pause)
+
+    def _check_failures(self, what: str) -> None:
+        if self._failed is not None:
+            raise self._failed
+        if self._control.iprobe(source=self._mpi.ANY_SOURCE, tag=_FAILURE_TAG):
+            rank, reason = self._control.recv(source=self._mpi.ANY_SOURCE, tag=_FAILURE_TAG)
+            self._failed = RankFailedError(int(rank), str(reason), what)
+            raise self._failed
+
+    def _check_same(self, what: str, array: npt.NDArray[Any]) -> None:
+        # Mismatched shapes would make MPI read or write past a buffer: compare first.
+        shape = [*array.shape[:7], *([0] * (7 - min(array.ndim, 7)))]
+        code = np.array([array.ndim, *shape, _dtype_code(array)], np.int64)
+        both = self.all_reduce_array(np.concatenate([code, -code]), ReduceOp.MAX)
+        if not np.array_equal(both[: code.size], -both[code.size :]):
+            raise DistributedError(
+                f"{what}: the ranks passed different tensors; "
+                f"this rank's is {list(array.shape)} {array.dtype}"
+            )
+
+    def _check_root(self, root: int) -> None:
+        if isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < self.size:
+            raise ValueError(f"root must be a rank in [0, {self.size}), found {root!r}")
+
+    def _op(self, op: ReduceOp) -> Any:
+        if not isinstance(op, ReduceOp):
+            raise TypeError(f"op must be a ReduceOp (SUM, MEAN, MAX, MIN), found {op!r}")
+        mpi = self._mpi
+        return {ReduceOp.SUM: mpi.SUM, ReduceOp.MEAN: mpi.SUM, ReduceOp.MAX: mpi.MAX, ReduceOp.MIN: mpi.MIN}[
+            op
+        ]
+
+    @staticmethod
+    def _send_array(tensor: Tensor[Any, Any, Any], what: str) -> npt.NDArray[Any]:
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"{what} needs a ferrum Tensor, found {type(tensor).__name__}")
+        if tensor.device().is_autodiff:
+            tensor = tensor.inner()
+        return np.ascontiguousarray(tensor.to_numpy())
+
+    @staticmethod
+    def _like(tensor: T, array: npt.NDArray[Any]) -> T:
+        device = tensor.device()
+        out = Tensor.from_numpy(array, device.inner if device.is_autodiff else device, dtype=tensor.dtype)
+        return out  # type: ignore[return-value]
+
+
+def _dtype_code(array: npt.NDArray[Any]) -> int:
+    return int.from_bytes(array.dtype.str.encode()[:8].ljust(8, b"\0"), "little") & 0x7FFF_FFFF_FFFF_FFFF
+
+
+def _install_hook(comm: Communicator) -> None:
+    """An uncaught exception on this rank tells the others, then aborts the job."""
+    previous: Callable[[type[BaseException], BaseException, TracebackType | None], Any] = sys.excepthook
+
+    def hook(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
+        previous(kind, error, tb)
+        if comm.size > 1:
+            comm.notify_failure(error)
+            why = f"rank {error.rank} failed" if isinstance(error, RankFailedError) else "it failed"
+            print(
+                f"ferrum.distributed: rank {comm.rank} of {comm.size} stops because {why}; aborting the job",
+                file=sys.stderr,
+                flush=True,
+            )
+            comm.abort(1)
+
+    sys.excepthook = hook
+
+
+def launched_ranks(environ: Mapping[str, str] | None = None) -> int:
+    """How many ranks the launcher (mpiexec, srun) started, from its environment; 1 when not launched.
+
+    Read without starting MPI, so a script can decide whether to before it does.
+
+    Example:
+        >>> launched_ranks({"PMI_SIZE": "4", "PMI_RANK": "1"}), launched_ranks({})
+        (4, 1)
+    """
+    return _launcher_value(environ, ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE"), 1)
+
+
+def launched_rank(environ: Mapping[str, str] | None = None) -> int:
+    """This process's rank as the launcher numbered it (0 when not launched); see ``launched_ranks``.
+
+    Example:
+        >>> launched_rank({"OMPI_COMM_WORLD_RANK": "3"}), launched_rank({})
+        (3, 0)
+    """
+    return _launcher_value(environ, ("OMPI_COMM_WORLD_RANK", "PMI_RANK"), 0)
+
+
+def _launcher_value(environ: Mapping[str, str] | None, keys: tuple[str, ...], default: int) -> int:
+    # Open MPI's launcher, and the PMI that MPICH's hydra and Slurm's srun --mpi=pmi2 set up.
+    env = os.environ if environ is None else environ
+    for key in keys:
+        value = env.get(key)
+        if value and value.isdigit():
+            return int(value)
+    return default

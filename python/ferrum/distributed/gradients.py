@@ -1,0 +1,95 @@
+"""Gradient synchronisation: every rank's ``GradientsParams`` averaged, in buckets, as PyTorch's DDP does.
+
+Gradients are taken in a fixed order (by ``ParamId``, which every rank
+shares once the module was broadcast), packed per dtype into flat buffers
+of about ``bucket_mb`` megabytes and all-reduced. Every bucket's all-reduce
+is started before the first is waited for, so packing the next bucket
+overlaps the exchange of the previous one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ferrum._ferrum import Tensor
+from ferrum.distributed.errors import DistributedError
+from ferrum.module import ParamId
+from ferrum.optim import GradientsParams
+
+if TYPE_CHECKING:
+    from ferrum.distributed.communicator import Communicator
+
+__all__ = ["sync_gradients"]
+
+_MASK = (1 << 63) - 1
+
+
+def sync_gradients(comm: Communicator, grads: GradientsParams, bucket_mb: float) -> GradientsParams:
+    """The mean over ranks of each gradient in ``grads`` (see ``Communicator.sync_gradients``)."""
+    if not isinstance(grads, GradientsParams):
+        raise TypeError(
+            "sync_gradients needs GradientsParams (GradientsParams.from_grads(...)), "
+            f"found {type(grads).__name__}"
+        )
+    if not bucket_mb > 0:
+        raise ValueError(f"sync_gradients: bucket_mb must be > 0, found {bucket_mb!r}")
+    entries = sorted(grads, key=lambda entry: entry[0].value)
+    _check_same_parameters(comm, entries)
+    if comm.size == 1:
+        return grads
+    arrays = [(pid, tensor, np.ascontiguousarray(tensor.to_numpy())) for pid, tensor in entries]
+    pending: list[
+        tuple[Any, npt.NDArray[Any], list[tuple[ParamId, Tensor[Any, Any, Any], tuple[int, ...]]]]
+    ] = []
+    limit = int(bucket_mb * 2**20)
+    for dtype in sorted({array.dtype.str for _, _, array in arrays}):
+        members = [entry for entry in arrays if entry[2].dtype.str == dtype]
+        for bucket in _buckets(members, limit):
+            flat = np.concatenate([array.reshape(-1) for _, _, array in bucket])
+            request = comm._comm.Iallreduce(comm._mpi.IN_PLACE, flat, comm._mpi.SUM)
+            pending.append((request, flat, [(pid, tensor, array.shape) for pid, tensor, array in bucket]))
+    out = GradientsParams()
+    for request, flat, layout in pending:
+        comm._wait(request, "sync_gradients")
+        flat /= comm.size
+        offset = 0
+        for pid, tensor, shape in layout:
+            count = int(np.prod(shape, dtype=np.int64))
+            piece = flat[offset : offset + count].reshape(shape)
+            offset += count
+            out.register(pid, Tensor.from_numpy(piece, tensor.device(), dtype=tensor.dtype))
+    return out
+
+
+def _buckets(
+    members: list[tuple[ParamId, Tensor[Any, Any, Any], npt.NDArray[Any]]], limit: int
+) -> list[list[tuple[ParamId, Tensor[Any, Any, Any], npt.NDArray[Any]]]]:
+    buckets: list[list[tuple[ParamId, Tensor[Any, Any, Any], npt.NDArray[Any]]]] = [[]]
+    size = 0
+    for member in members:
+        if buckets[-1] and size + member[2].nbytes > limit:
+            buckets.append([])
+            size = 0
+        buckets[-1].append(member)
+        size += member[2].nbytes
+    return [bucket for bucket in buckets if bucket]
+
+
+def _check_same_parameters(comm: Communicator, entries: list[tuple[ParamId, Tensor[Any, Any, Any]]]) -> None:
+    """Every rank must send gradients of the same parameters: compare counts and an id checksum."""
+    digest = 0
+    for pid, tensor in entries:
+        digest = (digest * 1_000_003 + pid.value + sum(tensor.dims())) & _MASK
+    code = np.array([len(entries), digest], np.int64)
+    from ferrum.distributed.communicator import ReduceOp
+
+    both = comm.all_reduce_array(np.concatenate([code, -code]), ReduceOp.MAX)
+    if not np.array_equal(both[:2], -both[2:]):
+        raise DistributedError(
+            f"sync_gradients: the ranks hold gradients of different parameters (this rank: {len(entries)}); "
+            "broadcast the module from rank 0 first (comm.broadcast_module(model)) so that parameter ids "
+            "agree, and let every rank's loss reach the same parameters"
+        )

@@ -1,0 +1,1 @@
+"""Scripts that tests/test_distributed.py runs under mpiexec (not collected by pytest)."""

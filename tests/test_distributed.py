@@ -1,0 +1,214 @@
+"""ferrum.distributed on real MPI ranks: collectives, data-parallel training equal to one process, failures.
+
+The multi-rank checks run the scripts in tests/mpi/ under ``mpiexec`` (from
+the ``mpich`` wheel the test extra installs); sharding and the single-rank
+communicator are checked in this process.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ferrum.data.dataloader import Batcher, DataLoaderBuilder, Shard
+from ferrum.data.dataset import InMemDataset
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _mpiexec() -> str | None:
+    beside = Path(sys.executable).parent / "mpiexec"
+    return str(beside) if beside.exists() else shutil.which("mpiexec")
+
+
+try:
+    import mpi4py  # noqa: F401
+
+    MPIEXEC = _mpiexec()
+    WHY = "mpiexec not found beside the interpreter or on PATH"
+except ImportError:
+    MPIEXEC = None
+    WHY = "mpi4py is not installed (pip install 'ferrum-dl[mpi]')"
+
+needs_mpi = pytest.mark.skipif(MPIEXEC is None, reason=WHY)
+
+
+def run(ranks: int, *args: str, timeout: float = 180) -> tuple[subprocess.CompletedProcess[str], float]:
+    """``python -m <args>`` on ``ranks`` MPI ranks, from the repository root; the result and its duration."""
+    assert MPIEXEC is not None
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    start = time.monotonic()
+    done = subprocess.run(
+        [MPIEXEC, "-n", str(ranks), sys.executable, "-m", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env=env,
+    )
+    return done, time.monotonic() - start
+
+
+# ------------------------------------------------------------------ sharding (no MPI)
+
+
+class AsList(Batcher[int, list[int]]):
+    def batch(self, items: list[int]) -> list[int]:
+        return items
+
+
+@pytest.mark.parametrize(
+    ("size", "world", "drop_last"), [(10, 2, False), (11, 3, False), (11, 3, True), (5, 5, False)]
+)
+def test_shards_deal_out_each_epoch(size: int, world: int, drop_last: bool) -> None:
+    builder = DataLoaderBuilder(AsList()).batch_size(2).shuffle(3)
+    data = InMemDataset(list(range(size)))
+    whole = [i for batch in builder.build(data) for i in batch]
+    shards = [
+        [i for batch in builder.shard(rank, world, drop_last=drop_last).build(data) for i in batch]
+        for rank in range(world)
+    ]
+    share = size // world if drop_last else -(-size // world)
+    assert all(len(shard) == share for shard in shards)
+    # Position k of the epoch's order goes to rank k % world: the shuffled order is shared.
+    padded = (whole * 2)[: share * world]
+    assert [padded[rank::world] for rank in range(world)] == shards
+    assert set(whole) == {i for shard in shards for i in shard} or drop_last
+
+
+def test_shard_counts_and_errors() -> None:
+    loader = DataLoaderBuilder(AsList()).batch_size(4).build(InMemDataset(list(range(10))))
+    sharded = loader.shard(1, 3)
+    assert (sharded.num_items(), len(sharded), sharded.sharding) == (4, 1, Shard(1, 3))
+    assert "shard=1/3" in repr(sharded)
+    with pytest.raises(ValueError, match="rank 3 of 3"):
+        loader.shard(3, 3)
+    with pytest.raises(TypeError, match="world_size must be an int"):
+        loader.shard(0, 2.0)  # type: ignore[arg-type]
+
+
+def test_one_rank_communicator_is_the_identity() -> None:
+    pytest.importorskip("mpi4py", reason=WHY)
+    from ferrum import Tensor
+    from ferrum.backend import NdArray
+    from ferrum.distributed import Communicator, ReduceOp
+
+    comm = Communicator(abort_on_uncaught=False)
+    t = Tensor.from_numpy(np.array([1.0, -2.0], np.float32), NdArray.device())
+    if comm.size != 1:
+        pytest.skip("pytest itself runs under mpiexec")
+    for op in ReduceOp:
+        np.testing.assert_array_equal(comm.all_reduce(t, op).to_numpy(), [1.0, -2.0])
+    with pytest.raises(TypeError, match="MEAN needs a Float tensor"):
+        comm.all_reduce(Tensor.from_numpy(np.array([1]), NdArray.device()), ReduceOp.MEAN)
+    with pytest.raises(ValueError, match="root must be a rank"):
+        comm.broadcast(t, root=1)
+    with pytest.raises(TypeError, match="needs a ferrum Tensor"):
+        comm.all_reduce(np.zeros(2))  # type: ignore[type-var]
+
+
+# ------------------------------------------------------------------ on MPI ranks
+
+
+@needs_mpi
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_collectives(ranks: int) -> None:
+    done, _ = run(ranks, "tests.mpi.collectives")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"ok {ranks} ranks", done.stdout
+
+
+@pytest.fixture(scope="module")
+def single_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One process, batch 64: the reference each data-parallel run must reproduce."""
+    if MPIEXEC is None:
+        pytest.skip(WHY)
+    out = tmp_path_factory.mktemp("single")
+    paths = {}
+    for model in ("mlp", "cnn"):
+        paths[model] = out / f"{model}.npz"
+        subprocess.run(
+            [sys.executable, "-m", "tests.mpi.equivalence", "single", model, str(paths[model])],
+            check=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            timeout=180,
+        )
+    return paths
+
+
+@needs_mpi
+@pytest.mark.parametrize("model", ["mlp", "cnn"])
+@pytest.mark.parametrize("mode", ["ddp", "learner"])
+def test_two_ranks_train_as_one_process_with_twice_the_batch(
+    mode: str, model: str, single_runs: dict[str, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "ranks.npz"
+    done, _ = run(2, "tests.mpi.equivalence", mode, model, str(out))
+    assert done.returncode == 0, done.stderr
+    single, ranks = np.load(single_runs[model]), np.load(out)
+    assert sorted(single.files) == sorted(ranks.files)
+    for name in single.files:
+        np.testing.assert_allclose(ranks[name], single[name], atol=1e-5, rtol=0, err_msg=name)
+    # The weights are far larger than the tolerance: the comparison means something.
+    assert max(float(np.abs(single[name]).max()) for name in single.files) > 1e-2
+
+
+@needs_mpi
+def test_a_rank_that_raises_stops_the_others_with_its_name() -> None:
+    done, took = run(2, "tests.mpi.failure", "raise", timeout=120)
+    assert done.returncode != 0
+    assert "ValueError: a bad batch on rank 1" in done.stderr
+    assert "RankFailedError: rank 1 failed (ValueError: a bad batch on rank 1)" in done.stderr, done.stderr
+    assert "finished without noticing" not in done.stdout
+    assert took < 60, took
+
+
+@needs_mpi
+def test_a_rank_that_dies_ends_the_job() -> None:
+    done, took = run(2, "tests.mpi.failure", "kill", timeout=120)
+    assert done.returncode != 0
+    assert "finished without noticing" not in done.stdout
+    assert took < 60, took
+
+
+@needs_mpi
+def test_resume_on_another_number_of_ranks(tmp_path: Path) -> None:
+    # Two epochs on two ranks, against one epoch on two ranks resumed for the second on one process
+    # (with the same global batch): the checkpoint does not depend on how many ranks wrote it.
+    whole, _ = run(2, "tests.mpi.resume", "2", "0", str(tmp_path / "whole"), str(tmp_path / "whole.npz"))
+    assert whole.returncode == 0, whole.stderr
+    first, _ = run(2, "tests.mpi.resume", "1", "0", str(tmp_path / "split"), str(tmp_path / "first.npz"))
+    assert first.returncode == 0, first.stderr
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tests.mpi.resume",
+            "2",
+            "1",
+            str(tmp_path / "split"),
+            str(tmp_path / "rest.npz"),
+        ],
+        check=True,
+        capture_output=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=180,
+    )
+    want, got, midway = (np.load(tmp_path / f"{name}.npz") for name in ("whole", "rest", "first"))
+    for name in want.files:
+        np.testing.assert_allclose(got[name], want[name], atol=1e-5, rtol=0, err_msg=name)
+    assert max(float(np.abs(want[name] - midway[name]).max()) for name in want.files) > 1e-3
+    # The checkpoints are whole (rank 0 wrote them; the other rank wrote nothing beside them).
+    assert sorted(p.name for p in (tmp_path / "split" / "checkpoint").iterdir()) == sorted(
+        f"{kind}-{epoch}.{ext}"
+        for epoch in (1, 2)
+        for kind, ext in (("model", "mpk"), ("optim", "mpk"), ("scheduler", "mpk"), ("training", "json"))
+    )
