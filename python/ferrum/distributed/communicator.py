@@ -96,6 +96,7 @@ class Communicator:
         self._control: Any = base.Dup()
         self._timeout = timeout
         self._failed: RankFailedError | None = None
+        self._notified = False
         if abort_on_uncaught:
             _install_hook(self)
 
@@ -230,8 +231,9 @@ class Communicator:
 
     def notify_failure(self, error: BaseException) -> None:
         """Tell every other rank that this one failed with ``error`` (they raise ``RankFailedError``)."""
-        if isinstance(error, RankFailedError):
-            return  # the others were told by the rank that failed first
+        if isinstance(error, RankFailedError) or self._notified:
+            return  # the others were told already (by the rank that failed first, or by this one)
+        self._notified = True
         reason = f"{type(error).__name__}: {error}"
         requests = [
             self._control.isend((self.rank, reason), dest=peer, tag=_FAILURE_TAG)
