@@ -21,6 +21,8 @@ Example:
     >>> scale = Scale(Param(Tensor.ones((1, 3), NdArray.device())), 2.0)
     >>> scale.num_params(), [name for name, _ in scale.named_parameters()]
     (3, ['weight'])
+    >>> scale(Tensor.ones((2, 3), NdArray.device())).dims()  # model(x) is model.forward(x)
+    (2, 3)
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing_extensions import Self, dataclass_transform
 from ferrum._ferrum import Device, Float, Tensor
 from ferrum.backend import Backend
 from ferrum.module import declaration, display, tree
+from ferrum.module.call import CallForward
 from ferrum.module.param import Param, ParamId, RunningState
 from ferrum.module.record import into_record as _into_record
 from ferrum.module.record import load_record as _load_record
@@ -98,6 +101,9 @@ class Module(Generic[B]):
     #: Record keys of fields whose Burn name Python cannot use (``BiLstm.forward``
     #: would hide the ``forward`` method): ``{field name: key in the record}``.
     _record_keys: ClassVar[Mapping[str, str]] = {}
+
+    #: ``model(x)`` calls ``model.forward(x)``, as in PyTorch and Equinox, with ``forward``'s types.
+    __call__ = CallForward()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
