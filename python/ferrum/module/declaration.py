@@ -59,8 +59,8 @@ def undeclared_error(owner: object, name: str, value: object) -> TypeError:
     """The error for ``owner.name = value`` when ``name`` is not a declared field."""
     cls = type(owner).__name__
     hint = (
-        " (a plain tensor field is a constant: wrap it in Param(...) and declare"
-        f" `{name}: Param[{_tensor(value)}]` to train it)"
+        " A plain tensor field is a constant: to train it, wrap it in Param(...) and declare"
+        f" `{name}: Param[{_tensor(value)}]`."
         if isinstance(value, Tensor)
         else ""
     )
@@ -69,5 +69,6 @@ def undeclared_error(owner: object, name: str, value: object) -> TypeError:
         " it would hold no parameters, train nothing and be left out of records."
         f" Modules are dataclasses: declare it as a field of {cls}:\n"
         f"    {name}: {annotation(value)}\n"
-        f"and build the module with {cls}({name}=...) (usually in a config's init(device)){hint}"
+        f"and build the module with {cls}({name}=...), usually in a config's init(device);"
+        f" an __init__ of your own may then assign it.{hint}"
     )
