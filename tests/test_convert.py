@@ -86,8 +86,10 @@ def test_tensordata_assertions() -> None:
 def test_tensordata_repr() -> None:
     r = repr(TensorData([[1, 2], [3, 4]]))
     assert r == "TensorData([[1, 2], [3, 4]], shape=[2, 2], dtype=i64)"
-    long = repr(Tensor.arange(0, 20, DEVICE).to_data())
-    assert "..." in long and "shape=[20]" in long
+    # Summarised past the print options' threshold (1000 elements), as NumPy does.
+    assert "..." not in repr(Tensor.arange(0, 1000, DEVICE).to_data())
+    long = repr(Tensor.arange(0, 1001, DEVICE).to_data())
+    assert long == "TensorData([0, 1, 2, ..., 998, 999, 1000], shape=[1001], dtype=i64)"
 
 
 # --------------------------------------------------------------------------- scalars
@@ -388,12 +390,13 @@ def test_str_is_burn_display() -> None:
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_repr_elides_long_dims_of_any_layout(layout: str) -> None:
-    t = tensor(np.arange(40, dtype=np.int64).reshape(20, 2), layout)
+    # 4000 elements, past the print options' threshold: 3 rows at each end.
+    t = tensor(np.arange(4000, dtype=np.int64).reshape(2000, 2), layout)
     r = repr(t)
     assert r.startswith(
-        "Tensor[NdArray, D2, Int]([[0, 1], [2, 3], [4, 5], ..., [34, 35], [36, 37], [38, 39]]"
+        "Tensor[NdArray, D2, Int]([[0, 1], [2, 3], [4, 5], ..., [3994, 3995], [3996, 3997], [3998, 3999]]"
     )
-    assert r.endswith("shape=[20, 2], dtype=i64)")
+    assert r.endswith("shape=[2000, 2], dtype=i64)")
 
 
 def test_repr_of_special_floats() -> None:

@@ -26,7 +26,9 @@ from .training import TrainingConfig, train
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m examples.guide", description=__doc__.splitlines()[0])
+    # __doc__ is None under python -OO.
+    summary = __doc__.splitlines()[0] if __doc__ else None
+    parser = argparse.ArgumentParser(prog="python -m examples.guide", description=summary)
     parser.add_argument("--artifact-dir", default=os.path.join(tempfile.gettempdir(), "guide"))
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--digits", type=int, default=10)

@@ -21,6 +21,8 @@ Example:
     >>> scale = Scale(Param(Tensor.ones((1, 3), NdArray.device())), 2.0)
     >>> scale.num_params(), [name for name, _ in scale.named_parameters()]
     (3, ['weight'])
+    >>> scale(Tensor.ones((2, 3), NdArray.device())).dims()  # model(x) is model.forward(x)
+    (2, 3)
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from typing_extensions import Self, dataclass_transform
 
 from ferrum._ferrum import Device, Float, Tensor
 from ferrum.backend import Backend
-from ferrum.module import display, tree
+from ferrum.module import declaration, display, tree
+from ferrum.module.call import CallForward
 from ferrum.module.param import Param, ParamId, RunningState
 from ferrum.module.record import into_record as _into_record
 from ferrum.module.record import load_record as _load_record
@@ -99,10 +102,23 @@ class Module(Generic[B]):
     #: would hide the ``forward`` method): ``{field name: key in the record}``.
     _record_keys: ClassVar[Mapping[str, str]] = {}
 
+    #: ``model(x)`` calls ``model.forward(x)``, as in PyTorch and Equinox, with ``forward``'s types.
+    __call__ = CallForward()
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         # repr=False keeps Module.__repr__ (the tree) unless the subclass writes its own.
         dataclasses.dataclass(eq=False, repr=False)(cls)
+
+    if not TYPE_CHECKING:
+        # Only at run time: a __setattr__ seen by type checkers would let them accept any attribute.
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            # PyTorch's habit of assigning layers in __init__ would leave them out of the tree
+            # (no parameters, nothing trained or saved): refuse it, showing the field to declare.
+            if name not in getattr(self, "__dataclass_fields__", ()) and declaration.holds_tree_value(value):
+                raise declaration.undeclared_error(self, name, value)
+            object.__setattr__(self, name, value)
 
     def _display_settings(self) -> list[tuple[str, object]] | None:
         """Settings shown on one line (``Linear {d_input: 4, ...}``); None prints the field tree."""

@@ -146,7 +146,7 @@ impl PyTensorData {
     }
 
     fn __repr__(&self) -> String {
-        format!("TensorData({}, shape={:?}, dtype={})", format_values(&self.t).replace('\n', ""), self.t.shape(), self.t.dtype())
+        format!("TensorData({}, shape={:?}, dtype={})", format_values(&self.t), self.t.shape(), self.t.dtype())
     }
 
     fn __len__(&self) -> usize {

@@ -28,11 +28,22 @@ const BAND_ELEMS: usize = 1 << 16;
 /// tile (twice as wide as the AVX2 one) run best twice as long (32 images
 /// 64 -> 64 channels 56x56 forward and backward on Zen 5: 96 -> 86 ms).
 fn band_elems<T>() -> usize {
-    let f32_avx512 = std::mem::size_of::<T>() == 4 && super::sgemm::Kernel::best() == Some(super::sgemm::Kernel::Avx512);
-    if f32_avx512 {
+    if std::mem::size_of::<T>() == 4 && avx512_tile() {
         2 * BAND_ELEMS
     } else {
         BAND_ELEMS
+    }
+}
+
+/// Whether f32 products run on the AVX-512 GEMM tile (never off x86-64).
+fn avx512_tile() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        super::sgemm::Kernel::best() == Some(super::sgemm::Kernel::Avx512)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 

@@ -100,16 +100,20 @@ fn threads_for(dims: Dims, threads: bool) -> usize {
 /// convolution band: 54 vs 76 us) and on short depths (72x16x784: 10 vs
 /// 18 us; 256x10x512: 20 vs 29 us), slower on narrow outputs (256x512x10:
 /// 49 vs 36 us; 16x784x72: 22 vs 17 us).
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
 fn use_sgemm(kernel: sgemm::Kernel, dims: Dims, threads: usize) -> bool {
     let Dims { m, k, n } = dims;
     match kernel {
+        #[cfg(target_arch = "x86_64")]
         sgemm::Kernel::Avx2 => m >= 64 && n >= 64 && k >= 64 && (threads > 1 || m * n * k >= SGEMM_ONE_THREAD_FLOPS),
+        #[cfg(target_arch = "x86_64")]
         sgemm::Kernel::Avx512 => m >= 64 && n >= 64 && k >= 8,
     }
 }
 
 /// Multiply-adds from which a single-thread f32 product runs on ferrum's
 /// AVX2 kernel.
+#[cfg(target_arch = "x86_64")]
 const SGEMM_ONE_THREAD_FLOPS: usize = 1 << 27;
 
 /// The `gemm` crate's product, after [`prepare`] has checked the arguments.
@@ -191,7 +195,7 @@ unsafe fn run_sgemm(kernel: sgemm::Kernel, dst: &mut [f32], dst_rs: usize, accum
 
 /// `f32::gemm_into` forced onto `kernel` whatever the size gate says (on
 /// the `gemm` crate when the CPU does not run it), for its tests.
-#[cfg(test)]
+#[cfg(all(test, target_arch = "x86_64"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sgemm_into(kernel: sgemm::Kernel, dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32], l: Mat, rhs: &[f32], r: Mat, dims: Dims, threads: bool) {
     f32_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, Some(kernel));

@@ -139,6 +139,36 @@ compare_methods! {
 
 #[pymethods]
 impl PyTensor {
+    /// `==`, `!=`, `<`, `<=`, `>`, `>=` element-wise, as NumPy and PyTorch:
+    /// a Bool tensor (Burn's `equal`, `greater`, ... and their `_elem`
+    /// forms). Anything but a tensor or a number is NotImplemented, so
+    /// `t == None` is False as in PyTorch.
+    fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: pyo3::basic::CompareOp) -> PyResult<Py<PyAny>> {
+        use pyo3::basic::CompareOp as Cmp;
+        let op = match op {
+            Cmp::Eq => CompareOp::Equal,
+            Cmp::Ne => CompareOp::NotEqual,
+            Cmp::Lt => CompareOp::Lower,
+            Cmp::Le => CompareOp::LowerEqual,
+            Cmp::Gt => CompareOp::Greater,
+            Cmp::Ge => CompareOp::GreaterEqual,
+        };
+        let out = if let Ok(o) = other.cast::<PyTensor>() {
+            self.compare_any(py, op, o.get())?
+        } else if super::to_scalar(other).is_some() {
+            self.compare_elem(py, op, other)?
+        } else {
+            return Ok(py.NotImplemented());
+        };
+        Ok(out.into_pyobject(py)?.into_any().unbind())
+    }
+
+    /// By identity: `==` is element-wise, so a tensor hashes as `object` does
+    /// (two equal-valued tensors are different dict keys, as in PyTorch).
+    fn __hash__(slf: &Bound<'_, Self>) -> u64 {
+        (slf.as_ptr() as usize >> 4) as u64
+    }
+
     fn __add__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.binary_any(py, BinaryOp::Add, other, false)
     }

@@ -186,8 +186,10 @@ impl PyTensor {
         self.op(py, "bool", |t| t.cast(DType::Bool))
     }
 
-    fn __len__(&self) -> usize {
-        self.t.shape().first().copied().unwrap_or(0)
+    /// The size of the first dim, as NumPy and PyTorch; a rank-0 tensor has
+    /// no length (TypeError, as theirs).
+    fn __len__(&self) -> PyResult<usize> {
+        self.t.shape().first().copied().ok_or_else(|| pyo3::exceptions::PyTypeError::new_err("len() of a rank-0 tensor"))
     }
 
     fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {

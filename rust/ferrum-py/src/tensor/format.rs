@@ -1,6 +1,7 @@
 //! `str`, `repr` and `format`: `str` is Burn's `Display` of a tensor
 //! (values summarised past the print options' threshold, shape, device,
-//! backend, kind, dtype); `repr` is a one-line summary.
+//! backend, kind, dtype); `repr` is one line: the type (backend, rank,
+//! kind), the values summarised the same way, shape and dtype.
 
 use std::sync::RwLock;
 
@@ -10,11 +11,6 @@ use pyo3::prelude::*;
 use super::PyTensor;
 use crate::device::backend_name;
 use crate::error::argument_error;
-
-/// Items shown at each end of a long dim in `repr`.
-const EDGE: usize = 3;
-/// Dims longer than this are elided in `repr`.
-const MAX_ITEMS: usize = 8;
 
 /// Burn's `PrintOptions`: tensors of more than `threshold` elements show
 /// `edge_items` at each end of every dim; `precision` fixes the digits
@@ -80,36 +76,32 @@ fn elem(t: &Tensor, index: &[usize], precision: Option<usize>) -> String {
     }
 }
 
-/// Nested-list text of the values, eliding the middle of long dims (for
-/// `repr` and `TensorData`).
+/// The values as one line of nested lists (for `repr` and `TensorData`):
+/// past the print options' threshold, `edge_items` at each end of every
+/// longer dim with `...` between, as NumPy and PyTorch summarise.
 pub fn format_values(t: &Tensor) -> String {
-    fn rec(t: &Tensor, index: &mut Vec<usize>, out: &mut String, indent: usize) {
+    fn rec(t: &Tensor, index: &mut Vec<usize>, out: &mut String, o: PrintOptions, summarize: bool) {
         let d = index.len();
         if d == t.rank() {
-            out.push_str(&elem(t, index, None));
+            out.push_str(&elem(t, index, o.precision));
             return;
         }
         let n = t.shape()[d];
-        out.push('[');
-        let shown: Vec<Option<usize>> = if n > MAX_ITEMS {
-            (0..EDGE).map(Some).chain([None]).chain((n - EDGE..n).map(Some)).collect()
+        let e = o.edge_items;
+        let shown: Vec<Option<usize>> = if summarize && n > 2 * e {
+            (0..e).map(Some).chain([None]).chain((n - e..n).map(Some)).collect()
         } else {
             (0..n).map(Some).collect()
         };
-        for (k, i) in shown.iter().enumerate() {
+        out.push('[');
+        for (k, i) in shown.into_iter().enumerate() {
             if k > 0 {
-                out.push(',');
-                if d + 1 < t.rank() {
-                    out.push('\n');
-                    out.push_str(&" ".repeat(indent + 1));
-                } else {
-                    out.push(' ');
-                }
+                out.push_str(", ");
             }
             match i {
                 Some(i) => {
-                    index.push(*i);
-                    rec(t, index, out, indent + 1);
+                    index.push(i);
+                    rec(t, index, out, o, summarize);
                     index.pop();
                 }
                 None => out.push_str("..."),
@@ -117,8 +109,9 @@ pub fn format_values(t: &Tensor) -> String {
         }
         out.push(']');
     }
+    let o = print_options();
     let mut out = String::new();
-    rec(t, &mut Vec::new(), &mut out, 0);
+    rec(t, &mut Vec::new(), &mut out, o, t.numel() > o.threshold);
     out
 }
 
@@ -210,12 +203,12 @@ impl PyTensor {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let values = format_values(&self.t).replace('\n', "");
         Ok(format!(
-            "Tensor[{}, D{}, {}]({values}, shape={:?}, dtype={})",
+            "Tensor[{}, D{}, {}]({}, shape={:?}, dtype={})",
             backend_name(py, &self.dev().backend)?,
             self.t.rank(),
             self.t.kind(),
+            format_values(&self.t),
             self.t.shape(),
             self.t.dtype()
         ))

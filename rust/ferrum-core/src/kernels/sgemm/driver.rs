@@ -80,17 +80,10 @@ pub enum Kernel {
 impl Kernel {
     /// Whether this CPU runs the kernel.
     pub fn supported(self) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
-            match self {
-                Kernel::Avx2 => avx2,
-                Kernel::Avx512 => avx2 && is_x86_feature_detected!("avx512f"),
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            false
+        let avx2 = is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma");
+        match self {
+            Kernel::Avx2 => avx2,
+            Kernel::Avx512 => avx2 && is_x86_feature_detected!("avx512f"),
         }
     }
 

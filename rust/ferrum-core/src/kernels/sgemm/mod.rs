@@ -2,16 +2,33 @@
 //! sized for the caches, a register-tile microkernel (12x32 on AVX-512,
 //! 6x16 on AVX2 and FMA, picked at run time), and a split of the output
 //! over the thread team.
+//!
+//! On any other architecture there is no microkernel (`absent.rs`): `Kernel`
+//! has no variant, `available()` is false, and every f32 product takes the
+//! `gemm` crate's path, as it does on an x86-64 CPU without AVX2.
 
+#[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
 mod avx512;
+#[cfg(target_arch = "x86_64")]
 mod driver;
+#[cfg(target_arch = "x86_64")]
 mod pack;
+#[cfg(target_arch = "x86_64")]
 mod prepacked;
+#[cfg(target_arch = "x86_64")]
 mod shared;
 
+#[cfg(target_arch = "x86_64")]
 pub use driver::{available, sgemm, Kernel, Operand};
+#[cfg(target_arch = "x86_64")]
 pub use prepacked::PackedB;
 
-#[cfg(test)]
+#[cfg(not(target_arch = "x86_64"))]
+mod absent;
+#[cfg(not(target_arch = "x86_64"))]
+pub use absent::{available, sgemm, Kernel, Operand, PackedB};
+
+#[cfg(all(test, target_arch = "x86_64"))]
 mod tests;
