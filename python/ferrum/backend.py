@@ -80,6 +80,12 @@ class Backend:
 
     @classmethod
     def name(cls) -> str:
+        """The backend's name (Burn's ``Backend::name``): its class name.
+
+        Example:
+            >>> NdArray.name(), Autodiff[NdArray].name()
+            ('NdArray', 'Autodiff[NdArray]')
+        """
         return cls.__name__
 
 

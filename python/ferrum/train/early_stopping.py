@@ -100,6 +100,10 @@ class MetricEarlyStoppingStrategy:
         return self
 
     def should_stop(self, epoch: int, store: MetricStore) -> bool:
+        """True once ``epoch`` is ``condition.n_epochs`` past the metric's best epoch (after the warm-up).
+
+        An epoch without a value of the metric is logged as a warning and does not stop training.
+        """
         value = store.find_metric(self.metric_name, epoch, self.aggregate, self.split)
         if value is None:
             _log.warning(

@@ -42,7 +42,9 @@ T_co = TypeVar("T_co", covariant=True)
 class ItemLazy(Protocol[T_co]):
     """Burn's ``ItemLazy``: an output that can give itself on the inner backend, detached."""
 
-    def sync(self) -> T_co: ...
+    def sync(self) -> T_co:
+        """The same output on the inner backend, without the autodiff graph."""
+        ...
 
 
 def _inner(t: Tensor[Any, D, K]) -> Tensor[Any, D, K]:

@@ -55,10 +55,14 @@ class PlainRenderer:
         self._metrics: Sequence[MetricState] = ()
 
     def start(self, progress: TrainingProgress) -> None:
+        """Start the epoch's clock."""
         self._started = self._last_line = self._clock()
         self._metrics = ()
 
     def update(self, progress: TrainingProgress, metrics: Sequence[MetricState]) -> None:
+        """Write a progress line (items, speed, ETA, metrics) when ``interval`` seconds have passed since the
+        last.
+        """
         self._metrics = metrics
         now = self._clock()
         if now - self._last_line < self.interval:
@@ -75,6 +79,7 @@ class PlainRenderer:
         )
 
     def end(self, progress: TrainingProgress) -> None:
+        """Write the epoch's summary line: items done, time, speed and metrics."""
         elapsed = self._clock() - self._started
         done = progress.progress.items_processed
         speed = f" ({done / elapsed:.0f} items/s)" if elapsed > 0 else ""
