@@ -440,7 +440,21 @@ def _as_record(loaded: object, source: str) -> dict[str, Any]:
 
 
 class NamedMpkFileRecorder(FileRecorder):
-    """Named MessagePack (``.mpk``), Burn's default file format."""
+    """Named MessagePack (``.mpk``), Burn's default file format; ``DefaultRecorder`` at full precision.
+
+    Example:
+        >>> import os, tempfile
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LinearConfig
+        >>> device = NdArray.device()
+        >>> model = LinearConfig(2, 3).init(device)
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     model.save_file(os.path.join(tmp, "model"), NamedMpkFileRecorder())
+        ...     loaded = model.load_file(os.path.join(tmp, "model"), NamedMpkFileRecorder(), device)
+        ...     files = os.listdir(tmp)
+        >>> files, loaded.weight.val().all_close(model.weight.val())
+        (['model.mpk'], True)
+    """
 
     format: ClassVar[str] = "named_mpk"
     extension: ClassVar[str] = "mpk"
@@ -454,7 +468,21 @@ class NamedMpkGzFileRecorder(FileRecorder):
 
 
 class BinFileRecorder(FileRecorder):
-    """bincode (``.bin``): compact, without field names; loading needs the model."""
+    """bincode (``.bin``): compact, without field names; loading needs the model.
+
+    Example:
+        >>> import os, tempfile
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LinearConfig
+        >>> device = NdArray.device()
+        >>> model = LinearConfig(2, 3).init(device)
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     model.save_file(os.path.join(tmp, "model"), BinFileRecorder())
+        ...     loaded = model.load_file(os.path.join(tmp, "model"), BinFileRecorder(), device)
+        ...     files = os.listdir(tmp)
+        >>> files, loaded.weight.val().all_close(model.weight.val())
+        (['model.bin'], True)
+    """
 
     format: ClassVar[str] = "bin"
     extension: ClassVar[str] = "bin"
@@ -475,14 +503,41 @@ class JsonGzFileRecorder(FileRecorder):
 
 
 class PrettyJsonFileRecorder(FileRecorder):
-    """Indented JSON (``.json``), for reading by eye."""
+    """Indented JSON (``.json``), for reading by eye.
+
+    Example:
+        >>> import os, tempfile
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LinearConfig
+        >>> device = NdArray.device()
+        >>> model = LinearConfig(2, 3).init(device)
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     model.save_file(os.path.join(tmp, "model"), PrettyJsonFileRecorder())
+        ...     loaded = model.load_file(os.path.join(tmp, "model"), PrettyJsonFileRecorder(), device)
+        ...     files = os.listdir(tmp)
+        >>> files, loaded.weight.val().all_close(model.weight.val())
+        (['model.json'], True)
+    """
 
     format: ClassVar[str] = "pretty_json"
     extension: ClassVar[str] = "json"
 
 
 class CompactRecorder(NamedMpkFileRecorder):
-    """Named MessagePack in half precision (Burn's ``CompactRecorder``)."""
+    """Named MessagePack in half precision (Burn's ``CompactRecorder``): half the size, f16 values.
+
+    Example:
+        >>> import os, tempfile
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LinearConfig
+        >>> device = NdArray.device()
+        >>> model = LinearConfig(2, 3).init(device)
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     model.save_file(os.path.join(tmp, "model"), CompactRecorder())
+        ...     loaded = model.load_file(os.path.join(tmp, "model"), CompactRecorder(), device)
+        >>> loaded.weight.val().all_close(model.weight.val(), atol=1e-3)
+        True
+    """
 
     def __init__(self, settings: type[PrecisionSettings] = HalfPrecisionSettings) -> None:
         super().__init__(settings)
@@ -552,13 +607,35 @@ class BytesRecorder(_Recorder):
 
 
 class NamedMpkBytesRecorder(BytesRecorder):
-    """Named MessagePack bytes."""
+    """Named MessagePack bytes.
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LinearConfig
+        >>> device = NdArray.device()
+        >>> model = LinearConfig(2, 3).init(device)
+        >>> data = NamedMpkBytesRecorder().record(model.into_record())
+        >>> restored = model.load_record(NamedMpkBytesRecorder().load(data, device))
+        >>> restored.bias.val().all_close(model.bias.val())
+        True
+    """
 
     format: ClassVar[str] = "named_mpk_bytes"
 
 
 class BinBytesRecorder(BytesRecorder):
-    """bincode bytes; without a schema, ``load`` returns a ``DeferredRecord`` for ``Module.load_record``."""
+    """bincode bytes; without a schema, ``load`` returns a ``DeferredRecord`` for ``Module.load_record``.
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LinearConfig
+        >>> device = NdArray.device()
+        >>> model = LinearConfig(2, 3).init(device)
+        >>> data = BinBytesRecorder().record(model.into_record())
+        >>> restored = model.load_record(BinBytesRecorder().load(data, device))
+        >>> restored.weight.val().all_close(model.weight.val())
+        True
+    """
 
     format: ClassVar[str] = "bin_bytes"
 

@@ -57,7 +57,15 @@ class Unfold4dConfig:
 
 class Unfold4d(Module[Any]):
     """The ``kernel_size`` blocks of ``[batch, channels, h, w]`` as
-    ``[batch, channels * kh * kw, blocks]``."""
+    ``[batch, channels * kh * kw, blocks]``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import Unfold4dConfig
+        >>> Unfold4dConfig((2, 2)).init().forward(Tensor.ones((1, 3, 4, 4), NdArray.device())).dims()
+        (1, 12, 9)
+    """
 
     _constant_record = True
 

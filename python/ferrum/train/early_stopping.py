@@ -40,7 +40,12 @@ _log = logging.getLogger("ferrum.train")
 
 
 class StoppingCondition:
-    """Burn's ``StoppingCondition``: when an early-stopping strategy gives up."""
+    """Burn's ``StoppingCondition``: when an early-stopping strategy gives up.
+
+    Example:
+        >>> StoppingCondition.NoImprovementSince(n_epochs=3).n_epochs
+        3
+    """
 
     @dataclass(frozen=True)
     class NoImprovementSince:
@@ -68,6 +73,20 @@ class MetricEarlyStoppingStrategy:
 
     ``warmup_epochs``: never stop during the first epochs (Burn's
     ``with_warmup_epochs``).
+
+    Example:
+        >>> from ferrum.train.metric import NumericEntry
+        >>> from ferrum.train.store import Aggregate, Direction, MetricStore, Split
+        >>> strategy = MetricEarlyStoppingStrategy(
+        ...     "Loss", Aggregate.Mean, Direction.Lowest, Split.Valid, StoppingCondition.NoImprovementSince(2)
+        ... )
+        >>> store = MetricStore([])
+        >>> stops = []
+        >>> for epoch, loss in enumerate([0.5, 0.4, 0.45, 0.42], start=1):
+        ...     store.add("Loss", epoch, Split.Valid, NumericEntry(loss))
+        ...     stops.append(strategy.should_stop(epoch, store))
+        >>> stops  # epoch 4 is two epochs past the best, epoch 2
+        [False, False, False, True]
     """
 
     def __init__(

@@ -62,7 +62,18 @@ def sync_item(item: object) -> object:
 class ClassificationOutput(Generic[B]):
     """Burn's ``ClassificationOutput``.
 
-    ``loss`` [1], ``output`` logits [batch, classes], ``targets`` class indices [batch].
+    ``loss`` [1], ``output`` logits [batch, classes], ``targets`` class indices [batch]: what the
+    accuracy, top-k, precision, recall, F-beta and AUROC metrics read.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.loss import CrossEntropyLossConfig
+        >>> device = NdArray.device()
+        >>> logits, targets = Tensor.zeros((2, 3), device), Tensor.from_data([0, 2], device)
+        >>> loss = CrossEntropyLossConfig().init(device).forward(logits, targets)
+        >>> ClassificationOutput(loss, logits, targets).output.dims()
+        (2, 3)
     """
 
     loss: Tensor[B, D1]

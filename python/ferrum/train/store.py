@@ -36,7 +36,12 @@ __all__ = ["Aggregate", "Direction", "MetricStore", "Split"]
 
 
 class Split(enum.Enum):
-    """Burn's ``Split``: which data a metric value comes from; its value names the log folder."""
+    """Burn's ``Split``: which data a metric value comes from; its value names the log folder.
+
+    Example:
+        >>> str(Split.Valid), Split("train") is Split.Train
+        ('valid', True)
+    """
 
     Train = "train"
     Valid = "valid"
@@ -53,7 +58,12 @@ class Aggregate(enum.Enum):
 
 
 class Direction(enum.Enum):
-    """Burn's ``Direction``: whether the lowest or the highest value is the best."""
+    """Burn's ``Direction``: whether the lowest or the highest value is the best.
+
+    Example:
+        >>> Direction.Lowest.better(0.1, 0.2), Direction.Highest.better(0.1, 0.2)
+        (True, False)
+    """
 
     Lowest = "lowest"
     Highest = "highest"

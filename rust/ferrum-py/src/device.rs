@@ -153,6 +153,10 @@ impl PyDType {
 }
 
 /// Base class of the kind markers, for typing: `K = TypeVar("K", bound=Kind)`.
+///
+/// Example:
+///     >>> issubclass(Int, Kind), Tensor.zeros((1,), device).kind is Float
+///     (True, True)
 #[pyclass(subclass, frozen, name = "Kind", module = "ferrum")]
 pub struct PyKind;
 
@@ -164,9 +168,9 @@ macro_rules! kind_marker {
     };
 }
 
-kind_marker!(KindFloat, "Float", "The Float kind: f32 by default, or f64.");
-kind_marker!(KindInt, "Int", "The Int kind: i64.");
-kind_marker!(KindBool, "Bool", "The Bool kind.");
+kind_marker!(KindFloat, "Float", "The Float kind: f32 by default, or f64 (`DType.F64`); the default kind of\n`Tensor[B, D]`.\n\nExample:\n    >>> Tensor.from_data([1.5], device).kind is Float\n    True");
+kind_marker!(KindInt, "Int", "The Int kind: i64, as in `Tensor[B, D1, Int]`.\n\nExample:\n    >>> Tensor.zeros((2,), device, Int).dtype == DType.I64\n    True");
+kind_marker!(KindBool, "Bool", "The Bool kind, of masks and comparisons: `Tensor[B, D, Bool]`.\n\nExample:\n    >>> Tensor.from_data([1, 2], device).greater_elem(1).kind is Bool\n    True");
 
 pub fn kind_class(py: Python<'_>, kind: Kind) -> Bound<'_, PyType> {
     match kind {

@@ -36,7 +36,13 @@ class PlainRenderer:
     """Writes a progress line every ``interval`` seconds and one per finished split epoch.
 
     ``stream`` defaults to ``sys.stdout`` (looked up at each write, so
-    redirections apply); ``clock`` is for tests.
+    redirections apply); ``clock`` is for tests. The Learner uses it where
+    stdout is not a terminal (CI, a log file); ``SupervisedTraining.renderer``
+    sets it anywhere.
+
+    Example:
+        >>> PlainRenderer(interval=30.0).interval  # SupervisedTraining(...).renderer(PlainRenderer(30.0))
+        30.0
     """
 
     def __init__(

@@ -129,7 +129,8 @@ impl PyTensor {
     /// A view of the region `ranges`, one entry per leading dim: a `(start, end)`
     /// pair, a `slice`, an int (the dim is kept, of size 1) or None (the whole
     /// dim). Dims without an entry are whole; the rank is kept. Negative bounds
-    /// count from the end; a range out of bounds is an `OutOfBoundsError`.
+    /// count from the end and ranges are clipped to the dim, as Python's slices
+    /// are; an int index out of range is an `OutOfBoundsError`.
     /// `t[0:2, 1:3]` is the same with Python's syntax.
     ///
     /// Example:
