@@ -89,7 +89,18 @@ class ClassificationOutput(Generic[B]):
 class MultiLabelClassificationOutput(Generic[B]):
     """Burn's ``MultiLabelClassificationOutput``.
 
-    ``loss`` [1], ``output`` scores [batch, labels], ``targets`` 0/1 [batch, labels].
+    ``loss`` [1], ``output`` scores [batch, labels], ``targets`` 0/1 [batch, labels]: what the
+    Hamming score and the multilabel precision, recall and F-beta read.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.loss import BinaryCrossEntropyLossConfig
+        >>> device = NdArray.device()
+        >>> scores, targets = Tensor.zeros((2, 3), device), Tensor.from_data([[1, 0, 1], [0, 0, 1]], device)
+        >>> loss = BinaryCrossEntropyLossConfig().with_logits(True).init(device).forward(scores, targets)
+        >>> MultiLabelClassificationOutput(loss, scores, targets).targets.dims()
+        (2, 3)
     """
 
     loss: Tensor[B, D1]
@@ -103,7 +114,17 @@ class MultiLabelClassificationOutput(Generic[B]):
 
 @dataclass(frozen=True)
 class RegressionOutput(Generic[B]):
-    """Burn's ``RegressionOutput``: ``loss`` [1], ``output`` and ``targets`` [batch, outputs]."""
+    """Burn's ``RegressionOutput``: ``loss`` [1], ``output`` and ``targets`` [batch, outputs].
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.loss import MseLoss
+        >>> device = NdArray.device()
+        >>> output, targets = Tensor.ones((4, 1), device), Tensor.zeros((4, 1), device)
+        >>> RegressionOutput(MseLoss().forward(output, targets), output, targets).loss.into_scalar()
+        1.0
+    """
 
     loss: Tensor[B, D1]
     output: Tensor[B, D2]

@@ -151,6 +151,13 @@ class ComposedCheckpointingStrategy:
 
     Burn's ``ComposedCheckpointingStrategy``; build it from strategies
     directly or with ``ComposedCheckpointingStrategy.builder().add(s).build()``.
+
+    Example:
+        >>> from ferrum.train.store import Aggregate, Direction, MetricStore, Split
+        >>> best = MetricCheckpointingStrategy("Loss", Aggregate.Mean, Direction.Lowest, Split.Valid)
+        >>> both = ComposedCheckpointingStrategy.builder().add(KeepLastNCheckpoints(2)).add(best).build()
+        >>> both.checkpointing(1, MetricStore([]))
+        [CheckpointingAction.Save()]
     """
 
     def __init__(self, *strategies: CheckpointingStrategy) -> None:
