@@ -63,8 +63,9 @@ class Unfold4d(Module[Any]):
         >>> from ferrum import Tensor
         >>> from ferrum.backend import NdArray
         >>> from ferrum.nn import Unfold4dConfig
-        >>> Unfold4dConfig((2, 2)).init().forward(Tensor.ones((1, 3, 4, 4), NdArray.device())).dims()
-        (1, 12, 9)
+        >>> blocks = Unfold4dConfig((2, 2)).with_stride((2, 2)).init()  # 2x2 blocks that do not overlap
+        >>> blocks.forward(Tensor.ones((1, 1, 4, 6), NdArray.device())).dims()
+        (1, 4, 6)
     """
 
     _constant_record = True

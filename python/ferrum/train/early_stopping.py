@@ -77,16 +77,17 @@ class MetricEarlyStoppingStrategy:
     Example:
         >>> from ferrum.train.metric import NumericEntry
         >>> from ferrum.train.store import Aggregate, Direction, MetricStore, Split
+        >>> patience = StoppingCondition.NoImprovementSince(1)
         >>> strategy = MetricEarlyStoppingStrategy(
-        ...     "Loss", Aggregate.Mean, Direction.Lowest, Split.Valid, StoppingCondition.NoImprovementSince(2)
+        ...     "Accuracy", Aggregate.Mean, Direction.Highest, Split.Valid, patience, warmup_epochs=2
         ... )
         >>> store = MetricStore([])
         >>> stops = []
-        >>> for epoch, loss in enumerate([0.5, 0.4, 0.45, 0.42], start=1):
-        ...     store.add("Loss", epoch, Split.Valid, NumericEntry(loss))
+        >>> for epoch, accuracy in enumerate([0.5, 0.4, 0.4], start=1):
+        ...     store.add("Accuracy", epoch, Split.Valid, NumericEntry(accuracy))
         ...     stops.append(strategy.should_stop(epoch, store))
-        >>> stops  # epoch 4 is two epochs past the best, epoch 2
-        [False, False, False, True]
+        >>> stops  # epoch 2 is in the warm-up
+        [False, False, True]
     """
 
     def __init__(
