@@ -52,6 +52,7 @@ class Context:
 
     @property
     def saved_tensors(self) -> tuple[Tensor[Any, Any, Any], ...]:
+        """What ``save_for_backward`` kept, in its order, on the inner backend."""
         return self._saved
 
 

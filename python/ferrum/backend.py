@@ -27,7 +27,15 @@ __all__ = ["Autodiff", "Backend", "NdArray"]
 
 
 class Backend:
-    """Base class of backends. Subclasses are used as types, never instantiated."""
+    """Base class of backends. Subclasses are used as types, never instantiated.
+
+    Generic code takes a backend as a type variable, ``B = TypeVar("B", bound=Backend)``,
+    so one module class serves ``NdArray`` and ``Autodiff[NdArray]``.
+
+    Example:
+        >>> issubclass(NdArray, Backend), issubclass(Autodiff[NdArray], Backend)
+        (True, True)
+    """
 
     _autodiff: ClassVar[bool] = False
     _devices: ClassVar[dict[type[Backend], Device[Backend]]] = {}
@@ -80,11 +88,24 @@ class Backend:
 
     @classmethod
     def name(cls) -> str:
+        """The backend's name (Burn's ``Backend::name``): its class name.
+
+        Example:
+            >>> NdArray.name(), Autodiff[NdArray].name()
+            ('NdArray', 'Autodiff[NdArray]')
+        """
         return cls.__name__
 
 
 class NdArray(Backend):
-    """The CPU engine: multi-threaded SIMD kernels written in Rust."""
+    """The CPU engine: multi-threaded SIMD kernels written in Rust.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> device = NdArray.device()
+        >>> Tensor.zeros((2,), device).device().backend is NdArray
+        True
+    """
 
 
 Inner = TypeVar("Inner", bound=Backend)

@@ -45,18 +45,22 @@ class Variant:
 
     @staticmethod
     def unit() -> Variant:
+        """A variant without fields, written as its name alone (``"Valid"``)."""
         return Variant("unit")
 
     @staticmethod
     def newtype(field: str) -> Variant:
+        """A variant holding the config's ``field`` alone (``{"Constant": {"value": 0.5}}``)."""
         return Variant("newtype", (field,))
 
     @staticmethod
     def tuple(field: str) -> Variant:
+        """A variant holding the config's tuple ``field`` as a JSON array (``{"Explicit": [1, 1]}``)."""
         return Variant("tuple", (field,))
 
     @staticmethod
     def struct(*fields: str) -> Variant:
+        """A variant holding the named ``fields`` as a JSON object (``{"Uniform": {"min": 0, "max": 1}}``)."""
         return Variant("struct", fields)
 
 
@@ -114,6 +118,7 @@ class SerdeEnum:
         return {self.tag: name, **payload}
 
     def names(self) -> str:
+        """The variant names, quoted and joined for an error message."""
         return ", ".join(repr(name) for name in self.variants)
 
     def _payload(self, variant: Variant) -> str:
@@ -136,6 +141,7 @@ class SerdeUnion:
     variants: Mapping[str, type]
 
     def name_of(self, value: object) -> str | None:
+        """The variant name of ``value``'s config class, or None when it is none of them."""
         for name, cls in self.variants.items():
             if type(value) is cls:
                 return name

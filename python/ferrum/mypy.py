@@ -254,15 +254,19 @@ class FerrumPlugin(Plugin):
         super().__init__(options)
 
     def get_class_decorator_hook(self, fullname: str) -> _ClassHook | None:
+        """The first hook of ``@config``: it tags the class as a dataclass, as ``@dataclass`` does."""
         return _CLASS_DECORATOR_HOOKS.get(fullname)
 
     def get_class_decorator_hook_2(self, fullname: str) -> _ClassHook2 | None:
+        """The second hook of ``@config``, once field types are known: its builders and JSON methods."""
         return _CLASS_DECORATOR_HOOKS_2.get(fullname)
 
     def get_function_hook(self, fullname: str) -> _FunctionHook | None:
+        """The hook typing ``Learner(model, ...)``: the model must be on an autodiff backend."""
         return _FUNCTION_HOOKS.get(fullname)
 
     def get_method_hook(self, fullname: str) -> _MethodHook | None:
+        """The hooks typing ``Module.valid()`` and ``SupervisedTraining.launch`` on the inner backend."""
         return _METHOD_HOOKS.get(fullname) or _METHOD_NAME_HOOKS.get(fullname.rpartition(".")[2])
 
 

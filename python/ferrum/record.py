@@ -75,7 +75,12 @@ class FullPrecisionSettings(PrecisionSettings):
 
 
 class HalfPrecisionSettings(PrecisionSettings):
-    """Floats as f16, ints as i16: half the size, about 3 significant digits."""
+    """Floats as f16, ints as i16: half the size, about 3 significant digits.
+
+    Example:
+        >>> NamedMpkFileRecorder(HalfPrecisionSettings).settings.name  # what CompactRecorder() uses
+        'half'
+    """
 
     name: ClassVar[str] = "half"
 
@@ -395,7 +400,24 @@ class _Recorder:
 
 
 class FileRecorder(_Recorder):
-    """A recorder that writes files; ``record``/``load`` take the path without extension."""
+    """A recorder that writes files; ``record``/``load`` take the path without extension.
+
+    Example:
+        >>> import os, tempfile
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LinearConfig
+        >>> device = NdArray.device()
+        >>> model = LinearConfig(2, 3).init(device)
+        >>> for recorder in [NamedMpkFileRecorder(), BinGzFileRecorder(), PrettyJsonFileRecorder()]:
+        ...     with tempfile.TemporaryDirectory() as tmp:
+        ...         model.save_file(os.path.join(tmp, "model"), recorder)
+        ...         loaded = model.load_file(os.path.join(tmp, "model"), recorder, device)
+        ...         files = os.listdir(tmp)
+        ...     print(files, loaded.weight.val().all_close(model.weight.val()))
+        ['model.mpk'] True
+        ['model.bin.gz'] True
+        ['model.json'] True
+    """
 
     extension: ClassVar[str] = "mpk"
 
@@ -440,7 +462,12 @@ def _as_record(loaded: object, source: str) -> dict[str, Any]:
 
 
 class NamedMpkFileRecorder(FileRecorder):
-    """Named MessagePack (``.mpk``), Burn's default file format."""
+    """Named MessagePack (``.mpk``), Burn's default file format; ``DefaultRecorder`` at full precision.
+
+    Example:
+        >>> NamedMpkFileRecorder().file_path("model")
+        'model.mpk'
+    """
 
     format: ClassVar[str] = "named_mpk"
     extension: ClassVar[str] = "mpk"
@@ -454,7 +481,12 @@ class NamedMpkGzFileRecorder(FileRecorder):
 
 
 class BinFileRecorder(FileRecorder):
-    """bincode (``.bin``): compact, without field names; loading needs the model."""
+    """bincode (``.bin``): compact, without field names; loading needs the model.
+
+    Example:
+        >>> BinFileRecorder().file_path("model")
+        'model.bin'
+    """
 
     format: ClassVar[str] = "bin"
     extension: ClassVar[str] = "bin"
@@ -475,14 +507,24 @@ class JsonGzFileRecorder(FileRecorder):
 
 
 class PrettyJsonFileRecorder(FileRecorder):
-    """Indented JSON (``.json``), for reading by eye."""
+    """Indented JSON (``.json``), for reading by eye.
+
+    Example:
+        >>> PrettyJsonFileRecorder().file_path("model")
+        'model.json'
+    """
 
     format: ClassVar[str] = "pretty_json"
     extension: ClassVar[str] = "json"
 
 
 class CompactRecorder(NamedMpkFileRecorder):
-    """Named MessagePack in half precision (Burn's ``CompactRecorder``)."""
+    """Named MessagePack in half precision (Burn's ``CompactRecorder``): half the size, f16 values.
+
+    Example:
+        >>> CompactRecorder().settings is HalfPrecisionSettings, CompactRecorder().file_path("model")
+        (True, 'model.mpk')
+    """
 
     def __init__(self, settings: type[PrecisionSettings] = HalfPrecisionSettings) -> None:
         super().__init__(settings)
@@ -531,7 +573,19 @@ class DeferredRecord(Mapping[str, Any]):
 
 
 class BytesRecorder(_Recorder):
-    """A recorder to and from ``bytes`` in memory."""
+    """A recorder to and from ``bytes`` in memory.
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LinearConfig
+        >>> device = NdArray.device()
+        >>> model = LinearConfig(2, 3).init(device)
+        >>> for recorder in [NamedMpkBytesRecorder(), BinBytesRecorder()]:
+        ...     restored = model.load_record(recorder.load(recorder.record(model.into_record()), device))
+        ...     print(restored.weight.val().all_close(model.weight.val()))
+        True
+        True
+    """
 
     def record(self, record: Mapping[str, Any]) -> bytes:
         """The encoded record."""
@@ -552,13 +606,30 @@ class BytesRecorder(_Recorder):
 
 
 class NamedMpkBytesRecorder(BytesRecorder):
-    """Named MessagePack bytes."""
+    """Named MessagePack bytes.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> record = {"scale": {"id": "1", "param": Tensor.ones((2,), NdArray.device())}}
+        >>> recorder = NamedMpkBytesRecorder()
+        >>> recorder.load(recorder.record(record), NdArray.device())["scale"]["id"]
+        '1'
+    """
 
     format: ClassVar[str] = "named_mpk_bytes"
 
 
 class BinBytesRecorder(BytesRecorder):
-    """bincode bytes; without a schema, ``load`` returns a ``DeferredRecord`` for ``Module.load_record``."""
+    """bincode bytes; without a schema, ``load`` returns a ``DeferredRecord`` for ``Module.load_record``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> record = {"scale": {"id": "1", "param": Tensor.ones((2,), NdArray.device())}}
+        >>> type(BinBytesRecorder().load(BinBytesRecorder().record(record), NdArray.device())).__name__
+        'DeferredRecord'
+    """
 
     format: ClassVar[str] = "bin_bytes"
 

@@ -82,6 +82,7 @@ def display_params(module: Module[Any]) -> int:
 
 
 def format_module(module: Module[Any], level: int = 1) -> str:
+    """Burn's display of a module: a layer's settings on one line, else its fields' tree (at ``level``)."""
     name = type(module).__name__
     count = display_params(module)
     settings = module._display_settings()

@@ -24,6 +24,7 @@ Leaf = Param[Any] | RunningState[Any]
 
 
 def is_module(value: object) -> bool:
+    """Whether ``value`` is a ``Module`` (imported late: ``base`` imports this file)."""
     from ferrum.module.base import Module
 
     return isinstance(value, Module)
@@ -76,6 +77,7 @@ def node_fields(module: Module[Any]) -> list[tuple[str, object]]:
 
 
 def join(path: str, name: str) -> str:
+    """The dotted path of field ``name`` under ``path``: ``join("fc", "weight") == "fc.weight"``."""
     return f"{path}.{name}" if path else name
 
 

@@ -66,6 +66,7 @@ class Relu(Module[Any]):
     _constant_record = True
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """``max(x, 0)`` element-wise; any shape, kept."""
         return activation.relu(x)
 
 
@@ -83,6 +84,7 @@ class Gelu(Module[Any]):
     _constant_record = True
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """The Gaussian error linear unit ``x * Phi(x)`` (exact, with erf) element-wise; any shape, kept."""
         return activation.gelu(x)
 
 
@@ -100,6 +102,7 @@ class Sigmoid(Module[Any]):
     _constant_record = True
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """``1 / (1 + exp(-x))`` element-wise; any shape, kept."""
         return activation.sigmoid(x)
 
 
@@ -117,6 +120,7 @@ class Tanh(Module[Any]):
     _constant_record = True
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """The hyperbolic tangent element-wise; any shape, kept."""
         return activation.tanh(x)
 
 
@@ -134,6 +138,7 @@ class HardSwish(Module[Any]):
     _constant_record = True
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """``x * relu6(x + 3) / 6`` element-wise; any shape, kept."""
         return activation.hard_swish(x)
 
 
@@ -170,6 +175,7 @@ class LeakyRelu(Module[Any]):
     negative_slope: float
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """``x`` where ``x >= 0``, else ``negative_slope * x``; any shape, kept."""
         return activation.leaky_relu(x, self.negative_slope)
 
     def _display_settings(self) -> list[tuple[str, object]]:
@@ -218,6 +224,10 @@ class PRelu(Module[B]):
     """The initial slope (Burn's ``alpha_value``, a constant of the record)."""
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """``x`` where ``x >= 0``, else ``alpha * x``; shape kept.
+
+        ``alpha`` is learned: one slope per channel (dim 1 of ``x``), or one for every element.
+        """
         return activation.prelu(x, self.alpha.val())
 
     def _display_settings(self) -> list[tuple[str, object]]:
@@ -260,6 +270,7 @@ class HardSigmoid(Module[Any]):
     beta: float
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """``clamp(alpha * x + beta, 0, 1)`` element-wise; any shape, kept."""
         return activation.hard_sigmoid(x, self.alpha, self.beta)
 
     def _display_settings(self) -> list[tuple[str, object]]:
@@ -303,6 +314,7 @@ class Softplus(Module[Any]):
     beta: float
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """``log(1 + exp(beta * x)) / beta`` element-wise, computed without overflow; any shape, kept."""
         return activation.softplus(x, self.beta)
 
     def _display_settings(self) -> list[tuple[str, object]]:
@@ -348,6 +360,7 @@ class SwiGlu(Module[B]):
     linear_outer: Linear[B]
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """``silu(linear_inner(x)) * linear_outer(x)``: ``[..., d_input] -> [..., d_output]``."""
         return activation.silu(self.linear_inner.forward(x)) * self.linear_outer.forward(x)
 
     def _display_settings(self) -> list[tuple[str, object]]:

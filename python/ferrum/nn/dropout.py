@@ -74,6 +74,13 @@ class Dropout(Module[Any]):
         _check_prob("Dropout", self.prob)
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
+        """Each element zeroed with probability ``prob``, the others scaled by ``1 / (1 - prob)``.
+
+        Any shape, kept.
+
+        Only on an autodiff backend (training); on a plain backend (``model.valid()``, inference) ``x``
+        passes unchanged, as in Burn.
+        """
         if not x.device().is_autodiff or self.prob == 0.0:
             return x
         if self.prob == 1.0:

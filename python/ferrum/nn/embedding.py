@@ -70,6 +70,10 @@ class Embedding(Module[B]):
     weight: Param[Tensor[B, D2]]
 
     def forward(self, indices: Tensor[B, D2, Int]) -> Tensor[B, D3]:
+        """Token ids ``[batch, seq]`` to their embeddings ``[batch, seq, d_model]``.
+
+        An id outside ``[0, n_embedding)`` is an ``OutOfBoundsError``; another rank a ``ShapeError``.
+        """
         dims = indices.dims()
         if len(dims) != 2:
             expected = "token ids of shape [batch, seq]"

@@ -41,7 +41,16 @@ def _positive(owner: str, **values: int) -> None:
 
 
 class LinearLayout(enum.Enum):
-    """How records hold a ``Linear`` weight: ``Row`` as ``[d_input, d_output]``, ``Col`` transposed."""
+    """How records hold a ``Linear`` weight: ``Row`` as ``[d_input, d_output]``, ``Col`` transposed.
+
+    In memory the weight is ``[d_input, d_output]`` either way.
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> layer = LinearConfig(3, 2).with_layout(LinearLayout.Col).init(NdArray.device())
+        >>> layer.weight.val().dims()
+        (3, 2)
+    """
 
     Row = "Row"
     Col = "Col"

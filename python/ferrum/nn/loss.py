@@ -51,7 +51,16 @@ D = TypeVar("D", bound=Rank)
 
 
 class Reduction(enum.Enum):
-    """How an element-wise loss becomes one value: ``Mean`` (also ``Auto``) or ``Sum``."""
+    """How an element-wise loss becomes one value: ``Mean`` (also ``Auto``) or ``Sum``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> device = NdArray.device()
+        >>> output, target = Tensor.from_data([1.0, 3.0], device), Tensor.zeros((2,), device)
+        >>> MseLoss().forward(output, target, Reduction.Sum).into_scalar()
+        10.0
+    """
 
     Mean = "Mean"
     Sum = "Sum"

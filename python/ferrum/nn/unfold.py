@@ -57,7 +57,16 @@ class Unfold4dConfig:
 
 class Unfold4d(Module[Any]):
     """The ``kernel_size`` blocks of ``[batch, channels, h, w]`` as
-    ``[batch, channels * kh * kw, blocks]``."""
+    ``[batch, channels * kh * kw, blocks]``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import Unfold4dConfig
+        >>> blocks = Unfold4dConfig((2, 2)).with_stride((2, 2)).init()  # 2x2 blocks that do not overlap
+        >>> blocks.forward(Tensor.ones((1, 1, 4, 6), NdArray.device())).dims()
+        (1, 4, 6)
+    """
 
     _constant_record = True
 

@@ -13,6 +13,16 @@ class StoreError(FerrumError, ValueError):
     """A store that cannot be read, written or applied: a damaged file, a missing or misshapen tensor.
 
     ``result`` holds the ``ApplyResult`` when the failure came from applying tensors to a module.
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LinearConfig
+        >>> from ferrum.store import PytorchStore
+        >>> try:
+        ...     LinearConfig(2, 2).init(NdArray.device()).load_from(PytorchStore.from_file("missing.pt"))
+        ... except StoreError as e:
+        ...     print(e)
+        PyTorch file missing.pt does not exist
     """
 
     def __init__(self, message: str, result: ApplyResult | None = None) -> None:

@@ -40,7 +40,12 @@ _log = logging.getLogger("ferrum.train")
 
 
 class StoppingCondition:
-    """Burn's ``StoppingCondition``: when an early-stopping strategy gives up."""
+    """Burn's ``StoppingCondition``: when an early-stopping strategy gives up.
+
+    Example:
+        >>> StoppingCondition.NoImprovementSince(n_epochs=3).n_epochs
+        3
+    """
 
     @dataclass(frozen=True)
     class NoImprovementSince:
@@ -68,6 +73,21 @@ class MetricEarlyStoppingStrategy:
 
     ``warmup_epochs``: never stop during the first epochs (Burn's
     ``with_warmup_epochs``).
+
+    Example:
+        >>> from ferrum.train.metric import NumericEntry
+        >>> from ferrum.train.store import Aggregate, Direction, MetricStore, Split
+        >>> patience = StoppingCondition.NoImprovementSince(1)
+        >>> strategy = MetricEarlyStoppingStrategy(
+        ...     "Accuracy", Aggregate.Mean, Direction.Highest, Split.Valid, patience, warmup_epochs=2
+        ... )
+        >>> store = MetricStore([])
+        >>> stops = []
+        >>> for epoch, accuracy in enumerate([0.5, 0.4, 0.4], start=1):
+        ...     store.add("Accuracy", epoch, Split.Valid, NumericEntry(accuracy))
+        ...     stops.append(strategy.should_stop(epoch, store))
+        >>> stops  # epoch 2 is in the warm-up
+        [False, False, True]
     """
 
     def __init__(
@@ -100,6 +120,10 @@ class MetricEarlyStoppingStrategy:
         return self
 
     def should_stop(self, epoch: int, store: MetricStore) -> bool:
+        """True once ``epoch`` is ``condition.n_epochs`` past the metric's best epoch (after the warm-up).
+
+        An epoch without a value of the metric is logged as a warning and does not stop training.
+        """
         value = store.find_metric(self.metric_name, epoch, self.aggregate, self.split)
         if value is None:
             _log.warning(

@@ -29,7 +29,17 @@ __all__ = ["Interrupter", "sigint_stops"]
 
 
 class Interrupter:
-    """A flag, safe to set from any thread or a signal handler, that the Learner checks after each step."""
+    """A flag, safe to set from any thread or a signal handler, that the Learner checks after each step.
+
+    Pass one to ``SupervisedTraining.with_interrupter`` to stop training from elsewhere (a
+    callback, another thread): the Learner then writes a checkpoint and returns the model.
+
+    Example:
+        >>> interrupter = Interrupter()
+        >>> interrupter.stop("time is up")
+        >>> interrupter.should_stop(), interrupter.get_message()
+        (True, 'time is up')
+    """
 
     def __init__(self) -> None:
         self._event = threading.Event()

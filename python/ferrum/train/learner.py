@@ -35,7 +35,19 @@ M = TypeVar("M", bound=Module[Any])
 
 
 class Learner(Generic[M]):
-    """Everything that changes as a model trains: the model, the optimizer's state and the schedule."""
+    """Everything that changes as a model trains: the model, the optimizer's state and the schedule.
+
+    ``lr_scheduler`` is a learning rate (a float, constant) or a scheduler
+    (``ferrum.lr_scheduler``); ``SupervisedTraining.launch`` trains it.
+
+    Example:
+        >>> from ferrum.backend import Autodiff, NdArray
+        >>> from ferrum.nn import LinearConfig
+        >>> from ferrum.optim import AdamConfig
+        >>> learner = Learner(LinearConfig(2, 1).init(Autodiff[NdArray].device()), AdamConfig().init(), 1e-3)
+        >>> learner.model.num_params()
+        3
+    """
 
     def __init__(self, model: M, optimizer: Optimizer[Any], lr_scheduler: LrSchedulerLike) -> None:
         if not isinstance(model, Module):

@@ -79,6 +79,7 @@ class FileMetricLogger:
         return self.directory / split.value / f"{EPOCH_PREFIX}{epoch}" / log_file_name(name)
 
     def log(self, entries: Sequence[MetricEntry], epoch: int, split: Split) -> None:
+        """Append each entry's serialized line to its metric's file (a new epoch closes the last one's)."""
         if self._epoch.get(split) != epoch:
             self.end_epoch(self._epoch.get(split, epoch), split)
             self._epoch[split] = epoch
@@ -91,6 +92,10 @@ class FileMetricLogger:
             file.write("\n")
 
     def read_numeric(self, name: str, epoch: int, split: Split) -> list[NumericEntry]:
+        """The numeric entries in metric ``name``'s file for ``epoch`` and ``split`` (empty when none).
+
+        A line that does not parse is a ``ValueError`` naming the file and the line.
+        """
         open_file = self._files.get((name, split))
         if open_file is not None and self._epoch.get(split) == epoch:
             open_file.flush()
@@ -110,6 +115,7 @@ class FileMetricLogger:
         return entries
 
     def end_epoch(self, epoch: int, split: Split) -> None:
+        """Close (and so flush) ``split``'s files of the epoch."""
         for key in [key for key in self._files if key[1] is split]:
             self._files.pop(key).close()
 
@@ -150,11 +156,14 @@ class InMemoryMetricLogger:
         self.values: dict[tuple[str, Split, int], list[str]] = {}
 
     def log(self, entries: Sequence[MetricEntry], epoch: int, split: Split) -> None:
+        """Keep each entry's serialized value under its metric, ``split`` and ``epoch``."""
         for entry in entries:
             self.values.setdefault((entry.name, split, epoch), []).append(entry.serialized)
 
     def read_numeric(self, name: str, epoch: int, split: Split) -> list[NumericEntry]:
+        """The numeric entries kept for metric ``name``, ``epoch`` and ``split`` (empty when none)."""
         return [NumericEntry.deserialize(value) for value in self.values.get((name, split, epoch), [])]
 
     def end_epoch(self, epoch: int, split: Split) -> None:
+        """Nothing to flush: the values stay in memory."""
         pass

@@ -42,7 +42,9 @@ T_co = TypeVar("T_co", covariant=True)
 class ItemLazy(Protocol[T_co]):
     """Burn's ``ItemLazy``: an output that can give itself on the inner backend, detached."""
 
-    def sync(self) -> T_co: ...
+    def sync(self) -> T_co:
+        """The same output on the inner backend, without the autodiff graph."""
+        ...
 
 
 def _inner(t: Tensor[Any, D, K]) -> Tensor[Any, D, K]:
@@ -60,7 +62,18 @@ def sync_item(item: object) -> object:
 class ClassificationOutput(Generic[B]):
     """Burn's ``ClassificationOutput``.
 
-    ``loss`` [1], ``output`` logits [batch, classes], ``targets`` class indices [batch].
+    ``loss`` [1], ``output`` logits [batch, classes], ``targets`` class indices [batch]: what the
+    accuracy, top-k, precision, recall, F-beta and AUROC metrics read.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.loss import CrossEntropyLossConfig
+        >>> device = NdArray.device()
+        >>> logits, targets = Tensor.zeros((2, 3), device), Tensor.from_data([0, 2], device)
+        >>> loss = CrossEntropyLossConfig().init(device).forward(logits, targets)
+        >>> ClassificationOutput(loss, logits, targets).output.dims()
+        (2, 3)
     """
 
     loss: Tensor[B, D1]
@@ -76,7 +89,18 @@ class ClassificationOutput(Generic[B]):
 class MultiLabelClassificationOutput(Generic[B]):
     """Burn's ``MultiLabelClassificationOutput``.
 
-    ``loss`` [1], ``output`` scores [batch, labels], ``targets`` 0/1 [batch, labels].
+    ``loss`` [1], ``output`` scores [batch, labels], ``targets`` 0/1 [batch, labels]: what the
+    Hamming score and the multilabel precision, recall and F-beta read.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.loss import BinaryCrossEntropyLossConfig
+        >>> device = NdArray.device()
+        >>> scores, targets = Tensor.zeros((2, 3), device), Tensor.from_data([[1, 0, 1], [0, 0, 1]], device)
+        >>> loss = BinaryCrossEntropyLossConfig().with_logits(True).init(device).forward(scores, targets)
+        >>> MultiLabelClassificationOutput(loss, scores, targets).targets.dims()
+        (2, 3)
     """
 
     loss: Tensor[B, D1]
@@ -90,7 +114,17 @@ class MultiLabelClassificationOutput(Generic[B]):
 
 @dataclass(frozen=True)
 class RegressionOutput(Generic[B]):
-    """Burn's ``RegressionOutput``: ``loss`` [1], ``output`` and ``targets`` [batch, outputs]."""
+    """Burn's ``RegressionOutput``: ``loss`` [1], ``output`` and ``targets`` [batch, outputs].
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.loss import MseLoss
+        >>> device = NdArray.device()
+        >>> output, targets = Tensor.ones((4, 1), device), Tensor.zeros((4, 1), device)
+        >>> RegressionOutput(MseLoss().forward(output, targets), output, targets).loss.into_scalar()
+        1.0
+    """
 
     loss: Tensor[B, D1]
     output: Tensor[B, D2]

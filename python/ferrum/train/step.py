@@ -47,6 +47,17 @@ class TrainOutput(Generic[T_co]):
     ``TrainOutput(model, loss.backward(), item)`` turns the ``Gradients`` of
     ``backward()`` into the ``GradientsParams`` of ``model`` (Burn's
     ``TrainOutput::new``); ready ``GradientsParams`` are taken as they are.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import Autodiff, NdArray
+        >>> from ferrum.nn import LinearConfig
+        >>> device = Autodiff[NdArray].device()
+        >>> model = LinearConfig(2, 1).init(device)
+        >>> loss = model.forward(Tensor.ones((4, 2), device)).mean()
+        >>> output = TrainOutput(model, loss.backward(), loss)
+        >>> len(output.grads)  # the weight's gradient and the bias's
+        2
     """
 
     __slots__ = ("grads", "item")

@@ -36,7 +36,12 @@ __all__ = ["Aggregate", "Direction", "MetricStore", "Split"]
 
 
 class Split(enum.Enum):
-    """Burn's ``Split``: which data a metric value comes from; its value names the log folder."""
+    """Burn's ``Split``: which data a metric value comes from; its value names the log folder.
+
+    Example:
+        >>> str(Split.Valid), Split("train") is Split.Train
+        ('valid', True)
+    """
 
     Train = "train"
     Valid = "valid"
@@ -47,13 +52,27 @@ class Split(enum.Enum):
 
 
 class Aggregate(enum.Enum):
-    """Burn's ``Aggregate``: how an epoch's batch values combine (the mean weighted by their counts)."""
+    """Burn's ``Aggregate``: how an epoch's batch values combine (the mean weighted by their counts).
+
+    Example:
+        >>> from ferrum.train.metric import NumericEntry
+        >>> store = MetricStore([])
+        >>> store.add("Loss", 1, Split.Valid, NumericEntry(1.0, 1))
+        >>> store.add("Loss", 1, Split.Valid, NumericEntry(0.0, 3))
+        >>> store.find_metric("Loss", 1, Aggregate.Mean, Split.Valid)
+        0.25
+    """
 
     Mean = "mean"
 
 
 class Direction(enum.Enum):
-    """Burn's ``Direction``: whether the lowest or the highest value is the best."""
+    """Burn's ``Direction``: whether the lowest or the highest value is the best.
+
+    Example:
+        >>> Direction.Lowest.better(0.1, 0.2), Direction.Highest.better(0.1, 0.2)
+        (True, False)
+    """
 
     Lowest = "lowest"
     Highest = "highest"
@@ -86,6 +105,14 @@ class MetricStore:
 
     ``loggers`` are asked for the entries of epochs this store has not seen
     (a resumed run's earlier epochs), in order, the first that has any wins.
+
+    Example:
+        >>> from ferrum.train.metric import NumericEntry
+        >>> store = MetricStore([])
+        >>> for epoch, loss in [(1, 0.5), (2, 0.3), (3, 0.4)]:
+        ...     store.add("Loss", epoch, Split.Valid, NumericEntry(loss))
+        >>> store.find_epoch("Loss", Aggregate.Mean, Direction.Lowest, Split.Valid)
+        2
     """
 
     def __init__(self, loggers: Sequence[MetricLogger]) -> None:

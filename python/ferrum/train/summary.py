@@ -36,7 +36,13 @@ __all__ = ["LearnerSummary", "MetricSummary"]
 
 @dataclass(frozen=True)
 class MetricSummary:
-    """One metric's epoch values on one split: ``entries`` are ``(epoch, value)`` pairs, in order."""
+    """One metric's epoch values on one split: ``entries`` are ``(epoch, value)`` pairs, in order.
+
+    Example:
+        >>> loss = MetricSummary("Loss", [(1, 0.9), (2, 0.4), (3, 0.5)])
+        >>> loss.min, loss.max, loss.last
+        ((2, 0.4), (1, 0.9), 0.5)
+    """
 
     name: str
     entries: list[tuple[int, float]]

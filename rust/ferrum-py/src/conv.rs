@@ -51,6 +51,12 @@ fn call3(
 
 /// 1-d convolution of `[batch, channels_in, length]` with a weight
 /// `[channels_out, channels_in / groups, kernel]`.
+///
+/// Example:
+///     >>> from ferrum import functional as F
+///     >>> x, w = Tensor.ones((1, 1, 4), device), Tensor.ones((1, 1, 2), device)
+///     >>> F.conv1d(x, w).to_data().to_list()
+///     [[[2.0, 2.0, 2.0]]]
 #[pyfunction]
 #[pyo3(signature = (x, weight, bias = None, stride = 1, padding = NO_PAD, dilation = 1, groups = 1))]
 #[allow(clippy::too_many_arguments)]
@@ -70,6 +76,12 @@ pub fn conv1d(
 
 /// 2-d convolution of `[batch, channels_in, height, width]` with a weight
 /// `[channels_out, channels_in / groups, kernel_h, kernel_w]`.
+///
+/// Example:
+///     >>> from ferrum import functional as F
+///     >>> x, w = Tensor.ones((1, 1, 3, 3), device), Tensor.ones((1, 1, 2, 2), device)
+///     >>> F.conv2d(x, w).to_data().to_list()
+///     [[[[4.0, 4.0], [4.0, 4.0]]]]
 #[pyfunction]
 #[pyo3(signature = (x, weight, bias = None, stride = (1, 1), padding = (NO_PAD, NO_PAD), dilation = (1, 1), groups = 1))]
 #[allow(clippy::too_many_arguments)]
@@ -88,6 +100,12 @@ pub fn conv2d(
 }
 
 /// 1-d transposed convolution with a weight `[channels_in, channels_out / groups, kernel]`.
+///
+/// Example:
+///     >>> from ferrum import functional as F
+///     >>> x, w = Tensor.ones((1, 1, 2), device), Tensor.ones((1, 1, 2), device)
+///     >>> F.conv_transpose1d(x, w).to_data().to_list()
+///     [[[1.0, 2.0, 1.0]]]
 #[pyfunction]
 #[pyo3(signature = (x, weight, bias = None, stride = 1, padding = 0, padding_out = 0, dilation = 1, groups = 1))]
 #[allow(clippy::too_many_arguments)]
@@ -107,6 +125,12 @@ pub fn conv_transpose1d(
 }
 
 /// 2-d transposed convolution with a weight `[channels_in, channels_out / groups, kernel_h, kernel_w]`.
+///
+/// Example:
+///     >>> from ferrum import functional as F
+///     >>> x, w = Tensor.ones((1, 1, 2, 2), device), Tensor.ones((1, 1, 2, 2), device)
+///     >>> F.conv_transpose2d(x, w).to_data().to_list()
+///     [[[[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]]]
 #[pyfunction]
 #[pyo3(signature = (x, weight, bias = None, stride = (1, 1), padding = (0, 0), padding_out = (0, 0), dilation = (1, 1), groups = 1))]
 #[allow(clippy::too_many_arguments)]
@@ -153,6 +177,12 @@ fn with_indices(
 }
 
 /// Max over windows of `[batch, channels, length]`; the stride defaults to the kernel size.
+///
+/// Example:
+///     >>> from ferrum import functional as F
+///     >>> x = Tensor.from_data([[[1.0, 3.0, 2.0, 4.0]]], device)
+///     >>> F.max_pool1d(x, 2).to_data().to_list()
+///     [[[3.0, 4.0]]]
 #[pyfunction]
 #[pyo3(signature = (x, kernel_size, stride = None, padding = NO_PAD, dilation = 1, ceil_mode = false))]
 pub fn max_pool1d(py: Python<'_>, x: PyRef<'_, PyTensor>, kernel_size: usize, stride: Option<usize>, padding: Pad, dilation: usize, ceil_mode: bool) -> PyResult<PyTensor> {
@@ -161,6 +191,13 @@ pub fn max_pool1d(py: Python<'_>, x: PyRef<'_, PyTensor>, kernel_size: usize, st
 }
 
 /// `max_pool1d` and the Int position of each maximum within its row.
+///
+/// Example:
+///     >>> from ferrum import functional as F
+///     >>> x = Tensor.from_data([[[1.0, 3.0, 2.0, 4.0]]], device)
+///     >>> values, indices = F.max_pool1d_with_indices(x, 2)
+///     >>> indices.to_data().to_list()
+///     [[[1, 3]]]
 #[pyfunction]
 #[pyo3(signature = (x, kernel_size, stride = None, padding = NO_PAD, dilation = 1, ceil_mode = false))]
 pub fn max_pool1d_with_indices(
@@ -177,6 +214,12 @@ pub fn max_pool1d_with_indices(
 }
 
 /// Max over windows of `[batch, channels, height, width]`; the stride defaults to the kernel size.
+///
+/// Example:
+///     >>> from ferrum import functional as F
+///     >>> x = Tensor.arange(0, 16, device).float().reshape((1, 1, 4, 4))
+///     >>> F.max_pool2d(x, (2, 2)).to_data().to_list()
+///     [[[[5.0, 7.0], [13.0, 15.0]]]]
 #[pyfunction]
 #[pyo3(signature = (x, kernel_size, stride = None, padding = (NO_PAD, NO_PAD), dilation = (1, 1), ceil_mode = false))]
 pub fn max_pool2d(
@@ -193,6 +236,13 @@ pub fn max_pool2d(
 }
 
 /// `max_pool2d` and the Int position (`h * width + w`) of each maximum within its plane.
+///
+/// Example:
+///     >>> from ferrum import functional as F
+///     >>> x = Tensor.arange(0, 16, device).float().reshape((1, 1, 4, 4))
+///     >>> values, indices = F.max_pool2d_with_indices(x, (2, 2))
+///     >>> indices.to_data().to_list()
+///     [[[[5, 7], [13, 15]]]]
 #[pyfunction]
 #[pyo3(signature = (x, kernel_size, stride = None, padding = (NO_PAD, NO_PAD), dilation = (1, 1), ceil_mode = false))]
 pub fn max_pool2d_with_indices(
@@ -209,6 +259,12 @@ pub fn max_pool2d_with_indices(
 }
 
 /// Mean over windows of `[batch, channels, length]`.
+///
+/// Example:
+///     >>> from ferrum import functional as F
+///     >>> x = Tensor.from_data([[[1.0, 3.0, 2.0, 4.0]]], device)
+///     >>> F.avg_pool1d(x, 2).to_data().to_list()
+///     [[[2.0, 3.0]]]
 #[pyfunction]
 #[pyo3(signature = (x, kernel_size, stride = None, padding = NO_PAD, count_include_pad = true, ceil_mode = false))]
 pub fn avg_pool1d(
@@ -225,6 +281,12 @@ pub fn avg_pool1d(
 }
 
 /// Mean over windows of `[batch, channels, height, width]`.
+///
+/// Example:
+///     >>> from ferrum import functional as F
+///     >>> x = Tensor.arange(0, 16, device).float().reshape((1, 1, 4, 4))
+///     >>> F.avg_pool2d(x, (2, 2)).to_data().to_list()
+///     [[[[2.5, 4.5], [10.5, 12.5]]]]
 #[pyfunction]
 #[pyo3(signature = (x, kernel_size, stride = None, padding = (NO_PAD, NO_PAD), count_include_pad = true, ceil_mode = false))]
 pub fn avg_pool2d(
@@ -241,12 +303,24 @@ pub fn avg_pool2d(
 }
 
 /// Mean over `output_size` near-equal windows covering the length.
+///
+/// Example:
+///     >>> from ferrum import functional as F
+///     >>> x = Tensor.from_data([[[1.0, 3.0, 2.0, 4.0]]], device)
+///     >>> F.adaptive_avg_pool1d(x, 2).to_data().to_list()
+///     [[[2.0, 3.0]]]
 #[pyfunction]
 pub fn adaptive_avg_pool1d(py: Python<'_>, x: PyRef<'_, PyTensor>, output_size: usize) -> PyResult<PyTensor> {
     x.dop(py, |v| v.adaptive_avg_pool1d(output_size))
 }
 
 /// Mean over an `output_size` grid of near-equal windows covering the plane.
+///
+/// Example:
+///     >>> from ferrum import functional as F
+///     >>> x = Tensor.arange(0, 16, device).float().reshape((1, 1, 4, 4))
+///     >>> F.adaptive_avg_pool2d(x, (1, 1)).to_data().to_list()
+///     [[[[7.5]]]]
 #[pyfunction]
 pub fn adaptive_avg_pool2d(py: Python<'_>, x: PyRef<'_, PyTensor>, output_size: (usize, usize)) -> PyResult<PyTensor> {
     x.dop(py, |v| v.adaptive_avg_pool2d([output_size.0, output_size.1]))

@@ -11,6 +11,19 @@ use crate::error::{engine, IntoPyResult};
 use crate::tensor::creation::tensor_from_any;
 use crate::tensor::format::format_values;
 
+/// Values out of (or into) a tensor: a shape, a dtype and the values in
+/// row-major order (Burn's `TensorData`).
+///
+/// Built from nested lists, or from flat `values` with a `shape`; `dtype`
+/// overrides the inferred one. Two `TensorData` are equal when shapes, kinds
+/// and values are (Float compared in f64).
+///
+/// Example:
+///     >>> data = TensorData([1, 2, 3, 4], (2, 2))
+///     >>> data.shape, data.to_list()
+///     ((2, 2), [[1, 2], [3, 4]])
+///     >>> Tensor.from_data(data, device).to_data() == data
+///     True
 #[pyclass(frozen, name = "TensorData", module = "ferrum")]
 pub struct PyTensorData {
     /// Always contiguous.
@@ -69,41 +82,76 @@ impl PyTensorData {
         Ok(PyTensorData { t: engine(py, false, || t.try_contiguous("TensorData"))? })
     }
 
+    /// The shape as a tuple of ints.
+    ///
+    /// Example:
+    ///     >>> TensorData([[1, 2, 3]]).shape
+    ///     (1, 3)
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, self.t.shape())
     }
 
+    /// The element type (`DType.F32`, `F64`, `I64` or `Bool`).
+    ///
+    /// Example:
+    ///     >>> TensorData([1.0]).dtype == DType.F32
+    ///     True
     #[getter]
     fn dtype(&self) -> PyDType {
         self.t.dtype().into()
     }
 
+    /// The number of values (the product of the shape).
+    ///
+    /// Example:
+    ///     >>> TensorData([[1, 2], [3, 4]]).num_elements()
+    ///     4
     fn num_elements(&self) -> usize {
         self.t.numel()
     }
 
-    /// The values as nested Python lists.
+    /// The values as nested Python lists of the data's shape.
+    ///
+    /// Example:
+    ///     >>> TensorData([1, 2, 3, 4], (2, 2)).to_list()
+    ///     [[1, 2], [3, 4]]
     fn to_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         nested_list(py, &self.t)
     }
 
-    /// The values as one flat list.
+    /// The values as one flat Python list, in row-major order (Burn's `to_vec`).
+    ///
+    /// Example:
+    ///     >>> TensorData([[1, 2], [3, 4]]).to_vec()
+    ///     [1, 2, 3, 4]
     fn to_vec<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         ferrum_core::with_dtype!(self.t.dtype(), T => Ok(PyList::new(py, engine(py, false, || self.t.try_to_vec::<T>("to_vec"))?)?.into_any()))
     }
 
-    /// A read-only NumPy view of the values.
+    /// A read-only NumPy view of the values, of the data's shape and dtype.
+    ///
+    /// Example:
+    ///     >>> TensorData([[1.5, 2.5]]).to_numpy().shape
+    ///     (1, 2)
     fn to_numpy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         crate::tensor::convert::numpy_view(slf.py(), &slf.get().t, slf.clone().into_any())
     }
 
-    /// The values converted to `dtype`.
+    /// The values converted to `dtype` (Float to Int truncates toward zero).
+    ///
+    /// Example:
+    ///     >>> TensorData([1.7, -1.7]).convert(DType.I64).to_list()
+    ///     [1, -1]
     fn convert(&self, py: Python<'_>, dtype: PyDType) -> PyResult<PyTensorData> {
         Ok(PyTensorData { t: engine(py, false, || self.t.cast(DType::from(dtype)))? })
     }
 
-    /// Raise AssertionError unless shapes, dtypes and values are equal.
+    /// Raises `AssertionError`, naming the first difference, unless shapes,
+    /// dtypes and values are equal.
+    ///
+    /// Example:
+    ///     >>> TensorData([1, 2]).assert_eq(TensorData([1, 2]))
     fn assert_eq(&self, py: Python<'_>, other: PyRef<'_, PyTensorData>) -> PyResult<()> {
         if self.t.shape() != other.t.shape() || self.t.dtype() != other.t.dtype() || !same_values(&self.t, &other.t).py(py)? {
             return Err(pyo3::exceptions::PyAssertionError::new_err(format!(
@@ -119,8 +167,11 @@ impl PyTensorData {
         Ok(())
     }
 
-    /// Raise AssertionError unless shapes match and values agree within
-    /// `tolerance` (absolute and relative).
+    /// Raises `AssertionError`, naming the first difference, unless the shapes
+    /// match and every value agrees within `tolerance` (absolute and relative).
+    ///
+    /// Example:
+    ///     >>> TensorData([1.0, 2.0]).assert_approx_eq(TensorData([1.00001, 2.0]), 1e-3)
     #[pyo3(signature = (other, tolerance = 1e-4))]
     fn assert_approx_eq(&self, py: Python<'_>, other: PyRef<'_, PyTensorData>, tolerance: f64) -> PyResult<()> {
         let fail = |why: String| Err(pyo3::exceptions::PyAssertionError::new_err(why));

@@ -11,6 +11,18 @@ pub fn generic_alias<'py>(cls: &Bound<'py, PyType>, item: &Bound<'py, PyAny>) ->
     py.import("types")?.getattr("GenericAlias")?.call1((cls, item))
 }
 
+/// A device of backend `B` (`Device[B]`), made by `B.device()`.
+///
+/// A device knows its backend, so constructors taking a device
+/// (`Tensor.zeros(shape, device)`, `LinearConfig(...).init(device)`) put
+/// their result on that backend. Devices compare equal when they are the same
+/// backend's.
+///
+/// Example:
+///     >>> from ferrum.backend import Autodiff
+///     >>> train = Autodiff[NdArray].device()
+///     >>> train.is_autodiff, train.inner == NdArray.device()
+///     (True, True)
 #[pyclass(frozen, name = "Device", module = "ferrum")]
 pub struct PyDevice {
     /// The Python backend class (`NdArray`, `Autodiff[NdArray]`).
@@ -29,7 +41,13 @@ impl PyDevice {
         PyDevice { backend, autodiff, inner }
     }
 
-    /// The device of the decorated backend (for an autodiff device), else itself.
+    /// The device of the decorated backend for an autodiff device
+    /// (`Autodiff[NdArray].device().inner` is `NdArray.device()`), else the
+    /// device itself.
+    ///
+    /// Example:
+    ///     >>> device.inner == device
+    ///     True
     #[getter]
     fn inner(slf: &Bound<'_, Self>) -> Py<PyDevice> {
         match &slf.get().inner {
@@ -38,12 +56,21 @@ impl PyDevice {
         }
     }
 
-    /// The backend this device belongs to.
+    /// The backend class this device belongs to (`NdArray`, `Autodiff[NdArray]`).
+    ///
+    /// Example:
+    ///     >>> device.backend is NdArray
+    ///     True
     #[getter]
     fn backend(&self, py: Python<'_>) -> Py<PyAny> {
         self.backend.clone_ref(py)
     }
 
+    /// Whether the device's backend records gradients (`Autodiff[...]`).
+    ///
+    /// Example:
+    ///     >>> device.is_autodiff
+    ///     False
     #[getter]
     fn is_autodiff(&self) -> bool {
         self.autodiff
@@ -71,6 +98,12 @@ pub fn backend_name(py: Python<'_>, backend: &Py<PyAny>) -> PyResult<String> {
     backend.bind(py).str().map(|s| s.to_string().replace("ferrum.backend.", "").replace("<class '", "").replace("'>", ""))
 }
 
+/// The element type of a tensor: `DType.F32` and `DType.F64` (Float),
+/// `DType.I64` (Int) and `DType.Bool`.
+///
+/// Example:
+///     >>> DType.F64.kind is Float, Tensor.zeros((1,), device).dtype == DType.F32
+///     (True, True)
 #[pyclass(frozen, eq, eq_int, hash, from_py_object, name = "DType", module = "ferrum")]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PyDType {
@@ -108,7 +141,11 @@ impl PyDType {
         DType::from(*self).name()
     }
 
-    /// The kind (`Float`, `Int` or `Bool`) of this dtype.
+    /// The kind class (`Float`, `Int` or `Bool`) of this dtype.
+    ///
+    /// Example:
+    ///     >>> DType.I64.kind is Int
+    ///     True
     #[getter]
     fn kind<'py>(&self, py: Python<'py>) -> Bound<'py, PyType> {
         kind_class(py, DType::from(*self).kind())
@@ -116,6 +153,10 @@ impl PyDType {
 }
 
 /// Base class of the kind markers, for typing: `K = TypeVar("K", bound=Kind)`.
+///
+/// Example:
+///     >>> issubclass(Int, Kind), Tensor.zeros((1,), device).kind is Float
+///     (True, True)
 #[pyclass(subclass, frozen, name = "Kind", module = "ferrum")]
 pub struct PyKind;
 
@@ -127,9 +168,9 @@ macro_rules! kind_marker {
     };
 }
 
-kind_marker!(KindFloat, "Float", "The Float kind: f32 by default, or f64.");
-kind_marker!(KindInt, "Int", "The Int kind: i64.");
-kind_marker!(KindBool, "Bool", "The Bool kind.");
+kind_marker!(KindFloat, "Float", "The Float kind: f32 by default, or f64 (`DType.F64`); the default kind of\n`Tensor[B, D]`.\n\nExample:\n    >>> Tensor.from_data([1.5], device).kind is Float\n    True");
+kind_marker!(KindInt, "Int", "The Int kind: i64, as in `Tensor[B, D1, Int]`.\n\nExample:\n    >>> Tensor.zeros((2,), device, Int).dtype == DType.I64\n    True");
+kind_marker!(KindBool, "Bool", "The Bool kind, of masks and comparisons: `Tensor[B, D, Bool]`.\n\nExample:\n    >>> Tensor.from_data([1, 2], device).greater_elem(1).kind is Bool\n    True");
 
 pub fn kind_class(py: Python<'_>, kind: Kind) -> Bound<'_, PyType> {
     match kind {

@@ -6,6 +6,14 @@ use pyo3::types::PyBytes;
 
 use crate::error::IntoPyResult;
 
+/// Burn's `Distribution` for `Tensor.random`: `Distribution.Default` (uniform
+/// on `[0, 1)`), `Uniform(low, high)`, `Normal(mean, std)` and
+/// `Bernoulli(prob)`.
+///
+/// Example:
+///     >>> NdArray.seed(1)
+///     >>> Tensor.random((3,), Distribution.Uniform(2.0, 3.0), device).lower_elem(3.0).all().into_scalar()
+///     True
 #[pyclass(frozen, name = "Distribution", module = "ferrum")]
 #[derive(Clone)]
 pub struct PyDistribution(pub Distribution);

@@ -21,6 +21,74 @@ pub struct Exceptions {
 
 static EXCEPTIONS: PyOnceLock<Exceptions> = PyOnceLock::new();
 
+// The exceptions' docstrings (their examples run in tests/test_docstrings.py).
+const FERRUM_ERROR_DOC: &str = concat!(
+    "Base class of every error ferrum raises; each also derives from the matching builtin\n",
+    "(`ValueError`, `TypeError`, `IndexError`) so generic handlers keep working.\n",
+    "\n",
+    "Example:\n",
+    "    >>> issubclass(ShapeError, FerrumError), issubclass(ShapeError, ValueError)\n",
+    "    (True, True)",
+);
+
+const SHAPE_ERROR_DOC: &str = concat!(
+    "Shapes or ranks that do not fit the operation (a `ValueError`); the message names the\n",
+    "operation and the shapes.\n",
+    "\n",
+    "Example:\n",
+    "    >>> try:\n",
+    "    ...     Tensor.zeros((2, 2), device) + Tensor.zeros((3, 2), device)\n",
+    "    ... except ShapeError as e:\n",
+    "    ...     print(e)\n",
+    "    add: incompatible shapes [2, 2] and [3, 2]: dim 0 has sizes 2 and 3, neither is 1",
+);
+
+const KIND_ERROR_DOC: &str = concat!(
+    "A tensor of the wrong kind (Float, Int, Bool) or dtype (a `TypeError`).\n",
+    "\n",
+    "Example:\n",
+    "    >>> try:\n",
+    "    ...     Tensor.from_data([1, 2], device).sqrt()\n",
+    "    ... except KindError as e:\n",
+    "    ...     print(e)\n",
+    "    sqrt: expected a Float tensor, found Int",
+);
+
+const BACKEND_ERROR_DOC: &str = concat!(
+    "Tensors of different backends, or an op the backend lacks (a `TypeError`), such as\n",
+    "`backward()` off an autodiff backend.\n",
+    "\n",
+    "Example:\n",
+    "    >>> from ferrum.backend import Autodiff\n",
+    "    >>> try:\n",
+    "    ...     Tensor.zeros((1,), device) + Tensor.zeros((1,), Autodiff[NdArray].device())\n",
+    "    ... except BackendError:\n",
+    "    ...     print(\"move one with to_device or inner()\")\n",
+    "    move one with to_device or inner()",
+);
+
+const OUT_OF_BOUNDS_ERROR_DOC: &str = concat!(
+    "An index or dim outside its range (an `IndexError`).\n",
+    "\n",
+    "Example:\n",
+    "    >>> try:\n",
+    "    ...     Tensor.zeros((2,), device).sum_dim(3)\n",
+    "    ... except OutOfBoundsError as e:\n",
+    "    ...     print(e)\n",
+    "    sum_dim: dim 3 is out of range for a tensor of rank 1",
+);
+
+const ARGUMENT_ERROR_DOC: &str = concat!(
+    "An argument with a value the operation cannot take (a `ValueError`).\n",
+    "\n",
+    "Example:\n",
+    "    >>> try:\n",
+    "    ...     Tensor.arange_step(0, 5, 0, device)\n",
+    "    ... except ArgumentError as e:\n",
+    "    ...     print(e)\n",
+    "    arange_step: step must not be 0",
+);
+
 fn make(py: Python<'_>, name: &str, bases: &[Bound<'_, PyAny>], doc: &str) -> PyResult<Py<PyType>> {
     let dict = PyDict::new(py);
     dict.set_item("__doc__", doc)?;
@@ -31,16 +99,16 @@ fn make(py: Python<'_>, name: &str, bases: &[Bound<'_, PyAny>], doc: &str) -> Py
 
 pub fn exceptions(py: Python<'_>) -> PyResult<&Exceptions> {
     EXCEPTIONS.get_or_try_init(py, || {
-        let base = make(py, "FerrumError", &[py.get_type::<PyException>().into_any()], "Base class of every error ferrum raises.")?;
+        let base = make(py, "FerrumError", &[py.get_type::<PyException>().into_any()], FERRUM_ERROR_DOC)?;
         let b = base.bind(py).clone().into_any();
         let value = py.get_type::<PyValueError>().into_any();
         let typ = py.get_type::<PyTypeError>().into_any();
         Ok(Exceptions {
-            shape: make(py, "ShapeError", &[b.clone(), value.clone()], "Shapes or ranks that do not fit the operation.")?,
-            kind: make(py, "KindError", &[b.clone(), typ.clone()], "A tensor of the wrong kind (Float, Int, Bool) or dtype.")?,
-            backend: make(py, "BackendError", &[b.clone(), typ], "Tensors of different backends, or an op the backend lacks.")?,
-            out_of_bounds: make(py, "OutOfBoundsError", &[b.clone(), py.get_type::<PyIndexError>().into_any()], "An index or dim outside its range.")?,
-            argument: make(py, "ArgumentError", &[b, value], "An argument with a value the operation cannot take.")?,
+            shape: make(py, "ShapeError", &[b.clone(), value.clone()], SHAPE_ERROR_DOC)?,
+            kind: make(py, "KindError", &[b.clone(), typ.clone()], KIND_ERROR_DOC)?,
+            backend: make(py, "BackendError", &[b.clone(), typ], BACKEND_ERROR_DOC)?,
+            out_of_bounds: make(py, "OutOfBoundsError", &[b.clone(), py.get_type::<PyIndexError>().into_any()], OUT_OF_BOUNDS_ERROR_DOC)?,
+            argument: make(py, "ArgumentError", &[b, value], ARGUMENT_ERROR_DOC)?,
             base,
         })
     })

@@ -9,6 +9,18 @@ use pyo3::prelude::*;
 use crate::device::PyDevice;
 use crate::tensor::PyTensor;
 
+/// The gradients `backward()` returns, by tensor: read one with
+/// `x.grad(grads)`, take it out with `x.grad_remove(grads)`; `len(grads)` is
+/// how many it holds. The gradients live on the inner backend. For a module's
+/// parameters, `GradientsParams.from_grads(grads, model)` keeps them by
+/// parameter id for an optimizer.
+///
+/// Example:
+///     >>> from ferrum.backend import Autodiff
+///     >>> x = Tensor.from_data([1.0, 2.0], Autodiff[NdArray].device()).require_grad()
+///     >>> grads = (x * 3.0).sum().backward()
+///     >>> len(grads), x.grad(grads).to_data().to_list()
+///     (1, [3.0, 3.0])
 #[pyclass(frozen, name = "Gradients", module = "ferrum")]
 pub struct PyGradients {
     grads: Mutex<Gradients>,

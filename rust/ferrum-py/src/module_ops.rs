@@ -32,6 +32,12 @@ fn run(py: Python<'_>, first: &PyTensor, f: impl FnOnce() -> ferrum_core::Result
 }
 
 /// 3-d convolution of `[batch, channels_in, d, h, w]` with a weight `[channels_out, channels_in / groups, kd, kh, kw]`.
+///
+/// Example:
+///     >>> from ferrum import functional as F
+///     >>> x, w = Tensor.ones((1, 1, 2, 2, 2), device), Tensor.ones((1, 1, 2, 2, 2), device)
+///     >>> F.conv3d(x, w).to_data().to_list()
+///     [[[[[8.0]]]]]
 #[pyfunction]
 #[pyo3(signature = (x, weight, bias = None, stride = (1, 1, 1), padding = (0, 0, 0), dilation = (1, 1, 1), groups = 1))]
 #[allow(clippy::too_many_arguments)]
@@ -51,6 +57,12 @@ pub fn conv3d(
 }
 
 /// 3-d transposed convolution with a weight `[channels_in, channels_out / groups, kd, kh, kw]`.
+///
+/// Example:
+///     >>> from ferrum import functional as F
+///     >>> x, w = Tensor.ones((1, 1, 1, 1, 1), device), Tensor.ones((1, 2, 2, 2, 2), device)
+///     >>> F.conv_transpose3d(x, w).dims()
+///     (1, 2, 2, 2, 2)
 #[pyfunction]
 #[pyo3(signature = (x, weight, bias = None, stride = (1, 1, 1), padding = (0, 0, 0), padding_out = (0, 0, 0), dilation = (1, 1, 1), groups = 1))]
 #[allow(clippy::too_many_arguments)]
@@ -110,6 +122,12 @@ pub fn interpolate(py: Python<'_>, x: PyRef<'_, PyTensor>, output_size: (usize, 
 }
 
 /// The sliding blocks of `[batch, channels, h, w]` as `[batch, channels * kh * kw, blocks]`.
+///
+/// Example:
+///     >>> from ferrum import functional as F
+///     >>> x = Tensor.arange(0, 9, device).float().reshape((1, 1, 3, 3))
+///     >>> F.unfold4d(x, (2, 2)).to_data().to_list()  # 4 blocks of 2x2, one per column
+///     [[[0.0, 1.0, 3.0, 4.0], [1.0, 2.0, 4.0, 5.0], [3.0, 4.0, 6.0, 7.0], [4.0, 5.0, 7.0, 8.0]]]
 #[pyfunction]
 #[pyo3(signature = (x, kernel_size, stride = (1, 1), padding = (0, 0), dilation = (1, 1)))]
 pub fn unfold4d(

@@ -10,6 +10,13 @@ pub enum Mode {
     Edge,
 }
 
+/// Burn's `PadMode` for `Tensor.pad`: `PadMode.Constant(value)`,
+/// `PadMode.Reflect` (mirror, the edge not repeated) and `PadMode.Edge`
+/// (repeat the edge).
+///
+/// Example:
+///     >>> Tensor.from_data([1, 2, 3], device).pad((2, 1), PadMode.Reflect).to_data().to_list()
+///     [3, 2, 1, 2, 3, 2]
 #[pyclass(frozen, name = "PadMode", module = "ferrum")]
 #[derive(Clone)]
 pub struct PyPadMode(pub Mode);

@@ -10,11 +10,13 @@ __all__ = ["check_channels", "check_epsilon", "check_last_dim", "check_positive"
 
 
 def check_positive(owner: str, name: str, value: object) -> None:
+    """Raise ``ValueError`` naming ``owner.name`` unless ``value`` is an int above 0."""
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise ValueError(f"{owner}.{name} must be a positive int, found {value!r}")
 
 
 def check_epsilon(owner: str, value: object) -> None:
+    """Raise ``ValueError`` naming ``owner.epsilon`` unless ``value`` is a number above 0."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
         raise ValueError(f"{owner}.epsilon must be a positive number, found {value!r}")
 

@@ -53,6 +53,7 @@ def project(x: Tensor[B, D3], weight: Tensor[B, D2], bias: Tensor[B, D1] | None)
 
 
 def check_input(owner: str, x: Tensor[B, D3], d_input: int) -> None:
+    """Raise ``ShapeError`` unless ``x`` is ``[batch, seq, d_input]``."""
     dims = x.dims()
     if len(dims) != 3 or dims[2] != d_input:
         raise ShapeError(
@@ -61,6 +62,7 @@ def check_input(owner: str, x: Tensor[B, D3], d_input: int) -> None:
 
 
 def check_state(owner: str, name: str, state: Tensor[B, D2], batch: int, d_hidden: int) -> None:
+    """Raise ``ShapeError`` unless the initial ``name`` state is ``[batch, d_hidden]``."""
     if state.dims() != (batch, d_hidden):
         raise ShapeError(
             f"{owner}.forward: the {name} state must be [batch, d_hidden] = [{batch}, {d_hidden}],"

@@ -40,7 +40,22 @@ _log = logging.getLogger("ferrum.train")
 
 
 class FileCheckpointer:
-    """Saves, restores and deletes the record ``<directory>/<name>-<epoch>`` with ``recorder``."""
+    """Saves, restores and deletes the record ``<directory>/<name>-<epoch>`` with ``recorder``.
+
+    Example:
+        >>> import tempfile
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LinearConfig
+        >>> from ferrum.record import DefaultRecorder
+        >>> model = LinearConfig(2, 2).init(NdArray.device())
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     checkpointer = FileCheckpointer(DefaultRecorder(), tmp, "model")
+        ...     checkpointer.save(3, model.into_record())
+        ...     restored = model.load_record(checkpointer.restore(3, NdArray.device()))
+        ...     name = checkpointer.file(3).name
+        >>> name, restored.weight.val().all_close(model.weight.val())
+        ('model-3.mpk', True)
+    """
 
     def __init__(self, recorder: FileRecorder, directory: str | os.PathLike[str], name: str) -> None:
         if not isinstance(recorder, FileRecorder):

@@ -94,6 +94,7 @@ class KeepLastNCheckpoints:
         self.num_keep = num_keep
 
     def checkpointing(self, epoch: int, store: MetricStore) -> list[Action]:
+        """Save ``epoch`` and delete epoch ``epoch - num_keep`` when there is one."""
         actions: list[Action] = [CheckpointingAction.Save()]
         if epoch - self.num_keep > 0:
             actions.append(CheckpointingAction.Delete(epoch - self.num_keep))
@@ -130,6 +131,7 @@ class MetricCheckpointingStrategy:
         self._current: int | None = None
 
     def checkpointing(self, epoch: int, store: MetricStore) -> list[Action]:
+        """Save ``epoch`` when it is the metric's best so far, and delete the best it replaces."""
         best = store.find_epoch(self.name, self.aggregate, self.direction, self.split)
         best_epoch = epoch if best is None else best
         actions: list[Action] = []
@@ -149,6 +151,13 @@ class ComposedCheckpointingStrategy:
 
     Burn's ``ComposedCheckpointingStrategy``; build it from strategies
     directly or with ``ComposedCheckpointingStrategy.builder().add(s).build()``.
+
+    Example:
+        >>> from ferrum.train.store import Aggregate, Direction, MetricStore, Split
+        >>> best = MetricCheckpointingStrategy("Loss", Aggregate.Mean, Direction.Lowest, Split.Valid)
+        >>> both = ComposedCheckpointingStrategy.builder().add(KeepLastNCheckpoints(2)).add(best).build()
+        >>> both.checkpointing(1, MetricStore([]))
+        [CheckpointingAction.Save()]
     """
 
     def __init__(self, *strategies: CheckpointingStrategy) -> None:
@@ -167,6 +176,7 @@ class ComposedCheckpointingStrategy:
         return ComposedCheckpointingStrategyBuilder()
 
     def checkpointing(self, epoch: int, store: MetricStore) -> list[Action]:
+        """Save when any strategy saves ``epoch``; delete an epoch once every strategy has given it up."""
         saved = False
         to_check: list[int] = []
         for deleted, strategy in zip(self._deleted, self.strategies, strict=True):

@@ -55,7 +55,9 @@ class AccuracyAdaptor(Protocol):
         True
     """
 
-    def accuracy_input(self) -> AccuracyInput[Any]: ...
+    def accuracy_input(self) -> AccuracyInput[Any]:
+        """The step output's input to AccuracyMetric."""
+        ...
 
 
 AccuracyItem: TypeAlias = AccuracyInput[Any] | AccuracyAdaptor | ClassificationFields

@@ -290,7 +290,9 @@ class LossFields(Protocol):
     """
 
     @property
-    def loss(self) -> Tensor[Any, D1, Float]: ...
+    def loss(self) -> Tensor[Any, D1, Float]:
+        """The loss, Float [1] (a mean) or [batch]."""
+        ...
 
 
 @runtime_checkable
@@ -313,10 +315,14 @@ class ClassificationFields(Protocol):
     """
 
     @property
-    def output(self) -> Tensor[Any, D2, Float]: ...
+    def output(self) -> Tensor[Any, D2, Float]:
+        """Logits or scores, Float [batch, classes]."""
+        ...
 
     @property
-    def targets(self) -> Tensor[Any, D1, Int]: ...
+    def targets(self) -> Tensor[Any, D1, Int]:
+        """Class indices, Int [batch]."""
+        ...
 
 
 @runtime_checkable
@@ -339,7 +345,11 @@ class MultiLabelFields(Protocol):
     """
 
     @property
-    def output(self) -> Tensor[Any, D2, Float]: ...
+    def output(self) -> Tensor[Any, D2, Float]:
+        """Scores, Float [batch, labels]."""
+        ...
 
     @property
-    def targets(self) -> Tensor[Any, D2, Int]: ...
+    def targets(self) -> Tensor[Any, D2, Int]:
+        """0/1 labels, Int [batch, labels]."""
+        ...

@@ -44,7 +44,9 @@ class AurocAdaptor(Protocol):
         True
     """
 
-    def auroc_input(self) -> AurocInput[Any]: ...
+    def auroc_input(self) -> AurocInput[Any]:
+        """The step output's input to AurocMetric."""
+        ...
 
 
 AurocItem: TypeAlias = AurocInput[Any] | AurocAdaptor | ClassificationFields

@@ -76,6 +76,11 @@ class MetricEntry:
 
     Numeric metrics serialize a ``NumericEntry`` (``"value,count"`` or ``"value"``),
     which is what the Learner aggregates, plots and compares.
+
+    Example:
+        >>> entry = MetricEntry("Loss", "0.2500", NumericEntry(0.25, 32).serialize())
+        >>> entry.serialized
+        '0.25,32'
     """
 
     name: str
@@ -90,6 +95,11 @@ class NumericEntry:
     ``count`` is ``None`` for a single value (``NumericEntry.Value``) and the
     number of items it averages for an aggregate (``NumericEntry.Aggregated``);
     epoch values are the mean of the batch values weighted by their counts.
+
+    Example:
+        >>> entry = NumericEntry(0.25, 32)
+        >>> entry.serialize(), NumericEntry.deserialize("0.25,32") == entry
+        ('0.25,32', True)
     """
 
     value: float

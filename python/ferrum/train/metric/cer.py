@@ -39,7 +39,9 @@ class CerAdaptor(Protocol):
         True
     """
 
-    def cer_input(self) -> CerInput[Any]: ...
+    def cer_input(self) -> CerInput[Any]:
+        """The step output's input to CharErrorRate."""
+        ...
 
 
 CerItem: TypeAlias = CerInput[Any] | CerAdaptor | TokenSequencesFields

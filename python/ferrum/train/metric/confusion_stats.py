@@ -123,7 +123,9 @@ class ConfusionStatsAdaptor(Protocol):
         True
     """
 
-    def confusion_stats_input(self) -> ConfusionStatsInput[Any]: ...
+    def confusion_stats_input(self) -> ConfusionStatsInput[Any]:
+        """The step output's input to the confusion-matrix metrics (precision, recall, F-beta)."""
+        ...
 
 
 ConfusionStatsItem: TypeAlias = (

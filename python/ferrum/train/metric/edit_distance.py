@@ -134,10 +134,14 @@ class TokenSequencesFields(Protocol):
     """
 
     @property
-    def output(self) -> Tensor[Any, D2, Int]: ...
+    def output(self) -> Tensor[Any, D2, Int]:
+        """Predicted token ids, Int [batch, seq]."""
+        ...
 
     @property
-    def targets(self) -> Tensor[Any, D2, Int]: ...
+    def targets(self) -> Tensor[Any, D2, Int]:
+        """Reference token ids, Int [batch, seq]."""
+        ...
 
 
 class ErrorRateMetric(StateMetric):

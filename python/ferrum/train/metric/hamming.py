@@ -76,7 +76,9 @@ class HammingScoreAdaptor(Protocol):
         True
     """
 
-    def hamming_score_input(self) -> HammingScoreInput[Any]: ...
+    def hamming_score_input(self) -> HammingScoreInput[Any]:
+        """The step output's input to HammingScore."""
+        ...
 
 
 HammingScoreItem: TypeAlias = HammingScoreInput[Any] | HammingScoreAdaptor | MultiLabelFields

@@ -64,7 +64,9 @@ class LossAdaptor(Protocol):
         True
     """
 
-    def loss_input(self) -> LossInput[Any]: ...
+    def loss_input(self) -> LossInput[Any]:
+        """The step output's input to LossMetric."""
+        ...
 
 
 LossItem: TypeAlias = LossInput[Any] | LossAdaptor | LossFields

@@ -44,7 +44,9 @@ class PerplexityAdaptor(Protocol):
         True
     """
 
-    def perplexity_input(self) -> PerplexityInput[Any]: ...
+    def perplexity_input(self) -> PerplexityInput[Any]:
+        """The step output's input to PerplexityMetric."""
+        ...
 
 
 PerplexityItem: TypeAlias = PerplexityInput[Any] | PerplexityAdaptor | ClassificationFields

@@ -48,7 +48,9 @@ class TopKAccuracyAdaptor(Protocol):
         True
     """
 
-    def top_k_accuracy_input(self) -> TopKAccuracyInput[Any]: ...
+    def top_k_accuracy_input(self) -> TopKAccuracyInput[Any]:
+        """The step output's input to TopKAccuracyMetric."""
+        ...
 
 
 TopKAccuracyItem: TypeAlias = TopKAccuracyInput[Any] | TopKAccuracyAdaptor | ClassificationFields

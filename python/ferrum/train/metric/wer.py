@@ -39,7 +39,9 @@ class WerAdaptor(Protocol):
         True
     """
 
-    def wer_input(self) -> WerInput[Any]: ...
+    def wer_input(self) -> WerInput[Any]:
+        """The step output's input to WordErrorRate."""
+        ...
 
 
 WerItem: TypeAlias = WerInput[Any] | WerAdaptor | TokenSequencesFields

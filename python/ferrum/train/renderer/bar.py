@@ -48,6 +48,7 @@ class ProgressBarRenderer:
         self._metrics: Sequence[MetricState] = ()
 
     def start(self, progress: TrainingProgress) -> None:
+        """Open a tqdm bar for the split's epoch, sized for the terminal."""
         self._close()
         self._metrics = ()
         self._postfix_at = 0.0
@@ -67,6 +68,9 @@ class ProgressBarRenderer:
         )
 
     def update(self, progress: TrainingProgress, metrics: Sequence[MetricState]) -> None:
+        """Advance the bar to the items processed; the metrics' running values are refreshed a few times a
+        second.
+        """
         bar = self._bar
         if bar is None:
             return
@@ -78,6 +82,7 @@ class ProgressBarRenderer:
         bar.update(progress.progress.items_processed - bar.n)
 
     def end(self, progress: TrainingProgress) -> None:
+        """Show the final metric values and close the bar, left on screen."""
         bar = self._bar
         if bar is None:
             return

@@ -36,7 +36,13 @@ class PlainRenderer:
     """Writes a progress line every ``interval`` seconds and one per finished split epoch.
 
     ``stream`` defaults to ``sys.stdout`` (looked up at each write, so
-    redirections apply); ``clock`` is for tests.
+    redirections apply); ``clock`` is for tests. The Learner uses it where
+    stdout is not a terminal (CI, a log file); ``SupervisedTraining.renderer``
+    sets it anywhere.
+
+    Example:
+        >>> PlainRenderer(interval=30.0).interval  # SupervisedTraining(...).renderer(PlainRenderer(30.0))
+        30.0
     """
 
     def __init__(
@@ -55,10 +61,14 @@ class PlainRenderer:
         self._metrics: Sequence[MetricState] = ()
 
     def start(self, progress: TrainingProgress) -> None:
+        """Start the epoch's clock."""
         self._started = self._last_line = self._clock()
         self._metrics = ()
 
     def update(self, progress: TrainingProgress, metrics: Sequence[MetricState]) -> None:
+        """Write a progress line (items, speed, ETA, metrics) when ``interval`` seconds have passed since the
+        last.
+        """
         self._metrics = metrics
         now = self._clock()
         if now - self._last_line < self.interval:
@@ -75,6 +85,7 @@ class PlainRenderer:
         )
 
     def end(self, progress: TrainingProgress) -> None:
+        """Write the epoch's summary line: items done, time, speed and metrics."""
         elapsed = self._clock() - self._started
         done = progress.progress.items_processed
         speed = f" ({done / elapsed:.0f} items/s)" if elapsed > 0 else ""

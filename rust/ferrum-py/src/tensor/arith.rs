@@ -63,15 +63,18 @@ impl PyTensor {
     }
 }
 
-/// Named binary methods: `name(other: Tensor)` and `name_scalar(value)`.
+/// Named binary methods: `name(other: Tensor)` and `name_scalar(value)`,
+/// each with its own doc comment written before its name.
 macro_rules! binary_methods {
-    ($($name:ident, $scalar:ident => $op:expr;)*) => {
+    ($($(#[$tm:meta])* $name:ident, $(#[$sm:meta])* $scalar:ident => $op:expr;)*) => {
         #[pymethods]
         impl PyTensor {
             $(
+                $(#[$tm])*
                 fn $name(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
                     self.binary_tensor(py, $op, &other)
                 }
+                $(#[$sm])*
                 fn $scalar(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
                     self.binary_scalar(py, $op, value)
                 }
@@ -81,21 +84,116 @@ macro_rules! binary_methods {
 }
 
 binary_methods! {
-    add, add_scalar => BinaryOp::Add;
-    sub, sub_scalar => BinaryOp::Sub;
-    mul, mul_scalar => BinaryOp::Mul;
-    div, div_scalar => BinaryOp::Div;
-    remainder, remainder_scalar => BinaryOp::Remainder;
-    atan2, atan2_scalar => BinaryOp::Atan2;
-    fmod, fmod_scalar => BinaryOp::Fmod;
+    /// Element-wise sum (`self + other`), broadcasting dims of size 1.
+    ///
+    /// Both tensors have the same rank and kind; each pair of dim sizes is
+    /// equal or one of them is 1 (`[2, 3] + [1, 3] -> [2, 3]`), else a
+    /// `ShapeError` naming both shapes.
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([[1.0, 2.0], [3.0, 4.0]], device)
+    ///     >>> a.add(Tensor.from_data([[10.0, 20.0]], device)).to_data().to_list()
+    ///     [[11.0, 22.0], [13.0, 24.0]]
+    add,
+    /// Adds the number `value` to every element (`self + value`); same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1, 2], device).add_scalar(3).to_data().to_list()
+    ///     [4, 5]
+    add_scalar => BinaryOp::Add;
+    /// Element-wise difference (`self - other`), broadcasting dims of size 1
+    /// between tensors of the same rank (see `add`).
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([5.0, 7.0], device)
+    ///     >>> a.sub(Tensor.from_data([1.0, 2.0], device)).to_data().to_list()
+    ///     [4.0, 5.0]
+    sub,
+    /// Subtracts the number `value` from every element (`self - value`); same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([5.0, 7.0], device).sub_scalar(1.0).to_data().to_list()
+    ///     [4.0, 6.0]
+    sub_scalar => BinaryOp::Sub;
+    /// Element-wise product (`self * other`), broadcasting dims of size 1
+    /// between tensors of the same rank (see `add`).
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([[1.0, 2.0], [3.0, 4.0]], device)
+    ///     >>> a.mul(Tensor.from_data([[2.0], [-1.0]], device)).to_data().to_list()
+    ///     [[2.0, 4.0], [-3.0, -4.0]]
+    mul,
+    /// Multiplies every element by the number `value` (`self * value`); same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.5, -2.0], device).mul_scalar(2.0).to_data().to_list()
+    ///     [3.0, -4.0]
+    mul_scalar => BinaryOp::Mul;
+    /// Element-wise quotient (`self / other`), broadcasting dims of size 1
+    /// between tensors of the same rank (see `add`).
+    ///
+    /// Int tensors divide with truncation toward zero, as Rust does
+    /// (`-7 / 2 == -3`); an Int division by zero is an `ArgumentError`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([-7, 7], device).div(Tensor.from_data([2, 2], device)).to_data().to_list()
+    ///     [-3, 3]
+    div,
+    /// Divides every element by the number `value` (`self / value`); same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([3.0, -1.0], device).div_scalar(2.0).to_data().to_list()
+    ///     [1.5, -0.5]
+    div_scalar => BinaryOp::Div;
+    /// Element-wise remainder with the sign of the divisor, as Python's `%`
+    /// (`-7 % 3 == 2`); broadcasting as `add`. `fmod` keeps the dividend's sign.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([-7, 7], device).remainder(Tensor.from_data([3, 3], device)).to_data().to_list()
+    ///     [2, 1]
+    remainder,
+    /// Remainder of every element divided by `value`, with the sign of `value` (Python's `%`).
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([-7.0, 7.5], device).remainder_scalar(2.0).to_data().to_list()
+    ///     [1.0, 1.5]
+    remainder_scalar => BinaryOp::Remainder;
+    /// Element-wise `atan2(self, other)`: the angle in radians of the point
+    /// `(x=other, y=self)`, in `[-pi, pi]`; Float tensors, broadcasting as `add`.
+    ///
+    /// Example:
+    ///     >>> y = Tensor.from_data([0.0, 1.0], device)
+    ///     >>> y.atan2(Tensor.from_data([1.0, 0.0], device)).to_data().to_list()  # 0 and pi/2
+    ///     [0.0, 1.57079...]
+    atan2,
+    /// `atan2(self, value)` for every element, with the number `value` as x.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0.0, -1.0], device).atan2_scalar(0.0).to_data().to_list()  # 0 and -pi/2
+    ///     [0.0, -1.57079...]
+    atan2_scalar => BinaryOp::Atan2;
+    /// Element-wise remainder with the sign of the dividend, as C's `fmod`
+    /// (`fmod(-7, 3) == -1`); broadcasting as `add`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([-7.0, 7.0], device).fmod(Tensor.from_data([3.0, 3.0], device)).to_data().to_list()
+    ///     [-1.0, 1.0]
+    fmod,
+    /// `fmod(x, value)` of every element: the remainder with the dividend's sign.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([-7.0, 7.5], device).fmod_scalar(2.0).to_data().to_list()
+    ///     [-1.0, 1.5]
+    fmod_scalar => BinaryOp::Fmod;
 }
 
-/// Float-only element-wise functions.
+/// Float-only element-wise functions, each with its doc comment.
 macro_rules! unary_methods {
-    ($($name:ident => $op:ident;)*) => {
+    ($($(#[$m:meta])* $name:ident => $op:ident;)*) => {
         #[pymethods]
         impl PyTensor {
             $(
+                $(#[$m])*
                 fn $name(&self, py: Python<'_>) -> PyResult<PyTensor> {
                     self.unary(py, FloatUnary::$op)
                 }
@@ -105,21 +203,163 @@ macro_rules! unary_methods {
 }
 
 unary_methods! {
-    exp => Exp; log => Log; log1p => Log1p; erf => Erf; recip => Recip; square => Square;
-    sqrt => Sqrt; sin => Sin; cos => Cos; tan => Tan; sinh => Sinh; cosh => Cosh; tanh => Tanh;
-    asin => Asin; asinh => Asinh; acos => Acos; acosh => Acosh; atan => Atan; atanh => Atanh;
-    round => Round; floor => Floor; ceil => Ceil; trunc => Trunc; sigmoid => Sigmoid;
+    /// e raised to each element; a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0.0, 1.0], device).exp().to_data().to_list()
+    ///     [1.0, 2.71828...]
+    exp => Exp;
+    /// The natural logarithm of each element (NaN below 0, -inf at 0); a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.0, 4.0], device).log().to_data().to_list()
+    ///     [0.0, 1.38629...]
+    log => Log;
+    /// `log(1 + x)` of each element, accurate for small x; a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0.0, 1.0], device).log1p().to_data().to_list()
+    ///     [0.0, 0.69314...]
+    log1p => Log1p;
+    /// The Gauss error function of each element, in `(-1, 1)`; a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0.0, 1.0], device).erf().to_data().to_list()
+    ///     [0.0, 0.84270...]
+    erf => Erf;
+    /// The reciprocal `1 / x` of each element; a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([2.0, -0.5], device).recip().to_data().to_list()
+    ///     [0.5, -2.0]
+    recip => Recip;
+    /// The square `x * x` of each element; a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([3.0, -0.5], device).square().to_data().to_list()
+    ///     [9.0, 0.25]
+    square => Square;
+    /// The square root of each element (NaN below 0); a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([4.0, 2.25], device).sqrt().to_data().to_list()
+    ///     [2.0, 1.5]
+    sqrt => Sqrt;
+    /// The sine of each element (radians); a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0.0, 1.5707964], device).sin().to_data().to_list()
+    ///     [0.0, 1.0]
+    sin => Sin;
+    /// The cosine of each element (radians); a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0.0, 3.1415927], device).cos().to_data().to_list()
+    ///     [1.0, -1.0]
+    cos => Cos;
+    /// The tangent of each element (radians); a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0.0, 0.7853982], device).tan().to_data().to_list()
+    ///     [0.0, 1.0]
+    tan => Tan;
+    /// The hyperbolic sine of each element; a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0.0, 1.0], device).sinh().to_data().to_list()
+    ///     [0.0, 1.17520...]
+    sinh => Sinh;
+    /// The hyperbolic cosine of each element; a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0.0, 1.0], device).cosh().to_data().to_list()
+    ///     [1.0, 1.54308...]
+    cosh => Cosh;
+    /// The hyperbolic tangent of each element, in `(-1, 1)`; a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0.0, 1.0], device).tanh().to_data().to_list()
+    ///     [0.0, 0.76159...]
+    tanh => Tanh;
+    /// The arcsine of each element, in `[-pi/2, pi/2]` (NaN outside `[-1, 1]`); a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0.0, 1.0], device).asin().to_data().to_list()
+    ///     [0.0, 1.57079...]
+    asin => Asin;
+    /// The inverse hyperbolic sine of each element; a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0.0, 1.0], device).asinh().to_data().to_list()
+    ///     [0.0, 0.88137...]
+    asinh => Asinh;
+    /// The arccosine of each element, in `[0, pi]` (NaN outside `[-1, 1]`); a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.0, 0.0], device).acos().to_data().to_list()
+    ///     [0.0, 1.57079...]
+    acos => Acos;
+    /// The inverse hyperbolic cosine of each element (NaN below 1); a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.0, 2.0], device).acosh().to_data().to_list()
+    ///     [0.0, 1.31695...]
+    acosh => Acosh;
+    /// The arctangent of each element, in `(-pi/2, pi/2)`; a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0.0, 1.0], device).atan().to_data().to_list()
+    ///     [0.0, 0.78539...]
+    atan => Atan;
+    /// The inverse hyperbolic tangent of each element (infinite at -1 and 1); a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0.0, 0.5], device).atanh().to_data().to_list()
+    ///     [0.0, 0.54930...]
+    atanh => Atanh;
+    /// Each element rounded to the nearest integer, halves to even (as NumPy and Burn); a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0.5, 1.5, -2.5, 2.7], device).round().to_data().to_list()
+    ///     [0.0, 2.0, -2.0, 3.0]
+    round => Round;
+    /// Each element rounded down; a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.7, -1.2], device).floor().to_data().to_list()
+    ///     [1.0, -2.0]
+    floor => Floor;
+    /// Each element rounded up; a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.2, -1.7], device).ceil().to_data().to_list()
+    ///     [2.0, -1.0]
+    ceil => Ceil;
+    /// Each element rounded toward zero; a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.7, -1.7], device).trunc().to_data().to_list()
+    ///     [1.0, -1.0]
+    trunc => Trunc;
+    /// The logistic function `1 / (1 + exp(-x))` of each element, in `(0, 1)`; a Float tensor of the same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0.0, 2.0], device).sigmoid().to_data().to_list()
+    ///     [0.5, 0.88079...]
+    sigmoid => Sigmoid;
 }
 
-/// Comparisons: `name(other)` and `name_elem(value)`.
+/// Comparisons: `name(other)` and `name_elem(value)`, each with its doc comment.
 macro_rules! compare_methods {
-    ($($name:ident, $elem:ident => $op:ident;)*) => {
+    ($($(#[$tm:meta])* $name:ident, $(#[$em:meta])* $elem:ident => $op:ident;)*) => {
         #[pymethods]
         impl PyTensor {
             $(
+                $(#[$tm])*
                 fn $name(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
                     self.compare_any(py, CompareOp::$op, &other)
                 }
+                $(#[$em])*
                 fn $elem(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
                     self.compare_elem(py, CompareOp::$op, value)
                 }
@@ -129,12 +369,102 @@ macro_rules! compare_methods {
 }
 
 compare_methods! {
-    equal, equal_elem => Equal;
-    not_equal, not_equal_elem => NotEqual;
-    greater, greater_elem => Greater;
-    greater_equal, greater_equal_elem => GreaterEqual;
-    lower, lower_elem => Lower;
-    lower_equal, lower_equal_elem => LowerEqual;
+    /// A Bool tensor, True where `self == other` element-wise.
+    ///
+    /// Both tensors have the same rank and kind; dims of size 1 broadcast
+    /// (the result has the broadcast shape).
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([1.0, 2.0, 3.0], device)
+    ///     >>> a.equal(Tensor.from_data([2.0, 2.0, 2.0], device)).to_data().to_list()
+    ///     [False, True, False]
+    equal,
+    /// A Bool tensor of the same shape, True where the element `== value`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.0, 2.0, 3.0], device).equal_elem(2.0).to_data().to_list()
+    ///     [False, True, False]
+    equal_elem => Equal;
+    /// A Bool tensor, True where `self != other` element-wise.
+    ///
+    /// Both tensors have the same rank and kind; dims of size 1 broadcast
+    /// (the result has the broadcast shape).
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([1.0, 2.0, 3.0], device)
+    ///     >>> a.not_equal(Tensor.from_data([2.0, 2.0, 2.0], device)).to_data().to_list()
+    ///     [True, False, True]
+    not_equal,
+    /// A Bool tensor of the same shape, True where the element `!= value`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.0, 2.0, 3.0], device).not_equal_elem(2.0).to_data().to_list()
+    ///     [True, False, True]
+    not_equal_elem => NotEqual;
+    /// A Bool tensor, True where `self > other` element-wise.
+    ///
+    /// Both tensors have the same rank and kind; dims of size 1 broadcast
+    /// (the result has the broadcast shape).
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([1.0, 2.0, 3.0], device)
+    ///     >>> a.greater(Tensor.from_data([2.0, 2.0, 2.0], device)).to_data().to_list()
+    ///     [False, False, True]
+    greater,
+    /// A Bool tensor of the same shape, True where the element `> value`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.0, 2.0, 3.0], device).greater_elem(2.0).to_data().to_list()
+    ///     [False, False, True]
+    greater_elem => Greater;
+    /// A Bool tensor, True where `self >= other` element-wise.
+    ///
+    /// Both tensors have the same rank and kind; dims of size 1 broadcast
+    /// (the result has the broadcast shape).
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([1.0, 2.0, 3.0], device)
+    ///     >>> a.greater_equal(Tensor.from_data([2.0, 2.0, 2.0], device)).to_data().to_list()
+    ///     [False, True, True]
+    greater_equal,
+    /// A Bool tensor of the same shape, True where the element `>= value`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.0, 2.0, 3.0], device).greater_equal_elem(2.0).to_data().to_list()
+    ///     [False, True, True]
+    greater_equal_elem => GreaterEqual;
+    /// A Bool tensor, True where `self < other` element-wise.
+    ///
+    /// Both tensors have the same rank and kind; dims of size 1 broadcast
+    /// (the result has the broadcast shape).
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([1.0, 2.0, 3.0], device)
+    ///     >>> a.lower(Tensor.from_data([2.0, 2.0, 2.0], device)).to_data().to_list()
+    ///     [True, False, False]
+    lower,
+    /// A Bool tensor of the same shape, True where the element `< value`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.0, 2.0, 3.0], device).lower_elem(2.0).to_data().to_list()
+    ///     [True, False, False]
+    lower_elem => Lower;
+    /// A Bool tensor, True where `self <= other` element-wise.
+    ///
+    /// Both tensors have the same rank and kind; dims of size 1 broadcast
+    /// (the result has the broadcast shape).
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([1.0, 2.0, 3.0], device)
+    ///     >>> a.lower_equal(Tensor.from_data([2.0, 2.0, 2.0], device)).to_data().to_list()
+    ///     [True, True, False]
+    lower_equal,
+    /// A Bool tensor of the same shape, True where the element `<= value`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.0, 2.0, 3.0], device).lower_equal_elem(2.0).to_data().to_list()
+    ///     [True, True, False]
+    lower_equal_elem => LowerEqual;
 }
 
 #[pymethods]
@@ -247,22 +577,52 @@ impl PyTensor {
         self.bitwise_any(py, BitwiseOp::RightShift, other)
     }
 
+    /// The negation `-x` of each element; same shape and kind.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.0, -2.0], device).neg().to_data().to_list()
+    ///     [-1.0, 2.0]
     fn neg(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.dop(py, |v| v.neg())
     }
+    /// The absolute value of each element; same shape and kind.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([-3, 2], device).abs().to_data().to_list()
+    ///     [3, 2]
     fn abs(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.dop(py, |v| v.abs())
     }
+    /// The sign of each element: -1, 0 or 1, in the tensor's kind; same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([-2.5, 0.0, 4.0], device).sign().to_data().to_list()
+    ///     [-1.0, 0.0, 1.0]
     fn sign(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.dop(py, |v| v.sign())
     }
 
-    /// `self ^ exponent` for a float exponent.
+    /// Each element raised to the float power `exponent`; same shape.
+    ///
+    /// Differentiable in the base. A negative base with a fractional exponent
+    /// gives NaN, as in IEEE arithmetic.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([4.0, 9.0], device).powf_scalar(0.5).to_data().to_list()
+    ///     [2.0, 3.0]
     fn powf_scalar(&self, py: Python<'_>, exponent: f64) -> PyResult<PyTensor> {
         self.dop(py, |v| v.powf_scalar(exponent))
     }
 
-    /// `self ^ other` with Int exponents (element-wise).
+    /// Each element raised to the matching element of the Int tensor `other`.
+    ///
+    /// `other` has the same rank (dims of size 1 broadcast). An Int base stays
+    /// Int; a Float base gives Float.
+    ///
+    /// Example:
+    ///     >>> base = Tensor.from_data([2, 3], device)
+    ///     >>> base.powi(Tensor.from_data([3, 2], device)).to_data().to_list()
+    ///     [8, 9]
     fn powi(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         other.expect_kind(py, "powi", Kind::Int)?;
         if self.t.kind() == Kind::Int {
@@ -277,47 +637,116 @@ impl PyTensor {
         self.dop(py, |v| v.binary(BinaryOp::Powf, &e))
     }
 
-    /// `self ^ other` element-wise for Float tensors.
+    /// Each element raised to the matching element of the Float tensor `other`.
+    ///
+    /// Both tensors have the same rank; dims of size 1 broadcast. Differentiable
+    /// in both.
+    ///
+    /// Example:
+    ///     >>> base = Tensor.from_data([2.0, 9.0], device)
+    ///     >>> base.powf(Tensor.from_data([3.0, 0.5], device)).to_data().to_list()
+    ///     [8.0, 3.0]
     fn powf(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         self.binary_tensor(py, BinaryOp::Powf, &other)
     }
 
-    /// `self ^ exponent` for an integer exponent.
+    /// Each element raised to the integer power `exponent`; same shape and kind.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([2, -3], device).powi_scalar(2).to_data().to_list()
+    ///     [4, 9]
     fn powi_scalar(&self, py: Python<'_>, exponent: i64) -> PyResult<PyTensor> {
         self.dop(py, |v| v.powi_scalar(exponent))
     }
 
+    /// Each element limited to `[min, max]`; same shape and kind.
+    ///
+    /// The gradient flows only where the element was inside the range.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([-2.0, 0.5, 3.0], device).clamp(0.0, 1.0).to_data().to_list()
+    ///     [0.0, 0.5, 1.0]
     fn clamp(&self, py: Python<'_>, min: &Bound<'_, PyAny>, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (lo, hi) = (scalar_for(py, "clamp", min, self.t.dtype())?, scalar_for(py, "clamp", max, self.t.dtype())?);
         self.dop(py, |v| v.clamp(lo, hi))
     }
+    /// Each element raised to at least `min` (`max(x, min)`); same shape and kind.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([-2, 5], device).clamp_min(0).to_data().to_list()
+    ///     [0, 5]
     fn clamp_min(&self, py: Python<'_>, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let lo = scalar_for(py, "clamp_min", min, self.t.dtype())?;
         self.dop(py, |v| v.clamp_min(lo))
     }
+    /// Each element lowered to at most `max` (`min(x, max)`); same shape and kind.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([-2, 5], device).clamp_max(1).to_data().to_list()
+    ///     [-2, 1]
     fn clamp_max(&self, py: Python<'_>, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let hi = scalar_for(py, "clamp_max", max, self.t.dtype())?;
         self.dop(py, |v| v.clamp_max(hi))
     }
 
+    /// The element-wise maximum of two tensors of the same rank and kind.
+    ///
+    /// Dims of size 1 broadcast. For a gradient, a tie goes to `self`.
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([1.0, 5.0], device)
+    ///     >>> a.max_pair(Tensor.from_data([3.0, 2.0], device)).to_data().to_list()
+    ///     [3.0, 5.0]
     fn max_pair(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         self.binary_tensor(py, BinaryOp::Max, &other)
     }
+    /// The element-wise minimum of two tensors of the same rank and kind.
+    ///
+    /// Dims of size 1 broadcast. For a gradient, a tie goes to `self`.
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([1.0, 5.0], device)
+    ///     >>> a.min_pair(Tensor.from_data([3.0, 2.0], device)).to_data().to_list()
+    ///     [1.0, 2.0]
     fn min_pair(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         self.binary_tensor(py, BinaryOp::Min, &other)
     }
 
-    /// Matrix product over the last two dims, batched with broadcasting.
+    /// The matrix product over the last two dims (`self @ other`).
+    ///
+    /// Shapes: `[..., n, k] @ [..., k, m] -> [..., n, m]`; both tensors have the
+    /// same rank (at least 2) and the leading (batch) dims broadcast over size 1.
+    /// A mismatch of `k` is a `ShapeError` naming both shapes. Float and Int
+    /// tensors.
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([[1.0, 2.0], [3.0, 4.0]], device)
+    ///     >>> a.matmul(Tensor.from_data([[1.0], [1.0]], device)).to_data().to_list()
+    ///     [[3.0], [7.0]]
     fn matmul(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         self.dop2(py, "matmul", &other, |a, b| a.matmul(b))
     }
 
-    /// Cross product of 3-vectors along `dim` (Float tensors; the other dims broadcast).
+    /// The cross product of 3-vectors along `dim` (Float tensors).
+    ///
+    /// Both tensors have the same rank, size 3 at `dim`, and their other dims
+    /// broadcast over size 1; the result has the broadcast shape.
+    ///
+    /// Example:
+    ///     >>> x = Tensor.from_data([[1.0, 0.0, 0.0]], device)
+    ///     >>> x.cross(Tensor.from_data([[0.0, 1.0, 0.0]], device), 1).to_data().to_list()
+    ///     [[0.0, 0.0, 1.0]]
     fn cross(&self, py: Python<'_>, other: PyRef<'_, PyTensor>, dim: Dim) -> PyResult<PyTensor> {
         self.dop2(py, "cross", &other, |a, b| a.cross(b, dim))
     }
 
-    /// Dot product of two rank-1 tensors, as a one-element tensor.
+    /// The dot product of two rank-1 tensors of the same length, as a one-element
+    /// tensor of shape `[1]`.
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([1.0, 2.0, 3.0], device)
+    ///     >>> a.dot(Tensor.from_data([4.0, 5.0, 6.0], device)).to_data().to_list()
+    ///     [32.0]
     fn dot(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         if self.t.rank() != 1 || other.t.rank() != 1 {
             return Err(crate::error::shape_error(py, format!("dot: expected two rank-1 tensors, found shapes {:?} and {:?}", self.t.shape(), other.t.shape())));
@@ -325,71 +754,191 @@ impl PyTensor {
         self.matmul(py, other)
     }
 
+    /// Logical not of a Bool tensor (also `~t`); same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([True, False], device).bool_not().to_data().to_list()
+    ///     [False, True]
     fn bool_not(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.op(py, "bool_not", |t| t.bool_not())
     }
+    /// Element-wise logical and of two Bool tensors of the same rank (also `a & b`);
+    /// dims of size 1 broadcast.
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([True, True, False], device)
+    ///     >>> a.bool_and(Tensor.from_data([True, False, False], device)).to_data().to_list()
+    ///     [True, False, False]
     fn bool_and(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         self.op2(py, "bool_and", &other, |a, b| a.bool_and(b))
     }
+    /// Element-wise logical or of two Bool tensors of the same rank (also `a | b`);
+    /// dims of size 1 broadcast.
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([True, False, False], device)
+    ///     >>> a.bool_or(Tensor.from_data([False, True, False], device)).to_data().to_list()
+    ///     [True, True, False]
     fn bool_or(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         self.op2(py, "bool_or", &other, |a, b| a.bool_or(b))
     }
+    /// Element-wise exclusive or of two Bool tensors of the same rank (also `a ^ b`);
+    /// dims of size 1 broadcast.
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([True, True, False], device)
+    ///     >>> a.bool_xor(Tensor.from_data([True, False, False], device)).to_data().to_list()
+    ///     [False, True, False]
     fn bool_xor(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         self.op2(py, "bool_xor", &other, |a, b| a.bool_xor(b))
     }
 
+    /// Bitwise and of an Int tensor with an Int tensor of the same rank (dims of
+    /// size 1 broadcast) or with an int.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([12, 10], device).bitwise_and(Tensor.from_data([10, 6], device)).to_data().to_list()
+    ///     [8, 2]
     fn bitwise_and(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.bitwise_any(py, BitwiseOp::And, other)
     }
+    /// Bitwise or of an Int tensor with an Int tensor of the same rank (dims of
+    /// size 1 broadcast) or with an int.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([12, 1], device).bitwise_or(Tensor.from_data([3, 2], device)).to_data().to_list()
+    ///     [15, 3]
     fn bitwise_or(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.bitwise_any(py, BitwiseOp::Or, other)
     }
+    /// Bitwise exclusive or of an Int tensor with an Int tensor of the same rank
+    /// (dims of size 1 broadcast) or with an int.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([12, 5], device).bitwise_xor(Tensor.from_data([10, 5], device)).to_data().to_list()
+    ///     [6, 0]
     fn bitwise_xor(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.bitwise_any(py, BitwiseOp::Xor, other)
     }
+    /// Bitwise and of every element of an Int tensor with the int `value`; same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([12, 7], device).bitwise_and_scalar(6).to_data().to_list()
+    ///     [4, 6]
     fn bitwise_and_scalar(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.bitwise_any(py, BitwiseOp::And, value)
     }
+    /// Bitwise or of every element of an Int tensor with the int `value`; same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([8, 1], device).bitwise_or_scalar(2).to_data().to_list()
+    ///     [10, 3]
     fn bitwise_or_scalar(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.bitwise_any(py, BitwiseOp::Or, value)
     }
+    /// Bitwise exclusive or of every element of an Int tensor with the int `value`; same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([5, 6], device).bitwise_xor_scalar(3).to_data().to_list()
+    ///     [6, 5]
     fn bitwise_xor_scalar(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.bitwise_any(py, BitwiseOp::Xor, value)
     }
+    /// Bitwise not of each element of an Int tensor (`~x == -x - 1`); same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0, 5], device).bitwise_not().to_data().to_list()
+    ///     [-1, -6]
     fn bitwise_not(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.op(py, "bitwise_not", |t| t.bitwise_not())
     }
+    /// Each element of an Int tensor shifted left by the matching element of an
+    /// Int tensor of the same rank (or by an int).
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1, 3], device).bitwise_left_shift(Tensor.from_data([3, 1], device)).to_data().to_list()
+    ///     [8, 6]
     fn bitwise_left_shift(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.bitwise_any(py, BitwiseOp::LeftShift, other)
     }
+    /// Each element of an Int tensor shifted right (arithmetic shift) by the
+    /// matching element of an Int tensor of the same rank (or by an int).
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([16, -8], device).bitwise_right_shift(Tensor.from_data([2, 1], device)).to_data().to_list()
+    ///     [4, -4]
     fn bitwise_right_shift(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.bitwise_any(py, BitwiseOp::RightShift, other)
     }
+    /// Every element of an Int tensor shifted left by the int `value`; same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1, 5], device).bitwise_left_shift_scalar(2).to_data().to_list()
+    ///     [4, 20]
     fn bitwise_left_shift_scalar(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.bitwise_any(py, BitwiseOp::LeftShift, value)
     }
+    /// Every element of an Int tensor shifted right (arithmetic shift) by the int `value`; same shape.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([16, 5], device).bitwise_right_shift_scalar(2).to_data().to_list()
+    ///     [4, 1]
     fn bitwise_right_shift_scalar(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.bitwise_any(py, BitwiseOp::RightShift, value)
     }
 
+    /// A Bool tensor of the same shape, True where the element is NaN.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.0, float("nan")], device).is_nan().to_data().to_list()
+    ///     [False, True]
     fn is_nan(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.op(py, "is_nan", |t| t.is_nan())
     }
+    /// A Bool tensor of the same shape, True where the element is +inf or -inf.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.0, float("-inf")], device).is_inf().to_data().to_list()
+    ///     [False, True]
     fn is_inf(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.op(py, "is_inf", |t| t.is_inf())
     }
+    /// A Bool tensor of the same shape, True where the element is neither NaN nor infinite.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.0, float("inf"), float("nan")], device).is_finite().to_data().to_list()
+    ///     [True, False, False]
     fn is_finite(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.op(py, "is_finite", |t| t.is_finite())
     }
-    /// One-element Bool tensor: True if any element is NaN.
+    /// A one-element Bool tensor (shape `[1]`): True if any element is NaN.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.0, float("nan")], device).contains_nan().into_scalar()
+    ///     True
     fn contains_nan(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.op(py, "is_nan", |t| t.is_nan()?.any())
     }
+    /// A Bool tensor, True where `|self - other| <= atol + rtol * |other|`.
+    ///
+    /// Both tensors have the same rank (dims of size 1 broadcast). NaNs are never
+    /// close; infinities are close to the same infinity.
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([1.0, 2.0], device)
+    ///     >>> a.is_close(Tensor.from_data([1.0000001, 2.5], device)).to_data().to_list()
+    ///     [True, False]
     #[pyo3(signature = (other, rtol = 1e-5, atol = 1e-8))]
     fn is_close(&self, py: Python<'_>, other: PyRef<'_, PyTensor>, rtol: f64, atol: f64) -> PyResult<PyTensor> {
         self.op2(py, "is_close", &other, |a, b| a.is_close(b, rtol, atol))
     }
-    /// True when every element is close (see `is_close`).
+    /// True when every element is close to its counterpart in `other` (see
+    /// `is_close` for the tolerance); a Python bool.
+    ///
+    /// Example:
+    ///     >>> a = Tensor.from_data([1.0, 2.0], device)
+    ///     >>> a.all_close(a + 1e-7), a.all_close(a + 0.5)
+    ///     (True, False)
     #[pyo3(signature = (other, rtol = 1e-5, atol = 1e-8))]
     fn all_close(&self, py: Python<'_>, other: PyRef<'_, PyTensor>, rtol: f64, atol: f64) -> PyResult<bool> {
         self.same_backend(py, "all_close", &other)?;

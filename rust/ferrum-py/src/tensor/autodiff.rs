@@ -36,12 +36,27 @@ impl PyTensor {
 
 #[pymethods]
 impl PyTensor {
-    /// Mark the tensor as a leaf whose gradient `backward()` reports
-    /// (a no-op on a plain backend).
+    /// The tensor marked as a leaf whose gradient `backward()` computes, on an
+    /// autodiff backend (`Autodiff[NdArray]`); on a plain backend it is returned
+    /// unchanged. Float tensors.
+    ///
+    /// Example:
+    ///     >>> from ferrum.backend import Autodiff
+    ///     >>> x = Tensor.from_data([2.0], Autodiff[NdArray].device()).require_grad()
+    ///     >>> x.is_require_grad()
+    ///     True
     fn require_grad(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.set_require_grad(py, true)
     }
 
+    /// The tensor marked (`True`) or unmarked (`False`) as a leaf whose gradient
+    /// `backward()` computes; `require_grad()` is `set_require_grad(True)`.
+    ///
+    /// Example:
+    ///     >>> from ferrum.backend import Autodiff
+    ///     >>> x = Tensor.from_data([2.0], Autodiff[NdArray].device()).require_grad()
+    ///     >>> x.set_require_grad(False).is_require_grad()
+    ///     False
     fn set_require_grad(&self, py: Python<'_>, require_grad: bool) -> PyResult<PyTensor> {
         self.expect_kind(py, "require_grad", Kind::Float)?;
         if !self.dev().autodiff {
@@ -50,22 +65,47 @@ impl PyTensor {
         Ok(self.wrap_var(py, self.to_var().set_require_grad(require_grad)))
     }
 
+    /// Whether gradients flow to this tensor: a marked leaf, or the result of an
+    /// operation on one. Always False on a plain backend.
+    ///
+    /// Example:
+    ///     >>> Tensor.zeros((1,), device).is_require_grad()
+    ///     False
     fn is_require_grad(&self) -> bool {
         self.node.is_some()
     }
 
-    /// The same values, cut from the gradient graph.
+    /// The same values cut from the gradient graph (still on the autodiff
+    /// backend): nothing flows back through the result.
+    ///
+    /// Example:
+    ///     >>> from ferrum.backend import Autodiff
+    ///     >>> x = Tensor.from_data([2.0], Autodiff[NdArray].device()).require_grad()
+    ///     >>> (x * 3.0).detach().is_require_grad()
+    ///     False
     fn detach(&self, py: Python<'_>) -> PyTensor {
         self.wrap(py, self.t.clone())
     }
 
-    /// The same values on the decorated (inner) backend, without a copy.
+    /// The same values on the decorated (inner) backend, outside the graph and
+    /// without a copy: `Tensor[Autodiff[NdArray], D, K] -> Tensor[NdArray, D, K]`.
+    /// A `BackendError` on a plain backend.
+    ///
+    /// Example:
+    ///     >>> from ferrum.backend import Autodiff
+    ///     >>> Tensor.from_data([2.0], Autodiff[NdArray].device()).inner().device() == device
+    ///     True
     fn inner(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.expect_autodiff(py, "inner")?;
         Ok(PyTensor::new(self.t.clone(), self.inner_device(py)))
     }
 
-    /// A tensor of the inner backend, moved onto its autodiff backend.
+    /// A tensor of the inner backend lifted onto its autodiff backend
+    /// (untracked): `Tensor[NdArray, D, K] -> Tensor[Autodiff[NdArray], D, K]`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_inner(Tensor.from_data([2.0], device)).device().is_autodiff
+    ///     True
     #[staticmethod]
     fn from_inner(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         if tensor.dev().autodiff {
@@ -76,8 +116,18 @@ impl PyTensor {
         Ok(PyTensor::new(tensor.t.clone(), device.extract()?))
     }
 
-    /// Gradients of this tensor (seeded with ones) with respect to every
-    /// tensor marked with `require_grad()` that it depends on.
+    /// The gradients of this tensor with respect to every tensor marked with
+    /// `require_grad()` that it depends on, in a `Gradients` container (read one
+    /// with `x.grad(grads)`). The seed is ones, so a tensor of several elements
+    /// gives the gradients of its sum. The graph is freed as it runs. Autodiff
+    /// backend only (a `BackendError` elsewhere).
+    ///
+    /// Example:
+    ///     >>> from ferrum.backend import Autodiff
+    ///     >>> x = Tensor.from_data([1.0, 2.0], Autodiff[NdArray].device()).require_grad()
+    ///     >>> grads = (x * x).sum().backward()
+    ///     >>> x.grad(grads).to_data().to_list()
+    ///     [2.0, 4.0]
     fn backward(&self, py: Python<'_>) -> PyResult<PyGradients> {
         self.expect_autodiff(py, "backward")?;
         self.expect_kind(py, "backward", Kind::Float)?;
@@ -86,19 +136,45 @@ impl PyTensor {
         Ok(PyGradients::new(grads, self.inner_device(py)))
     }
 
-    /// This tensor's gradient in `grads`, on the inner backend, or None.
+    /// This tensor's gradient in `grads`, of this tensor's shape, on the inner
+    /// backend; None when the tensor took no part in what `backward()` was
+    /// called on.
+    ///
+    /// Example:
+    ///     >>> from ferrum.backend import Autodiff
+    ///     >>> x = Tensor.from_data([3.0], Autodiff[NdArray].device()).require_grad()
+    ///     >>> x.grad((x * 2.0).sum().backward()).to_data().to_list()
+    ///     [2.0]
     fn grad(&self, py: Python<'_>, grads: PyRef<'_, PyGradients>) -> PyResult<Option<PyTensor>> {
         self.expect_autodiff(py, "grad")?;
         Ok(self.node.as_ref().and_then(|n| grads.get(py, n.id)))
     }
 
-    /// Take this tensor's gradient out of `grads`.
+    /// This tensor's gradient taken out of `grads` (None if absent); `grads` no
+    /// longer holds it.
+    ///
+    /// Example:
+    ///     >>> from ferrum.backend import Autodiff
+    ///     >>> x = Tensor.from_data([3.0], Autodiff[NdArray].device()).require_grad()
+    ///     >>> grads = (x * 2.0).sum().backward()
+    ///     >>> x.grad_remove(grads).to_data().to_list(), x.grad(grads)
+    ///     ([2.0], None)
     fn grad_remove(&self, py: Python<'_>, grads: PyRef<'_, PyGradients>) -> PyResult<Option<PyTensor>> {
         self.expect_autodiff(py, "grad_remove")?;
         Ok(self.node.as_ref().and_then(|n| grads.remove(py, n.id)))
     }
 
-    /// Replace this tensor's gradient in `grads` with `grad`.
+    /// This tensor's gradient in `grads` replaced by `grad` (an inner-backend
+    /// tensor of this tensor's shape and dtype, else a `ShapeError` or
+    /// `KindError`); `grads` is changed in place.
+    ///
+    /// Example:
+    ///     >>> from ferrum.backend import Autodiff
+    ///     >>> x = Tensor.from_data([3.0], Autodiff[NdArray].device()).require_grad()
+    ///     >>> grads = (x * 2.0).sum().backward()
+    ///     >>> x.grad_replace(grads, Tensor.from_data([0.5], device))
+    ///     >>> x.grad(grads).to_data().to_list()
+    ///     [0.5]
     fn grad_replace(&self, py: Python<'_>, grads: PyRef<'_, PyGradients>, grad: PyRef<'_, PyTensor>) -> PyResult<()> {
         self.expect_autodiff(py, "grad_replace")?;
         if grad.dev().autodiff {

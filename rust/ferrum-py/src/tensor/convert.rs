@@ -67,71 +67,134 @@ pub fn numpy_view<'py>(py: Python<'py>, t: &Tensor, owner: Bound<'py, PyAny>) ->
 
 #[pymethods]
 impl PyTensor {
-    /// The shape as a tuple.
+    /// The shape as a tuple of ints (Burn's `dims()`).
+    ///
+    /// Example:
+    ///     >>> Tensor.zeros((2, 3), device).dims()
+    ///     (2, 3)
     fn dims<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, self.t.shape())
     }
 
-    /// The shape as a tuple (same as `dims()`).
+    /// The shape as a tuple of ints (the same as `dims()`).
+    ///
+    /// Example:
+    ///     >>> Tensor.zeros((4,), device).shape()
+    ///     (4,)
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, self.t.shape())
     }
 
+    /// The number of dims.
+    ///
+    /// Example:
+    ///     >>> Tensor.zeros((2, 3, 4), device).rank()
+    ///     3
     fn rank(&self) -> usize {
         self.t.rank()
     }
 
+    /// The number of elements (the product of the dims).
+    ///
+    /// Example:
+    ///     >>> Tensor.zeros((2, 3), device).num_elements()
+    ///     6
     fn num_elements(&self) -> usize {
         self.t.numel()
     }
 
+    /// The element type: `DType.F32` or `DType.F64` (Float), `DType.I64` (Int),
+    /// `DType.Bool`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1, 2], device).dtype == DType.I64
+    ///     True
     #[getter]
     fn dtype(&self) -> PyDType {
         self.t.dtype().into()
     }
 
     /// The kind class: `Float`, `Int` or `Bool`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([True], device).kind is Bool
+    ///     True
     #[getter]
     fn kind<'py>(&self, py: Python<'py>) -> Bound<'py, PyType> {
         kind_class(py, self.t.kind())
     }
 
+    /// The device the tensor lives on; it knows its backend (`device().backend`).
+    ///
+    /// Example:
+    ///     >>> Tensor.zeros((1,), device).device() == device
+    ///     True
     fn device(&self, py: Python<'_>) -> Py<PyDevice> {
         self.device.clone_ref(py)
     }
 
-    /// The same values on `device`'s backend (no copy on the CPU).
-    /// The same values on `device`'s backend (no copy on the CPU); moving
-    /// leaves the autodiff graph.
+    /// The same values on `device` (no copy on the CPU). Moving to another
+    /// backend leaves the autodiff graph: gradients do not flow back through it.
+    ///
+    /// Example:
+    ///     >>> from ferrum.backend import Autodiff
+    ///     >>> Tensor.zeros((1,), device).to_device(Autodiff[NdArray].device()).device().is_autodiff
+    ///     True
     fn to_device(&self, device: Py<PyDevice>) -> PyTensor {
         PyTensor::new(self.t.clone(), device)
     }
 
-    /// A new handle to the same values: tensors are immutable, so nothing is copied.
+    /// A new handle to the same values: tensors are immutable, so nothing is
+    /// copied and the clone stays in the same autodiff graph.
+    ///
+    /// Example:
+    ///     >>> x = Tensor.from_data([1, 2], device)
+    ///     >>> x.clone().to_data() == x.to_data()
+    ///     True
     fn clone(&self, py: Python<'_>) -> PyTensor {
         self.wrap_var(py, self.to_var())
     }
 
-    /// The values, copied into a TensorData.
+    /// The values copied into a `TensorData` (shape, dtype and the values in
+    /// row-major order).
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([[1, 2]], device).to_data().shape
+    ///     (1, 2)
     fn to_data(&self, py: Python<'_>) -> PyResult<PyTensorData> {
         Ok(PyTensorData { t: engine(py, false, || self.t.try_contiguous("to_data"))? })
     }
 
-    /// As `to_data` (Burn's consuming form; Python keeps the tensor).
+    /// The values as a `TensorData`, as `to_data` (Burn's consuming name; in
+    /// Python the tensor stays usable).
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.5], device).into_data().to_list()
+    ///     [1.5]
     // Burn's names: Python has no moves, so `into_*` borrows.
     #[allow(clippy::wrong_self_convention)]
     fn into_data(&self, py: Python<'_>) -> PyResult<PyTensorData> {
         self.to_data(py)
     }
 
-    /// The value of a one-element tensor as a Python float, int or bool.
+    /// The value of a one-element tensor (of any rank) as a Python float, int or
+    /// bool; another number of elements is an `ArgumentError`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([[1.0, 2.0]], device).sum().into_scalar()
+    ///     3.0
     #[allow(clippy::wrong_self_convention)]
     fn into_scalar(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let s = engine(py, false, || self.t.into_scalar())?;
         scalar_to_py(py, s)
     }
 
-    /// PyTorch's and NumPy's name for `into_scalar`.
+    /// PyTorch's and NumPy's name for `into_scalar`: the value of a one-element
+    /// tensor as a Python number.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([7], device).item()
+    ///     7
     fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         if self.t.numel() != 1 {
             let shape = self.t.shape();
@@ -140,7 +203,13 @@ impl PyTensor {
         self.into_scalar(py)
     }
 
-    /// A read-only NumPy view of the values; copies only if `copy=True`.
+    /// The values as a NumPy array of the tensor's shape and dtype. Without
+    /// `copy`, a read-only view of the tensor's memory (no copy, kept alive by the
+    /// array); with `copy=True`, a writable copy.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([[1, 2]], device).to_numpy()
+    ///     array([[1, 2]])
     #[pyo3(signature = (*, copy = false))]
     fn to_numpy<'py>(slf: &Bound<'py, Self>, copy: bool) -> PyResult<Bound<'py, PyAny>> {
         let arr = numpy_view(slf.py(), &slf.get().t, slf.clone().into_any())?;
@@ -156,13 +225,24 @@ impl PyTensor {
         }
     }
 
-    /// The values as another dtype of the same or another kind.
+    /// The values converted to `dtype` (`DType.F32`, `F64`, `I64` or `Bool`),
+    /// which may change the kind: Float to Int truncates toward zero, non-zero is
+    /// True. Differentiable between Float dtypes.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.5, -2.5], device).cast(DType.F64).dtype == DType.F64
+    ///     True
     fn cast(&self, py: Python<'_>, dtype: PyDType) -> PyResult<PyTensor> {
         let dt: DType = dtype.into();
         self.dop(py, |v| v.cast(dt))
     }
 
-    /// Float -> Int (truncating toward zero), Bool -> Int (0/1).
+    /// An Int tensor (i64) of the same shape: Float values truncate toward zero,
+    /// Bool gives 0 and 1. Already Int is a `KindError`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.7, -1.7], device).int().to_data().to_list()
+    ///     [1, -1]
     fn int(&self, py: Python<'_>) -> PyResult<PyTensor> {
         if self.t.kind() == Kind::Int {
             return Err(kind_error(py, "int: the tensor is already Int"));
@@ -170,7 +250,12 @@ impl PyTensor {
         self.op(py, "int", |t| t.cast(DType::I64))
     }
 
-    /// Int or Bool -> Float (f32).
+    /// A Float tensor (f32) of the same shape from an Int or Bool tensor (True is
+    /// 1.0). Already Float is a `KindError`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1, 0], device).float().to_data().to_list()
+    ///     [1.0, 0.0]
     fn float(&self, py: Python<'_>) -> PyResult<PyTensor> {
         if self.t.kind() == Kind::Float {
             return Err(kind_error(py, "float: the tensor is already Float"));
@@ -178,7 +263,12 @@ impl PyTensor {
         self.op(py, "float", |t| t.cast(DType::F32))
     }
 
-    /// Non-zero -> True.
+    /// A Bool tensor of the same shape: True where the element is non-zero.
+    /// Already Bool is a `KindError`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([0, 2], device).bool().to_data().to_list()
+    ///     [False, True]
     fn bool(&self, py: Python<'_>) -> PyResult<PyTensor> {
         if self.t.kind() == Kind::Bool {
             return Err(kind_error(py, "bool: the tensor is already Bool"));

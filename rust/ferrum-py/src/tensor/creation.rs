@@ -56,8 +56,18 @@ pub fn tensor_from_any(py: Python<'_>, data: &Bound<'_, PyAny>, want: Option<DTy
 
 #[pymethods]
 impl PyTensor {
-    /// A tensor from nested lists, a NumPy array or TensorData; the kind is
-    /// inferred (bools -> Bool, ints -> Int, else Float) unless given.
+    /// A tensor from nested lists, a NumPy array or a `TensorData`, on `device`.
+    ///
+    /// The rank is the nesting depth and the shape must be rectangular (a ragged
+    /// list is a `ShapeError`). The kind is inferred (all bools: Bool; all ints:
+    /// Int; else Float) unless `kind` is given; `dtype` picks the precision
+    /// (`DType.F64` for f64 Float).
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([[1, 2], [3, 4]], device).dims()
+    ///     (2, 2)
+    ///     >>> Tensor.from_data([1, 2], device, Float).to_data().to_list()
+    ///     [1.0, 2.0]
     #[staticmethod]
     #[pyo3(signature = (data, device, kind = None, *, dtype = None))]
     fn from_data(py: Python<'_>, data: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
@@ -65,7 +75,12 @@ impl PyTensor {
         Ok(PyTensor::new(t, device))
     }
 
-    /// A Float tensor from floats (any nesting).
+    /// A Float tensor from floats (or ints) in nested lists, a NumPy array or a
+    /// `TensorData`; f32 unless `dtype` says otherwise.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_floats([1, 2.5], device).to_data().to_list()
+    ///     [1.0, 2.5]
     #[staticmethod]
     #[pyo3(signature = (data, device, *, dtype = None))]
     fn from_floats(py: Python<'_>, data: &Bound<'_, PyAny>, device: Py<PyDevice>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
@@ -76,20 +91,34 @@ impl PyTensor {
         Ok(PyTensor::new(tensor_from_any(py, data, Some(dt))?, device))
     }
 
-    /// An Int tensor from ints (any nesting).
+    /// An Int tensor from ints in nested lists, a NumPy array or a `TensorData`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_ints([[1, 2]], device).to_data().to_list()
+    ///     [[1, 2]]
     #[staticmethod]
     fn from_ints(py: Python<'_>, data: &Bound<'_, PyAny>, device: Py<PyDevice>) -> PyResult<PyTensor> {
         Ok(PyTensor::new(tensor_from_any(py, data, Some(DType::I64))?, device))
     }
 
-    /// A Bool tensor from bools (any nesting).
+    /// A Bool tensor from bools in nested lists, a NumPy array or a `TensorData`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_bool([True, False], device).kind is Bool
+    ///     True
     #[staticmethod]
     fn from_bool(py: Python<'_>, data: &Bound<'_, PyAny>, device: Py<PyDevice>) -> PyResult<PyTensor> {
         Ok(PyTensor::new(tensor_from_any(py, data, Some(DType::Bool))?, device))
     }
 
-    /// A copy of any NumPy array (strided or not): floats keep f32/f64
-    /// (f16 becomes f32), integers become i64, bools stay bool.
+    /// A copy of any NumPy array (contiguous or strided) on `device`: float
+    /// arrays keep f32 or f64 (f16 becomes f32), integers become Int (i64),
+    /// booleans Bool. The rank is the array's.
+    ///
+    /// Example:
+    ///     >>> import numpy as np
+    ///     >>> Tensor.from_numpy(np.arange(6).reshape(2, 3), device).dims()
+    ///     (2, 3)
     #[staticmethod]
     #[pyo3(signature = (array, device, *, dtype = None))]
     fn from_numpy(py: Python<'_>, array: &Bound<'_, PyAny>, device: Py<PyDevice>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
@@ -99,6 +128,12 @@ impl PyTensor {
         Ok(PyTensor::new(tensor_from_numpy(py, array, dtype.map(Into::into))?, device))
     }
 
+    /// A tensor of `shape` (a tuple, whose length is the rank) filled with zeros;
+    /// Float unless `kind` is given (`Int`, `Bool`: False).
+    ///
+    /// Example:
+    ///     >>> Tensor.zeros((2, 2), device, Int).to_data().to_list()
+    ///     [[0, 0], [0, 0]]
     #[staticmethod]
     #[pyo3(signature = (shape, device, kind = None, *, dtype = None))]
     fn zeros(py: Python<'_>, shape: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
@@ -108,6 +143,12 @@ impl PyTensor {
         Ok(PyTensor::new(t, device))
     }
 
+    /// A tensor of `shape` filled with ones; Float unless `kind` is given (`Int`,
+    /// `Bool`: True).
+    ///
+    /// Example:
+    ///     >>> Tensor.ones((3,), device).to_data().to_list()
+    ///     [1.0, 1.0, 1.0]
     #[staticmethod]
     #[pyo3(signature = (shape, device, kind = None, *, dtype = None))]
     fn ones(py: Python<'_>, shape: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
@@ -117,14 +158,24 @@ impl PyTensor {
         Ok(PyTensor::new(t, device))
     }
 
-    /// Burn's `empty`: a tensor whose values are unspecified (here zeros).
+    /// Burn's `empty`: a tensor of `shape` whose values are unspecified (ferrum
+    /// gives zeros); Float unless `kind` is given.
+    ///
+    /// Example:
+    ///     >>> Tensor.empty((2, 3), device).dims()
+    ///     (2, 3)
     #[staticmethod]
     #[pyo3(signature = (shape, device, kind = None, *, dtype = None))]
     fn empty(py: Python<'_>, shape: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         Self::zeros(py, shape, device, kind, dtype)
     }
 
-    /// Every element `value`, converted to the kind (Float unless given).
+    /// A tensor of `shape` with every element `value`; Float unless `kind` is
+    /// given (a fractional value for an Int tensor is a `KindError`).
+    ///
+    /// Example:
+    ///     >>> Tensor.full((2,), 7, device, Int).to_data().to_list()
+    ///     [7, 7]
     #[staticmethod]
     #[pyo3(signature = (shape, value, device, kind = None, *, dtype = None))]
     fn full(py: Python<'_>, shape: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
@@ -134,6 +185,11 @@ impl PyTensor {
         Ok(PyTensor::new(engine(py, false, || Tensor::try_full("full", &dims, s, dt))?, device))
     }
 
+    /// Zeros of this tensor's shape, dtype and device.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([[1, 2]], device).zeros_like().to_data().to_list()
+    ///     [[0, 0]]
     fn zeros_like(&self, py: Python<'_>) -> PyResult<PyTensor> {
         // A fresh buffer the size of this tensor, which may be a broadcast
         // view far larger than its own: allocated fallibly.
@@ -141,38 +197,66 @@ impl PyTensor {
         Ok(self.wrap(py, engine(py, false, || Tensor::try_full("zeros_like", shape, Scalar::Int(0), dt))?))
     }
 
+    /// Ones of this tensor's shape, dtype and device.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1.5, 2.5], device).ones_like().to_data().to_list()
+    ///     [1.0, 1.0]
     fn ones_like(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let (shape, dt) = (self.t.shape(), self.t.dtype());
         Ok(self.wrap(py, engine(py, false, || Tensor::try_full("ones_like", shape, Scalar::Int(1), dt))?))
     }
 
+    /// A tensor of this tensor's shape, dtype and device with every element `value`.
+    ///
+    /// Example:
+    ///     >>> Tensor.from_data([1, 2], device).full_like(9).to_data().to_list()
+    ///     [9, 9]
     fn full_like(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let s = scalar_for(py, "full_like", value, self.t.dtype())?;
         let (shape, dt) = (self.t.shape(), self.t.dtype());
         Ok(self.wrap(py, engine(py, false, || Tensor::try_full("full_like", shape, s, dt))?))
     }
 
-    /// Int tensor `[start, end)` (Burn's `arange(start..end)`).
+    /// The Int tensor `[start, start + 1, ..., end - 1]` (Burn's `arange(start..end)`),
+    /// of shape `[end - start]`.
+    ///
+    /// Example:
+    ///     >>> Tensor.arange(2, 5, device).to_data().to_list()
+    ///     [2, 3, 4]
     #[staticmethod]
     fn arange(py: Python<'_>, start: i64, end: i64, device: Py<PyDevice>) -> PyResult<PyTensor> {
         Ok(PyTensor::new(engine(py, false, || Tensor::arange_step(start, end, 1, DType::I64))?, device))
     }
 
-    /// Int tensor `[start, end)` by `step` (negative steps count down).
+    /// The Int tensor from `start` up to `end` (excluded) by `step`; a negative
+    /// step counts down. A zero step is an `ArgumentError`.
+    ///
+    /// Example:
+    ///     >>> Tensor.arange_step(0, 7, 3, device).to_data().to_list()
+    ///     [0, 3, 6]
     #[staticmethod]
     fn arange_step(py: Python<'_>, start: i64, end: i64, step: i64, device: Py<PyDevice>) -> PyResult<PyTensor> {
         Ok(PyTensor::new(engine(py, false, || Tensor::arange_step(start, end, step, DType::I64))?, device))
     }
 
-    /// Int `[..shape, len(shape)]`: each position's own index (Burn's
-    /// `Tensor::cartesian_grid`).
+    /// Each position's own index: an Int tensor of shape `[*shape, len(shape)]`
+    /// (Burn's `Tensor::cartesian_grid`).
+    ///
+    /// Example:
+    ///     >>> Tensor.cartesian_grid([2, 2], device).to_data().to_list()
+    ///     [[[0, 0], [0, 1]], [[1, 0], [1, 1]]]
     #[staticmethod]
     fn cartesian_grid(py: Python<'_>, shape: Vec<i64>, device: Py<PyDevice>) -> PyResult<PyTensor> {
         let shape = super::counts(py, "cartesian_grid", "shape", &shape)?;
         Ok(PyTensor::new(engine(py, false, || Tensor::cartesian_grid(&shape))?, device))
     }
 
-    /// The `size x size` identity matrix.
+    /// The `size x size` identity matrix; Float unless `kind` is given.
+    ///
+    /// Example:
+    ///     >>> Tensor.eye(2, device, Int).to_data().to_list()
+    ///     [[1, 0], [0, 1]]
     #[staticmethod]
     #[pyo3(signature = (size, device, kind = None, *, dtype = None))]
     fn eye(py: Python<'_>, size: i64, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
@@ -181,7 +265,16 @@ impl PyTensor {
         Ok(PyTensor::new(engine(py, false, || Tensor::eye(n, dt))?, device))
     }
 
-    /// Samples of `distribution` (seeded by `B.seed(n)`).
+    /// A tensor of `shape` sampled from `distribution` (`Distribution.Normal(mean,
+    /// std)`, `Uniform(low, high)`, `Bernoulli(p)`, `Default`: uniform in
+    /// `[0, 1)`). The generator is seeded with `B.seed(n)`, so a run is
+    /// reproducible. Float unless `kind` is given.
+    ///
+    /// Example:
+    ///     >>> NdArray.seed(0)
+    ///     >>> x = Tensor.random((2, 3), Distribution.Uniform(0.0, 1.0), device)
+    ///     >>> x.dims(), x.greater_equal_elem(0.0).all().into_scalar()
+    ///     ((2, 3), True)
     #[staticmethod]
     #[pyo3(signature = (shape, distribution, device, kind = None, *, dtype = None))]
     fn random(
@@ -199,7 +292,11 @@ impl PyTensor {
         Ok(PyTensor::new(t, device))
     }
 
-    /// Samples of `distribution` with this tensor's shape and dtype.
+    /// Samples of `distribution` with this tensor's shape, dtype and device.
+    ///
+    /// Example:
+    ///     >>> Tensor.zeros((4,), device).random_like(Distribution.Bernoulli(1.0)).to_data().to_list()
+    ///     [1.0, 1.0, 1.0, 1.0]
     fn random_like(&self, py: Python<'_>, distribution: PyRef<'_, PyDistribution>) -> PyResult<PyTensor> {
         let d = distribution.0;
         let (shape, dt) = (self.t.shape().to_vec(), self.t.dtype());
@@ -207,7 +304,13 @@ impl PyTensor {
         Ok(self.wrap(py, t))
     }
 
-    /// Bool mask, False on the upper triangle (`j - i >= offset`).
+    /// A Bool mask of `shape` (rank 2 or more; the last two dims are the matrix),
+    /// False on the upper triangle (`col - row >= offset`) and True elsewhere:
+    /// what `mask_fill` hides below the diagonal.
+    ///
+    /// Example:
+    ///     >>> Tensor.triu_mask((2, 2), 0, device).to_data().to_list()
+    ///     [[False, False], [True, False]]
     #[staticmethod]
     #[pyo3(signature = (shape, offset, device))]
     fn triu_mask(py: Python<'_>, shape: &Bound<'_, PyAny>, offset: i64, device: Py<PyDevice>) -> PyResult<PyTensor> {
@@ -215,7 +318,12 @@ impl PyTensor {
         Ok(PyTensor::new(engine(py, false, || Tensor::triu_mask(&dims, offset))?, device))
     }
 
-    /// Bool mask, False on the lower triangle (`j - i <= offset`).
+    /// A Bool mask of `shape`, False on the lower triangle (`col - row <= offset`)
+    /// and True elsewhere: the causal mask of attention with `offset=0`.
+    ///
+    /// Example:
+    ///     >>> Tensor.tril_mask((2, 2), 0, device).to_data().to_list()
+    ///     [[False, True], [False, False]]
     #[staticmethod]
     #[pyo3(signature = (shape, offset, device))]
     fn tril_mask(py: Python<'_>, shape: &Bound<'_, PyAny>, offset: i64, device: Py<PyDevice>) -> PyResult<PyTensor> {
@@ -223,7 +331,12 @@ impl PyTensor {
         Ok(PyTensor::new(engine(py, false, || Tensor::tril_mask(&dims, offset))?, device))
     }
 
-    /// Bool mask, False on the diagonal `j - i == offset`.
+    /// A Bool mask of `shape`, False on the diagonal `col - row == offset` and
+    /// True elsewhere.
+    ///
+    /// Example:
+    ///     >>> Tensor.diag_mask((2, 2), 0, device).to_data().to_list()
+    ///     [[False, True], [True, False]]
     #[staticmethod]
     #[pyo3(signature = (shape, offset, device))]
     fn diag_mask(py: Python<'_>, shape: &Bound<'_, PyAny>, offset: i64, device: Py<PyDevice>) -> PyResult<PyTensor> {

@@ -27,6 +27,30 @@ use crate::error::{backend_error, engine, kind_error};
 /// release/reacquire costs more than the kernel.
 const GIL_RELEASE_ELEMS: usize = 1 << 15;
 
+/// A tensor: Burn's `Tensor<B, D, K>` as `Tensor[B, D, K]`.
+///
+/// `B` is the backend (`NdArray`, or `Autodiff[NdArray]` to record gradients),
+/// `D` the rank (`D1` to `D6`) and `K` the kind (`Float`, the default; `Int`
+/// or `Bool`). mypy checks all three; the runtime raises the same errors
+/// (`ShapeError`, `KindError`, `BackendError`) naming the operation and the
+/// shapes, dims or kinds involved.
+///
+/// Tensors are immutable values: every operation returns a new tensor, views
+/// (`transpose`, `slice`, `reshape` of contiguous data, `expand`, ...) copy
+/// nothing and `clone()` is free. Binary operations broadcast between tensors
+/// of the same rank, over dims of size 1; reductions over a dim keep it with
+/// size 1. Python's operators (`+ - * / % ** @`, comparisons are methods,
+/// `& | ^ ~` on Bool and Int tensors) and indexing (`t[0:2, :, ::2]`, which
+/// keeps the rank) call the named methods.
+///
+/// The examples of the methods assume
+/// `from ferrum import Tensor; from ferrum.backend import NdArray;
+/// device = NdArray.device()`.
+///
+/// Example:
+///     >>> a = Tensor.from_data([[1.0, 2.0], [3.0, 4.0]], device)
+///     >>> (a @ a + 1.0).sum_dim(1).to_data().to_list()
+///     [[19.0], [39.0]]
 #[pyclass(frozen, name = "Tensor", module = "ferrum")]
 pub struct PyTensor {
     pub t: Tensor,

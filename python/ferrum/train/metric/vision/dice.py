@@ -69,7 +69,9 @@ class DiceAdaptor(Protocol):
         True
     """
 
-    def dice_input(self) -> DiceInput[Any]: ...
+    def dice_input(self) -> DiceInput[Any]:
+        """The step output's input to DiceMetric."""
+        ...
 
 
 @runtime_checkable
