@@ -1,0 +1,46 @@
+"""ONNX element types against NumPy dtypes and ferrum's (F32, F64, I64, Bool).
+
+ferrum computes in f32/f64, i64 and bool: the narrower ONNX types (float16,
+int8, uint32, ...) are computed in the nearest of these and converted back to
+the declared type when a result leaves the graph.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import TensorProto
+
+from ferrum.onnx.errors import OnnxError
+
+__all__ = ["compute_dtype", "is_float_type", "numpy_dtype"]
+
+_FLOATS = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE}
+
+
+def numpy_dtype(elem_type: int, where: str = "") -> np.dtype[Any]:
+    """The NumPy dtype of an ONNX element type (bfloat16 is read as float32)."""
+    if elem_type == TensorProto.BFLOAT16:
+        return np.dtype(np.float32)
+    try:
+        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
+    except (KeyError, ValueError, TypeError) as exc:
+        raise OnnxError(f"{where}unsupported ONNX element type {elem_type}") from exc
+
+
+def is_float_type(elem_type: int) -> bool:
+    return elem_type in _FLOATS
+
+
+def compute_dtype(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """``array`` in the dtype ferrum computes it in (f32, f64, i64 or bool)."""
+    kind = array.dtype.kind
+    if kind == "b":
+        return array
+    if kind == "f":
+        return array if array.dtype == np.float64 else array.astype(np.float32)
+    if kind in "iu":
+        return array.astype(np.int64)
+    raise OnnxError(f"cannot compute on {array.dtype} values (strings and complex numbers are not supported)")

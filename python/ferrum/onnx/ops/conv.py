@@ -1,0 +1,282 @@
+"""Convolution and pooling: Conv, ConvTranspose, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
+
+ONNX gives padding as begin/end per spatial dim (or ``auto_pad``); they are
+resolved against the input size at run time. A 1-d or 2-d Conv whose weights
+are constants and whose padding is symmetric becomes a ``Conv1d``/``Conv2d``
+layer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ferrum import functional as F
+from ferrum._ferrum import Device, PadMode, Tensor
+from ferrum.module import Param
+from ferrum.nn.conv import Conv1d, Conv2d
+from ferrum.nn.padding import PaddingConfig1d, PaddingConfig2d
+from ferrum.onnx.ops._util import AnyTensor
+from ferrum.onnx.ops.registry import LayerPlan, NodeInfo, op
+
+__all__ = ["average_pool", "conv", "conv_transpose", "global_average_pool", "global_max_pool", "max_pool"]
+
+
+def _pads(
+    size: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    pads: Sequence[int] | None,
+    auto_pad: str,
+    ceil: bool = False,
+) -> list[tuple[int, int]]:
+    n = len(size)
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        out = []
+        for i in range(n):
+            target = -(-size[i] // strides[i])
+            total = max(0, (target - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - size[i])
+            small = total // 2
+            out.append((small, total - small) if auto_pad == "SAME_UPPER" else (total - small, small))
+        return out
+    if auto_pad == "VALID" or not pads:
+        return [(0, 0)] * n
+    return [(pads[i], pads[i + n]) for i in range(n)]
+
+
+def _settings(
+    x: AnyTensor,
+    kernel: Sequence[int],
+    strides: Sequence[int] | None,
+    dilations: Sequence[int] | None,
+    pads: Sequence[int] | None,
+    auto_pad: str,
+) -> tuple[list[int], list[int], list[tuple[int, int]]]:
+    n = x.rank() - 2
+    strides_l = list(strides or [1] * n)
+    dilations_l = list(dilations or [1] * n)
+    return strides_l, dilations_l, _pads(x.dims()[2:], kernel, strides_l, dilations_l, pads, auto_pad)
+
+
+def _prepad(x: AnyTensor, pads: list[tuple[int, int]], value: float = 0.0) -> AnyTensor:
+    flat: list[int] = []
+    for before, after in reversed(pads):
+        flat += [before, after]
+    return x.pad(flat, PadMode.Constant(value)) if any(flat) else x
+
+
+@op("Conv", layer=lambda info, device: _conv_layer(info, device))
+def conv(
+    x: AnyTensor,
+    weight: AnyTensor,
+    bias: AnyTensor | None = None,
+    auto_pad: str = "NOTSET",
+    dilations: tuple[int, ...] | None = None,
+    group: int = 1,
+    kernel_shape: tuple[int, ...] | None = None,
+    pads: tuple[int, ...] | None = None,
+    strides: tuple[int, ...] | None = None,
+) -> AnyTensor:
+    """N-d convolution of ``[batch, channels, *spatial]`` by ``[out, channels / group, *kernel]``."""
+    kernel = list(kernel_shape or weight.dims()[2:])
+    s, d, p = _settings(x, kernel, strides, dilations, pads, auto_pad)
+    n = len(kernel)
+    if n == 1:
+        return F.conv1d(x, weight, bias, s[0], p[0], d[0], group)
+    if n == 2:
+        return F.conv2d(x, weight, bias, (s[0], s[1]), (p[0], p[1]), (d[0], d[1]), group)
+    if n == 3:
+        return F.conv3d(_prepad(x, p), weight, bias, (s[0], s[1], s[2]), (0, 0, 0), (d[0], d[1], d[2]), group)
+    raise ValueError(f"Conv over {n} spatial dims is not supported (1 to 3)")
+
+
+def _conv_layer(info: NodeInfo, device: Device[Any]) -> LayerPlan | None:
+    weight, bias = info.constants[1], info.constants[2] if len(info.constants) > 2 else None
+    has_bias = len(info.present) > 2 and info.present[2]
+    if weight is None or weight.dtype.kind != "f" or (has_bias and bias is None):
+        return None
+    kw = info.kwargs
+    n = weight.ndim - 2
+    pads = kw.get("pads")
+    auto_pad = kw.get("auto_pad", "NOTSET")
+    if n not in (1, 2) or auto_pad not in ("NOTSET", "VALID"):
+        return None
+    if pads and auto_pad == "NOTSET" and tuple(pads[:n]) != tuple(pads[n:]):
+        return None
+    sym = list(pads[:n]) if pads and auto_pad == "NOTSET" else [0] * n
+    strides = list(kw.get("strides") or [1] * n)
+    dilations = list(kw.get("dilations") or [1] * n)
+    w = Param(Tensor.from_numpy(weight, device))
+    b = Param(Tensor.from_numpy(bias, device)) if bias is not None else None
+    kernel = list(weight.shape[2:])
+    group = int(kw.get("group", 1))
+    if n == 1:
+        layer: Any = Conv1d(
+            weight=w,
+            bias=b,
+            stride=strides[0],
+            kernel_size=kernel[0],
+            dilation=dilations[0],
+            groups=group,
+            padding=PaddingConfig1d.Explicit(sym[0]),
+        )
+    else:
+        layer = Conv2d(
+            weight=w,
+            bias=b,
+            stride=(strides[0], strides[1]),
+            kernel_size=(kernel[0], kernel[1]),
+            dilation=(dilations[0], dilations[1]),
+            groups=group,
+            padding=PaddingConfig2d.Explicit(sym[0], sym[1]),
+        )
+    return LayerPlan(layer, (0,))
+
+
+@op("ConvTranspose")
+def conv_transpose(
+    x: AnyTensor,
+    weight: AnyTensor,
+    bias: AnyTensor | None = None,
+    auto_pad: str = "NOTSET",
+    dilations: tuple[int, ...] | None = None,
+    group: int = 1,
+    kernel_shape: tuple[int, ...] | None = None,
+    output_padding: tuple[int, ...] | None = None,
+    output_shape: tuple[int, ...] | None = None,
+    pads: tuple[int, ...] | None = None,
+    strides: tuple[int, ...] | None = None,
+) -> AnyTensor:
+    """N-d transposed convolution; weight ``[channels, out / group, *kernel]``."""
+    kernel = list(kernel_shape or weight.dims()[2:])
+    n = len(kernel)
+    size = x.dims()[2:]
+    s = list(strides or [1] * n)
+    d = list(dilations or [1] * n)
+    out_pad = list(output_padding or [0] * n)
+    full = [(size[i] - 1) * s[i] + (kernel[i] - 1) * d[i] + 1 + out_pad[i] for i in range(n)]
+    if output_shape is not None:
+        target = list(output_shape[-n:])
+        total = [full[i] - target[i] for i in range(n)]
+        for i, t in enumerate(total):
+            if t < 0:
+                # a larger output than the kernel reaches: the extra rows are output padding.
+                out_pad[i] -= t
+                total[i] = 0
+        if auto_pad == "SAME_LOWER":
+            begin_end = [(t - t // 2, t // 2) for t in total]
+        else:
+            begin_end = [(t // 2, t - t // 2) for t in total]
+    elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        total = [full[i] - size[i] * s[i] for i in range(n)]
+        if auto_pad == "SAME_UPPER":
+            begin_end = [(t // 2, t - t // 2) for t in total]
+        else:
+            begin_end = [(t - t // 2, t // 2) for t in total]
+    elif pads:
+        begin_end = [(pads[i], pads[i + n]) for i in range(n)]
+    else:
+        begin_end = [(0, 0)] * n
+    # ferrum pads symmetrically: run with the smaller side, then crop the extra one.
+    sym = [min(b, e) for b, e in begin_end]
+    fns: dict[int, Any] = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
+    if n not in fns:
+        raise ValueError(f"ConvTranspose over {n} spatial dims is not supported (1 to 3)")
+    args: list[Any] = [sym, out_pad, d] if n > 1 else [sym[0], out_pad[0], d[0]]
+    stride: Any = tuple(s) if n > 1 else s[0]
+    y: AnyTensor = fns[n](x, weight, bias, stride, *(tuple(a) if n > 1 else a for a in args), group)
+    crops = [(b - m, e - m) for (b, e), m in zip(begin_end, sym, strict=True)]
+    if any(c for pair in crops for c in pair):
+        ranges: list[Any] = [(0, y.dims()[0]), (0, y.dims()[1])]
+        for i, (b, e) in enumerate(crops):
+            ranges.append((b, y.dims()[2 + i] - e))
+        y = y.slice(ranges)
+    return y
+
+
+def _pool_padding(
+    x: AnyTensor,
+    kernel: Sequence[int],
+    strides: Sequence[int] | None,
+    pads: Sequence[int] | None,
+    auto_pad: str,
+    dilations: Sequence[int] | None,
+) -> tuple[list[int], list[int], list[tuple[int, int]]]:
+    return _settings(x, kernel, strides, dilations, pads, auto_pad)
+
+
+@op("MaxPool")
+def max_pool(
+    x: AnyTensor,
+    auto_pad: str = "NOTSET",
+    ceil_mode: int = 0,
+    dilations: tuple[int, ...] | None = None,
+    kernel_shape: tuple[int, ...] = (),
+    pads: tuple[int, ...] | None = None,
+    storage_order: int = 0,
+    strides: tuple[int, ...] | None = None,
+) -> tuple[AnyTensor, AnyTensor]:
+    """Max pooling over 1 or 2 spatial dims, with the flat (row-major) indices of the maxima."""
+    if storage_order:
+        raise ValueError("MaxPool storage_order=1 (column-major indices) is not supported")
+    kernel = list(kernel_shape)
+    s, d, p = _pool_padding(x, kernel, strides, pads, auto_pad, dilations)
+    n = len(kernel)
+    if n == 1:
+        y4 = x.unsqueeze_dims([2])
+        out, idx = F.max_pool2d_with_indices(
+            y4, (1, kernel[0]), (1, s[0]), (0, p[0]), (1, d[0]), bool(ceil_mode)
+        )
+        return out.squeeze_dims([2]), idx.squeeze_dims([2])
+    if n == 2:
+        out, idx = F.max_pool2d_with_indices(
+            x, (kernel[0], kernel[1]), (s[0], s[1]), (p[0], p[1]), (d[0], d[1]), bool(ceil_mode)
+        )
+        return out, _global_index(idx, x)
+    raise ValueError(f"MaxPool over {n} spatial dims is not supported (1 or 2)")
+
+
+def _global_index(idx: AnyTensor, x: AnyTensor) -> AnyTensor:
+    """Per-plane indices as ONNX's indices into the whole flattened input."""
+    b, c = x.dims()[:2]
+    plane = math.prod(x.dims()[2:])
+    offsets = Tensor.arange(0, b * c, x.device()).reshape((b, c, 1, 1)) * plane
+    return idx + offsets
+
+
+@op("AveragePool")
+def average_pool(
+    x: AnyTensor,
+    auto_pad: str = "NOTSET",
+    ceil_mode: int = 0,
+    count_include_pad: int = 0,
+    dilations: tuple[int, ...] | None = None,
+    kernel_shape: tuple[int, ...] = (),
+    pads: tuple[int, ...] | None = None,
+    strides: tuple[int, ...] | None = None,
+) -> AnyTensor:
+    """Average pooling over 1 or 2 spatial dims (padding counted only with ``count_include_pad``)."""
+    kernel = list(kernel_shape)
+    s, d, p = _pool_padding(x, kernel, strides, pads, auto_pad, dilations)
+    if any(v != 1 for v in d):
+        raise ValueError(f"AveragePool with dilations {d} is not supported")
+    n = len(kernel)
+    if n == 1:
+        return F.avg_pool1d(x, kernel[0], s[0], p[0], bool(count_include_pad), bool(ceil_mode))
+    if n == 2:
+        return F.avg_pool2d(
+            x, (kernel[0], kernel[1]), (s[0], s[1]), (p[0], p[1]), bool(count_include_pad), bool(ceil_mode)
+        )
+    raise ValueError(f"AveragePool over {n} spatial dims is not supported (1 or 2)")
+
+
+@op("GlobalAveragePool")
+def global_average_pool(x: AnyTensor) -> AnyTensor:
+    return x.mean_dims(list(range(2, x.rank())))
+
+
+@op("GlobalMaxPool")
+def global_max_pool(x: AnyTensor) -> AnyTensor:
+    return x.max_dims(list(range(2, x.rank())))
