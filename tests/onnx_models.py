@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -28,18 +30,29 @@ def small_cnn(seed: int = 0, opset: int = 17) -> tuple[onnx.ModelProto, dict[str
         "fc.bias": rng.normal(0, 0.1, (3,)).astype(np.float32),
     }
     nodes = [
-        helper.make_node("Conv", ["x", "conv.weight", "conv.bias"], ["c"], name="/conv/Conv",
-                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
-        helper.make_node("BatchNormalization",
-                         ["c", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"], ["n"],
-                         name="/bn/BatchNormalization", epsilon=1e-5),
+        helper.make_node(
+            "Conv",
+            ["x", "conv.weight", "conv.bias"],
+            ["c"],
+            name="/conv/Conv",
+            kernel_shape=[3, 3],
+            pads=[1, 1, 1, 1],
+        ),
+        helper.make_node(
+            "BatchNormalization",
+            ["c", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"],
+            ["n"],
+            name="/bn/BatchNormalization",
+            epsilon=1e-5,
+        ),
         helper.make_node("Relu", ["n"], ["r"], name="/relu/Relu"),
         helper.make_node("MaxPool", ["r"], ["p"], name="/pool/MaxPool", kernel_shape=[3, 3], strides=[3, 3]),
         helper.make_node("Flatten", ["p"], ["f"], name="/Flatten", axis=1),
         helper.make_node("Gemm", ["f", "fc.weight", "fc.bias"], ["logits"], name="/fc/Gemm", transB=1),
     ]
     graph = helper.make_graph(
-        nodes, "small_cnn",
+        nodes,
+        "small_cnn",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 1, 6, 6])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 3])],
         [_init(k, v) for k, v in weights.items()],
@@ -56,7 +69,7 @@ def reference_cnn(x: np.ndarray, w: dict[str, np.ndarray]) -> np.ndarray:
     conv = np.zeros((b, 4, 6, 6), np.float64)
     for i in range(6):
         for j in range(6):
-            patch = padded[:, :, i:i + 3, j:j + 3]
+            patch = padded[:, :, i : i + 3, j : j + 3]
             conv[:, :, i, j] = np.einsum("bchw,ochw->bo", patch, w["conv.weight"])
     conv += w["conv.bias"][None, :, None, None]
     shape = (1, 4, 1, 1)
@@ -64,15 +77,18 @@ def reference_cnn(x: np.ndarray, w: dict[str, np.ndarray]) -> np.ndarray:
     norm = norm * w["bn.weight"].reshape(shape) + w["bn.bias"].reshape(shape)
     relu = np.maximum(norm, 0)
     pooled = relu.reshape(b, 4, 2, 3, 2, 3).max(axis=(3, 5))
-    return pooled.reshape(b, 16) @ w["fc.weight"].T + w["fc.bias"]
+    logits: np.ndarray = pooled.reshape(b, 16) @ w["fc.weight"].T + w["fc.bias"]
+    return logits
 
 
-def single_node(op_type: str, inputs: list[str], outputs: list[str], opset: int = 17, **attrs: object
-                ) -> onnx.ModelProto:
+def single_node(
+    op_type: str, inputs: list[str], outputs: list[str], opset: int = 17, **attrs: Any
+) -> onnx.ModelProto:
     """A graph of one node over float inputs of shape [2, 3]."""
     node = helper.make_node(op_type, inputs, outputs, name="the_node", **attrs)
     graph = helper.make_graph(
-        [node], "one",
+        [node],
+        "one",
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in inputs],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs],
     )

@@ -60,7 +60,7 @@ class FerrumRep(BackendRep):
 def _convert(array: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:
     if array.dtype == dtype:
         return array
-    if dtype.kind in "iu" and array.dtype.kind in "iu":
+    if dtype.kind in "iuV" and array.dtype.kind in "iu":
         # ferrum computes integers in i64; the declared type wraps as the two's complement would.
         return array.astype(dtype, casting="unsafe")
     return array.astype(dtype)

@@ -15,15 +15,13 @@ from onnx import TensorProto
 
 from ferrum.onnx.errors import OnnxError
 
-__all__ = ["compute_dtype", "is_float_type", "numpy_dtype"]
+__all__ = ["compute_dtype", "compute_kind", "is_float_type", "numpy_dtype"]
 
 _FLOATS = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE}
 
 
 def numpy_dtype(elem_type: int, where: str = "") -> np.dtype[Any]:
-    """The NumPy dtype of an ONNX element type (bfloat16 is read as float32)."""
-    if elem_type == TensorProto.BFLOAT16:
-        return np.dtype(np.float32)
+    """The NumPy dtype of an ONNX element type (bfloat16, float8 and int4 through ``ml_dtypes``)."""
     try:
         return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
     except (KeyError, ValueError, TypeError) as exc:
@@ -34,13 +32,27 @@ def is_float_type(elem_type: int) -> bool:
     return elem_type in _FLOATS
 
 
+def compute_kind(dtype: np.dtype[Any]) -> str:
+    """``f``, ``i`` or ``b`` for the ferrum kind a NumPy dtype computes in (``?`` for none).
+
+    ``ml_dtypes``' narrow types (bfloat16, float8_*, int4, ...) have NumPy kind ``V``: their name says it.
+    """
+    if dtype.kind in "biuf":
+        return "i" if dtype.kind == "u" else dtype.kind
+    if dtype.kind == "V" and "float" in dtype.name:
+        return "f"
+    if dtype.kind == "V" and "int" in dtype.name:
+        return "i"
+    return "?"
+
+
 def compute_dtype(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """``array`` in the dtype ferrum computes it in (f32, f64, i64 or bool)."""
-    kind = array.dtype.kind
+    kind = compute_kind(array.dtype)
     if kind == "b":
         return array
     if kind == "f":
-        return array if array.dtype == np.float64 else array.astype(np.float32)
-    if kind in "iu":
-        return array.astype(np.int64)
+        return array if array.dtype == np.float64 else array.astype(np.float32, copy=False)
+    if kind == "i":
+        return array.astype(np.int64, copy=False)
     raise OnnxError(f"cannot compute on {array.dtype} values (strings and complex numbers are not supported)")

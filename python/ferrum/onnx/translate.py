@@ -295,7 +295,7 @@ class _Translator:
             results = (results,)
         for name, value in zip(outputs, results, strict=False):
             if name:
-                self.consts[name] = np.array(value.to_numpy())
+                self.consts[name] = np.asarray(value.to_numpy())
         return True
 
     def finish(self) -> Program:

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ferrum import functional as F
-from ferrum._ferrum import Device, PadMode, Tensor
+from ferrum._ferrum import Device, Float, PadMode, Tensor
 from ferrum.module import Param
 from ferrum.nn.conv import Conv1d, Conv2d
 from ferrum.nn.padding import PaddingConfig1d, PaddingConfig2d
-from ferrum.onnx.ops._util import AnyTensor
+from ferrum.onnx.ops._util import AnyTensor, same_kind
 from ferrum.onnx.ops.registry import LayerPlan, NodeInfo, op
 
 __all__ = ["average_pool", "conv", "conv_transpose", "global_average_pool", "global_max_pool", "max_pool"]
@@ -196,15 +196,9 @@ def conv_transpose(
     return y
 
 
-def _pool_padding(
-    x: AnyTensor,
-    kernel: Sequence[int],
-    strides: Sequence[int] | None,
-    pads: Sequence[int] | None,
-    auto_pad: str,
-    dilations: Sequence[int] | None,
-) -> tuple[list[int], list[int], list[tuple[int, int]]]:
-    return _settings(x, kernel, strides, dilations, pads, auto_pad)
+def _fits(pads: list[tuple[int, int]], kernel: list[int], dilations: list[int]) -> bool:
+    """Whether ferrum's pooling kernels take these pads (at most half the kernel's span per side)."""
+    return all(max(p) <= ((k - 1) * d + 1) // 2 for p, k, d in zip(pads, kernel, dilations, strict=True))
 
 
 @op("MaxPool")
@@ -221,28 +215,42 @@ def max_pool(
     """Max pooling over 1 or 2 spatial dims, with the flat (row-major) indices of the maxima."""
     if storage_order:
         raise ValueError("MaxPool storage_order=1 (column-major indices) is not supported")
+    if x.kind is not Float:
+        out, idx = max_pool(x.float(), auto_pad, ceil_mode, dilations, kernel_shape, pads, 0, strides)
+        return same_kind(out, x), idx
     kernel = list(kernel_shape)
-    s, d, p = _pool_padding(x, kernel, strides, pads, auto_pad, dilations)
     n = len(kernel)
+    if n not in (1, 2):
+        raise ValueError(f"MaxPool over {n} spatial dims is not supported (1 or 2)")
+    s, d, p = _settings(x, kernel, strides, dilations, pads, auto_pad)
+    source = x
+    if not _fits(p, kernel, d):
+        x = _prepad(x, p, float("-inf"))
+        shifted, p = p, [(0, 0)] * n
+    else:
+        shifted = [(0, 0)] * n
+    x4 = x.unsqueeze_dims([2]) if n == 1 else x
+    k2, s2, p2, d2 = ([1, *kernel], [1, *s], [(0, 0), *p], [1, *d]) if n == 1 else (kernel, s, p, d)
+    out, idx = F.max_pool2d_with_indices(
+        x4, (k2[0], k2[1]), (s2[0], s2[1]), (p2[0], p2[1]), (d2[0], d2[1]), bool(ceil_mode)
+    )
+    if any(b for b, _ in shifted):
+        # indices into the padded plane, back to the input's
+        width_padded = x4.dims()[-1]
+        top, left = (0, shifted[0][0]) if n == 1 else (shifted[0][0], shifted[1][0])
+        width = source.dims()[-1]
+        row, col = idx / width_padded, idx.remainder(idx * 0 + width_padded)
+        idx = (row - top) * width + (col - left)
     if n == 1:
-        y4 = x.unsqueeze_dims([2])
-        out, idx = F.max_pool2d_with_indices(
-            y4, (1, kernel[0]), (1, s[0]), (0, p[0]), (1, d[0]), bool(ceil_mode)
-        )
-        return out.squeeze_dims([2]), idx.squeeze_dims([2])
-    if n == 2:
-        out, idx = F.max_pool2d_with_indices(
-            x, (kernel[0], kernel[1]), (s[0], s[1]), (p[0], p[1]), (d[0], d[1]), bool(ceil_mode)
-        )
-        return out, _global_index(idx, x)
-    raise ValueError(f"MaxPool over {n} spatial dims is not supported (1 or 2)")
+        out, idx = out.squeeze_dims([2]), idx.squeeze_dims([2])
+    return out, _global_index(idx, source)
 
 
 def _global_index(idx: AnyTensor, x: AnyTensor) -> AnyTensor:
     """Per-plane indices as ONNX's indices into the whole flattened input."""
     b, c = x.dims()[:2]
     plane = math.prod(x.dims()[2:])
-    offsets = Tensor.arange(0, b * c, x.device()).reshape((b, c, 1, 1)) * plane
+    offsets = Tensor.arange(0, b * c, x.device()).reshape((b, c) + (1,) * (x.rank() - 2)) * plane
     return idx + offsets
 
 
@@ -259,17 +267,28 @@ def average_pool(
 ) -> AnyTensor:
     """Average pooling over 1 or 2 spatial dims (padding counted only with ``count_include_pad``)."""
     kernel = list(kernel_shape)
-    s, d, p = _pool_padding(x, kernel, strides, pads, auto_pad, dilations)
+    n = len(kernel)
+    if n not in (1, 2):
+        raise ValueError(f"AveragePool over {n} spatial dims is not supported (1 or 2)")
+    s, d, p = _settings(x, kernel, strides, dilations, pads, auto_pad)
     if any(v != 1 for v in d):
         raise ValueError(f"AveragePool with dilations {d} is not supported")
-    n = len(kernel)
+    if not _fits(p, kernel, d):
+        # ferrum's kernel takes at most half a kernel of padding: pad here, and when padding must not
+        # count, divide by the average of a mask that is one inside the input and zero in the padding.
+        padded = _prepad(x, p)
+        total: AnyTensor = average_pool(padded, "NOTSET", ceil_mode, 1, None, kernel_shape, None, strides)
+        if count_include_pad:
+            return total
+        ones = Tensor.ones((x.dims()[0], 1, *x.dims()[2:]), x.device()).cast(x.dtype)
+        mask = _prepad(ones, p)
+        share: AnyTensor = average_pool(mask, "NOTSET", ceil_mode, 1, None, kernel_shape, None, strides)
+        return total / share
     if n == 1:
         return F.avg_pool1d(x, kernel[0], s[0], p[0], bool(count_include_pad), bool(ceil_mode))
-    if n == 2:
-        return F.avg_pool2d(
-            x, (kernel[0], kernel[1]), (s[0], s[1]), (p[0], p[1]), bool(count_include_pad), bool(ceil_mode)
-        )
-    raise ValueError(f"AveragePool over {n} spatial dims is not supported (1 or 2)")
+    return F.avg_pool2d(
+        x, (kernel[0], kernel[1]), (s[0], s[1]), (p[0], p[1]), bool(count_include_pad), bool(ceil_mode)
+    )
 
 
 @op("GlobalAveragePool")

@@ -11,8 +11,8 @@ import numpy as np
 
 from ferrum._ferrum import Device, Distribution, DType, Tensor
 from ferrum.backend import NdArray
-from ferrum.onnx.dtypes import compute_dtype, numpy_dtype
-from ferrum.onnx.ops._util import AnyTensor, IntArg, ints
+from ferrum.onnx.dtypes import compute_dtype, compute_kind, numpy_dtype
+from ferrum.onnx.ops._util import AnyTensor, IntArg, float_of, ints
 from ferrum.onnx.ops.registry import op
 
 __all__ = [
@@ -146,10 +146,10 @@ def bernoulli(x: AnyTensor, dtype: int | None = None, seed: float | None = None)
     """1 with each element's probability, else 0 (in ``x``'s type unless ``dtype``)."""
     del seed
     draws = Tensor.random(tuple(x.dims()), Distribution.Uniform(0.0, 1.0), x.device())
-    hit = draws.lower(x.float().cast(draws.dtype))
+    hit = draws.lower(float_of(x).cast(draws.dtype))
     target = numpy_dtype(dtype) if dtype is not None else x.to_numpy().dtype
-    if target.kind == "b":
+    if compute_kind(target) == "b":
         return hit
-    if target.kind in "iu":
+    if compute_kind(target) == "i":
         return hit.int()
     return hit.float().cast(compute_dtype_of(1 if target != np.float64 else 11))

@@ -29,8 +29,10 @@ def _gemm_layer(info: NodeInfo, device: Device[Any]) -> LayerPlan | None:
         return None
     if has_c and (c is None or kw.get("beta", 1.0) != 1.0):
         return None
-    weight = b.T if kw.get("trans_b", 0) else b
-    d_out = weight.shape[1]
+    stored = Tensor.from_numpy(b, device)
+    # a transposed view: Linear's [d_input, d_output] weight without copying ONNX's [d_output, d_input]
+    weight = stored.transpose() if kw.get("trans_b", 0) else stored
+    d_out = weight.dims()[1]
     bias = None
     if c is not None:
         if c.size == 1:
@@ -38,7 +40,7 @@ def _gemm_layer(info: NodeInfo, device: Device[Any]) -> LayerPlan | None:
         elif c.shape not in ((d_out,), (1, d_out)):
             return None
         bias = Param(Tensor.from_numpy(np.ascontiguousarray(c.reshape(d_out)), device))
-    layer = Linear(weight=Param(Tensor.from_numpy(np.ascontiguousarray(weight), device)), bias=bias)
+    layer = Linear(weight=Param(weight), bias=bias)
     return LayerPlan(layer, (0,))
 
 

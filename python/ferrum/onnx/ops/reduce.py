@@ -8,8 +8,11 @@ here as the ``axes`` keyword.
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from ferrum._ferrum import Int
+import numpy as np
+
+from ferrum._ferrum import Bool, Int, Tensor
 from ferrum.onnx.ops._util import AnyTensor, IntArg, axis, ints
 from ferrum.onnx.ops.registry import op
 
@@ -43,13 +46,32 @@ def _reduce(x: AnyTensor, dims: list[int], kind: str) -> AnyTensor:
     raise AssertionError(kind)
 
 
+def _identity(x: AnyTensor, dims: list[int], kind: str) -> AnyTensor:
+    """Max (min) over an empty axis: the lowest (highest) value of the type, as ONNX defines it."""
+    shape = tuple(1 if d in dims else n for d, n in enumerate(x.dims()))
+    dtype = np.asarray(x.to_numpy()).dtype
+    info: Any = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    value = (
+        (-np.inf if kind == "max" else np.inf)
+        if dtype.kind == "f"
+        else (info.min if kind == "max" else info.max)
+    )
+    return Tensor.from_numpy(np.full(shape, value, dtype=dtype), x.device())
+
+
 def _make(name: str, kind: str, pre: str | None = None, post: str | None = None) -> None:
     def fn(x: AnyTensor, axes: IntArg = None, keepdims: int = 1, noop_with_empty_axes: int = 0) -> AnyTensor:
         dims = _axes(x, axes, noop_with_empty_axes)
         if dims is None:
             return _post(_pre(x, pre), post)
+        if x.kind is Bool and kind in ("max", "min"):
+            if any(x.dims()[d] == 0 for d in dims):
+                shape = tuple(1 if d in dims else n for d, n in enumerate(x.dims()))
+                empty = Tensor.from_numpy(np.full(shape, kind == "min"), x.device())
+                return _finish(empty, dims, keepdims)
+            return fn(x.int(), dims, keepdims).bool()
         if any(x.dims()[d] == 0 for d in dims) and kind in ("max", "min"):
-            raise ValueError(f"{name} over an empty axis has no identity value")
+            return _finish(_identity(x, dims, kind), dims, keepdims)
         return _finish(_post(_reduce(_pre(x, pre), dims, kind), post), dims, keepdims)
 
     fn.__name__ = fn.__qualname__ = _snake(name)

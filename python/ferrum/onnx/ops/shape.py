@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ferrum._ferrum import DType, PadMode, Tensor
-from ferrum.onnx.dtypes import numpy_dtype
+from ferrum.onnx.dtypes import compute_kind, numpy_dtype
 from ferrum.onnx.ops._util import AnyTensor, IntArg, axis, ints, same_kind, to_rank
 from ferrum.onnx.ops.registry import op
 
@@ -117,7 +117,12 @@ def split(
         raise ValueError(f"Split: sizes {sizes} do not add up to dim {dim} of length {size}")
     out, start = [], 0
     for s in sizes:
-        out.append(x.narrow(dim, start, s))
+        if s == 0:
+            shape = list(x.dims())
+            shape[dim] = 0
+            out.append(_empty(x, tuple(shape)))
+        else:
+            out.append(x.narrow(dim, start, s))
         start += s
     return tuple(out)
 
@@ -219,17 +224,16 @@ def cast(x: AnyTensor, to: int = 1, saturate: int = 1, round_mode: str = "up") -
 @op("CastLike")
 def cast_like(x: AnyTensor, like: AnyTensor, saturate: int = 1, round_mode: str = "up") -> AnyTensor:
     del saturate, round_mode
-    return (
-        same_kind(x, like) if like.dtype != DType.F64 or x.dtype == DType.F64 else x.float().cast(DType.F64)
-    )
+    return same_kind(x, like)
 
 
 def _to_numpy_kind(x: AnyTensor, target: np.dtype[Any]) -> AnyTensor:
-    if target.kind == "b":
+    kind = compute_kind(target)
+    if kind == "b":
         return x if x.dtype == DType.Bool else x.bool()
-    if target.kind in "iu":
+    if kind == "i":
         return x if x.dtype == DType.I64 else x.int()
-    if target.kind == "f":
+    if kind == "f":
         want = DType.F64 if target == np.float64 else DType.F32
         if x.dtype == want:
             return x
@@ -287,8 +291,10 @@ def depth_to_space(x: AnyTensor, blocksize: int = 1, mode: str = "DCR") -> AnyTe
 
 
 @op("SpaceToDepth")
-def space_to_depth(x: AnyTensor, blocksize: int = 1) -> AnyTensor:
+def space_to_depth(x: AnyTensor, blocksize: int = 1, mode: str = "DCR") -> AnyTensor:
+    """Blocks of ``blocksize``² pixels moved into channels; the inverse of DepthToSpace in the same mode."""
     b, c, h, w = x.dims()
     s = blocksize
-    y = x.reshape((b, c, h // s, s, w // s, s)).permute([0, 3, 5, 1, 2, 4])
+    order = [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4]
+    y = x.reshape((b, c, h // s, s, w // s, s)).permute(order)
     return y.reshape((b, c * s * s, h // s, w // s))
