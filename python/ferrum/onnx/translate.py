@@ -134,6 +134,11 @@ _RESERVED = {
 }
 
 
+def _f32(value: float) -> float:
+    """An f32 attribute as the shortest decimal reading back as the same f32 (1e-05, not 9.99999974e-06)."""
+    return float(str(np.float32(value)))
+
+
 def attribute_value(attr: onnx.AttributeProto, where: str) -> Any:
     """An attribute as a Python literal (tuples for lists, NumPy arrays for tensors)."""
     kind = attr.type
@@ -141,13 +146,13 @@ def attribute_value(attr: onnx.AttributeProto, where: str) -> Any:
     if kind == A.INT:
         return int(attr.i)
     if kind == A.FLOAT:
-        return float(attr.f)
+        return _f32(attr.f)
     if kind == A.STRING:
         return attr.s.decode("utf-8", "replace")
     if kind == A.INTS:
         return tuple(int(v) for v in attr.ints)
     if kind == A.FLOATS:
-        return tuple(float(v) for v in attr.floats)
+        return tuple(_f32(v) for v in attr.floats)
     if kind == A.STRINGS:
         return tuple(s.decode("utf-8", "replace") for s in attr.strings)
     if kind == A.TENSOR:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ferrum._ferrum import Device, Tensor
 from ferrum.module import Param, RunningState
 from ferrum.nn.norm import BatchNorm
@@ -43,7 +45,7 @@ def _batch_norm_layer(info: NodeInfo, device: Device[Any]) -> LayerPlan | None:
         beta=Param(bias),
         running_mean=RunningState(mean),
         running_var=RunningState(var),
-        momentum=1.0 - float(info.kwargs.get("momentum", 0.9)),
+        momentum=float(str(np.float32(1.0 - float(info.kwargs.get("momentum", 0.9))))),
         epsilon=float(info.kwargs.get("epsilon", 1e-5)),
     )
     return LayerPlan(layer, (0,))

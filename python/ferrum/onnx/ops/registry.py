@@ -15,7 +15,7 @@ import dataclasses
 import inspect
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -48,6 +48,8 @@ class LayerPlan:
     layer: Module[Any]
     tensor_inputs: tuple[int, ...] = (0,)
 
+
+Fn = TypeVar("Fn", bound=Callable[..., Any])
 
 LayerFactory = Callable[[NodeInfo, Any], LayerPlan | None]
 
@@ -87,10 +89,10 @@ def op(
     layer: LayerFactory | None = None,
     since: int = 1,
     deterministic: bool = True,
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated function as the implementation of the ONNX ops ``names``."""
+) -> Callable[[Fn], Fn]:
+    """Register the decorated function as the implementation of the ONNX ops ``names`` (its type is kept)."""
 
-    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def register(fn: Fn) -> Fn:
         for name in names:
             spec = OpSpec(name, fn, static, dict(attrs or {}), layer, since, deterministic)
             _TABLE.setdefault(name, []).append(spec)

@@ -1,0 +1,116 @@
+"""python -m ferrum.onnx: the generated module (mypy --strict clean) and its weights reproduce the graph."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import onnx
+import pytest
+from ferrum import Tensor
+from ferrum.backend import NdArray
+from ferrum.onnx import load
+from ferrum.onnx.codegen import generate
+from mypy import api
+from onnx import numpy_helper
+from onnx.backend.test.runner import Runner
+from onnx_models import reference_cnn, single_node, small_cnn
+
+REPO_PYTHON = Path(__file__).resolve().parent.parent / "python"
+LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+DEVICE = NdArray.device()
+
+
+def _import(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"generated_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve the module's annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("generated")
+    onnx.save(small_cnn()[0], out / "small_cnn.onnx")
+    files = {"small_cnn": generate(out / "small_cnn.onnx", out).source}
+    files["resnet50"] = generate(LIGHT / "light_resnet50.onnx", out, "resnet50").source
+    return files
+
+
+def test_generated_cnn_uses_layers_and_matches_the_reference(generated: dict[str, Path]) -> None:
+    source = generated["small_cnn"].read_text()
+    for expected in (
+        "class SmallCnn(Module[B]):",
+        "conv_conv: Conv2d[B]",
+        "fc_gemm: Linear[B]",
+        "bn_batchnormalization: BatchNorm[B]",
+        "def forward(self, x: Tensor[B, D4]) -> Tensor[B, D2]:",
+    ):
+        assert expected in source
+    module = _import(generated["small_cnn"])
+    model = module.load(generated["small_cnn"].with_suffix(".mpk"), DEVICE)
+    x = np.random.default_rng(0).normal(size=(3, 1, 6, 6)).astype(np.float32)
+    out = model.forward(Tensor.from_numpy(x, DEVICE)).to_numpy()
+    np.testing.assert_allclose(out, reference_cnn(x, small_cnn()[1]), rtol=1e-4, atol=1e-5)
+    runtime = load(small_cnn()[0], DEVICE).forward(Tensor.from_numpy(x, DEVICE)).to_numpy()
+    np.testing.assert_allclose(out, runtime, rtol=1e-5, atol=1e-6)
+
+
+def test_fresh_init_has_the_graph_shapes(generated: dict[str, Path]) -> None:
+    module = _import(generated["small_cnn"])
+    fresh = module.init(DEVICE)
+    loaded = module.load(generated["small_cnn"].with_suffix(".mpk"), DEVICE)
+    shapes = [(n, p.shape()) for n, p in fresh.named_parameters()]
+    assert shapes == [(n, p.shape()) for n, p in loaded.named_parameters()]
+    assert fresh.forward(Tensor.zeros((1, 1, 6, 6), DEVICE)).dims() == (1, 3)
+
+
+def test_generated_resnet50_reproduces_the_stored_output(generated: dict[str, Path]) -> None:
+    module = _import(generated["resnet50"])
+    model = module.load(generated["resnet50"].with_suffix(".mpk"), DEVICE)
+    graph = onnx.load(LIGHT / "light_resnet50.onnx").graph
+    inits = {t.name for t in graph.initializer}
+    (info,) = [x for x in graph.input if x.name not in inits]
+    x = Runner.generate_dummy_data(info, seed=0, random=False)
+    out = model.forward(Tensor.from_numpy(x, DEVICE)).to_numpy()
+    expected = numpy_helper.to_array(onnx.load_tensor(str(LIGHT / "light_resnet50_output_0.pb")))
+    meta = json.loads((LIGHT.parent / "real" / "test_resnet50" / "data.json").read_text())
+    Runner.assert_similar_outputs([expected], [out], rtol=meta["rtol"], atol=meta["atol"])
+
+
+def test_generated_code_passes_mypy_strict(generated: dict[str, Path], tmp_path: Path) -> None:
+    config = tmp_path / "mypy.ini"
+    config.write_text(f"[mypy]\nstrict = True\nmypy_path = {REPO_PYTHON}\nplugins = ferrum.mypy\n")
+    files = [str(generated["small_cnn"]), str(generated["resnet50"])]
+    stdout, stderr, status = api.run(
+        ["--config-file", str(config), "--cache-dir", str(tmp_path / ".mypy_cache"), *files]
+    )
+    assert status == 0, stdout + stderr
+
+
+def test_cli_writes_files_and_reports_errors(tmp_path: Path) -> None:
+    onnx.save(single_node("Relu", ["x"], ["y"]), tmp_path / "relu.onnx")
+    done = subprocess.run(
+        [sys.executable, "-m", "ferrum.onnx", str(tmp_path / "relu.onnx"), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "relu.py").is_file() and (tmp_path / "out" / "relu.mpk").is_file()
+    onnx.save(single_node("NoSuchOp", ["x"], ["y"]), tmp_path / "bad.onnx")
+    failed = subprocess.run(
+        [sys.executable, "-m", "ferrum.onnx", str(tmp_path / "bad.onnx"), str(tmp_path / "o2")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert failed.returncode == 1
+    assert "NoSuchOp (node 'the_node')" in failed.stderr and not (tmp_path / "o2" / "bad.py").exists()
