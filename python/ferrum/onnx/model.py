@@ -31,7 +31,8 @@ class OnnxModel(Module[Any]):
     order, and returns a tensor (one graph output) or a tuple of tensors.
 
     Example:
-        >>>         >>> from onnx import TensorProto, helper, numpy_helper
+        >>> import numpy as np
+        >>> from onnx import TensorProto, helper, numpy_helper
         >>> from ferrum import Tensor, onnx as fonnx
         >>> from ferrum.backend import NdArray
         >>> w = numpy_helper.from_array(np.ones((3, 2), np.float32), "w")
