@@ -5,6 +5,7 @@
 
 from ferrum.onnx.ops import (  # noqa: F401  (each registers its ops)
     activation,
+    attention,
     conv,
     creation,
     elementwise,
@@ -13,6 +14,8 @@ from ferrum.onnx.ops import (  # noqa: F401  (each registers its ops)
     logic,
     norm,
     reduce,
+    resize,
+    rnn,
     shape,
 )
 from ferrum.onnx.ops.registry import LayerPlan, NodeInfo, OpSpec, lookup, registered_ops
