@@ -79,22 +79,17 @@ def test_generated_code_passes_mypy_strict(generated: dict[str, Path], tmp_path:
     assert status == 0, stdout + stderr
 
 
+def _cli(*args: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "ferrum.onnx", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
 def test_cli_writes_files_and_reports_errors(tmp_path: Path) -> None:
     onnx.save(single_node("Relu", ["x"], ["y"]), tmp_path / "relu.onnx")
-    done = subprocess.run(
-        [sys.executable, "-m", "ferrum.onnx", str(tmp_path / "relu.onnx"), str(tmp_path / "out")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = _cli(tmp_path / "relu.onnx", tmp_path / "out")
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "relu.py").is_file() and (tmp_path / "out" / "relu.mpk").is_file()
     onnx.save(single_node("NoSuchOp", ["x"], ["y"]), tmp_path / "bad.onnx")
-    failed = subprocess.run(
-        [sys.executable, "-m", "ferrum.onnx", str(tmp_path / "bad.onnx"), str(tmp_path / "o2")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    failed = _cli(tmp_path / "bad.onnx", tmp_path / "o2")
     assert failed.returncode == 1
     assert "NoSuchOp (node 'the_node')" in failed.stderr and not (tmp_path / "o2" / "bad.py").exists()

@@ -36,7 +36,7 @@ from ferrum.onnx.dtypes import is_float_type
 from ferrum.onnx.errors import OnnxError
 from ferrum.onnx.graph import ValueInfo
 from ferrum.onnx.model import build, load_program
-from ferrum.onnx.translate import Program, Step
+from ferrum.onnx.translate import Program, Step, unique
 from ferrum.record import NamedMpkFileRecorder
 
 __all__ = ["GeneratedFiles", "generate", "render"]
@@ -174,23 +174,14 @@ class _Names:
         self.map: dict[str, str] = {}
         taken = set(program.layers) | set(program.params) | set(program.buffers) | {"self", "device", "np"}
         for info in program.inputs:
-            self.map[info.name] = self._unique(_module_name(info.name), taken)
+            self.map[info.name] = unique(_module_name(info.name), taken)
         self.count = 0
         self.taken = taken
-
-    @staticmethod
-    def _unique(base: str, taken: set[str]) -> str:
-        name, n = base, 1
-        while name in taken:
-            n += 1
-            name = f"{base}_{n}"
-        taken.add(name)
-        return name
 
     def of(self, value: str) -> str:
         if value not in self.map:
             self.count += 1
-            self.map[value] = self._unique(f"x{self.count}", self.taken)
+            self.map[value] = unique(f"x{self.count}", self.taken)
         return self.map[value]
 
 
@@ -226,7 +217,7 @@ def _forward(program: Program, names: _Names, constants: dict[str, str]) -> Iter
                 kwargs.append("device=device")
             call = f"ops.{family}.{step.fn.__name__}({', '.join(args + kwargs)})"
         if _returns_tuple(step):
-            result = names._unique("r", names.taken)
+            result = unique("r", names.taken)
             yield f"        {result} = {call}{label}"
             for i, out in enumerate(step.outputs):
                 if out:

@@ -29,7 +29,7 @@ from ferrum.onnx.errors import OnnxError, UnsupportedOpError
 from ferrum.onnx.graph import Graph, ValueInfo
 from ferrum.onnx.ops import NodeInfo, OpSpec, lookup
 
-__all__ = ["Program", "Step", "field_name", "translate"]
+__all__ = ["Program", "Step", "field_name", "translate", "unique"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +79,11 @@ def field_name(name: str, taken: set[str]) -> str:
     base = re.sub(r"\W+", "_", name).strip("_").lower() or "value"
     if base[0].isdigit() or base in _RESERVED:
         base = f"v_{base}"
+    return unique(base, taken)
+
+
+def unique(base: str, taken: set[str]) -> str:
+    """``base``, or ``base_2``, ``base_3``, ...: the first not in ``taken`` (which it joins)."""
     candidate, n = base, 1
     while candidate in taken:
         n += 1

@@ -67,31 +67,6 @@ def _prepad(x: AnyTensor, pads: list[tuple[int, int]], value: float = 0.0) -> An
     return x.pad(flat, PadMode.Constant(value)) if any(flat) else x
 
 
-@op("Conv", layer=lambda info, device: _conv_layer(info, device))
-def conv(
-    x: AnyTensor,
-    weight: AnyTensor,
-    bias: AnyTensor | None = None,
-    auto_pad: str = "NOTSET",
-    dilations: tuple[int, ...] | None = None,
-    group: int = 1,
-    kernel_shape: tuple[int, ...] | None = None,
-    pads: tuple[int, ...] | None = None,
-    strides: tuple[int, ...] | None = None,
-) -> AnyTensor:
-    """N-d convolution of ``[batch, channels, *spatial]`` by ``[out, channels / group, *kernel]``."""
-    kernel = list(kernel_shape or weight.dims()[2:])
-    s, d, p = _settings(x, kernel, strides, dilations, pads, auto_pad)
-    n = len(kernel)
-    if n == 1:
-        return F.conv1d(x, weight, bias, s[0], p[0], d[0], group)
-    if n == 2:
-        return F.conv2d(x, weight, bias, (s[0], s[1]), (p[0], p[1]), (d[0], d[1]), group)
-    if n == 3:
-        return F.conv3d(_prepad(x, p), weight, bias, (s[0], s[1], s[2]), (0, 0, 0), (d[0], d[1], d[2]), group)
-    raise ValueError(f"Conv over {n} spatial dims is not supported (1 to 3)")
-
-
 def _conv_layer(info: NodeInfo, device: Device[Any]) -> LayerPlan | None:
     weight, bias = info.constants[1], info.constants[2] if len(info.constants) > 2 else None
     has_bias = len(info.present) > 2 and info.present[2]
@@ -133,6 +108,31 @@ def _conv_layer(info: NodeInfo, device: Device[Any]) -> LayerPlan | None:
             padding=PaddingConfig2d.Explicit(sym[0], sym[1]),
         )
     return LayerPlan(layer, (0,))
+
+
+@op("Conv", layer=_conv_layer)
+def conv(
+    x: AnyTensor,
+    weight: AnyTensor,
+    bias: AnyTensor | None = None,
+    auto_pad: str = "NOTSET",
+    dilations: tuple[int, ...] | None = None,
+    group: int = 1,
+    kernel_shape: tuple[int, ...] | None = None,
+    pads: tuple[int, ...] | None = None,
+    strides: tuple[int, ...] | None = None,
+) -> AnyTensor:
+    """N-d convolution of ``[batch, channels, *spatial]`` by ``[out, channels / group, *kernel]``."""
+    kernel = list(kernel_shape or weight.dims()[2:])
+    s, d, p = _settings(x, kernel, strides, dilations, pads, auto_pad)
+    n = len(kernel)
+    if n == 1:
+        return F.conv1d(x, weight, bias, s[0], p[0], d[0], group)
+    if n == 2:
+        return F.conv2d(x, weight, bias, (s[0], s[1]), (p[0], p[1]), (d[0], d[1]), group)
+    if n == 3:
+        return F.conv3d(_prepad(x, p), weight, bias, (s[0], s[1], s[2]), (0, 0, 0), (d[0], d[1], d[2]), group)
+    raise ValueError(f"Conv over {n} spatial dims is not supported (1 to 3)")
 
 
 @op("ConvTranspose")
