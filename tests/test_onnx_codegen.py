@@ -16,6 +16,7 @@ from ferrum.backend import NdArray
 from ferrum.onnx import load
 from ferrum.onnx.codegen import generate
 from mypy import api
+from onnx import TensorProto, helper, numpy_helper
 from onnx_models import reference_cnn, single_node, small_cnn
 
 REPO_PYTHON = Path(__file__).resolve().parent.parent / "python"
@@ -38,7 +39,36 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     onnx.save(small_cnn()[0], out / "small_cnn.onnx")
     files = {"small_cnn": generate(out / "small_cnn.onnx", out).source}
     files["resnet50"] = generate(LIGHT / "light_resnet50.onnx", out, "resnet50").source
+    onnx.save(_resize_gather(), out / "resize_gather.onnx")
+    files["resize_gather"] = generate(out / "resize_gather.onnx", out).source
     return files
+
+
+def _resize_gather() -> onnx.ModelProto:
+    """Resize by static scales (a float array literal) then Gather by constant indices (an Int literal)."""
+    scales = numpy_helper.from_array(np.array([1.0, 1.0, 2.0, 2.0], np.float32), "scales")
+    index = numpy_helper.from_array(np.array([3, 0], np.int64), "index")
+    nodes = [
+        helper.make_node("Resize", ["x", "", "scales"], ["big"], name="up", mode="nearest"),
+        helper.make_node("Gather", ["big", "index"], ["y"], name="pick", axis=3),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "resize_gather",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [scales, index],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_generated_literals_run_as_the_runtime(generated: dict[str, Path]) -> None:
+    module = _import(generated["resize_gather"])
+    model = module.load(generated["resize_gather"].with_suffix(".mpk"), DEVICE)
+    x = np.array([[[[1.0, 2.0], [3.0, 4.0]]]], np.float32)
+    out = model.forward(Tensor.from_numpy(x, DEVICE)).to_numpy()
+    expected = x.repeat(2, axis=2).repeat(2, axis=3)[..., [3, 0]]
+    np.testing.assert_array_equal(out, expected)
 
 
 def test_generated_cnn_uses_layers_and_matches_the_reference(generated: dict[str, Path]) -> None:
@@ -72,7 +102,7 @@ def test_fresh_init_has_the_graph_shapes(generated: dict[str, Path]) -> None:
 def test_generated_code_passes_mypy_strict(generated: dict[str, Path], tmp_path: Path) -> None:
     config = tmp_path / "mypy.ini"
     config.write_text(f"[mypy]\nstrict = True\nmypy_path = {REPO_PYTHON}\nplugins = ferrum.mypy\n")
-    files = [str(generated["small_cnn"]), str(generated["resnet50"])]
+    files = [str(path) for path in generated.values()]
     stdout, stderr, status = api.run(
         ["--config-file", str(config), "--cache-dir", str(tmp_path / ".mypy_cache"), *files]
     )

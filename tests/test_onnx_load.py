@@ -199,6 +199,20 @@ def test_dangling_input_is_named() -> None:
         load(helper.make_model(graph), DEVICE)
 
 
+def test_hostile_shape_is_refused_at_load() -> None:
+    """A file asking ConstantOfShape for 10^16 elements fails with the op's name, allocating nothing."""
+    huge = onnx.numpy_helper.from_array(np.array([10**8, 10**8], np.int64), "shape")
+    graph = helper.make_graph(
+        [helper.make_node("ConstantOfShape", ["shape"], ["y"], name="big")],
+        "g",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [huge],
+    )
+    with pytest.raises(OnnxError, match=r"node 'big' \(ConstantOfShape.*more than 2147483648"):
+        load(helper.make_model(graph), DEVICE)
+
+
 def test_forward_checks_inputs() -> None:
     model = load(small_cnn()[0], DEVICE)
     with pytest.raises(OnnxError, match=r"expected 1 inputs \(x\), found 2"):

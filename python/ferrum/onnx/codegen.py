@@ -272,7 +272,7 @@ def render(program: Program, class_name: str, weights_name: str) -> str:
         "from pathlib import Path",
         f"from typing import {'Any, ' if uses_any else ''}TypeVar",
         "",
-        *(["import numpy as np", ""] if constants else []),
+        *(["import numpy as np", ""] if constants or "np." in body else []),
     ]
     for module in sorted(imports):
         lines.append(f"from {module} import {', '.join(sorted(imports[module]))}")

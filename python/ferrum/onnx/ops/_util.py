@@ -7,6 +7,7 @@ size-1 dims first.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, TypeAlias
 
@@ -36,6 +37,20 @@ def broadcast_all(tensors: Sequence[AnyTensor]) -> list[AnyTensor]:
     """Every tensor expanded to the common NumPy broadcast shape."""
     shape = np.broadcast_shapes(*(tuple(t.dims()) for t in tensors))
     return [to_rank(t, len(shape)).expand(shape) if tuple(t.dims()) != shape else t for t in tensors]
+
+
+MAX_ELEMENTS = 1 << 31
+"""The most elements an op may create from a shape the file gives (a hostile file cannot ask for more)."""
+
+
+def check_size(shape: Sequence[int], op: str) -> tuple[int, ...]:
+    """``shape`` as a tuple, when its dims are non-negative and its size at most ``MAX_ELEMENTS``."""
+    dims = tuple(int(d) for d in shape)
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{op}: negative dim in shape {list(dims)}")
+    if math.prod(dims) > MAX_ELEMENTS:
+        raise ValueError(f"{op}: shape {list(dims)} has {math.prod(dims)} elements, more than {MAX_ELEMENTS}")
+    return dims
 
 
 def ints(value: IntArg) -> list[int] | None:

@@ -5,6 +5,7 @@ Ops without a tensor input take the run's ``device`` (the runner passes it).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 from ferrum._ferrum import Device, Distribution, DType, Tensor
 from ferrum.backend import NdArray
 from ferrum.onnx.dtypes import compute_dtype, compute_kind, numpy_dtype
-from ferrum.onnx.ops._util import AnyTensor, IntArg, float_of, ints
+from ferrum.onnx.ops._util import AnyTensor, IntArg, check_size, float_of, ints
 from ferrum.onnx.ops.registry import op
 
 __all__ = [
@@ -63,7 +64,7 @@ def constant_of_shape(
 ) -> AnyTensor:
     """A tensor of ``shape`` filled with ``value``'s single element (0.0 f32 by default)."""
     fill = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(-1)
-    dims = tuple(ints(shape) or [])
+    dims = check_size(ints(shape) or [], "ConstantOfShape")
     on = shape.device() if isinstance(shape, Tensor) else _on(device)
     return Tensor.from_numpy(compute_dtype(np.full(dims, fill[0], dtype=fill.dtype)), on)
 
@@ -84,6 +85,9 @@ def range_(
         v.to_numpy().reshape(()) if isinstance(v, Tensor) else np.asarray(v) for v in (start, limit, delta)
     ]
     kind = np.result_type(*values)
+    if values[2] == 0:
+        raise ValueError("Range: delta is 0")
+    check_size([max(0, math.ceil((values[1] - values[0]) / values[2]))], "Range")
     bounds: list[Any] = values
     array = np.arange(*bounds, dtype=kind)
     on = next((v.device() for v in (start, limit, delta) if isinstance(v, Tensor)), _on(device))
@@ -109,7 +113,7 @@ def random_normal(
     device: Device[Any] | None = None,
 ) -> AnyTensor:
     del seed
-    return _random(tuple(shape), Distribution.Normal(mean, scale), dtype, _on(device))
+    return _random(check_size(shape, "RandomNormal"), Distribution.Normal(mean, scale), dtype, _on(device))
 
 
 @op("RandomUniform", deterministic=False)
@@ -122,7 +126,7 @@ def random_uniform(
     device: Device[Any] | None = None,
 ) -> AnyTensor:
     del seed
-    return _random(tuple(shape), Distribution.Uniform(low, high), dtype, _on(device))
+    return _random(check_size(shape, "RandomUniform"), Distribution.Uniform(low, high), dtype, _on(device))
 
 
 @op("RandomNormalLike", deterministic=False)

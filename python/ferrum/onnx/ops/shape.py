@@ -10,7 +10,7 @@ import numpy as np
 
 from ferrum._ferrum import DType, PadMode, Tensor
 from ferrum.onnx.dtypes import compute_kind, numpy_dtype
-from ferrum.onnx.ops._util import AnyTensor, IntArg, axis, ints, same_kind, to_rank
+from ferrum.onnx.ops._util import AnyTensor, IntArg, axis, check_size, ints, same_kind, to_rank
 from ferrum.onnx.ops.registry import op
 
 __all__ = [
@@ -170,13 +170,15 @@ def _empty(like: AnyTensor, shape: tuple[int, ...]) -> AnyTensor:
 @op("Expand", static=(None, "shape"))
 def expand(x: AnyTensor, shape: IntArg = None) -> AnyTensor:
     target = tuple(ints(shape) or [])
-    out_shape = np.broadcast_shapes(tuple(x.dims()), target)
+    out_shape = check_size(np.broadcast_shapes(tuple(x.dims()), target), "Expand")
     return to_rank(x, len(out_shape)).expand(out_shape)
 
 
 @op("Tile", static=(None, "repeats"))
 def tile(x: AnyTensor, repeats: IntArg = None) -> AnyTensor:
-    return x.repeat(ints(repeats) or [])
+    times = ints(repeats) or []
+    check_size([d * r for d, r in zip(x.dims(), times, strict=False)], "Tile")
+    return x.repeat(times)
 
 
 @op("Shape")
