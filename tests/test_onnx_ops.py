@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
+import pytest
+from ferrum.onnx import OnnxError
 from ferrum.onnx.backend import FerrumBackend
+from ferrum.onnx.codegen import generate
 from onnx import TensorProto, helper
 
 
@@ -42,3 +47,57 @@ def test_softmax_before_opset_13_flattens_from_axis() -> None:
     flat = x.reshape(2, 12)
     expected = np.exp(flat) / np.exp(flat).sum(axis=1, keepdims=True)
     np.testing.assert_allclose(out, expected.reshape(2, 3, 4), rtol=1e-5)
+
+
+def _counting_loop() -> onnx.ModelProto:
+    """Loop: ``total += step * i`` for i < trips, with ``step`` read from the outer graph (a capture)."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Cast", ["i"], ["i_f"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["i_f", "step"], ["inc"]),
+            helper.make_node("Add", ["total_in", "inc"], ["total_out"]),
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("Identity", ["total_out"], ["trace"]),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("total_in", TensorProto.FLOAT, [1]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("total_out", TensorProto.FLOAT, [1]),
+            helper.make_tensor_value_info("trace", TensorProto.FLOAT, [1]),
+        ],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["trips", "", "start"], ["total", "traces"], name="loop", body=body)],
+        "g",
+        [
+            helper.make_tensor_value_info("trips", TensorProto.INT64, []),
+            helper.make_tensor_value_info("start", TensorProto.FLOAT, [1]),
+            helper.make_tensor_value_info("step", TensorProto.FLOAT, [1]),
+        ],
+        [
+            helper.make_tensor_value_info("total", TensorProto.FLOAT, [1]),
+            helper.make_tensor_value_info("traces", TensorProto.FLOAT, None),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_loop_carries_state_reads_outer_values_and_stacks_scan_outputs() -> None:
+    trips, start, step = np.array(4, np.int64), np.array([1.0], np.float32), np.array([0.5], np.float32)
+    total, traces = FerrumBackend.run_model(_counting_loop(), [trips, start, step])
+    running = 1.0 + 0.5 * np.cumsum(np.arange(4))
+    np.testing.assert_allclose(total, [running[-1]])
+    np.testing.assert_allclose(traces, running.reshape(4, 1))
+
+
+def test_code_generation_refuses_control_flow_by_name(tmp_path: Path) -> None:
+    onnx.save(_counting_loop(), tmp_path / "loop.onnx")
+    with pytest.raises(
+        OnnxError, match=r"control-flow op Loop \(node 'loop'\) is not written by the generator"
+    ):
+        generate(tmp_path / "loop.onnx", tmp_path / "out")

@@ -34,6 +34,7 @@ from ferrum.nn import BatchNorm, Linear
 from ferrum.nn.conv import Conv1d, Conv2d
 from ferrum.onnx.dtypes import is_float_type
 from ferrum.onnx.errors import OnnxError
+from ferrum.onnx.execute import Subgraph
 from ferrum.onnx.graph import ValueInfo
 from ferrum.onnx.model import build, load_program
 from ferrum.onnx.translate import Program, Step, unique
@@ -205,6 +206,11 @@ def _forward(program: Program, names: _Names, constants: dict[str, str]) -> Iter
     for value, const in constants.items():
         names.map[value] = f"Tensor.from_numpy({const}, device)"
     for step in program.steps:
+        if any(isinstance(v, Subgraph) for v in step.kwargs.values()):
+            raise OnnxError(
+                f"code generation: control-flow op {step.op_type} (node {step.node!r}) is not written by the "
+                "generator yet; ferrum.onnx.load runs it"
+            )
         label = f"  # {step.op_type} {step.node!r}" if step.node else f"  # {step.op_type}"
         args = [names.of(n) if n is not None else "None" for n in step.inputs]
         if step.layer is not None:

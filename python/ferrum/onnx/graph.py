@@ -195,3 +195,32 @@ def _infer(model: onnx.ModelProto, where: str) -> dict[str, ValueInfo]:
         raise OnnxError(f"{where}: ONNX shape inference rejects the model: {exc}") from exc
     g = inferred.graph
     return {v.name: _value_info(v) for v in (*g.value_info, *g.input, *g.output)}
+
+
+def parse_subgraph(g: onnx.GraphProto, parent: Graph, visible: set[str], where: str) -> Graph:
+    """A control-flow body as a ``Graph``: its inputs, initializers, ordered nodes; outer values visible."""
+    initializers: dict[str, np.ndarray[Any, Any]] = {}
+    for tensor in g.initializer:
+        try:
+            initializers[tensor.name] = compute_dtype(numpy_helper.to_array(tensor))
+        except (ValueError, TypeError) as exc:
+            raise OnnxError(f"{where}: initializer {tensor.name!r} cannot be read: {exc}") from exc
+    inputs = tuple(_value_info(v) for v in g.input)
+    known = set(initializers) | {v.name for v in inputs} | visible
+    nodes = _toposort(list(g.node), known, where)
+    produced = {o for n in nodes for o in n.output}
+    for out in g.output:
+        if out.name not in known and out.name not in produced:
+            raise OnnxError(f"{where}: output {out.name!r} is produced by no node")
+    values = dict(parent.values)
+    values.update({v.name: _value_info(v) for v in (*g.value_info, *g.input, *g.output)})
+    return Graph(
+        name=g.name,
+        opset=parent.opset,
+        nodes=tuple(nodes),
+        inputs=inputs,
+        outputs=tuple(_value_info(o) for o in g.output),
+        initializers=initializers,
+        values=values,
+        source=where,
+    )

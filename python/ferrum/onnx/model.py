@@ -18,6 +18,7 @@ from ferrum._ferrum import Device, Tensor
 from ferrum.backend import NdArray
 from ferrum.module import Module, Param, RunningState
 from ferrum.onnx.errors import OnnxError
+from ferrum.onnx.execute import run_steps
 from ferrum.onnx.graph import parse_graph, read_model
 from ferrum.onnx.translate import Program, translate
 
@@ -72,26 +73,7 @@ class OnnxModel(Module[Any]):
             env[name] = Tensor.from_numpy(array, device)
         for name, array in program.output_constants.items():
             env[name] = Tensor.from_numpy(array, device)
-        for step in program.steps:
-            args = [env[n] if n is not None else None for n in step.inputs]
-            try:
-                if step.layer is not None:
-                    result = getattr(self, step.layer).forward(*args)
-                else:
-                    kwargs = dict(step.kwargs)
-                    for key, name in step.tensor_kwargs.items():
-                        kwargs[key] = env[name]
-                    if step.device:
-                        kwargs["device"] = device
-                    result = step.fn(*args, **kwargs)
-            except (ValueError, TypeError, IndexError) as exc:
-                raise OnnxError(f"{program.source}: node {step.node!r} ({step.op_type}): {exc}") from exc
-            results = result if isinstance(result, tuple) else (result,)
-            for name, value in zip(step.outputs, results, strict=False):
-                if name:
-                    env[name] = value
-            for name in step.free:
-                env.pop(name, None)
+        run_steps(program, env, device, self)
         outs = tuple(env[o.name] for o in program.outputs)
         return outs[0] if len(outs) == 1 else outs
 

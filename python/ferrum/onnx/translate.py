@@ -26,7 +26,8 @@ from ferrum.backend import NdArray
 from ferrum.module import Module
 from ferrum.onnx.dtypes import compute_dtype
 from ferrum.onnx.errors import OnnxError, UnsupportedOpError
-from ferrum.onnx.graph import Graph, ValueInfo
+from ferrum.onnx.execute import Subgraph
+from ferrum.onnx.graph import Graph, ValueInfo, parse_subgraph
 from ferrum.onnx.ops import NodeInfo, OpSpec, lookup
 
 __all__ = ["Program", "Step", "field_name", "translate", "unique"]
@@ -49,6 +50,8 @@ class Step:
     """Whether ``fn`` takes the run's device (ops that make tensors from nothing)."""
     free: tuple[str, ...] = ()
     """Values no later step reads: dropped after this step to bound memory."""
+    captures: tuple[str, ...] = ()
+    """Outer values the node's subgraphs read, passed as ``captured={name: tensor}``."""
 
 
 @dataclasses.dataclass
@@ -180,11 +183,15 @@ def check_supported(graph: Graph) -> None:
 
 
 class _Translator:
-    def __init__(self, graph: Graph, device: Device[Any]) -> None:
+    def __init__(
+        self, graph: Graph, device: Device[Any], outer: dict[str, np.ndarray[Any, Any]] | None = None
+    ) -> None:
         self.graph = graph
+        # a subgraph sees its outer scope's constants; it holds no layers or parameters of its own
+        self.subgraph_of = outer
         self.device = device
         self.fold_device = NdArray.device()
-        self.consts: dict[str, np.ndarray[Any, Any]] = dict(graph.initializers)
+        self.consts: dict[str, np.ndarray[Any, Any]] = {**(outer or {}), **graph.initializers}
         self.initializer_names = set(graph.initializers)
         self.steps: list[Step] = []
         self.layers: dict[str, Module[Any]] = {}
@@ -205,11 +212,17 @@ class _Translator:
         spec = lookup(node.op_type, self.graph.opset)
         assert spec is not None  # check_supported ran
         kwargs: dict[str, Any] = {}
+        captures: set[str] = set()
         for attr in node.attribute:
             key = spec.keyword(attr.name)
             if not spec.accepts(key):
                 raise UnsupportedOpError(f"{where}: attribute {attr.name!r} is not supported")
-            kwargs[key] = attribute_value(attr, where)
+            if attr.type == onnx.AttributeProto.GRAPH:
+                body = self.subgraph(attr.g, where)
+                captures.update(body.captures)
+                kwargs[key] = body
+            else:
+                kwargs[key] = attribute_value(attr, where)
         params = _params(spec)
         if "opset" in params and "opset" not in kwargs:
             kwargs["opset"] = self.graph.opset
@@ -230,7 +243,7 @@ class _Translator:
         if self.fold(spec, node, positional, kwargs, tensor_kwargs, outputs, where):
             return
         plan = None
-        if spec.layer is not None:
+        if spec.layer is not None and self.subgraph_of is None:
             info = NodeInfo(
                 name=node.name,
                 op_type=node.op_type,
@@ -257,8 +270,27 @@ class _Translator:
                 tensor_kwargs,
                 outputs,
                 device="device" in params,
+                captures=tuple(sorted(captures)),
             )
         )
+
+    def subgraph(self, g: onnx.GraphProto, where: str) -> Subgraph:
+        """Translate a control-flow body; the outer values it reads become its captures."""
+        visible = set(self.consts) | set(self.graph.values) | {o for s in self.steps for o in s.outputs}
+        visible |= {v.name for v in self.graph.inputs}
+        graph = parse_subgraph(g, self.graph, visible, f"{where} body {g.name!r}")
+        inner = _Translator(graph, self.device, self.consts)
+        program = inner.run()
+        own = {v.name for v in graph.inputs} | set(graph.initializers)
+        produced = {o for s in program.steps for o in s.outputs}
+        reads = {n for s in program.steps for n in (*s.inputs, *s.tensor_kwargs.values(), *s.captures) if n}
+        reads |= {o.name for o in graph.outputs}
+        captures = sorted(
+            n
+            for n in reads - own - produced
+            if n not in program.constants and n not in program.output_constants
+        )
+        return Subgraph(program, tuple(captures))
 
     def rank(self, name: str) -> int | None:
         info = self.graph.values.get(name)
@@ -312,7 +344,7 @@ class _Translator:
         graph = self.graph
         read: dict[str, int] = {}
         for i, step in enumerate(self.steps):
-            for name in (*step.inputs, *step.tensor_kwargs.values()):
+            for name in (*step.inputs, *step.tensor_kwargs.values(), *step.captures):
                 if name:
                     read[name] = i
         out_names = {o.name for o in graph.outputs}
@@ -324,7 +356,7 @@ class _Translator:
             if name not in self.consts:
                 continue
             value = self.consts[name]
-            if value.dtype.kind == "f":
+            if value.dtype.kind == "f" and self.subgraph_of is None:
                 field = field_name(name, self.taken)
                 fields[name] = field
                 (params if name in self.initializer_names else buffers)[field] = value
@@ -335,7 +367,11 @@ class _Translator:
         for i, step in enumerate(self.steps):
             free = tuple(
                 sorted(
-                    {n for n in (*step.inputs, *step.tensor_kwargs.values()) if n and last_read.get(n) == i}
+                    {
+                        n
+                        for n in (*step.inputs, *step.tensor_kwargs.values(), *step.captures)
+                        if n and last_read.get(n) == i
+                    }
                 )
             )
             steps.append(dataclasses.replace(step, free=free))

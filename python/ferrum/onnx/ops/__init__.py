@@ -6,6 +6,7 @@
 from ferrum.onnx.ops import (  # noqa: F401  (each registers its ops)
     activation,
     attention,
+    control,
     conv,
     creation,
     elementwise,
