@@ -219,3 +219,6 @@ def test_forward_checks_inputs() -> None:
         model.forward(Tensor.zeros((1, 1, 6, 6), DEVICE), Tensor.zeros((1, 1, 6, 6), DEVICE))
     with pytest.raises(OnnxError, match=r"input 'x' expected shape \['\?', 1, 6, 6\], found \[1, 2, 6, 6\]"):
         model.forward(Tensor.zeros((1, 2, 6, 6), DEVICE))
+    ints = Tensor.from_numpy(np.zeros((1, 1, 6, 6), np.int64), DEVICE)
+    with pytest.raises(OnnxError, match=r"input 'x' expected a Float tensor \(ONNX FLOAT\), found Int"):
+        model.forward(ints)

@@ -14,9 +14,10 @@ from typing import Any, ClassVar
 
 import onnx
 
-from ferrum._ferrum import Device, Tensor
+from ferrum._ferrum import Bool, Device, Float, Int, Tensor
 from ferrum.backend import NdArray
 from ferrum.module import Module, Param, RunningState
+from ferrum.onnx.dtypes import compute_kind, numpy_dtype
 from ferrum.onnx.errors import OnnxError
 from ferrum.onnx.execute import run_steps
 from ferrum.onnx.graph import parse_graph, read_model
@@ -65,6 +66,7 @@ class OnnxModel(Module[Any]):
                     f"{program.source}: input {info.name!r} must be a ferrum Tensor, found {type(x).__name__}"
                 )
             _check_shape(program.source, info.name, info.shape, tuple(x.dims()))
+            _check_kind(program.source, info.name, info.elem_type, x)
             env[info.name] = x
         for name, field in program.fields.items():
             holder = getattr(self, field)
@@ -91,6 +93,18 @@ def _check_shape(source: str, name: str, declared: tuple[Any, ...] | None, found
     if len(fixed) != len(found) or any(d is not None and d != f for d, f in zip(fixed, found, strict=False)):
         shown = [d if d is not None else "?" for d in fixed]
         raise OnnxError(f"{source}: input {name!r} expected shape {shown}, found {list(found)}")
+
+
+def _check_kind(source: str, name: str, elem_type: int, x: Tensor[Any, Any, Any]) -> None:
+    if not elem_type:
+        return
+    kind = compute_kind(numpy_dtype(elem_type))
+    expected = {"f": Float, "i": Int, "b": Bool}.get(kind)
+    if expected is not None and x.kind is not expected:
+        raise OnnxError(
+            f"{source}: input {name!r} expected a {expected.__name__} tensor "
+            f"(ONNX {onnx.TensorProto.DataType.Name(elem_type)}), found {x.kind.__name__}"
+        )
 
 
 def load_program(source: str | os.PathLike[str] | bytes | onnx.ModelProto, device: Device[Any]) -> Program:
