@@ -211,17 +211,22 @@ def max_pool(
     pads: tuple[int, ...] | None = None,
     storage_order: int = 0,
     strides: tuple[int, ...] | None = None,
-) -> tuple[AnyTensor, AnyTensor]:
-    """Max pooling over 1 or 2 spatial dims, with the flat (row-major) indices of the maxima."""
+    outputs: int = 1,
+) -> tuple[AnyTensor, ...]:
+    """Max pooling over 1 to 3 spatial dims; with a second output, the flat (row-major) indices of the
+    maxima (1 or 2 spatial dims)."""
     if storage_order:
         raise ValueError("MaxPool storage_order=1 (column-major indices) is not supported")
     if x.kind is not Float:
-        out, idx = max_pool(x.float(), auto_pad, ceil_mode, dilations, kernel_shape, pads, 0, strides)
-        return same_kind(out, x), idx
+        found = max_pool(x.float(), auto_pad, ceil_mode, dilations, kernel_shape, pads, 0, strides, outputs)
+        return (same_kind(found[0], x), *found[1:])
     kernel = list(kernel_shape)
     n = len(kernel)
+    if n == 3 and outputs == 1:
+        s, d, p = _settings(x, kernel, strides, dilations, pads, auto_pad)
+        return (_separable_3d(x, kernel, s, d, p, bool(ceil_mode), "max"),)
     if n not in (1, 2):
-        raise ValueError(f"MaxPool over {n} spatial dims is not supported (1 or 2)")
+        raise ValueError(f"MaxPool over {n} spatial dims is not supported with indices (1 or 2)")
     s, d, p = _settings(x, kernel, strides, dilations, pads, auto_pad)
     source = x
     if not _fits(p, kernel, d):
@@ -246,6 +251,36 @@ def max_pool(
     return out, _global_index(idx, source)
 
 
+def _separable_3d(
+    x: AnyTensor,
+    kernel: list[int],
+    s: list[int],
+    d: list[int],
+    p: list[tuple[int, int]],
+    ceil: bool,
+    kind: str,
+) -> AnyTensor:
+    """A 3-d max or average pool as a 2-d pool over (height, width), then a 1-d pool over depth.
+
+    Both reduce over the product of the per-axis windows, so the two passes give the 3-d result.
+    """
+    if kind == "max" and not _fits(p, kernel, d):
+        x, p = _prepad(x, p, float("-inf")), [(0, 0)] * 3
+    b, c, depth, h, w = x.dims()
+    planes = x.reshape((b, c * depth, h, w))
+    if kind == "max":
+        hw = F.max_pool2d(planes, (kernel[1], kernel[2]), (s[1], s[2]), (p[1], p[2]), (d[1], d[2]), ceil)
+    else:
+        hw = F.avg_pool2d(planes, (kernel[1], kernel[2]), (s[1], s[2]), (p[1], p[2]), True, ceil)
+    h2, w2 = hw.dims()[2:]
+    columns = hw.reshape((b, c, depth, h2 * w2))
+    if kind == "max":
+        out = F.max_pool2d(columns, (kernel[0], 1), (s[0], 1), (p[0], (0, 0)), (d[0], 1), ceil)
+    else:
+        out = F.avg_pool2d(columns, (kernel[0], 1), (s[0], 1), (p[0], (0, 0)), True, ceil)
+    return out.reshape((b, c, out.dims()[2], h2, w2))
+
+
 def _global_index(idx: AnyTensor, x: AnyTensor) -> AnyTensor:
     """Per-plane indices as ONNX's indices into the whole flattened input."""
     b, c = x.dims()[:2]
@@ -268,11 +303,18 @@ def average_pool(
     """Average pooling over 1 or 2 spatial dims (padding counted only with ``count_include_pad``)."""
     kernel = list(kernel_shape)
     n = len(kernel)
-    if n not in (1, 2):
-        raise ValueError(f"AveragePool over {n} spatial dims is not supported (1 or 2)")
     s, d, p = _settings(x, kernel, strides, dilations, pads, auto_pad)
     if any(v != 1 for v in d):
         raise ValueError(f"AveragePool with dilations {d} is not supported")
+    if n == 3:
+        volume = _separable_3d(_prepad(x, p), kernel, s, d, [(0, 0)] * 3, bool(ceil_mode), "avg")
+        if count_include_pad or not any(v for pair in p for v in pair):
+            return volume
+        ones = Tensor.ones((x.dims()[0], 1, *x.dims()[2:]), x.device()).cast(x.dtype)
+        covered = _separable_3d(_prepad(ones, p), kernel, s, d, [(0, 0)] * 3, bool(ceil_mode), "avg")
+        return volume / covered
+    if n not in (1, 2):
+        raise ValueError(f"AveragePool over {n} spatial dims is not supported (1 to 3)")
     if not _fits(p, kernel, d):
         # ferrum's kernel takes at most half a kernel of padding: pad here, and when padding must not
         # count, divide by the average of a mask that is one inside the input and zero in the padding.
