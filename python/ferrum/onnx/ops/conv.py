@@ -236,6 +236,12 @@ def max_pool(
         shifted = [(0, 0)] * n
     x4 = x.unsqueeze_dims([2]) if n == 1 else x
     k2, s2, p2, d2 = ([1, *kernel], [1, *s], [(0, 0), *p], [1, *d]) if n == 1 else (kernel, s, p, d)
+    if outputs == 1:
+        # no Indices output: the kernel without index bookkeeping
+        pooled = F.max_pool2d(
+            x4, (k2[0], k2[1]), (s2[0], s2[1]), (p2[0], p2[1]), (d2[0], d2[1]), bool(ceil_mode)
+        )
+        return (pooled.squeeze_dims([2]) if n == 1 else pooled,)
     out, idx = F.max_pool2d_with_indices(
         x4, (k2[0], k2[1]), (s2[0], s2[1]), (p2[0], p2[1]), (d2[0], d2[1]), bool(ceil_mode)
     )
