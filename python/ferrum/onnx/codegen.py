@@ -32,7 +32,7 @@ from ferrum.backend import NdArray
 from ferrum.module import Module
 from ferrum.nn import BatchNorm, Linear
 from ferrum.nn.conv import Conv1d, Conv2d
-from ferrum.onnx.dtypes import is_float_type
+from ferrum.onnx.dtypes import compute_kind, numpy_dtype
 from ferrum.onnx.errors import OnnxError
 from ferrum.onnx.execute import Subgraph
 from ferrum.onnx.graph import ValueInfo
@@ -101,7 +101,7 @@ def _rank(n: int | None) -> str:
 
 def _tensor_type(info: ValueInfo) -> str:
     rank = _rank(len(info.shape) if info.shape is not None else None)
-    if not info.elem_type or is_float_type(info.elem_type):
+    if not info.elem_type or compute_kind(numpy_dtype(info.elem_type)) == "f":
         return f"Tensor[B, {rank}]"
     kind = "Bool" if info.elem_type == onnx.TensorProto.BOOL else "Int"
     return f"Tensor[B, {rank}, {kind}]"

@@ -11,13 +11,10 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import TensorProto
 
 from ferrum.onnx.errors import OnnxError
 
-__all__ = ["compute_dtype", "compute_kind", "is_float_type", "numpy_dtype"]
-
-_FLOATS = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE}
+__all__ = ["compute_dtype", "compute_kind", "numpy_dtype"]
 
 
 def numpy_dtype(elem_type: int, where: str = "") -> np.dtype[Any]:
@@ -26,10 +23,6 @@ def numpy_dtype(elem_type: int, where: str = "") -> np.dtype[Any]:
         return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
     except (KeyError, ValueError, TypeError) as exc:
         raise OnnxError(f"{where}unsupported ONNX element type {elem_type}") from exc
-
-
-def is_float_type(elem_type: int) -> bool:
-    return elem_type in _FLOATS
 
 
 def compute_kind(dtype: np.dtype[Any]) -> str:
