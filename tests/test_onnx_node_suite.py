@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import onnx
 import pytest
 from ferrum.onnx import registered_ops
 from ferrum.onnx.conformance import CaseResult, case_op, node_cases, run_case
@@ -37,6 +38,8 @@ def _recorded() -> dict[str, str]:
 
 
 def test_failures_are_exactly_the_recorded_ones(results: list[CaseResult]) -> None:
+    header = FIXTURE.read_text().splitlines()[0]
+    assert f"onnx {onnx.__version__}" in header, f"the fixture was recorded with another onnx: {header}"
     recorded = _recorded()
     failing = {r.name: r.error for r in results if not r.passed}
     new = {name: error for name, error in failing.items() if name not in recorded}
