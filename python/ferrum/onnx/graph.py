@@ -156,16 +156,21 @@ def _node_name(node: onnx.NodeProto, index: int) -> str:
     return repr(node.name) if node.name else f"#{index}"
 
 
+def _initializers(graph: onnx.GraphProto, where: str) -> dict[str, np.ndarray[Any, Any]]:
+    found: dict[str, np.ndarray[Any, Any]] = {}
+    for tensor in graph.initializer:
+        try:
+            found[tensor.name] = compute_dtype(numpy_helper.to_array(tensor))
+        except (ValueError, TypeError) as exc:
+            raise OnnxError(f"{where}: initializer {tensor.name!r} cannot be read: {exc}") from exc
+    return found
+
+
 def parse_graph(model: onnx.ModelProto, where: str) -> Graph:
     """Validate ``model`` and return its graph in topological order, with inferred shapes."""
     opset = _opset(model, where)
     graph = model.graph
-    initializers: dict[str, np.ndarray[Any, Any]] = {}
-    for tensor in graph.initializer:
-        try:
-            initializers[tensor.name] = compute_dtype(numpy_helper.to_array(tensor))
-        except (ValueError, TypeError) as exc:
-            raise OnnxError(f"{where}: initializer {tensor.name!r} cannot be read: {exc}") from exc
+    initializers = _initializers(graph, where)
     inputs = tuple(_value_info(v) for v in graph.input if v.name not in initializers)
     known = set(initializers) | {v.name for v in inputs}
     nodes = _toposort(list(graph.node), known, where)
@@ -199,12 +204,7 @@ def _infer(model: onnx.ModelProto, where: str) -> dict[str, ValueInfo]:
 
 def parse_subgraph(g: onnx.GraphProto, parent: Graph, visible: set[str], where: str) -> Graph:
     """A control-flow body as a ``Graph``: its inputs, initializers, ordered nodes; outer values visible."""
-    initializers: dict[str, np.ndarray[Any, Any]] = {}
-    for tensor in g.initializer:
-        try:
-            initializers[tensor.name] = compute_dtype(numpy_helper.to_array(tensor))
-        except (ValueError, TypeError) as exc:
-            raise OnnxError(f"{where}: initializer {tensor.name!r} cannot be read: {exc}") from exc
+    initializers = _initializers(g, where)
     inputs = tuple(_value_info(v) for v in g.input)
     known = set(initializers) | {v.name for v in inputs} | visible
     nodes = _toposort(list(g.node), known, where)
