@@ -274,11 +274,27 @@ def pad(
         flat += [max(0, before[d]), max(0, after[d])]
     if not any(flat):
         return x
+    if mode == "wrap":
+        return _wrap(x, [(max(0, before[d]), max(0, after[d])) for d in range(rank)])
     modes = {"constant": PadMode.Constant(fill), "reflect": PadMode.Reflect, "edge": PadMode.Edge}
     if mode not in modes:
-        raise ValueError(f"Pad mode must be constant, reflect or edge, found {mode!r}")
+        raise ValueError(f"Pad mode must be constant, reflect, edge or wrap, found {mode!r}")
     # ferrum takes (before, after) pairs from the last dim backwards.
     return x.pad(flat, modes[mode])
+
+
+def _wrap(x: AnyTensor, pads: list[tuple[int, int]]) -> AnyTensor:
+    """Circular padding: each dim continues with its own values from the other end."""
+    for d, (before, after) in enumerate(pads):
+        size = x.dims()[d]
+        if before > size or after > size:
+            raise ValueError(f"Pad wrap: pads ({before}, {after}) exceed dim {d} of length {size}")
+        parts = [x.narrow(d, size - before, before)] if before else []
+        parts.append(x)
+        if after:
+            parts.append(x.narrow(d, 0, after))
+        x = Tensor.cat(parts, d) if len(parts) > 1 else x
+    return x
 
 
 @op("DepthToSpace")
