@@ -101,3 +101,25 @@ def test_code_generation_refuses_control_flow_by_name(tmp_path: Path) -> None:
         OnnxError, match=r"control-flow op Loop \(node 'loop'\) is not written by the generator"
     ):
         generate(tmp_path / "loop.onnx", tmp_path / "out")
+
+
+def test_training_dropout_zeroes_a_ratio_and_rescales_the_rest() -> None:
+    x = np.ones((100, 100), np.float32)
+    ratio = helper.make_tensor("ratio", TensorProto.FLOAT, [], [0.25])
+    training = helper.make_tensor("training", TensorProto.BOOL, [], [True])
+    graph = helper.make_graph(
+        [helper.make_node("Dropout", ["x", "ratio", "training"], ["y", "mask"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [100, 100])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("mask", TensorProto.BOOL, None),
+        ],
+        [ratio, training],
+    )
+    y, mask = FerrumBackend.run_model(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), [x]
+    )
+    assert abs(mask.mean() - 0.75) < 0.03
+    np.testing.assert_allclose(y[mask], 1.0 / 0.75)
+    assert (y[~mask] == 0).all()

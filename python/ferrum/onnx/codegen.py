@@ -187,6 +187,8 @@ class _Names:
 
 
 def _returns_tuple(step: Step) -> bool:
+    if step.layer is not None:
+        return False  # a layer's forward returns one tensor
     annotation = str(step.fn.__annotations__.get("return", ""))
     return annotation.startswith("tuple")
 

@@ -64,18 +64,22 @@ def batch_normalization(
     spatial: int = 1,
     is_test: int = 1,
     consumed_inputs: tuple[int, ...] = (),
-) -> AnyTensor:
-    """Inference batch normalization with the given statistics."""
-    del momentum, is_test, consumed_inputs
-    if training_mode:
-        raise ValueError(
-            "BatchNormalization training_mode=1 is not supported (import it as a layer to train)"
-        )
+) -> tuple[AnyTensor, ...]:
+    """Batch normalization with the given statistics; in training mode with the batch's, also returning
+    the updated running mean and variance (``running * momentum + batch * (1 - momentum)``)."""
+    del is_test, consumed_inputs
     if not spatial:
         raise ValueError("BatchNormalization spatial=0 is not supported")
     r = x.rank()
+    if training_mode:
+        dims = [0, *range(2, r)]
+        batch_mean = x.mean_dims(dims)
+        batch_var = (x - batch_mean).square().mean_dims(dims)
+        y = (x - batch_mean) / (batch_var + epsilon).sqrt() * _channel(scale, r) + _channel(bias, r)
+        flat_mean, flat_var = batch_mean.reshape((-1,)), batch_var.reshape((-1,))
+        return y, mean * momentum + flat_mean * (1.0 - momentum), var * momentum + flat_var * (1.0 - momentum)
     inv = (_channel(var, r) + epsilon).sqrt().recip()
-    return (x - _channel(mean, r)) * inv * _channel(scale, r) + _channel(bias, r)
+    return ((x - _channel(mean, r)) * inv * _channel(scale, r) + _channel(bias, r),)
 
 
 @op("InstanceNormalization")

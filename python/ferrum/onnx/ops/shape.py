@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ferrum._ferrum import DType, PadMode, Tensor
+from ferrum._ferrum import Distribution, DType, PadMode, Tensor
 from ferrum.onnx.dtypes import compute_kind, numpy_dtype
 from ferrum.onnx.ops._util import AnyTensor, IntArg, axis, check_size, ints, same_kind, to_rank
 from ferrum.onnx.ops.registry import op
@@ -197,7 +197,7 @@ def identity(x: AnyTensor) -> AnyTensor:
     return x
 
 
-@op("Dropout", static=(None, "ratio", "training_mode"))
+@op("Dropout", static=(None, "ratio", "training_mode"), deterministic=False)
 def dropout(
     x: AnyTensor,
     ratio: float | AnyTensor | None = None,
@@ -205,14 +205,21 @@ def dropout(
     seed: int | None = None,
     is_test: int = 1,
 ) -> tuple[AnyTensor, AnyTensor]:
-    """Inference dropout: ``x`` unchanged, and an all-true mask."""
-    del ratio, seed, is_test
+    """``x`` and an all-true mask; in training mode, elements zeroed with probability ``ratio`` (the
+    rest scaled by ``1 / (1 - ratio)``) and the mask of those kept."""
+    del seed, is_test
     if training_mode is not None and not isinstance(training_mode, bool):
         training_mode = bool(training_mode.to_numpy().reshape(-1)[0])
-    if training_mode:
-        raise ValueError("Dropout in training mode is not supported by ferrum.onnx (use ferrum.nn.Dropout)")
-    mask = Tensor.from_numpy(np.ones(tuple(x.dims()), dtype=np.bool_), x.device())
-    return x, mask
+    if isinstance(ratio, Tensor):
+        ratio = float(ratio.to_numpy().reshape(-1)[0])
+    p = 0.5 if ratio is None else float(ratio)
+    if not training_mode or p == 0.0:
+        return x, Tensor.from_numpy(np.ones(tuple(x.dims()), dtype=np.bool_), x.device())
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"Dropout ratio must be in [0, 1), found {p}")
+    draws = Tensor.random(tuple(x.dims()), Distribution.Uniform(0.0, 1.0), x.device())
+    keep = draws.greater_equal_elem(p)
+    return x.mask_fill(keep.bool_not(), 0.0) * (1.0 / (1.0 - p)), keep
 
 
 @op("Cast")
