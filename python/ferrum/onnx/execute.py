@@ -1,0 +1,69 @@
+"""Running translated steps: the interpreter behind ``OnnxModel.forward`` and control-flow bodies."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from ferrum._ferrum import Device, Tensor
+from ferrum.onnx.errors import OnnxError
+
+if TYPE_CHECKING:
+    from ferrum.module import Module
+    from ferrum.onnx.translate import Program
+
+__all__ = ["Subgraph", "run_steps", "run_subgraph"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Subgraph:
+    """A control-flow body (Loop, Scan, If): its translated program and the outer values it reads."""
+
+    program: Program
+    captures: tuple[str, ...]
+
+
+def run_steps(
+    program: Program, env: dict[str, Tensor[Any, Any, Any]], device: Device[Any], module: Module[Any] | None
+) -> None:
+    """Run ``program``'s steps on ``env`` (value name -> tensor), adding every output to it."""
+    for step in program.steps:
+        args = [env[n] if n is not None else None for n in step.inputs]
+        try:
+            if step.layer is not None:
+                assert module is not None, "a layer step outside a module"
+                result = getattr(module, step.layer).forward(*args)
+            else:
+                kwargs = dict(step.kwargs)
+                for key, name in step.tensor_kwargs.items():
+                    kwargs[key] = env[name]
+                if step.device:
+                    kwargs["device"] = device
+                if step.captures:
+                    kwargs["captured"] = {name: env[name] for name in step.captures}
+                result = step.fn(*args, **kwargs)
+        except (ValueError, TypeError, IndexError) as exc:
+            raise OnnxError(f"{program.source}: node {step.node!r} ({step.op_type}): {exc}") from exc
+        results = result if isinstance(result, tuple) else (result,)
+        for name, value in zip(step.outputs, results, strict=False):
+            if name:
+                env[name] = value
+        for name in step.free:
+            env.pop(name, None)
+
+
+def run_subgraph(
+    body: Subgraph,
+    inputs: list[Tensor[Any, Any, Any]],
+    captured: dict[str, Tensor[Any, Any, Any]],
+    device: Device[Any],
+) -> list[Tensor[Any, Any, Any]]:
+    """The outputs of ``body`` run on ``inputs`` (its declared inputs, in order) and the outer values."""
+    program = body.program
+    env: dict[str, Tensor[Any, Any, Any]] = dict(captured)
+    for info, value in zip(program.inputs, inputs, strict=True):
+        env[info.name] = value
+    for name, array in (*program.constants.items(), *program.output_constants.items()):
+        env[name] = Tensor.from_numpy(array, device)
+    run_steps(program, env, device, None)
+    return [env[o.name] for o in program.outputs]

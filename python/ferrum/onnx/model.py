@@ -1,0 +1,141 @@
+"""``OnnxModel``: an imported graph as a ferrum ``Module`` (Params, records, ``valid()``, autodiff).
+
+``load`` builds one subclass per graph whose dataclass fields are the graph's
+layers (Conv2d, Linear, BatchNorm, ...), trainable initializers (``Param``)
+and other float constants (``RunningState``, saved but not trained), named
+after the ONNX names. Record keys are therefore the same as those of the
+module ``python -m ferrum.onnx`` generates for the graph.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, ClassVar
+
+import onnx
+
+from ferrum._ferrum import Bool, Device, Float, Int, Tensor
+from ferrum.backend import NdArray
+from ferrum.module import Module, Param, RunningState
+from ferrum.onnx.dtypes import compute_kind, numpy_dtype
+from ferrum.onnx.errors import OnnxError
+from ferrum.onnx.execute import run_steps
+from ferrum.onnx.graph import parse_graph, read_model
+from ferrum.onnx.translate import Program, translate
+
+__all__ = ["OnnxModel", "load", "load_program"]
+
+
+class OnnxModel(Module[Any]):
+    """An ONNX graph run with ferrum ops; made by ``ferrum.onnx.load``.
+
+    ``forward(*inputs)`` takes one tensor per graph input, in the graph's
+    order, and returns a tensor (one graph output) or a tuple of tensors.
+
+    Example:
+        >>> import numpy as np
+        >>> from onnx import TensorProto, helper, numpy_helper
+        >>> from ferrum import Tensor, onnx as fonnx
+        >>> from ferrum.backend import NdArray
+        >>> w = numpy_helper.from_array(np.ones((3, 2), np.float32), "w")
+        >>> graph = helper.make_graph(
+        ...     [helper.make_node("MatMul", ["x", "w"], ["y"], name="fc")], "g",
+        ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
+        ...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])], [w])
+        >>> model = fonnx.load(helper.make_model(graph), NdArray.device())
+        >>> model.forward(Tensor.ones((1, 3), NdArray.device())).to_data().to_list()
+        [[3.0, 3.0]]
+    """
+
+    program: ClassVar[Program]
+
+    def forward(self, *inputs: Tensor[Any, Any, Any]) -> Any:
+        """Run the graph on ``inputs`` (one per graph input); a tensor, or a tuple for several outputs."""
+        program = self.program
+        if len(inputs) != len(program.inputs):
+            names = ", ".join(v.name for v in program.inputs)
+            raise OnnxError(
+                f"{program.source}: forward expected {len(program.inputs)} inputs ({names}), "
+                f"found {len(inputs)}"
+            )
+        device = self._device(inputs)
+        env: dict[str, Tensor[Any, Any, Any]] = {}
+        for info, x in zip(program.inputs, inputs, strict=True):
+            if not isinstance(x, Tensor):
+                raise OnnxError(
+                    f"{program.source}: input {info.name!r} must be a ferrum Tensor, found {type(x).__name__}"
+                )
+            _check_shape(program.source, info.name, info.shape, tuple(x.dims()))
+            _check_kind(program.source, info.name, info.elem_type, x)
+            env[info.name] = x
+        for name, field in program.fields.items():
+            holder = getattr(self, field)
+            env[name] = holder.val() if isinstance(holder, Param) else holder.value()
+        for name, array in program.constants.items():
+            env[name] = Tensor.from_numpy(array, device)
+        for name, array in program.output_constants.items():
+            env[name] = Tensor.from_numpy(array, device)
+        run_steps(program, env, device, self)
+        outs = tuple(env[o.name] for o in program.outputs)
+        return outs[0] if len(outs) == 1 else outs
+
+    def _device(self, inputs: tuple[Tensor[Any, Any, Any], ...]) -> Device[Any]:
+        if inputs and isinstance(inputs[0], Tensor):
+            return inputs[0].device()
+        devices = self.devices()
+        return devices[0] if devices else NdArray.device()
+
+
+def _check_shape(source: str, name: str, declared: tuple[Any, ...] | None, found: tuple[int, ...]) -> None:
+    if declared is None:
+        return
+    fixed = [d if isinstance(d, int) and d > 0 else None for d in declared]
+    if len(fixed) != len(found) or any(d is not None and d != f for d, f in zip(fixed, found, strict=False)):
+        shown = [d if d is not None else "?" for d in fixed]
+        raise OnnxError(f"{source}: input {name!r} expected shape {shown}, found {list(found)}")
+
+
+def _check_kind(source: str, name: str, elem_type: int, x: Tensor[Any, Any, Any]) -> None:
+    if not elem_type:
+        return
+    kind = compute_kind(numpy_dtype(elem_type))
+    expected = {"f": Float, "i": Int, "b": Bool}.get(kind)
+    if expected is not None and x.kind is not expected:
+        raise OnnxError(
+            f"{source}: input {name!r} expected a {expected.__name__} tensor "
+            f"(ONNX {onnx.TensorProto.DataType.Name(elem_type)}), found {x.kind.__name__}"
+        )
+
+
+def load_program(source: str | os.PathLike[str] | bytes | onnx.ModelProto, device: Device[Any]) -> Program:
+    """Read, validate and translate an ONNX model (``load`` without building the module)."""
+    model, where = read_model(source)
+    return translate(parse_graph(model, where), device)
+
+
+def build(program: Program, device: Device[Any]) -> OnnxModel:
+    """The ``OnnxModel`` subclass of ``program``, with its parameters on ``device``."""
+    values: dict[str, Any] = {}
+    for field, layer in program.layers.items():
+        values[field] = layer
+    for field, array in program.params.items():
+        values[field] = Param(Tensor.from_numpy(array, device))
+    for field, array in program.buffers.items():
+        values[field] = RunningState(Tensor.from_numpy(array, device))
+    annotations = dict.fromkeys(values, "Any")
+    name = "OnnxModel_" + "".join(c if c.isalnum() else "_" for c in (program.name or "graph"))
+    cls = type(
+        name, (OnnxModel,), {"__annotations__": annotations, "program": program, "__module__": __name__}
+    )
+    return cls(**values)  # type: ignore[no-any-return]
+
+
+def load(source: str | os.PathLike[str] | bytes | onnx.ModelProto, device: Device[Any]) -> OnnxModel:
+    """Import an ONNX model as a ferrum module on ``device``.
+
+    ``source`` is a path, the file's bytes or an ``onnx.ModelProto``. The file
+    is validated (readable, opset 7 to the newest ``onnx`` knows, every op
+    supported, acyclic) before any tensor is built; errors are ``OnnxError``
+    naming the file, node, op and opset.
+    """
+    return build(load_program(source, device), device)

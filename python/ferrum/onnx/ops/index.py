@@ -1,0 +1,106 @@
+"""Indexing and selection: Gather, GatherElements, OneHot, NonZero, TopK, CumSum, Trilu."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ferrum._ferrum import Tensor
+from ferrum.onnx.ops._util import AnyTensor, IntArg, ints, same_kind
+from ferrum.onnx.ops.registry import op
+
+__all__ = ["cum_sum", "gather", "gather_elements", "non_zero", "one_hot", "top_k", "trilu"]
+
+
+def _wrap(indices: AnyTensor, size: int) -> AnyTensor:
+    """Negative indices counted from the end, as ONNX allows."""
+    return indices.mask_where(indices.lower_elem(0), indices + size)
+
+
+@op("Gather")
+def gather(x: AnyTensor, indices: AnyTensor, axis: int = 0) -> AnyTensor:
+    """NumPy's ``take``: ``x``'s dim ``axis`` replaced by the indices' dims."""
+    dim = axis + x.rank() if axis < 0 else axis
+    indices = _wrap(same_kind(indices, Tensor.from_numpy(np.zeros(1, np.int64), x.device())), x.dims()[dim])
+    if indices.rank() == 0:
+        return x.take(dim, indices.reshape((1,))).squeeze_dims([dim])
+    return x.take(dim, indices)
+
+
+@op("GatherElements")
+def gather_elements(x: AnyTensor, indices: AnyTensor, axis: int = 0) -> AnyTensor:
+    dim = axis + x.rank() if axis < 0 else axis
+    return x.gather(dim, _wrap(indices, x.dims()[dim]))
+
+
+@op("OneHot", static=(None, "depth", "values"))
+def one_hot(
+    indices: AnyTensor, depth: float | AnyTensor | None = None, values: Any = None, axis: int = -1
+) -> AnyTensor:
+    """``values[1]`` at each index along a new ``axis`` of length ``depth``, ``values[0]`` elsewhere."""
+    size = int(_scalar(depth))
+    pair = values.to_numpy().reshape(-1) if isinstance(values, Tensor) else np.asarray(values).reshape(-1)
+    off, on = pair[0], pair[1]
+    idx = same_kind(indices, Tensor.from_numpy(np.zeros(1, np.int64), indices.device()))
+    idx = _wrap(idx, size)
+    rank = idx.rank() + 1
+    dim = axis + rank if axis < 0 else axis
+    positions_shape = [1] * rank
+    positions_shape[dim] = size
+    positions = Tensor.arange(0, size, idx.device()).reshape(tuple(positions_shape))
+    expanded = idx.unsqueeze_dims([dim])
+    shape = list(idx.dims())
+    shape.insert(dim, size)
+    hot = expanded.expand(tuple(shape)).equal(positions.expand(tuple(shape)))
+    like = Tensor.from_numpy(np.asarray(pair[:1]), idx.device())
+    off_t = Tensor.from_numpy(np.full(shape, off, dtype=like.to_numpy().dtype), idx.device())
+    on_t = Tensor.from_numpy(np.full(shape, on, dtype=like.to_numpy().dtype), idx.device())
+    return off_t.mask_where(hot, on_t)
+
+
+def _scalar(value: object) -> float:
+    if isinstance(value, Tensor):
+        return float(value.to_numpy().reshape(-1)[0])
+    if isinstance(value, (tuple, list, np.ndarray)):
+        return float(np.asarray(value).reshape(-1)[0])
+    return float(value)  # type: ignore[arg-type]
+
+
+@op("NonZero")
+def non_zero(x: AnyTensor) -> AnyTensor:
+    """The indices of the non-zero elements, one row per dim: ``[rank, count]``."""
+    found = np.stack(np.nonzero(np.asarray(x.to_numpy()))).astype(np.int64).reshape(x.rank(), -1)
+    return Tensor.from_numpy(found, x.device())
+
+
+@op("TopK", static=(None, "k"))
+def top_k(
+    x: AnyTensor, k: IntArg = None, axis: int = -1, largest: int = 1, sorted: int = 1
+) -> tuple[AnyTensor, AnyTensor]:
+    """The ``k`` largest (or smallest) values along ``axis`` and their indices, first index first on ties."""
+    del sorted
+    count = (ints(k) or [0])[0]
+    dim = axis + x.rank() if axis < 0 else axis
+    if largest:
+        values, indices = x.sort_descending_with_indices(dim)
+    else:
+        values, indices = x.sort_with_indices(dim)
+    return values.narrow(dim, 0, count), indices.narrow(dim, 0, count)
+
+
+@op("CumSum", static=(None, "axis"))
+def cum_sum(x: AnyTensor, axis: IntArg = None, exclusive: int = 0, reverse: int = 0) -> AnyTensor:
+    dim = (ints(axis) or [0])[0]
+    dim = dim + x.rank() if dim < 0 else dim
+    y = x.flip([dim]) if reverse else x
+    out = y.cumsum(dim)
+    if exclusive:
+        out = out - y
+    return out.flip([dim]) if reverse else out
+
+
+@op("Trilu", static=(None, "k"))
+def trilu(x: AnyTensor, k: IntArg = None, upper: int = 1) -> AnyTensor:
+    diagonal = (ints(k) or [0])[0]
+    return x.triu(diagonal) if upper else x.tril(diagonal)

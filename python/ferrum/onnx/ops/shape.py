@@ -1,0 +1,325 @@
+"""Shape and layout ops: Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice,
+Expand, Tile, Pad, Shape, Size, DepthToSpace, SpaceToDepth, Identity, Dropout, Cast."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ferrum._ferrum import Distribution, DType, PadMode, Tensor
+from ferrum.onnx.dtypes import compute_kind, numpy_dtype
+from ferrum.onnx.ops._util import AnyTensor, IntArg, axis, check_size, ints, same_kind, to_rank
+from ferrum.onnx.ops.registry import op
+
+__all__ = [
+    "cast",
+    "cast_like",
+    "concat",
+    "depth_to_space",
+    "dropout",
+    "expand",
+    "flatten",
+    "identity",
+    "pad",
+    "reshape",
+    "shape",
+    "size",
+    "slice_",
+    "space_to_depth",
+    "split",
+    "squeeze",
+    "tile",
+    "transpose",
+    "unsqueeze",
+]
+
+
+@op("Reshape", static=(None, "shape"))
+def reshape(x: AnyTensor, shape: IntArg = None, allowzero: int = 0) -> AnyTensor:
+    """``x`` in ``shape``: a 0 copies the input dim (unless ``allowzero``), a -1 is inferred."""
+    target = ints(shape) or []
+    dims = tuple(x.dims())
+    if not allowzero:
+        target = [dims[i] if d == 0 and i < len(dims) else d for i, d in enumerate(target)]
+    if -1 in target:
+        known = math.prod(d for d in target if d != -1)
+        total = math.prod(dims)
+        target[target.index(-1)] = total // known if known else 0
+    if math.prod(target) != math.prod(dims):
+        raise ValueError(f"Reshape: cannot reshape {list(dims)} to {target}")
+    return x.reshape(tuple(target))
+
+
+@op("Flatten")
+def flatten(x: AnyTensor, axis: int = 1) -> AnyTensor:
+    dims = tuple(x.dims())
+    split = axis + len(dims) if axis < 0 else axis
+    return x.reshape((math.prod(dims[:split]), math.prod(dims[split:])))
+
+
+@op("Squeeze", static=(None, "axes"))
+def squeeze(x: AnyTensor, axes: IntArg = None) -> AnyTensor:
+    found = ints(axes)
+    dims = tuple(x.dims())
+    if found is None:
+        drop = [i for i, d in enumerate(dims) if d == 1]
+    else:
+        drop = sorted({axis(a, len(dims)) for a in found})
+        for d in drop:
+            if dims[d] != 1:
+                raise ValueError(f"Squeeze: dim {d} of {list(dims)} is not 1")
+    keep = tuple(d for i, d in enumerate(dims) if i not in drop)
+    return x.reshape(keep)
+
+
+@op("Unsqueeze", static=(None, "axes"))
+def unsqueeze(x: AnyTensor, axes: IntArg = None) -> AnyTensor:
+    found = ints(axes) or []
+    rank = x.rank() + len(found)
+    inserted = sorted(axis(a, rank) for a in found)
+    dims = list(x.dims())
+    for a in inserted:
+        dims.insert(a, 1)
+    return x.reshape(tuple(dims))
+
+
+@op("Transpose")
+def transpose(x: AnyTensor, perm: tuple[int, ...] | None = None) -> AnyTensor:
+    order = list(perm) if perm is not None else list(range(x.rank()))[::-1]
+    return x.permute(order) if x.rank() > 1 else x
+
+
+@op("Concat")
+def concat(*tensors: AnyTensor, axis: int = 0) -> AnyTensor:
+    first = tensors[0]
+    parts = [same_kind(t, first) for t in tensors if t.num_elements() > 0 or len(tensors) == 1]
+    if not parts:
+        parts = [first]
+    dim = axis + first.rank() if axis < 0 else axis
+    return Tensor.cat(parts, dim) if len(parts) > 1 else parts[0]
+
+
+@op("Split", static=(None, "split"))
+def split(
+    x: AnyTensor, split: IntArg = None, axis: int = 0, num_outputs: int | None = None, outputs: int = 1
+) -> tuple[AnyTensor, ...]:
+    """``x`` cut along ``axis`` into the sizes ``split`` or into equal parts (the last may be smaller)."""
+    dim = axis + x.rank() if axis < 0 else axis
+    size = x.dims()[dim]
+    sizes = ints(split)
+    if not sizes:
+        parts = num_outputs or outputs
+        chunk = -(-size // parts)
+        sizes = [chunk] * (size // chunk) + ([size % chunk] if size % chunk else [])
+    if sum(sizes) != size:
+        raise ValueError(f"Split: sizes {sizes} do not add up to dim {dim} of length {size}")
+    out, start = [], 0
+    for s in sizes:
+        if s == 0:
+            shape = list(x.dims())
+            shape[dim] = 0
+            out.append(_empty(x, tuple(shape)))
+        else:
+            out.append(x.narrow(dim, start, s))
+        start += s
+    return tuple(out)
+
+
+@op("Slice", static=(None, "starts", "ends", "axes", "steps"))
+def slice_(
+    x: AnyTensor, starts: IntArg = None, ends: IntArg = None, axes: IntArg = None, steps: IntArg = None
+) -> AnyTensor:
+    """NumPy slicing along ``axes`` (all dims when absent), steps of any sign."""
+    start_l, end_l = ints(starts) or [], ints(ends) or []
+    axes_l = ints(axes) or list(range(len(start_l)))
+    steps_l = ints(steps) or [1] * len(start_l)
+    dims = tuple(x.dims())
+    index: list[slice] = [slice(None)] * len(dims)
+    for s, e, a, st in zip(start_l, end_l, axes_l, steps_l, strict=False):
+        d = axis(a, len(dims))
+        if st == 0:
+            raise ValueError("Slice: a step of 0")
+        index[d] = slice(*slice(s, e, st).indices(dims[d]))
+    flips = [d for d, sl in enumerate(index) if (sl.step or 1) < 0]
+    if flips:
+        # ferrum views step forwards: slice the mirrored range, then flip it.
+        for d in flips:
+            sl = index[d]
+            n = len(range(dims[d])[sl])
+            first = sl.start - (n - 1) * (-sl.step) if n else 0
+            index[d] = slice(first, first + (n - 1) * (-sl.step) + 1 if n else 0, -sl.step)
+    ranges: list[Any] = []
+    for d, sl in enumerate(index):
+        start, stop, step = sl.indices(dims[d])
+        stop = max(stop, start)
+        ranges.append((start, stop, step) if step != 1 else (start, stop))
+    if any(r[1] <= r[0] for r in ranges):
+        shape = tuple(len(range(*sl.indices(dims[d]))) for d, sl in enumerate(index))
+        return _empty(x, shape)
+    out = x.slice(ranges)
+    return out.flip(flips) if flips else out
+
+
+def _empty(like: AnyTensor, shape: tuple[int, ...]) -> AnyTensor:
+    dtype = like.to_numpy().dtype if like.num_elements() else np.float32
+    return Tensor.from_numpy(np.zeros(shape, dtype=dtype), like.device())
+
+
+@op("Expand", static=(None, "shape"))
+def expand(x: AnyTensor, shape: IntArg = None) -> AnyTensor:
+    target = tuple(ints(shape) or [])
+    out_shape = check_size(np.broadcast_shapes(tuple(x.dims()), target), "Expand")
+    return to_rank(x, len(out_shape)).expand(out_shape)
+
+
+@op("Tile", static=(None, "repeats"))
+def tile(x: AnyTensor, repeats: IntArg = None) -> AnyTensor:
+    times = ints(repeats) or []
+    check_size([d * r for d, r in zip(x.dims(), times, strict=False)], "Tile")
+    return x.repeat(times)
+
+
+@op("Shape")
+def shape(x: AnyTensor, start: int = 0, end: int | None = None) -> AnyTensor:
+    dims = list(x.dims())[slice(start, end)]
+    return Tensor.from_numpy(np.array(dims, dtype=np.int64), x.device())
+
+
+@op("Size")
+def size(x: AnyTensor) -> AnyTensor:
+    return Tensor.from_numpy(np.array(x.num_elements(), dtype=np.int64), x.device())
+
+
+@op("Identity")
+def identity(x: AnyTensor) -> AnyTensor:
+    return x
+
+
+@op("Dropout", static=(None, "ratio", "training_mode"), deterministic=False)
+def dropout(
+    x: AnyTensor,
+    ratio: float | AnyTensor | None = None,
+    training_mode: bool | AnyTensor | None = None,
+    seed: int | None = None,
+    is_test: int = 1,
+) -> tuple[AnyTensor, AnyTensor]:
+    """``x`` and an all-true mask; in training mode, elements zeroed with probability ``ratio`` (the
+    rest scaled by ``1 / (1 - ratio)``) and the mask of those kept."""
+    del seed, is_test
+    if training_mode is not None and not isinstance(training_mode, bool):
+        training_mode = bool(training_mode.to_numpy().reshape(-1)[0])
+    if isinstance(ratio, Tensor):
+        ratio = float(ratio.to_numpy().reshape(-1)[0])
+    p = 0.5 if ratio is None else float(ratio)
+    if not training_mode or p == 0.0:
+        return x, Tensor.from_numpy(np.ones(tuple(x.dims()), dtype=np.bool_), x.device())
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"Dropout ratio must be in [0, 1), found {p}")
+    draws = Tensor.random(tuple(x.dims()), Distribution.Uniform(0.0, 1.0), x.device())
+    keep = draws.greater_equal_elem(p)
+    return x.mask_fill(keep.bool_not(), 0.0) * (1.0 / (1.0 - p)), keep
+
+
+@op("Cast")
+def cast(x: AnyTensor, to: int = 1, saturate: int = 1, round_mode: str = "up") -> AnyTensor:
+    """``x`` in the type ferrum computes ONNX type ``to`` in (f32, f64, i64 or bool)."""
+    del saturate, round_mode
+    target = numpy_dtype(to, "Cast: ")
+    return _to_numpy_kind(x, target)
+
+
+@op("CastLike")
+def cast_like(x: AnyTensor, like: AnyTensor, saturate: int = 1, round_mode: str = "up") -> AnyTensor:
+    del saturate, round_mode
+    return same_kind(x, like)
+
+
+def _to_numpy_kind(x: AnyTensor, target: np.dtype[Any]) -> AnyTensor:
+    kind = compute_kind(target)
+    if kind == "b":
+        return x if x.dtype == DType.Bool else x.bool()
+    if kind == "i":
+        return x if x.dtype == DType.I64 else x.int()
+    if kind == "f":
+        want = DType.F64 if target == np.float64 else DType.F32
+        if x.dtype == want:
+            return x
+        return (x if x.dtype in (DType.F32, DType.F64) else x.float()).cast(want)
+    raise ValueError(f"Cast: cannot compute in {target}")
+
+
+@op("Pad", static=(None, "pads", "constant_value", "axes"))
+def pad(
+    x: AnyTensor,
+    pads: IntArg = None,
+    constant_value: float | AnyTensor | None = None,
+    axes: IntArg = None,
+    mode: str = "constant",
+    value: float = 0.0,
+) -> AnyTensor:
+    """Pad (negative pads crop) with a constant, or by ``reflect``ing or repeating the ``edge``."""
+    amounts = ints(pads) or []
+    rank = x.rank()
+    axes_l = [axis(a, rank) for a in (ints(axes) or range(rank))]
+    n = len(axes_l)
+    before = dict.fromkeys(range(rank), 0)
+    after = dict.fromkeys(range(rank), 0)
+    for i, a in enumerate(axes_l):
+        before[a], after[a] = amounts[i], amounts[i + n]
+    if isinstance(constant_value, Tensor):
+        constant_value = (
+            float(constant_value.to_numpy().reshape(-1)[0]) if constant_value.num_elements() else 0.0
+        )
+    fill = value if constant_value is None else float(constant_value)
+    # crop first (negative pads), then pad.
+    ranges = [(max(0, -before[d]), x.dims()[d] - max(0, -after[d])) for d in range(rank)]
+    x = x.slice(ranges)
+    flat = []
+    for d in reversed(range(rank)):
+        flat += [max(0, before[d]), max(0, after[d])]
+    if not any(flat):
+        return x
+    if mode == "wrap":
+        return _wrap(x, [(max(0, before[d]), max(0, after[d])) for d in range(rank)])
+    modes = {"constant": PadMode.Constant(fill), "reflect": PadMode.Reflect, "edge": PadMode.Edge}
+    if mode not in modes:
+        raise ValueError(f"Pad mode must be constant, reflect, edge or wrap, found {mode!r}")
+    # ferrum takes (before, after) pairs from the last dim backwards.
+    return x.pad(flat, modes[mode])
+
+
+def _wrap(x: AnyTensor, pads: list[tuple[int, int]]) -> AnyTensor:
+    """Circular padding: each dim continues with its own values from the other end."""
+    for d, (before, after) in enumerate(pads):
+        size = x.dims()[d]
+        if before > size or after > size:
+            raise ValueError(f"Pad wrap: pads ({before}, {after}) exceed dim {d} of length {size}")
+        parts = [x.narrow(d, size - before, before)] if before else []
+        parts.append(x)
+        if after:
+            parts.append(x.narrow(d, 0, after))
+        x = Tensor.cat(parts, d) if len(parts) > 1 else x
+    return x
+
+
+@op("DepthToSpace")
+def depth_to_space(x: AnyTensor, blocksize: int = 1, mode: str = "DCR") -> AnyTensor:
+    b, c, h, w = x.dims()
+    s = blocksize
+    if mode == "DCR":
+        y = x.reshape((b, s, s, c // (s * s), h, w)).permute([0, 3, 4, 1, 5, 2])
+    else:
+        y = x.reshape((b, c // (s * s), s, s, h, w)).permute([0, 1, 4, 2, 5, 3])
+    return y.reshape((b, c // (s * s), h * s, w * s))
+
+
+@op("SpaceToDepth")
+def space_to_depth(x: AnyTensor, blocksize: int = 1, mode: str = "DCR") -> AnyTensor:
+    """Blocks of ``blocksize``² pixels moved into channels; the inverse of DepthToSpace in the same mode."""
+    b, c, h, w = x.dims()
+    s = blocksize
+    order = [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4]
+    y = x.reshape((b, c, h // s, s, w // s, s)).permute(order)
+    return y.reshape((b, c * s * s, h // s, w // s))
