@@ -48,11 +48,19 @@ class Bool(Kind):
 
 @final
 class DType:
-    """Element types: F32 and F64 (Float), I64 (Int), Bool."""
+    """Element types: F32 (default), F64, F16, BF16 (Float); I64 (default), I32, U8 (Int); Bool.
+
+    F16, BF16, I32 and U8 are storage dtypes: ops compute them in f32 or i64
+    and round (or, for integers, check) the result back to the input's dtype.
+    """
 
     F32: DType
     F64: DType
+    F16: DType
+    BF16: DType
     I64: DType
+    I32: DType
+    U8: DType
     Bool: DType
     @property
     def kind(self) -> type[Kind]: ...
@@ -238,7 +246,12 @@ class Tensor(Generic[B, D, K]):
     def from_bool(data: TensorData | npt.NDArray[Any], device: Device[_B]) -> Tensor[_B, Any, Bool]: ...
     @staticmethod
     def from_numpy(array: npt.NDArray[Any], device: Device[_B], *, dtype: DType | None = None) -> Tensor[_B, Any, Any]:
-        """Copy any NumPy array (float -> Float, int -> Int, bool -> Bool)."""
+        """Copy any NumPy array (float -> Float, int -> Int, bool -> Bool).
+
+        float64 becomes the backend's float, f32 (pass ``dtype=DType.F64`` to
+        keep it); float32, float16, int64, int32, uint8 and bool keep their
+        dtype; other integers become i64. A value the dtype cannot hold raises.
+        """
     @overload
     @staticmethod
     def zeros(shape: tuple[builtins.int], device: Device[_B], kind: None = None, *, dtype: DType | None = None) -> Tensor[_B, D1, Float]: ...

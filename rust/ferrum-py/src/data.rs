@@ -11,14 +11,40 @@ use crate::error::{engine, IntoPyResult};
 use crate::tensor::creation::tensor_from_any;
 use crate::tensor::format::format_values;
 
+/// `with_dtype!` over the dtypes whose elements convert to Python objects
+/// (every dtype but f16 and bf16, which `python_readable` widens first).
+macro_rules! with_python_dtype {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            DType::F32 => { type $T = f32; $body }
+            DType::F64 => { type $T = f64; $body }
+            DType::I64 => { type $T = i64; $body }
+            DType::I32 => { type $T = i32; $body }
+            DType::U8 => { type $T = u8; $body }
+            DType::Bool => { type $T = bool; $body }
+            DType::F16 | DType::BF16 => unreachable!("half floats are widened to f32 first"),
+        }
+    };
+}
+
 #[pyclass(frozen, name = "TensorData", module = "ferrum")]
 pub struct PyTensorData {
     /// Always contiguous.
     pub t: Tensor,
 }
 
+/// The tensor in a dtype whose elements Python can hold: f16 and bf16 as
+/// f32 (exact), the others as they are.
+fn python_readable(py: Python<'_>, t: &Tensor) -> PyResult<Tensor> {
+    match t.dtype() {
+        DType::F16 | DType::BF16 => engine(py, false, || t.cast(DType::F32)),
+        _ => Ok(t.clone()),
+    }
+}
+
 fn nested_list<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
-    ferrum_core::with_dtype!(t.dtype(), T => {
+    let t = &python_readable(py, t)?;
+    with_python_dtype!(t.dtype(), T => {
         let flat = engine(py, false, || t.try_to_vec::<T>("to_list"))?;
         build(py, &flat, t.shape())
     })
@@ -90,7 +116,8 @@ impl PyTensorData {
 
     /// The values as one flat list.
     fn to_vec<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        ferrum_core::with_dtype!(self.t.dtype(), T => Ok(PyList::new(py, engine(py, false, || self.t.try_to_vec::<T>("to_vec"))?)?.into_any()))
+        let t = &python_readable(py, &self.t)?;
+        with_python_dtype!(t.dtype(), T => Ok(PyList::new(py, engine(py, false, || t.try_to_vec::<T>("to_vec"))?)?.into_any()))
     }
 
     /// A read-only NumPy view of the values.

@@ -76,7 +76,11 @@ pub fn backend_name(py: Python<'_>, backend: &Py<PyAny>) -> PyResult<String> {
 pub enum PyDType {
     F32,
     F64,
+    F16,
+    BF16,
     I64,
+    I32,
+    U8,
     Bool,
 }
 
@@ -86,6 +90,10 @@ impl From<PyDType> for DType {
             PyDType::F32 => DType::F32,
             PyDType::F64 => DType::F64,
             PyDType::I64 => DType::I64,
+            PyDType::F16 => DType::F16,
+            PyDType::BF16 => DType::BF16,
+            PyDType::I32 => DType::I32,
+            PyDType::U8 => DType::U8,
             PyDType::Bool => DType::Bool,
         }
     }
@@ -97,6 +105,10 @@ impl From<DType> for PyDType {
             DType::F32 => PyDType::F32,
             DType::F64 => PyDType::F64,
             DType::I64 => PyDType::I64,
+            DType::F16 => PyDType::F16,
+            DType::BF16 => PyDType::BF16,
+            DType::I32 => PyDType::I32,
+            DType::U8 => PyDType::U8,
             DType::Bool => PyDType::Bool,
         }
     }
@@ -127,8 +139,8 @@ macro_rules! kind_marker {
     };
 }
 
-kind_marker!(KindFloat, "Float", "The Float kind: f32 by default, or f64.");
-kind_marker!(KindInt, "Int", "The Int kind: i64.");
+kind_marker!(KindFloat, "Float", "The Float kind: f32 by default, or f64, f16, bf16.");
+kind_marker!(KindInt, "Int", "The Int kind: i64 by default, or i32, u8.");
 kind_marker!(KindBool, "Bool", "The Bool kind.");
 
 pub fn kind_class(py: Python<'_>, kind: Kind) -> Bound<'_, PyType> {

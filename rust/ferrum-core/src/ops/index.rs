@@ -46,6 +46,36 @@ impl Accumulate for i64 {
     }
 }
 
+// Half floats add in f32 and round, as `half` does; i32 and u8 never get
+// here (their sums are made in i64 and narrowed, checked).
+impl Accumulate for half::f16 {
+    #[inline(always)]
+    fn accumulate(self, other: Self) -> Self {
+        self + other
+    }
+}
+
+impl Accumulate for half::bf16 {
+    #[inline(always)]
+    fn accumulate(self, other: Self) -> Self {
+        self + other
+    }
+}
+
+impl Accumulate for i32 {
+    #[inline(always)]
+    fn accumulate(self, other: Self) -> Self {
+        self.wrapping_add(other)
+    }
+}
+
+impl Accumulate for u8 {
+    #[inline(always)]
+    fn accumulate(self, other: Self) -> Self {
+        self.wrapping_add(other)
+    }
+}
+
 impl Accumulate for bool {
     #[inline(always)]
     fn accumulate(self, other: Self) -> Self {
@@ -98,6 +128,7 @@ impl Tensor {
         }
         let idx = checked_indices(op, indices, d, self.shape()[d])?;
         let (outer, n, inner) = split_at_dim(self.shape(), d);
+        int_sums_in_i64(op, self)?;
         with_dtype!(self.dtype(), T => {
             let mut out = self.try_to_vec::<T>(op)?;
             add_rows(&mut out, &contiguous_values::<T>(op, values)?, outer, n, inner, &idx);
@@ -141,12 +172,22 @@ impl Tensor {
             ));
         }
         let idx = checked_indices(op, indices, d, self.shape()[d])?;
+        int_sums_in_i64(op, self)?;
         with_dtype!(self.dtype(), T => {
             let mut out = self.try_to_vec::<T>(op)?;
             let vals = contiguous_values::<T>(op, values)?;
             scatter_rows(&mut out, self.shape(), &vals, values.shape(), indices.shape(), d, &idx);
             Tensor::from_vec(out, self.shape())
         })
+    }
+}
+
+/// i32 and u8 sums are made in i64, where they cannot wrap, and narrowed
+/// back with a check by the caller (see [`crate::Error::StorageDType`]).
+fn int_sums_in_i64(op: &'static str, t: &Tensor) -> Result<()> {
+    match t.dtype() {
+        dtype @ (crate::DType::I32 | crate::DType::U8) => Err(Error::StorageDType { op, dtype }),
+        _ => Ok(()),
     }
 }
 

@@ -5,6 +5,9 @@ mod creation;
 mod dispatch;
 pub mod views;
 
+#[cfg(test)]
+mod cast_tests;
+
 use std::sync::Arc;
 
 use crate::dtype::{DType, Element, Kind};
