@@ -151,6 +151,29 @@ def test_int_storage_arithmetic_is_checked() -> None:
     assert i.argmax(1).dtype == DType.I64
     np.testing.assert_array_equal(i.argmax(1).to_numpy()[:, 0], [0, 0])
     np.testing.assert_array_equal((i * i).to_numpy(), np.array([[25, 4], [49, 1]], np.int32))
+    m = Tensor.from_numpy(np.array([0b1100, 0b1010], np.uint8), DEVICE)
+    np.testing.assert_array_equal(m.bitwise_and_scalar(0b0110).to_numpy(), np.array([4, 2], np.uint8))
+    assert m.bitwise_xor(m).dtype == DType.U8
+
+
+@pytest.mark.parametrize("dtype", [DType.F16, DType.BF16, DType.I32, DType.U8])
+def test_no_method_meets_a_storage_dtype_with_an_internal_error(dtype: DType) -> None:
+    # Every method with a few plausible arguments: it may refuse them, but
+    # only with an error naming the problem, never an engine bug.
+    t = Tensor.from_data([[1, 2, 3], [4, 5, 6]], DEVICE, dtype=dtype)
+    other = Tensor.from_data([[1, 0, 2], [3, 1, 1]], DEVICE, dtype=dtype)
+    idx = Tensor.from_data([0, 1], DEVICE, dtype=DType.I32)
+    argument_lists: list[tuple[Any, ...]] = [(), (0,), (1,), (0, 1), ([0],), (other,), (other, 0)]
+    argument_lists += [(0, idx), (idx,)]
+    for name in dir(Tensor):
+        method = getattr(t, name)
+        if name.startswith("_") or not callable(method):
+            continue
+        for args in argument_lists:
+            try:
+                method(*args)
+            except Exception as e:
+                assert "bug in ferrum" not in str(e), f"{name}{args}: {e}"
 
 
 def test_storage_int_indices_work() -> None:

@@ -128,7 +128,7 @@ impl Tensor {
         }
         let idx = checked_indices(op, indices, d, self.shape()[d])?;
         let (outer, n, inner) = split_at_dim(self.shape(), d);
-        int_sums_in_i64(op, self)?;
+        self.expect_not_storage_int(op)?;
         with_dtype!(self.dtype(), T => {
             let mut out = self.try_to_vec::<T>(op)?;
             add_rows(&mut out, &contiguous_values::<T>(op, values)?, outer, n, inner, &idx);
@@ -172,22 +172,13 @@ impl Tensor {
             ));
         }
         let idx = checked_indices(op, indices, d, self.shape()[d])?;
-        int_sums_in_i64(op, self)?;
+        self.expect_not_storage_int(op)?;
         with_dtype!(self.dtype(), T => {
             let mut out = self.try_to_vec::<T>(op)?;
             let vals = contiguous_values::<T>(op, values)?;
             scatter_rows(&mut out, self.shape(), &vals, values.shape(), indices.shape(), d, &idx);
             Tensor::from_vec(out, self.shape())
         })
-    }
-}
-
-/// i32 and u8 sums are made in i64, where they cannot wrap, and narrowed
-/// back with a check by the caller (see [`crate::Error::StorageDType`]).
-fn int_sums_in_i64(op: &'static str, t: &Tensor) -> Result<()> {
-    match t.dtype() {
-        dtype @ (crate::DType::I32 | crate::DType::U8) => Err(Error::StorageDType { op, dtype }),
-        _ => Ok(()),
     }
 }
 
