@@ -29,8 +29,19 @@ NP_DTYPES: dict[str, np.dtype[Any]] = {
     "f64": np.dtype(np.float64),
     "i64": np.dtype(np.int64),
     "bool": np.dtype(np.bool_),
+    "f16": np.dtype(np.float16),
+    "i32": np.dtype(np.int32),
+    "u8": np.dtype(np.uint8),
 }
-FERRUM_DTYPES: dict[str, DType] = {"f32": DType.F32, "f64": DType.F64, "i64": DType.I64, "bool": DType.Bool}
+FERRUM_DTYPES: dict[str, DType] = {
+    "f32": DType.F32,
+    "f64": DType.F64,
+    "i64": DType.I64,
+    "bool": DType.Bool,
+    "f16": DType.F16,
+    "i32": DType.I32,
+    "u8": DType.U8,
+}
 
 FLOAT_DTYPES = ("f32", "f64")
 NUM_DTYPES = ("f32", "f64", "i64")
@@ -122,35 +133,41 @@ def broadcastable_shapes(
 # --------------------------------------------------------------------------- tensors
 
 
+def from_numpy(array: Array) -> T:
+    """``Tensor.from_numpy`` keeping float64 (which it makes f32 by default)."""
+    return Tensor.from_numpy(array, DEVICE, dtype=DType.F64 if array.dtype == np.float64 else None)
+
+
 def tensor(array: Array, layout: str = "contiguous") -> T:
     """A ferrum tensor holding ``array``'s values, laid out as ``layout``.
 
     Every layout but ``contiguous`` builds the ferrum tensor from a rearranged
     copy and undoes the rearrangement with a ferrum view op, so the tensor
     itself is strided (transposed, negative-stride, stepped or permuted).
+    The tensor keeps the array's dtype, float64 included.
     """
     array = np.asarray(array)
     rank = array.ndim
     if layout == "contiguous" or rank == 0:
-        return Tensor.from_numpy(np.ascontiguousarray(array), DEVICE)
+        return from_numpy(np.ascontiguousarray(array))
     if layout == "transposed":
         if rank < 2:
             return tensor(array, "flipped")
         base = np.ascontiguousarray(np.swapaxes(array, -1, -2))
-        return Tensor.from_numpy(base, DEVICE).transpose()
+        return from_numpy(base).transpose()
     if layout == "flipped":
         base = np.ascontiguousarray(np.flip(array, axis=-1))
-        return Tensor.from_numpy(base, DEVICE).flip([-1])
+        return from_numpy(base).flip([-1])
     if layout == "stepped":
         # Every other element of a buffer twice as long in dim 0, then a slice with step 2.
         big_shape = (2 * array.shape[0] + 1, *array.shape[1:])
         big = np.zeros(big_shape, dtype=array.dtype)
         big[1::2] = array
-        return Tensor.from_numpy(big, DEVICE)[1::2]
+        return from_numpy(big)[1::2]
     if layout == "permuted":
         axes = list(range(rank))[::-1]
         base = np.ascontiguousarray(np.transpose(array, axes))
-        return Tensor.from_numpy(base, DEVICE).permute(axes)
+        return from_numpy(base).permute(axes)
     raise ValueError(f"unknown layout {layout!r}")
 
 

@@ -19,6 +19,7 @@ from burn_port import AD, DEVICE, assert_approx, assert_eq, values
 from conftest import Array
 from ferrum import (
     ArgumentError,
+    DType,
     KindError,
     OutOfBoundsError,
     PrintOptions,
@@ -281,7 +282,8 @@ def test_cross() -> None:
     assert_eq(e0.cross(e1, -1), [[[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]])
     rng = np.random.default_rng(0)
     p, q = rng.normal(size=(4, 3, 5)), rng.normal(size=(1, 3, 5))
-    got = Tensor.from_numpy(p, DEVICE).cross(Tensor.from_numpy(q, DEVICE), 1).to_numpy()
+    f64 = DType.F64
+    got = Tensor.from_numpy(p, DEVICE, dtype=f64).cross(Tensor.from_numpy(q, DEVICE, dtype=f64), 1).to_numpy()
     np.testing.assert_allclose(got, np.cross(p, q, axis=1), rtol=1e-12)
 
 

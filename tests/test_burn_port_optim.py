@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 from burn_port import AD, BURN_LINEAR_BIAS, BURN_LINEAR_WEIGHT, BURN_X1, BURN_X2, DEVICE
-from ferrum import Tensor
+from ferrum import DType, Tensor
 from ferrum.module import Param
 from ferrum.nn import Linear, LinearConfig
 from ferrum.optim import AdamWConfig, GradientsParams
@@ -89,7 +89,7 @@ def test_cautious_weight_decay_follows_the_rule(steps: int) -> None:
         expected = expected - np.where(keep, lr * wd * expected, 0.0) - lr * update
     optim = AdamWConfig(epsilon=eps, weight_decay=wd, cautious_weight_decay=True).init()
     state = None
-    tensor = Tensor.from_numpy(w, DEVICE)
+    tensor = Tensor.from_numpy(w, DEVICE, dtype=DType.F64)
     for g in grads:
-        tensor, state = optim._update(lr, tensor, Tensor.from_numpy(g, DEVICE), state)
+        tensor, state = optim._update(lr, tensor, Tensor.from_numpy(g, DEVICE, dtype=DType.F64), state)
     np.testing.assert_allclose(tensor.to_numpy(), expected, rtol=1e-12, atol=1e-14)

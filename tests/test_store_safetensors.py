@@ -51,7 +51,8 @@ def test_other_dtypes_are_cast_to_the_module_dtype(tmp_path: Path) -> None:
 
 def test_f64_modules_save_f64(tmp_path: Path) -> None:
     model = mlp(DEVICE)
-    object.__setattr__(model.head, "bias", Param(Tensor.from_numpy(np.arange(3, dtype=np.float64), DEVICE)))
+    bias = Tensor.from_numpy(np.arange(3, dtype=np.float64), DEVICE, dtype=DType.F64)
+    object.__setattr__(model.head, "bias", Param(bias))
     model.save_into(SafetensorsStore.from_file(tmp_path / "d.safetensors"))
     assert load_file(tmp_path / "d.safetensors")["head.bias"].dtype == np.float64
 

@@ -56,7 +56,11 @@ class Bool(Kind):
 class DType:
     F32: DType
     F64: DType
+    F16: DType
+    BF16: DType
     I64: DType
+    I32: DType
+    U8: DType
     Bool: DType
     @property
     def kind(self) -> type[Kind]: ...

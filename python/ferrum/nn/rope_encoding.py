@@ -91,7 +91,7 @@ def _frequencies(start: int, end: int, theta: Tensor[B, D1, Float]) -> Tensor[B,
     angles = positions * theta.to_numpy().astype(np.float64)[None, :]
     table = np.stack([np.cos(angles), np.sin(angles)], axis=-1)  # [p, half, 2]
     table = np.repeat(table, 2, axis=1).reshape(end - start, 2 * half, 2)
-    return Tensor.from_numpy(table.astype(theta.to_numpy().dtype), theta.device())
+    return Tensor.from_numpy(table, theta.device(), dtype=theta.dtype)
 
 
 class RotaryEncoding(Module[B]):

@@ -1,5 +1,11 @@
-//! Element types. Burn's three kinds (Float, Int, Bool) map onto four dtypes:
-//! Float is f32 by default or f64, Int is i64, Bool is bool.
+//! Element types. Burn's three kinds (Float, Int, Bool) map onto eight
+//! dtypes: Float is f32 by default, f64, f16 or bf16; Int is i64 by default,
+//! i32 or u8; Bool is bool.
+//!
+//! f16, bf16, i32 and u8 are storage dtypes: views, cat, gather, casts,
+//! NumPy and records handle them as they are, and the kernels that compute
+//! (arithmetic, reductions, matmul...) read them as their compute dtype
+//! (f32 or i64), as CPUs without native half floats do.
 
 use std::fmt;
 
@@ -10,7 +16,11 @@ use std::sync::Arc;
 pub enum DType {
     F32,
     F64,
+    F16,
+    BF16,
     I64,
+    I32,
+    U8,
     Bool,
 }
 
@@ -24,25 +34,60 @@ pub enum Kind {
 impl DType {
     pub fn kind(self) -> Kind {
         match self {
-            DType::F32 | DType::F64 => Kind::Float,
-            DType::I64 => Kind::Int,
+            DType::F32 | DType::F64 | DType::F16 | DType::BF16 => Kind::Float,
+            DType::I64 | DType::I32 | DType::U8 => Kind::Int,
             DType::Bool => Kind::Bool,
         }
     }
 
     pub fn size_in_bytes(self) -> usize {
         match self {
-            DType::F32 => 4,
+            DType::F32 | DType::I32 => 4,
             DType::F64 | DType::I64 => 8,
-            DType::Bool => 1,
+            DType::F16 | DType::BF16 => 2,
+            DType::U8 | DType::Bool => 1,
         }
     }
+
+    /// The dtype the compute kernels read this one as: f16 and bf16 as
+    /// f32, i32 and u8 as i64; the others as themselves.
+    pub fn compute(self) -> DType {
+        match self {
+            DType::F16 | DType::BF16 => DType::F32,
+            DType::I32 | DType::U8 => DType::I64,
+            other => other,
+        }
+    }
+
+    /// True for the dtypes that are stored but computed as another
+    /// ([`DType::compute`]).
+    pub fn is_storage_only(self) -> bool {
+        self.compute() != self
+    }
+
+    /// The values an Int dtype holds (inclusive), or None for Float and Bool.
+    pub fn int_range(self) -> Option<(i64, i64)> {
+        match self {
+            DType::I64 => Some((i64::MIN, i64::MAX)),
+            DType::I32 => Some((i32::MIN as i64, i32::MAX as i64)),
+            DType::U8 => Some((0, u8::MAX as i64)),
+            _ => None,
+        }
+    }
+
+    /// Every dtype, in the order the API lists them.
+    pub const ALL: [DType; 8] =
+        [DType::F32, DType::F64, DType::F16, DType::BF16, DType::I64, DType::I32, DType::U8, DType::Bool];
 
     pub fn name(self) -> &'static str {
         match self {
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
             DType::I64 => "i64",
+            DType::I32 => "i32",
+            DType::U8 => "u8",
             DType::Bool => "bool",
         }
     }
@@ -151,6 +196,12 @@ macro_rules! element {
 element!(f32, F32, 0.0, 1.0, |s: Scalar| s.to_f64() as f32, |v: f32| Scalar::Float(v as f64), |v: f32| v as f64, |v: f64| v as f32);
 element!(f64, F64, 0.0, 1.0, |s: Scalar| s.to_f64(), Scalar::Float, |v: f64| v, |v: f64| v);
 element!(i64, I64, 0, 1, |s: Scalar| s.to_i64(), Scalar::Int, |v: i64| v as f64, |v: f64| v as i64);
+element!(half::f16, F16, half::f16::ZERO, half::f16::ONE, |s: Scalar| half::f16::from_f64(s.to_f64()), |v: half::f16| Scalar::Float(v.to_f64()), |v: half::f16| v.to_f64(), half::f16::from_f64);
+element!(half::bf16, BF16, half::bf16::ZERO, half::bf16::ONE, |s: Scalar| half::bf16::from_f64(s.to_f64()), |v: half::bf16| Scalar::Float(v.to_f64()), |v: half::bf16| v.to_f64(), half::bf16::from_f64);
+// Saturating, as `as` is: checked conversions (casts, NumPy) refuse
+// out-of-range values before they get here.
+element!(i32, I32, 0, 1, |s: Scalar| s.to_i64().clamp(i32::MIN as i64, i32::MAX as i64) as i32, |v: i32| Scalar::Int(v as i64), |v: i32| v as f64, |v: f64| v as i32);
+element!(u8, U8, 0, 1, |s: Scalar| s.to_i64().clamp(0, 255) as u8, |v: u8| Scalar::Int(v as i64), |v: u8| v as f64, |v: f64| v as u8);
 element!(bool, Bool, false, true, |s: Scalar| s.to_bool(), Scalar::Bool, |v: bool| v as u8 as f64, |v: f64| v != 0.0);
 
 /// Numeric elements: Float and Int kinds.

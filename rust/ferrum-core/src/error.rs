@@ -22,8 +22,13 @@ pub enum Error {
     #[error("{op}: expected a {expected} tensor, found {found}")]
     KindMismatch { op: &'static str, expected: Kind, found: Kind },
 
-    #[error("{op}: dtypes differ: {lhs} and {rhs}")]
+    #[error("{op}: dtypes differ: {lhs} and {rhs}; convert one with .cast(DType.{}) (or .cast(DType.{}))", rhs.name().to_uppercase(), lhs.name().to_uppercase())]
     DTypeMismatch { op: &'static str, lhs: DType, rhs: DType },
+
+    /// A compute kernel met a storage dtype (f16, bf16, i32, u8): callers
+    /// convert to `dtype.compute()` and run the op again.
+    #[error("{op}: this kernel does not read {dtype} tensors; cast to {} first", dtype.compute())]
+    StorageDType { op: &'static str, dtype: DType },
 
     #[error("{op}: cannot reshape a tensor of shape {from:?} ({numel} elements) into {to:?}")]
     Reshape { op: &'static str, from: Vec<usize>, to: Vec<isize>, numel: usize },
@@ -56,6 +61,7 @@ impl Error {
             Error::IndexOutOfBounds { index, dim, size, .. } => Error::IndexOutOfBounds { op: name, index, dim, size },
             Error::KindMismatch { expected, found, .. } => Error::KindMismatch { op: name, expected, found },
             Error::DTypeMismatch { lhs, rhs, .. } => Error::DTypeMismatch { op: name, lhs, rhs },
+            Error::StorageDType { dtype, .. } => Error::StorageDType { op: name, dtype },
             Error::Reshape { from, to, numel, .. } => Error::Reshape { op: name, from, to, numel },
             Error::InvalidArgument { reason, .. } => Error::InvalidArgument { op: name, reason },
             Error::Internal { reason } => Error::Internal { reason: format!("{name}: {reason}") },

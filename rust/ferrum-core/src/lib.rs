@@ -20,6 +20,7 @@ pub mod storage;
 pub mod tensor;
 
 pub use dtype::{DType, Element, FloatElement, Kind, Scalar};
+pub use half;
 pub use error::{Error, Result};
 pub use layout::Layout;
 pub use random::Distribution;

@@ -10,7 +10,11 @@ use crate::dtype::DType;
 pub enum Storage {
     F32(Arc<Vec<f32>>),
     F64(Arc<Vec<f64>>),
+    F16(Arc<Vec<half::f16>>),
+    BF16(Arc<Vec<half::bf16>>),
     I64(Arc<Vec<i64>>),
+    I32(Arc<Vec<i32>>),
+    U8(Arc<Vec<u8>>),
     Bool(Arc<Vec<bool>>),
 }
 
@@ -19,7 +23,11 @@ impl Storage {
         match self {
             Storage::F32(_) => DType::F32,
             Storage::F64(_) => DType::F64,
+            Storage::F16(_) => DType::F16,
+            Storage::BF16(_) => DType::BF16,
             Storage::I64(_) => DType::I64,
+            Storage::I32(_) => DType::I32,
+            Storage::U8(_) => DType::U8,
             Storage::Bool(_) => DType::Bool,
         }
     }
@@ -28,7 +36,11 @@ impl Storage {
         match self {
             Storage::F32(b) => b.len(),
             Storage::F64(b) => b.len(),
+            Storage::F16(b) => b.len(),
+            Storage::BF16(b) => b.len(),
             Storage::I64(b) => b.len(),
+            Storage::I32(b) => b.len(),
+            Storage::U8(b) => b.len(),
             Storage::Bool(b) => b.len(),
         }
     }
@@ -42,7 +54,11 @@ impl Storage {
         match self {
             Storage::F32(b) => Arc::strong_count(b) == 1,
             Storage::F64(b) => Arc::strong_count(b) == 1,
+            Storage::F16(b) => Arc::strong_count(b) == 1,
+            Storage::BF16(b) => Arc::strong_count(b) == 1,
             Storage::I64(b) => Arc::strong_count(b) == 1,
+            Storage::I32(b) => Arc::strong_count(b) == 1,
+            Storage::U8(b) => Arc::strong_count(b) == 1,
             Storage::Bool(b) => Arc::strong_count(b) == 1,
         }
     }

@@ -11,6 +11,22 @@ use crate::error::{engine, IntoPyResult};
 use crate::tensor::creation::tensor_from_any;
 use crate::tensor::format::format_values;
 
+/// `with_dtype!` over the dtypes whose elements convert to Python objects
+/// (every dtype but f16 and bf16, which `python_readable` widens first).
+macro_rules! with_python_dtype {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            DType::F32 => { type $T = f32; $body }
+            DType::F64 => { type $T = f64; $body }
+            DType::I64 => { type $T = i64; $body }
+            DType::I32 => { type $T = i32; $body }
+            DType::U8 => { type $T = u8; $body }
+            DType::Bool => { type $T = bool; $body }
+            DType::F16 | DType::BF16 => unreachable!("half floats are widened to f32 first"),
+        }
+    };
+}
+
 /// Values out of (or into) a tensor: a shape, a dtype and the values in
 /// row-major order (Burn's `TensorData`).
 ///
@@ -30,8 +46,18 @@ pub struct PyTensorData {
     pub t: Tensor,
 }
 
+/// The tensor in a dtype whose elements Python can hold: f16 and bf16 as
+/// f32 (exact), the others as they are.
+fn python_readable(py: Python<'_>, t: &Tensor) -> PyResult<Tensor> {
+    match t.dtype() {
+        DType::F16 | DType::BF16 => engine(py, false, || t.cast(DType::F32)),
+        _ => Ok(t.clone()),
+    }
+}
+
 fn nested_list<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
-    ferrum_core::with_dtype!(t.dtype(), T => {
+    let t = &python_readable(py, t)?;
+    with_python_dtype!(t.dtype(), T => {
         let flat = engine(py, false, || t.try_to_vec::<T>("to_list"))?;
         build(py, &flat, t.shape())
     })
@@ -126,7 +152,8 @@ impl PyTensorData {
     ///     >>> TensorData([[1, 2], [3, 4]]).to_vec()
     ///     [1, 2, 3, 4]
     fn to_vec<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        ferrum_core::with_dtype!(self.t.dtype(), T => Ok(PyList::new(py, engine(py, false, || self.t.try_to_vec::<T>("to_vec"))?)?.into_any()))
+        let t = &python_readable(py, &self.t)?;
+        with_python_dtype!(t.dtype(), T => Ok(PyList::new(py, engine(py, false, || t.try_to_vec::<T>("to_vec"))?)?.into_any()))
     }
 
     /// A read-only NumPy view of the values, of the data's shape and dtype.

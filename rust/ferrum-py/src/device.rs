@@ -98,8 +98,13 @@ pub fn backend_name(py: Python<'_>, backend: &Py<PyAny>) -> PyResult<String> {
     backend.bind(py).str().map(|s| s.to_string().replace("ferrum.backend.", "").replace("<class '", "").replace("'>", ""))
 }
 
-/// The element type of a tensor: `DType.F32` and `DType.F64` (Float),
-/// `DType.I64` (Int) and `DType.Bool`.
+/// The element type of a tensor: `DType.F32` (the default), `F64`, `F16`
+/// and `BF16` (Float); `DType.I64` (the default), `I32` and `U8` (Int); and
+/// `DType.Bool`.
+///
+/// F16, BF16, I32 and U8 are storage dtypes: an op whose kernel does not
+/// read them computes in f32 or i64 and rounds (floats) or checks (ints)
+/// the result back to the input's dtype.
 ///
 /// Example:
 ///     >>> DType.F64.kind is Float, Tensor.zeros((1,), device).dtype == DType.F32
@@ -109,7 +114,11 @@ pub fn backend_name(py: Python<'_>, backend: &Py<PyAny>) -> PyResult<String> {
 pub enum PyDType {
     F32,
     F64,
+    F16,
+    BF16,
     I64,
+    I32,
+    U8,
     Bool,
 }
 
@@ -119,6 +128,10 @@ impl From<PyDType> for DType {
             PyDType::F32 => DType::F32,
             PyDType::F64 => DType::F64,
             PyDType::I64 => DType::I64,
+            PyDType::F16 => DType::F16,
+            PyDType::BF16 => DType::BF16,
+            PyDType::I32 => DType::I32,
+            PyDType::U8 => DType::U8,
             PyDType::Bool => DType::Bool,
         }
     }
@@ -130,6 +143,10 @@ impl From<DType> for PyDType {
             DType::F32 => PyDType::F32,
             DType::F64 => PyDType::F64,
             DType::I64 => PyDType::I64,
+            DType::F16 => PyDType::F16,
+            DType::BF16 => PyDType::BF16,
+            DType::I32 => PyDType::I32,
+            DType::U8 => PyDType::U8,
             DType::Bool => PyDType::Bool,
         }
     }
@@ -168,8 +185,8 @@ macro_rules! kind_marker {
     };
 }
 
-kind_marker!(KindFloat, "Float", "The Float kind: f32 by default, or f64 (`DType.F64`); the default kind of\n`Tensor[B, D]`.\n\nExample:\n    >>> Tensor.from_data([1.5], device).kind is Float\n    True");
-kind_marker!(KindInt, "Int", "The Int kind: i64, as in `Tensor[B, D1, Int]`.\n\nExample:\n    >>> Tensor.zeros((2,), device, Int).dtype == DType.I64\n    True");
+kind_marker!(KindFloat, "Float", "The Float kind: f32 by default, or f64, f16, bf16 (`DType`); the default kind of\n`Tensor[B, D]`.\n\nExample:\n    >>> Tensor.from_data([1.5], device).kind is Float\n    True");
+kind_marker!(KindInt, "Int", "The Int kind: i64 by default, or i32, u8 (`DType`), as in `Tensor[B, D1, Int]`.\n\nExample:\n    >>> Tensor.zeros((2,), device, Int).dtype == DType.I64\n    True");
 kind_marker!(KindBool, "Bool", "The Bool kind, of masks and comparisons: `Tensor[B, D, Bool]`.\n\nExample:\n    >>> Tensor.from_data([1, 2], device).greater_elem(1).kind is Bool\n    True");
 
 pub fn kind_class(py: Python<'_>, kind: Kind) -> Bound<'_, PyType> {

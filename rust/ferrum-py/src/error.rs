@@ -127,7 +127,7 @@ pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
     let msg = err.to_string();
     let ty = match err {
         Error::ShapeMismatch { .. } | Error::RankMismatch { .. } | Error::Reshape { .. } => &ex.shape,
-        Error::KindMismatch { .. } | Error::DTypeMismatch { .. } => &ex.kind,
+        Error::KindMismatch { .. } | Error::DTypeMismatch { .. } | Error::StorageDType { .. } => &ex.kind,
         Error::DimOutOfRange { .. } | Error::IndexOutOfBounds { .. } => &ex.out_of_bounds,
         Error::InvalidArgument { .. } => &ex.argument,
         Error::Internal { .. } => &ex.base,

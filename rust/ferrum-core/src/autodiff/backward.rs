@@ -62,6 +62,12 @@ fn collect(root: &Arc<Node>) -> Vec<Arc<Node>> {
 
 fn accumulate(map: &mut HashMap<NodeId, Tensor>, id: NodeId, g: Tensor) -> Result<()> {
     match map.remove(&id) {
+        Some(prev) if prev.dtype().is_storage_only() => {
+            // An f16 or bf16 leaf used twice: its gradients add in f32 and
+            // round once, as the forward ops do.
+            let (d, wide) = (prev.dtype(), prev.dtype().compute());
+            map.insert(id, prev.cast(wide)?.binary_owned(BinaryOp::Add, g.cast(wide)?)?.cast(d)?);
+        }
         Some(prev) => {
             map.insert(id, prev.binary_owned(BinaryOp::Add, g)?);
         }

@@ -12,7 +12,8 @@ use crate::layout::Layout;
 use crate::tensor::Tensor;
 
 /// The elements in row-major order, borrowed when already contiguous; an
-/// error naming `op` when a view's copy does not fit in memory.
+/// error naming `op` when a view's copy does not fit in memory. A storage
+/// dtype read as its compute dtype is converted (see [`Tensor::try_to_vec`]).
 pub fn contiguous_values<'a, T: Element>(op: &'static str, t: &'a Tensor) -> Result<Cow<'a, [T]>> {
     Ok(match t.as_slice::<T>() {
         Some(s) => Cow::Borrowed(s),

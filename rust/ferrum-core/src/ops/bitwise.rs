@@ -49,6 +49,8 @@ impl Tensor {
         let name = op.name();
         self.expect_kind(name, Kind::Int)?;
         other.expect_kind(name, Kind::Int)?;
+        self.expect_not_storage_int(name)?;
+        other.expect_not_storage_int(name)?;
         let (a, b) = (self.clone(), other.clone());
         match op {
             BitwiseOp::And => zip_same(name, a, b, PAR_CHEAP, |x: i64, y| x & y),
@@ -62,6 +64,7 @@ impl Tensor {
     /// `op(self, value)` element-wise.
     pub fn bitwise_scalar(&self, op: BitwiseOp, value: i64) -> Result<Tensor> {
         self.expect_kind(op.name(), Kind::Int)?;
+        self.expect_not_storage_int(op.name())?;
         let a = self.clone();
         let name = op.name();
         match op {
@@ -75,6 +78,7 @@ impl Tensor {
 
     pub fn bitwise_not(&self) -> Result<Tensor> {
         self.expect_kind("bitwise_not", Kind::Int)?;
+        self.expect_not_storage_int("bitwise_not")?;
         map_same("bitwise_not", self.clone(), PAR_CHEAP, |x: i64| !x)
     }
 }

@@ -46,6 +46,36 @@ impl Accumulate for i64 {
     }
 }
 
+// Half floats add in f32 and round, as `half` does; i32 and u8 never get
+// here (their sums are made in i64 and narrowed, checked).
+impl Accumulate for half::f16 {
+    #[inline(always)]
+    fn accumulate(self, other: Self) -> Self {
+        self + other
+    }
+}
+
+impl Accumulate for half::bf16 {
+    #[inline(always)]
+    fn accumulate(self, other: Self) -> Self {
+        self + other
+    }
+}
+
+impl Accumulate for i32 {
+    #[inline(always)]
+    fn accumulate(self, other: Self) -> Self {
+        self.wrapping_add(other)
+    }
+}
+
+impl Accumulate for u8 {
+    #[inline(always)]
+    fn accumulate(self, other: Self) -> Self {
+        self.wrapping_add(other)
+    }
+}
+
 impl Accumulate for bool {
     #[inline(always)]
     fn accumulate(self, other: Self) -> Self {
@@ -98,6 +128,7 @@ impl Tensor {
         }
         let idx = checked_indices(op, indices, d, self.shape()[d])?;
         let (outer, n, inner) = split_at_dim(self.shape(), d);
+        self.expect_not_storage_int(op)?;
         with_dtype!(self.dtype(), T => {
             let mut out = self.try_to_vec::<T>(op)?;
             add_rows(&mut out, &contiguous_values::<T>(op, values)?, outer, n, inner, &idx);
@@ -141,6 +172,7 @@ impl Tensor {
             ));
         }
         let idx = checked_indices(op, indices, d, self.shape()[d])?;
+        self.expect_not_storage_int(op)?;
         with_dtype!(self.dtype(), T => {
             let mut out = self.try_to_vec::<T>(op)?;
             let vals = contiguous_values::<T>(op, values)?;

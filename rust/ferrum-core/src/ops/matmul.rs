@@ -43,6 +43,7 @@ impl Tensor {
             DType::F64 => batched::<f64>(self, other, &batch, m, k, n),
             DType::I64 => batched::<i64>(self, other, &batch, m, k, n),
             DType::Bool => Err(Error::KindMismatch { op, expected: crate::Kind::Float, found: crate::Kind::Bool }),
+            storage => Err(Error::StorageDType { op, dtype: storage }),
         }
     }
 }

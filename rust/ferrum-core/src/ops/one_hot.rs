@@ -56,7 +56,8 @@ fn encode(t: &Tensor, op: &'static str, classes: usize, on: f64, off: f64, axis:
 /// negatives when `wrap`. Floats truncate toward zero, as Burn's conversion.
 fn class_indices(op: &'static str, t: &Tensor, classes: usize, axis: usize, wrap: bool) -> Result<Vec<usize>> {
     let raw: Cow<[i64]> = match t.dtype() {
-        DType::I64 => contiguous_values::<i64>(op, t)?,
+        DType::I64 | DType::I32 | DType::U8 => contiguous_values::<i64>(op, t)?,
+        DType::F16 | DType::BF16 => Cow::Owned(truncate(op, &contiguous_values::<f32>(op, t)?)?),
         DType::F32 => Cow::Owned(truncate(op, &contiguous_values::<f32>(op, t)?)?),
         DType::F64 => Cow::Owned(truncate(op, &contiguous_values::<f64>(op, t)?)?),
         DType::Bool => return Err(Error::KindMismatch { op, expected: Kind::Int, found: Kind::Bool }),

@@ -177,6 +177,10 @@ pub fn tensor_to_bytes(t: &Tensor, stored: StoredDType) -> Result<Vec<u8>> {
         DType::I64 => contiguous_values::<i64>(OP, t)?.iter().for_each(|&v| push_int(&mut out, v, stored)),
         DType::F32 => contiguous_values::<f32>(OP, t)?.iter().for_each(|&v| push_float(&mut out, v as f64, stored)),
         DType::F64 => contiguous_values::<f64>(OP, t)?.iter().for_each(|&v| push_float(&mut out, v, stored)),
+        DType::F16 => contiguous_values::<f16>(OP, t)?.iter().for_each(|&v| push_float(&mut out, v.to_f64(), stored)),
+        DType::BF16 => contiguous_values::<bf16>(OP, t)?.iter().for_each(|&v| push_float(&mut out, v.to_f64(), stored)),
+        DType::I32 => contiguous_values::<i32>(OP, t)?.iter().for_each(|&v| push_int(&mut out, v as i64, stored)),
+        DType::U8 => contiguous_values::<u8>(OP, t)?.iter().for_each(|&v| push_int(&mut out, v as i64, stored)),
     }
     Ok(out)
 }
@@ -204,6 +208,12 @@ fn push_int(out: &mut Vec<u8>, v: i64, stored: StoredDType) {
 /// stride a layout derives from it) must fit in memory before anything is built.
 pub fn tensor_from_bytes(bytes: &[u8], shape: &[usize], stored: StoredDType, target: DType, what: &str) -> Result<Tensor> {
     let fail = |reason: String| Error::invalid("record", format!("{what}: {reason}"));
+    if target.is_storage_only() {
+        // Read as the compute dtype, then narrow with the checked cast: a
+        // stored value the target cannot hold is an error naming it.
+        let wide = tensor_from_bytes(bytes, shape, stored, target.compute(), what)?;
+        return wide.cast(target).map_err(|e| fail(e.to_string()));
+    }
     let widest = shape.iter().filter(|d| **d != 0).try_fold(stored.size(), |acc, &d| acc.checked_mul(d));
     if widest.is_none_or(|b| b > isize::MAX as usize) {
         return Err(fail(format!("a {} tensor of shape {shape:?} has more elements than memory can hold", stored.name())));
@@ -231,6 +241,7 @@ pub fn tensor_from_bytes(bytes: &[u8], shape: &[usize], stored: StoredDType, tar
             DType::F64 => Tensor::from_vec(vals, shape)?,
             DType::I64 => Tensor::from_vec(vals.into_iter().map(|v| v as i64).collect::<Vec<i64>>(), shape)?,
             DType::Bool => Tensor::from_vec(vals.into_iter().map(|v| v != 0.0).collect::<Vec<bool>>(), shape)?,
+            storage => unreachable!("{storage} is read through its compute dtype above"),
         }
     };
     Ok(t)

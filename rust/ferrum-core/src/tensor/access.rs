@@ -15,19 +15,31 @@ impl Tensor {
         T::unwrap(&self.storage).expect("buffer: dtype checked by the caller")
     }
 
-    /// The elements as one slice when the layout is contiguous.
+    /// The elements as one slice when the layout is contiguous and the
+    /// buffer holds `T`.
     pub fn as_slice<T: Element>(&self) -> Option<&[T]> {
+        let buf = T::unwrap(&self.storage)?;
         if self.numel() == 0 {
             return Some(&[]);
         }
         let (s, e) = self.layout.contiguous_range()?;
-        Some(&self.buffer::<T>()[s..e])
+        Some(&buf[s..e])
     }
 
     /// All elements in row-major order, copied; an error naming `op` when a
     /// view (a broadcast one can be far larger than its buffer) does not fit
     /// in memory.
+    ///
+    /// A storage dtype read as its compute dtype (an i32 or u8 index
+    /// tensor read as i64, f16 as f32) is converted on the way, which is
+    /// how kernels written for i64 and f32 accept them.
     pub fn try_to_vec<T: Element>(&self, op: &'static str) -> Result<Vec<T>> {
+        if T::DTYPE != self.dtype() {
+            if self.dtype().compute() == T::DTYPE {
+                return self.cast(T::DTYPE)?.into_vec(op);
+            }
+            return Err(Error::Internal { reason: format!("{op}: read a {} tensor as {}", self.dtype(), T::DTYPE) });
+        }
         if let Some(s) = self.as_slice::<T>() {
             return Ok(s.to_vec());
         }
@@ -44,7 +56,7 @@ impl Tensor {
     /// copy when this tensor is its only owner and already lays it out so.
     pub fn into_vec<T: Element>(self, op: &'static str) -> Result<Vec<T>> {
         let n = self.numel();
-        if self.layout.offset == 0 && self.layout.is_contiguous() && self.storage.len() == n {
+        if T::DTYPE == self.dtype() && self.layout.offset == 0 && self.layout.is_contiguous() && self.storage.len() == n {
             let mut storage = self.storage;
             let arc = T::unwrap_mut(&mut storage).expect("into_vec: dtype checked by the caller");
             let arc = std::mem::replace(arc, Arc::new(Vec::new()));

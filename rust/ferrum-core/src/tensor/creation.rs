@@ -97,17 +97,57 @@ impl Tensor {
             DType::F64 => Tensor::from_vec(dist.sample_f64(n)?, shape),
             DType::I64 => Tensor::from_vec(dist.sample_f64(n)?.into_iter().map(|v| v as i64).collect(), shape),
             DType::Bool => Tensor::from_vec(dist.sample_f64(n)?.into_iter().map(|v| v != 0.0).collect(), shape),
+            storage => Tensor::random(shape, dist, storage.compute())?.cast(storage),
         }
     }
 
     /// The same values converted to `dtype` (a no-op view when equal).
+    /// The values as `dtype`. Floats round to the nearest value of a
+    /// narrower float (overflowing to infinity, as IEEE and NumPy do); a
+    /// float becomes an integer truncated toward zero; a value the target
+    /// cannot hold (NaN or infinity to an integer, 300 to u8, -1 to u8, an
+    /// i64 beyond i32) is an error naming it rather than a silent wrap.
     pub fn cast(&self, dtype: DType) -> Result<Tensor> {
         if dtype == self.dtype() {
             return Ok(self.clone());
         }
+        if let Some(range) = dtype.int_range() {
+            with_dtype!(self.dtype(), S => check_fits::<S>(self, dtype, range)?);
+        }
         with_dtype!(self.dtype(), S => with_dtype!(dtype, D => {
             crate::kernels::elementwise::map::<S, D>("cast", self, crate::kernels::parallel::PAR_CHEAP, cast_elem::<S, D>)
         }))
+    }
+}
+
+/// Fail, naming the first offending value, unless every element of `t`
+/// converts to the integer `dtype` (of `range`) without changing beyond
+/// float truncation.
+fn check_fits<S: Element>(t: &Tensor, dtype: DType, (lo, hi): (i64, i64)) -> Result<()> {
+    let (src, widening) = (t.dtype(), t.dtype().int_range().is_some_and(|(a, b)| a >= lo && b <= hi));
+    if src == DType::Bool || widening || t.numel() == 0 {
+        return Ok(());
+    }
+    let values = t.try_to_vec::<S>("cast")?;
+    let bad = values.iter().find(|v| match v.to_scalar() {
+        Scalar::Int(i) => i < lo || i > hi,
+        // [lo, hi + 1) holds every float that truncates into range; both
+        // ends are exact in f64 (powers of two, or below 2^53).
+        Scalar::Float(f) => !(f.trunc() >= lo as f64 && f.trunc() < hi as f64 + 1.0),
+        Scalar::Bool(_) => false,
+    });
+    match bad {
+        None => Ok(()),
+        Some(v) => {
+            let shown = match v.to_scalar() {
+                Scalar::Float(f) => format!("{f:?}"),
+                other => format!("{}", other.to_i64()),
+            };
+            Err(Error::invalid(
+                "cast",
+                format!("the {src} value {shown} does not fit in {dtype} (which holds {lo}..={hi}); clamp it first, or cast to a wider dtype"),
+            ))
+        }
     }
 }
 
@@ -125,8 +165,9 @@ impl Var {
 
 #[inline(always)]
 fn cast_elem<S: Element, D: Element>(x: S) -> D {
-    match (S::DTYPE, D::DTYPE) {
-        (DType::I64, DType::I64) | (DType::Bool, _) | (_, DType::Bool) => D::from_scalar(x.to_scalar()),
+    match (S::DTYPE.kind(), D::DTYPE.kind()) {
+        // Integers between integers exactly (i64 through f64 would round).
+        (crate::Kind::Int, crate::Kind::Int) | (crate::Kind::Bool, _) | (_, crate::Kind::Bool) => D::from_scalar(x.to_scalar()),
         _ => D::from_f64(x.to_f64()),
     }
 }

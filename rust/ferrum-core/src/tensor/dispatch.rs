@@ -14,8 +14,24 @@ macro_rules! with_dtype {
                 type $T = f64;
                 $body
             }
+            $crate::DType::F16 => {
+                type $T = $crate::half::f16;
+                $body
+            }
+            $crate::DType::BF16 => {
+                type $T = $crate::half::bf16;
+                $body
+            }
             $crate::DType::I64 => {
                 type $T = i64;
+                $body
+            }
+            $crate::DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::DType::U8 => {
+                type $T = u8;
                 $body
             }
             $crate::DType::Bool => {
@@ -50,6 +66,7 @@ macro_rules! with_num {
                     found: $crate::Kind::Bool,
                 })
             }
+            storage => return Err($crate::Error::StorageDType { op: $op, dtype: storage }),
         }
     };
 }
@@ -66,6 +83,9 @@ macro_rules! with_float {
             $crate::DType::F64 => {
                 type $T = f64;
                 $body
+            }
+            storage @ ($crate::DType::F16 | $crate::DType::BF16) => {
+                return Err($crate::Error::StorageDType { op: $op, dtype: storage })
             }
             other => {
                 return Err($crate::Error::KindMismatch { op: $op, expected: $crate::Kind::Float, found: other.kind() })

@@ -5,6 +5,9 @@ mod creation;
 mod dispatch;
 pub mod views;
 
+#[cfg(test)]
+mod cast_tests;
+
 use std::sync::Arc;
 
 use crate::dtype::{DType, Element, Kind};
@@ -99,6 +102,16 @@ impl Tensor {
             return Err(Error::KindMismatch { op, expected: kind, found: self.kind() });
         }
         Ok(())
+    }
+
+    /// Fail with [`Error::StorageDType`] for an i32 or u8 tensor, in a
+    /// kernel written for i64 alone: callers run the op again in i64 and
+    /// narrow the result back, checked, so nothing wraps silently.
+    pub(crate) fn expect_not_storage_int(&self, op: &'static str) -> Result<()> {
+        match self.dtype() {
+            dtype @ (DType::I32 | DType::U8) => Err(Error::StorageDType { op, dtype }),
+            _ => Ok(()),
+        }
     }
 
     /// Fail unless both tensors share a dtype.

@@ -953,7 +953,7 @@ impl PyTensor {
         &self,
         py: Python<'_>,
         other: &Bound<'_, PyAny>,
-        logic: impl FnOnce(&Tensor, &Tensor) -> ferrum_core::Result<Tensor> + Send,
+        logic: impl Fn(&Tensor, &Tensor) -> ferrum_core::Result<Tensor> + Send + Sync,
         bits: BitwiseOp,
     ) -> PyResult<PyTensor> {
         if self.t.kind() == Kind::Bool {

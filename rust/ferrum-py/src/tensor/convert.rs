@@ -1,7 +1,7 @@
 //! Getting data out (TensorData, scalars, NumPy), kinds and dtypes, device
 //! moves, and the autodiff no-ops of a plain backend.
 
-use ferrum_core::{DType, Kind, Scalar, Tensor};
+use ferrum_core::{half, DType, Kind, Scalar, Tensor};
 use numpy::npyffi::{self, PY_ARRAY_API};
 use numpy::{Element as _, PyArrayDescrMethods};
 use pyo3::prelude::*;
@@ -22,12 +22,24 @@ pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
 
 /// A read-only NumPy array over the tensor's own buffer (no copy), kept alive
 /// by `owner`. Tensors are immutable, so the array must not be writeable.
+///
+/// NumPy has no bfloat16, so a bf16 tensor comes out as a float32 copy
+/// (exact: every bf16 is an f32).
 pub fn numpy_view<'py>(py: Python<'py>, t: &Tensor, owner: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if t.dtype() == DType::BF16 {
+        let wide = engine(py, false, || t.cast(DType::F32))?;
+        let owner = Bound::new(py, PyTensorData { t: wide.clone() })?.into_any();
+        return numpy_view(py, &wide, owner);
+    }
     let (descr, ptr, itemsize) = match t.storage() {
         ferrum_core::Storage::F32(b) => (f32::get_dtype(py), b.as_ptr() as *mut u8, 4),
         ferrum_core::Storage::F64(b) => (f64::get_dtype(py), b.as_ptr() as *mut u8, 8),
         ferrum_core::Storage::I64(b) => (i64::get_dtype(py), b.as_ptr() as *mut u8, 8),
         ferrum_core::Storage::Bool(b) => (bool::get_dtype(py), b.as_ptr() as *mut u8, 1),
+        ferrum_core::Storage::F16(b) => (half::f16::get_dtype(py), b.as_ptr() as *mut u8, 2),
+        ferrum_core::Storage::I32(b) => (i32::get_dtype(py), b.as_ptr() as *mut u8, 4),
+        ferrum_core::Storage::U8(b) => (u8::get_dtype(py), b.as_ptr() as *mut u8, 1),
+        ferrum_core::Storage::BF16(_) => unreachable!("bf16 is widened above"),
     };
     let l = t.layout();
     // The engine checks every layout when a tensor is made; NumPy will read

@@ -4,7 +4,7 @@ use ferrum_core::{DType, Kind, Scalar, Tensor};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use super::from_numpy::tensor_from_numpy;
+use super::from_numpy::{backend_default, tensor_from_numpy};
 use super::nested::{flatten_nested, from_scalars, inferred_dtype};
 use super::{scalar_for, to_scalar, PyTensor};
 use crate::data::PyTensorData;
@@ -26,6 +26,15 @@ fn shape_vec(py: Python<'_>, op: &str, shape: &Bound<'_, PyAny>) -> PyResult<Vec
     dims.iter()
         .map(|&d| usize::try_from(d).map_err(|_| shape_error(py, format!("{op}: shape {dims:?} has a negative dim"))))
         .collect()
+}
+
+/// The backend's float (f32) for f64 data given without a dtype: NumPy
+/// arrays and TensorData, as Burn converts data to the backend's element.
+fn backend_float(data: &Bound<'_, PyAny>) -> Option<DType> {
+    if let Ok(d) = data.cast::<PyTensorData>() {
+        return (d.get().t.dtype() == DType::F64).then_some(DType::F32);
+    }
+    if is_numpy_array(data) { backend_default(data) } else { None }
 }
 
 fn is_numpy_array(obj: &Bound<'_, PyAny>) -> bool {
@@ -71,7 +80,8 @@ impl PyTensor {
     #[staticmethod]
     #[pyo3(signature = (data, device, kind = None, *, dtype = None))]
     fn from_data(py: Python<'_>, data: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
-        let t = tensor_from_any(py, data, requested(kind, dtype)?)?;
+        let want = requested(kind, dtype)?.or_else(|| backend_float(data));
+        let t = tensor_from_any(py, data, want)?;
         Ok(PyTensor::new(t, device))
     }
 
@@ -111,21 +121,26 @@ impl PyTensor {
         Ok(PyTensor::new(tensor_from_any(py, data, Some(DType::Bool))?, device))
     }
 
-    /// A copy of any NumPy array (contiguous or strided) on `device`: float
-    /// arrays keep f32 or f64 (f16 becomes f32), integers become Int (i64),
-    /// booleans Bool. The rank is the array's.
+    /// A copy of any NumPy array (strided or not) on `device`: float64
+    /// becomes f32 (the backend's float, as Burn; pass `dtype=DType.F64` to
+    /// keep it), float32/float16, int64/int32, uint8 and bool keep their
+    /// dtype, other integers become i64. The rank is the array's; a value
+    /// the dtype cannot hold raises.
     ///
     /// Example:
     ///     >>> import numpy as np
     ///     >>> Tensor.from_numpy(np.arange(6).reshape(2, 3), device).dims()
     ///     (2, 3)
+    ///     >>> Tensor.from_numpy(np.zeros(2), device).dtype, Tensor.from_numpy(np.zeros(2, np.uint8), device).dtype
+    ///     (DType.F32, DType.U8)
     #[staticmethod]
     #[pyo3(signature = (array, device, *, dtype = None))]
     fn from_numpy(py: Python<'_>, array: &Bound<'_, PyAny>, device: Py<PyDevice>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         if !is_numpy_array(array) {
             return Err(kind_error(py, format!("from_numpy: expected a numpy.ndarray, found {}", array.get_type().name()?)));
         }
-        Ok(PyTensor::new(tensor_from_numpy(py, array, dtype.map(Into::into))?, device))
+        let want = dtype.map(Into::into).or_else(|| backend_default(array));
+        Ok(PyTensor::new(tensor_from_numpy(py, array, want)?, device))
     }
 
     /// A tensor of `shape` (a tuple, whose length is the rank) filled with zeros;

@@ -19,7 +19,10 @@ fn natural_dtype(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<(String, 
     let itemsize: usize = dtype.getattr("itemsize")?.extract()?;
     let natural = match kind.as_str() {
         "f" if itemsize == 8 => DType::F64,
+        "f" if itemsize == 2 => DType::F16,
         "f" => DType::F32,
+        "i" if itemsize == 4 => DType::I32,
+        "u" if itemsize == 1 => DType::U8,
         "i" | "u" => DType::I64,
         "b" => DType::Bool,
         "c" => {
@@ -33,8 +36,19 @@ fn natural_dtype(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<(String, 
     Ok((kind, natural))
 }
 
-/// A NumPy array copied into an engine tensor, converting its dtype: floats
-/// to f32/f64, integers to i64, bools to bool, or to `want`.
+/// The dtype `Tensor.from_numpy` and `Tensor.from_data` make of `array`
+/// when none is asked for: float64 (NumPy's default, rarely a choice)
+/// becomes the backend's float, f32, as Burn converts data on creation.
+pub fn backend_default(array: &Bound<'_, PyAny>) -> Option<DType> {
+    let dtype = array.getattr("dtype").ok()?;
+    let (kind, size): (String, usize) = (dtype.getattr("kind").ok()?.extract().ok()?, dtype.getattr("itemsize").ok()?.extract().ok()?);
+    (kind == "f" && size == 8).then_some(DType::F32)
+}
+
+/// A NumPy array copied into an engine tensor, converting its dtype: each
+/// NumPy dtype ferrum stores (float64/32/16, int64/32, uint8, bool) as
+/// itself, other integers as i64, or to `want`. Values `want` cannot hold
+/// are errors naming them.
 pub fn tensor_from_numpy(py: Python<'_>, obj: &Bound<'_, PyAny>, want: Option<DType>) -> PyResult<Tensor> {
     let np = py.import("numpy")?;
     // The array as NumPy itself makes it: its shape, not whatever an object
@@ -46,9 +60,16 @@ pub fn tensor_from_numpy(py: Python<'_>, obj: &Bound<'_, PyAny>, want: Option<DT
     })?;
     let (kind, natural) = natural_dtype(py, &array)?;
     let dtype = want.unwrap_or(natural);
+    if dtype != natural && (dtype == DType::BF16 || (dtype.is_storage_only() && dtype.kind() == Kind::Int)) {
+        // Through the widest dtype of the kind, then the engine's checked
+        // cast: NumPy has no bfloat16, and its integer casts wrap.
+        let wide = if dtype.kind() == Kind::Int { DType::I64 } else { DType::F64 };
+        let t = tensor_from_numpy(py, &array, Some(wide))?;
+        return t.cast(dtype).map_err(|e| crate::error::to_py(py, e.with_op("from_numpy")));
+    }
     let shape: Vec<usize> = array.getattr("shape")?.extract()?;
     let n = ferrum_core::shape::checked_numel("from_numpy", &shape, dtype.size_in_bytes()).py(py)?;
-    if dtype.kind() == Kind::Int && kind == "u" && n > 0 {
+    if dtype == DType::I64 && kind == "u" && n > 0 {
         let max: u64 = array.call_method0("max")?.extract()?;
         if max > i64::MAX as u64 {
             return Err(kind_error(py, format!("from_numpy: the value {max} of the {} array does not fit in an Int tensor (i64)", array.getattr("dtype")?.str()?)));

@@ -110,7 +110,7 @@ impl PyTensor {
         py: Python<'_>,
         name: &str,
         index: &PyTensor,
-        f: impl FnOnce(&Var, &Tensor) -> ferrum_core::Result<Var> + Send,
+        f: impl Fn(&Var, &Tensor) -> ferrum_core::Result<Var> + Send + Sync,
     ) -> PyResult<PyTensor> {
         self.same_backend(py, name, index)?;
         let i = &index.t;

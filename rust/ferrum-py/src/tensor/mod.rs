@@ -16,7 +16,7 @@ mod shape;
 use std::sync::Arc;
 
 use ferrum_core::autodiff::{Node, Var};
-use ferrum_core::{DType, Kind, Scalar, Tensor};
+use ferrum_core::{DType, Error, Kind, Scalar, Tensor};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
 
@@ -99,18 +99,42 @@ impl PyTensor {
     }
 
     /// Run an engine call, releasing the GIL when the work is large enough
-    /// for other Python threads to make progress meanwhile.
-    pub fn run<R: Send>(&self, py: Python<'_>, f: impl FnOnce(&Tensor) -> ferrum_core::Result<R> + Send) -> PyResult<R> {
+    /// for other Python threads to make progress meanwhile. A kernel that
+    /// does not read a storage dtype (f16, bf16, i32, u8) fails before any
+    /// work, and the call runs again on the values in their compute dtype.
+    pub fn run<R: Send>(&self, py: Python<'_>, f: impl Fn(&Tensor) -> ferrum_core::Result<R> + Send + Sync) -> PyResult<R> {
         let t = &self.t;
-        engine(py, t.numel() >= GIL_RELEASE_ELEMS, || f(t))
+        engine(py, t.numel() >= GIL_RELEASE_ELEMS, || match f(t) {
+            Err(Error::StorageDType { .. }) if t.dtype().is_storage_only() => f(&t.cast(t.dtype().compute())?),
+            r => r,
+        })
+    }
+
+    /// `run` for an op on `Var`s: the retry converts with a differentiable
+    /// cast, so gradients reach the input in its own dtype.
+    fn run_var<R: Send>(&self, py: Python<'_>, f: impl Fn(&Var) -> ferrum_core::Result<R> + Send + Sync) -> PyResult<R> {
+        let x = self.to_var();
+        engine(py, self.t.numel() >= GIL_RELEASE_ELEMS, || match f(&x) {
+            Err(Error::StorageDType { .. }) if x.value.dtype().is_storage_only() => f(&x.cast(x.value.dtype().compute())?),
+            r => r,
+        })
     }
 
     /// A differentiable op: it runs on `Var`s, so on an autodiff backend
     /// it records its backward when an input is tracked.
-    pub fn dop(&self, py: Python<'_>, f: impl FnOnce(&Var) -> ferrum_core::Result<Var> + Send) -> PyResult<PyTensor> {
-        let x = self.to_var();
-        let v = engine(py, self.t.numel() >= GIL_RELEASE_ELEMS, || f(&x))?;
+    pub fn dop(&self, py: Python<'_>, f: impl Fn(&Var) -> ferrum_core::Result<Var> + Send + Sync) -> PyResult<PyTensor> {
+        let v = self.run_var(py, f)?;
+        let v = narrow_var(py, None, self.t.dtype(), v)?;
         Ok(self.wrap_var(py, v))
+    }
+
+    /// `dop` for an op returning two tensors; `indices` when the second
+    /// holds indices, which stay i64.
+    pub fn dop_two(&self, py: Python<'_>, indices: bool, f: impl Fn(&Var) -> ferrum_core::Result<(Var, Var)> + Send + Sync) -> PyResult<(PyTensor, PyTensor)> {
+        let (a, b) = self.run_var(py, f)?;
+        let a = narrow_var(py, None, self.t.dtype(), a)?;
+        let b = if indices { b } else { narrow_var(py, None, self.t.dtype(), b)? };
+        Ok((self.wrap_var(py, a), self.wrap_var(py, b)))
     }
 
     /// A differentiable op of two tensors of the same backend.
@@ -119,19 +143,25 @@ impl PyTensor {
         py: Python<'_>,
         name: &str,
         other: &PyTensor,
-        f: impl FnOnce(&Var, &Var) -> ferrum_core::Result<Var> + Send,
+        f: impl Fn(&Var, &Var) -> ferrum_core::Result<Var> + Send + Sync,
     ) -> PyResult<PyTensor> {
         self.same_backend(py, name, other)?;
         let (a, b) = (self.to_var(), other.to_var());
-        let v = engine(py, self.t.numel() >= GIL_RELEASE_ELEMS, || f(&a, &b))?;
+        let widen = |v: &Var| v.cast(v.value.dtype().compute());
+        let v = engine(py, self.t.numel() >= GIL_RELEASE_ELEMS, || match f(&a, &b) {
+            Err(Error::StorageDType { .. }) => f(&widen(&a)?, &widen(&b)?),
+            r => r,
+        })?;
+        let v = narrow_var(py, Some(name), self.t.dtype(), v)?;
         Ok(self.wrap_var(py, v))
     }
 
     /// An op with no gradient: its output is Int or Bool, or it has no
     /// backward yet, in which case a tracked input is an error rather than
     /// a silently wrong gradient.
-    pub fn op(&self, py: Python<'_>, name: &str, f: impl FnOnce(&Tensor) -> ferrum_core::Result<Tensor> + Send) -> PyResult<PyTensor> {
+    pub fn op(&self, py: Python<'_>, name: &str, f: impl Fn(&Tensor) -> ferrum_core::Result<Tensor> + Send + Sync) -> PyResult<PyTensor> {
         let t = self.run(py, f)?;
+        let t = narrow(py, Some(name), self.t.dtype(), t)?;
         self.untracked_result(py, name, &[self], t)
     }
 
@@ -141,11 +171,16 @@ impl PyTensor {
         py: Python<'_>,
         name: &str,
         other: &PyTensor,
-        f: impl FnOnce(&Tensor, &Tensor) -> ferrum_core::Result<Tensor> + Send,
+        f: impl Fn(&Tensor, &Tensor) -> ferrum_core::Result<Tensor> + Send + Sync,
     ) -> PyResult<PyTensor> {
         self.same_backend(py, name, other)?;
-        let o = &other.t;
-        let t = self.run(py, |t| f(t, o))?;
+        let (a, b) = (&self.t, &other.t);
+        let widen = |t: &Tensor| t.cast(t.dtype().compute());
+        let t = engine(py, a.numel() >= GIL_RELEASE_ELEMS, || match f(a, b) {
+            Err(Error::StorageDType { .. }) => f(&widen(a)?, &widen(b)?),
+            r => r,
+        })?;
+        let t = narrow(py, Some(name), self.t.dtype(), t)?;
         self.untracked_result(py, name, &[self, other], t)
     }
 
@@ -168,6 +203,37 @@ impl PyTensor {
     }
 }
 
+/// Ops whose Int result holds indices, not values: for an i32 or u8 input
+/// they stay i64 (Burn's int element) instead of taking the input's dtype.
+const INDEX_OPS: [&str; 5] = ["argmax", "argmin", "argsort", "argwhere", "one_hot"];
+
+/// An op's result back in the storage dtype `src` of its input, when the op
+/// ran in `src`'s compute dtype and keeps its input's dtype (elementwise
+/// arithmetic, reductions of values) as Burn's ops do. A value that does
+/// not fit back (an i64 sum of u8 beyond 255) is an error naming it.
+fn narrow(py: Python<'_>, name: Option<&str>, src: DType, t: Tensor) -> PyResult<Tensor> {
+    if !src.is_storage_only() || t.dtype() != src.compute() || name.is_some_and(|n| INDEX_OPS.contains(&n)) {
+        return Ok(t);
+    }
+    engine(py, false, || t.cast(src)).map_err(|e| narrow_error(py, name, src, e))
+}
+
+fn narrow_var(py: Python<'_>, name: Option<&str>, src: DType, v: Var) -> PyResult<Var> {
+    if !src.is_storage_only() || v.value.dtype() != src.compute() {
+        return Ok(v);
+    }
+    engine(py, false, || v.cast(src)).map_err(|e| narrow_error(py, name, src, e))
+}
+
+fn narrow_error(py: Python<'_>, name: Option<&str>, src: DType, e: PyErr) -> PyErr {
+    let reason = e.value(py).to_string();
+    let reason = reason.strip_prefix("cast: ").unwrap_or(&reason);
+    crate::error::argument_error(
+        py,
+        format!("{}: computed in {}, the result does not fit back in {src}: {reason}", name.unwrap_or("result"), src.compute()),
+    )
+}
+
 /// A Python number as an engine scalar for an op on a tensor of `dtype`.
 /// A fractional float cannot meet an Int tensor: Burn would truncate it
 /// silently, which hides bugs, so it is a kind error instead; nor can a
@@ -183,6 +249,11 @@ pub fn scalar_for(py: Python<'_>, op: &str, value: &Bound<'_, PyAny>, dtype: DTy
         if nested::exact_i64(v).is_none() {
             let shown = value.repr().map(|r| r.to_string()).unwrap_or_else(|_| v.to_string());
             return Err(kind_error(py, format!("{op}: {shown} does not fit in an Int tensor (i64)")));
+        }
+    }
+    if let (Scalar::Int(v), Some((lo, hi))) = (s, dtype.int_range()) {
+        if v < lo || v > hi {
+            return Err(kind_error(py, format!("{op}: {v} does not fit in a {dtype} tensor (which holds {lo}..={hi}); cast the tensor to a wider dtype first")));
         }
     }
     Ok(s)

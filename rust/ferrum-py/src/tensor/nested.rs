@@ -201,6 +201,10 @@ pub fn from_scalars(py: Python<'_>, values: &[Scalar], shape: &[usize], dtype: D
         DType::F64 => Tensor::from_vec(values.iter().map(|v| v.to_f64()).collect(), shape),
         DType::I64 => Tensor::from_vec(values.iter().map(|v| v.to_i64()).collect(), shape),
         DType::Bool => Tensor::from_vec(values.iter().map(|v| v.to_bool()).collect(), shape),
+        storage => {
+            let wide = from_scalars(py, values, shape, storage.compute())?;
+            return wide.cast(storage).map_err(|e| crate::error::to_py(py, e.with_op("from_data")));
+        }
     };
     t.py(py)
 }

@@ -12,18 +12,14 @@ impl PyTensor {
     fn with_indices(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&Var) -> ferrum_core::Result<(Var, Tensor)> + Send,
+        f: impl Fn(&Var) -> ferrum_core::Result<(Var, Tensor)> + Send + Sync,
     ) -> PyResult<(PyTensor, PyTensor)> {
-        let x = self.to_var();
-        let (v, i) = self.run(py, |_| f(&x))?;
-        Ok((self.wrap_var(py, v), self.wrap(py, i)))
+        self.dop_two(py, true, |x| f(x).map(|(v, i)| (v, Var::constant(i))))
     }
 
     /// A differentiable op returning two tensors.
-    fn two(&self, py: Python<'_>, f: impl FnOnce(&Var) -> ferrum_core::Result<(Var, Var)> + Send) -> PyResult<(PyTensor, PyTensor)> {
-        let x = self.to_var();
-        let (a, b) = self.run(py, |_| f(&x))?;
-        Ok((self.wrap_var(py, a), self.wrap_var(py, b)))
+    fn two(&self, py: Python<'_>, f: impl Fn(&Var) -> ferrum_core::Result<(Var, Var)> + Send + Sync) -> PyResult<(PyTensor, PyTensor)> {
+        self.dop_two(py, false, f)
     }
 }
 
