@@ -36,6 +36,18 @@ class FerrumRep(BackendRep):
         self.model = model
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Run the model on ``inputs`` and return its outputs as NumPy arrays.
+
+        ``inputs`` is a sequence of arrays in the order of the graph's inputs
+        (initializers excluded), a dict from input name to array, or a single array
+        for a one-input graph; each is converted to the type ferrum computes it in
+        (f32, f64, i64 or bool). The result is a tuple with one array per graph
+        output, converted back to the output's declared element type (integers wrap
+        as two's complement would). ``kwargs`` are accepted for the ``BackendRep``
+        contract and ignored. A missing input, or one whose shape or kind (Float,
+        Int, Bool) does not match the graph's declaration, raises ``OnnxError``; a
+        dict without an input's name raises ``KeyError``.
+        """
         del kwargs
         program = self.model.program
         if isinstance(inputs, dict):
@@ -71,10 +83,24 @@ class FerrumBackend(Backend):
 
     @classmethod
     def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
+        """Whether ferrum can run ``model`` on ``device``: true on the CPU, whatever the model.
+
+        Whether every op is supported is only known when the graph is read:
+        ``prepare`` raises ``UnsupportedOpError`` naming the missing ops.
+        ``kwargs`` are accepted for the ``Backend`` contract and ignored.
+        """
         return cls.supports_device(device)
 
     @classmethod
     def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> FerrumRep:
+        """Load ``model`` once for repeated runs: a ``FerrumRep`` whose ``run`` takes the inputs.
+
+        ``model`` is an ``onnx.ModelProto``; it is validated and translated by
+        ``ferrum.onnx.load`` onto the NdArray (CPU) device. A ``device`` other than
+        the CPU raises ``OnnxError``, an op ferrum does not implement
+        ``UnsupportedOpError`` (an ``OnnxError``), a malformed graph ``OnnxError``.
+        ``kwargs`` are accepted for the ``Backend`` contract and ignored.
+        """
         if not cls.supports_device(device):
             raise OnnxError(f"ferrum runs ONNX models on the CPU, found device {device!r}")
         return FerrumRep(load(model, NdArray.device()))
@@ -83,6 +109,12 @@ class FerrumBackend(Backend):
     def run_model(
         cls, model: onnx.ModelProto, inputs: Any, device: str = "CPU", **kwargs: Any
     ) -> tuple[Any, ...]:
+        """Prepare ``model`` and run it once on ``inputs``: ``prepare(model, device).run(inputs)``.
+
+        See ``FerrumRep.run`` for the forms ``inputs`` may take and the returned
+        tuple of NumPy arrays, and ``prepare`` for the errors. ``kwargs`` are
+        accepted for the ``Backend`` contract and ignored.
+        """
         return cls.prepare(model, device).run(inputs)
 
     @classmethod
@@ -94,10 +126,22 @@ class FerrumBackend(Backend):
         outputs_info: Sequence[tuple[Any, Any]] | None = None,
         **kwargs: Any,
     ) -> tuple[Any, ...]:
+        """Not supported: always raises ``OnnxError``.
+
+        ``onnx.backend.base.Backend`` lets a backend run a lone ``NodeProto``;
+        ferrum runs whole models only (the node test suite ships each node as a
+        model). Wrap the node in a graph with ``onnx.helper.make_graph`` and
+        ``make_model``, then call ``run_model``.
+        """
         raise OnnxError("ferrum runs whole models: wrap the node in a graph (onnx.helper.make_graph)")
 
     @classmethod
     def supports_device(cls, device: str) -> bool:
+        """Whether ferrum runs on ``device``: only on the CPU.
+
+        ``device`` is an ONNX device string (``"CPU"``, ``"CUDA:0"``...); a string
+        ``onnx.backend.base.Device`` cannot parse raises its error.
+        """
         return bool(Device(device).type == DeviceType.CPU)
 
 

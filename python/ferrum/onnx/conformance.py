@@ -62,6 +62,14 @@ def case_op(case: TestCase, ops_of: dict[str, str]) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class CaseResult:
+    """The outcome of one ONNX node test case on ``FerrumBackend``.
+
+    ``name`` is the case (``test_relu``...), ``op`` the ONNX op it tests,
+    ``passed`` whether every data set matched, and ``error`` the first line of
+    the exception (``"TypeName: message"``, cut at 200 characters) when it did
+    not, ``""`` when it passed.
+    """
+
     name: str
     op: str
     passed: bool

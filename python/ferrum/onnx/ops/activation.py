@@ -34,21 +34,50 @@ __all__ = [
 
 @op("Relu")
 def relu(x: AnyTensor) -> AnyTensor:
+    """Relu: ``max(x, 0)`` element-wise.
+
+    ``x`` is a Float or Int tensor (ONNX adds the integer types at opset 14)
+    of any shape; the result has its shape and kind. A Bool ``x`` raises
+    ``KindError``.
+
+    Example:
+        >>> import numpy as np
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> x = Tensor.from_numpy(np.array([-1.5, 0.0, 2.0], np.float32), NdArray.device())
+        >>> relu(x).to_numpy().tolist()
+        [0.0, 0.0, 2.0]
+    """
     return activation.relu(x) if x.kind is Float else x.clamp_min(0)
 
 
 @op("Sigmoid")
 def sigmoid(x: AnyTensor) -> AnyTensor:
+    """Sigmoid: ``1 / (1 + exp(-x))`` element-wise.
+
+    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
+    Another kind raises ``KindError``.
+    """
     return activation.sigmoid(x)
 
 
 @op("Tanh")
 def tanh(x: AnyTensor) -> AnyTensor:
+    """Tanh: the hyperbolic tangent, element-wise.
+
+    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
+    Another kind raises ``KindError``.
+    """
     return activation.tanh(x)
 
 
 @op("LeakyRelu")
 def leaky_relu(x: AnyTensor, alpha: float = 0.01) -> AnyTensor:
+    """LeakyRelu: ``x`` where ``x >= 0``, ``alpha * x`` elsewhere (attribute ``alpha``, 0.01 by default).
+
+    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
+    Another kind raises ``KindError``.
+    """
     return activation.leaky_relu(x, alpha)
 
 
@@ -61,6 +90,11 @@ def prelu(x: AnyTensor, slope: AnyTensor) -> AnyTensor:
 
 @op("Elu")
 def elu(x: AnyTensor, alpha: float = 1.0) -> AnyTensor:
+    """Elu: ``x`` where ``x >= 0``, ``alpha * (exp(x) - 1)`` elsewhere (attribute ``alpha``, 1.0 by default).
+
+    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
+    Another kind raises ``KindError``.
+    """
     return x.mask_where(x.lower_elem(0.0), (x.exp() - 1.0) * alpha)
 
 
@@ -68,41 +102,83 @@ def elu(x: AnyTensor, alpha: float = 1.0) -> AnyTensor:
 def selu(
     x: AnyTensor, alpha: float = 1.67326319217681884765625, gamma: float = 1.05070102214813232421875
 ) -> AnyTensor:
+    """Selu: ``gamma * x`` where ``x > 0``, ``gamma * alpha * (exp(x) - 1)`` elsewhere.
+
+    The attributes ``alpha`` and ``gamma`` default to ONNX's constants
+    (1.6732632... and 1.0507010...). ``x`` is a Float tensor of any shape; the
+    result has its shape and dtype. Another kind raises ``KindError``.
+    """
     return x.mask_where(x.lower_equal_elem(0.0), (x.exp() - 1.0) * alpha) * gamma
 
 
 @op("Celu")
 def celu(x: AnyTensor, alpha: float = 1.0) -> AnyTensor:
+    """Celu (since opset 12): ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` element-wise.
+
+    Attribute ``alpha`` (1.0 by default). ``x`` is a Float tensor of any shape;
+    the result has its shape and dtype. Another kind raises ``KindError``.
+    """
     return x.clamp_min(0.0) + ((x / alpha).exp() - 1.0).clamp_max(0.0) * alpha
 
 
 @op("ThresholdedRelu")
 def thresholded_relu(x: AnyTensor, alpha: float = 1.0) -> AnyTensor:
+    """ThresholdedRelu (since opset 10): ``x`` where ``x > alpha``, 0 elsewhere (attribute ``alpha``, 1.0).
+
+    ``x`` of any shape and numeric kind; the result has its shape and kind. A
+    Bool ``x`` raises ``KindError``.
+    """
     return x.mask_fill(x.lower_equal_elem(alpha), 0.0)
 
 
 @op("Softplus")
 def softplus(x: AnyTensor) -> AnyTensor:
+    """Softplus: ``log(1 + exp(x))`` element-wise.
+
+    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
+    Another kind raises ``KindError``.
+    """
     return activation.softplus(x)
 
 
 @op("Softsign")
 def softsign(x: AnyTensor) -> AnyTensor:
+    """Softsign: ``x / (1 + |x|)`` element-wise.
+
+    ``x`` of any shape; the result has its shape and kind (ONNX defines it for
+    floats; an Int ``x`` divides as integers). A Bool ``x`` raises ``KindError``.
+    """
     return x / (x.abs() + 1.0)
 
 
 @op("HardSigmoid")
 def hard_sigmoid(x: AnyTensor, alpha: float = 0.2, beta: float = 0.5) -> AnyTensor:
+    """HardSigmoid: ``max(0, min(1, alpha * x + beta))`` element-wise.
+
+    Attributes ``alpha`` (0.2) and ``beta`` (0.5). ``x`` is a Float tensor of
+    any shape; the result has its shape and dtype. Another kind raises
+    ``KindError``.
+    """
     return activation.hard_sigmoid(x, alpha, beta)
 
 
 @op("HardSwish")
 def hard_swish(x: AnyTensor) -> AnyTensor:
+    """HardSwish (since opset 14): ``x * max(0, min(1, x / 6 + 1 / 2))`` element-wise.
+
+    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
+    Another kind raises ``KindError``.
+    """
     return activation.hard_swish(x)
 
 
 @op("Mish")
 def mish(x: AnyTensor) -> AnyTensor:
+    """Mish (since opset 18): ``x * tanh(softplus(x))`` element-wise.
+
+    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
+    Another kind raises ``KindError``.
+    """
     return activation.mish(x)
 
 
@@ -147,11 +223,36 @@ def _coerced(x: AnyTensor, axis_: int, opset: int, fn: str) -> AnyTensor:
 
 @op("Softmax")
 def softmax(x: AnyTensor, axis: int | None = None, opset: int = 13) -> AnyTensor:
+    """Softmax: ``exp(x) / sum(exp(x))`` along ``axis``.
+
+    From opset 13 the sum runs along the single dim ``axis`` (-1 by default).
+    Before opset 13 ``x`` is read as a matrix ``[prod(dims[:axis]),
+    prod(dims[axis:])]`` (``axis`` 1 by default) and normalized per row; the
+    runner passes the node's ``opset``. ``x`` is a Float tensor of any rank >= 1;
+    the result has its shape. An ``axis`` outside ``[-rank, rank)`` raises
+    ``ValueError``, another kind ``KindError``.
+
+    Example:
+        >>> import numpy as np
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> x = Tensor.from_numpy(np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]], np.float32), NdArray.device())
+        >>> softmax(x).to_numpy().astype(float).round(3).tolist()
+        [[0.09, 0.245, 0.665], [0.333, 0.333, 0.333]]
+    """
     return _coerced(x, axis if axis is not None else (-1 if opset >= 13 else 1), opset, "softmax")
 
 
 @op("LogSoftmax")
 def log_softmax(x: AnyTensor, axis: int | None = None, opset: int = 13) -> AnyTensor:
+    """LogSoftmax: ``x - log(sum(exp(x)))`` along ``axis``, computed stably.
+
+    The axis rules are Softmax's: one dim from opset 13 (``axis`` -1 by
+    default), the flattened dims from ``axis`` on before it (``axis`` 1 by
+    default; the runner passes ``opset``). ``x`` is a Float tensor of any rank >=
+    1; the result has its shape. An ``axis`` outside ``[-rank, rank)`` raises
+    ``ValueError``, another kind ``KindError``.
+    """
     return _coerced(x, axis if axis is not None else (-1 if opset >= 13 else 1), opset, "log_softmax")
 
 

@@ -341,9 +341,27 @@ def average_pool(
 
 @op("GlobalAveragePool")
 def global_average_pool(x: AnyTensor) -> AnyTensor:
+    """GlobalAveragePool: the mean of each channel over all its spatial dims.
+
+    ``x`` is ``[batch, channels, *spatial]`` (any number of spatial dims); the
+    result is ``[batch, channels, 1, ..., 1]``, of ``x``'s rank.
+
+    Example:
+        >>> import numpy as np
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> x = Tensor.from_numpy(np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2), NdArray.device())
+        >>> global_average_pool(x).to_numpy().tolist()
+        [[[[1.5]], [[5.5]]]]
+    """
     return x.mean_dims(list(range(2, x.rank())))
 
 
 @op("GlobalMaxPool")
 def global_max_pool(x: AnyTensor) -> AnyTensor:
+    """GlobalMaxPool: the largest value of each channel over all its spatial dims.
+
+    ``x`` is ``[batch, channels, *spatial]`` (any number of spatial dims); the
+    result is ``[batch, channels, 1, ..., 1]``, of ``x``'s rank.
+    """
     return x.max_dims(list(range(2, x.rank())))

@@ -71,6 +71,14 @@ def constant_of_shape(
 
 @op("EyeLike")
 def eye_like(x: AnyTensor, dtype: int | None = None, k: int = 0) -> AnyTensor:
+    """EyeLike (since opset 9): ones on diagonal ``k`` of a matrix shaped like ``x``, zeros elsewhere.
+
+    ``x`` is rank 2 ``[rows, cols]``; only its shape is read (and its type when
+    ``dtype`` is absent). ``k`` (0 by default) shifts the diagonal up when
+    positive. ``dtype`` is an ONNX element type (``TensorProto.FLOAT`` ...);
+    the result is computed in ferrum's type for it (f32, f64, i64 or bool). An
+    ``x`` of another rank raises ``ValueError``.
+    """
     rows, cols = x.dims()
     target = numpy_dtype(dtype) if dtype is not None else x.to_numpy().dtype
     return Tensor.from_numpy(compute_dtype(np.eye(rows, cols, k, dtype=target)), x.device())
@@ -112,6 +120,14 @@ def random_normal(
     dtype: int = 1,
     device: Device[Any] | None = None,
 ) -> AnyTensor:
+    """RandomNormal: a tensor of ``shape`` drawn from ``Normal(mean, scale)``.
+
+    ``scale`` is the standard deviation (1.0 by default, ``mean`` 0.0).
+    ``dtype`` is an ONNX element type: ``DOUBLE`` gives f64, any other f32.
+    ``seed`` is accepted and ignored: draws come from ferrum's generator (seed
+    it with ``NdArray.seed``). ``device`` is the run's device (the runner passes
+    it). A negative dim, or more than ``2**31`` elements, raises ``ValueError``.
+    """
     del seed
     return _random(check_size(shape, "RandomNormal"), Distribution.Normal(mean, scale), dtype, _on(device))
 
@@ -125,6 +141,14 @@ def random_uniform(
     dtype: int = 1,
     device: Device[Any] | None = None,
 ) -> AnyTensor:
+    """RandomUniform: a tensor of ``shape`` drawn uniformly from ``[low, high)``.
+
+    ``low`` and ``high`` default to 0.0 and 1.0. ``dtype`` is an ONNX element
+    type: ``DOUBLE`` gives f64, any other f32. ``seed`` is accepted and ignored:
+    draws come from ferrum's generator (seed it with ``NdArray.seed``).
+    ``device`` is the run's device (the runner passes it). A negative dim, or
+    more than ``2**31`` elements, raises ``ValueError``.
+    """
     del seed
     return _random(check_size(shape, "RandomUniform"), Distribution.Uniform(low, high), dtype, _on(device))
 
@@ -133,6 +157,12 @@ def random_uniform(
 def random_normal_like(
     x: AnyTensor, mean: float = 0.0, scale: float = 1.0, seed: float | None = None, dtype: int = 1
 ) -> AnyTensor:
+    """RandomNormalLike: a tensor of ``x``'s shape drawn from ``Normal(mean, scale)``, on ``x``'s device.
+
+    Only ``x``'s shape is read. ``dtype`` is an ONNX element type: ``DOUBLE``
+    gives f64, any other (and the default, FLOAT) f32 -- not ``x``'s type.
+    ``seed`` is accepted and ignored (ferrum's generator draws).
+    """
     del seed
     return _random(tuple(x.dims()), Distribution.Normal(mean, scale), dtype, x.device())
 
@@ -141,6 +171,12 @@ def random_normal_like(
 def random_uniform_like(
     x: AnyTensor, low: float = 0.0, high: float = 1.0, seed: float | None = None, dtype: int = 1
 ) -> AnyTensor:
+    """RandomUniformLike: a tensor of ``x``'s shape drawn uniformly from ``[low, high)``, on ``x``'s device.
+
+    Only ``x``'s shape is read. ``dtype`` is an ONNX element type: ``DOUBLE``
+    gives f64, any other (and the default, FLOAT) f32 -- not ``x``'s type.
+    ``seed`` is accepted and ignored (ferrum's generator draws).
+    """
     del seed
     return _random(tuple(x.dims()), Distribution.Uniform(low, high), dtype, x.device())
 

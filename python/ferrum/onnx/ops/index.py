@@ -30,6 +30,13 @@ def gather(x: AnyTensor, indices: AnyTensor, axis: int = 0) -> AnyTensor:
 
 @op("GatherElements")
 def gather_elements(x: AnyTensor, indices: AnyTensor, axis: int = 0) -> AnyTensor:
+    """GatherElements (since opset 11): ``x``'s elements picked along ``axis`` by ``indices``.
+
+    For ``axis`` 0, ``out[i][j][k] = x[indices[i][j][k]][j][k]``, and so on.
+    ``indices`` is an Int tensor of ``x``'s rank; the result has ``indices``'
+    shape and ``x``'s kind, as ``torch.gather``. Negative indices count from the end of dim ``axis``; an
+    index still outside ``[0, dims[axis])`` raises ``OutOfBoundsError``.
+    """
     dim = axis + x.rank() if axis < 0 else axis
     return x.gather(dim, _wrap(indices, x.dims()[dim]))
 
@@ -91,6 +98,21 @@ def top_k(
 
 @op("CumSum", static=(None, "axis"))
 def cum_sum(x: AnyTensor, axis: IntArg = None, exclusive: int = 0, reverse: int = 0) -> AnyTensor:
+    """CumSum (since opset 11): the running sum of ``x`` along ``axis``.
+
+    ``axis`` is the second input (a literal when constant, a rank-0 or rank-1
+    Int tensor otherwise; negative counts from the end). ``exclusive=1`` leaves
+    each element out of its own sum (the first is 0), ``reverse=1`` sums from
+    the end. The result has ``x``'s shape and kind; a Bool ``x`` raises
+    ``KindError``.
+
+    Example:
+        >>> import numpy as np
+        >>> from ferrum.backend import NdArray
+        >>> x = Tensor.from_numpy(np.array([1.0, 2.0, 3.0], np.float32), NdArray.device())
+        >>> cum_sum(x, [0]).to_numpy().tolist(), cum_sum(x, [0], exclusive=1, reverse=1).to_numpy().tolist()
+        ([1.0, 3.0, 6.0], [5.0, 3.0, 0.0])
+    """
     dim = (ints(axis) or [0])[0]
     dim = dim + x.rank() if dim < 0 else dim
     y = x.flip([dim]) if reverse else x
@@ -102,5 +124,12 @@ def cum_sum(x: AnyTensor, axis: IntArg = None, exclusive: int = 0, reverse: int 
 
 @op("Trilu", static=(None, "k"))
 def trilu(x: AnyTensor, k: IntArg = None, upper: int = 1) -> AnyTensor:
+    """Trilu (since opset 14): the upper (``upper=1``, the default) or lower triangle of the last two dims.
+
+    Elements below (above) diagonal ``k`` are set to zero; ``k`` is the optional
+    second input (0 when absent, positive above the main diagonal). ``x`` has
+    rank >= 2 (leading dims are a batch); the result has its shape and kind. A
+    lower rank raises ``ArgumentError``.
+    """
     diagonal = (ints(k) or [0])[0]
     return x.triu(diagonal) if upper else x.tril(diagonal)

@@ -86,6 +86,13 @@ def batch_normalization(
 def instance_normalization(
     x: AnyTensor, scale: AnyTensor, bias: AnyTensor, epsilon: float = 1e-5
 ) -> AnyTensor:
+    """InstanceNormalization: each (sample, channel) plane normalized over its spatial dims.
+
+    ``y = scale * (x - mean) / sqrt(var + epsilon) + bias``, with the mean and
+    the biased variance taken over dims 2 and up of ``x`` ``[batch, channels,
+    *spatial]``; ``scale`` and ``bias`` are ``[channels]`` and ``epsilon`` is
+    1e-5 by default. The result has ``x``'s shape. ``x`` is a Float tensor.
+    """
     dims = list(range(2, x.rank()))
     mean = x.mean_dims(dims)
     var = (x - mean).square().mean_dims(dims)

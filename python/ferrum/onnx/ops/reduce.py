@@ -128,9 +128,33 @@ def _arg(x: AnyTensor, axis_: int, keepdims: int, select_last_index: int, method
 
 @op("ArgMax")
 def arg_max(x: AnyTensor, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -> AnyTensor:
+    """ArgMax: the index of the largest element along ``axis``, as an Int (i64) tensor.
+
+    ``axis`` defaults to 0 (negative counts from the end). With ``keepdims=1``
+    (the default) the reduced dim stays with size 1, else it is removed.
+    ``select_last_index=1`` (from opset 12) picks the last maximum on ties instead of
+    the first. An ``axis`` outside ``[-rank, rank)`` raises ``ValueError``.
+
+    Example:
+        >>> import numpy as np
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> x = Tensor.from_numpy(np.array([[1.0, 5.0, 5.0], [7.0, 0.0, 7.0]], np.float32), NdArray.device())
+        >>> arg_max(x, axis=1).to_numpy().tolist()
+        [[1], [0]]
+        >>> arg_max(x, axis=1, keepdims=0, select_last_index=1).to_numpy().tolist()
+        [2, 2]
+    """
     return _arg(x, axis, keepdims, select_last_index, "argmax")
 
 
 @op("ArgMin")
 def arg_min(x: AnyTensor, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -> AnyTensor:
+    """ArgMin: the index of the smallest element along ``axis``, as an Int (i64) tensor.
+
+    ``axis`` defaults to 0 (negative counts from the end). With ``keepdims=1``
+    (the default) the reduced dim stays with size 1, else it is removed.
+    ``select_last_index=1`` (from opset 12) picks the last minimum on ties instead of
+    the first. An ``axis`` outside ``[-rank, rank)`` raises ``ValueError``.
+    """
     return _arg(x, axis, keepdims, select_last_index, "argmin")

@@ -71,6 +71,7 @@ class OpSpec:
         return self.attrs.get(attribute) or _snake(attribute)
 
     def accepts(self, keyword: str) -> bool:
+        """Whether ``fn`` takes the keyword argument ``keyword`` (by name, or through ``**kwargs``)."""
         params = inspect.signature(self.fn).parameters
         return keyword in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 

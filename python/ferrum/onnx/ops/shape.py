@@ -54,6 +54,19 @@ def reshape(x: AnyTensor, shape: IntArg = None, allowzero: int = 0) -> AnyTensor
 
 @op("Flatten")
 def flatten(x: AnyTensor, axis: int = 1) -> AnyTensor:
+    """Flatten: ``x`` as a matrix ``[prod(dims[:axis]), prod(dims[axis:])]``.
+
+    ``axis`` (1 by default, negative counts from the end; 0 gives ``[1,
+    size]``) is the first dim of the second factor. Any kind; the elements keep
+    their row-major order.
+
+    Example:
+        >>> import numpy as np
+        >>> from ferrum.backend import NdArray
+        >>> x = Tensor.from_numpy(np.zeros((2, 3, 4), np.float32), NdArray.device())
+        >>> flatten(x).dims(), flatten(x, axis=-1).dims(), flatten(x, axis=0).dims()
+        ((2, 12), (6, 4), (1, 24))
+    """
     dims = tuple(x.dims())
     split = axis + len(dims) if axis < 0 else axis
     return x.reshape((math.prod(dims[:split]), math.prod(dims[split:])))
@@ -61,6 +74,13 @@ def flatten(x: AnyTensor, axis: int = 1) -> AnyTensor:
 
 @op("Squeeze", static=(None, "axes"))
 def squeeze(x: AnyTensor, axes: IntArg = None) -> AnyTensor:
+    """Squeeze: ``x`` without the size-1 dims listed in ``axes`` (every size-1 dim when absent).
+
+    ``axes`` is the attribute before opset 13 and the second input from it (a
+    literal when constant, an Int tensor otherwise); negative axes count from
+    the end. A listed dim that is not 1 raises ``ValueError``, an axis outside
+    ``[-rank, rank)`` too.
+    """
     found = ints(axes)
     dims = tuple(x.dims())
     if found is None:
@@ -76,6 +96,20 @@ def squeeze(x: AnyTensor, axes: IntArg = None) -> AnyTensor:
 
 @op("Unsqueeze", static=(None, "axes"))
 def unsqueeze(x: AnyTensor, axes: IntArg = None) -> AnyTensor:
+    """Unsqueeze: ``x`` with a size-1 dim inserted at each of ``axes``.
+
+    ``axes`` (the attribute before opset 13, the second input from it) index
+    the output, whose rank is ``x``'s plus ``len(axes)``; negative axes count
+    from the output's end. An axis outside ``[-out_rank, out_rank)`` raises
+    ``ValueError``.
+
+    Example:
+        >>> import numpy as np
+        >>> from ferrum.backend import NdArray
+        >>> x = Tensor.from_numpy(np.zeros((3, 4), np.float32), NdArray.device())
+        >>> unsqueeze(x, [0, -1]).dims()
+        (1, 3, 4, 1)
+    """
     found = ints(axes) or []
     rank = x.rank() + len(found)
     inserted = sorted(axis(a, rank) for a in found)
@@ -87,12 +121,32 @@ def unsqueeze(x: AnyTensor, axes: IntArg = None) -> AnyTensor:
 
 @op("Transpose")
 def transpose(x: AnyTensor, perm: tuple[int, ...] | None = None) -> AnyTensor:
+    """Transpose: ``x``'s dims permuted by ``perm`` (reversed when absent).
+
+    Output dim ``i`` is input dim ``perm[i]``, as NumPy's ``transpose``. A rank-0
+    or rank-1 ``x`` is returned unchanged. A ``perm`` that is not a permutation
+    of ``range(rank)`` raises ``ArgumentError``.
+
+    Example:
+        >>> import numpy as np
+        >>> from ferrum.backend import NdArray
+        >>> x = Tensor.from_numpy(np.zeros((2, 3, 4), np.float32), NdArray.device())
+        >>> transpose(x).dims(), transpose(x, (0, 2, 1)).dims()
+        ((4, 3, 2), (2, 4, 3))
+    """
     order = list(perm) if perm is not None else list(range(x.rank()))[::-1]
     return x.permute(order) if x.rank() > 1 else x
 
 
 @op("Concat")
 def concat(*tensors: AnyTensor, axis: int = 0) -> AnyTensor:
+    """Concat: the inputs joined along ``axis`` (negative counts from the end).
+
+    Every input is converted to the first one's kind; all must have one rank
+    and equal dims except along ``axis``, else ``ShapeError``. Empty inputs
+    (zero elements) are skipped, as ONNX allows them in any shape. The result's
+    ``axis`` dim is the sum of the inputs'.
+    """
     first = tensors[0]
     parts = [same_kind(t, first) for t in tensors if t.num_elements() > 0 or len(tensors) == 1]
     if not parts:
@@ -169,6 +223,14 @@ def _empty(like: AnyTensor, shape: tuple[int, ...]) -> AnyTensor:
 
 @op("Expand", static=(None, "shape"))
 def expand(x: AnyTensor, shape: IntArg = None) -> AnyTensor:
+    """Expand (since opset 8): ``x`` broadcast to ``shape`` by NumPy's rule, both ways.
+
+    The output shape is ``np.broadcast_shapes(x.dims(), shape)``, so a 1 in
+    ``shape`` keeps ``x``'s dim and ``shape`` may have a lower rank than ``x``.
+    ``shape`` is the second input (a literal when constant, an Int tensor
+    otherwise). Shapes that do not broadcast raise NumPy's ``ValueError``, an
+    output of more than ``2**31`` elements ``ValueError``.
+    """
     target = tuple(ints(shape) or [])
     out_shape = check_size(np.broadcast_shapes(tuple(x.dims()), target), "Expand")
     return to_rank(x, len(out_shape)).expand(out_shape)
@@ -176,6 +238,20 @@ def expand(x: AnyTensor, shape: IntArg = None) -> AnyTensor:
 
 @op("Tile", static=(None, "repeats"))
 def tile(x: AnyTensor, repeats: IntArg = None) -> AnyTensor:
+    """Tile: ``x`` repeated ``repeats[d]`` times along each dim ``d``, as NumPy's ``tile``.
+
+    ``repeats`` is the second input (a literal when constant, an Int tensor
+    otherwise), one entry per dim of ``x``; output dim ``d`` is ``dims[d] *
+    repeats[d]``. An output of more than ``2**31`` elements raises
+    ``ValueError``.
+
+    Example:
+        >>> import numpy as np
+        >>> from ferrum.backend import NdArray
+        >>> x = Tensor.from_numpy(np.array([[1, 2]]), NdArray.device())
+        >>> tile(x, [2, 2]).to_numpy().tolist()
+        [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
     times = ints(repeats) or []
     check_size([d * r for d, r in zip(x.dims(), times, strict=False)], "Tile")
     return x.repeat(times)
@@ -183,17 +259,32 @@ def tile(x: AnyTensor, repeats: IntArg = None) -> AnyTensor:
 
 @op("Shape")
 def shape(x: AnyTensor, start: int = 0, end: int | None = None) -> AnyTensor:
+    """Shape: ``x``'s dims as a rank-1 Int (i64) tensor.
+
+    From opset 15 the attributes ``start`` and ``end`` select ``dims[start:end]``
+    (Python slice semantics: negative values count from the end, out-of-range
+    values are clamped). ``x`` may be of any kind.
+    """
     dims = list(x.dims())[slice(start, end)]
     return Tensor.from_numpy(np.array(dims, dtype=np.int64), x.device())
 
 
 @op("Size")
 def size(x: AnyTensor) -> AnyTensor:
+    """Size: the number of elements of ``x`` as a rank-0 Int (i64) tensor.
+
+    ``x`` may be of any kind and shape.
+    """
     return Tensor.from_numpy(np.array(x.num_elements(), dtype=np.int64), x.device())
 
 
 @op("Identity")
 def identity(x: AnyTensor) -> AnyTensor:
+    """Identity: ``x`` itself, unchanged.
+
+    ``x`` may be of any kind and shape; the same tensor object is returned (no
+    copy is made, which is safe because ferrum tensors are immutable values).
+    """
     return x
 
 
@@ -232,6 +323,13 @@ def cast(x: AnyTensor, to: int = 1, saturate: int = 1, round_mode: str = "up") -
 
 @op("CastLike")
 def cast_like(x: AnyTensor, like: AnyTensor, saturate: int = 1, round_mode: str = "up") -> AnyTensor:
+    """CastLike (since opset 15): ``x`` converted to the kind (and float dtype) of ``like``.
+
+    Only ``like``'s type is read: a Float ``like`` gives ``x`` as Float in
+    ``like``'s dtype (f32 or f64), an Int one as Int (i64), a Bool one as Bool.
+    The shape is ``x``'s. ``saturate`` and ``round_mode`` (for the float8 types
+    ferrum does not compute in) are accepted and ignored.
+    """
     del saturate, round_mode
     return same_kind(x, like)
 
@@ -306,6 +404,15 @@ def _wrap(x: AnyTensor, pads: list[tuple[int, int]]) -> AnyTensor:
 
 @op("DepthToSpace")
 def depth_to_space(x: AnyTensor, blocksize: int = 1, mode: str = "DCR") -> AnyTensor:
+    """DepthToSpace: channels moved into ``blocksize`` x ``blocksize`` spatial blocks.
+
+    ``x`` is ``[batch, channels, height, width]`` with ``channels`` divisible by
+    ``blocksize**2``; the result is ``[batch, channels / blocksize**2, height *
+    blocksize, width * blocksize]``. ``mode`` (from opset 11) is ``"DCR"`` (depth,
+    column, row: the default) or ``"CRD"``, the order in which a channel index is
+    split into the block offset and the output channel. A ``x`` of another
+    rank raises ``ValueError``.
+    """
     b, c, h, w = x.dims()
     s = blocksize
     if mode == "DCR":
