@@ -43,6 +43,8 @@ _FAILURE_TAG = 7919
 # nothing else to do meanwhile; past this, a long wait (a rank validating) sleeps.
 _SPIN_SECONDS = 0.02
 _MAX_PAUSE = 1e-3
+# How long a failed rank waits for the others to report its failure before it ends the job.
+_ABORT_GRACE = 10.0
 
 
 class ReduceOp(enum.Enum):
@@ -330,7 +332,14 @@ def _install_hook(comm: Communicator) -> None:
         previous(kind, error, tb)
         if comm.size > 1:
             comm.notify_failure(error)
-            why = f"rank {error.rank} failed" if isinstance(error, RankFailedError) else "it failed"
+            if isinstance(error, RankFailedError):
+                why = f"rank {error.rank} failed"
+            else:
+                why = "it failed"
+                # The others raise RankFailedError, print it and end the job themselves; wait for
+                # that (a bounded time: a rank busy in a long step is not polling) so that their
+                # message is not lost to this rank's abort.
+                time.sleep(_ABORT_GRACE)
             print(
                 f"ferrum.distributed: rank {comm.rank} of {comm.size} stops because {why}; aborting the job",
                 file=sys.stderr,
