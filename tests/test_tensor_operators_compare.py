@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from ferrum import Bool, KindError, ShapeError, Tensor
+from ferrum import Bool, Int, KindError, ShapeError, Tensor
 from ferrum.backend import Autodiff, NdArray
 
 DEVICE = NdArray.device()
@@ -64,7 +64,7 @@ def test_shape_and_kind_mismatches_raise() -> None:
     with pytest.raises(ShapeError):
         _ = Tensor.from_data(A, DEVICE) == Tensor.ones((3, 2), DEVICE)
     with pytest.raises(KindError):
-        _ = Tensor.from_data(A, DEVICE) == Tensor.from_data(A, DEVICE).int()
+        _ = Tensor.from_data(A, DEVICE) == Tensor.zeros((2, 3), DEVICE, Int)
 
 
 def test_truth_of_a_comparison_is_ambiguous_past_one_element() -> None:

@@ -253,6 +253,9 @@ class Communicator:
         """End every rank of the job now (MPI's abort)."""
         sys.stdout.flush()
         sys.stderr.flush()
+        # The launcher forwards each rank's output through pipes and stops forwarding when the
+        # job is torn down: give it a moment, or the last lines (the error itself) are lost.
+        time.sleep(0.5)
         self._comm.Abort(code)
 
     # ---- internals
