@@ -21,19 +21,45 @@ fn map_into<T: Element, U: Element>(src: &[T], dst: &mut [MaybeUninit<U>], gate:
     if go_parallel(src.len(), gate) {
         for_each_chunk_mut(dst, CHUNK, |i, d| {
             let s = &src[i * CHUNK..][..d.len()];
-            simd(#[inline(always)] || d.iter_mut().zip(s).for_each(|(o, &x)| { o.write(f(x)); }))
+            simd(#[inline(always)] || map_slice(d, s, f))
         });
     } else {
-        simd(#[inline(always)] || dst.iter_mut().zip(src).for_each(|(o, &x)| { o.write(f(x)); }));
+        simd(#[inline(always)] || map_slice(dst, src, f));
+    }
+}
+
+// The loops below are `for` loops, not `for_each`: `for_each` on a zip goes
+// through `Zip::fold`, which LLVM left out of line for a costly `f` (GELU's
+// erfc), so the loop ran as baseline SSE2 code instead of inside `simd`'s
+// AVX function.
+
+#[inline(always)]
+fn map_slice<T: Element, U: Element>(dst: &mut [MaybeUninit<U>], src: &[T], f: &impl Fn(T) -> U) {
+    for (o, &x) in dst.iter_mut().zip(src) {
+        o.write(f(x));
+    }
+}
+
+#[inline(always)]
+fn map_slice_in_place<T: Element>(buf: &mut [T], f: &impl Fn(T) -> T) {
+    for x in buf.iter_mut() {
+        *x = f(*x);
+    }
+}
+
+#[inline(always)]
+fn zip_slice_in_place<T: Element>(dst: &mut [T], src: &[T], f: &impl Fn(T, T) -> T) {
+    for (x, &y) in dst.iter_mut().zip(src) {
+        *x = f(*x, y);
     }
 }
 
 #[inline(always)]
 fn map_in_place<T: Element>(buf: &mut [T], gate: usize, f: &(impl Fn(T) -> T + Sync)) {
     if go_parallel(buf.len(), gate) {
-        for_each_chunk_mut(buf, CHUNK, |_, d| simd(#[inline(always)] || d.iter_mut().for_each(|x| *x = f(*x))));
+        for_each_chunk_mut(buf, CHUNK, |_, d| simd(#[inline(always)] || map_slice_in_place(d, f)));
     } else {
-        simd(#[inline(always)] || buf.iter_mut().for_each(|x| *x = f(*x)));
+        simd(#[inline(always)] || map_slice_in_place(buf, f));
     }
 }
 
@@ -127,10 +153,10 @@ fn zip_in_place<T: Element>(dst: &mut [T], src: &[T], gate: usize, f: &(impl Fn(
     if go_parallel(dst.len(), gate) {
         for_each_chunk_mut(dst, CHUNK, |i, d| {
             let s = &src[i * CHUNK..][..d.len()];
-            simd(#[inline(always)] || d.iter_mut().zip(s).for_each(|(x, &y)| *x = f(*x, y)))
+            simd(#[inline(always)] || zip_slice_in_place(d, s, f))
         });
     } else {
-        simd(#[inline(always)] || dst.iter_mut().zip(src).for_each(|(x, &y)| *x = f(*x, y)));
+        simd(#[inline(always)] || zip_slice_in_place(dst, src, f));
     }
 }
 

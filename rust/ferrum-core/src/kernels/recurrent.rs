@@ -168,14 +168,22 @@ pub fn lstm_forward<T: RnnFloat>(xp: &[T], w: &[T], h0: &[T], c0: &[T], d: SeqDi
         }
         gemm_rows(&mut pre, true, &h, 0, h_n, &wp, b_n);
         let (hs, cs) = y.split_at_mut(plane);
-        for b in 0..b_n {
-            let at = (b * t_n + t) * h_n;
-            let p = &pre[b * gw..(b + 1) * gw];
-            let a = if keep { &mut acts[(b * t_n + t) * gw..][..gw] } else { &mut scratch[..] };
-            simd(|| lstm_cell(p, a, &mut c[b * h_n..][..h_n], &mut h[b * h_n..][..h_n], h_n, f.coupled, clip));
-            hs[at..at + h_n].copy_from_slice(&h[b * h_n..][..h_n]);
-            cs[at..at + h_n].copy_from_slice(&c[b * h_n..][..h_n]);
-        }
+        // The closure must inline into `simd`'s target-feature function:
+        // left out of line, the cell compiled to baseline SSE and took as
+        // long as the step's GEMM.
+        simd(
+            #[inline(always)]
+            || {
+                for b in 0..b_n {
+                    let at = (b * t_n + t) * h_n;
+                    let p = &pre[b * gw..(b + 1) * gw];
+                    let a = if keep { &mut acts[(b * t_n + t) * gw..][..gw] } else { &mut scratch[..] };
+                    lstm_cell(p, a, &mut c[b * h_n..][..h_n], &mut h[b * h_n..][..h_n], h_n, f.coupled, clip);
+                    hs[at..at + h_n].copy_from_slice(&h[b * h_n..][..h_n]);
+                    cs[at..at + h_n].copy_from_slice(&c[b * h_n..][..h_n]);
+                }
+            },
+        );
     }
     Some((y, acts))
 }
@@ -187,13 +195,18 @@ fn lstm_cell<T: FloatElement>(p: &[T], a: &mut [T], c: &mut [T], h: &mut [T], n:
     let blocks = if coupled { 3 } else { 4 };
     let (p, a) = (&p[..blocks * n], &mut a[..blocks * n]);
     let (c, h) = (&mut c[..n], &mut h[..n]);
-    for (d, &x) in a.iter_mut().zip(p) {
+    // The cell candidate block takes tanh (block 1 coupled, 2 otherwise), the others sigmoid.
+    let g_at = if coupled { n } else { 2 * n };
+    let (a_sig, a_rest) = a.split_at_mut(g_at);
+    let (a_g, a_o) = a_rest.split_at_mut(n);
+    for (d, &x) in a_sig.iter_mut().zip(&p[..g_at]) {
         *d = sigmoid(x);
     }
-    // The cell candidate block takes tanh instead (block 1 coupled, 2 otherwise).
-    let g_at = if coupled { n } else { 2 * n };
-    for (d, &x) in a[g_at..g_at + n].iter_mut().zip(&p[g_at..g_at + n]) {
+    for (d, &x) in a_g.iter_mut().zip(&p[g_at..g_at + n]) {
         *d = tanh(x);
+    }
+    for (d, &x) in a_o.iter_mut().zip(&p[g_at + n..]) {
+        *d = sigmoid(x);
     }
     let (i, rest) = a.split_at(n);
     let (g, o) = (&rest[g_at - n..g_at], &rest[g_at..g_at + n]);
@@ -246,22 +259,27 @@ pub fn lstm_backward<T: RnnFloat>(
         }
         let t = d.time(s, f.reverse);
         let prev = d.before(t, f.reverse);
-        for b in 0..b_n {
-            let at = (b * t_n + t) * h_n;
-            let c_prev = match prev {
-                Some(tp) => &cs[(b * t_n + tp) * h_n..][..h_n],
-                None => &c0[b * h_n..][..h_n],
-            };
-            let io = StepIo {
-                gh: &gh[at..at + h_n],
-                gc: &gc[at..at + h_n],
-                c: &cs[at..at + h_n],
-                c_prev,
-                a: &acts[(b * t_n + t) * gw..][..gw],
-            };
-            let dp = &mut dxp[(b * t_n + t) * gw..][..gw];
-            simd(|| lstm_cell_backward(&io, &dh_next[b * h_n..][..h_n], &mut dc[b * h_n..][..h_n], dp, h_n, f.coupled, clip));
-        }
+        simd(
+            #[inline(always)]
+            || {
+                for b in 0..b_n {
+                    let at = (b * t_n + t) * h_n;
+                    let c_prev = match prev {
+                        Some(tp) => &cs[(b * t_n + tp) * h_n..][..h_n],
+                        None => &c0[b * h_n..][..h_n],
+                    };
+                    let io = StepIo {
+                        gh: &gh[at..at + h_n],
+                        gc: &gc[at..at + h_n],
+                        c: &cs[at..at + h_n],
+                        c_prev,
+                        a: &acts[(b * t_n + t) * gw..][..gw],
+                    };
+                    let dp = &mut dxp[(b * t_n + t) * gw..][..gw];
+                    lstm_cell_backward(&io, &dh_next[b * h_n..][..h_n], &mut dc[b * h_n..][..h_n], dp, h_n, f.coupled, clip);
+                }
+            },
+        );
         // dh of the step before: this step's gate gradients through w^T.
         gemm_rows(&mut dh_next, false, &dxp, t * gw, t_n * gw, &wt, b_n);
     }
@@ -367,13 +385,18 @@ pub fn gru_forward<T: RnnFloat>(xp: &[T], w: &[T], bh: Option<&[T]>, h0: &[T], d
                 row.iter_mut().zip(bh).for_each(|(v, &b)| *v = *v + b);
             }
         }
-        for b in 0..b_n {
-            let x = &xp[(b * t_n + t) * gw..][..gw];
-            let a = if keep { &mut acts[(b * t_n + t) * 4 * h_n..][..4 * h_n] } else { &mut scratch[..] };
-            let row = &mut h[b * h_n..][..h_n];
-            simd(|| gru_cell(x, &hp[b * gw..][..gw], a, row, h_n));
-            y[(b * t_n + t) * h_n..][..h_n].copy_from_slice(row);
-        }
+        simd(
+            #[inline(always)]
+            || {
+                for b in 0..b_n {
+                    let x = &xp[(b * t_n + t) * gw..][..gw];
+                    let a = if keep { &mut acts[(b * t_n + t) * 4 * h_n..][..4 * h_n] } else { &mut scratch[..] };
+                    let row = &mut h[b * h_n..][..h_n];
+                    gru_cell(x, &hp[b * gw..][..gw], a, row, h_n);
+                    y[(b * t_n + t) * h_n..][..h_n].copy_from_slice(row);
+                }
+            },
+        );
     }
     Some((y, acts))
 }
@@ -410,13 +433,18 @@ pub fn gru_backward<T: RnnFloat>(gy: &[T], y: &[T], acts: &[T], w: &[T], h0: &[T
         if interrupt::poll() {
             return None;
         }
-        for b in 0..b_n {
-            let at = (b * t_n + t) * h_n;
-            let h_prev = if t > 0 { &y[at - h_n..at] } else { &h0[b * h_n..][..h_n] };
-            let a = &acts[(b * t_n + t) * 4 * h_n..][..4 * h_n];
-            let (dx, dr) = (&mut dxp[(b * t_n + t) * gw..][..gw], &mut dhp[(b * t_n + t) * gw..][..gw]);
-            simd(|| gru_cell_backward(&gy[at..at + h_n], h_prev, a, &mut dh_next[b * h_n..][..h_n], dx, dr, h_n));
-        }
+        simd(
+            #[inline(always)]
+            || {
+                for b in 0..b_n {
+                    let at = (b * t_n + t) * h_n;
+                    let h_prev = if t > 0 { &y[at - h_n..at] } else { &h0[b * h_n..][..h_n] };
+                    let a = &acts[(b * t_n + t) * 4 * h_n..][..4 * h_n];
+                    let (dx, dr) = (&mut dxp[(b * t_n + t) * gw..][..gw], &mut dhp[(b * t_n + t) * gw..][..gw]);
+                    gru_cell_backward(&gy[at..at + h_n], h_prev, a, &mut dh_next[b * h_n..][..h_n], dx, dr, h_n);
+                }
+            },
+        );
         gemm_rows(&mut dh_next, true, &dhp, t * gw, t_n * gw, &wt, b_n);
     }
     let mut db = vec![T::zero(); gw];

@@ -67,9 +67,9 @@ fn forward<T: FloatElement>(x: &[T], mask: Option<&MaskRows<'_>>, n: usize, scal
                         *d = if m.masked(r, k) { fill } else { v * scale };
                     }
                 }
-                None => simd(|| row.iter_mut().zip(src).for_each(|(d, &v)| *d = v * scale)),
+                None => simd(#[inline(always)] || row.iter_mut().zip(src).for_each(|(d, &v)| *d = v * scale)),
             }
-            simd(|| normalise(row));
+            simd(#[inline(always)] || normalise(row));
         }
     });
     y
@@ -118,12 +118,15 @@ fn backward<T: FloatElement>(g: &[T], y: &[T], mask: Option<&MaskRows<'_>>, n: u
         for (i, row) in rows.chunks_exact_mut(n).enumerate() {
             let r = first + i;
             let (g, y) = (&g[r * n..(r + 1) * n], &y[r * n..(r + 1) * n]);
-            simd(|| {
-                let dot = g.iter().zip(y).fold(T::zero(), |s, (&g, &y)| s + g * y);
-                for ((d, &g), &y) in row.iter_mut().zip(g).zip(y) {
-                    *d = scale * y * (g - dot);
-                }
-            });
+            simd(
+                #[inline(always)]
+                || {
+                    let dot = g.iter().zip(y).fold(T::zero(), |s, (&g, &y)| s + g * y);
+                    for ((d, &g), &y) in row.iter_mut().zip(g).zip(y) {
+                        *d = scale * y * (g - dot);
+                    }
+                },
+            );
             if let Some(m) = mask {
                 // A masked score was replaced by the fill: no gradient reaches it.
                 for (k, d) in row.iter_mut().enumerate() {
