@@ -421,7 +421,9 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
                 last_epoch = epoch
                 if trained.stop_reason is not None:
                     stop_reason = trained.stop_reason
-                    self._save_on_interrupt(learner, checkpointer, epoch, trained.iterations, complete=False)
+                    if main:  # the checkpoint and the report are the main rank's
+                        iterations = trained.iterations
+                        self._save_on_interrupt(learner, checkpointer, epoch, iterations, complete=False)
                     break
                 if not main:
                     # Validation, checkpoints and early stopping happen on the main rank (as Burn's
