@@ -13,12 +13,17 @@ until this script is run again.
 from __future__ import annotations
 
 import collections
+import importlib.util
 import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import onnx
-from ferrum.onnx import registered_ops
+from ferrum import Tensor
+from ferrum.backend import NdArray
+from ferrum.onnx import load, registered_ops
+from ferrum.onnx.codegen import generate
 from ferrum.onnx.conformance import CaseResult, case_op, check_light_model, light_models, node_cases, run_case
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -234,9 +239,43 @@ def light_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def torch_table() -> str:
+    """The torch.onnx.export fixtures (scripts/make_onnx_torch_fixtures.py) against torch's outputs."""
+    lines = [
+        "",
+        "## Models exported by torch.onnx.export (tests/fixtures/onnx_torch)",
+        "",
+        "Written by `scripts/make_onnx_torch_fixtures.py` (torch's TorchScript exporter, opset 17); each "
+        "runs on its stored input and is compared with torch's stored output (largest absolute "
+        "difference), through the run time and through the generated code.",
+        "",
+        "| model | ops | run time | generated code |",
+        "|---|---|--:|--:|",
+    ]
+    device = NdArray.device()
+    fixtures = ROOT / "tests" / "fixtures" / "onnx_torch"
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("mlp", "cnn", "lstm", "transformer"):
+            path, data = fixtures / f"{name}.onnx", np.load(fixtures / f"{name}.npz")
+            x, expected = Tensor.from_numpy(data["input"], device), data["output"]
+            files = generate(path, tmp)
+            spec = importlib.util.spec_from_file_location(f"generated_{name}", files.source)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module
+            spec.loader.exec_module(module)
+            diffs = [
+                float(np.abs(model.forward(x).to_numpy() - expected).max())
+                for model in (load(path, device), module.load(files.weights, device))
+            ]
+            ops = ", ".join(sorted({n.op_type for n in onnx.load(path).graph.node} - {"Constant"}))
+            lines.append(f"| {name} | {ops} | {diffs[0]:.1e} | {diffs[1]:.1e} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     results, counts = run_all()
-    (ROOT / "docs" / "onnx-ops.md").write_text(table(results, counts) + light_table())
+    (ROOT / "docs" / "onnx-ops.md").write_text(table(results, counts) + light_table() + torch_table())
     failures = sorted(f"{r.name}\t{r.error}" for r in results if not r.passed)
     header = (
         f"# node tests of supported ops failing with onnx {onnx.__version__} (name<TAB>error), "

@@ -1,12 +1,21 @@
-"""Small ONNX models built with ``onnx.helper`` for the ONNX import tests (no torch needed)."""
+"""Small ONNX models built with ``onnx.helper`` for the ONNX import tests (no torch needed), and helpers
+for the modules ``python -m ferrum.onnx`` generates."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 import onnx
+from mypy import api
 from onnx import TensorProto, helper, numpy_helper
+
+REPO_PYTHON = Path(__file__).resolve().parent.parent / "python"
 
 
 def _init(name: str, array: np.ndarray) -> onnx.TensorProto:
@@ -93,3 +102,23 @@ def single_node(
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def import_generated(path: Path, prefix: str = "generated") -> ModuleType:
+    """Import a generated module from its file, as ``<prefix>_<file stem>``."""
+    spec = importlib.util.spec_from_file_location(f"{prefix}_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve the module's annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+def mypy_strict(files: Iterable[Path], tmp_path: Path) -> tuple[int, str]:
+    """``mypy --strict`` (with ferrum's plugin) over ``files``: its exit status and report."""
+    config = tmp_path / "mypy.ini"
+    config.write_text(f"[mypy]\nstrict = True\nmypy_path = {REPO_PYTHON}\nplugins = ferrum.mypy\n")
+    stdout, stderr, status = api.run(
+        ["--config-file", str(config), "--cache-dir", str(tmp_path / ".mypy_cache"), *map(str, files)]
+    )
+    return status, stdout + stderr

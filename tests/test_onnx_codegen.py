@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import onnx
@@ -15,22 +13,11 @@ from ferrum import Tensor
 from ferrum.backend import NdArray
 from ferrum.onnx import load
 from ferrum.onnx.codegen import generate
-from mypy import api
 from onnx import TensorProto, helper, numpy_helper
-from onnx_models import reference_cnn, single_node, small_cnn
+from onnx_models import import_generated, mypy_strict, reference_cnn, single_node, small_cnn
 
-REPO_PYTHON = Path(__file__).resolve().parent.parent / "python"
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 DEVICE = NdArray.device()
-
-
-def _import(path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"generated_{path.stem}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve the module's annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +50,7 @@ def _resize_gather() -> onnx.ModelProto:
 
 
 def test_generated_literals_run_as_the_runtime(generated: dict[str, Path]) -> None:
-    module = _import(generated["resize_gather"])
+    module = import_generated(generated["resize_gather"])
     model = module.load(generated["resize_gather"].with_suffix(".mpk"), DEVICE)
     x = np.array([[[[1.0, 2.0], [3.0, 4.0]]]], np.float32)
     out = model.forward(Tensor.from_numpy(x, DEVICE)).to_numpy()
@@ -81,7 +68,7 @@ def test_generated_cnn_uses_layers_and_matches_the_reference(generated: dict[str
         "def forward(self, x: Tensor[B, D4]) -> Tensor[B, D2]:",
     ):
         assert expected in source
-    module = _import(generated["small_cnn"])
+    module = import_generated(generated["small_cnn"])
     model = module.load(generated["small_cnn"].with_suffix(".mpk"), DEVICE)
     x = np.random.default_rng(0).normal(size=(3, 1, 6, 6)).astype(np.float32)
     out = model.forward(Tensor.from_numpy(x, DEVICE)).to_numpy()
@@ -91,7 +78,7 @@ def test_generated_cnn_uses_layers_and_matches_the_reference(generated: dict[str
 
 
 def test_fresh_init_has_the_graph_shapes(generated: dict[str, Path]) -> None:
-    module = _import(generated["small_cnn"])
+    module = import_generated(generated["small_cnn"])
     fresh = module.init(DEVICE)
     loaded = module.load(generated["small_cnn"].with_suffix(".mpk"), DEVICE)
     shapes = [(n, p.shape()) for n, p in fresh.named_parameters()]
@@ -100,13 +87,8 @@ def test_fresh_init_has_the_graph_shapes(generated: dict[str, Path]) -> None:
 
 
 def test_generated_code_passes_mypy_strict(generated: dict[str, Path], tmp_path: Path) -> None:
-    config = tmp_path / "mypy.ini"
-    config.write_text(f"[mypy]\nstrict = True\nmypy_path = {REPO_PYTHON}\nplugins = ferrum.mypy\n")
-    files = [str(path) for path in generated.values()]
-    stdout, stderr, status = api.run(
-        ["--config-file", str(config), "--cache-dir", str(tmp_path / ".mypy_cache"), *files]
-    )
-    assert status == 0, stdout + stderr
+    status, report = mypy_strict(generated.values(), tmp_path)
+    assert status == 0, report
 
 
 def _cli(*args: Path) -> subprocess.CompletedProcess[str]:
