@@ -94,14 +94,16 @@ class BatchNorm(Module[B]):
         channels = self.gamma.shape()[0]
         check_channels("BatchNorm", x, channels)
         shape = feature_shape(x.rank(), channels)
-        if x.device().is_autodiff:
-            reduce = [0, *range(2, x.rank())]
-            mean = x.mean_dims(reduce)
-            var = (x - mean).square().mean_dims(reduce)
-            self._update_running(mean, var, channels)
-        else:
-            mean = self.running_mean.value().reshape(shape)
-            var = self.running_var.value().reshape(shape)
+        if not x.device().is_autodiff:
+            # Inference: fold the statistics and the affine part into one scale and shift per
+            # channel (as PyTorch's CPU kernel does), two passes over x instead of four.
+            scale = self.gamma.val() / (self.running_var.value() + self.epsilon).sqrt()
+            shift = self.beta.val() - self.running_mean.value() * scale
+            return x * scale.reshape(shape) + shift.reshape(shape)
+        reduce = [0, *range(2, x.rank())]
+        mean = x.mean_dims(reduce)
+        var = (x - mean).square().mean_dims(reduce)
+        self._update_running(mean, var, channels)
         normalized = (x - mean) / (var + self.epsilon).sqrt()
         return normalized * self.gamma.val().reshape(shape) + self.beta.val().reshape(shape)
 
