@@ -14,17 +14,16 @@ name its Python with ``--ort-python``; this script then runs onnxruntime's passe
 
 Without ``--ort-python`` only ferrum's column is measured (and onnxruntime's, if it imports here).
 
-Measured on 2026-11-25 on the 2-core development machine (shared with other builds, so noisy;
-onnxruntime 1.32.0), median of 5:
+Measured on 2026-11-25 on the 2-core development machine, quiet (load average 0.7),
+onnxruntime 1.32.0, after BatchNorm's inference path became one scale-and-shift:
 
     batch  ferrum ms  onnxruntime ms  ferrum/ort
-        1      225.0           177.5        1.27
-       16     3950.5          1856.4        2.13
+        1       46.3            17.0        2.73
+       16      629.2           268.6        2.34
 
-Batch 1 is within the 1.5x target, batch 16 is not. Per op at batch 16 (one pass): Conv 3.1 s,
-BatchNormalization 2.2 s, the rest 0.3 s. BatchNorm's inference path is five element-wise passes
-over the activations ((x - mean) / sqrt(var + eps) * gamma + beta); one per-channel
-scale-and-shift pass (or folding it into the preceding Conv's weights) is the next step.
+Neither is within the 1.5x target. An earlier run on the machine loaded by other builds gave
+1.27 and 2.13 (onnxruntime suffered more from the load); then, at batch 16, Conv took 3.1 s and
+BatchNormalization 2.2 s of a pass. The convolutions are the remaining gap.
 """
 
 from __future__ import annotations
