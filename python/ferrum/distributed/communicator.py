@@ -208,6 +208,20 @@ class Communicator:
         self._wait(self._comm.Ibcast(buffer, root=root), "broadcast")
         return buffer.tobytes()
 
+    def same_everywhere(self, values: list[int]) -> bool:
+        """Whether every rank passed the same integers (one exchange: the max of them and of minus them)."""
+        code = np.array(values, np.int64)
+        both = self.all_reduce_array(np.concatenate([code, -code]), ReduceOp.MAX)
+        return bool(np.array_equal(both[: code.size], -both[code.size :]))
+
+    def start_sum_in_place(self, buffer: npt.NDArray[Any]) -> Any:
+        """Start summing ``buffer`` over ranks into itself; ``wait(request, what)`` finishes it."""
+        return self._comm.Iallreduce(self._mpi.IN_PLACE, buffer, self._mpi.SUM)
+
+    def wait(self, request: Any, what: str) -> None:
+        """Finish a started exchange, watching for failed ranks and the timeout (as every collective does)."""
+        self._wait(request, what)
+
     def agree(self, flag: bool) -> bool:
         """Whether any rank passed True (every rank gets the same answer)."""
         return bool(self.all_reduce_array(np.array([int(bool(flag))], np.int64), ReduceOp.MAX)[0])
@@ -288,9 +302,7 @@ class Communicator:
     def _check_same(self, what: str, array: npt.NDArray[Any]) -> None:
         # Mismatched shapes would make MPI read or write past a buffer: compare first.
         shape = [*array.shape[:7], *([0] * (7 - min(array.ndim, 7)))]
-        code = np.array([array.ndim, *shape, _dtype_code(array)], np.int64)
-        both = self.all_reduce_array(np.concatenate([code, -code]), ReduceOp.MAX)
-        if not np.array_equal(both[: code.size], -both[code.size :]):
+        if not self.same_everywhere([array.ndim, *shape, _dtype_code(array)]):
             raise DistributedError(
                 f"{what}: the ranks passed different tensors; "
                 f"this rank's is {list(array.shape)} {array.dtype}"

@@ -49,11 +49,11 @@ def sync_gradients(comm: Communicator, grads: GradientsParams, bucket_mb: float)
         members = [entry for entry in arrays if entry[2].dtype.str == dtype]
         for bucket in _buckets(members, limit):
             flat = np.concatenate([array.reshape(-1) for _, _, array in bucket])
-            request = comm._comm.Iallreduce(comm._mpi.IN_PLACE, flat, comm._mpi.SUM)
+            request = comm.start_sum_in_place(flat)
             pending.append((request, flat, [(pid, tensor, array.shape) for pid, tensor, array in bucket]))
     out = GradientsParams()
     for request, flat, layout in pending:
-        comm._wait(request, "sync_gradients")
+        comm.wait(request, "sync_gradients")
         flat /= comm.size
         offset = 0
         for pid, tensor, shape in layout:
@@ -83,11 +83,7 @@ def _check_same_parameters(comm: Communicator, entries: list[tuple[ParamId, Tens
     digest = 0
     for pid, tensor in entries:
         digest = (digest * 1_000_003 + pid.value + sum(tensor.dims())) & _MASK
-    code = np.array([len(entries), digest], np.int64)
-    from ferrum.distributed.communicator import ReduceOp
-
-    both = comm.all_reduce_array(np.concatenate([code, -code]), ReduceOp.MAX)
-    if not np.array_equal(both[:2], -both[2:]):
+    if not comm.same_everywhere([len(entries), digest]):
         raise DistributedError(
             f"sync_gradients: the ranks hold gradients of different parameters (this rank: {len(entries)}); "
             "broadcast the module from rank 0 first (comm.broadcast_module(model)) so that parameter ids "
