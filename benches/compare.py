@@ -4,8 +4,9 @@ The single entry point of the comparison; the rows live beside it, one file per
 family: compare_matmul.py (matmul rows, per-call percentiles),
 compare_elementwise.py (element-wise, tiny-op dispatch, softmax),
 compare_reduce.py (sum, mean, sum_dim), compare_training.py (autodiff, conv,
-training steps) and compare_sequence.py (LSTM, transformer, attention);
-compare_core.py holds the timing, compare_torch.py the PyTorch side.
+training steps), compare_sequence.py (LSTM, transformer, attention) and
+compare_memory.py (peak memory of a training step); compare_core.py holds
+the timing, compare_torch.py the PyTorch side.
 
 Tables, in the order printed:
 
@@ -24,6 +25,10 @@ Tables, in the order printed:
 - with ``--repeat N``: per row, the median over passes of each ratio and its
   lowest-highest per-pass value, then the per-call table's figures, each the
   median over passes.
+- peak memory (``--memory``; in every full run): the guide CNN training step
+  (the ``cnn guide adam step b64`` row) run 100 times in a fresh process per
+  framework: RSS before the first step, the high-water mark (VmHWM) over the
+  steps, and the growth between them, in MiB.
 
 The load average is printed at the start and at the end: a row measured
 while other processes ran is not worth comparing.
@@ -44,7 +49,7 @@ Run with ferrum and NumPy only (the torch columns show ``-``)::
     . /work/venv/bin/activate && pip install .     # from the repository root
     python benches/compare.py                       # full run, several minutes
     python benches/compare.py --quick --only tiny   # what the smoke test runs
-    python benches/compare.py --quick --only matmul
+    python benches/compare.py --quick --only matmul --memory
 
 Where the environment sets ``OPENBLAS_CORETYPE`` (the header says so), NumPy
 runs OpenBLAS kernels other than its own choice for the CPU; drop it for a
@@ -60,12 +65,15 @@ ferrum both (ferrum is built into it from the source tree)::
     /work/torch-venv/bin/pip install /work/main
     /work/torch-venv/bin/python benches/compare.py
 
-Options: ``--quick`` (smaller sizes, fewer repeats and single calls),
-``--only SUBSTRING`` (rows whose name contains it, case-insensitive),
-``--no-torch`` (skip torch even when importable), ``--torch-threads N``
-(default 2, the machine's cores), ``--repeat N`` (N passes over the rows,
-then each row's median ratios and their spread: on a shared machine one
-pass can swing a row by 1.5x). PyTorch runs with
+Options: ``--quick`` (smaller sizes, fewer repeats and single calls, 10
+memory steps), ``--only SUBSTRING`` (rows whose name contains it,
+case-insensitive; a full run with ``--only`` leaves the memory check out
+unless ``--memory`` is given), ``--no-torch`` (skip torch even when
+importable), ``--torch-threads N`` (default 2, the machine's cores),
+``--repeat N`` (N passes over the rows, then each row's median ratios and
+their spread: on a shared machine one pass can swing a row by 1.5x),
+``--memory`` (run the peak-memory check, also in quick mode or with
+``--only``; once, after the passes). PyTorch runs with
 ``torch.set_num_threads(N)`` and under ``torch.no_grad()`` except for the
 autodiff rows.
 
@@ -98,6 +106,7 @@ from compare_matmul import (
     pass_percentiles,
     percentile_rows,
 )
+from compare_memory import memory_report
 from compare_reduce import reduce_workloads
 from compare_sequence import sequence_cases
 from compare_torch import load_torch
@@ -325,6 +334,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="N",
         help="time every row in N passes, then print each row's median ratios and spread (default 1)",
     )
+    parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="measure the peak RSS of guide CNN training steps, each framework in a fresh process "
+        "(default: in full runs without --only)",
+    )
     return parser.parse_args(argv)
 
 
@@ -348,9 +363,10 @@ def main(argv: list[str] | None = None) -> int:
 
     workloads = build_workloads(torch, settings, has_autodiff)
     only: str | None = args.only
+    memory: bool = args.memory or (not settings.quick and only is None)
     if only is not None:
         workloads = [w for w in workloads if only.lower() in w.name.lower()]
-        if not workloads:
+        if not workloads and not memory:
             print(f"no workload matches --only {only!r}", file=sys.stderr)
             return 2
 
@@ -364,6 +380,11 @@ def main(argv: list[str] | None = None) -> int:
             median_percentiles(passes),
         )
     failed = any(r.note for results in passes for r in results)
+    if memory:
+        lines, ok = memory_report(settings.memory_steps, torch is not None, args.torch_threads)
+        print("\n".join(lines))
+        print()
+        failed = failed or not ok
     print(f"load average at the end: {load_average()}")
     return 1 if failed else 0
 

@@ -2,7 +2,8 @@
 table row (``Workload``) and what timing it gives (``Result``), the timing
 itself, the table line format, and the inputs the rows are made from.
 
-Imports neither ferrum nor torch.
+Imports neither ferrum nor torch, so the memory check's torch process
+(compare_memory.py) can use it without loading ferrum.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class Settings:
     threads stop spinning on the two shared cores. ``calls``: the most single
     calls timed per framework for the per-call percentiles, spread over
     ``call_turns`` turns, fewer past ``calls_budget_ns`` (but at least
-    ``MIN_CALLS``).
+    ``MIN_CALLS``); ``memory_steps``: training steps of the peak-memory check.
     """
 
     quick: bool
@@ -55,6 +56,7 @@ class Settings:
     calls: int
     call_turns: int
     calls_budget_ns: int
+    memory_steps: int
 
 
 QUICK = Settings(
@@ -67,6 +69,7 @@ QUICK = Settings(
     calls=20,
     call_turns=2,
     calls_budget_ns=100_000_000,
+    memory_steps=10,
 )
 FULL = Settings(
     quick=False,
@@ -79,6 +82,7 @@ FULL = Settings(
     calls=200,
     call_turns=5,
     calls_budget_ns=4_000_000_000,
+    memory_steps=100,
 )
 
 
@@ -311,7 +315,7 @@ def size_label(n: int) -> str:
     return str(n)
 
 
-# The guide CNN's training batch.
+# The guide CNN's training batch: the "cnn guide adam step" row and the memory check.
 GUIDE_BATCH = 64
 GUIDE_IMAGE = (28, 28)
 

@@ -1,9 +1,11 @@
 """The PyTorch side of benches/compare.py: loading torch, and the counterparts
 of the training rows' models and Adam step.
 
-PyTorch is never a dependency of ferrum; it is only the yardstick. The
-models are built with torch's own initialisation; compare_training.py copies
-ferrum's weights into them where a row compares the same model.
+PyTorch is never a dependency of ferrum; it is only the yardstick. This module
+does not import ferrum, so the memory check's torch process (compare_memory.py)
+holds torch alone. The models are built with torch's own initialisation;
+compare_training.py copies ferrum's weights into them where a row compares
+the same model.
 """
 
 from __future__ import annotations

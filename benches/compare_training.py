@@ -264,7 +264,8 @@ def training_workloads(torch: Any) -> list[Workload]:
 
 def guide_step_cases(torch: Any) -> dict[str, Thunk]:
     """The guide CNN's training step on a batch of 64 images: ferrum's, and
-    torch's on the same weights when torch is loaded."""
+    torch's on the same weights when torch is loaded (the memory check's
+    ferrum process runs this step with ``torch`` None)."""
     device = AD.device()
     nx, ny = training_data(GUIDE_BATCH, GUIDE_IMAGE)
     model = guide_cnn(device)

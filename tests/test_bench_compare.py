@@ -1,6 +1,6 @@
 """Smoke tests of benches/compare.py in quick mode, without torch: every table
-prints, and the figures derived from the timings (rates, percentiles, medians)
-agree with each other (no timing checks)."""
+prints, and the figures derived from the timings (rates, percentiles, medians,
+memory growth) agree with each other (no timing checks)."""
 
 import statistics
 import subprocess
@@ -67,7 +67,7 @@ def test_compare_quick_tiny_runs() -> None:
     float(cells[4])
     assert cells[6].endswith("x"), rows[0]
     assert any(line.startswith("tiny exp [4]") for line in lines), proc.stdout
-    assert not any(line.startswith(("matmul", "softmax")) for line in lines), proc.stdout
+    assert not any(line.startswith(("matmul", "softmax", "peak RSS")) for line in lines), proc.stdout
     assert not any(line.startswith(("throughput", "per-call")) for line in lines), proc.stdout
     assert lines[-1].startswith("load average at the end: "), proc.stdout
 
@@ -146,6 +146,20 @@ def test_compare_repeat_prints_each_pass_then_the_median_ratio_and_spread() -> N
         for column in (2, 3, 4, 5):  # p10, p50, p90, p10/p50
             values = [float(p[row][1][column]) for p in per_pass]
             assert close(cells[column], statistics.median(values), 2 if column == 5 else 1), proc.stdout
+
+
+def test_compare_memory_runs_the_training_step_in_a_child_process() -> None:
+    proc = run_compare("--quick", "--memory", "--only", "no such row", "--no-torch")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert not any(line.startswith("workload") for line in lines), proc.stdout
+    title = next(line for line in lines if line.startswith("peak RSS cnn guide adam step b64"))
+    assert "10 steps" in title, proc.stdout
+    rows = {line.split()[0]: line.split() for line in lines if line.startswith(("ferrum ", "torch "))}
+    before, peak, growth = (float(v) for v in rows["ferrum"][1:4])
+    assert 0 < before <= peak and abs(growth - (peak - before)) <= 0.15, proc.stdout
+    assert rows["torch"][1:] == ["-", "-", "-", "(torch", "not", "loaded)"], proc.stdout
+    assert lines[-1].startswith("load average at the end: "), proc.stdout
 
 
 def test_compare_refuses_a_repeat_count_below_one() -> None:
