@@ -95,12 +95,25 @@ from typing import Any
 
 import ferrum
 import numpy as np
-from compare_core import FERRUM, FULL, NUMPY, QUICK, TORCH, Result, Settings, Workload, format_cells, run
+from compare_core import (
+    FERRUM,
+    FRAMEWORKS,
+    FULL,
+    NAME_WIDTH,
+    NUMPY,
+    QUICK,
+    TORCH,
+    Result,
+    Settings,
+    Workload,
+    format_cells,
+    run,
+)
 from compare_elementwise import elementwise_workloads
 from compare_matmul import (
     PERCENTILE_HEADER,
     PERCENTILE_WIDTHS,
-    Spread,
+    CallRates,
     matmul_workloads,
     median_percentiles,
     pass_percentiles,
@@ -207,9 +220,13 @@ def build_workloads(torch: Any, settings: Settings, has_autodiff: bool) -> list[
 # --------------------------------------------------------------------------- tables
 
 
-def print_table(header: tuple[str, ...], widths: tuple[int, ...], rows: list[tuple[str, ...]]) -> None:
+def print_header(header: tuple[str, ...], widths: tuple[int, ...]) -> None:
     print(format_cells(header, widths))
     print(format_cells(tuple("-" * w for w in widths), widths))
+
+
+def print_table(header: tuple[str, ...], widths: tuple[int, ...], rows: list[tuple[str, ...]]) -> None:
+    print_header(header, widths)
     for cells in rows:
         print(format_cells(cells, widths))
 
@@ -235,7 +252,6 @@ def _fmt_ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
-NAME_WIDTH = 46
 HEADER = (
     "workload",
     f"ferrum {MICRO}",
@@ -277,13 +293,13 @@ def rate_rows(results: list[Result]) -> list[tuple[str, ...]]:
         if not work:
             continue
         # work per microsecond / 1e3 = giga-units per second
-        rates = [r.times_us.get(f) for f in (FERRUM, NUMPY, TORCH)]
-        cells = tuple("-" if t is None or t <= 0 else f"{work / t / 1e3:.1f}" for t in rates)
+        times = [r.times_us.get(framework) for framework in FRAMEWORKS]
+        cells = tuple("-" if t is None or t <= 0 else f"{work / t / 1e3:.1f}" for t in times)
         rows.append((r.name, *cells, unit))
     return rows
 
 
-def print_percentiles(title: str, named: list[tuple[str, dict[str, Spread]]]) -> None:
+def print_percentiles(title: str, named: list[tuple[str, dict[str, CallRates]]]) -> None:
     if not named:
         return
     print(title)
@@ -397,8 +413,7 @@ def run_pass(
         return []
     if passes > 1:
         print(f"pass {number} of {passes}")
-    print(format_cells(HEADER, WIDTHS))
-    print(format_cells(tuple("-" * w for w in WIDTHS), WIDTHS))
+    print_header(HEADER, WIDTHS)
     results: list[Result] = []
     for workload in workloads:
         result = run(workload, torch, settings)

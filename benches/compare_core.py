@@ -291,6 +291,10 @@ def time_single_calls(
     return taken
 
 
+# The first column of every table: the longest row name fits.
+NAME_WIDTH = 46
+
+
 def format_cells(cells: tuple[str, ...], widths: tuple[int, ...]) -> str:
     """One table line: the first cell left-aligned, the others right-aligned."""
     first = cells[0].ljust(widths[0])
