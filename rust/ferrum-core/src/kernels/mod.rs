@@ -14,6 +14,7 @@ pub mod gemm;
 pub mod im2col;
 pub mod log1p;
 pub mod parallel;
+pub mod placement;
 pub mod pool;
 pub mod recurrent;
 pub mod reduce;

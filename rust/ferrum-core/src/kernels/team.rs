@@ -20,11 +20,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::thread::{self, Thread};
+use std::thread::{self, Thread, ThreadId};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use super::placement::{current_cpu, Placement};
 use crate::interrupt;
 
 /// How long a helper keeps polling for the next loop before it parks: long
@@ -32,9 +33,12 @@ use crate::interrupt;
 /// enough that an idle process stops using the core at once.
 const LINGER: Duration = Duration::from_millis(2);
 
-/// Spins between looks at the clock (and offers of the core to other
-/// threads) while polling.
+/// Spins between looks at the clock (and at the CPU the caller is on)
+/// while polling.
 const SPINS: u32 = 64;
+
+/// No CPU recorded.
+const NO_CPU: usize = usize::MAX;
 
 /// One loop: `parts` calls of `f`, claimed one at a time.
 struct Job<'a> {
@@ -46,6 +50,9 @@ struct Job<'a> {
     next: AtomicUsize,
     done: AtomicUsize,
     panicked: AtomicBool,
+    /// The thread that started the loop, and the parts other threads ran.
+    caller: ThreadId,
+    by_others: AtomicUsize,
 }
 
 impl Job<'_> {
@@ -61,6 +68,9 @@ impl Job<'_> {
             if catch_unwind(AssertUnwindSafe(|| interrupt::working_for(self.token.as_ref(), || (self.f)(i)))).is_err() {
                 self.panicked.store(true, Ordering::Relaxed);
             }
+            if thread::current().id() != self.caller {
+                self.by_others.fetch_add(1, Ordering::Relaxed);
+            }
             self.done.fetch_add(1, Ordering::Release);
         }
     }
@@ -69,6 +79,8 @@ impl Job<'_> {
 struct Helper {
     thread: Thread,
     parked: AtomicBool,
+    /// The CPU the helper was last seen on, or [`NO_CPU`].
+    cpu: AtomicUsize,
 }
 
 struct Team {
@@ -80,6 +92,8 @@ struct Team {
     job: AtomicPtr<()>,
     /// Helpers that may be looking at `job`.
     active: AtomicUsize,
+    /// The CPU the last caller started its loop on, or [`NO_CPU`].
+    caller_cpu: AtomicUsize,
     helpers: OnceLock<Vec<Helper>>,
 }
 
@@ -88,6 +102,7 @@ static TEAM: Team = Team {
     epoch: AtomicU64::new(0),
     job: AtomicPtr::new(ptr::null_mut()),
     active: AtomicUsize::new(0),
+    caller_cpu: AtomicUsize::new(NO_CPU),
     helpers: OnceLock::new(),
 };
 
@@ -95,6 +110,16 @@ thread_local! {
     /// Whether this thread is inside a part of a team loop (a helper, or the
     /// caller while it works).
     static IN_TEAM: Cell<bool> = const { Cell::new(false) };
+    /// Parts of this thread's last loop that other threads ran.
+    static LAST_BY_OTHERS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// How many parts of the calling thread's last [`for_each_part`] loop other
+/// threads ran: 0 means the loop ran on the calling thread alone. For tests
+/// that check a large loop is shared, as a single-core run would still give
+/// right answers.
+pub fn last_loop_parts_by_others() -> usize {
+    LAST_BY_OTHERS.with(Cell::get)
 }
 
 /// The helpers, started on first use: one fewer than rayon's threads, since
@@ -105,23 +130,25 @@ fn helpers() -> &'static [Helper] {
             .map_while(|i| {
                 thread::Builder::new()
                     .name(format!("ferrum-team-{i}"))
-                    .spawn(helper_loop)
+                    .spawn(move || helper_loop(i - 1))
                     .ok()
-                    .map(|h| Helper { thread: h.thread().clone(), parked: AtomicBool::new(false) })
+                    .map(|h| Helper { thread: h.thread().clone(), parked: AtomicBool::new(false), cpu: AtomicUsize::new(NO_CPU) })
             })
             .collect()
     })
 }
 
-fn helper_loop() {
+/// Helper `index` (into [`helpers`]): wait for loops and work on them.
+fn helper_loop(index: usize) {
     IN_TEAM.with(|t| t.set(true));
-    let me = thread::current().id();
+    let placement = Placement::of_current_thread();
     let mut seen = TEAM.epoch.load(Ordering::Acquire);
     loop {
-        seen = wait_for_loop(seen, me);
+        seen = wait_for_loop(seen, index, &placement);
         TEAM.active.fetch_add(1, Ordering::SeqCst);
         let job = TEAM.job.load(Ordering::SeqCst) as *const Job<'static>;
         if !job.is_null() {
+            keep_apart(index, &placement);
             // SAFETY: the caller keeps the job alive until `active` drops to
             // zero after it has cleared `job` (see `run`); this helper
             // counted itself in `active` before reading `job`.
@@ -131,8 +158,29 @@ fn helper_loop() {
     }
 }
 
+/// Move helper `index` off the CPU of the caller and of the helpers before
+/// it, when it shares one with them (see [`placement`](super::placement)).
+fn keep_apart(index: usize, placement: &Placement) {
+    let Some(mut cpu) = current_cpu() else { return };
+    let helpers = helpers();
+    let before = &helpers[..index.min(helpers.len())];
+    let caller = TEAM.caller_cpu.load(Ordering::Relaxed);
+    if cpu == caller || before.iter().any(|h| h.cpu.load(Ordering::Relaxed) == cpu) {
+        let taken: Vec<usize> = before.iter().map(|h| h.cpu.load(Ordering::Relaxed)).chain([caller]).collect();
+        placement.avoid(&taken);
+        cpu = current_cpu().unwrap_or(cpu);
+    }
+    if let Some(me) = helpers.get(index) {
+        me.cpu.store(cpu, Ordering::Relaxed);
+    }
+}
+
 /// Poll for an epoch after `seen`, parking after [`LINGER`] without one.
-fn wait_for_loop(seen: u64, me: thread::ThreadId) -> u64 {
+/// Spinning does not offer the core to other threads: a spinning thread
+/// that yields still looks busy to the scheduler, and the one thread it
+/// could let in, the caller stacked on its CPU, is better moved away from
+/// ([`keep_apart`]).
+fn wait_for_loop(seen: u64, index: usize, placement: &Placement) -> u64 {
     let mut deadline = Instant::now() + LINGER;
     loop {
         for _ in 0..SPINS {
@@ -143,11 +191,10 @@ fn wait_for_loop(seen: u64, me: thread::ThreadId) -> u64 {
             std::hint::spin_loop();
         }
         if Instant::now() < deadline {
-            // Let any other runnable thread on this core go first.
-            thread::yield_now();
+            keep_apart(index, placement);
             continue;
         }
-        let helper = helpers().iter().find(|h| h.thread.id() == me).expect("a team helper");
+        let Some(helper) = helpers().get(index) else { return seen };
         helper.parked.store(true, Ordering::SeqCst);
         // Re-check after announcing the park: a caller that bumped the epoch
         // before seeing `parked` would not unpark us.
@@ -166,6 +213,7 @@ fn wait_for_loop(seen: u64, me: thread::ThreadId) -> u64 {
 /// every part has finished.
 pub fn for_each_part(parts: usize, f: impl Fn(usize) + Sync) {
     if parts <= 1 {
+        LAST_BY_OTHERS.with(|c| c.set(0));
         (0..parts).for_each(f);
         return;
     }
@@ -173,13 +221,31 @@ pub fn for_each_part(parts: usize, f: impl Fn(usize) + Sync) {
     let guard = if nested { None } else { TEAM.busy.try_lock().ok() };
     let helpers = if guard.is_some() { helpers() } else { &[] };
     let token = interrupt::token();
+    let caller = thread::current().id();
     if helpers.is_empty() {
-        (0..parts).into_par_iter().for_each(|i| interrupt::working_for(token.as_ref(), || f(i)));
+        let by_others = AtomicUsize::new(0);
+        (0..parts).into_par_iter().for_each(|i| {
+            interrupt::working_for(token.as_ref(), || f(i));
+            if thread::current().id() != caller {
+                by_others.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        LAST_BY_OTHERS.with(|c| c.set(by_others.into_inner()));
         return;
     }
-    let job = Job { f: &f, token, parts, next: AtomicUsize::new(0), done: AtomicUsize::new(0), panicked: AtomicBool::new(false) };
+    let job = Job {
+        f: &f,
+        token,
+        parts,
+        next: AtomicUsize::new(0),
+        done: AtomicUsize::new(0),
+        panicked: AtomicBool::new(false),
+        caller,
+        by_others: AtomicUsize::new(0),
+    };
     run(&job, helpers);
     drop(guard);
+    LAST_BY_OTHERS.with(|c| c.set(job.by_others.load(Ordering::Relaxed)));
     if job.panicked.load(Ordering::Relaxed) {
         panic!("a part of a parallel loop panicked");
     }
@@ -188,6 +254,7 @@ pub fn for_each_part(parts: usize, f: impl Fn(usize) + Sync) {
 /// Publish `job` to the helpers, work on it, and return once every part is
 /// done and no helper can still reach it.
 fn run(job: &Job<'_>, helpers: &[Helper]) {
+    TEAM.caller_cpu.store(current_cpu().unwrap_or(NO_CPU), Ordering::Relaxed);
     TEAM.job.store(job as *const Job<'_> as *mut (), Ordering::SeqCst);
     TEAM.epoch.fetch_add(1, Ordering::SeqCst);
     for h in helpers {

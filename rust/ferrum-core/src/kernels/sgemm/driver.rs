@@ -38,6 +38,37 @@ pub trait Tile {
     /// `MR x NR` tile with row stride `rs_c`.
     unsafe fn full(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool);
 
+    /// The `mr x nr` tile (`mr <= MR`, `nr <= NR`) through the kernel
+    /// that fits it: [`Tile::full`], [`Tile::short`] or [`Tile::edge`].
+    ///
+    /// # Safety
+    /// As for [`Tile::edge`].
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn any(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool, mr: usize, nr: usize) {
+        // SAFETY: forwarded from the caller; each kernel gets a tile it covers.
+        unsafe {
+            if nr == Self::NR && mr == Self::MR {
+                Self::full(kc, a, b, c, rs_c, accumulate);
+            } else if nr == Self::NR {
+                Self::short(kc, a, b, c, rs_c, accumulate, mr);
+            } else {
+                Self::edge(kc, a, b, c, rs_c, accumulate, mr, nr);
+            }
+        }
+    }
+
+    /// [`Tile::full`] for a tile of full width cut short by the last rows
+    /// of the matrix (`mr < MR` rows); by default through [`Tile::edge`].
+    ///
+    /// # Safety
+    /// As for [`Tile::full`], except that `c` needs only an `mr x NR` tile.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn short(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool, mr: usize) {
+        // SAFETY: forwarded from the caller.
+        unsafe { Self::edge(kc, a, b, c, rs_c, accumulate, mr, Self::NR) }
+    }
+
     /// [`Tile::full`] for a tile cut short by the matrix edge (`mr <= MR`
     /// rows, `nr <= NR` columns): computed whole into a local tile (the
     /// packed panels are zero-padded), then only the valid part is written.
@@ -209,6 +240,37 @@ fn blocking<T: Tile>(m: usize, k: usize, n: usize) -> (usize, usize, usize) {
     (balanced(m, T::MC, T::MR), balanced(k, T::KC, 1), balanced(n, T::NC, T::NR))
 }
 
+/// Parts per thread of a threaded product.
+///
+/// With one part per thread, a product lasts as long as its slowest
+/// thread: a helper that starts late (woken from its park, or queued
+/// behind another thread on its CPU) or shares its core with another
+/// library's spinning threads (OpenBLAS's spin for about 0.1 s after each
+/// call) held the whole call to one core's speed. With several parts per
+/// thread the threads that are running take the late one's share. Two per thread
+/// measured as steady as four (512^2 to 1024^2: p10/p50 0.93-0.97), and
+/// kept 2048^2 4% faster: a part's column block then feeds more panels of
+/// the shared packed A.
+const PARTS_PER_THREAD: usize = 2;
+
+/// The fewest micro-tiles in a part (two 32-column panels on AVX-512), so
+/// that a part's packed block of the operand it owns still feeds several
+/// micro-panels of the shared one.
+const MIN_PART_TILES: usize = 2;
+
+/// How many parts a product of `tiles` micro-tiles along the split
+/// dimension is cut into for `threads` threads: up to
+/// [`PARTS_PER_THREAD`] per thread, each of at least [`MIN_PART_TILES`]
+/// tiles, a multiple of the thread count, and at least one per thread
+/// while there are tiles to go round.
+pub(super) fn split_parts(tiles: usize, threads: usize) -> usize {
+    let most = (tiles / MIN_PART_TILES).min(threads.saturating_mul(PARTS_PER_THREAD));
+    // A whole number of parts per thread, so that no thread is left with
+    // one part more than the others (6 tiles on 2 threads as 3 parts ran
+    // 192^2 at 301 GF/s, as 2 parts at 419).
+    (most / threads.max(1) * threads).max(threads.min(tiles))
+}
+
 /// Which operand the parts of a threaded product pack together.
 #[derive(Clone, Copy)]
 enum Sharing<'a> {
@@ -257,13 +319,13 @@ struct Product {
 impl Product {
     /// Compute the product on `threads` threads with tile `T`.
     ///
-    /// Split the larger output dimension in whole micro-tiles, one
-    /// contiguous part per thread; columns when square: each part's packed
-    /// block of B is then half as wide (KC x 512 for n = 1024, 512 KiB, one
-    /// Zen 3 L2), which measured faster than splitting rows (1024^3 on two
-    /// threads: 14.1-15.9 ms vs 13.3-18.5 ms; 2048^3: 119-129 vs 126-149 ms).
-    /// The operand every part reads whole (A when columns are split) is
-    /// packed once for all parts ([`with_shared`]).
+    /// Split the larger output dimension in whole micro-tiles, into
+    /// contiguous parts that the threads claim one at a time
+    /// ([`split_parts`]); columns when square, which measured faster than
+    /// splitting rows (1024^3 on two threads: 14.1-15.9 ms vs 13.3-18.5 ms;
+    /// 2048^3: 119-129 vs 126-149 ms). The operand every part reads whole
+    /// (A when columns are split) is packed once for all parts
+    /// ([`with_shared`]).
     ///
     /// # Safety
     /// As for [`sgemm`], with `T` the tile of a supported kernel.
@@ -275,7 +337,7 @@ impl Product {
         let by_cols = self.n >= self.m;
         let (len, unit) = if by_cols { (self.n, T::NR) } else { (self.m, T::MR) };
         let tiles = len.div_ceil(unit);
-        let parts = threads.min(tiles);
+        let parts = split_parts(tiles, threads);
         // Every part sees the whole shared operand, so it blocks it as the
         // whole product does.
         let (mc, kc, nc) = blocking::<T>(self.m, self.k, self.n);
@@ -369,11 +431,7 @@ impl Product {
                         unsafe {
                             let (ap, bp) = (pa.add(ir * kc), pb.add(jr * kc));
                             let c = out.ptr.add((ic + ir) * out.rs + jc + jr);
-                            if mr == tm && nr == tn {
-                                T::full(kc, ap, bp, c, out.rs, acc);
-                            } else {
-                                T::edge(kc, ap, bp, c, out.rs, acc, mr, nr);
-                            }
+                            T::any(kc, ap, bp, c, out.rs, acc, mr, nr);
                         }
                     };
                     for jr in (0..nc).step_by(tn) {

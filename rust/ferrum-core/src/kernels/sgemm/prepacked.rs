@@ -136,11 +136,7 @@ impl PackedB {
                                 unsafe {
                                     let (ap, bp) = (pa.add(ir * kc), pb.add(jr * kc));
                                     let c = out.0.add((ic + ir) * dst_rs + jc + jr);
-                                    if mr == tm && nr == tn {
-                                        T::full(kc, ap, bp, c, dst_rs, acc);
-                                    } else {
-                                        T::edge(kc, ap, bp, c, dst_rs, acc, mr, nr);
-                                    }
+                                    T::any(kc, ap, bp, c, dst_rs, acc, mr, nr);
                                 }
                             }
                         }

@@ -227,3 +227,47 @@ fn thin_products_split_over_threads_on_the_gemm_crate() {
     // From inside a rayon pool the parts run on rayon instead of the team.
     rayon::ThreadPoolBuilder::new().num_threads(3).build().expect("a thread pool").install(run);
 }
+
+#[test]
+fn parts_let_a_late_thread_leave_its_share_to_others() {
+    use super::driver::split_parts;
+    // (micro-tiles along the split dimension, threads) -> parts: several per
+    // thread when there is room, never a part under two tiles unless there
+    // are fewer tiles than threads, at least one per thread otherwise.
+    let cases = [
+        // 1024 columns of 32-wide tiles on 2 threads: 4 parts of 8 tiles.
+        ((32, 2), 4),
+        // 512 columns: 4 parts of 4 tiles; 256: 4 parts of 2.
+        ((16, 2), 4),
+        ((8, 2), 4),
+        // 6 tiles: 2 parts of 3, not 3 parts of 2 (a thread would run two).
+        ((6, 2), 2),
+        // 64 columns on 2 threads: one part per thread.
+        ((2, 2), 2),
+        ((1, 2), 1),
+        // A simulated 16-core pool: 32 parts for 2048 columns and up, one
+        // part per thread when the tiles are few, all tiles when they are
+        // fewer still.
+        ((64, 16), 32),
+        ((1024, 16), 32),
+        ((40, 16), 16),
+        ((20, 16), 16),
+        ((9, 16), 9),
+        ((0, 16), 0),
+    ];
+    for ((tiles, threads), parts) in cases {
+        assert_eq!(split_parts(tiles, threads), parts, "{tiles} tiles on {threads} threads");
+    }
+    for threads in 1..=16 {
+        for tiles in 0..300 {
+            let parts = split_parts(tiles, threads);
+            assert!(parts <= tiles && parts <= 2 * threads, "{tiles} tiles, {threads} threads: {parts} parts");
+            assert!(parts >= threads.min(tiles), "{tiles} tiles, {threads} threads: {parts} parts leaves a thread idle");
+            assert!(parts < threads || parts.is_multiple_of(threads), "{tiles} tiles, {threads} threads: {parts} parts are uneven");
+            // Parts of whole tiles that cover the tiles exactly, as the
+            // driver cuts them.
+            let covered: usize = (0..parts).map(|t| tiles * (t + 1) / parts - tiles * t / parts).sum();
+            assert_eq!(covered, tiles);
+        }
+    }
+}
