@@ -64,7 +64,7 @@ mod tests {
         let count = (175.0 / step) as usize;
         let xs: Vec<f32> = (0..=count).map(|i| (-87.0 + i as f64 * step) as f32).collect();
         let mut got = vec![0f32; xs.len()];
-        simd(|| got.iter_mut().zip(&xs).for_each(|(o, &x)| *o = exp_f32(x)));
+        simd(#[inline(always)] || got.iter_mut().zip(&xs).for_each(|(o, &x)| *o = exp_f32(x)));
         let (worst, at) = xs
             .iter()
             .zip(&got)
@@ -77,7 +77,7 @@ mod tests {
     fn scalar_and_vector_paths_agree() {
         let xs: Vec<f32> = (0..1000).map(|i| -80.0 + i as f32 * 0.161).collect();
         let mut v = vec![0f32; xs.len()];
-        simd(|| v.iter_mut().zip(&xs).for_each(|(o, &x)| *o = exp_f32(x)));
+        simd(#[inline(always)] || v.iter_mut().zip(&xs).for_each(|(o, &x)| *o = exp_f32(x)));
         let s: Vec<f32> = xs.iter().map(|&x| exp_f32(x)).collect();
         assert_eq!(v, s);
     }

@@ -43,9 +43,9 @@ where
     };
     if ax.outer > 1 && go_parallel(x.len(), gate) {
         let span = (CHUNK / block).max(1) * block;
-        out.par_chunks_mut(span).zip(x.par_chunks(span)).for_each(|(d, s)| simd(|| task(d, s)));
+        out.par_chunks_mut(span).zip(x.par_chunks(span)).for_each(|(d, s)| simd(#[inline(always)] || task(d, s)));
     } else {
-        simd(|| task(out, x));
+        simd(#[inline(always)] || task(out, x));
     }
 }
 

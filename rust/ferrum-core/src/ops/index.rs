@@ -284,7 +284,7 @@ fn add_rows<T: Accumulate>(dst: &mut [T], vals: &[T], outer: usize, n: usize, in
     }
     let m = idx.len();
     let block = |(d, v): (&mut [T], &[T])| {
-        simd(|| {
+        simd(#[inline(always)] || {
             for (k, &i) in idx.iter().enumerate() {
                 let row = &mut d[i as usize * inner..(i as usize + 1) * inner];
                 row.iter_mut().zip(&v[k * inner..(k + 1) * inner]).for_each(|(a, &b)| *a = a.accumulate(b));

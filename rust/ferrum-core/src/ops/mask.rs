@@ -87,7 +87,7 @@ fn finish<T: Element>(out: Vec<T>, shape: &[usize]) -> Result<Tensor> {
 // so they compile to SIMD blends rather than branches.
 
 fn select_dense<T: Element>(out: &mut [T], x: &[T], m: &[bool], v: &[T]) {
-    simd(|| {
+    simd(#[inline(always)] || {
         for (((o, &x), &m), &v) in out.iter_mut().zip(x).zip(m).zip(v) {
             *o = if m { v } else { x };
         }
@@ -95,7 +95,7 @@ fn select_dense<T: Element>(out: &mut [T], x: &[T], m: &[bool], v: &[T]) {
 }
 
 fn select_dense_scalar<T: Element>(out: &mut [T], x: &[T], m: &[bool], v: T) {
-    simd(|| {
+    simd(#[inline(always)] || {
         for ((o, &x), &m) in out.iter_mut().zip(x).zip(m) {
             *o = if m { v } else { x };
         }
@@ -117,7 +117,7 @@ fn where_tensor<T: Element>(x: &Tensor, m: &[bool], ml: &Layout, v: &[T], vl: &L
         return finish(out, x.shape());
     }
     let mut out = x.try_to_vec::<T>("mask_where")?;
-    simd(|| {
+    simd(#[inline(always)] || {
         for_each_row2(ml, vl, |o, (om, sm), (ov, sv), len| {
             let dst = &mut out[o..o + len];
             match (sm, sv) {
@@ -158,7 +158,7 @@ fn where_scalar<T: Element>(x: &Tensor, m: &[bool], ml: &Layout, v: T) -> Result
     }
     let mut out = x.try_to_vec::<T>("mask_fill")?;
     let mut o = 0;
-    simd(|| {
+    simd(#[inline(always)] || {
         for_each_row(ml, |om, sm, len| {
             let dst = &mut out[o..o + len];
             o += len;

@@ -71,15 +71,15 @@ fn sum_of_squares<T: FloatElement>(g: &Tensor) -> Result<f64> {
             &owned
         }
     };
-    let chunk_sum = |c: &[T]| simd(|| c.iter().map(|&x| Element::to_f64(x) * Element::to_f64(x)).sum::<f64>());
+    let chunk_sum = |c: &[T]| simd(#[inline(always)] || c.iter().map(|&x| Element::to_f64(x) * Element::to_f64(x)).sum::<f64>());
     Ok(if go_parallel(s.len(), PAR_CHEAP) { s.par_chunks(CHUNK).map(chunk_sum).sum() } else { chunk_sum(s) })
 }
 
 fn scale_in_place<T: FloatElement>(buf: &mut [T], s: T) {
     if go_parallel(buf.len(), PAR_CHEAP) {
-        buf.par_chunks_mut(CHUNK).for_each(|c| simd(|| c.iter_mut().for_each(|x| *x = *x * s)));
+        buf.par_chunks_mut(CHUNK).for_each(|c| simd(#[inline(always)] || c.iter_mut().for_each(|x| *x = *x * s)));
     } else {
-        simd(|| buf.iter_mut().for_each(|x| *x = *x * s));
+        simd(#[inline(always)] || buf.iter_mut().for_each(|x| *x = *x * s));
     }
 }
 
