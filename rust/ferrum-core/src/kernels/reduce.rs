@@ -204,7 +204,11 @@ where
         ax,
         out,
         gate,
+        // Inlined into reduce_axis's `simd` so that the folds compile for the
+        // CPU's vector width, not as SSE2 code behind a call.
+        #[inline(always)]
         |row| fold_seq(row, id, &op, &map),
+        #[inline(always)]
         |src, stride, dst| fold_tile(src, stride, ax.n, dst, id, &op, &map),
     );
 }

@@ -243,12 +243,14 @@ fn arg_extreme<T: Accumulate, const MAX: bool>(name: &'static str, x: &Tensor, d
         &mut out,
         PAR_CHEAP,
         // A vectorised fold finds the value, then a scan finds its first index.
+        #[inline(always)]
         |row| {
             let m = fold_seq(row, id, &op, &|v| v);
             let nan = m.is_nan_value();
             let i = row.iter().position(|&v| v == m || (nan && v.is_nan_value())).unwrap_or(0);
             (m, i as i64)
         },
+        #[inline(always)]
         |src, stride, dst| {
             let w = dst.len();
             let mut best = src[..w].to_vec();

@@ -27,6 +27,7 @@ fn var_mean_along<T: FloatElement>(op: &'static str, x: &Tensor, d: usize, corre
         ax,
         &mut out,
         PAR_CHEAP,
+        #[inline(always)]
         |row| {
             if row.is_empty() {
                 return (T::nan(), T::nan());
@@ -35,6 +36,7 @@ fn var_mean_along<T: FloatElement>(op: &'static str, x: &Tensor, d: usize, corre
             let squares = fold_seq(row, T::zero(), &add, &|v| (v - mean) * (v - mean));
             (squares / denom, mean)
         },
+        #[inline(always)]
         |src, stride, dst| {
             let w = dst.len();
             let mut means = vec![T::zero(); w];
