@@ -111,13 +111,9 @@ fn use_sgemm(kernel: sgemm::Kernel, dims: Dims, threads: usize) -> bool {
         #[cfg(target_arch = "x86_64")]
         sgemm::Kernel::Avx2 => m >= 64 && n >= 64 && k >= 64 && (threads > 1 || m * n * k >= SGEMM_ONE_THREAD_FLOPS),
         #[cfg(target_arch = "x86_64")]
-        sgemm::Kernel::Avx512 => m >= 64 && n >= NR_AVX512 && k >= 8,
+        sgemm::Kernel::Avx512 => m >= 64 && n >= kernel.columns() && k >= 8,
     }
 }
-
-/// Columns of the AVX-512 register tile: narrower outputs take the crate.
-#[cfg(target_arch = "x86_64")]
-const NR_AVX512: usize = 32;
 
 /// Multiply-adds from which a single-thread f32 product runs on ferrum's
 /// AVX2 kernel.

@@ -58,6 +58,7 @@ struct Job<'a> {
 impl Job<'_> {
     /// Claim and run parts until none is left.
     fn work(&self) {
+        let other = thread::current().id() != self.caller;
         loop {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
             if i >= self.parts {
@@ -68,7 +69,8 @@ impl Job<'_> {
             if catch_unwind(AssertUnwindSafe(|| interrupt::working_for(self.token.as_ref(), || (self.f)(i)))).is_err() {
                 self.panicked.store(true, Ordering::Relaxed);
             }
-            if thread::current().id() != self.caller {
+            // Counted before `done`, which the caller waits on.
+            if other {
                 self.by_others.fetch_add(1, Ordering::Relaxed);
             }
             self.done.fetch_add(1, Ordering::Release);

@@ -118,6 +118,14 @@ impl Kernel {
         }
     }
 
+    /// Columns of the kernel's register tile.
+    pub fn columns(self) -> usize {
+        match self {
+            Kernel::Avx2 => Avx2::NR,
+            Kernel::Avx512 => Avx512::NR,
+        }
+    }
+
     /// The widest kernel this CPU runs, detected once.
     pub fn best() -> Option<Kernel> {
         static BEST: OnceLock<Option<Kernel>> = OnceLock::new();
