@@ -11,6 +11,11 @@
 use crate::error::{Error, Result};
 use crate::shape::{contiguous_strides, norm_dim, numel};
 
+/// A layout's shape or strides. Ranks up to four sit inline, so making,
+/// cloning and dropping a tensor's layout allocates nothing: for small
+/// tensors those allocations cost more than the arithmetic.
+pub type DimVec<T> = smallvec::SmallVec<[T; 4]>;
+
 /// The largest stride magnitude (in elements) a layout may hold: its byte
 /// stride must fit in `isize` for every element size (NumPy's strides are
 /// in bytes).
@@ -22,16 +27,23 @@ const MAX_STRIDE: isize = isize::MAX / 8;
 /// can overflow.
 const MAX_ELEMENTS: usize = isize::MAX as usize / 8;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct Layout {
-    pub(crate) shape: Vec<usize>,
-    pub(crate) strides: Vec<isize>,
+    pub(crate) shape: DimVec<usize>,
+    pub(crate) strides: DimVec<isize>,
     pub(crate) offset: usize,
+}
+
+// By hand: the derived clone copies the dims one element at a time.
+impl Clone for Layout {
+    fn clone(&self) -> Self {
+        Layout { shape: DimVec::from_slice(&self.shape), strides: DimVec::from_slice(&self.strides), offset: self.offset }
+    }
 }
 
 impl Layout {
     pub fn contiguous(shape: &[usize]) -> Self {
-        Layout { shape: shape.to_vec(), strides: contiguous_strides(shape), offset: 0 }
+        Layout { shape: DimVec::from_slice(shape), strides: contiguous_strides(shape), offset: 0 }
     }
 
     pub fn shape(&self) -> &[usize] {
@@ -178,7 +190,7 @@ impl Layout {
         strides.resize(n, lead);
         shape.extend_from_slice(&self.shape);
         strides.extend_from_slice(&self.strides);
-        Ok(Layout { shape, strides, offset: self.offset })
+        Ok(Layout { shape: DimVec::from_vec(shape), strides: DimVec::from_vec(strides), offset: self.offset })
     }
 
     pub fn squeeze(&self, dim: usize) -> Layout {
@@ -202,7 +214,7 @@ impl Layout {
                 strides[i] = 0;
             }
         }
-        Ok(Layout { shape: shape.to_vec(), strides, offset: self.offset })
+        Ok(Layout { shape: DimVec::from_slice(shape), strides, offset: self.offset })
     }
 
     /// A view of the same elements with a new shape, when the strides allow
@@ -212,10 +224,10 @@ impl Layout {
     pub fn reshape_view(&self, shape: &[usize]) -> Option<Layout> {
         let numel = self.numel();
         if numel == 0 || self.is_contiguous() {
-            return Some(Layout { shape: shape.to_vec(), strides: contiguous_strides(shape), offset: self.offset });
+            return Some(Layout { shape: DimVec::from_slice(shape), strides: contiguous_strides(shape), offset: self.offset });
         }
         let (old, old_strides) = (&self.shape, &self.strides);
-        let mut strides = vec![0isize; shape.len()];
+        let mut strides: DimVec<isize> = smallvec::smallvec![0isize; shape.len()];
         let mut view_d = shape.len() as isize - 1;
         let mut base = *old_strides.last()?;
         let (mut tensor_numel, mut view_numel) = (1usize, 1usize);
@@ -241,7 +253,7 @@ impl Layout {
         if view_d != -1 {
             return None;
         }
-        Some(Layout { shape: shape.to_vec(), strides, offset: self.offset })
+        Some(Layout { shape: DimVec::from_slice(shape), strides, offset: self.offset })
     }
 
     pub fn dim(&self, op: &'static str, dim: isize) -> Result<usize> {
@@ -305,7 +317,7 @@ mod tests {
     #[test]
     fn transpose_is_a_view() {
         let l = Layout::contiguous(&[2, 3]).transpose(0, 1);
-        assert_eq!(l.shape, vec![3, 2]);
+        assert_eq!(l.shape(), [3, 2]);
         assert!(!l.is_contiguous());
         assert_eq!(l.offsets().collect::<Vec<_>>(), vec![0, 3, 1, 4, 2, 5]);
     }
@@ -334,7 +346,7 @@ mod tests {
 
     #[test]
     fn empty_layouts_are_contiguous() {
-        let l = Layout { shape: vec![3, 0], strides: vec![7, 1], offset: 5 };
+        let l = Layout { shape: DimVec::from_slice(&[3, 0]), strides: DimVec::from_slice(&[7, 1]), offset: 5 };
         assert!(l.is_contiguous());
         assert_eq!(l.contiguous_range(), Some((5, 5)));
     }

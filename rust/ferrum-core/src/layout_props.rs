@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 
-use crate::layout::Layout;
+use crate::layout::{DimVec, Layout};
 use crate::shape::numel;
 use crate::{SliceSpec, Tensor};
 
@@ -36,9 +36,11 @@ fn stride() -> impl Strategy<Value = isize> {
 }
 
 fn layout() -> impl Strategy<Value = Layout> {
-    (0usize..5)
+    // Ranks past four: a layout's dims are stored inline up to four and on
+    // the heap beyond, and both must behave alike.
+    (0usize..7)
         .prop_flat_map(|rank| (proptest::collection::vec(dim(), rank), proptest::collection::vec(stride(), rank), 0usize..80))
-        .prop_map(|(shape, strides, offset)| Layout { shape, strides, offset })
+        .prop_map(|(shape, strides, offset)| Layout { shape: DimVec::from_vec(shape), strides: DimVec::from_vec(strides), offset })
 }
 
 /// One view op with arguments drawn wide enough to be nonsense as often as not.
@@ -185,7 +187,7 @@ fn overflowing_shapes_are_refused() {
 #[test]
 fn layouts_outside_the_buffer_are_refused() {
     let storage = crate::Storage::F32(std::sync::Arc::new(vec![0.0; 6]));
-    let ok = Layout { shape: vec![2, 3], strides: vec![3, 1], offset: 0 };
+    let ok = Layout { shape: DimVec::from_slice(&[2, 3]), strides: DimVec::from_slice(&[3, 1]), offset: 0 };
     assert!(Tensor::from_parts(storage.clone(), ok).is_ok());
     for (shape, strides, offset) in [
         (vec![2, 3], vec![3, 1], 1usize),
@@ -195,7 +197,7 @@ fn layouts_outside_the_buffer_are_refused() {
         (vec![0], vec![1], 7),
         (vec![2, 3], vec![3], 0),
     ] {
-        let l = Layout { shape: shape.clone(), strides: strides.clone(), offset };
+        let l = Layout { shape: DimVec::from_slice(&shape), strides: DimVec::from_slice(&strides), offset };
         let err = Tensor::from_parts(storage.clone(), l).unwrap_err().to_string();
         assert!(err.contains("layout"), "{shape:?} {strides:?} {offset}: {err}");
     }

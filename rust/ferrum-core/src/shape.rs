@@ -75,8 +75,8 @@ pub fn try_filled<T: Clone>(op: &'static str, n: usize, value: T) -> Result<Vec<
 }
 
 /// Row-major strides of a contiguous tensor of this shape.
-pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
-    let mut strides = vec![0isize; shape.len()];
+pub fn contiguous_strides(shape: &[usize]) -> crate::layout::DimVec<isize> {
+    let mut strides = smallvec::smallvec![0isize; shape.len()];
     let mut acc = 1isize;
     for (s, &d) in strides.iter_mut().zip(shape).rev() {
         *s = acc;
@@ -147,10 +147,10 @@ pub fn unsqueeze_positions(op: &'static str, rank: usize, dims: &[isize]) -> Res
 
 /// The shape two operands broadcast to. Burn broadcasts only between equal
 /// ranks, stretching dims of size 1.
-pub fn broadcast_shape(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Result<Vec<usize>> {
+pub fn broadcast_shape(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Result<crate::layout::DimVec<usize>> {
     if lhs == rhs {
         // The common case, and the shape of a tensor that exists: its count fits.
-        return Ok(lhs.to_vec());
+        return Ok(crate::layout::DimVec::from_slice(lhs));
     }
     if lhs.len() != rhs.len() {
         return Err(Error::shapes(
@@ -170,7 +170,7 @@ pub fn broadcast_shape(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Result
             (_, 1) => Ok(a),
             _ => Err(Error::shapes(op, lhs, rhs, format!("dim {i} has sizes {a} and {b}, neither is 1"))),
         })
-        .collect::<Result<Vec<usize>>>()?;
+        .collect::<Result<crate::layout::DimVec<usize>>>()?;
     // Two shapes that each fit can broadcast to one whose count does not
     // ([n, 1] and [1, n]); every kernel sizes its output from this shape.
     checked_numel(op, &out, 1)?;
@@ -178,8 +178,8 @@ pub fn broadcast_shape(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Result
 }
 
 /// Broadcast several shapes of equal rank at once.
-pub fn broadcast_shapes(op: &'static str, shapes: &[&[usize]]) -> Result<Vec<usize>> {
-    let mut out = shapes[0].to_vec();
+pub fn broadcast_shapes(op: &'static str, shapes: &[&[usize]]) -> Result<crate::layout::DimVec<usize>> {
+    let mut out: crate::layout::DimVec<usize> = crate::layout::DimVec::from_slice(shapes[0]);
     for s in &shapes[1..] {
         out = broadcast_shape(op, &out, s)?;
     }
@@ -192,13 +192,13 @@ mod tests {
 
     #[test]
     fn strides_are_row_major() {
-        assert_eq!(contiguous_strides(&[2, 3, 4]), vec![12, 4, 1]);
-        assert_eq!(contiguous_strides(&[]), Vec::<isize>::new());
+        assert_eq!(contiguous_strides(&[2, 3, 4])[..], [12, 4, 1]);
+        assert!(contiguous_strides(&[]).is_empty());
     }
 
     #[test]
     fn broadcast_follows_burn() {
-        assert_eq!(broadcast_shape("add", &[2, 1], &[1, 3]).unwrap(), vec![2, 3]);
+        assert_eq!(broadcast_shape("add", &[2, 1], &[1, 3]).unwrap()[..], [2, 3]);
         assert!(broadcast_shape("add", &[2, 3], &[3]).is_err());
         let err = broadcast_shape("add", &[2, 3], &[4, 3]).unwrap_err();
         assert!(err.to_string().contains("dim 0 has sizes 2 and 4"));

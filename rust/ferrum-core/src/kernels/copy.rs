@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use super::strided::{for_each_row, for_each_row2};
 use crate::dtype::Element;
 use crate::error::Result;
-use crate::layout::Layout;
+use crate::layout::{DimVec, Layout};
 use crate::tensor::Tensor;
 
 /// The elements in row-major order, borrowed when already contiguous; an
@@ -24,8 +24,8 @@ pub fn contiguous_values<'a, T: Element>(op: &'static str, t: &'a Tensor) -> Res
 /// Merge adjacent dims that step through both layouts as one (and drop
 /// size-1 dims). Both layouts must have the same shape and no zero-size dim.
 fn coalesce(a: &Layout, b: &Layout) -> (Layout, Layout) {
-    let mut shape: Vec<usize> = Vec::with_capacity(a.rank());
-    let (mut sa, mut sb): (Vec<isize>, Vec<isize>) = (Vec::new(), Vec::new());
+    let mut shape: DimVec<usize> = DimVec::new();
+    let (mut sa, mut sb): (DimVec<isize>, DimVec<isize>) = (DimVec::new(), DimVec::new());
     for d in 0..a.rank() {
         let n = a.shape[d];
         if n == 1 {
@@ -103,10 +103,10 @@ mod tests {
     #[test]
     fn contiguous_region_is_one_row() {
         let (a, _) = coalesce(&Layout::contiguous(&[2, 3, 4]), &Layout::contiguous(&[2, 3, 4]));
-        assert_eq!(a.shape, vec![24]);
+        assert_eq!(a.shape(), [24]);
         let dst = Layout::contiguous(&[2, 5]).narrow_step(1, 1, 3, 1);
         let (a, b) = coalesce(&Layout::contiguous(&[2, 3]), &dst);
-        assert_eq!((a.shape.clone(), b.strides.clone()), (vec![2, 3], vec![5, 1]));
+        assert_eq!((a.shape(), b.strides()), (&[2, 3][..], &[5, 1][..]));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::alloc::new_filled;
 use super::parallel::{go_parallel, simd, CHUNK};
 use super::strided::for_each_row2;
 use super::team::for_each_chunk_mut;
-use crate::dtype::Element;
+use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::shape::broadcast_shape;
@@ -90,6 +90,51 @@ pub fn map_same<T: Element>(op: &'static str, mut x: Tensor, gate: usize, f: imp
     map(op, &x, gate, f)
 }
 
+/// A unary op's operand: owned, so the result may take over its buffer when
+/// nothing else holds it, or borrowed, so the result gets a new one (without
+/// cloning the operand first).
+pub trait Operand {
+    fn dtype(&self) -> DType;
+    fn map<T: Element>(self, op: &'static str, gate: usize, f: impl Fn(T) -> T + Sync) -> Result<Tensor>;
+}
+
+impl Operand for Tensor {
+    fn dtype(&self) -> DType {
+        Tensor::dtype(self)
+    }
+    fn map<T: Element>(self, op: &'static str, gate: usize, f: impl Fn(T) -> T + Sync) -> Result<Tensor> {
+        map_same(op, self, gate, f)
+    }
+}
+
+impl Operand for &Tensor {
+    fn dtype(&self) -> DType {
+        Tensor::dtype(self)
+    }
+    fn map<T: Element>(self, op: &'static str, gate: usize, f: impl Fn(T) -> T + Sync) -> Result<Tensor> {
+        map(op, self, gate, f)
+    }
+}
+
+/// A binary op's two operands: owned, so the result may take over a buffer
+/// held by nothing else, or borrowed, so the result gets a new one (without
+/// cloning the operands first, which costs more than a tiny op).
+pub trait Operands {
+    fn zip<T: Element>(self, op: &'static str, gate: usize, f: impl Fn(T, T) -> T + Sync) -> Result<Tensor>;
+}
+
+impl Operands for (Tensor, Tensor) {
+    fn zip<T: Element>(self, op: &'static str, gate: usize, f: impl Fn(T, T) -> T + Sync) -> Result<Tensor> {
+        zip_same(op, self.0, self.1, gate, f)
+    }
+}
+
+impl Operands for (&Tensor, &Tensor) {
+    fn zip<T: Element>(self, op: &'static str, gate: usize, f: impl Fn(T, T) -> T + Sync) -> Result<Tensor> {
+        zip(op, self.0, self.1, gate, f)
+    }
+}
+
 /// `f(a, b)` with broadcasting, into a new tensor of dtype `U`.
 pub fn zip<T: Element, U: Element>(
     op: &'static str,
@@ -98,6 +143,11 @@ pub fn zip<T: Element, U: Element>(
     gate: usize,
     f: impl Fn(T, T) -> U + Sync,
 ) -> Result<Tensor> {
+    if a.shape() == b.shape() {
+        if let (Some(sa), Some(sb)) = (a.as_slice::<T>(), b.as_slice::<T>()) {
+            return zip_flat(op, sa, sb, a.shape(), gate, &f);
+        }
+    }
     let shape = broadcast_shape(op, a.shape(), b.shape())?;
     let n: usize = shape.iter().product();
     // The general (strided) walk needs both layouts broadcast to the output
@@ -121,6 +171,19 @@ pub fn zip_same<T: Element>(
     gate: usize,
     f: impl Fn(T, T) -> T + Sync,
 ) -> Result<Tensor> {
+    // Two contiguous operands of one shape, the common case, go straight to
+    // the flat loop: for tiny tensors the checks below cost more than the op.
+    if a.shape() == b.shape() {
+        if let Some(sb) = b.as_slice::<T>() {
+            if let Some(da) = a.try_mut_slice::<T>() {
+                zip_in_place(da, sb, gate, &f);
+                return Ok(a);
+            }
+            if let Some(sa) = a.as_slice::<T>() {
+                return zip_flat(op, sa, sb, a.shape(), gate, &f);
+            }
+        }
+    }
     let shape = broadcast_shape(op, a.shape(), b.shape())?;
     if a.shape() == shape.as_slice() && b.shape() == shape.as_slice() {
         if let Some(sb) = b.as_slice::<T>() {
@@ -167,6 +230,27 @@ fn has_fast_path<T: Element>(a: &Tensor, b: &Tensor, shape: &[usize]) -> bool {
     (flat(a) && flat(b)) || (b.numel() == 1 && flat(a)) || (a.numel() == 1 && flat(b))
 }
 
+/// `f(a[i], b[i])` of two contiguous operands of one `shape`, into a new tensor.
+fn zip_flat<T: Element, U: Element>(op: &'static str, sa: &[T], sb: &[T], shape: &[usize], gate: usize, f: &(impl Fn(T, T) -> U + Sync)) -> Result<Tensor> {
+    // SAFETY: zip3_flat writes every element of the output.
+    let out = unsafe { new_filled(op, sa.len(), |out| zip3_flat(out, sa, sb, gate, f))? };
+    Tensor::from_vec(out, shape)
+}
+
+/// `out[i] = f(a[i], b[i])` over equal-length slices, split between threads
+/// above `gate` elements.
+#[inline(always)]
+fn zip3_flat<T: Element, U: Element>(out: &mut [MaybeUninit<U>], sa: &[T], sb: &[T], gate: usize, f: &(impl Fn(T, T) -> U + Sync)) {
+    if go_parallel(out.len(), gate) {
+        for_each_chunk_mut(out, CHUNK, |i, o| {
+            let (x, y) = (&sa[i * CHUNK..][..o.len()], &sb[i * CHUNK..][..o.len()]);
+            simd(#[inline(always)] || zip3(o, x, y, f))
+        });
+    } else {
+        simd(#[inline(always)] || zip3(out, sa, sb, f));
+    }
+}
+
 /// Write `f(a, b)` into every element of `out`. `layouts` are the operands'
 /// layouts broadcast to `shape`, given whenever no flat path applies.
 fn zip_into<T: Element, U: Element>(
@@ -182,14 +266,7 @@ fn zip_into<T: Element, U: Element>(
     // Fast paths: same-shape contiguous operands, or one single value.
     if a.shape() == shape && b.shape() == shape {
         if let (Some(sa), Some(sb)) = (a.as_slice::<T>(), b.as_slice::<T>()) {
-            if go_parallel(out.len(), gate) {
-                for_each_chunk_mut(out, CHUNK, |i, o| {
-                    let (x, y) = (&sa[i * CHUNK..][..o.len()], &sb[i * CHUNK..][..o.len()]);
-                    simd(#[inline(always)] || zip3(o, x, y, f))
-                });
-            } else {
-                simd(#[inline(always)] || zip3(out, sa, sb, f));
-            }
+            zip3_flat(out, sa, sb, gate, f);
             return;
         }
     }

@@ -11,7 +11,7 @@ use crate::dtype::{Element, FloatElement};
 use crate::error::{Error, Result};
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_COSTLY};
 use crate::kernels::team::for_each_chunk_mut;
-use crate::layout::Layout;
+use crate::layout::{DimVec, Layout};
 use crate::ops::conv::values;
 use crate::tensor::Tensor;
 use crate::{with_float, Kind};
@@ -38,7 +38,7 @@ fn mask_rows<'a>(op: &'static str, mask: &'a Tensor, shape: &[usize]) -> Result<
     }
     let full = mask.layout().broadcast_to(op, shape)?;
     let r = shape.len();
-    let lead = Layout { shape: full.shape[..r - 1].to_vec(), strides: full.strides[..r - 1].to_vec(), offset: full.offset };
+    let lead = Layout { shape: DimVec::from_slice(&full.shape[..r - 1]), strides: DimVec::from_slice(&full.strides[..r - 1]), offset: full.offset };
     let starts = if r == 1 { vec![full.offset] } else { lead.offsets().collect() };
     Ok(MaskRows { data: mask.buffer::<bool>(), starts, step: full.strides[r - 1] })
 }

@@ -4,7 +4,7 @@
 use crate::autodiff::{record, sum_to_shape, FnBackward, Var};
 use crate::dtype::{Element, FloatElement, NumElement, Scalar};
 use crate::error::Result;
-use crate::kernels::elementwise::{map_same, zip_same};
+use crate::kernels::elementwise::{Operand, Operands};
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP, PAR_COSTLY};
 use crate::kernels::team::for_each_chunk_mut;
 use crate::tensor::Tensor;
@@ -45,75 +45,85 @@ impl BinaryOp {
     }
 }
 
-fn num_apply<T: NumElement>(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
+fn num_apply<T: NumElement>(op: BinaryOp, ab: impl Operands) -> Result<Tensor> {
     let name = op.name();
     match op {
-        BinaryOp::Add => zip_same(name, a, b, PAR_CHEAP, |x: T, y| x + y),
-        BinaryOp::Sub => zip_same(name, a, b, PAR_CHEAP, |x: T, y| x - y),
-        BinaryOp::Mul => zip_same(name, a, b, PAR_CHEAP, |x: T, y| x * y),
-        BinaryOp::Div => zip_same(name, a, b, PAR_CHEAP, |x: T, y| x.div_of(y)),
-        BinaryOp::Remainder => zip_same(name, a, b, PAR_CHEAP, |x: T, y| x.remainder(y)),
-        BinaryOp::Max => zip_same(name, a, b, PAR_CHEAP, |x: T, y| x.max_of(y)),
-        BinaryOp::Min => zip_same(name, a, b, PAR_CHEAP, |x: T, y| x.min_of(y)),
+        BinaryOp::Add => ab.zip(name, PAR_CHEAP, |x: T, y| x + y),
+        BinaryOp::Sub => ab.zip(name, PAR_CHEAP, |x: T, y| x - y),
+        BinaryOp::Mul => ab.zip(name, PAR_CHEAP, |x: T, y| x * y),
+        BinaryOp::Div => ab.zip(name, PAR_CHEAP, |x: T, y| x.div_of(y)),
+        BinaryOp::Remainder => ab.zip(name, PAR_CHEAP, |x: T, y| x.remainder(y)),
+        BinaryOp::Max => ab.zip(name, PAR_CHEAP, |x: T, y| x.max_of(y)),
+        BinaryOp::Min => ab.zip(name, PAR_CHEAP, |x: T, y| x.min_of(y)),
         _ => unreachable!("float-only ops go through float_apply"),
     }
 }
 
-fn float_apply<T: FloatElement>(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
+fn float_apply<T: FloatElement>(op: BinaryOp, ab: impl Operands) -> Result<Tensor> {
     let name = op.name();
     match op {
-        BinaryOp::Powf => zip_same(name, a, b, PAR_COSTLY, |x: T, y| num_traits::Float::powf(x, y)),
-        BinaryOp::Atan2 => zip_same(name, a, b, PAR_COSTLY, |x: T, y| num_traits::Float::atan2(x, y)),
-        BinaryOp::Fmod => zip_same(name, a, b, PAR_CHEAP, |x: T, y| x % y),
-        _ => num_apply::<T>(op, a, b),
+        BinaryOp::Powf => ab.zip(name, PAR_COSTLY, |x: T, y| num_traits::Float::powf(x, y)),
+        BinaryOp::Atan2 => ab.zip(name, PAR_COSTLY, |x: T, y| num_traits::Float::atan2(x, y)),
+        BinaryOp::Fmod => ab.zip(name, PAR_CHEAP, |x: T, y| x % y),
+        _ => num_apply::<T>(op, ab),
     }
+}
+
+/// `op(x, s)` for a scalar `s` converted to `x`'s dtype.
+fn scalar_apply(x: impl Operand, op: BinaryOp, s: Scalar) -> Result<Tensor> {
+    let dtype = x.dtype();
+    let name = op.name();
+    if op.float_only() {
+        return with_float!(name, dtype, T => {
+            let y = T::from_scalar(s);
+            match op {
+                BinaryOp::Powf => x.map(name, PAR_COSTLY, move |x: T| num_traits::Float::powf(x, y)),
+                BinaryOp::Atan2 => x.map(name, PAR_COSTLY, move |x: T| num_traits::Float::atan2(x, y)),
+                _ => x.map(name, PAR_CHEAP, move |x: T| x % y),
+            }
+        });
+    }
+    with_num!(name, dtype, T => {
+        let y = T::from_scalar(s);
+        match op {
+            BinaryOp::Add => x.map(name, PAR_CHEAP, move |x: T| x + y),
+            BinaryOp::Sub => x.map(name, PAR_CHEAP, move |x: T| x - y),
+            BinaryOp::Mul => x.map(name, PAR_CHEAP, move |x: T| x * y),
+            BinaryOp::Div => x.map(name, PAR_CHEAP, move |x: T| x.div_of(y)),
+            BinaryOp::Remainder => x.map(name, PAR_CHEAP, move |x: T| x.remainder(y)),
+            BinaryOp::Max => x.map(name, PAR_CHEAP, move |x: T| x.max_of(y)),
+            BinaryOp::Min => x.map(name, PAR_CHEAP, move |x: T| x.min_of(y)),
+            _ => unreachable!(),
+        }
+    })
 }
 
 impl Tensor {
     /// `op(self, other)` element-wise with broadcasting.
     pub fn binary(&self, op: BinaryOp, other: &Tensor) -> Result<Tensor> {
-        self.clone().binary_owned(op, other.clone())
+        self.expect_same_dtype(op.name(), other)?;
+        if op.float_only() {
+            return with_float!(op.name(), self.dtype(), T => float_apply::<T>(op, (self, other)));
+        }
+        with_num!(op.name(), self.dtype(), T => num_apply::<T>(op, (self, other)))
     }
 
     /// As [`Tensor::binary`], reusing an operand's buffer when owned alone.
     pub fn binary_owned(self, op: BinaryOp, other: Tensor) -> Result<Tensor> {
         self.expect_same_dtype(op.name(), &other)?;
         if op.float_only() {
-            return with_float!(op.name(), self.dtype(), T => float_apply::<T>(op, self, other));
+            return with_float!(op.name(), self.dtype(), T => float_apply::<T>(op, (self, other)));
         }
-        with_num!(op.name(), self.dtype(), T => num_apply::<T>(op, self, other))
+        with_num!(op.name(), self.dtype(), T => num_apply::<T>(op, (self, other)))
     }
 
     /// `op(self, s)` with a scalar converted to this tensor's dtype.
     pub fn binary_scalar(&self, op: BinaryOp, s: Scalar) -> Result<Tensor> {
-        self.clone().binary_scalar_owned(op, s)
+        scalar_apply(self, op, s)
     }
 
     pub fn binary_scalar_owned(self, op: BinaryOp, s: Scalar) -> Result<Tensor> {
-        let name = op.name();
-        if op.float_only() {
-            return with_float!(name, self.dtype(), T => {
-                let y = T::from_scalar(s);
-                match op {
-                    BinaryOp::Powf => map_same(name, self, PAR_COSTLY, move |x: T| num_traits::Float::powf(x, y)),
-                    BinaryOp::Atan2 => map_same(name, self, PAR_COSTLY, move |x: T| num_traits::Float::atan2(x, y)),
-                    _ => map_same(name, self, PAR_CHEAP, move |x: T| x % y),
-                }
-            });
-        }
-        with_num!(name, self.dtype(), T => {
-            let y = T::from_scalar(s);
-            match op {
-                BinaryOp::Add => map_same(name, self, PAR_CHEAP, move |x: T| x + y),
-                BinaryOp::Sub => map_same(name, self, PAR_CHEAP, move |x: T| x - y),
-                BinaryOp::Mul => map_same(name, self, PAR_CHEAP, move |x: T| x * y),
-                BinaryOp::Div => map_same(name, self, PAR_CHEAP, move |x: T| x.div_of(y)),
-                BinaryOp::Remainder => map_same(name, self, PAR_CHEAP, move |x: T| x.remainder(y)),
-                BinaryOp::Max => map_same(name, self, PAR_CHEAP, move |x: T| x.max_of(y)),
-                BinaryOp::Min => map_same(name, self, PAR_CHEAP, move |x: T| x.min_of(y)),
-                _ => unreachable!(),
-            }
-        })
+        scalar_apply(self, op, s)
     }
 
     /// `s - self`, `s / self`, ...: a scalar on the left.

@@ -49,10 +49,10 @@ impl Tensor {
 
 /// The shape the tensor, mask (and value) broadcast to; the messages name
 /// which operand does not fit.
-fn common_shape(op: &'static str, operands: &[&Tensor]) -> Result<Vec<usize>> {
+fn common_shape(op: &'static str, operands: &[&Tensor]) -> Result<crate::layout::DimVec<usize>> {
     let x = operands[0];
     if operands.iter().all(|t| t.shape() == x.shape()) {
-        return Ok(x.shape().to_vec());
+        return Ok(crate::layout::DimVec::from_slice(x.shape()));
     }
     for (t, what) in operands[1..].iter().zip(["mask", "value"]) {
         if t.rank() != x.rank() {

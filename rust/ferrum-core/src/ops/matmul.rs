@@ -10,7 +10,7 @@ use crate::interrupt;
 use crate::kernels::alloc::new_filled;
 use crate::kernels::gemm::{Dims, GemmElement, Mat};
 use crate::kernels::team;
-use crate::layout::Layout;
+use crate::layout::{DimVec, Layout};
 use crate::shape::broadcast_shape;
 use crate::tensor::Tensor;
 use crate::DType;
@@ -71,7 +71,7 @@ fn batched<T: Element + GemmElement>(a: &Tensor, b: &Tensor, batch: &[usize], m:
     let (ba, bb) = (a.buffer::<T>(), b.buffer::<T>());
     // Offsets of each batch's matrix, walking batch dims with broadcast strides.
     let offsets = |l: &Layout| -> Vec<usize> {
-        let mut bl = Layout { shape: l.shape[..r - 2].to_vec(), strides: l.strides[..r - 2].to_vec(), offset: l.offset };
+        let mut bl = Layout { shape: DimVec::from_slice(&l.shape[..r - 2]), strides: DimVec::from_slice(&l.strides[..r - 2]), offset: l.offset };
         bl = bl.broadcast_to("matmul", batch).expect("batch shape was broadcast from these dims");
         if batch.is_empty() { vec![l.offset] } else { bl.offsets().collect() }
     };

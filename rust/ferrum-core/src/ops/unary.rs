@@ -4,7 +4,7 @@
 use crate::autodiff::{record, FnBackward, Var};
 use crate::dtype::{Element, FloatElement, NumElement, Scalar};
 use crate::error::Result;
-use crate::kernels::elementwise::{map_same, zip_same};
+use crate::kernels::elementwise::{map_same, zip_same, Operand};
 use crate::kernels::parallel::{PAR_CHEAP, PAR_COSTLY};
 use crate::tensor::Tensor;
 use crate::{with_float, with_num};
@@ -70,35 +70,35 @@ impl FloatUnary {
     }
 }
 
-fn apply<T: FloatElement>(x: Tensor, op: FloatUnary) -> Result<Tensor> {
+fn apply<T: FloatElement>(x: impl Operand, op: FloatUnary) -> Result<Tensor> {
     use FloatUnary::*;
     let (c, e, name) = (PAR_CHEAP, PAR_COSTLY, op.name());
     match op {
-        Exp => map_same(name, x, e, |v: T| v.simd_exp()),
-        Log => map_same(name, x, e, |v: T| v.ln()),
-        Log1p => map_same(name, x, e, |v: T| v.ln_1p()),
-        Erf => map_same(name, x, e, |v: T| v.erf()),
-        Recip => map_same(name, x, c, |v: T| v.recip()),
-        Square => map_same(name, x, c, |v: T| v * v),
-        Sqrt => map_same(name, x, c, |v: T| v.sqrt()),
-        Sin => map_same(name, x, e, |v: T| v.sin()),
-        Cos => map_same(name, x, e, |v: T| v.cos()),
-        Tan => map_same(name, x, e, |v: T| v.tan()),
-        Sinh => map_same(name, x, e, |v: T| v.sinh()),
-        Cosh => map_same(name, x, e, |v: T| v.cosh()),
-        Tanh => map_same(name, x, e, |v: T| v.tanh()),
-        Asin => map_same(name, x, e, |v: T| v.asin()),
-        Asinh => map_same(name, x, e, |v: T| v.asinh()),
-        Acos => map_same(name, x, e, |v: T| v.acos()),
-        Acosh => map_same(name, x, e, |v: T| v.acosh()),
-        Atan => map_same(name, x, e, |v: T| v.atan()),
-        Atanh => map_same(name, x, e, |v: T| v.atanh()),
+        Exp => x.map(name, e, |v: T| v.simd_exp()),
+        Log => x.map(name, e, |v: T| v.ln()),
+        Log1p => x.map(name, e, |v: T| v.ln_1p()),
+        Erf => x.map(name, e, |v: T| v.erf()),
+        Recip => x.map(name, c, |v: T| v.recip()),
+        Square => x.map(name, c, |v: T| v * v),
+        Sqrt => x.map(name, c, |v: T| v.sqrt()),
+        Sin => x.map(name, e, |v: T| v.sin()),
+        Cos => x.map(name, e, |v: T| v.cos()),
+        Tan => x.map(name, e, |v: T| v.tan()),
+        Sinh => x.map(name, e, |v: T| v.sinh()),
+        Cosh => x.map(name, e, |v: T| v.cosh()),
+        Tanh => x.map(name, e, |v: T| v.tanh()),
+        Asin => x.map(name, e, |v: T| v.asin()),
+        Asinh => x.map(name, e, |v: T| v.asinh()),
+        Acos => x.map(name, e, |v: T| v.acos()),
+        Acosh => x.map(name, e, |v: T| v.acosh()),
+        Atan => x.map(name, e, |v: T| v.atan()),
+        Atanh => x.map(name, e, |v: T| v.atanh()),
         // Burn rounds half to even, like NumPy.
-        Round => map_same(name, x, c, |v: T| round_half_even(v)),
-        Floor => map_same(name, x, c, |v: T| v.floor()),
-        Ceil => map_same(name, x, c, |v: T| v.ceil()),
-        Trunc => map_same(name, x, c, |v: T| v.trunc()),
-        Sigmoid => map_same(name, x, e, |v: T| sigmoid(v)),
+        Round => x.map(name, c, |v: T| round_half_even(v)),
+        Floor => x.map(name, c, |v: T| v.floor()),
+        Ceil => x.map(name, c, |v: T| v.ceil()),
+        Trunc => x.map(name, c, |v: T| v.trunc()),
+        Sigmoid => x.map(name, e, |v: T| sigmoid(v)),
     }
 }
 
@@ -126,7 +126,7 @@ fn round_half_even<T: FloatElement>(v: T) -> T {
 impl Tensor {
     /// A Float-only element-wise function.
     pub fn float_unary(&self, op: FloatUnary) -> Result<Tensor> {
-        self.clone().float_unary_owned(op)
+        with_float!(op.name(), self.dtype(), T => apply::<T>(self, op))
     }
 
     /// As [`Tensor::float_unary`], reusing the buffer when owned alone.

@@ -18,6 +18,13 @@ impl PyTensor {
     fn binary_any(&self, py: Python<'_>, op: BinaryOp, other: &Bound<'_, PyAny>, reflected: bool) -> PyResult<PyTensor> {
         if let Ok(o) = other.cast::<PyTensor>() {
             let o = o.get();
+            // Without a graph node on either side no backward is recorded,
+            // so skip wrapping both operands as autodiff values: for a tiny
+            // op that wrapping is a measurable share of the call.
+            if self.node.is_none() && o.node.is_none() {
+                let (a, b) = if reflected { (o, self) } else { (self, o) };
+                return a.op2(py, op.name(), b, |x, y| x.binary(op, y));
+            }
             return if reflected {
                 o.dop2(py, op.name(), self, |b, a| a.binary(op, b))
             } else {
@@ -25,6 +32,9 @@ impl PyTensor {
             };
         }
         let s = scalar_for(py, op.name(), other, self.t.dtype())?;
+        if self.node.is_none() && !reflected {
+            return self.op(py, op.name(), |t| t.binary_scalar(op, s));
+        }
         if reflected {
             self.dop(py, |v| Var::scalar_binary(s, op, v))
         } else {
@@ -42,6 +52,11 @@ impl PyTensor {
     }
 
     fn unary(&self, py: Python<'_>, op: FloatUnary) -> PyResult<PyTensor> {
+        // Untracked: no backward to record, so no autodiff wrapping (as in
+        // `binary_any`).
+        if self.node.is_none() {
+            return self.op(py, op.name(), |t| t.float_unary(op));
+        }
         self.dop(py, |v| v.float_unary(op))
     }
 
