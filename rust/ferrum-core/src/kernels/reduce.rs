@@ -356,8 +356,17 @@ pub fn reduce_axis<T, U>(
     let parallel = go_parallel(x.len(), gate);
     if inner == 1 {
         let rows_per_task = (CHUNK / n).max(1);
+        // A `for` loop, not `for_each`: `Zip::fold` stayed out of line, so
+        // the rows were folded by SSE2 code outside `simd`'s dispatch.
         let task = |dst: &mut [U], src: &[T]| {
-            simd(#[inline(always)] || dst.iter_mut().zip(src.chunks_exact(n)).for_each(|(o, r)| *o = row(r)))
+            simd(
+                #[inline(always)]
+                || {
+                    for (o, r) in dst.iter_mut().zip(src.chunks_exact(n)) {
+                        *o = row(r);
+                    }
+                },
+            )
         };
         if parallel {
             for_each_chunk_mut(out, rows_per_task, |i, d| task(d, &x[i * rows_per_task * n..][..d.len() * n]));
@@ -381,10 +390,24 @@ pub fn reduce_axis<T, U>(
         let mut tiles: Vec<(usize, &mut [U])> = tiles.collect();
         let min_len = (CHUNK / (n * width)).max(1);
         for_each_chunk_mut(&mut tiles, min_len, |_, group| {
-            simd(#[inline(always)] || group.iter_mut().for_each(|(start, dst)| task((*start, &mut **dst))))
+            simd(
+                #[inline(always)]
+                || {
+                    for (start, dst) in group.iter_mut() {
+                        task((*start, &mut **dst));
+                    }
+                },
+            )
         });
     } else {
-        simd(#[inline(always)] || tiles.for_each(task));
+        simd(
+            #[inline(always)]
+            || {
+                for t in tiles {
+                    task(t);
+                }
+            },
+        );
     }
 }
 

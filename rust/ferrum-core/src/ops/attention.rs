@@ -67,7 +67,14 @@ fn forward<T: FloatElement>(x: &[T], mask: Option<&MaskRows<'_>>, n: usize, scal
                         *d = if m.masked(r, k) { fill } else { v * scale };
                     }
                 }
-                None => simd(#[inline(always)] || row.iter_mut().zip(src).for_each(|(d, &v)| *d = v * scale)),
+                None => simd(
+                    #[inline(always)]
+                    || {
+                        for (d, &v) in row.iter_mut().zip(src) {
+                            *d = v * scale;
+                        }
+                    },
+                ),
             }
             simd(#[inline(always)] || normalise(row));
         }

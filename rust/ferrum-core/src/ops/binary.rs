@@ -141,7 +141,14 @@ fn fused3<T: FloatElement>(op: &'static str, g: &Tensor, a: &Tensor, b: &Tensor,
     let (gs, av, bv) = (gs.as_slice::<T>().expect("contiguous"), av.as_slice::<T>().expect("contiguous"), bv.as_slice::<T>().expect("contiguous"));
     let mut out = vec![T::ZERO; gs.len()];
     let body = |o: &mut [T], g: &[T], x: &[T], y: &[T]| {
-        simd(#[inline(always)] || o.iter_mut().zip(g).zip(x.iter().zip(y)).for_each(|((o, &g), (&x, &y))| *o = f(g, x, y)))
+        simd(
+            #[inline(always)]
+            || {
+                for ((o, &g), (&x, &y)) in o.iter_mut().zip(g).zip(x.iter().zip(y)) {
+                    *o = f(g, x, y);
+                }
+            },
+        )
     };
     if go_parallel(out.len(), PAR_COSTLY) {
         for_each_chunk_mut(&mut out, CHUNK, |i, o| {

@@ -77,9 +77,18 @@ fn sum_of_squares<T: FloatElement>(g: &Tensor) -> Result<f64> {
 
 fn scale_in_place<T: FloatElement>(buf: &mut [T], s: T) {
     if go_parallel(buf.len(), PAR_CHEAP) {
-        buf.par_chunks_mut(CHUNK).for_each(|c| simd(#[inline(always)] || c.iter_mut().for_each(|x| *x = *x * s)));
+        buf.par_chunks_mut(CHUNK).for_each(|c| simd(#[inline(always)] || scale_slice(c, s)));
     } else {
-        simd(#[inline(always)] || buf.iter_mut().for_each(|x| *x = *x * s));
+        simd(#[inline(always)] || scale_slice(buf, s));
+    }
+}
+
+/// A `for` loop: an iterator's `for_each` may stay out of line, outside
+/// `simd`'s dispatch to the CPU's vector width.
+#[inline(always)]
+fn scale_slice<T: FloatElement>(buf: &mut [T], s: T) {
+    for x in buf {
+        *x = *x * s;
     }
 }
 
