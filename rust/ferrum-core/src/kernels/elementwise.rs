@@ -185,14 +185,6 @@ pub fn zip_same<T: Element>(
         }
     }
     let shape = broadcast_shape(op, a.shape(), b.shape())?;
-    if a.shape() == shape.as_slice() && b.shape() == shape.as_slice() {
-        if let Some(sb) = b.as_slice::<T>() {
-            if let Some(da) = a.try_mut_slice::<T>() {
-                zip_in_place(da, sb, gate, &f);
-                return Ok(a);
-            }
-        }
-    }
     if b.shape() == shape.as_slice() && a.numel() == 1 {
         let av = a.buffer::<T>()[a.layout().offset];
         if let Some(db) = b.try_mut_slice::<T>() {

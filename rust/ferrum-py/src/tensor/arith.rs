@@ -18,36 +18,30 @@ impl PyTensor {
     fn binary_any(&self, py: Python<'_>, op: BinaryOp, other: &Bound<'_, PyAny>, reflected: bool) -> PyResult<PyTensor> {
         if let Ok(o) = other.cast::<PyTensor>() {
             let o = o.get();
-            // Without a graph node on either side no backward is recorded,
-            // so skip wrapping both operands as autodiff values: for a tiny
-            // op that wrapping is a measurable share of the call.
-            if self.node.is_none() && o.node.is_none() {
-                let (a, b) = if reflected { (o, self) } else { (self, o) };
-                return a.op2(py, op.name(), b, |x, y| x.binary(op, y));
-            }
-            return if reflected {
-                o.dop2(py, op.name(), self, |b, a| a.binary(op, b))
-            } else {
-                self.dop2(py, op.name(), o, |a, b| a.binary(op, b))
-            };
+            return if reflected { o.binary_tensor(py, op, self) } else { self.binary_tensor(py, op, o) };
+        }
+        if !reflected {
+            return self.binary_scalar(py, op, other);
         }
         let s = scalar_for(py, op.name(), other, self.t.dtype())?;
-        if self.node.is_none() && !reflected {
-            return self.op(py, op.name(), |t| t.binary_scalar(op, s));
-        }
-        if reflected {
-            self.dop(py, |v| Var::scalar_binary(s, op, v))
-        } else {
-            self.dop(py, |v| v.binary_scalar(op, s))
-        }
+        self.dop(py, |v| Var::scalar_binary(s, op, v))
     }
 
     fn binary_tensor(&self, py: Python<'_>, op: BinaryOp, other: &PyTensor) -> PyResult<PyTensor> {
+        // Without a graph node on either side no backward is recorded, so
+        // skip wrapping both operands as autodiff values: for a tiny op that
+        // wrapping is a measurable share of the call.
+        if self.node.is_none() && other.node.is_none() {
+            return self.op2(py, op.name(), other, |a, b| a.binary(op, b));
+        }
         self.dop2(py, op.name(), other, |a, b| a.binary(op, b))
     }
 
     fn binary_scalar(&self, py: Python<'_>, op: BinaryOp, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let s = scalar_for(py, op.name(), value, self.t.dtype())?;
+        if self.node.is_none() {
+            return self.op(py, op.name(), |t| t.binary_scalar(op, s));
+        }
         self.dop(py, |v| v.binary_scalar(op, s))
     }
 
