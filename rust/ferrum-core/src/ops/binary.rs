@@ -69,6 +69,14 @@ fn float_apply<T: FloatElement>(op: BinaryOp, ab: impl Operands) -> Result<Tenso
     }
 }
 
+/// `op` over two operands of one `dtype`, owned or borrowed.
+fn binary_apply(dtype: crate::dtype::DType, op: BinaryOp, ab: impl Operands) -> Result<Tensor> {
+    if op.float_only() {
+        return with_float!(op.name(), dtype, T => float_apply::<T>(op, ab));
+    }
+    with_num!(op.name(), dtype, T => num_apply::<T>(op, ab))
+}
+
 /// `op(x, s)` for a scalar `s` converted to `x`'s dtype.
 fn scalar_apply(x: impl Operand, op: BinaryOp, s: Scalar) -> Result<Tensor> {
     let dtype = x.dtype();
@@ -102,19 +110,13 @@ impl Tensor {
     /// `op(self, other)` element-wise with broadcasting.
     pub fn binary(&self, op: BinaryOp, other: &Tensor) -> Result<Tensor> {
         self.expect_same_dtype(op.name(), other)?;
-        if op.float_only() {
-            return with_float!(op.name(), self.dtype(), T => float_apply::<T>(op, (self, other)));
-        }
-        with_num!(op.name(), self.dtype(), T => num_apply::<T>(op, (self, other)))
+        binary_apply(self.dtype(), op, (self, other))
     }
 
     /// As [`Tensor::binary`], reusing an operand's buffer when owned alone.
     pub fn binary_owned(self, op: BinaryOp, other: Tensor) -> Result<Tensor> {
         self.expect_same_dtype(op.name(), &other)?;
-        if op.float_only() {
-            return with_float!(op.name(), self.dtype(), T => float_apply::<T>(op, (self, other)));
-        }
-        with_num!(op.name(), self.dtype(), T => num_apply::<T>(op, (self, other)))
+        binary_apply(self.dtype(), op, (self, other))
     }
 
     /// `op(self, s)` with a scalar converted to this tensor's dtype.
