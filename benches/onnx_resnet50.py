@@ -1,29 +1,31 @@
 """ResNet-50 (the onnx wheel's light graph) inference: ferrum.onnx against onnxruntime.
 
 Times one forward pass at batch 1 and batch 16 (the graph's batch dim and its final Reshape are
-rewritten to the batch size) and prints milliseconds per pass and the ratio ``ferrum /
-onnxruntime`` (below 1 means ferrum is faster). Each cell is warmed up, then the median of
-``--repeats`` timed passes is kept; the engines take turns pass by pass so load from other
-processes falls on both alike.
+rewritten to the batch size). The engines take turns round by round (``--rounds``): in each round
+onnxruntime (in its own process) and then ferrum run ``--repeats`` timed passes per batch after a
+warm-up, and the round's ratio ``ferrum / onnxruntime`` is the ratio of the two medians (below 1
+means ferrum is faster). The table gives each engine's median over rounds and the median ratio with
+its lowest-highest: on a shared machine the load from other processes moves both engines by tens of
+percent from minute to minute, so only ratios taken close together compare.
 
 onnxruntime is never a dependency of ferrum. Install it into a separate virtual environment and
 name its Python with ``--ort-python``; this script then runs onnxruntime's passes there::
 
-    python3 -m venv /tmp/ortvenv && /tmp/ortvenv/bin/pip install onnxruntime numpy
+    python3 -m venv /tmp/ortvenv && /tmp/ortvenv/bin/pip install onnxruntime numpy onnx
     python benches/onnx_resnet50.py --ort-python /tmp/ortvenv/bin/python
 
 Without ``--ort-python`` only ferrum's column is measured (and onnxruntime's, if it imports here).
 
-Measured on 2026-11-25 on the 2-core development machine, quiet (load average 0.7),
-onnxruntime 1.32.0, after BatchNorm's inference path became one scale-and-shift:
+Measured on 2026-11-28 on the 2-core development machine (Intel Xeon with AVX-512; load average
+about 1 from the benchmark itself), onnxruntime 1.32.0, 7 rounds of 5 passes, after convolutions
+became implicit GEMMs with Conv + BatchNormalization + Add + Relu fused:
 
-    batch  ferrum ms  onnxruntime ms  ferrum/ort
-        1       46.3            17.0        2.73
-       16      629.2           268.6        2.34
+    batch  ferrum ms  onnxruntime ms  ferrum/ort (median, lowest-highest)
+        1       FILL            FILL        FILL
+       16       FILL            FILL        FILL
 
-Neither is within the 1.5x target. An earlier run on the machine loaded by other builds gave
-1.27 and 2.13 (onnxruntime suffered more from the load); then, at batch 16, Conv took 3.1 s and
-BatchNormalization 2.2 s of a pass. The convolutions are the remaining gap.
+Before (same machine and day, im2col convolutions and separate BatchNorm, add and relu passes):
+128 vs 37 ms at batch 1 (3.44x) and 1562 vs 637 ms at batch 16 (2.45x).
 """
 
 from __future__ import annotations
@@ -59,6 +61,10 @@ def batched(batch: int) -> onnx.ModelProto:
     return model
 
 
+def image(batch: int) -> np.ndarray:
+    return np.random.default_rng(0).random((batch, 3, 224, 224), np.float32)
+
+
 def ort_times(model_bytes: bytes, x: np.ndarray, repeats: int) -> list[float]:
     ort = importlib.import_module("onnxruntime")  # optional: only for this column
     session = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
@@ -72,70 +78,72 @@ def ort_times(model_bytes: bytes, x: np.ndarray, repeats: int) -> list[float]:
     return out
 
 
-def ferrum_times(model: onnx.ModelProto, x: np.ndarray, repeats: int) -> list[float]:
+def ort_round(ort_python: str | None, batches: list[int], repeats: int) -> dict[int, float]:
+    """onnxruntime's median seconds per batch for one round: in ``ort_python``, else here."""
+    if ort_python:
+        args = [ort_python, __file__, "--ort-child", "--repeats", str(repeats)]
+        done = subprocess.run(
+            [*args, "--batches", ",".join(map(str, batches))], capture_output=True, text=True, check=True
+        )
+        return {int(k): v for k, v in json.loads(done.stdout).items()}
+    try:
+        return {
+            b: statistics.median(ort_times(batched(b).SerializeToString(), image(b), repeats))
+            for b in batches
+        }
+    except ImportError:
+        return {}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ort-python", help="a Python with onnxruntime installed (a separate venv)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed passes per engine, batch and round")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--batches", default="1,16")
+    parser.add_argument("--ort-child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    batches = [int(b) for b in args.batches.split(",")]
+    if args.ort_child:
+        result = {
+            b: statistics.median(ort_times(batched(b).SerializeToString(), image(b), args.repeats))
+            for b in batches
+        }
+        print(json.dumps(result))
+        return 0
     # imported here: the onnxruntime child process runs in a venv without ferrum
     from ferrum import Tensor
     from ferrum.backend import NdArray
     from ferrum.onnx import load
 
     device = NdArray.device()
-    net = load(model, device)
-    tensor = Tensor.from_numpy(x, device)
-    net.forward(tensor)
-    out = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        net.forward(tensor).to_numpy()
-        out.append(time.perf_counter() - start)
-    return out
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ort-python", help="a Python with onnxruntime installed (a separate venv)")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--batches", default="1,16")
-    parser.add_argument("--ort-child", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    batches = [int(b) for b in args.batches.split(",")]
-    if args.ort_child:
-        result = {}
-        for batch in batches:
-            x = np.random.default_rng(0).random((batch, 3, 224, 224), np.float32)
-            result[batch] = statistics.median(ort_times(batched(batch).SerializeToString(), x, args.repeats))
-        print(json.dumps(result))
-        return 0
-    ort_ms: dict[int, float] = {}
-    if args.ort_python:
-        done = subprocess.run(
-            [
-                args.ort_python,
-                __file__,
-                "--ort-child",
-                "--repeats",
-                str(args.repeats),
-                "--batches",
-                args.batches,
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        ort_ms = {int(k): v * 1e3 for k, v in json.loads(done.stdout).items()}
-    print(f"{'batch':>5} {'ferrum ms':>10} {'onnxruntime ms':>15} {'ferrum/ort':>11}")
-    for batch in batches:
-        x = np.random.default_rng(0).random((batch, 3, 224, 224), np.float32)
-        ferrum_ms = statistics.median(ferrum_times(batched(batch), x, args.repeats)) * 1e3
-        if batch not in ort_ms:
-            try:
-                ort_ms[batch] = (
-                    statistics.median(ort_times(batched(batch).SerializeToString(), x, args.repeats)) * 1e3
-                )
-            except ImportError:
-                pass
-        ort = ort_ms.get(batch)
-        ratio = f"{ferrum_ms / ort:11.2f}" if ort else f"{'-':>11}"
-        print(f"{batch:>5} {ferrum_ms:10.1f} {ort if ort else float('nan'):15.1f} {ratio}")
+    nets = {b: (load(batched(b), device), Tensor.from_numpy(image(b), device)) for b in batches}
+    ferrum_s: dict[int, list[float]] = {b: [] for b in batches}
+    ort_s: dict[int, list[float]] = {b: [] for b in batches}
+    ratios: dict[int, list[float]] = {b: [] for b in batches}
+    for _ in range(args.rounds):
+        ort = ort_round(args.ort_python, batches, args.repeats)
+        for b in batches:
+            net, x = nets[b]
+            net.forward(x)
+            times = []
+            for _ in range(args.repeats):
+                start = time.perf_counter()
+                net.forward(x).to_numpy()
+                times.append(time.perf_counter() - start)
+            ferrum_s[b].append(statistics.median(times))
+            if b in ort:
+                ort_s[b].append(ort[b])
+                ratios[b].append(ferrum_s[b][-1] / ort[b])
+    print(f"{'batch':>5} {'ferrum ms':>10} {'onnxruntime ms':>15}  ferrum/ort (median, lowest-highest)")
+    for b in batches:
+        ferrum_ms = statistics.median(ferrum_s[b]) * 1e3
+        if ratios[b]:
+            ort_ms = f"{statistics.median(ort_s[b]) * 1e3:15.1f}"
+            ratio = f"{statistics.median(ratios[b]):.2f} ({min(ratios[b]):.2f}-{max(ratios[b]):.2f})"
+        else:
+            ort_ms, ratio = f"{'-':>15}", "-"
+        print(f"{b:>5} {ferrum_ms:10.1f} {ort_ms}  {ratio}")
     return 0
 
 

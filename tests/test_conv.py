@@ -434,3 +434,114 @@ def test_bad_inputs_raise_shape_errors_naming_the_op() -> None:
     conv1: Conv1d[NdArray] = Conv1dConfig(1, 1, 3).init(DEVICE)
     with pytest.raises(ShapeError, match="conv1d: expected a tensor of rank 3, found rank 2"):
         conv1.forward(Tensor.ones((1, 5), DEVICE))  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- fused convolution
+
+FUSED_CASES = [
+    # x shape, w shape, stride, padding per side, dilation, groups: the implicit-GEMM kernel's geometries
+    # (a batch that feeds the threads, one image split by columns or by output channels, strided,
+    # dilated, grouped, pointwise) and one it leaves to the other kernels (4 output channels).
+    ((3, 16, 9, 11), (32, 16, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
+    ((1, 32, 28, 28), (48, 32, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
+    ((1, 64, 7, 7), (160, 64, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
+    ((2, 24, 15, 13), (40, 24, 3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), 1),
+    ((2, 16, 12, 12), (32, 8, 3, 3), (1, 1), ((2, 2), (2, 2)), (2, 2), 2),
+    ((1, 3, 30, 30), (64, 3, 7, 7), (2, 2), ((3, 3), (3, 3)), (1, 1), 1),
+    ((2, 64, 14, 14), (128, 64, 1, 1), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),
+    ((2, 64, 14, 14), (32, 64, 1, 1), (2, 2), ((0, 0), (0, 0)), (1, 1), 1),
+    ((2, 5, 8, 8), (4, 5, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
+]
+
+
+@pytest.mark.parametrize(("xs", "ws", "stride", "pad", "dilation", "groups"), FUSED_CASES)
+@pytest.mark.parametrize("dtype", [DType.F32, DType.F64])
+def test_conv2d_fused_matches_numpy(
+    xs: tuple[int, ...],
+    ws: tuple[int, ...],
+    stride: Pair,
+    pad: tuple[Pair, Pair],
+    dilation: Pair,
+    groups: int,
+    dtype: DType,
+) -> None:
+    rng = np.random.default_rng(1)
+    x, w = rng.normal(size=xs), rng.normal(size=ws)
+    scale, shift = rng.normal(size=ws[0]), rng.normal(size=ws[0])
+    conv = np_conv2d(x, w, None, stride, pad, dilation, groups)
+    residual = rng.normal(size=conv.shape)
+
+    def t(a: Array) -> Tensor[Any, Any, Any]:
+        return Tensor.from_numpy(np.ascontiguousarray(a), DEVICE, dtype=dtype)
+
+    tol = 1e-4 if dtype == DType.F32 else 1e-10
+    per = (None, slice(None), None, None)
+    tails: list[tuple[dict[str, Any], Array]] = [
+        ({}, conv),
+        ({"shift": t(shift)}, conv + shift[per]),
+        ({"scale": t(scale), "shift": t(shift), "relu": True}, np.maximum(conv * scale[per] + shift[per], 0)),
+        (
+            {"scale": t(scale), "shift": t(shift), "residual": t(residual), "relu": True},
+            np.maximum(conv * scale[per] + shift[per] + residual, 0),
+        ),
+        ({"residual": t(residual)}, conv + residual),
+    ]
+    for kwargs, want in tails:
+        got = _ferrum.conv2d_fused(t(x), t(w), stride, pad, dilation, groups, **kwargs)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(arr(got), want, rtol=tol, atol=tol)
+
+
+def test_conv2d_fused_keeps_nan_through_relu_and_reuses_its_packed_weights() -> None:
+    rng = np.random.default_rng(2)
+    x, w = rng.normal(size=(1, 16, 6, 6)), rng.normal(size=(32, 16, 3, 3))
+    x[0, :, 2, 3] = np.nan
+    want = np.maximum(np_conv2d(x, w, None, (1, 1), ((1, 1), (1, 1))), 0)
+    weight = f32(w)
+    # The same weights twice (the second call reads their kept packing), then new values at the same
+    # shape (packed afresh): each result matches its own weights.
+    for _ in range(2):
+        got = arr(_ferrum.conv2d_fused(f32(x), weight, padding=(1, 1), relu=True))
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    got = arr(_ferrum.conv2d_fused(f32(x), f32(-w), padding=(1, 1), relu=True))
+    np.testing.assert_allclose(
+        got, np.maximum(-np_conv2d(x, w, None, (1, 1), ((1, 1), (1, 1))), 0), atol=1e-4
+    )
+
+
+def test_conv2d_fused_names_bad_tails() -> None:
+    x, w = Tensor.ones((1, 2, 4, 4), DEVICE), Tensor.ones((3, 2, 3, 3), DEVICE)
+    with pytest.raises(ShapeError, match="scale needs one value per output channel"):
+        _ferrum.conv2d_fused(x, w, scale=Tensor.ones((2,), DEVICE))
+    with pytest.raises(ShapeError, match="shift needs one value per output channel"):
+        _ferrum.conv2d_fused(x, w, shift=Tensor.ones((3, 1), DEVICE))
+    with pytest.raises(ShapeError, match="residual must have the convolution's output shape"):
+        _ferrum.conv2d_fused(x, w, residual=Tensor.ones((1, 3, 4, 4), DEVICE))
+    with pytest.raises(TypeError, match="dtype"):
+        _ferrum.conv2d_fused(x, w, shift=Tensor.ones((3,), DEVICE).cast(DType.F64))
+
+
+def _fused_case(x: Any, w: Any, scale: Any, shift: Any, residual: Any) -> Any:
+    return _ferrum.conv2d_fused(
+        x, w, (2, 1), ((1, 0), (1, 1)), scale=scale, shift=shift, residual=residual, relu=True
+    )
+
+
+@pytest.mark.parametrize(
+    "c",
+    [
+        case(
+            "conv2d_fused",
+            _fused_case,
+            smooth((2, 3, 5, 6)),
+            smooth((4, 3, 3, 2), seed="w"),
+            smooth((4,), seed="scale"),
+            smooth((4,), 0.5, 1.5, seed="shift"),
+            smooth((2, 4, 2, 7), seed="residual"),
+        )
+    ],
+    ids=lambda c: c.name,
+)
+def test_conv2d_fused_gradients_match_finite_differences(c: Any) -> None:
+    check_case(c)

@@ -118,6 +118,24 @@ def test_max_pool2d_matches_numpy(
     np.testing.assert_array_equal(picked, want)
 
 
+@pytest.mark.parametrize(("kernel", "stride", "pad", "dilation", "ceil_mode"), POOL_CASES)
+@pytest.mark.parametrize("dtype", [DType.F32, DType.F64])
+def test_max_pool2d_without_indices_matches_numpy_nan_included(
+    kernel: Pair, stride: Pair, pad: tuple[Pair, Pair], dilation: Pair, ceil_mode: bool, dtype: DType
+) -> None:
+    # Untracked, max_pool2d takes the kernel that keeps no indices: the same values, NaN winning.
+    x = np.random.default_rng(1).normal(size=(2, 3, 9, 8))
+    x[0, 1, 4, 2] = x[1, 2, 0, 0] = np.nan
+    x[1, 0, 3, :] = -np.inf
+    got = _ferrum.max_pool2d(
+        Tensor.from_numpy(x, DEVICE, dtype=dtype), kernel, stride, pad, dilation, ceil_mode
+    )
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(
+        arr(got), np_pool2d(x.astype(got.to_numpy().dtype), kernel, stride, pad, dilation, ceil_mode)
+    )
+
+
 @pytest.mark.parametrize(
     ("kernel", "stride", "pad", "dilation", "ceil_mode"), [c for c in POOL_CASES if c[3] == (1, 1)]
 )
@@ -264,9 +282,7 @@ def test_pools_have_no_params_and_print_their_settings() -> None:
         repr(pool) == "MaxPool2d {kernel_size: [2, 2], stride: [2, 2], padding: Valid, dilation: [1, 1],"
         " ceil_mode: false}"
     )
-    assert (
-        repr(AdaptiveAvgPool2dConfig((1, 1)).init()) == "AdaptiveAvgPool2d {output_size: [1, 1]}"
-    )
+    assert repr(AdaptiveAvgPool2dConfig((1, 1)).init()) == "AdaptiveAvgPool2d {output_size: [1, 1]}"
 
 
 def test_with_indices_returns_an_int_tensor() -> None:

@@ -10,9 +10,9 @@ from ferrum.onnx.errors import OnnxError
 
 if TYPE_CHECKING:
     from ferrum.module import Module
-    from ferrum.onnx.translate import Program
+    from ferrum.onnx.translate import Program, Step
 
-__all__ = ["Subgraph", "run_steps", "run_subgraph"]
+__all__ = ["Subgraph", "run_step", "run_steps", "run_subgraph"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,28 +28,39 @@ def run_steps(
 ) -> None:
     """Run ``program``'s steps on ``env`` (value name -> tensor), adding every output to it."""
     for step in program.steps:
-        args = [env[n] if n is not None else None for n in step.inputs]
-        try:
-            if step.layer is not None:
-                assert module is not None, "a layer step outside a module"
-                result = getattr(module, step.layer).forward(*args)
-            else:
-                kwargs = dict(step.kwargs)
-                for key, name in step.tensor_kwargs.items():
-                    kwargs[key] = env[name]
-                if step.device:
-                    kwargs["device"] = device
-                if step.captures:
-                    kwargs["captured"] = {name: env[name] for name in step.captures}
-                result = step.fn(*args, **kwargs)
-        except (ValueError, TypeError, IndexError) as exc:
-            raise OnnxError(f"{program.source}: node {step.node!r} ({step.op_type}): {exc}") from exc
-        results = result if isinstance(result, tuple) else (result,)
-        for name, value in zip(step.outputs, results, strict=False):
-            if name:
-                env[name] = value
+        run_step(program, step, env, device, module)
         for name in step.free:
             env.pop(name, None)
+
+
+def run_step(
+    program: Program,
+    step: Step,
+    env: dict[str, Tensor[Any, Any, Any]],
+    device: Device[Any],
+    module: Module[Any] | None,
+) -> None:
+    """Run one step on ``env``, adding its outputs to it (frees are the caller's)."""
+    args = [env[n] if n is not None else None for n in step.inputs]
+    try:
+        if step.layer is not None:
+            assert module is not None, "a layer step outside a module"
+            result = getattr(module, step.layer).forward(*args)
+        else:
+            kwargs = dict(step.kwargs)
+            for key, name in step.tensor_kwargs.items():
+                kwargs[key] = env[name]
+            if step.device:
+                kwargs["device"] = device
+            if step.captures:
+                kwargs["captured"] = {name: env[name] for name in step.captures}
+            result = step.fn(*args, **kwargs)
+    except (ValueError, TypeError, IndexError) as exc:
+        raise OnnxError(f"{program.source}: node {step.node!r} ({step.op_type}): {exc}") from exc
+    results = result if isinstance(result, tuple) else (result,)
+    for name, value in zip(step.outputs, results, strict=False):
+        if name:
+            env[name] = value
 
 
 def run_subgraph(

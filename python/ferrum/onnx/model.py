@@ -20,6 +20,7 @@ from ferrum.module import Module, Param, RunningState
 from ferrum.onnx.dtypes import compute_kind, numpy_dtype
 from ferrum.onnx.errors import OnnxError
 from ferrum.onnx.execute import run_steps
+from ferrum.onnx.fuse import Schedule, run_scheduled, schedule
 from ferrum.onnx.graph import parse_graph, read_model
 from ferrum.onnx.translate import Program, translate
 
@@ -48,6 +49,7 @@ class OnnxModel(Module[Any]):
     """
 
     program: ClassVar[Program]
+    schedule: ClassVar[Schedule]
 
     def forward(self, *inputs: Tensor[Any, Any, Any]) -> Any:
         """Run the graph on ``inputs`` (one per graph input); a tensor, or a tuple for several outputs."""
@@ -75,7 +77,11 @@ class OnnxModel(Module[Any]):
             env[name] = Tensor.from_numpy(array, device)
         for name, array in program.output_constants.items():
             env[name] = Tensor.from_numpy(array, device)
-        run_steps(program, env, device, self)
+        if device.is_autodiff:
+            run_steps(program, env, device, self)
+        else:
+            # Inference: BatchNorm on its running statistics, so it fuses into the convolution before it.
+            run_scheduled(program, self.schedule, env, device, self)
         outs = tuple(env[o.name] for o in program.outputs)
         return outs[0] if len(outs) == 1 else outs
 
@@ -125,7 +131,14 @@ def build(program: Program, device: Device[Any]) -> OnnxModel:
     annotations = dict.fromkeys(values, "Any")
     name = "OnnxModel_" + "".join(c if c.isalnum() else "_" for c in (program.name or "graph"))
     cls = type(
-        name, (OnnxModel,), {"__annotations__": annotations, "program": program, "__module__": __name__}
+        name,
+        (OnnxModel,),
+        {
+            "__annotations__": annotations,
+            "program": program,
+            "schedule": schedule(program),
+            "__module__": __name__,
+        },
     )
     return cls(**values)  # type: ignore[no-any-return]
 

@@ -4,6 +4,7 @@
 
 use ferrum_core::autodiff::Var;
 use ferrum_core::ops::conv::{ConvOptions, ConvTransposeOptions};
+use ferrum_core::ops::conv_fused::ConvTail;
 use ferrum_core::ops::pool::PoolOptions;
 use pyo3::prelude::*;
 
@@ -97,6 +98,52 @@ pub fn conv2d(
 ) -> PyResult<PyTensor> {
     let o = ConvOptions { stride: [stride.0, stride.1], padding: [padding.0.sides(), padding.1.sides()], dilation: [dilation.0, dilation.1], groups };
     call3(py, "conv2d", &x, &weight, bias.as_deref(), |x, w, b| x.conv2d(w, b, &o))
+}
+
+/// `relu(conv2d(x, weight) * scale + shift + residual)` in one pass over the
+/// output, each part of the tail optional: `scale` and `shift` hold one
+/// value per output channel (an inference BatchNorm folded with the
+/// convolution's bias), `residual` has the output's shape (a residual
+/// block's skip connection), and `relu` ends it with `max(v, 0)`. On
+/// tensors that need no gradient the tail is applied to each output tile as
+/// it is computed; with gradients it runs as the separate differentiable
+/// ops, with the same result.
+///
+/// Example:
+///     >>> from ferrum import functional as F
+///     >>> x, w = Tensor.ones((1, 1, 3, 3), device), Tensor.ones((1, 1, 2, 2), device)
+///     >>> scale, shift = Tensor.from_floats([0.5], device), Tensor.from_floats([-3.0], device)
+///     >>> F.conv2d_fused(x, w, scale=scale, shift=shift, relu=True).to_data().to_list()
+///     [[[[0.0, 0.0], [0.0, 0.0]]]]
+///     >>> F.conv2d_fused(x, w, shift=shift, residual=Tensor.ones((1, 1, 2, 2), device)).to_data().to_list()
+///     [[[[2.0, 2.0], [2.0, 2.0]]]]
+#[pyfunction]
+#[pyo3(signature = (x, weight, stride = (1, 1), padding = (NO_PAD, NO_PAD), dilation = (1, 1), groups = 1, *, scale = None, shift = None, residual = None, relu = false))]
+#[allow(clippy::too_many_arguments)]
+pub fn conv2d_fused(
+    py: Python<'_>,
+    x: PyRef<'_, PyTensor>,
+    weight: PyRef<'_, PyTensor>,
+    stride: (usize, usize),
+    padding: (Pad, Pad),
+    dilation: (usize, usize),
+    groups: usize,
+    scale: Option<PyRef<'_, PyTensor>>,
+    shift: Option<PyRef<'_, PyTensor>>,
+    residual: Option<PyRef<'_, PyTensor>>,
+    relu: bool,
+) -> PyResult<PyTensor> {
+    let name = "conv2d_fused";
+    let tail = [&scale, &shift, &residual];
+    for t in std::iter::once(&weight).chain(tail.into_iter().flatten()) {
+        x.same_backend(py, name, t)?;
+    }
+    let o = ConvOptions { stride: [stride.0, stride.1], padding: [padding.0.sides(), padding.1.sides()], dilation: [dilation.0, dilation.1], groups };
+    let var = |t: &Option<PyRef<'_, PyTensor>>| t.as_deref().map(PyTensor::to_var);
+    let (xv, wv, sv, hv, rv) = (x.to_var(), weight.to_var(), var(&scale), var(&shift), var(&residual));
+    let run = || xv.conv2d_fused(&wv, &o, &ConvTail { scale: sv.as_ref(), shift: hv.as_ref(), residual: rv.as_ref(), relu });
+    let v = crate::error::engine(py, x.t.numel() >= GIL_RELEASE_ELEMS, run)?;
+    Ok(x.wrap_var(py, v))
 }
 
 /// 1-d transposed convolution with a weight `[channels_in, channels_out / groups, kernel]`.
@@ -333,6 +380,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     add!(
         conv1d,
         conv2d,
+        conv2d_fused,
         conv_transpose1d,
         conv_transpose2d,
         max_pool1d,

@@ -9,9 +9,11 @@
 //! image uses the GEMM's own threads instead.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 #[cfg(target_arch = "x86_64")]
 use super::conv_direct;
+use super::epilogue::Epilogue;
 use super::gemm::{Dims, GemmElement, Mat};
 use super::im2col::{col2im, im2col, ConvGeom};
 use super::team;
@@ -47,6 +49,12 @@ fn avx512_tile() -> bool {
     }
 }
 
+/// Output channels per group from which the forward runs as implicit GEMMs
+/// on ferrum's microkernel: fewer leave most of its 12 (or 6) tile rows
+/// empty, as in a depthwise convolution.
+#[cfg(target_arch = "x86_64")]
+const IMPLICIT_MIN_CHANNELS: usize = 16;
+
 /// Multiply-adds below which a whole convolution stays on one thread.
 const PAR_CONV_FLOPS: usize = 1 << 17;
 
@@ -58,6 +66,12 @@ pub trait ConvElement: Element + GemmElement + std::ops::AddAssign + std::ops::A
 
     /// The forward on a specialised kernel, where one takes `g`.
     fn direct_forward(_x: &[Self], _w: &[Self], _bias: Option<&[Self]>, _g: &ConvGeom) -> Option<Vec<Self>> {
+        None
+    }
+
+    /// The forward as implicit GEMMs on ferrum's own microkernel, where the
+    /// CPU runs one and `g` suits it.
+    fn implicit_forward(_x: &[Self], _w: &[Self], _bias: Option<&[Self]>, _g: &ConvGeom) -> Option<Vec<Self>> {
         None
     }
 
@@ -99,6 +113,9 @@ conv_float!(
     SCRATCH_F32,
     fn direct_forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, g: &ConvGeom) -> Option<Vec<f32>> {
         conv_direct::forward_applies(g).then(|| conv_direct::forward(x, w, bias, g)).flatten()
+    },
+    fn implicit_forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, g: &ConvGeom) -> Option<Vec<f32>> {
+        conv_forward_fused(x, w, Epilogue { shift: bias, ..Default::default() }, g, None)
     },
     fn direct_backward_input(gy: &[f32], w: &[f32], g: &ConvGeom) -> Option<Vec<f32>> {
         conv_direct::backward_input_applies(g).then(|| conv_direct::backward_input(gy, w, g)).flatten()
@@ -194,12 +211,61 @@ fn per_image<T: ConvElement>(out: &mut [T], per: usize, g: &ConvGeom, f: impl Fn
     }
 }
 
+/// The weights' buffer, for a convolution whose weights no gradient will
+/// change: their packing is kept for the next call (in the sgemm module's weight cache).
+#[derive(Clone, Copy)]
+pub struct KeepPacked<'a> {
+    pub buffer: &'a Arc<Vec<f32>>,
+    /// Where the weights start in it.
+    pub offset: usize,
+}
+
+/// `epilogue(conv(x, w))` as implicit GEMMs on ferrum's f32 microkernel,
+/// the epilogue applied to each output tile as it completes; None where
+/// that route does not take `g` (no such kernel on this CPU, a geometry for
+/// the direct kernels, or too few output channels per group). The caller
+/// has checked the buffers against `g` ([`ensure_buffers_fit`] included).
+pub fn conv_forward_fused(x: &[f32], w: &[f32], epilogue: Epilogue<'_>, g: &ConvGeom, keep: Option<KeepPacked<'_>>) -> Option<Vec<f32>> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // The direct kernels take their geometries (they add a bias) unless
+        // there is more of a tail to fuse, which they would leave to passes
+        // of their own.
+        let tail = epilogue.scale.is_some() || epilogue.residual.is_some() || epilogue.relu;
+        if !tail && conv_direct::forward_applies(g) {
+            return None;
+        }
+        let kernel = super::sgemm::Kernel::best().filter(|_| g.og() >= IMPLICIT_MIN_CHANNELS)?;
+        let n = g.batch * g.c_out * g.p();
+        // Not zeroed first: the kernel writes every value (zeroing a
+        // ResNet-50 activation of 51 MB cost 7 ms on top).
+        let mut y: Vec<f32> = Vec::with_capacity(n);
+        // SAFETY: the CPU runs `kernel`; the caller checked the buffers
+        // against `g`, and `y` has room for the n values it gives.
+        let whole = unsafe { super::sgemm::conv_forward(kernel, x, w, epilogue, g, y.as_mut_ptr(), n, threaded(g), keep) };
+        if !whole {
+            // Stopped by an interrupt (the call then fails): defined values
+            // all the same.
+            // SAFETY: y has room for n floats; zero bytes are 0.0.
+            unsafe { std::ptr::write_bytes(y.as_mut_ptr(), 0, n) };
+        }
+        // SAFETY: every one of the n values was written, above or by the kernel.
+        unsafe { y.set_len(n) };
+        Some(y)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (x, w, epilogue, g, keep);
+        None
+    }
+}
+
 /// Fail unless an output of `n` elements and the largest im2col band of
 /// `g` fit in memory. Both grow with the caller's geometry (padding and
 /// dilation can make the output far larger than the input), and both are
 /// allocated where an error cannot be returned: the output zeroed by
 /// `vec!` (no pass over it), the band inside each image's closure.
-fn ensure_buffers_fit<T>(op: &'static str, n: usize, g: &ConvGeom) -> Result<()> {
+pub(crate) fn ensure_buffers_fit<T>(op: &'static str, n: usize, g: &ConvGeom) -> Result<()> {
     ensure_fits::<T>(op, n)?;
     if !g.is_pointwise() {
         ensure_fits::<T>(op, g.k().saturating_mul(band_rows::<T>(g)).saturating_mul(g.ow))?;
@@ -218,7 +284,7 @@ fn scratch_for<T: Element>(scratch: &mut Vec<T>, n: usize) -> &mut [T] {
 /// `[c_out, cg, kh, kw]`, the result `[batch, c_out, oh, ow]`.
 pub fn conv_forward<T: ConvElement>(op: &'static str, x: &[T], w: &[T], bias: Option<&[T]>, g: &ConvGeom) -> Result<Vec<T>> {
     ensure_buffers_fit::<T>(op, g.batch * g.c_out * g.p(), g)?;
-    if let Some(y) = T::direct_forward(x, w, bias, g) {
+    if let Some(y) = T::direct_forward(x, w, bias, g).or_else(|| T::implicit_forward(x, w, bias, g)) {
         return Ok(y);
     }
     let (k, p, og, cg, hw) = (g.k(), g.p(), g.og(), g.cg(), g.hw());

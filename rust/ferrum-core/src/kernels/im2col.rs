@@ -68,7 +68,7 @@ impl ConvGeom {
 /// Output columns `lo..hi` whose tap at input offset `off` (kernel offset
 /// minus padding, before striding) falls inside `0..n`.
 #[inline]
-fn valid_cols(out: usize, stride: usize, pad: usize, tap: usize, n: usize) -> (usize, usize) {
+pub(crate) fn valid_cols(out: usize, stride: usize, pad: usize, tap: usize, n: usize) -> (usize, usize) {
     // Column o reads input o * stride + tap - pad; it must lie in 0..n.
     let lo = if pad > tap { (pad - tap).div_ceil(stride) } else { 0 };
     let hi = if n + pad > tap { (n + pad - tap).div_ceil(stride).min(out) } else { 0 };

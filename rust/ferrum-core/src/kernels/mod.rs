@@ -8,6 +8,7 @@ pub mod alloc;
 pub mod copy;
 pub mod deform;
 pub mod elementwise;
+pub mod epilogue;
 pub mod erfc;
 pub mod exp;
 pub mod gemm;

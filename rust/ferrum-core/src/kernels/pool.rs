@@ -111,6 +111,49 @@ pub fn max_pool_forward<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom
     Ok((out, idx))
 }
 
+/// Max over each window without the argmax, for a pooling no gradient
+/// will flow through. Separable: per output row, the max down the window's
+/// input rows (contiguous, so it vectorises), then across each window of
+/// that row; values as [`max_pool_forward`]'s (NaN wins over numbers, an
+/// empty window is -inf). ResNet-50's 3x3 stride-2 pool of
+/// `[1, 64, 112, 112]` took 4.6 ms as a search per window with index
+/// bookkeeping.
+pub fn max_pool_values<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom) -> Result<Vec<T>> {
+    let (hw, p) = (g.hw(), g.p());
+    let mut out = try_zeroed(op, g.planes * p, T::neg_infinity())?;
+    // `b` replaces `a` when larger, or NaN.
+    #[inline(always)]
+    fn pick<T: FloatElement>(a: T, b: T) -> T {
+        if b > a || b.is_nan() {
+            b
+        } else {
+            a
+        }
+    }
+    per_plane(&mut out, p, g.planes * p * g.kh * g.kw, |plane, o| {
+        let xp = &x[plane * hw..(plane + 1) * hw];
+        let row = |i: usize, hs: isize| &xp[(hs + (i * g.dilation[0]) as isize) as usize * g.w..][..g.w];
+        let mut down = vec![T::neg_infinity(); g.w];
+        for (oh, orow) in o.chunks_mut(g.ow).enumerate() {
+            let (ilo, ihi, hs) = g.taps(0, oh);
+            if ilo >= ihi {
+                continue;
+            }
+            down.copy_from_slice(row(ilo, hs));
+            for i in ilo + 1..ihi {
+                down.iter_mut().zip(row(i, hs)).for_each(|(a, &b)| *a = pick(*a, b));
+            }
+            for (ow, v) in orow.iter_mut().enumerate() {
+                let (jlo, jhi, ws) = g.taps(1, ow);
+                for j in jlo..jhi {
+                    *v = pick(*v, down[(ws + (j * g.dilation[1]) as isize) as usize]);
+                }
+            }
+        }
+    });
+    Ok(out)
+}
+
 /// Send each output gradient to the input element that won its window.
 pub fn max_pool_backward<T: FloatElement>(op: &'static str, gy: &[T], idx: &[i64], g: &PoolGeom) -> Result<Vec<T>> {
     let (hw, p) = (g.hw(), g.p());

@@ -12,9 +12,11 @@
 use std::borrow::Cow;
 
 use crate::autodiff::{record, FnBackward, Var};
-use crate::dtype::{Element, Kind};
+use crate::dtype::{DType, Element, Kind};
 use crate::error::{Error, Result};
-use crate::kernels::conv::{add_channel_bias, channel_sums, conv_backward_input, conv_backward_weight, conv_forward};
+use crate::kernels::conv::{add_channel_bias, channel_sums, conv_backward_input, conv_backward_weight, conv_forward, conv_forward_fused, ensure_buffers_fit, KeepPacked};
+use crate::kernels::epilogue::Epilogue;
+use crate::storage::Storage;
 use crate::kernels::copy::contiguous_values;
 use crate::kernels::im2col::ConvGeom;
 use crate::shape::{checked_numel, try_filled};
@@ -121,7 +123,7 @@ pub(crate) fn check_bias(op: &'static str, bias: Option<&Tensor>, channels: usiz
 }
 
 /// The geometry of `conv(x, w)` and the output shape.
-fn conv_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOptions<N>) -> Result<(ConvGeom, Vec<usize>)> {
+pub(crate) fn conv_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOptions<N>) -> Result<(ConvGeom, Vec<usize>)> {
     check_operands(op, x, w, bias, N)?;
     check_positive(op, "stride", &o.stride)?;
     check_positive(op, "dilation", &o.dilation)?;
@@ -222,6 +224,29 @@ fn transpose_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias
     };
     checked_numel(op, &out, x.dtype().size_in_bytes())?;
     Ok((g, out))
+}
+
+/// The weights' buffer when their packing may be kept between calls: f32,
+/// contiguous, and no gradient will change them.
+pub(crate) fn keep_of(w: &Var) -> Option<KeepPacked<'_>> {
+    match w.value.storage() {
+        Storage::F32(buffer) if !w.requires_grad() && w.value.is_contiguous() => Some(KeepPacked { buffer, offset: w.value.layout().offset }),
+        _ => None,
+    }
+}
+
+/// `conv(x, w) + bias` with geometry `g`, shaped `shape`; with `keep`, the
+/// packed weights are kept for the next call.
+fn forward_kept(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &ConvGeom, shape: &[usize], keep: Option<KeepPacked<'_>>) -> Result<Tensor> {
+    if let (Some(keep), DType::F32) = (keep, x.dtype()) {
+        ensure_buffers_fit::<f32>(op, shape.iter().product(), g)?;
+        let b = bias.map(|b| values::<f32>(op, b)).transpose()?;
+        let epilogue = Epilogue { shift: b.as_deref(), ..Default::default() };
+        if let Some(y) = conv_forward_fused(&values::<f32>(op, x)?, &values::<f32>(op, w)?, epilogue, g, Some(keep)) {
+            return Tensor::from_vec(y, shape);
+        }
+    }
+    forward(op, x, w, bias, g, shape)
 }
 
 /// `conv(x, w) + bias` with geometry `g`, shaped `shape`.
@@ -363,14 +388,14 @@ impl Var {
     pub fn conv1d(&self, weight: &Var, bias: Option<&Var>, options: &ConvOptions<1>) -> Result<Var> {
         let op = "conv1d";
         let (g, shape) = conv_geom(op, &self.value, &weight.value, values_of(bias), options)?;
-        let y = forward(op, &self.value, &weight.value, values_of(bias), &g, &shape)?;
+        let y = forward_kept(op, &self.value, &weight.value, values_of(bias), &g, &shape, keep_of(weight))?;
         Ok(record_conv(op, y, self, weight, bias, g))
     }
 
     pub fn conv2d(&self, weight: &Var, bias: Option<&Var>, options: &ConvOptions<2>) -> Result<Var> {
         let op = "conv2d";
         let (g, shape) = conv_geom(op, &self.value, &weight.value, values_of(bias), options)?;
-        let y = forward(op, &self.value, &weight.value, values_of(bias), &g, &shape)?;
+        let y = forward_kept(op, &self.value, &weight.value, values_of(bias), &g, &shape, keep_of(weight))?;
         Ok(record_conv(op, y, self, weight, bias, g))
     }
 

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod concat;
 pub mod cross;
 pub mod conv;
+pub mod conv_fused;
 pub mod conv3d;
 pub mod cumulative;
 pub mod deform_conv;

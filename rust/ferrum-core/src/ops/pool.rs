@@ -9,7 +9,7 @@ use crate::autodiff::{record, FnBackward, Var};
 use crate::dtype::Kind;
 use crate::error::{Error, Result};
 use crate::kernels::pool::{
-    adaptive_avg_backward, adaptive_avg_forward, avg_pool_backward, avg_pool_forward, max_pool_backward, max_pool_forward, PoolGeom,
+    adaptive_avg_backward, adaptive_avg_forward, avg_pool_backward, avg_pool_forward, max_pool_backward, max_pool_forward, max_pool_values, PoolGeom,
 };
 use crate::ops::conv::values;
 use crate::shape::checked_numel;
@@ -129,6 +129,10 @@ fn max_forward(op: &'static str, x: &Tensor, g: &PoolGeom, shape: &[usize]) -> R
     })
 }
 
+fn max_values(op: &'static str, x: &Tensor, g: &PoolGeom, shape: &[usize]) -> Result<Tensor> {
+    with_float!(op, x.dtype(), T => Tensor::from_vec(max_pool_values::<T>(op, &values::<T>(op, x)?, g)?, shape))
+}
+
 fn max_backward(op: &'static str, gy: &Tensor, idx: &Tensor, g: &PoolGeom, shape: &[usize]) -> Result<Tensor> {
     with_float!(op, gy.dtype(), T => Tensor::from_vec(max_pool_backward::<T>(op, &values::<T>(op, gy)?, &values::<i64>(op, idx)?, g)?, shape))
 }
@@ -154,12 +158,14 @@ fn adaptive_backward(op: &'static str, gy: &Tensor, hw: Plane, out: Plane, shape
 impl Tensor {
     /// Max over each window of `[batch, channels, length]`.
     pub fn max_pool1d(&self, options: &PoolOptions<1>) -> Result<Tensor> {
-        Ok(self.max_pool1d_with_indices(options)?.0)
+        let (g, shape) = pool_geom("max_pool1d", self, options)?;
+        max_values("max_pool1d", self, &g, &shape)
     }
 
     /// Max over each window of `[batch, channels, height, width]`.
     pub fn max_pool2d(&self, options: &PoolOptions<2>) -> Result<Tensor> {
-        Ok(self.max_pool2d_with_indices(options)?.0)
+        let (g, shape) = pool_geom("max_pool2d", self, options)?;
+        max_values("max_pool2d", self, &g, &shape)
     }
 
     /// `max_pool1d` and the Int index (within the length) of each maximum.
@@ -211,10 +217,16 @@ impl Var {
     }
 
     pub fn max_pool1d(&self, options: &PoolOptions<1>) -> Result<Var> {
+        if !self.requires_grad() {
+            return Ok(Var::constant(self.value.max_pool1d(options)?));
+        }
         Ok(self.max_pool("max_pool1d", options)?.0)
     }
 
     pub fn max_pool2d(&self, options: &PoolOptions<2>) -> Result<Var> {
+        if !self.requires_grad() {
+            return Ok(Var::constant(self.value.max_pool2d(options)?));
+        }
         Ok(self.max_pool("max_pool2d", options)?.0)
     }
 

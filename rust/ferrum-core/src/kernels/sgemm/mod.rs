@@ -12,6 +12,8 @@ mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 #[cfg(target_arch = "x86_64")]
+mod conv;
+#[cfg(target_arch = "x86_64")]
 mod driver;
 #[cfg(target_arch = "x86_64")]
 mod pack;
@@ -19,7 +21,11 @@ mod pack;
 mod prepacked;
 #[cfg(target_arch = "x86_64")]
 mod shared;
+#[cfg(target_arch = "x86_64")]
+mod weight_cache;
 
+#[cfg(target_arch = "x86_64")]
+pub use conv::conv_forward;
 #[cfg(target_arch = "x86_64")]
 pub use driver::{available, sgemm, Kernel, Operand};
 #[cfg(target_arch = "x86_64")]
