@@ -515,7 +515,7 @@ def test_conv2d_fused_names_bad_tails() -> None:
     with pytest.raises(ShapeError, match="scale needs one value per output channel"):
         _ferrum.conv2d_fused(x, w, scale=Tensor.ones((2,), DEVICE))
     with pytest.raises(ShapeError, match="shift needs one value per output channel"):
-        _ferrum.conv2d_fused(x, w, shift=Tensor.ones((3, 1), DEVICE))
+        _ferrum.conv2d_fused(x, w, shift=Tensor.ones((3, 1), DEVICE))  # type: ignore[arg-type]
     with pytest.raises(ShapeError, match="residual must have the convolution's output shape"):
         _ferrum.conv2d_fused(x, w, residual=Tensor.ones((1, 3, 4, 4), DEVICE))
     with pytest.raises(TypeError, match="dtype"):

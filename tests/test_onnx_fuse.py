@@ -24,7 +24,8 @@ EPS = 1e-5
 def np_conv(x: Array, w: Array, pad: int) -> Array:
     xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     windows = sliding_window_view(xp, w.shape[2:], axis=(2, 3))  # n, c, oh, ow, kh, kw
-    return np.einsum("nchwij,ocij->nohw", windows, w)
+    out: Array = np.einsum("nchwij,ocij->nohw", windows, w)
+    return out
 
 
 def np_bn(x: Array, p: dict[str, Array]) -> Array:
