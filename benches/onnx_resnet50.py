@@ -16,16 +16,19 @@ name its Python with ``--ort-python``; this script then runs onnxruntime's passe
 
 Without ``--ort-python`` only ferrum's column is measured (and onnxruntime's, if it imports here).
 
-Measured on 2026-11-28 on the 2-core development machine (Intel Xeon with AVX-512; load average
-about 1 from the benchmark itself), onnxruntime 1.32.0, 7 rounds of 5 passes, after convolutions
+Measured on 2026-11-28 on the 2-core development machine (Intel Xeon with AVX-512, load average
+1.3-1.6 with the benchmark running), onnxruntime 1.32.0, 7 rounds of 5 passes, after convolutions
 became implicit GEMMs with Conv + BatchNormalization + Add + Relu fused:
 
     batch  ferrum ms  onnxruntime ms  ferrum/ort (median, lowest-highest)
-        1       FILL            FILL        FILL
-       16       FILL            FILL        FILL
+        1       64.1            37.8  1.58 (1.40-2.06)
+       16      744.5           530.5  1.51 (1.14-2.02)
 
-Before (same machine and day, im2col convolutions and separate BatchNorm, add and relu passes):
-128 vs 37 ms at batch 1 (3.44x) and 1562 vs 637 ms at batch 16 (2.45x).
+A second run half an hour later (after a faster value-only max pool): 64.7 vs 38.7 ms, 1.68
+(1.28-2.16) at batch 1; 896.0 vs 618.9 ms, 1.48 (1.13-1.92) at batch 16. The medians sit at the
+1.5x target at batch 16 and above it at batch 1. Before (same machine and day, im2col convolutions and
+separate BatchNorm, add and relu passes): 128 vs 37 ms at batch 1 (3.44x) and 1562 vs 637 ms at
+batch 16 (2.45x).
 """
 
 from __future__ import annotations
