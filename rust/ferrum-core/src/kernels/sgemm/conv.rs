@@ -2,7 +2,8 @@
 //! per image and group, `y[og, p] = w[og, k] @ im2col(x)[k, p]`, where the
 //! panels of the im2col matrix are packed straight from the image (no
 //! im2col matrix, no second copy of it) and the weights are packed once for
-//! the whole call, shared by every image, band and thread.
+//! the whole call, shared by every image and thread (and kept for the next
+//! call when no gradient will change them: [`weight_cache`]).
 //!
 //! The tiled im2col route ran each band of output rows as a GEMM of its
 //! own: the weights were repacked per band (all 9.4 MB of ResNet-50's last
@@ -15,11 +16,11 @@
 //! split by output columns, or by output channels where the image is too
 //! small to split.
 
-use super::avx2::Avx2;
-use super::avx512::Avx512;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::avx2::Avx2;
+use super::avx512::Avx512;
 use super::driver::{balanced, with_packs, Aligned, Kernel, Operand, Tile};
 use super::pack::{pack_a, pack_b};
 use super::weight_cache;
