@@ -224,7 +224,7 @@ pub struct KeepPacked<'a> {
 /// the epilogue applied to each output tile as it completes; None where
 /// that route does not take `g` (no such kernel on this CPU, a geometry for
 /// the direct kernels, or too few output channels per group). The caller
-/// has checked the buffers against `g` ([`ensure_buffers_fit`] included).
+/// has checked the buffers against `g` (with `ensure_buffers_fit` among the checks).
 pub fn conv_forward_fused(x: &[f32], w: &[f32], epilogue: Epilogue<'_>, g: &ConvGeom, keep: Option<KeepPacked<'_>>) -> Option<Vec<f32>> {
     #[cfg(target_arch = "x86_64")]
     {
