@@ -201,8 +201,8 @@ def _run_fused(
     conv: Conv2d[Any] = getattr(module, group.conv)
     x = env[group.x]
     residual = env[group.residual] if group.residual is not None else None
-    if x.rank() != 4 or (residual is not None and residual.dims() != _output_dims(conv, x)):
-        # A residual that broadcasts (or bad input, for the steps to report): the steps one by one.
+    if x.rank() != 4:
+        # Bad input, for the steps to report.
         _run_steps(program, group, env, device, module)
         return
     height, width = x.dims()[-2:]
@@ -230,19 +230,9 @@ def _run_fused(
             relu=group.relu,
         )
     except (ValueError, TypeError):
-        # Input the convolution refuses: the steps one by one, to report it as the unfused graph does.
+        # A residual that broadcasts (conv2d_fused takes only the output's shape), or input the
+        # convolution refuses: the steps one by one, which add with broadcasting or report the error.
         _run_steps(program, group, env, device, module)
-
-
-def _output_dims(conv: Conv2d[Any], x: Tensor[Any, Any, Any]) -> tuple[int, ...]:
-    batch, _, height, width = x.dims()
-    pad = conv.padding.calculate_padding_2d(height, width, conv.kernel_size, conv.stride)
-    out = [conv.weight.shape()[0]]
-    for size, p, k, s, d in zip(
-        (height, width), pad, conv.kernel_size, conv.stride, conv.dilation, strict=True
-    ):
-        out.append((size + 2 * p - d * (k - 1) - 1) // s + 1)
-    return (batch, *out)
 
 
 def _run_steps(
