@@ -70,8 +70,9 @@ pub trait ConvElement: Element + GemmElement + std::ops::AddAssign + std::ops::A
     }
 
     /// The forward as implicit GEMMs on ferrum's own microkernel, where the
-    /// CPU runs one and `g` suits it.
-    fn implicit_forward(_x: &[Self], _w: &[Self], _bias: Option<&[Self]>, _g: &ConvGeom) -> Option<Vec<Self>> {
+    /// CPU runs one and `g` suits it; with `keep`, the packed weights are
+    /// kept for the next call.
+    fn implicit_forward(_x: &[Self], _w: &[Self], _bias: Option<&[Self]>, _g: &ConvGeom, _keep: Option<KeepPacked<'_>>) -> Option<Vec<Self>> {
         None
     }
 
@@ -114,8 +115,8 @@ conv_float!(
     fn direct_forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, g: &ConvGeom) -> Option<Vec<f32>> {
         conv_direct::forward_applies(g).then(|| conv_direct::forward(x, w, bias, g)).flatten()
     },
-    fn implicit_forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, g: &ConvGeom) -> Option<Vec<f32>> {
-        conv_forward_fused(x, w, Epilogue { shift: bias, ..Default::default() }, g, None)
+    fn implicit_forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, g: &ConvGeom, keep: Option<KeepPacked<'_>>) -> Option<Vec<f32>> {
+        conv_forward_fused(x, w, Epilogue { shift: bias, ..Default::default() }, g, keep)
     },
     fn direct_backward_input(gy: &[f32], w: &[f32], g: &ConvGeom) -> Option<Vec<f32>> {
         conv_direct::backward_input_applies(g).then(|| conv_direct::backward_input(gy, w, g)).flatten()
@@ -281,10 +282,12 @@ fn scratch_for<T: Element>(scratch: &mut Vec<T>, n: usize) -> &mut [T] {
 }
 
 /// `y = conv(x, w) + bias`: `x` is `[batch, c_in, h, w]`, `w` is
-/// `[c_out, cg, kh, kw]`, the result `[batch, c_out, oh, ow]`.
-pub fn conv_forward<T: ConvElement>(op: &'static str, x: &[T], w: &[T], bias: Option<&[T]>, g: &ConvGeom) -> Result<Vec<T>> {
+/// `[c_out, cg, kh, kw]`, the result `[batch, c_out, oh, ow]`; with `keep`
+/// (weights no gradient will change), an f32 packing of `w` is kept for
+/// the next call.
+pub fn conv_forward<T: ConvElement>(op: &'static str, x: &[T], w: &[T], bias: Option<&[T]>, g: &ConvGeom, keep: Option<KeepPacked<'_>>) -> Result<Vec<T>> {
     ensure_buffers_fit::<T>(op, g.batch * g.c_out * g.p(), g)?;
-    if let Some(y) = T::direct_forward(x, w, bias, g).or_else(|| T::implicit_forward(x, w, bias, g)) {
+    if let Some(y) = T::direct_forward(x, w, bias, g).or_else(|| T::implicit_forward(x, w, bias, g, keep)) {
         return Ok(y);
     }
     let (k, p, og, cg, hw) = (g.k(), g.p(), g.og(), g.cg(), g.hw());

@@ -12,10 +12,9 @@
 use std::borrow::Cow;
 
 use crate::autodiff::{record, FnBackward, Var};
-use crate::dtype::{DType, Element, Kind};
+use crate::dtype::{Element, Kind};
 use crate::error::{Error, Result};
-use crate::kernels::conv::{add_channel_bias, channel_sums, conv_backward_input, conv_backward_weight, conv_forward, conv_forward_fused, ensure_buffers_fit, KeepPacked};
-use crate::kernels::epilogue::Epilogue;
+use crate::kernels::conv::{add_channel_bias, channel_sums, conv_backward_input, conv_backward_weight, conv_forward, KeepPacked};
 use crate::storage::Storage;
 use crate::kernels::copy::contiguous_values;
 use crate::kernels::im2col::ConvGeom;
@@ -237,23 +236,10 @@ pub(crate) fn keep_of(w: &Var) -> Option<KeepPacked<'_>> {
 
 /// `conv(x, w) + bias` with geometry `g`, shaped `shape`; with `keep`, the
 /// packed weights are kept for the next call.
-fn forward_kept(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &ConvGeom, shape: &[usize], keep: Option<KeepPacked<'_>>) -> Result<Tensor> {
-    if let (Some(keep), DType::F32) = (keep, x.dtype()) {
-        ensure_buffers_fit::<f32>(op, shape.iter().product(), g)?;
-        let b = bias.map(|b| values::<f32>(op, b)).transpose()?;
-        let epilogue = Epilogue { shift: b.as_deref(), ..Default::default() };
-        if let Some(y) = conv_forward_fused(&values::<f32>(op, x)?, &values::<f32>(op, w)?, epilogue, g, Some(keep)) {
-            return Tensor::from_vec(y, shape);
-        }
-    }
-    forward(op, x, w, bias, g, shape)
-}
-
-/// `conv(x, w) + bias` with geometry `g`, shaped `shape`.
-fn forward(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &ConvGeom, shape: &[usize]) -> Result<Tensor> {
+fn forward(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &ConvGeom, shape: &[usize], keep: Option<KeepPacked<'_>>) -> Result<Tensor> {
     with_float!(op, x.dtype(), T => {
         let b = bias.map(|b| values::<T>(op, b)).transpose()?;
-        Tensor::from_vec(conv_forward::<T>(op, &values::<T>(op, x)?, &values::<T>(op, w)?, b.as_deref(), g)?, shape)
+        Tensor::from_vec(conv_forward::<T>(op, &values::<T>(op, x)?, &values::<T>(op, w)?, b.as_deref(), g, keep)?, shape)
     })
 }
 
@@ -285,14 +271,14 @@ impl Tensor {
     /// `[channels_out, channels_in / groups, kernel]`.
     pub fn conv1d(&self, weight: &Tensor, bias: Option<&Tensor>, options: &ConvOptions<1>) -> Result<Tensor> {
         let (g, shape) = conv_geom("conv1d", self, weight, bias, options)?;
-        forward("conv1d", self, weight, bias, &g, &shape)
+        forward("conv1d", self, weight, bias, &g, &shape, None)
     }
 
     /// 2-d convolution: input `[batch, channels_in, height, width]`, weight
     /// `[channels_out, channels_in / groups, kernel_h, kernel_w]`.
     pub fn conv2d(&self, weight: &Tensor, bias: Option<&Tensor>, options: &ConvOptions<2>) -> Result<Tensor> {
         let (g, shape) = conv_geom("conv2d", self, weight, bias, options)?;
-        forward("conv2d", self, weight, bias, &g, &shape)
+        forward("conv2d", self, weight, bias, &g, &shape, None)
     }
 
     /// 1-d transposed convolution: weight `[channels_in, channels_out / groups, kernel]`.
@@ -367,7 +353,7 @@ fn record_transpose(op: &'static str, y: Tensor, x: &Var, w: &Var, bias: Option<
             let gy = dense(op, gy)?;
             let mut grads = vec![None, None];
             if let (true, Some(w)) = (needs[0], &s.w) {
-                grads[0] = Some(forward(op, &gy, w, None, &g, &s.x_shape)?);
+                grads[0] = Some(forward(op, &gy, w, None, &g, &s.x_shape, None)?);
             }
             if let (true, Some(x)) = (needs[1], &s.x) {
                 grads[1] = Some(weight_grad(op, &gy, x, &g, &s.w_shape)?);
@@ -388,14 +374,14 @@ impl Var {
     pub fn conv1d(&self, weight: &Var, bias: Option<&Var>, options: &ConvOptions<1>) -> Result<Var> {
         let op = "conv1d";
         let (g, shape) = conv_geom(op, &self.value, &weight.value, values_of(bias), options)?;
-        let y = forward_kept(op, &self.value, &weight.value, values_of(bias), &g, &shape, keep_of(weight))?;
+        let y = forward(op, &self.value, &weight.value, values_of(bias), &g, &shape, keep_of(weight))?;
         Ok(record_conv(op, y, self, weight, bias, g))
     }
 
     pub fn conv2d(&self, weight: &Var, bias: Option<&Var>, options: &ConvOptions<2>) -> Result<Var> {
         let op = "conv2d";
         let (g, shape) = conv_geom(op, &self.value, &weight.value, values_of(bias), options)?;
-        let y = forward_kept(op, &self.value, &weight.value, values_of(bias), &g, &shape, keep_of(weight))?;
+        let y = forward(op, &self.value, &weight.value, values_of(bias), &g, &shape, keep_of(weight))?;
         Ok(record_conv(op, y, self, weight, bias, g))
     }
 
