@@ -14,6 +14,8 @@ mod avx512;
 #[cfg(target_arch = "x86_64")]
 mod conv;
 #[cfg(target_arch = "x86_64")]
+mod conv_positions;
+#[cfg(target_arch = "x86_64")]
 mod driver;
 #[cfg(target_arch = "x86_64")]
 mod pack;
