@@ -16,19 +16,24 @@ name its Python with ``--ort-python``; this script then runs onnxruntime's passe
 
 Without ``--ort-python`` only ferrum's column is measured (and onnxruntime's, if it imports here).
 
-Measured on 2026-11-28 on the 2-core development machine (Intel Xeon with AVX-512, load average
-1.3-1.6 with the benchmark running), onnxruntime 1.32.0, 7 rounds of 5 passes, after convolutions
-became implicit GEMMs with Conv + BatchNormalization + Add + Relu fused:
+Measured on 2026-11-28 on the 2-core development machine (Intel Xeon with AVX-512), onnxruntime
+1.32.0, 7-9 rounds of 5 passes, load average 1.8-2.0 with the benchmark running, after the
+convolutions that are not pointwise moved to the AVX-512 kernel with output positions as the
+tile's rows (``kernels/sgemm/conv_positions.rs``); three runs within 20 minutes:
 
     batch  ferrum ms  onnxruntime ms  ferrum/ort (median, lowest-highest)
-        1       64.1            37.8  1.58 (1.40-2.06)
-       16      744.5           530.5  1.51 (1.14-2.02)
+        1       61.7            41.4  1.48 (1.30-1.63)
+       16      850.5           623.9  1.36 (1.16-1.78)
+        1       69.5            46.6  1.46 (1.11-2.15)
+       16      886.1           649.9  1.35 (1.08-1.66)
+        1       68.6            42.0  1.60 (1.20-1.87)
+       16      855.6           649.7  1.41 (0.84-1.79)
 
-A second run half an hour later (after a faster value-only max pool): 64.7 vs 38.7 ms, 1.68
-(1.28-2.16) at batch 1; 896.0 vs 618.9 ms, 1.48 (1.13-1.92) at batch 16. The medians sit at the
-1.5x target at batch 16 and above it at batch 1. Before (same machine and day, im2col convolutions and
-separate BatchNorm, add and relu passes): 128 vs 37 ms at batch 1 (3.44x) and 1562 vs 637 ms at
-batch 16 (2.45x).
+Earlier the same day: 1.58-1.68 at batch 1 and 1.48-1.51 at batch 16 with every convolution an
+implicit GEMM (Conv + BatchNormalization + Add + Relu already fused); 3.44 and 2.45 with im2col
+convolutions and separate BatchNorm, add and relu passes. Hot in cache, one layer at a time, the
+convolutions are within 1.0-1.35x of onnxruntime's; in the network, with the weights streamed
+from memory, each 3x3 convolution takes about 0.5 ms more than when hot.
 """
 
 from __future__ import annotations
