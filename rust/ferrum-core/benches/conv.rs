@@ -15,8 +15,7 @@ fn random(shape: &[usize]) -> Tensor {
 }
 
 /// (batch, channels_in, channels_out, height = width)
-const SIZES: [(usize, usize, usize, usize); 3] =
-    [(64, 1, 8, 28), (64, 8, 16, 28), (32, 64, 64, 56)];
+const SIZES: [(usize, usize, usize, usize); 3] = [(64, 1, 8, 28), (64, 8, 16, 28), (32, 64, 64, 56)];
 
 fn conv2d(c: &mut Criterion) {
     let mut g = c.benchmark_group("conv2d_3x3_f32");
@@ -24,30 +23,16 @@ fn conv2d(c: &mut Criterion) {
     let opts = ConvOptions::new([1, 1], [1, 1], [1, 1], 1);
     for (n, ci, co, h) in SIZES {
         let label = format!("{n}x{ci}->{co}x{h}");
-        let (x, w, b) = (
-            random(&[n, ci, h, h]),
-            random(&[co, ci, 3, 3]),
-            random(&[co]),
-        );
+        let (x, w, b) = (random(&[n, ci, h, h]), random(&[co, ci, 3, 3]), random(&[co]));
         g.throughput(Throughput::Elements((2 * n * co * h * h * ci * 9) as u64));
-        g.bench_with_input(BenchmarkId::new("forward", &label), &n, |bch, _| {
-            bch.iter(|| black_box(x.conv2d(&w, Some(&b), &opts).unwrap()))
+        g.bench_with_input(BenchmarkId::new("forward", &label), &n, |bch, _| bch.iter(|| black_box(x.conv2d(&w, Some(&b), &opts).unwrap())));
+        let (xv, wv, bv) = (Var::leaf(x.clone()), Var::leaf(w.clone()), Var::leaf(b.clone()));
+        g.bench_with_input(BenchmarkId::new("forward_backward", &label), &n, |bch, _| {
+            bch.iter(|| {
+                let y = xv.conv2d(&wv, Some(&bv), &opts).unwrap();
+                black_box(backward(&y.sum().unwrap()).unwrap())
+            })
         });
-        let (xv, wv, bv) = (
-            Var::leaf(x.clone()),
-            Var::leaf(w.clone()),
-            Var::leaf(b.clone()),
-        );
-        g.bench_with_input(
-            BenchmarkId::new("forward_backward", &label),
-            &n,
-            |bch, _| {
-                bch.iter(|| {
-                    let y = xv.conv2d(&wv, Some(&bv), &opts).unwrap();
-                    black_box(backward(&y.sum().unwrap()).unwrap())
-                })
-            },
-        );
     }
     g.finish();
 }
@@ -55,9 +40,7 @@ fn conv2d(c: &mut Criterion) {
 fn max_pool2d(c: &mut Criterion) {
     let x = random(&[64, 16, 28, 28]);
     let opts = PoolOptions::new([2, 2]);
-    c.bench_function("max_pool2d_2x2_64x16x28", |bch| {
-        bch.iter(|| black_box(x.max_pool2d(&opts).unwrap()))
-    });
+    c.bench_function("max_pool2d_2x2_64x16x28", |bch| bch.iter(|| black_box(x.max_pool2d(&opts).unwrap())));
 }
 
 criterion_group!(benches, conv2d, max_pool2d);

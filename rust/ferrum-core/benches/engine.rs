@@ -22,9 +22,7 @@ fn matmul(c: &mut Criterion) {
     for n in [256usize, 512, 1024, 2048] {
         let (a, b) = (random(&[n, n]), random(&[n, n]));
         g.throughput(Throughput::Elements((2 * n * n * n) as u64));
-        g.bench_with_input(BenchmarkId::from_parameter(n), &n, |bch, _| {
-            bch.iter(|| black_box(a.matmul(&b).unwrap()))
-        });
+        g.bench_with_input(BenchmarkId::from_parameter(n), &n, |bch, _| bch.iter(|| black_box(a.matmul(&b).unwrap())));
     }
     g.finish();
 }
@@ -35,63 +33,17 @@ fn matmul(c: &mut Criterion) {
 fn gemm_shapes(c: &mut Criterion) {
     let mut g = c.benchmark_group("gemm_f32_1thread");
     g.sample_size(20);
-    for (m, k, n) in [
-        (16, 72, 784),
-        (72, 16, 784),
-        (16, 784, 72),
-        (8, 8, 8),
-        (32, 32, 32),
-        (64, 64, 64),
-        (6, 512, 512),
-        (512, 512, 6),
-        (256, 256, 256),
-        (1024, 1024, 1024),
-    ] {
+    for (m, k, n) in [(16, 72, 784), (72, 16, 784), (16, 784, 72), (8, 8, 8), (32, 32, 32), (64, 64, 64), (6, 512, 512), (512, 512, 6), (256, 256, 256), (1024, 1024, 1024)] {
         let a: Vec<f32> = (0..m * k).map(|i| (i % 7) as f32 - 3.0).collect();
         let b: Vec<f32> = (0..k * n).map(|i| (i % 5) as f32 - 2.0).collect();
         let mut dst = vec![0.0f32; m * n];
-        let (la, lb) = (
-            Mat {
-                offset: 0,
-                rs: k as isize,
-                cs: 1,
-            },
-            Mat {
-                offset: 0,
-                rs: n as isize,
-                cs: 1,
-            },
-        );
+        let (la, lb) = (Mat { offset: 0, rs: k as isize, cs: 1 }, Mat { offset: 0, rs: n as isize, cs: 1 });
         let id = format!("{m}x{k}x{n}");
         g.throughput(Throughput::Elements((2 * m * n * k) as u64));
-        g.bench_function(BenchmarkId::new("ferrum", &id), |bch| {
-            bch.iter(|| f32::gemm_into(&mut dst, n, false, &a, la, &b, lb, Dims { m, k, n }, false))
-        });
+        g.bench_function(BenchmarkId::new("ferrum", &id), |bch| bch.iter(|| f32::gemm_into(&mut dst, n, false, &a, la, &b, lb, Dims { m, k, n }, false)));
         g.bench_function(BenchmarkId::new("gemm_crate", &id), |bch| {
             // SAFETY: a, b and dst hold the m x k, k x n and m x n row-major matrices.
-            bch.iter(|| unsafe {
-                gemm::gemm(
-                    m,
-                    n,
-                    k,
-                    dst.as_mut_ptr(),
-                    1,
-                    n as isize,
-                    false,
-                    a.as_ptr(),
-                    1,
-                    k as isize,
-                    b.as_ptr(),
-                    1,
-                    n as isize,
-                    0.0,
-                    1.0,
-                    false,
-                    false,
-                    false,
-                    gemm::Parallelism::None,
-                )
-            })
+            bch.iter(|| unsafe { gemm::gemm(m, n, k, dst.as_mut_ptr(), 1, n as isize, false, a.as_ptr(), 1, k as isize, b.as_ptr(), 1, n as isize, 0.0, 1.0, false, false, false, gemm::Parallelism::None) })
         });
     }
     g.finish();
@@ -105,20 +57,12 @@ fn elementwise(c: &mut Criterion) {
     for (n, label) in SIZES {
         let (a, b) = (random(&[n]), random(&[n]));
         g.throughput(Throughput::Bytes((3 * 4 * n) as u64));
-        g.bench_with_input(BenchmarkId::new("add", label), &n, |bch, _| {
-            bch.iter(|| black_box(a.binary(BinaryOp::Add, &b).unwrap()))
-        });
+        g.bench_with_input(BenchmarkId::new("add", label), &n, |bch, _| bch.iter(|| black_box(a.binary(BinaryOp::Add, &b).unwrap())));
         g.throughput(Throughput::Bytes((2 * 4 * n) as u64));
-        g.bench_with_input(BenchmarkId::new("exp", label), &n, |bch, _| {
-            bch.iter(|| black_box(a.float_unary(FloatUnary::Exp).unwrap()))
-        });
+        g.bench_with_input(BenchmarkId::new("exp", label), &n, |bch, _| bch.iter(|| black_box(a.float_unary(FloatUnary::Exp).unwrap())));
         // An owned operand is overwritten in place: the engine's buffer reuse.
         g.bench_with_input(BenchmarkId::new("add_owned", label), &n, |bch, _| {
-            bch.iter_batched(
-                || Tensor::from_vec(a.try_to_vec::<f32>("bench").unwrap(), &[n]).unwrap(),
-                |x| black_box(x.binary_owned(BinaryOp::Add, b.clone()).unwrap()),
-                criterion::BatchSize::LargeInput,
-            )
+            bch.iter_batched(|| Tensor::from_vec(a.try_to_vec::<f32>("bench").unwrap(), &[n]).unwrap(), |x| black_box(x.binary_owned(BinaryOp::Add, b.clone()).unwrap()), criterion::BatchSize::LargeInput)
         });
     }
     g.finish();
@@ -131,27 +75,17 @@ fn reductions(c: &mut Criterion) {
         let a = random(&[n]);
         let m = random(&[n / 1024, 1024]);
         g.throughput(Throughput::Bytes((4 * n) as u64));
-        g.bench_with_input(BenchmarkId::new("sum", label), &n, |bch, _| {
-            bch.iter(|| black_box(a.sum().unwrap()))
-        });
-        g.bench_with_input(BenchmarkId::new("sum_dim_rows", label), &n, |bch, _| {
-            bch.iter(|| black_box(m.sum_dim(1).unwrap()))
-        });
-        g.bench_with_input(BenchmarkId::new("sum_dim_cols", label), &n, |bch, _| {
-            bch.iter(|| black_box(m.sum_dim(0).unwrap()))
-        });
+        g.bench_with_input(BenchmarkId::new("sum", label), &n, |bch, _| bch.iter(|| black_box(a.sum().unwrap())));
+        g.bench_with_input(BenchmarkId::new("sum_dim_rows", label), &n, |bch, _| bch.iter(|| black_box(m.sum_dim(1).unwrap())));
+        g.bench_with_input(BenchmarkId::new("sum_dim_cols", label), &n, |bch, _| bch.iter(|| black_box(m.sum_dim(0).unwrap())));
     }
     g.finish();
 }
 
 fn tiny_dispatch(c: &mut Criterion) {
     let (a, b) = (random(&[4]), random(&[4]));
-    c.bench_function("tiny_add_4", |bch| {
-        bch.iter(|| black_box(a.binary(BinaryOp::Add, &b).unwrap()))
-    });
-    c.bench_function("tiny_exp_4", |bch| {
-        bch.iter(|| black_box(a.float_unary(FloatUnary::Exp).unwrap()))
-    });
+    c.bench_function("tiny_add_4", |bch| bch.iter(|| black_box(a.binary(BinaryOp::Add, &b).unwrap())));
+    c.bench_function("tiny_exp_4", |bch| bch.iter(|| black_box(a.float_unary(FloatUnary::Exp).unwrap())));
 }
 
 /// Total time of `iters` calls of `f`, each after `pause` asleep; the
@@ -176,49 +110,26 @@ fn after_pause(c: &mut Criterion) {
     let pause = Duration::from_micros(300);
     for n in [1 << 17, 1 << 19] {
         let (a, b) = (random(&[n]), random(&[n]));
-        let (sa, sb) = (
-            a.try_to_vec::<f32>("bench").unwrap(),
-            b.try_to_vec::<f32>("bench").unwrap(),
-        );
+        let (sa, sb) = (a.try_to_vec::<f32>("bench").unwrap(), b.try_to_vec::<f32>("bench").unwrap());
         let mut out = vec![0f32; n];
         g.bench_function(BenchmarkId::new("add_engine", n), |bch| {
-            bch.iter_custom(|iters| {
-                timed_after_pauses(iters, pause, || {
-                    drop(black_box(a.binary(BinaryOp::Add, &b).unwrap()))
-                })
-            })
+            bch.iter_custom(|iters| timed_after_pauses(iters, pause, || drop(black_box(a.binary(BinaryOp::Add, &b).unwrap()))))
         });
         g.bench_function(BenchmarkId::new("add_rayon_loop", n), |bch| {
             bch.iter_custom(|iters| {
                 timed_after_pauses(iters, pause, || {
-                    out.par_chunks_mut(1 << 14)
-                        .zip(sa.par_chunks(1 << 14).zip(sb.par_chunks(1 << 14)))
-                        .for_each(|(o, (x, y))| {
-                            o.iter_mut()
-                                .zip(x.iter().zip(y))
-                                .for_each(|(o, (x, y))| *o = x + y)
-                        });
+                    out.par_chunks_mut(1 << 14).zip(sa.par_chunks(1 << 14).zip(sb.par_chunks(1 << 14))).for_each(|(o, (x, y))| {
+                        o.iter_mut().zip(x.iter().zip(y)).for_each(|(o, (x, y))| *o = x + y)
+                    });
                     black_box(&out);
                 })
             })
         });
     }
     let (x, w) = (random(&[256, 784]), random(&[784, 512]));
-    g.bench_function("matmul_256x784x512", |bch| {
-        bch.iter_custom(|iters| {
-            timed_after_pauses(iters, pause, || drop(black_box(x.matmul(&w).unwrap())))
-        })
-    });
+    g.bench_function("matmul_256x784x512", |bch| bch.iter_custom(|iters| timed_after_pauses(iters, pause, || drop(black_box(x.matmul(&w).unwrap())))));
     g.finish();
 }
 
-criterion_group!(
-    benches,
-    matmul,
-    gemm_shapes,
-    elementwise,
-    reductions,
-    tiny_dispatch,
-    after_pause
-);
+criterion_group!(benches, matmul, gemm_shapes, elementwise, reductions, tiny_dispatch, after_pause);
 criterion_main!(benches);

@@ -76,16 +76,8 @@ impl DType {
     }
 
     /// Every dtype, in the order the API lists them.
-    pub const ALL: [DType; 8] = [
-        DType::F32,
-        DType::F64,
-        DType::F16,
-        DType::BF16,
-        DType::I64,
-        DType::I32,
-        DType::U8,
-        DType::Bool,
-    ];
+    pub const ALL: [DType; 8] =
+        [DType::F32, DType::F64, DType::F16, DType::BF16, DType::I64, DType::I32, DType::U8, DType::Bool];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -201,88 +193,16 @@ macro_rules! element {
     };
 }
 
-element!(
-    f32,
-    F32,
-    0.0,
-    1.0,
-    |s: Scalar| s.to_f64() as f32,
-    |v: f32| Scalar::Float(v as f64),
-    |v: f32| v as f64,
-    |v: f64| v as f32
-);
-element!(
-    f64,
-    F64,
-    0.0,
-    1.0,
-    |s: Scalar| s.to_f64(),
-    Scalar::Float,
-    |v: f64| v,
-    |v: f64| v
-);
-element!(
-    i64,
-    I64,
-    0,
-    1,
-    |s: Scalar| s.to_i64(),
-    Scalar::Int,
-    |v: i64| v as f64,
-    |v: f64| v as i64
-);
-element!(
-    half::f16,
-    F16,
-    half::f16::ZERO,
-    half::f16::ONE,
-    |s: Scalar| half::f16::from_f64(s.to_f64()),
-    |v: half::f16| Scalar::Float(v.to_f64()),
-    |v: half::f16| v.to_f64(),
-    half::f16::from_f64
-);
-element!(
-    half::bf16,
-    BF16,
-    half::bf16::ZERO,
-    half::bf16::ONE,
-    |s: Scalar| half::bf16::from_f64(s.to_f64()),
-    |v: half::bf16| Scalar::Float(v.to_f64()),
-    |v: half::bf16| v.to_f64(),
-    half::bf16::from_f64
-);
+element!(f32, F32, 0.0, 1.0, |s: Scalar| s.to_f64() as f32, |v: f32| Scalar::Float(v as f64), |v: f32| v as f64, |v: f64| v as f32);
+element!(f64, F64, 0.0, 1.0, |s: Scalar| s.to_f64(), Scalar::Float, |v: f64| v, |v: f64| v);
+element!(i64, I64, 0, 1, |s: Scalar| s.to_i64(), Scalar::Int, |v: i64| v as f64, |v: f64| v as i64);
+element!(half::f16, F16, half::f16::ZERO, half::f16::ONE, |s: Scalar| half::f16::from_f64(s.to_f64()), |v: half::f16| Scalar::Float(v.to_f64()), |v: half::f16| v.to_f64(), half::f16::from_f64);
+element!(half::bf16, BF16, half::bf16::ZERO, half::bf16::ONE, |s: Scalar| half::bf16::from_f64(s.to_f64()), |v: half::bf16| Scalar::Float(v.to_f64()), |v: half::bf16| v.to_f64(), half::bf16::from_f64);
 // Saturating, as `as` is: checked conversions (casts, NumPy) refuse
 // out-of-range values before they get here.
-element!(
-    i32,
-    I32,
-    0,
-    1,
-    |s: Scalar| s.to_i64().clamp(i32::MIN as i64, i32::MAX as i64) as i32,
-    |v: i32| Scalar::Int(v as i64),
-    |v: i32| v as f64,
-    |v: f64| v as i32
-);
-element!(
-    u8,
-    U8,
-    0,
-    1,
-    |s: Scalar| s.to_i64().clamp(0, 255) as u8,
-    |v: u8| Scalar::Int(v as i64),
-    |v: u8| v as f64,
-    |v: f64| v as u8
-);
-element!(
-    bool,
-    Bool,
-    false,
-    true,
-    |s: Scalar| s.to_bool(),
-    Scalar::Bool,
-    |v: bool| v as u8 as f64,
-    |v: f64| v != 0.0
-);
+element!(i32, I32, 0, 1, |s: Scalar| s.to_i64().clamp(i32::MIN as i64, i32::MAX as i64) as i32, |v: i32| Scalar::Int(v as i64), |v: i32| v as f64, |v: f64| v as i32);
+element!(u8, U8, 0, 1, |s: Scalar| s.to_i64().clamp(0, 255) as u8, |v: u8| Scalar::Int(v as i64), |v: u8| v as f64, |v: f64| v as u8);
+element!(bool, Bool, false, true, |s: Scalar| s.to_bool(), Scalar::Bool, |v: bool| v as u8 as f64, |v: f64| v != 0.0);
 
 /// Numeric elements: Float and Int kinds.
 pub trait NumElement:
@@ -317,27 +237,15 @@ impl NumElement for f32 {
     const MAX_VALUE: Self = f32::INFINITY;
     fn remainder(self, rhs: Self) -> Self {
         let r = self % rhs;
-        if r != 0.0 && ((r < 0.0) != (rhs < 0.0)) {
-            r + rhs
-        } else {
-            r
-        }
+        if r != 0.0 && ((r < 0.0) != (rhs < 0.0)) { r + rhs } else { r }
     }
     #[inline(always)]
     fn max_of(self, rhs: Self) -> Self {
-        if self >= rhs || self.is_nan() {
-            self
-        } else {
-            rhs
-        }
+        if self >= rhs || self.is_nan() { self } else { rhs }
     }
     #[inline(always)]
     fn min_of(self, rhs: Self) -> Self {
-        if self <= rhs || self.is_nan() {
-            self
-        } else {
-            rhs
-        }
+        if self <= rhs || self.is_nan() { self } else { rhs }
     }
     fn powi_of(self, e: i32) -> Self {
         self.powi(e)
@@ -356,27 +264,15 @@ impl NumElement for f64 {
     const MAX_VALUE: Self = f64::INFINITY;
     fn remainder(self, rhs: Self) -> Self {
         let r = self % rhs;
-        if r != 0.0 && ((r < 0.0) != (rhs < 0.0)) {
-            r + rhs
-        } else {
-            r
-        }
+        if r != 0.0 && ((r < 0.0) != (rhs < 0.0)) { r + rhs } else { r }
     }
     #[inline(always)]
     fn max_of(self, rhs: Self) -> Self {
-        if self >= rhs || self.is_nan() {
-            self
-        } else {
-            rhs
-        }
+        if self >= rhs || self.is_nan() { self } else { rhs }
     }
     #[inline(always)]
     fn min_of(self, rhs: Self) -> Self {
-        if self <= rhs || self.is_nan() {
-            self
-        } else {
-            rhs
-        }
+        if self <= rhs || self.is_nan() { self } else { rhs }
     }
     fn powi_of(self, e: i32) -> Self {
         self.powi(e)
@@ -391,22 +287,14 @@ impl NumElement for i64 {
     const MAX_VALUE: Self = i64::MAX;
     #[inline(always)]
     fn div_of(self, rhs: Self) -> Self {
-        if rhs == 0 {
-            0
-        } else {
-            self.wrapping_div(rhs)
-        }
+        if rhs == 0 { 0 } else { self.wrapping_div(rhs) }
     }
     fn remainder(self, rhs: Self) -> Self {
         if rhs == 0 {
             return 0;
         }
         let r = self.wrapping_rem(rhs);
-        if r != 0 && ((r < 0) != (rhs < 0)) {
-            r + rhs
-        } else {
-            r
-        }
+        if r != 0 && ((r < 0) != (rhs < 0)) { r + rhs } else { r }
     }
     #[inline(always)]
     fn max_of(self, rhs: Self) -> Self {
@@ -420,13 +308,7 @@ impl NumElement for i64 {
         if e < 0 {
             match self {
                 1 => 1,
-                -1 => {
-                    if e % 2 == 0 {
-                        1
-                    } else {
-                        -1
-                    }
-                }
+                -1 => if e % 2 == 0 { 1 } else { -1 },
                 _ => 0,
             }
         } else {

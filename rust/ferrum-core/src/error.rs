@@ -8,49 +8,22 @@ pub type Result<T> = std::result::Result<T, Error>;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Error {
     #[error("{op}: incompatible shapes {lhs:?} and {rhs:?}: {reason}")]
-    ShapeMismatch {
-        op: &'static str,
-        lhs: Vec<usize>,
-        rhs: Vec<usize>,
-        reason: String,
-    },
+    ShapeMismatch { op: &'static str, lhs: Vec<usize>, rhs: Vec<usize>, reason: String },
 
     #[error("{op}: expected a tensor of rank {expected}, found rank {found} (shape {shape:?})")]
-    RankMismatch {
-        op: &'static str,
-        expected: usize,
-        found: usize,
-        shape: Vec<usize>,
-    },
+    RankMismatch { op: &'static str, expected: usize, found: usize, shape: Vec<usize> },
 
     #[error("{op}: dim {dim} is out of range for a tensor of rank {rank}")]
-    DimOutOfRange {
-        op: &'static str,
-        dim: isize,
-        rank: usize,
-    },
+    DimOutOfRange { op: &'static str, dim: isize, rank: usize },
 
     #[error("{op}: index {index} is out of bounds for dim {dim} of size {size}")]
-    IndexOutOfBounds {
-        op: &'static str,
-        index: i64,
-        dim: usize,
-        size: usize,
-    },
+    IndexOutOfBounds { op: &'static str, index: i64, dim: usize, size: usize },
 
     #[error("{op}: expected a {expected} tensor, found {found}")]
-    KindMismatch {
-        op: &'static str,
-        expected: Kind,
-        found: Kind,
-    },
+    KindMismatch { op: &'static str, expected: Kind, found: Kind },
 
     #[error("{op}: dtypes differ: {lhs} and {rhs}; convert one with .cast(DType.{}) (or .cast(DType.{}))", rhs.name().to_uppercase(), lhs.name().to_uppercase())]
-    DTypeMismatch {
-        op: &'static str,
-        lhs: DType,
-        rhs: DType,
-    },
+    DTypeMismatch { op: &'static str, lhs: DType, rhs: DType },
 
     /// A compute kernel met a storage dtype (f16, bf16, i32, u8): callers
     /// convert to `dtype.compute()` and run the op again.
@@ -58,12 +31,7 @@ pub enum Error {
     StorageDType { op: &'static str, dtype: DType },
 
     #[error("{op}: cannot reshape a tensor of shape {from:?} ({numel} elements) into {to:?}")]
-    Reshape {
-        op: &'static str,
-        from: Vec<usize>,
-        to: Vec<isize>,
-        numel: usize,
-    },
+    Reshape { op: &'static str, from: Vec<usize>, to: Vec<isize>, numel: usize },
 
     #[error("{op}: {reason}")]
     InvalidArgument { op: &'static str, reason: String },
@@ -80,85 +48,29 @@ pub enum Error {
 
 impl Error {
     pub fn invalid(op: &'static str, reason: impl Into<String>) -> Self {
-        Error::InvalidArgument {
-            op,
-            reason: reason.into(),
-        }
+        Error::InvalidArgument { op, reason: reason.into() }
     }
 
     /// The same error reported under the op the user called (for ops built
     /// from others).
     pub fn with_op(self, name: &'static str) -> Self {
         match self {
-            Error::ShapeMismatch {
-                lhs, rhs, reason, ..
-            } => Error::ShapeMismatch {
-                op: name,
-                lhs,
-                rhs,
-                reason,
-            },
-            Error::RankMismatch {
-                expected,
-                found,
-                shape,
-                ..
-            } => Error::RankMismatch {
-                op: name,
-                expected,
-                found,
-                shape,
-            },
-            Error::DimOutOfRange { dim, rank, .. } => Error::DimOutOfRange {
-                op: name,
-                dim,
-                rank,
-            },
-            Error::IndexOutOfBounds {
-                index, dim, size, ..
-            } => Error::IndexOutOfBounds {
-                op: name,
-                index,
-                dim,
-                size,
-            },
-            Error::KindMismatch {
-                expected, found, ..
-            } => Error::KindMismatch {
-                op: name,
-                expected,
-                found,
-            },
+            Error::ShapeMismatch { lhs, rhs, reason, .. } => Error::ShapeMismatch { op: name, lhs, rhs, reason },
+            Error::RankMismatch { expected, found, shape, .. } => Error::RankMismatch { op: name, expected, found, shape },
+            Error::DimOutOfRange { dim, rank, .. } => Error::DimOutOfRange { op: name, dim, rank },
+            Error::IndexOutOfBounds { index, dim, size, .. } => Error::IndexOutOfBounds { op: name, index, dim, size },
+            Error::KindMismatch { expected, found, .. } => Error::KindMismatch { op: name, expected, found },
             Error::DTypeMismatch { lhs, rhs, .. } => Error::DTypeMismatch { op: name, lhs, rhs },
             Error::StorageDType { dtype, .. } => Error::StorageDType { op: name, dtype },
-            Error::Reshape {
-                from, to, numel, ..
-            } => Error::Reshape {
-                op: name,
-                from,
-                to,
-                numel,
-            },
+            Error::Reshape { from, to, numel, .. } => Error::Reshape { op: name, from, to, numel },
             Error::InvalidArgument { reason, .. } => Error::InvalidArgument { op: name, reason },
-            Error::Internal { reason } => Error::Internal {
-                reason: format!("{name}: {reason}"),
-            },
+            Error::Internal { reason } => Error::Internal { reason: format!("{name}: {reason}") },
             Error::Interrupted => Error::Interrupted,
         }
     }
 
-    pub fn shapes(
-        op: &'static str,
-        lhs: &[usize],
-        rhs: &[usize],
-        reason: impl Into<String>,
-    ) -> Self {
-        Error::ShapeMismatch {
-            op,
-            lhs: lhs.to_vec(),
-            rhs: rhs.to_vec(),
-            reason: reason.into(),
-        }
+    pub fn shapes(op: &'static str, lhs: &[usize], rhs: &[usize], reason: impl Into<String>) -> Self {
+        Error::ShapeMismatch { op, lhs: lhs.to_vec(), rhs: rhs.to_vec(), reason: reason.into() }
     }
 }
 
@@ -192,19 +104,9 @@ mod tests {
     fn panics_become_internal_errors() {
         assert_eq!(catch_panics(|| Ok(3)), Ok(3));
         let formatted = catch_panics::<()>(|| panic!("index {} out of range", 7)).unwrap_err();
-        assert_eq!(
-            formatted,
-            Error::Internal {
-                reason: "index 7 out of range".into()
-            }
-        );
+        assert_eq!(formatted, Error::Internal { reason: "index 7 out of range".into() });
         let literal = catch_panics::<()>(|| panic!("plain")).unwrap_err();
-        assert!(
-            literal
-                .to_string()
-                .starts_with("internal error: plain (this is a bug in ferrum"),
-            "{literal}"
-        );
+        assert!(literal.to_string().starts_with("internal error: plain (this is a bug in ferrum"), "{literal}");
         let v: Vec<u8> = Vec::new();
         let indexed = catch_panics(|| Ok(v[1])).unwrap_err();
         assert!(matches!(indexed, Error::Internal { .. }));

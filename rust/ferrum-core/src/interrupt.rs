@@ -78,9 +78,7 @@ pub fn watched<R>(f: impl FnOnce() -> Result<R>) -> Result<R> {
 pub fn poll() -> bool {
     TOKEN.with(|t| {
         let t = t.borrow();
-        let Some(token) = t.as_ref() else {
-            return false;
-        };
+        let Some(token) = t.as_ref() else { return false };
         if token.load(Ordering::Relaxed) {
             return true;
         }
@@ -102,11 +100,7 @@ pub fn poll() -> bool {
 /// Whether the call this thread works for has been stopped (without
 /// running the check): for code that must not keep a cut-short result.
 pub fn stopped() -> bool {
-    TOKEN.with(|t| {
-        t.borrow()
-            .as_ref()
-            .is_some_and(|token| token.load(Ordering::Relaxed))
-    })
+    TOKEN.with(|t| t.borrow().as_ref().is_some_and(|token| token.load(Ordering::Relaxed)))
 }
 
 /// The token of the call this thread works for, for a parallel loop to
@@ -152,27 +146,17 @@ mod tests {
         let r: Result<()> = watched(|| {
             while !poll() {
                 polls += 1;
-                assert!(
-                    start.elapsed() < Duration::from_secs(5),
-                    "the check never ran"
-                );
+                assert!(start.elapsed() < Duration::from_secs(5), "the check never ran");
             }
             // Once stopped, stopped for good, on helpers too.
             assert!(poll());
             let token = token();
-            let seen = std::thread::scope(|s| {
-                s.spawn(|| working_for(token.as_ref(), poll))
-                    .join()
-                    .unwrap()
-            });
+            let seen = std::thread::scope(|s| s.spawn(|| working_for(token.as_ref(), poll)).join().unwrap());
             assert!(seen);
             Ok(())
         });
         assert_eq!(r, Err(Error::Interrupted));
-        assert!(
-            start.elapsed() >= CHECK_EVERY,
-            "the check runs no more often than CHECK_EVERY"
-        );
+        assert!(start.elapsed() >= CHECK_EVERY, "the check runs no more often than CHECK_EVERY");
         assert!(polls > 0);
         // The next call starts afresh.
         STOP_AFTER.store(usize::MAX, Ordering::SeqCst);

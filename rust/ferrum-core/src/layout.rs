@@ -37,21 +37,13 @@ pub struct Layout {
 // By hand: the derived clone copies the dims one element at a time.
 impl Clone for Layout {
     fn clone(&self) -> Self {
-        Layout {
-            shape: DimVec::from_slice(&self.shape),
-            strides: DimVec::from_slice(&self.strides),
-            offset: self.offset,
-        }
+        Layout { shape: DimVec::from_slice(&self.shape), strides: DimVec::from_slice(&self.strides), offset: self.offset }
     }
 }
 
 impl Layout {
     pub fn contiguous(shape: &[usize]) -> Self {
-        Layout {
-            shape: DimVec::from_slice(shape),
-            strides: contiguous_strides(shape),
-            offset: 0,
-        }
+        Layout { shape: DimVec::from_slice(shape), strides: contiguous_strides(shape), offset: 0 }
     }
 
     pub fn shape(&self) -> &[usize] {
@@ -75,39 +67,19 @@ impl Layout {
     /// still not point past the buffer). Computed in `i128`, so no step of
     /// the check itself can overflow.
     pub fn check_within(&self, op: &'static str, len: usize) -> Result<()> {
-        let bad = |why: String| {
-            Err(Error::invalid(
-                op,
-                format!(
-                    "layout of shape {:?}, strides {:?}, offset {} {why}",
-                    self.shape, self.strides, self.offset
-                ),
-            ))
-        };
+        let bad = |why: String| Err(Error::invalid(op, format!("layout of shape {:?}, strides {:?}, offset {} {why}", self.shape, self.strides, self.offset)));
         if self.shape.len() != self.strides.len() {
-            return bad(format!(
-                "has {} dims but {} strides",
-                self.shape.len(),
-                self.strides.len()
-            ));
+            return bad(format!("has {} dims but {} strides", self.shape.len(), self.strides.len()));
         }
         let count = crate::shape::count(&self.shape);
         let Some(count) = count.filter(|&n| n <= MAX_ELEMENTS) else {
             return bad("has more elements than can be addressed".into());
         };
-        if self
-            .strides
-            .iter()
-            .any(|s| !(-MAX_STRIDE..=MAX_STRIDE).contains(s))
-        {
+        if self.strides.iter().any(|s| !(-MAX_STRIDE..=MAX_STRIDE).contains(s)) {
             return bad("has a stride too large to address".into());
         }
         if count == 0 {
-            return if self.offset <= len {
-                Ok(())
-            } else {
-                bad(format!("points past a buffer of {len} elements"))
-            };
+            return if self.offset <= len { Ok(()) } else { bad(format!("points past a buffer of {len} elements")) };
         }
         let (mut lo, mut hi) = (self.offset as i128, self.offset as i128);
         for (&d, &s) in self.shape.iter().zip(&self.strides) {
@@ -119,9 +91,7 @@ impl Layout {
             }
         }
         if lo < 0 || hi >= len as i128 {
-            return bad(format!(
-                "reaches elements {lo}..={hi}, outside a buffer of {len} elements"
-            ));
+            return bad(format!("reaches elements {lo}..={hi}, outside a buffer of {len} elements"));
         }
         Ok(())
     }
@@ -152,8 +122,7 @@ impl Layout {
 
     /// The buffer range `[offset, offset + numel)` when contiguous.
     pub fn contiguous_range(&self) -> Option<(usize, usize)> {
-        self.is_contiguous()
-            .then(|| (self.offset, self.offset + self.numel()))
+        self.is_contiguous().then(|| (self.offset, self.offset + self.numel()))
     }
 
     pub fn transpose(&self, a: usize, b: usize) -> Layout {
@@ -204,13 +173,7 @@ impl Layout {
         let mut l = self.clone();
         // Any stride does for a size-1 dim; this one keeps the layout
         // contiguous when it was. Saturating: it can never be stepped along.
-        let stride = if dim < self.rank() {
-            self.strides[dim]
-                .saturating_mul(self.shape[dim] as isize)
-                .clamp(-MAX_STRIDE, MAX_STRIDE)
-        } else {
-            1
-        };
+        let stride = if dim < self.rank() { self.strides[dim].saturating_mul(self.shape[dim] as isize).clamp(-MAX_STRIDE, MAX_STRIDE) } else { 1 };
         l.shape.insert(dim, 1);
         l.strides.insert(dim, stride);
         l
@@ -219,27 +182,15 @@ impl Layout {
     /// `unsqueeze(0)` `n` times, built in one pass with fallible allocation
     /// (one insert at a time is quadratic in `n`: a huge rank hung).
     pub fn unsqueeze_leading(&self, op: &'static str, n: usize) -> crate::Result<Layout> {
-        let rank = self.rank().checked_add(n).ok_or_else(|| {
-            crate::Error::invalid(op, format!("rank {} + {n} overflows", self.rank()))
-        })?;
-        let lead = if self.rank() > 0 {
-            self.strides[0]
-                .saturating_mul(self.shape[0] as isize)
-                .clamp(-MAX_STRIDE, MAX_STRIDE)
-        } else {
-            1
-        };
+        let rank = self.rank().checked_add(n).ok_or_else(|| crate::Error::invalid(op, format!("rank {} + {n} overflows", self.rank())))?;
+        let lead = if self.rank() > 0 { self.strides[0].saturating_mul(self.shape[0] as isize).clamp(-MAX_STRIDE, MAX_STRIDE) } else { 1 };
         let mut shape: Vec<usize> = crate::shape::try_with_capacity(op, rank)?;
         let mut strides: Vec<isize> = crate::shape::try_with_capacity(op, rank)?;
         shape.resize(n, 1);
         strides.resize(n, lead);
         shape.extend_from_slice(&self.shape);
         strides.extend_from_slice(&self.strides);
-        Ok(Layout {
-            shape: DimVec::from_vec(shape),
-            strides: DimVec::from_vec(strides),
-            offset: self.offset,
-        })
+        Ok(Layout { shape: DimVec::from_vec(shape), strides: DimVec::from_vec(strides), offset: self.offset })
     }
 
     pub fn squeeze(&self, dim: usize) -> Layout {
@@ -252,32 +203,18 @@ impl Layout {
     /// Stretch size-1 dims to `shape` (same rank) with stride 0.
     pub fn broadcast_to(&self, op: &'static str, shape: &[usize]) -> Result<Layout> {
         if shape.len() != self.rank() {
-            return Err(Error::shapes(
-                op,
-                &self.shape,
-                shape,
-                "expand keeps the rank",
-            ));
+            return Err(Error::shapes(op, &self.shape, shape, "expand keeps the rank"));
         }
         let mut strides = self.strides.clone();
         for (i, (&from, &to)) in self.shape.iter().zip(shape).enumerate() {
             if from != to {
                 if from != 1 {
-                    return Err(Error::shapes(
-                        op,
-                        &self.shape,
-                        shape,
-                        format!("dim {i} has size {from}, only size 1 expands"),
-                    ));
+                    return Err(Error::shapes(op, &self.shape, shape, format!("dim {i} has size {from}, only size 1 expands")));
                 }
                 strides[i] = 0;
             }
         }
-        Ok(Layout {
-            shape: DimVec::from_slice(shape),
-            strides,
-            offset: self.offset,
-        })
+        Ok(Layout { shape: DimVec::from_slice(shape), strides, offset: self.offset })
     }
 
     /// A view of the same elements with a new shape, when the strides allow
@@ -287,11 +224,7 @@ impl Layout {
     pub fn reshape_view(&self, shape: &[usize]) -> Option<Layout> {
         let numel = self.numel();
         if numel == 0 || self.is_contiguous() {
-            return Some(Layout {
-                shape: DimVec::from_slice(shape),
-                strides: contiguous_strides(shape),
-                offset: self.offset,
-            });
+            return Some(Layout { shape: DimVec::from_slice(shape), strides: contiguous_strides(shape), offset: self.offset });
         }
         let (old, old_strides) = (&self.shape, &self.strides);
         let mut strides: DimVec<isize> = smallvec::smallvec![0isize; shape.len()];
@@ -300,8 +233,7 @@ impl Layout {
         let (mut tensor_numel, mut view_numel) = (1usize, 1usize);
         for d in (0..old.len()).rev() {
             tensor_numel *= old[d];
-            let run_ends =
-                d == 0 || (old[d - 1] != 1 && old_strides[d - 1] != tensor_numel as isize * base);
+            let run_ends = d == 0 || (old[d - 1] != 1 && old_strides[d - 1] != tensor_numel as isize * base);
             if run_ends {
                 while view_d >= 0 && (view_numel < tensor_numel || shape[view_d as usize] == 1) {
                     strides[view_d as usize] = view_numel as isize * base;
@@ -321,11 +253,7 @@ impl Layout {
         if view_d != -1 {
             return None;
         }
-        Some(Layout {
-            shape: DimVec::from_slice(shape),
-            strides,
-            offset: self.offset,
-        })
+        Some(Layout { shape: DimVec::from_slice(shape), strides, offset: self.offset })
     }
 
     pub fn dim(&self, op: &'static str, dim: isize) -> Result<usize> {
@@ -348,12 +276,7 @@ pub struct OffsetIter<'a> {
 
 impl<'a> OffsetIter<'a> {
     fn new(layout: &'a Layout) -> Self {
-        OffsetIter {
-            layout,
-            index: vec![0; layout.rank()],
-            next: layout.offset as isize,
-            remaining: layout.numel(),
-        }
+        OffsetIter { layout, index: vec![0; layout.rank()], next: layout.offset as isize, remaining: layout.numel() }
     }
 }
 
@@ -423,11 +346,7 @@ mod tests {
 
     #[test]
     fn empty_layouts_are_contiguous() {
-        let l = Layout {
-            shape: DimVec::from_slice(&[3, 0]),
-            strides: DimVec::from_slice(&[7, 1]),
-            offset: 5,
-        };
+        let l = Layout { shape: DimVec::from_slice(&[3, 0]), strides: DimVec::from_slice(&[7, 1]), offset: 5 };
         assert!(l.is_contiguous());
         assert_eq!(l.contiguous_range(), Some((5, 5)));
     }
@@ -441,20 +360,14 @@ mod tests {
         assert!(l.reshape_view(&[4]).is_none());
         let v = l.reshape_view(&[2, 2]).expect("unit dims fold away");
         assert_eq!(v.offsets().collect::<Vec<_>>(), direct);
-        let w = l
-            .reshape_view(&[2, 1, 1, 2])
-            .expect("unit dims can be added");
+        let w = l.reshape_view(&[2, 1, 1, 2]).expect("unit dims can be added");
         assert_eq!(w.offsets().collect::<Vec<_>>(), direct);
     }
 
     #[test]
     fn broadcast_uses_zero_strides() {
-        let l = Layout::contiguous(&[1, 3])
-            .broadcast_to("expand", &[2, 3])
-            .unwrap();
+        let l = Layout::contiguous(&[1, 3]).broadcast_to("expand", &[2, 3]).unwrap();
         assert_eq!(l.offsets().collect::<Vec<_>>(), vec![0, 1, 2, 0, 1, 2]);
-        assert!(Layout::contiguous(&[2, 3])
-            .broadcast_to("expand", &[4, 3])
-            .is_err());
+        assert!(Layout::contiguous(&[2, 3]).broadcast_to("expand", &[4, 3]).is_err());
     }
 }

@@ -15,14 +15,7 @@ fn walk(l: &Layout) -> Vec<i128> {
     let mut out = Vec::with_capacity(n);
     let mut index = vec![0usize; l.shape().len()];
     for _ in 0..n {
-        out.push(
-            l.offset() as i128
-                + index
-                    .iter()
-                    .zip(l.strides())
-                    .map(|(&i, &s)| i as i128 * s as i128)
-                    .sum::<i128>(),
-        );
+        out.push(l.offset() as i128 + index.iter().zip(l.strides()).map(|(&i, &s)| i as i128 * s as i128).sum::<i128>());
         for d in (0..index.len()).rev() {
             index[d] += 1;
             if index[d] < l.shape()[d] {
@@ -46,18 +39,8 @@ fn layout() -> impl Strategy<Value = Layout> {
     // Ranks past four: a layout's dims are stored inline up to four and on
     // the heap beyond, and both must behave alike.
     (0usize..7)
-        .prop_flat_map(|rank| {
-            (
-                proptest::collection::vec(dim(), rank),
-                proptest::collection::vec(stride(), rank),
-                0usize..80,
-            )
-        })
-        .prop_map(|(shape, strides, offset)| Layout {
-            shape: DimVec::from_vec(shape),
-            strides: DimVec::from_vec(strides),
-            offset,
-        })
+        .prop_flat_map(|rank| (proptest::collection::vec(dim(), rank), proptest::collection::vec(stride(), rank), 0usize..80))
+        .prop_map(|(shape, strides, offset)| Layout { shape: DimVec::from_vec(shape), strides: DimVec::from_vec(strides), offset })
 }
 
 /// One view op with arguments drawn wide enough to be nonsense as often as not.
@@ -116,16 +99,13 @@ fn apply(t: &Tensor, op: &ViewOp) -> crate::Result<Vec<Tensor>> {
     match op {
         // A reshape that cannot be a view copies the tensor. Only small ones here: a broadcast
         // view of 2^31 elements would otherwise be written out in full (once 24 GB, killed by OOM).
-        ViewOp::Reshape(_) if !t.is_contiguous() && t.numel() > 1 << 16 => Err(
-            crate::Error::invalid("test", "a copying reshape of a large view is skipped"),
-        ),
+        ViewOp::Reshape(_) if !t.is_contiguous() && t.numel() > 1 << 16 => {
+            Err(crate::Error::invalid("test", "a copying reshape of a large view is skipped"))
+        }
         ViewOp::Reshape(s) => one(t.reshape(s)),
         ViewOp::Expand(s) => one(t.expand(s)),
         ViewOp::Slice(specs) => {
-            let specs: Vec<SliceSpec> = specs
-                .iter()
-                .map(|&(start, end, step)| SliceSpec { start, end, step })
-                .collect();
+            let specs: Vec<SliceSpec> = specs.iter().map(|&(start, end, step)| SliceSpec { start, end, step }).collect();
             one(t.slice(&specs))
         }
         ViewOp::Narrow(d, s, n) => one(t.narrow(*d, *s, *n)),
@@ -199,24 +179,15 @@ fn overflowing_shapes_are_refused() {
     assert!(Tensor::from_vec(vec![0.0f32; 4], &[(1 << 62) + 1, 4]).is_err());
     let one = Tensor::from_vec(vec![1.0f32], &[1, 1]).unwrap();
     let err = one.expand(&[1 << 62, 1 << 62]).unwrap_err().to_string();
-    assert!(
-        err.contains("expand") && err.contains("more elements than can be addressed"),
-        "{err}"
-    );
-    let err = crate::shape::broadcast_shape("add", &[1 << 40, 1], &[1, 1 << 40])
-        .unwrap_err()
-        .to_string();
+    assert!(err.contains("expand") && err.contains("more elements than can be addressed"), "{err}");
+    let err = crate::shape::broadcast_shape("add", &[1 << 40, 1], &[1, 1 << 40]).unwrap_err().to_string();
     assert!(err.contains("add"), "{err}");
 }
 
 #[test]
 fn layouts_outside_the_buffer_are_refused() {
     let storage = crate::Storage::F32(std::sync::Arc::new(vec![0.0; 6]));
-    let ok = Layout {
-        shape: DimVec::from_slice(&[2, 3]),
-        strides: DimVec::from_slice(&[3, 1]),
-        offset: 0,
-    };
+    let ok = Layout { shape: DimVec::from_slice(&[2, 3]), strides: DimVec::from_slice(&[3, 1]), offset: 0 };
     assert!(Tensor::from_parts(storage.clone(), ok).is_ok());
     for (shape, strides, offset) in [
         (vec![2, 3], vec![3, 1], 1usize),
@@ -226,17 +197,8 @@ fn layouts_outside_the_buffer_are_refused() {
         (vec![0], vec![1], 7),
         (vec![2, 3], vec![3], 0),
     ] {
-        let l = Layout {
-            shape: DimVec::from_slice(&shape),
-            strides: DimVec::from_slice(&strides),
-            offset,
-        };
-        let err = Tensor::from_parts(storage.clone(), l)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("layout"),
-            "{shape:?} {strides:?} {offset}: {err}"
-        );
+        let l = Layout { shape: DimVec::from_slice(&shape), strides: DimVec::from_slice(&strides), offset };
+        let err = Tensor::from_parts(storage.clone(), l).unwrap_err().to_string();
+        assert!(err.contains("layout"), "{shape:?} {strides:?} {offset}: {err}");
     }
 }

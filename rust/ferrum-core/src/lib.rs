@@ -20,8 +20,8 @@ pub mod storage;
 pub mod tensor;
 
 pub use dtype::{DType, Element, FloatElement, Kind, Scalar};
-pub use error::{Error, Result};
 pub use half;
+pub use error::{Error, Result};
 pub use layout::Layout;
 pub use random::Distribution;
 pub use storage::Storage;

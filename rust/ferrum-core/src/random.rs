@@ -10,8 +10,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 // rand's StdRng is this generator; named here because its position is saved and restored.
 use rand_chacha::ChaCha12Rng;
-use rand_distr::{Bernoulli, Distribution as _, Normal, Uniform};
 use rayon::prelude::*;
+use rand_distr::{Bernoulli, Distribution as _, Normal, Uniform};
 
 use crate::error::{Error, Result};
 
@@ -69,10 +69,7 @@ fn decode_state(state: &[u8]) -> Result<ChaCha12Rng> {
     if state.len() != STATE_LEN {
         return Err(Error::invalid(
             "set_random_state",
-            format!(
-                "a generator state is {STATE_LEN} bytes (from random_state()), found {}",
-                state.len()
-            ),
+            format!("a generator state is {STATE_LEN} bytes (from random_state()), found {}", state.len()),
         ));
     }
     let mut key = [0u8; 32];
@@ -102,10 +99,7 @@ impl Distribution {
 
     /// A distribution its sampler refuses (beyond what `validate` checks).
     fn refused(&self, dtype: &str, err: impl std::fmt::Display) -> Error {
-        Error::invalid(
-            "random",
-            format!("cannot sample {self:?} in {dtype}: {err}"),
-        )
+        Error::invalid("random", format!("cannot sample {self:?} in {dtype}: {err}"))
     }
 
     /// `n` samples as f64, in memory reserved up front (an error, not an
@@ -182,10 +176,7 @@ fn fill<T: Send>(out: &mut Vec<T>, n: usize, sample: impl Fn(&mut SmallRng) -> T
         }
     };
     if seeds.len() > 1 && rayon::current_num_threads() > 1 {
-        spare
-            .par_chunks_mut(PIECE)
-            .zip(seeds.par_iter())
-            .for_each(fill_piece);
+        spare.par_chunks_mut(PIECE).zip(seeds.par_iter()).for_each(fill_piece);
     } else {
         spare.chunks_mut(PIECE).zip(&seeds).for_each(fill_piece);
     }
@@ -196,11 +187,7 @@ fn fill<T: Send>(out: &mut Vec<T>, n: usize, sample: impl Fn(&mut SmallRng) -> T
 /// The largest f32 strictly below `x`.
 fn f32_below(x: f64) -> f32 {
     let f = x as f32;
-    if (f as f64) < x {
-        f
-    } else {
-        f.next_down()
-    }
+    if (f as f64) < x { f } else { f.next_down() }
 }
 
 #[cfg(test)]
@@ -210,31 +197,14 @@ mod tests {
     // These reached rand's constructors' errors through `expect` (a panic at the boundary).
     #[test]
     fn ranges_f32_cannot_hold_are_sampled_or_refused() {
-        let err = Distribution::Uniform(-1e308, 1e308)
-            .sample_f64(4)
-            .unwrap_err()
-            .to_string();
+        let err = Distribution::Uniform(-1e308, 1e308).sample_f64(4).unwrap_err().to_string();
         assert!(err.contains("high - low must be finite"), "{err}");
         assert!(Distribution::Uniform(-1e308, 1e308).sample_f32(4).is_err());
-        let narrow = Distribution::Uniform(1.0, 1.0 + 1e-12)
-            .sample_f32(8)
-            .unwrap();
+        let narrow = Distribution::Uniform(1.0, 1.0 + 1e-12).sample_f32(8).unwrap();
         assert!(narrow.iter().all(|&x| x == 1.0), "{narrow:?}");
-        assert_eq!(
-            Distribution::Uniform(-1e39, 1e39)
-                .sample_f32(16)
-                .unwrap()
-                .len(),
-            16
-        );
-        let err = Distribution::Normal(0.0, 1e300)
-            .sample_f32(4)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("in f32") && err.contains("non-finite"),
-            "{err}"
-        );
+        assert_eq!(Distribution::Uniform(-1e39, 1e39).sample_f32(16).unwrap().len(), 16);
+        let err = Distribution::Normal(0.0, 1e300).sample_f32(4).unwrap_err().to_string();
+        assert!(err.contains("in f32") && err.contains("non-finite"), "{err}");
     }
 
     #[test]
@@ -258,16 +228,10 @@ mod tests {
         // Pieces get different seeds: no two pieces repeat each other.
         assert_ne!(a[..PIECE], a[PIECE..2 * PIECE]);
         let mean = a.iter().map(|&v| v as f64).sum::<f64>() / n as f64;
-        assert!(
-            mean.abs() < 0.02 && a.iter().all(|v| (-1.0..1.0).contains(v)),
-            "mean {mean}"
-        );
+        assert!(mean.abs() < 0.02 && a.iter().all(|v| (-1.0..1.0).contains(v)), "mean {mean}");
         let kept = Distribution::Bernoulli(0.25).sample_f64(n).unwrap();
         let rate = kept.iter().sum::<f64>() / n as f64;
-        assert!(
-            (rate - 0.25).abs() < 0.01 && kept.iter().all(|&v| v == 0.0 || v == 1.0),
-            "rate {rate}"
-        );
+        assert!((rate - 0.25).abs() < 0.01 && kept.iter().all(|&v| v == 0.0 || v == 1.0), "rate {rate}");
     }
 
     #[test]
@@ -305,10 +269,7 @@ mod tests {
     #[test]
     fn a_state_of_the_wrong_length_is_an_error() {
         let err = set_state(&[0u8; 10]).unwrap_err().to_string();
-        assert!(
-            err.contains("56 bytes") && err.contains("found 10"),
-            "{err}"
-        );
+        assert!(err.contains("56 bytes") && err.contains("found 10"), "{err}");
     }
 
     #[test]

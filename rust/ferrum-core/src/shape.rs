@@ -29,16 +29,8 @@ pub fn count(shape: &[usize]) -> Option<usize> {
 /// counts that overflow or could never fit in memory (rather than aborting).
 pub fn checked_numel(op: &'static str, shape: &[usize], elem_bytes: usize) -> Result<usize> {
     match count(shape) {
-        Some(n)
-            if n.checked_mul(elem_bytes)
-                .is_some_and(|b| b <= isize::MAX as usize) =>
-        {
-            Ok(n)
-        }
-        _ => Err(Error::invalid(
-            op,
-            format!("shape {shape:?} has too many elements to allocate"),
-        )),
+        Some(n) if n.checked_mul(elem_bytes).is_some_and(|b| b <= isize::MAX as usize) => Ok(n),
+        _ => Err(Error::invalid(op, format!("shape {shape:?} has too many elements to allocate"))),
     }
 }
 
@@ -70,12 +62,8 @@ pub fn try_with_capacity<T>(op: &'static str, n: usize) -> Result<Vec<T>> {
     ensure_fits::<T>(op, n)?;
     let bytes = n.saturating_mul(std::mem::size_of::<T>());
     let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| {
-        Error::invalid(
-            op,
-            format!("cannot allocate {n} elements ({bytes} bytes): out of memory"),
-        )
-    })?;
+    v.try_reserve_exact(n)
+        .map_err(|_| Error::invalid(op, format!("cannot allocate {n} elements ({bytes} bytes): out of memory")))?;
     Ok(v)
 }
 
@@ -111,16 +99,10 @@ pub fn norm_dim(op: &'static str, dim: isize, rank: usize) -> Result<usize> {
 /// A list of dims, each resolved against `rank`; a dim named twice (as
 /// `1` and `-2` of a rank-3 tensor, say) is an error naming `op`.
 pub fn distinct_dims(op: &'static str, dims: &[isize], rank: usize) -> Result<Vec<usize>> {
-    let resolved = dims
-        .iter()
-        .map(|&d| norm_dim(op, d, rank))
-        .collect::<Result<Vec<_>>>()?;
+    let resolved = dims.iter().map(|&d| norm_dim(op, d, rank)).collect::<Result<Vec<_>>>()?;
     for (i, &d) in resolved.iter().enumerate() {
         if resolved[..i].contains(&d) {
-            return Err(Error::invalid(
-                op,
-                format!("dim {d} appears more than once in {dims:?}"),
-            ));
+            return Err(Error::invalid(op, format!("dim {d} appears more than once in {dims:?}")));
         }
     }
     Ok(resolved)
@@ -138,11 +120,7 @@ pub fn unsqueeze_positions(op: &'static str, rank: usize, dims: &[isize]) -> Res
     let mut positions = Vec::with_capacity(dims.len());
     for &d in dims {
         if d < -out_i || d >= out_i {
-            return Err(Error::DimOutOfRange {
-                op,
-                dim: d,
-                rank: out,
-            });
+            return Err(Error::DimOutOfRange { op, dim: d, rank: out });
         }
         let p = if d < 0 {
             from_end -= 1;
@@ -169,11 +147,7 @@ pub fn unsqueeze_positions(op: &'static str, rank: usize, dims: &[isize]) -> Res
 
 /// The shape two operands broadcast to. Burn broadcasts only between equal
 /// ranks, stretching dims of size 1.
-pub fn broadcast_shape(
-    op: &'static str,
-    lhs: &[usize],
-    rhs: &[usize],
-) -> Result<crate::layout::DimVec<usize>> {
+pub fn broadcast_shape(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Result<crate::layout::DimVec<usize>> {
     if lhs == rhs {
         // The common case, and the shape of a tensor that exists: its count fits.
         return Ok(crate::layout::DimVec::from_slice(lhs));
@@ -183,11 +157,7 @@ pub fn broadcast_shape(
             op,
             lhs,
             rhs,
-            format!(
-                "ranks differ ({} and {}); broadcasting needs equal ranks",
-                lhs.len(),
-                rhs.len()
-            ),
+            format!("ranks differ ({} and {}); broadcasting needs equal ranks", lhs.len(), rhs.len()),
         ));
     }
     let out = lhs
@@ -198,12 +168,7 @@ pub fn broadcast_shape(
             _ if a == b => Ok(a),
             (1, _) => Ok(b),
             (_, 1) => Ok(a),
-            _ => Err(Error::shapes(
-                op,
-                lhs,
-                rhs,
-                format!("dim {i} has sizes {a} and {b}, neither is 1"),
-            )),
+            _ => Err(Error::shapes(op, lhs, rhs, format!("dim {i} has sizes {a} and {b}, neither is 1"))),
         })
         .collect::<Result<crate::layout::DimVec<usize>>>()?;
     // Two shapes that each fit can broadcast to one whose count does not
@@ -213,10 +178,7 @@ pub fn broadcast_shape(
 }
 
 /// Broadcast several shapes of equal rank at once.
-pub fn broadcast_shapes(
-    op: &'static str,
-    shapes: &[&[usize]],
-) -> Result<crate::layout::DimVec<usize>> {
+pub fn broadcast_shapes(op: &'static str, shapes: &[&[usize]]) -> Result<crate::layout::DimVec<usize>> {
     let mut out: crate::layout::DimVec<usize> = crate::layout::DimVec::from_slice(shapes[0]);
     for s in &shapes[1..] {
         out = broadcast_shape(op, &out, s)?;
@@ -236,10 +198,7 @@ mod tests {
 
     #[test]
     fn broadcast_follows_burn() {
-        assert_eq!(
-            broadcast_shape("add", &[2, 1], &[1, 3]).unwrap()[..],
-            [2, 3]
-        );
+        assert_eq!(broadcast_shape("add", &[2, 1], &[1, 3]).unwrap()[..], [2, 3]);
         assert!(broadcast_shape("add", &[2, 3], &[3]).is_err());
         let err = broadcast_shape("add", &[2, 3], &[4, 3]).unwrap_err();
         assert!(err.to_string().contains("dim 0 has sizes 2 and 4"));
@@ -250,10 +209,7 @@ mod tests {
         assert_eq!(distinct_dims("flip", &[0, -1], 3).unwrap(), vec![0, 2]);
         let e = distinct_dims("flip", &[1, -2], 3).unwrap_err().to_string();
         assert_eq!(e, "flip: dim 1 appears more than once in [1, -2]");
-        assert!(matches!(
-            distinct_dims("flip", &[3], 3),
-            Err(Error::DimOutOfRange { .. })
-        ));
+        assert!(matches!(distinct_dims("flip", &[3], 3), Err(Error::DimOutOfRange { .. })));
     }
 
     #[test]
@@ -262,31 +218,15 @@ mod tests {
         // [0, -1, -1] -> [1, 3, 4, 5, 1, 1]; [0, -6] panics (out of range).
         assert_eq!(unsqueeze_positions("u", 3, &[1, -2]).unwrap(), vec![1, 3]);
         assert_eq!(unsqueeze_positions("u", 3, &[0, 4]).unwrap(), vec![0, 4]);
-        assert_eq!(
-            unsqueeze_positions("u", 3, &[0, -1, -1]).unwrap(),
-            vec![0, 4, 5]
-        );
-        assert!(matches!(
-            unsqueeze_positions("u", 3, &[0, -6]),
-            Err(Error::DimOutOfRange {
-                dim: -6,
-                rank: 5,
-                ..
-            })
-        ));
+        assert_eq!(unsqueeze_positions("u", 3, &[0, -1, -1]).unwrap(), vec![0, 4, 5]);
+        assert!(matches!(unsqueeze_positions("u", 3, &[0, -6]), Err(Error::DimOutOfRange { dim: -6, rank: 5, .. })));
         // A repeated position moves to the next free one, as Burn's copy loop does.
         assert_eq!(unsqueeze_positions("u", 3, &[1, 1]).unwrap(), vec![1, 2]);
-        assert_eq!(
-            unsqueeze_positions("u", 1, &[-1, -1, -1]).unwrap(),
-            vec![1, 2, 3]
-        );
+        assert_eq!(unsqueeze_positions("u", 1, &[-1, -1, -1]).unwrap(), vec![1, 2, 3]);
         // Positions that would fall off either end are errors, never a panic.
         assert!(unsqueeze_positions("u", 3, &[4, 4]).is_err());
         assert!(unsqueeze_positions("u", 0, &[-2, -2]).is_err());
-        assert_eq!(
-            unsqueeze_positions("u", 2, &[]).unwrap(),
-            Vec::<usize>::new()
-        );
+        assert_eq!(unsqueeze_positions("u", 2, &[]).unwrap(), Vec::<usize>::new());
     }
 
     #[test]

@@ -21,24 +21,10 @@ fn fuzz_dir() -> PathBuf {
 }
 
 fn inputs(folder: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let Ok(entries) = fs::read_dir(folder) else {
-        return Vec::new();
-    };
-    let mut files: Vec<_> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_file())
-        .collect();
+    let Ok(entries) = fs::read_dir(folder) else { return Vec::new() };
+    let mut files: Vec<_> = entries.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect();
     files.sort();
-    files
-        .into_iter()
-        .map(|p| {
-            (
-                p.clone(),
-                fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
-            )
-        })
-        .collect()
+    files.into_iter().map(|p| (p.clone(), fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))).collect()
 }
 
 /// Run `target` on `data`; a panic becomes the message, with the input saved for replay.
@@ -54,10 +40,7 @@ fn check(name: &str, target: Target, data: &[u8]) -> Result<(), String> {
         let _ = fs::create_dir_all(&folder);
         let file = folder.join(format!("crash-{:016x}", fnv(data)));
         let _ = fs::write(&file, data);
-        format!(
-            "{name} panicked ({what}) on the input saved at {}",
-            file.display()
-        )
+        format!("{name} panicked ({what}) on the input saved at {}", file.display())
     })
 }
 
@@ -65,10 +48,7 @@ fn check(name: &str, target: Target, data: &[u8]) -> Result<(), String> {
 /// a debug build: a level takes about 20 KB of stack there (2.5 KB in release),
 /// more than a test thread's 2 MB hold at 100 levels with a round trip.
 fn with_stack(body: impl FnOnce() + Send + 'static) {
-    let outcome = std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(body)
-        .map(|t| t.join());
+    let outcome = std::thread::Builder::new().stack_size(64 << 20).spawn(body).map(|t| t.join());
     match outcome {
         Ok(Ok(())) => {}
         Ok(Err(cause)) => panic::resume_unwind(cause),
@@ -77,9 +57,7 @@ fn with_stack(body: impl FnOnce() + Send + 'static) {
 }
 
 fn fnv(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ *b as u64).wrapping_mul(0x100_0000_01b3)
-    })
+    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100_0000_01b3))
 }
 
 #[test]
@@ -91,14 +69,8 @@ fn replay_all() {
     let mut failures = Vec::new();
     for (name, target) in TARGETS {
         let seeds = inputs(&fuzz_dir().join("corpus").join(name));
-        assert!(
-            !seeds.is_empty(),
-            "no seeds for {name} in fuzz/corpus/{name}: run python fuzz/make_seeds.py"
-        );
-        for (_, data) in seeds
-            .iter()
-            .chain(&inputs(&fuzz_dir().join("regressions").join(name)))
-        {
+        assert!(!seeds.is_empty(), "no seeds for {name} in fuzz/corpus/{name}: run python fuzz/make_seeds.py");
+        for (_, data) in seeds.iter().chain(&inputs(&fuzz_dir().join("regressions").join(name))) {
             failures.extend(check(name, target, data).err());
         }
     }
@@ -117,11 +89,7 @@ impl Rng {
     }
 
     fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
+        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
     }
 }
 
@@ -200,10 +168,7 @@ fn mutate_input(rng: &mut Rng, seed: &[u8], pool: &[Vec<u8>]) -> Vec<u8> {
     let rounds = 1 + rng.below(6);
     if seed.len() > 3 && seed[1..3] == [0x1f, 0x8b] && rng.below(4) != 0 {
         let mut inner = Vec::new();
-        if flate2::read::GzDecoder::new(&seed[1..])
-            .read_to_end(&mut inner)
-            .is_ok()
-        {
+        if flate2::read::GzDecoder::new(&seed[1..]).read_to_end(&mut inner).is_ok() {
             (0..rounds).for_each(|_| mutate(rng, &mut inner, pool));
             let mut enc = flate2::write::GzEncoder::new(vec![seed[0]], flate2::Compression::fast());
             if enc.write_all(&inner).is_ok() {
@@ -224,19 +189,10 @@ fn random_mutations_of_the_corpus_never_panic() {
 }
 
 fn mutate_all() {
-    let seconds: u64 = std::env::var("FERRUM_FUZZ_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2);
-    let seed = std::env::var("FERRUM_FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64)
-                | 1
-        });
+    let seconds: u64 = std::env::var("FERRUM_FUZZ_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
+    let seed = std::env::var("FERRUM_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64) | 1
+    });
     println!("FERRUM_FUZZ_SEED={seed}");
     let mut rng = Rng(seed);
     for (name, target) in TARGETS {

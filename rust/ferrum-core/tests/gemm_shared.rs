@@ -12,11 +12,7 @@ use ferrum_core::kernels::team;
 fn shared_parts(n: usize, pause: Duration) -> usize {
     let a: Vec<f32> = (0..n * n).map(|i| (i % 7) as f32 - 3.0).collect();
     let mut dst = vec![0.0f32; n * n];
-    let mat = Mat {
-        offset: 0,
-        rs: n as isize,
-        cs: 1,
-    };
+    let mat = Mat { offset: 0, rs: n as isize, cs: 1 };
     // After the pause the team's helpers have parked: the call must wake them.
     sleep(pause);
     f32::gemm(&mut dst, &a, mat, &a, mat, Dims { m: n, k: n, n }, true);
@@ -33,9 +29,6 @@ fn a_large_product_is_shared_even_after_the_helpers_parked() {
     // tries tolerate a machine that deschedules it for the whole call.
     for (n, pause) in [(512, Duration::ZERO), (2048, Duration::from_millis(20))] {
         let helped = (0..5).any(|_| shared_parts(n, pause) > 0);
-        assert!(
-            helped,
-            "{n}^3 after {pause:?}: every part ran on the calling thread"
-        );
+        assert!(helped, "{n}^3 after {pause:?}: every part ran on the calling thread");
     }
 }

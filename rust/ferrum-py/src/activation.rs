@@ -110,9 +110,7 @@ along_dim! {
 ///     [0.5]
 #[pyfunction]
 pub fn sigmoid(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    tensor.dop(py, |v| {
-        v.float_unary(ferrum_core::ops::unary::FloatUnary::Sigmoid)
-    })
+    tensor.dop(py, |v| v.float_unary(ferrum_core::ops::unary::FloatUnary::Sigmoid))
 }
 
 /// The hyperbolic tangent element-wise, in (-1, 1); any shape, kept (Float).
@@ -122,9 +120,7 @@ pub fn sigmoid(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<PyTensor
 ///     [0.0, 0.76159...]
 #[pyfunction]
 pub fn tanh(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    tensor.dop(py, |v| {
-        v.float_unary(ferrum_core::ops::unary::FloatUnary::Tanh)
-    })
+    tensor.dop(py, |v| v.float_unary(ferrum_core::ops::unary::FloatUnary::Tanh))
 }
 
 /// `x` where `x >= 0`, else `negative_slope * x`; any shape, kept.
@@ -134,11 +130,7 @@ pub fn tanh(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
 ///     [-1.0, 2.0]
 #[pyfunction]
 #[pyo3(signature = (tensor, negative_slope = 0.01))]
-pub fn leaky_relu(
-    py: Python<'_>,
-    tensor: PyRef<'_, PyTensor>,
-    negative_slope: f64,
-) -> PyResult<PyTensor> {
+pub fn leaky_relu(py: Python<'_>, tensor: PyRef<'_, PyTensor>, negative_slope: f64) -> PyResult<PyTensor> {
     tensor.dop(py, |v| v.leaky_relu(negative_slope))
 }
 
@@ -149,11 +141,7 @@ pub fn leaky_relu(
 ///     >>> activation.prelu(Tensor.from_data([[-2.0, -2.0]], device), Tensor.from_data([0.5, 0.25], device)).to_data().to_list()
 ///     [[-1.0, -0.5]]
 #[pyfunction]
-pub fn prelu(
-    py: Python<'_>,
-    tensor: PyRef<'_, PyTensor>,
-    alpha: PyRef<'_, PyTensor>,
-) -> PyResult<PyTensor> {
+pub fn prelu(py: Python<'_>, tensor: PyRef<'_, PyTensor>, alpha: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
     tensor.dop2(py, "prelu", &alpha, |t, a| t.prelu(a))
 }
 
@@ -164,12 +152,7 @@ pub fn prelu(
 ///     [0.0, 0.5, 1.0]
 #[pyfunction]
 #[pyo3(signature = (tensor, alpha = 0.2, beta = 0.5))]
-pub fn hard_sigmoid(
-    py: Python<'_>,
-    tensor: PyRef<'_, PyTensor>,
-    alpha: f64,
-    beta: f64,
-) -> PyResult<PyTensor> {
+pub fn hard_sigmoid(py: Python<'_>, tensor: PyRef<'_, PyTensor>, alpha: f64, beta: f64) -> PyResult<PyTensor> {
     tensor.dop(py, |v| v.hard_sigmoid(alpha, beta))
 }
 
@@ -189,24 +172,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     macro_rules! add {
         ($($f:ident),*) => {$( m.add_function(wrap_pyfunction!($f, m)?)?; )*};
     }
-    add!(
-        relu,
-        gelu,
-        log_sigmoid,
-        silu,
-        hard_swish,
-        mish,
-        softmax,
-        log_softmax,
-        softmin,
-        quiet_softmax,
-        glu,
-        sigmoid,
-        tanh,
-        leaky_relu,
-        prelu,
-        hard_sigmoid,
-        softplus
-    );
+    add!(relu, gelu, log_sigmoid, silu, hard_swish, mish, softmax, log_softmax, softmin, quiet_softmax, glu, sigmoid, tanh, leaky_relu, prelu, hard_sigmoid, softplus);
     Ok(())
 }

@@ -9,13 +9,7 @@ use crate::tensor::PyTensor;
 /// `mask` (true where attention is not allowed) broadcasts onto the scores.
 #[pyfunction]
 #[pyo3(signature = (scores, mask = None, scale = 1.0, fill = -1.0e4))]
-pub fn masked_softmax(
-    py: Python<'_>,
-    scores: PyRef<'_, PyTensor>,
-    mask: Option<PyRef<'_, PyTensor>>,
-    scale: f64,
-    fill: f64,
-) -> PyResult<PyTensor> {
+pub fn masked_softmax(py: Python<'_>, scores: PyRef<'_, PyTensor>, mask: Option<PyRef<'_, PyTensor>>, scale: f64, fill: f64) -> PyResult<PyTensor> {
     if let Some(m) = &mask {
         scores.same_backend(py, "masked_softmax", m)?;
     }

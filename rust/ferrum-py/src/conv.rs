@@ -71,15 +71,8 @@ pub fn conv1d(
     dilation: usize,
     groups: usize,
 ) -> PyResult<PyTensor> {
-    let o = ConvOptions {
-        stride: [stride],
-        padding: [padding.sides()],
-        dilation: [dilation],
-        groups,
-    };
-    call3(py, "conv1d", &x, &weight, bias.as_deref(), |x, w, b| {
-        x.conv1d(w, b, &o)
-    })
+    let o = ConvOptions { stride: [stride], padding: [padding.sides()], dilation: [dilation], groups };
+    call3(py, "conv1d", &x, &weight, bias.as_deref(), |x, w, b| x.conv1d(w, b, &o))
 }
 
 /// 2-d convolution of `[batch, channels_in, height, width]` with a weight
@@ -103,15 +96,8 @@ pub fn conv2d(
     dilation: (usize, usize),
     groups: usize,
 ) -> PyResult<PyTensor> {
-    let o = ConvOptions {
-        stride: [stride.0, stride.1],
-        padding: [padding.0.sides(), padding.1.sides()],
-        dilation: [dilation.0, dilation.1],
-        groups,
-    };
-    call3(py, "conv2d", &x, &weight, bias.as_deref(), |x, w, b| {
-        x.conv2d(w, b, &o)
-    })
+    let o = ConvOptions { stride: [stride.0, stride.1], padding: [padding.0.sides(), padding.1.sides()], dilation: [dilation.0, dilation.1], groups };
+    call3(py, "conv2d", &x, &weight, bias.as_deref(), |x, w, b| x.conv2d(w, b, &o))
 }
 
 /// `relu(conv2d(x, weight) * scale + shift + residual)` in one pass over the
@@ -152,32 +138,10 @@ pub fn conv2d_fused(
     for t in std::iter::once(&weight).chain(tail.into_iter().flatten()) {
         x.same_backend(py, name, t)?;
     }
-    let o = ConvOptions {
-        stride: [stride.0, stride.1],
-        padding: [padding.0.sides(), padding.1.sides()],
-        dilation: [dilation.0, dilation.1],
-        groups,
-    };
+    let o = ConvOptions { stride: [stride.0, stride.1], padding: [padding.0.sides(), padding.1.sides()], dilation: [dilation.0, dilation.1], groups };
     let var = |t: &Option<PyRef<'_, PyTensor>>| t.as_deref().map(PyTensor::to_var);
-    let (xv, wv, sv, hv, rv) = (
-        x.to_var(),
-        weight.to_var(),
-        var(&scale),
-        var(&shift),
-        var(&residual),
-    );
-    let run = || {
-        xv.conv2d_fused(
-            &wv,
-            &o,
-            &ConvTail {
-                scale: sv.as_ref(),
-                shift: hv.as_ref(),
-                residual: rv.as_ref(),
-                relu,
-            },
-        )
-    };
+    let (xv, wv, sv, hv, rv) = (x.to_var(), weight.to_var(), var(&scale), var(&shift), var(&residual));
+    let run = || xv.conv2d_fused(&wv, &o, &ConvTail { scale: sv.as_ref(), shift: hv.as_ref(), residual: rv.as_ref(), relu });
     let v = crate::error::engine(py, x.t.numel() >= GIL_RELEASE_ELEMS, run)?;
     Ok(x.wrap_var(py, v))
 }
@@ -203,21 +167,8 @@ pub fn conv_transpose1d(
     dilation: usize,
     groups: usize,
 ) -> PyResult<PyTensor> {
-    let o = ConvTransposeOptions {
-        stride: [stride],
-        padding: [padding],
-        padding_out: [padding_out],
-        dilation: [dilation],
-        groups,
-    };
-    call3(
-        py,
-        "conv_transpose1d",
-        &x,
-        &weight,
-        bias.as_deref(),
-        |x, w, b| x.conv_transpose1d(w, b, &o),
-    )
+    let o = ConvTransposeOptions { stride: [stride], padding: [padding], padding_out: [padding_out], dilation: [dilation], groups };
+    call3(py, "conv_transpose1d", &x, &weight, bias.as_deref(), |x, w, b| x.conv_transpose1d(w, b, &o))
 }
 
 /// 2-d transposed convolution with a weight `[channels_in, channels_out / groups, kernel_h, kernel_w]`.
@@ -248,47 +199,16 @@ pub fn conv_transpose2d(
         dilation: [dilation.0, dilation.1],
         groups,
     };
-    call3(
-        py,
-        "conv_transpose2d",
-        &x,
-        &weight,
-        bias.as_deref(),
-        |x, w, b| x.conv_transpose2d(w, b, &o),
-    )
+    call3(py, "conv_transpose2d", &x, &weight, bias.as_deref(), |x, w, b| x.conv_transpose2d(w, b, &o))
 }
 
-fn pool1d(
-    kernel: usize,
-    stride: Option<usize>,
-    padding: Pad,
-    dilation: usize,
-    ceil_mode: bool,
-) -> PoolOptions<1> {
-    PoolOptions {
-        kernel: [kernel],
-        stride: [stride.unwrap_or(kernel)],
-        padding: [padding.sides()],
-        dilation: [dilation],
-        ceil_mode,
-    }
+fn pool1d(kernel: usize, stride: Option<usize>, padding: Pad, dilation: usize, ceil_mode: bool) -> PoolOptions<1> {
+    PoolOptions { kernel: [kernel], stride: [stride.unwrap_or(kernel)], padding: [padding.sides()], dilation: [dilation], ceil_mode }
 }
 
-fn pool2d(
-    kernel: (usize, usize),
-    stride: Option<(usize, usize)>,
-    padding: (Pad, Pad),
-    dilation: (usize, usize),
-    ceil_mode: bool,
-) -> PoolOptions<2> {
+fn pool2d(kernel: (usize, usize), stride: Option<(usize, usize)>, padding: (Pad, Pad), dilation: (usize, usize), ceil_mode: bool) -> PoolOptions<2> {
     let s = stride.unwrap_or(kernel);
-    PoolOptions {
-        kernel: [kernel.0, kernel.1],
-        stride: [s.0, s.1],
-        padding: [padding.0.sides(), padding.1.sides()],
-        dilation: [dilation.0, dilation.1],
-        ceil_mode,
-    }
+    PoolOptions { kernel: [kernel.0, kernel.1], stride: [s.0, s.1], padding: [padding.0.sides(), padding.1.sides()], dilation: [dilation.0, dilation.1], ceil_mode }
 }
 
 /// A differentiable op that also returns an untracked Int tensor.
@@ -312,15 +232,7 @@ fn with_indices(
 ///     [[[3.0, 4.0]]]
 #[pyfunction]
 #[pyo3(signature = (x, kernel_size, stride = None, padding = NO_PAD, dilation = 1, ceil_mode = false))]
-pub fn max_pool1d(
-    py: Python<'_>,
-    x: PyRef<'_, PyTensor>,
-    kernel_size: usize,
-    stride: Option<usize>,
-    padding: Pad,
-    dilation: usize,
-    ceil_mode: bool,
-) -> PyResult<PyTensor> {
+pub fn max_pool1d(py: Python<'_>, x: PyRef<'_, PyTensor>, kernel_size: usize, stride: Option<usize>, padding: Pad, dilation: usize, ceil_mode: bool) -> PyResult<PyTensor> {
     let o = pool1d(kernel_size, stride, padding, dilation, ceil_mode);
     x.dop(py, |v| v.max_pool1d(&o))
 }
@@ -445,11 +357,7 @@ pub fn avg_pool2d(
 ///     >>> F.adaptive_avg_pool1d(x, 2).to_data().to_list()
 ///     [[[2.0, 3.0]]]
 #[pyfunction]
-pub fn adaptive_avg_pool1d(
-    py: Python<'_>,
-    x: PyRef<'_, PyTensor>,
-    output_size: usize,
-) -> PyResult<PyTensor> {
+pub fn adaptive_avg_pool1d(py: Python<'_>, x: PyRef<'_, PyTensor>, output_size: usize) -> PyResult<PyTensor> {
     x.dop(py, |v| v.adaptive_avg_pool1d(output_size))
 }
 
@@ -461,14 +369,8 @@ pub fn adaptive_avg_pool1d(
 ///     >>> F.adaptive_avg_pool2d(x, (1, 1)).to_data().to_list()
 ///     [[[[7.5]]]]
 #[pyfunction]
-pub fn adaptive_avg_pool2d(
-    py: Python<'_>,
-    x: PyRef<'_, PyTensor>,
-    output_size: (usize, usize),
-) -> PyResult<PyTensor> {
-    x.dop(py, |v| {
-        v.adaptive_avg_pool2d([output_size.0, output_size.1])
-    })
+pub fn adaptive_avg_pool2d(py: Python<'_>, x: PyRef<'_, PyTensor>, output_size: (usize, usize)) -> PyResult<PyTensor> {
+    x.dop(py, |v| v.adaptive_avg_pool2d([output_size.0, output_size.1]))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -29,23 +29,14 @@ impl Backward for PyBackward {
     fn backward(&self, grad: Tensor, needs: &[bool]) -> ferrum_core::Result<Vec<Option<Tensor>>> {
         // backward() runs with the GIL released; a Python callback takes it back.
         Python::attach(|py| {
-            let fail =
-                |e: PyErr| Error::invalid(self.name, format!("the custom backward raised {e}"));
+            let fail = |e: PyErr| Error::invalid(self.name, format!("the custom backward raised {e}"));
             let g = Bound::new(py, PyTensor::new(grad, self.device.clone_ref(py))).map_err(fail)?;
             let out = self.callback.bind(py).call1((g,)).map_err(fail)?;
-            let items: Vec<Bound<'_, PyAny>> = out
-                .try_iter()
-                .map_err(fail)?
-                .collect::<PyResult<_>>()
-                .map_err(fail)?;
+            let items: Vec<Bound<'_, PyAny>> = out.try_iter().map_err(fail)?.collect::<PyResult<_>>().map_err(fail)?;
             if items.len() != needs.len() {
                 return Err(Error::invalid(
                     self.name,
-                    format!(
-                        "the custom backward returned {} gradients for {} inputs",
-                        items.len(),
-                        needs.len()
-                    ),
+                    format!("the custom backward returned {} gradients for {} inputs", items.len(), needs.len()),
                 ));
             }
             items
@@ -56,19 +47,9 @@ impl Backward for PyBackward {
                     if item.is_none() || !need {
                         return Ok(None);
                     }
-                    let t = item
-                        .cast::<PyTensor>()
-                        .map_err(|e| fail(e.into()))?
-                        .get()
-                        .t
-                        .clone();
+                    let t = item.cast::<PyTensor>().map_err(|e| fail(e.into()))?.get().t.clone();
                     if t.shape() != shape.as_slice() {
-                        return Err(Error::shapes(
-                            self.name,
-                            t.shape(),
-                            shape,
-                            "a custom gradient must have its input's shape",
-                        ));
+                        return Err(Error::shapes(self.name, t.shape(), shape, "a custom gradient must have its input's shape"));
                     }
                     Ok(Some(t))
                 })
@@ -104,21 +85,13 @@ pub fn custom_op(
         output.same_backend(py, "custom_op", i)?;
     }
     if output.node.is_some() {
-        return Err(backend_error(
-            py,
-            format!("{name}: the forward output must be computed from detached inputs"),
-        ));
+        return Err(backend_error(py, format!("{name}: the forward output must be computed from detached inputs")));
     }
     let vars: Vec<Var> = inputs.iter().map(|i| i.to_var()).collect();
     let refs: Vec<&Var> = vars.iter().collect();
     let name = intern(name);
     let device = output.inner_device(py);
     let shapes = inputs.iter().map(|i| i.t.shape().to_vec()).collect();
-    let v = record(output.t.clone(), &refs, move || PyBackward {
-        name,
-        callback: backward,
-        device,
-        shapes,
-    });
+    let v = record(output.t.clone(), &refs, move || PyBackward { name, callback: backward, device, shapes });
     Ok(output.wrap_var(py, v))
 }

@@ -16,30 +16,12 @@ use crate::tensor::format::format_values;
 macro_rules! with_python_dtype {
     ($dtype:expr, $T:ident => $body:expr) => {
         match $dtype {
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
-            DType::I64 => {
-                type $T = i64;
-                $body
-            }
-            DType::I32 => {
-                type $T = i32;
-                $body
-            }
-            DType::U8 => {
-                type $T = u8;
-                $body
-            }
-            DType::Bool => {
-                type $T = bool;
-                $body
-            }
+            DType::F32 => { type $T = f32; $body }
+            DType::F64 => { type $T = f64; $body }
+            DType::I64 => { type $T = i64; $body }
+            DType::I32 => { type $T = i32; $body }
+            DType::U8 => { type $T = u8; $body }
+            DType::Bool => { type $T = bool; $body }
             DType::F16 | DType::BF16 => unreachable!("half floats are widened to f32 first"),
         }
     };
@@ -81,11 +63,7 @@ fn nested_list<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> 
     })
 }
 
-fn build<'py, T: Copy + for<'a> IntoPyObject<'py>>(
-    py: Python<'py>,
-    flat: &[T],
-    shape: &[usize],
-) -> PyResult<Bound<'py, PyAny>> {
+fn build<'py, T: Copy + for<'a> IntoPyObject<'py>>(py: Python<'py>, flat: &[T], shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
     if shape.is_empty() {
         return flat[0].into_bound_py_any(py);
     }
@@ -93,9 +71,7 @@ fn build<'py, T: Copy + for<'a> IntoPyObject<'py>>(
         return Ok(PyList::new(py, flat.iter().copied())?.into_any());
     }
     let step: usize = shape[1..].iter().product();
-    let items = (0..shape[0])
-        .map(|i| build(py, &flat[i * step..(i + 1) * step], &shape[1..]))
-        .collect::<PyResult<Vec<_>>>()?;
+    let items = (0..shape[0]).map(|i| build(py, &flat[i * step..(i + 1) * step], &shape[1..])).collect::<PyResult<Vec<_>>>()?;
     Ok(PyList::new(py, items)?.into_any())
 }
 
@@ -107,13 +83,8 @@ fn same_values(a: &Tensor, b: &Tensor) -> ferrum_core::Result<bool> {
         return Ok(false);
     }
     Ok(match a.kind() {
-        Kind::Float => {
-            a.cast(DType::F64)?.try_to_vec::<f64>(OP)?
-                == b.cast(DType::F64)?.try_to_vec::<f64>(OP)?
-        }
-        _ => {
-            ferrum_core::with_dtype!(a.dtype(), T => a.try_to_vec::<T>(OP)? == b.try_to_vec::<T>(OP)?)
-        }
+        Kind::Float => a.cast(DType::F64)?.try_to_vec::<f64>(OP)? == b.cast(DType::F64)?.try_to_vec::<f64>(OP)?,
+        _ => ferrum_core::with_dtype!(a.dtype(), T => a.try_to_vec::<T>(OP)? == b.try_to_vec::<T>(OP)?),
     })
 }
 
@@ -122,31 +93,19 @@ impl PyTensorData {
     /// From nested lists, or flat `values` with a `shape`.
     #[new]
     #[pyo3(signature = (values, shape = None, *, dtype = None))]
-    fn new(
-        py: Python<'_>,
-        values: &Bound<'_, PyAny>,
-        shape: Option<Vec<usize>>,
-        dtype: Option<PyDType>,
-    ) -> PyResult<Self> {
+    fn new(py: Python<'_>, values: &Bound<'_, PyAny>, shape: Option<Vec<usize>>, dtype: Option<PyDType>) -> PyResult<Self> {
         let t = tensor_from_any(py, values, dtype.map(Into::into))?;
         let t = match shape {
             Some(s) => {
                 // Checked: a product that wraps around could equal the count.
                 if ferrum_core::shape::count(&s) != Some(t.numel()) {
-                    return Err(crate::error::shape_error(
-                        py,
-                        format!("TensorData: {} values do not fill shape {s:?}", t.numel()),
-                    ));
+                    return Err(crate::error::shape_error(py, format!("TensorData: {} values do not fill shape {s:?}", t.numel())));
                 }
-                engine(py, false, || {
-                    t.reshape(&s.iter().map(|&d| d as isize).collect::<Vec<_>>())
-                })?
+                engine(py, false, || t.reshape(&s.iter().map(|&d| d as isize).collect::<Vec<_>>()))?
             }
             None => t,
         };
-        Ok(PyTensorData {
-            t: engine(py, false, || t.try_contiguous("TensorData"))?,
-        })
+        Ok(PyTensorData { t: engine(py, false, || t.try_contiguous("TensorData"))? })
     }
 
     /// The shape as a tuple of ints.
@@ -212,9 +171,7 @@ impl PyTensorData {
     ///     >>> TensorData([1.7, -1.7]).convert(DType.I64).to_list()
     ///     [1, -1]
     fn convert(&self, py: Python<'_>, dtype: PyDType) -> PyResult<PyTensorData> {
-        Ok(PyTensorData {
-            t: engine(py, false, || self.t.cast(DType::from(dtype)))?,
-        })
+        Ok(PyTensorData { t: engine(py, false, || self.t.cast(DType::from(dtype)))? })
     }
 
     /// Raises `AssertionError`, naming the first difference, unless shapes,
@@ -223,10 +180,7 @@ impl PyTensorData {
     /// Example:
     ///     >>> TensorData([1, 2]).assert_eq(TensorData([1, 2]))
     fn assert_eq(&self, py: Python<'_>, other: PyRef<'_, PyTensorData>) -> PyResult<()> {
-        if self.t.shape() != other.t.shape()
-            || self.t.dtype() != other.t.dtype()
-            || !same_values(&self.t, &other.t).py(py)?
-        {
+        if self.t.shape() != other.t.shape() || self.t.dtype() != other.t.dtype() || !same_values(&self.t, &other.t).py(py)? {
             return Err(pyo3::exceptions::PyAssertionError::new_err(format!(
                 "TensorData differ:\n  left  ({:?}, {}): {}\n  right ({:?}, {}): {}",
                 self.t.shape(),
@@ -246,30 +200,17 @@ impl PyTensorData {
     /// Example:
     ///     >>> TensorData([1.0, 2.0]).assert_approx_eq(TensorData([1.00001, 2.0]), 1e-3)
     #[pyo3(signature = (other, tolerance = 1e-4))]
-    fn assert_approx_eq(
-        &self,
-        py: Python<'_>,
-        other: PyRef<'_, PyTensorData>,
-        tolerance: f64,
-    ) -> PyResult<()> {
+    fn assert_approx_eq(&self, py: Python<'_>, other: PyRef<'_, PyTensorData>, tolerance: f64) -> PyResult<()> {
         let fail = |why: String| Err(pyo3::exceptions::PyAssertionError::new_err(why));
         if self.t.shape() != other.t.shape() {
-            return fail(format!(
-                "TensorData shapes differ: {:?} and {:?}",
-                self.t.shape(),
-                other.t.shape()
-            ));
+            return fail(format!("TensorData shapes differ: {:?} and {:?}", self.t.shape(), other.t.shape()));
         }
         let values = |t: &Tensor| t.cast(DType::F64)?.try_to_vec::<f64>("assert_approx_eq");
         let (a, b) = (values(&self.t).py(py)?, values(&other.t).py(py)?);
         for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-            let ok = (x.is_nan() && y.is_nan())
-                || x == y
-                || (x - y).abs() <= tolerance * (1.0 + y.abs());
+            let ok = (x.is_nan() && y.is_nan()) || x == y || (x - y).abs() <= tolerance * (1.0 + y.abs());
             if !ok {
-                return fail(format!(
-                    "TensorData differ at flat index {i}: {x} and {y} (tolerance {tolerance})"
-                ));
+                return fail(format!("TensorData differ at flat index {i}: {x} and {y} (tolerance {tolerance})"));
             }
         }
         Ok(())
@@ -283,12 +224,7 @@ impl PyTensorData {
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "TensorData({}, shape={:?}, dtype={})",
-            format_values(&self.t),
-            self.t.shape(),
-            self.t.dtype()
-        )
+        format!("TensorData({}, shape={:?}, dtype={})", format_values(&self.t), self.t.shape(), self.t.dtype())
     }
 
     fn __len__(&self) -> usize {

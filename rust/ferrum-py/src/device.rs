@@ -6,14 +6,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyType;
 
 /// Make a class subscriptable at run time (`Device[NdArray]`), as typing needs.
-pub fn generic_alias<'py>(
-    cls: &Bound<'py, PyType>,
-    item: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
+pub fn generic_alias<'py>(cls: &Bound<'py, PyType>, item: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let py = cls.py();
-    py.import("types")?
-        .getattr("GenericAlias")?
-        .call1((cls, item))
+    py.import("types")?.getattr("GenericAlias")?.call1((cls, item))
 }
 
 /// A device of backend `B` (`Device[B]`), made by `B.device()`.
@@ -43,11 +38,7 @@ impl PyDevice {
     #[staticmethod]
     #[pyo3(name = "_new", signature = (backend, autodiff, inner = None))]
     fn new(backend: Py<PyAny>, autodiff: bool, inner: Option<Py<PyDevice>>) -> Self {
-        PyDevice {
-            backend,
-            autodiff,
-            inner,
-        }
+        PyDevice { backend, autodiff, inner }
     }
 
     /// The device of the decorated backend for an autodiff device
@@ -86,17 +77,11 @@ impl PyDevice {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "Device(Cpu, backend={})",
-            backend_name(py, &self.backend)?
-        ))
+        Ok(format!("Device(Cpu, backend={})", backend_name(py, &self.backend)?))
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .cast::<PyDevice>()
-            .map(|o| o.get().autodiff == self.autodiff)
-            .unwrap_or(false)
+        other.cast::<PyDevice>().map(|o| o.get().autodiff == self.autodiff).unwrap_or(false)
     }
 
     fn __hash__(&self) -> u64 {
@@ -104,21 +89,13 @@ impl PyDevice {
     }
 
     #[classmethod]
-    fn __class_getitem__<'py>(
-        cls: &Bound<'py, PyType>,
-        item: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn __class_getitem__<'py>(cls: &Bound<'py, PyType>, item: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         generic_alias(cls, item)
     }
 }
 
 pub fn backend_name(py: Python<'_>, backend: &Py<PyAny>) -> PyResult<String> {
-    backend.bind(py).str().map(|s| {
-        s.to_string()
-            .replace("ferrum.backend.", "")
-            .replace("<class '", "")
-            .replace("'>", "")
-    })
+    backend.bind(py).str().map(|s| s.to_string().replace("ferrum.backend.", "").replace("<class '", "").replace("'>", ""))
 }
 
 /// The element type of a tensor: `DType.F32` (the default), `F64`, `F16`
@@ -132,15 +109,7 @@ pub fn backend_name(py: Python<'_>, backend: &Py<PyAny>) -> PyResult<String> {
 /// Example:
 ///     >>> DType.F64.kind is Float, Tensor.zeros((1,), device).dtype == DType.F32
 ///     (True, True)
-#[pyclass(
-    frozen,
-    eq,
-    eq_int,
-    hash,
-    from_py_object,
-    name = "DType",
-    module = "ferrum"
-)]
+#[pyclass(frozen, eq, eq_int, hash, from_py_object, name = "DType", module = "ferrum")]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PyDType {
     F32,
@@ -240,12 +209,6 @@ pub fn dtype_of_kind(kind: &Bound<'_, PyAny>) -> PyResult<DType> {
     } else if let Ok(d) = kind.extract::<PyDType>() {
         Ok(d.into())
     } else {
-        Err(crate::error::kind_error(
-            py,
-            format!(
-                "expected a kind (Float, Int or Bool) or a DType, found {}",
-                kind.repr()?
-            ),
-        ))
+        Err(crate::error::kind_error(py, format!("expected a kind (Float, Int or Bool) or a DType, found {}", kind.repr()?)))
     }
 }

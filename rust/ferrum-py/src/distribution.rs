@@ -55,10 +55,7 @@ impl PyDistribution {
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .extract::<PyRef<'_, PyDistribution>>()
-            .map(|o| o.0 == self.0)
-            .unwrap_or(false)
+        other.extract::<PyRef<'_, PyDistribution>>().map(|o| o.0 == self.0).unwrap_or(false)
     }
 }
 

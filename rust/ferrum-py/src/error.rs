@@ -93,38 +93,21 @@ fn make(py: Python<'_>, name: &str, bases: &[Bound<'_, PyAny>], doc: &str) -> Py
     let dict = PyDict::new(py);
     dict.set_item("__doc__", doc)?;
     dict.set_item("__module__", "ferrum")?;
-    let ty = py
-        .get_type::<PyType>()
-        .call1((name, PyTuple::new(py, bases)?, dict))?;
+    let ty = py.get_type::<PyType>().call1((name, PyTuple::new(py, bases)?, dict))?;
     Ok(ty.cast_into::<PyType>()?.unbind())
 }
 
 pub fn exceptions(py: Python<'_>) -> PyResult<&Exceptions> {
     EXCEPTIONS.get_or_try_init(py, || {
-        let base = make(
-            py,
-            "FerrumError",
-            &[py.get_type::<PyException>().into_any()],
-            FERRUM_ERROR_DOC,
-        )?;
+        let base = make(py, "FerrumError", &[py.get_type::<PyException>().into_any()], FERRUM_ERROR_DOC)?;
         let b = base.bind(py).clone().into_any();
         let value = py.get_type::<PyValueError>().into_any();
         let typ = py.get_type::<PyTypeError>().into_any();
         Ok(Exceptions {
-            shape: make(
-                py,
-                "ShapeError",
-                &[b.clone(), value.clone()],
-                SHAPE_ERROR_DOC,
-            )?,
+            shape: make(py, "ShapeError", &[b.clone(), value.clone()], SHAPE_ERROR_DOC)?,
             kind: make(py, "KindError", &[b.clone(), typ.clone()], KIND_ERROR_DOC)?,
             backend: make(py, "BackendError", &[b.clone(), typ], BACKEND_ERROR_DOC)?,
-            out_of_bounds: make(
-                py,
-                "OutOfBoundsError",
-                &[b.clone(), py.get_type::<PyIndexError>().into_any()],
-                OUT_OF_BOUNDS_ERROR_DOC,
-            )?,
+            out_of_bounds: make(py, "OutOfBoundsError", &[b.clone(), py.get_type::<PyIndexError>().into_any()], OUT_OF_BOUNDS_ERROR_DOC)?,
             argument: make(py, "ArgumentError", &[b, value], ARGUMENT_ERROR_DOC)?,
             base,
         })
@@ -143,12 +126,8 @@ pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
     };
     let msg = err.to_string();
     let ty = match err {
-        Error::ShapeMismatch { .. } | Error::RankMismatch { .. } | Error::Reshape { .. } => {
-            &ex.shape
-        }
-        Error::KindMismatch { .. } | Error::DTypeMismatch { .. } | Error::StorageDType { .. } => {
-            &ex.kind
-        }
+        Error::ShapeMismatch { .. } | Error::RankMismatch { .. } | Error::Reshape { .. } => &ex.shape,
+        Error::KindMismatch { .. } | Error::DTypeMismatch { .. } | Error::StorageDType { .. } => &ex.kind,
         Error::DimOutOfRange { .. } | Error::IndexOutOfBounds { .. } => &ex.out_of_bounds,
         Error::InvalidArgument { .. } => &ex.argument,
         Error::Internal { .. } => &ex.base,
@@ -193,25 +172,12 @@ pub fn argument_error(py: Python<'_>, msg: impl Into<String>) -> PyErr {
 /// GIL released when `release` (work long enough for other Python threads
 /// to use the wait, and long enough to be worth interrupting: on the main
 /// thread, Ctrl-C stops it between blocks), and its error converted.
-pub fn engine<R: Send>(
-    py: Python<'_>,
-    release: bool,
-    f: impl FnOnce() -> ferrum_core::Result<R> + Send,
-) -> PyResult<R> {
+pub fn engine<R: Send>(py: Python<'_>, release: bool, f: impl FnOnce() -> ferrum_core::Result<R> + Send) -> PyResult<R> {
     if !release {
         return catch_panics(f).py(py);
     }
     let watch = crate::interrupt::on_main_thread();
-    py.detach(|| {
-        catch_panics(|| {
-            if watch {
-                ferrum_core::interrupt::watched(f)
-            } else {
-                f()
-            }
-        })
-    })
-    .py(py)
+    py.detach(|| catch_panics(|| if watch { ferrum_core::interrupt::watched(f) } else { f() })).py(py)
 }
 
 /// `?`-friendly conversion of engine results.

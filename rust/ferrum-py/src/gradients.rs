@@ -30,10 +30,7 @@ pub struct PyGradients {
 
 impl PyGradients {
     pub fn new(grads: Gradients, device: Py<PyDevice>) -> Self {
-        PyGradients {
-            grads: Mutex::new(grads),
-            device,
-        }
+        PyGradients { grads: Mutex::new(grads), device }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Gradients> {
@@ -41,15 +38,11 @@ impl PyGradients {
     }
 
     pub fn get(&self, py: Python<'_>, id: NodeId) -> Option<PyTensor> {
-        self.lock()
-            .get(id)
-            .map(|t| PyTensor::new(t.clone(), self.device.clone_ref(py)))
+        self.lock().get(id).map(|t| PyTensor::new(t.clone(), self.device.clone_ref(py)))
     }
 
     pub fn remove(&self, py: Python<'_>, id: NodeId) -> Option<PyTensor> {
-        self.lock()
-            .remove(id)
-            .map(|t| PyTensor::new(t, self.device.clone_ref(py)))
+        self.lock().remove(id).map(|t| PyTensor::new(t, self.device.clone_ref(py)))
     }
 
     pub fn insert(&self, id: NodeId, t: Tensor) {

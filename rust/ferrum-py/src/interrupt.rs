@@ -21,11 +21,7 @@ thread_local! {
 
 /// Install the engine's check; called once, at import.
 pub fn install(py: Python<'_>) -> PyResult<()> {
-    let main: u64 = py
-        .import("threading")?
-        .call_method0("main_thread")?
-        .getattr("ident")?
-        .extract()?;
+    let main: u64 = py.import("threading")?.call_method0("main_thread")?.getattr("ident")?.extract()?;
     let _ = MAIN_THREAD.set(main);
     ferrum_core::interrupt::set_check(run_signal_handlers);
     Ok(())
@@ -55,7 +51,5 @@ fn run_signal_handlers() -> bool {
 /// The exception to raise for an interrupted call: the one the signal
 /// handler raised, or KeyboardInterrupt.
 pub fn raised() -> PyErr {
-    PENDING
-        .with(|p| p.borrow_mut().take())
-        .unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err("interrupted"))
+    PENDING.with(|p| p.borrow_mut().take()).unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err("interrupted"))
 }

@@ -19,25 +19,14 @@ fn arr3(t: Triple) -> [usize; 3] {
 }
 
 /// The tensors of one call, all on `first`'s backend, as `Var`s.
-fn vars(
-    py: Python<'_>,
-    op: &str,
-    first: &PyTensor,
-    rest: &[Option<&PyTensor>],
-) -> PyResult<Vec<Option<Var>>> {
+fn vars(py: Python<'_>, op: &str, first: &PyTensor, rest: &[Option<&PyTensor>]) -> PyResult<Vec<Option<Var>>> {
     for t in rest.iter().flatten() {
         first.same_backend(py, op, t)?;
     }
-    Ok(std::iter::once(Some(first.to_var()))
-        .chain(rest.iter().map(|t| t.map(PyTensor::to_var)))
-        .collect())
+    Ok(std::iter::once(Some(first.to_var())).chain(rest.iter().map(|t| t.map(PyTensor::to_var))).collect())
 }
 
-fn run(
-    py: Python<'_>,
-    first: &PyTensor,
-    f: impl FnOnce() -> ferrum_core::Result<Var> + Send,
-) -> PyResult<PyTensor> {
+fn run(py: Python<'_>, first: &PyTensor, f: impl FnOnce() -> ferrum_core::Result<Var> + Send) -> PyResult<PyTensor> {
     let v = engine(py, true, f)?;
     Ok(first.wrap_var(py, v))
 }
@@ -64,11 +53,7 @@ pub fn conv3d(
 ) -> PyResult<PyTensor> {
     let v = vars(py, "conv3d", &x, &[Some(&weight), bias.as_deref()])?;
     let o = ConvOptions::new(arr3(stride), arr3(padding), arr3(dilation), groups);
-    run(py, &x, || {
-        v[0].as_ref()
-            .expect("input")
-            .conv3d(v[1].as_ref().expect("weight"), v[2].as_ref(), &o)
-    })
+    run(py, &x, || v[0].as_ref().expect("input").conv3d(v[1].as_ref().expect("weight"), v[2].as_ref(), &o))
 }
 
 /// 3-d transposed convolution with a weight `[channels_in, channels_out / groups, kd, kh, kw]`.
@@ -92,26 +77,9 @@ pub fn conv_transpose3d(
     dilation: Triple,
     groups: usize,
 ) -> PyResult<PyTensor> {
-    let v = vars(
-        py,
-        "conv_transpose3d",
-        &x,
-        &[Some(&weight), bias.as_deref()],
-    )?;
-    let o = ConvTransposeOptions {
-        stride: arr3(stride),
-        padding: arr3(padding),
-        padding_out: arr3(padding_out),
-        dilation: arr3(dilation),
-        groups,
-    };
-    run(py, &x, || {
-        v[0].as_ref().expect("input").conv_transpose3d(
-            v[1].as_ref().expect("weight"),
-            v[2].as_ref(),
-            &o,
-        )
-    })
+    let v = vars(py, "conv_transpose3d", &x, &[Some(&weight), bias.as_deref()])?;
+    let o = ConvTransposeOptions { stride: arr3(stride), padding: arr3(padding), padding_out: arr3(padding_out), dilation: arr3(dilation), groups };
+    run(py, &x, || v[0].as_ref().expect("input").conv_transpose3d(v[1].as_ref().expect("weight"), v[2].as_ref(), &o))
 }
 
 /// Deformable convolution: offsets `[batch, 2 * offset_groups * kh * kw, out_h, out_w]`,
@@ -132,24 +100,8 @@ pub fn deform_conv2d(
     weight_groups: usize,
     offset_groups: usize,
 ) -> PyResult<PyTensor> {
-    let v = vars(
-        py,
-        "deform_conv2d",
-        &x,
-        &[
-            Some(&offset),
-            Some(&weight),
-            mask.as_deref(),
-            bias.as_deref(),
-        ],
-    )?;
-    let o = DeformConvOptions {
-        stride: [stride.0, stride.1],
-        padding: [padding.0, padding.1],
-        dilation: [dilation.0, dilation.1],
-        weight_groups,
-        offset_groups,
-    };
+    let v = vars(py, "deform_conv2d", &x, &[Some(&offset), Some(&weight), mask.as_deref(), bias.as_deref()])?;
+    let o = DeformConvOptions { stride: [stride.0, stride.1], padding: [padding.0, padding.1], dilation: [dilation.0, dilation.1], weight_groups, offset_groups };
     run(py, &x, || {
         let get = |i: usize| v[i].as_ref().expect("operand");
         get(0).deform_conv2d(get(1), get(2), v[3].as_ref(), v[4].as_ref(), &o)
@@ -158,12 +110,7 @@ pub fn deform_conv2d(
 
 /// `[batch, channels, h, w]` resized to `output_size` by `mode`: "nearest", "bilinear" or "bicubic".
 #[pyfunction]
-pub fn interpolate(
-    py: Python<'_>,
-    x: PyRef<'_, PyTensor>,
-    output_size: (usize, usize),
-    mode: &str,
-) -> PyResult<PyTensor> {
+pub fn interpolate(py: Python<'_>, x: PyRef<'_, PyTensor>, output_size: (usize, usize), mode: &str) -> PyResult<PyTensor> {
     let mode = match mode {
         "nearest" => InterpolateMode::Nearest,
         "bilinear" => InterpolateMode::Bilinear,
@@ -171,9 +118,7 @@ pub fn interpolate(
         other => return Err(argument_error(py, format!("interpolate: mode must be \"nearest\", \"bilinear\" or \"bicubic\", found {other:?}"))),
     };
     let v = x.to_var();
-    run(py, &x, || {
-        v.interpolate([output_size.0, output_size.1], mode)
-    })
+    run(py, &x, || v.interpolate([output_size.0, output_size.1], mode))
 }
 
 /// The sliding blocks of `[batch, channels, h, w]` as `[batch, channels * kh * kw, blocks]`.
@@ -193,11 +138,7 @@ pub fn unfold4d(
     padding: (usize, usize),
     dilation: (usize, usize),
 ) -> PyResult<PyTensor> {
-    let o = UnfoldOptions {
-        stride: [stride.0, stride.1],
-        padding: [padding.0, padding.1],
-        dilation: [dilation.0, dilation.1],
-    };
+    let o = UnfoldOptions { stride: [stride.0, stride.1], padding: [padding.0, padding.1], dilation: [dilation.0, dilation.1] };
     let v = x.to_var();
     run(py, &x, || v.unfold4d([kernel_size.0, kernel_size.1], &o))
 }

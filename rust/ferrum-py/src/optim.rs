@@ -3,9 +3,7 @@
 //! marked `require_grad` when the old one was tracked; optimizer state and
 //! clipped gradients live on the gradient's (inner) device.
 
-use ferrum_core::optim::{
-    self, AdaGradOptions, AdamOptions, Momentum, RmsPropOptions, RmsPropState, SgdOptions,
-};
+use ferrum_core::optim::{self, AdaGradOptions, AdamOptions, Momentum, RmsPropOptions, RmsPropState, SgdOptions};
 use ferrum_core::Tensor;
 use pyo3::prelude::*;
 
@@ -16,11 +14,7 @@ use crate::tensor::PyTensor;
 const GIL_RELEASE_ELEMS: usize = 1 << 15;
 
 /// Run an engine update, releasing the GIL when the tensor is large.
-fn run<R: Send>(
-    py: Python<'_>,
-    numel: usize,
-    f: impl FnOnce() -> ferrum_core::Result<R> + Send,
-) -> PyResult<R> {
+fn run<R: Send>(py: Python<'_>, numel: usize, f: impl FnOnce() -> ferrum_core::Result<R> + Send) -> PyResult<R> {
     crate::error::engine(py, numel >= GIL_RELEASE_ELEMS, f)
 }
 
@@ -50,15 +44,7 @@ pub fn sgd_step(
     dampening: f64,
     nesterov: bool,
 ) -> PyResult<(PyTensor, Option<PyTensor>)> {
-    let o = SgdOptions {
-        lr,
-        weight_decay,
-        momentum: momentum.map(|momentum| Momentum {
-            momentum,
-            dampening,
-            nesterov,
-        }),
-    };
+    let o = SgdOptions { lr, weight_decay, momentum: momentum.map(|momentum| Momentum { momentum, dampening, nesterov }) };
     let (p, g, v) = (param.t.clone(), grad.t.clone(), engine(&velocity));
     let (p, v) = run(py, g.numel(), move || optim::sgd_step(p, &g, v, &o))?;
     Ok((new_param(py, &param, p), v.map(|v| grad.wrap(py, v))))
@@ -84,29 +70,10 @@ pub fn adam_step(
     decoupled: bool,
     cautious: bool,
 ) -> PyResult<(PyTensor, PyTensor, PyTensor)> {
-    let o = AdamOptions {
-        lr,
-        beta_1,
-        beta_2,
-        epsilon,
-        weight_decay,
-        decoupled,
-        cautious,
-    };
-    let (p, g, m1, m2) = (
-        param.t.clone(),
-        grad.t.clone(),
-        engine(&moment_1),
-        engine(&moment_2),
-    );
-    let (p, m1, m2) = run(py, g.numel(), move || {
-        optim::adam_step(p, &g, m1, m2, time, &o)
-    })?;
-    Ok((
-        new_param(py, &param, p),
-        grad.wrap(py, m1),
-        grad.wrap(py, m2),
-    ))
+    let o = AdamOptions { lr, beta_1, beta_2, epsilon, weight_decay, decoupled, cautious };
+    let (p, g, m1, m2) = (param.t.clone(), grad.t.clone(), engine(&moment_1), engine(&moment_2));
+    let (p, m1, m2) = run(py, g.numel(), move || optim::adam_step(p, &g, m1, m2, time, &o))?;
+    Ok((new_param(py, &param, p), grad.wrap(py, m1), grad.wrap(py, m2)))
 }
 
 /// One AdaGrad step. `time` counts steps from 1. Returns the new parameter
@@ -125,16 +92,9 @@ pub fn adagrad_step(
     epsilon: f64,
     weight_decay: Option<f64>,
 ) -> PyResult<(PyTensor, PyTensor)> {
-    let o = AdaGradOptions {
-        lr,
-        lr_decay,
-        epsilon,
-        weight_decay,
-    };
+    let o = AdaGradOptions { lr, lr_decay, epsilon, weight_decay };
     let (p, g, s) = (param.t.clone(), grad.t.clone(), engine(&sum));
-    let (p, s) = run(py, g.numel(), move || {
-        optim::adagrad_step(p, &g, s, time, &o)
-    })?;
+    let (p, s) = run(py, g.numel(), move || optim::adagrad_step(p, &g, s, time, &o))?;
     Ok((new_param(py, &param, p), grad.wrap(py, s)))
 }
 
@@ -159,39 +119,17 @@ pub fn rmsprop_step(
     centered: bool,
     weight_decay: Option<f64>,
 ) -> PyResult<(PyTensor, PyTensor, Option<PyTensor>, Option<PyTensor>)> {
-    let o = RmsPropOptions {
-        lr,
-        alpha,
-        momentum,
-        epsilon,
-        centered,
-        weight_decay,
-    };
-    let state = RmsPropState {
-        square_avg: engine(&square_avg),
-        grad_avg: engine(&grad_avg),
-        momentum: engine(&momentum_buffer),
-    };
+    let o = RmsPropOptions { lr, alpha, momentum, epsilon, centered, weight_decay };
+    let state = RmsPropState { square_avg: engine(&square_avg), grad_avg: engine(&grad_avg), momentum: engine(&momentum_buffer) };
     let (p, g) = (param.t.clone(), grad.t.clone());
     let (p, s) = run(py, g.numel(), move || optim::rmsprop_step(p, &g, state, &o))?;
-    let square_avg = s
-        .square_avg
-        .expect("rmsprop_step always returns square_avg");
-    Ok((
-        new_param(py, &param, p),
-        grad.wrap(py, square_avg),
-        s.grad_avg.map(|t| grad.wrap(py, t)),
-        s.momentum.map(|t| grad.wrap(py, t)),
-    ))
+    let square_avg = s.square_avg.expect("rmsprop_step always returns square_avg");
+    Ok((new_param(py, &param, p), grad.wrap(py, square_avg), s.grad_avg.map(|t| grad.wrap(py, t)), s.momentum.map(|t| grad.wrap(py, t))))
 }
 
 /// The gradient with each element clamped into [-threshold, threshold].
 #[pyfunction]
-pub fn clip_by_value(
-    py: Python<'_>,
-    grad: PyRef<'_, PyTensor>,
-    threshold: f64,
-) -> PyResult<PyTensor> {
+pub fn clip_by_value(py: Python<'_>, grad: PyRef<'_, PyTensor>, threshold: f64) -> PyResult<PyTensor> {
     let g = grad.t.clone();
     let out = run(py, g.numel(), move || optim::clip_by_value(g, threshold))?;
     Ok(grad.wrap(py, out))
@@ -200,11 +138,7 @@ pub fn clip_by_value(
 /// The gradients scaled together so their joint L2 norm is at most
 /// `max_norm` (one tensor: Burn's per-parameter norm clipping).
 #[pyfunction]
-pub fn clip_by_norm(
-    py: Python<'_>,
-    grads: Vec<PyRef<'_, PyTensor>>,
-    max_norm: f64,
-) -> PyResult<Vec<PyTensor>> {
+pub fn clip_by_norm(py: Python<'_>, grads: Vec<PyRef<'_, PyTensor>>, max_norm: f64) -> PyResult<Vec<PyTensor>> {
     let ts: Vec<Tensor> = grads.iter().map(|g| g.t.clone()).collect();
     let numel = ts.iter().map(Tensor::numel).sum();
     let out = run(py, numel, move || optim::clip_by_norm(ts, max_norm))?;

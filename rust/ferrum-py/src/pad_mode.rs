@@ -51,9 +51,6 @@ impl PyPadMode {
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .extract::<PyRef<'_, PyPadMode>>()
-            .map(|o| o.0 == self.0)
-            .unwrap_or(false)
+        other.extract::<PyRef<'_, PyPadMode>>().map(|o| o.0 == self.0).unwrap_or(false)
     }
 }

@@ -18,19 +18,12 @@ fn precision(py: Python<'_>, name: &str) -> PyResult<Precision> {
         "full" => Ok(Precision::Full),
         "half" => Ok(Precision::Half),
         "double" => Ok(Precision::Double),
-        other => Err(crate::error::argument_error(
-            py,
-            format!("unknown precision {other:?}: expected 'full', 'half' or 'double'"),
-        )),
+        other => Err(crate::error::argument_error(py, format!("unknown precision {other:?}: expected 'full', 'half' or 'double'"))),
     }
 }
 
 fn at(path: &str) -> &str {
-    if path.is_empty() {
-        "the record root"
-    } else {
-        path
-    }
+    if path.is_empty() { "the record root" } else { path }
 }
 
 fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
@@ -52,21 +45,10 @@ fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
         }
         let mut fields = Vec::with_capacity(d.len());
         for (k, v) in d.iter() {
-            let key: String = k.extract().map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "{}: record keys must be str, found {}",
-                    at(path),
-                    k.get_type()
-                        .name()
-                        .map(|n| n.to_string())
-                        .unwrap_or_default()
-                ))
-            })?;
-            let child = if path.is_empty() {
-                key.clone()
-            } else {
-                format!("{path}.{key}")
-            };
+            let key: String = k
+                .extract()
+                .map_err(|_| PyTypeError::new_err(format!("{}: record keys must be str, found {}", at(path), k.get_type().name().map(|n| n.to_string()).unwrap_or_default())))?;
+            let child = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
             fields.push((key, to_item(&v, &child)?));
         }
         return Ok(Item::Struct(fields));
@@ -74,12 +56,7 @@ fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
     let is_tuple = value.is_instance_of::<PyTuple>();
     // `ferrum.record.SomeConstant` is Rust's `Some` of a constant (bincode writes a 1, then the constant);
     // `ferrum.record._SomeTensor` an `Option<Tensor>` holding its tensor (bincode writes a 1 first).
-    let some = is_tuple
-        && !value.is_exact_instance_of::<PyTuple>()
-        && matches!(
-            value.get_type().name()?.to_str()?,
-            "SomeConstant" | "_SomeTensor"
-        );
+    let some = is_tuple && !value.is_exact_instance_of::<PyTuple>() && matches!(value.get_type().name()?.to_str()?, "SomeConstant" | "_SomeTensor");
     if some {
         let inner = value.get_item(0)?;
         return Ok(Item::Opt(Some(Box::new(to_item(&inner, path)?))));
@@ -91,11 +68,7 @@ fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
             .map(|(i, v)| to_item(&v?, format!("{path}.{i}").trim_start_matches('.')))
             .collect::<PyResult<Vec<_>>>()?;
         // A tuple is a Rust array or tuple: fixed size, no length in bincode.
-        return Ok(if is_tuple {
-            Item::Tuple(items)
-        } else {
-            Item::Seq(items)
-        });
+        return Ok(if is_tuple { Item::Tuple(items) } else { Item::Seq(items) });
     }
     if value.is_instance_of::<PyBool>() {
         return Ok(Item::Bool(value.extract()?));
@@ -115,11 +88,7 @@ fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
     if let Ok(b) = value.cast::<PyBytes>() {
         return Ok(Item::Bytes(b.as_bytes().to_vec()));
     }
-    let ty = value
-        .get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default();
+    let ty = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
     Err(PyTypeError::new_err(format!(
         "{}: a record holds dicts, lists, tensors, str, int, float, bool, bytes or None, found {ty}",
         at(path)
@@ -127,11 +96,7 @@ fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
 }
 
 fn child(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
+    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
 }
 
 /// The marks `ferrum.record` puts on Burn's maps and enums for bincode, which
@@ -153,22 +118,13 @@ fn bincode_marked(d: &Bound<'_, PyDict>, path: &str) -> PyResult<Option<Item>> {
             .collect::<PyResult<Vec<_>>>()
     };
     Ok(Some(match kind.as_str() {
-        "_Map" => Item::Map(
-            entries()?
-                .into_iter()
-                .map(|(k, v)| (Item::Str(k), v))
-                .collect(),
-        ),
+        "_Map" => Item::Map(entries()?.into_iter().map(|(k, v)| (Item::Str(k), v)).collect()),
         "_Variant" => {
             let index: u32 = d.getattr("index")?.extract()?;
-            let (variant, value) = entries()?.pop().ok_or_else(|| {
-                PyTypeError::new_err(format!("{}: an enum variant needs a value", at(path)))
-            })?;
-            Item::Enum {
-                variant: variant.into(),
-                index,
-                value: Box::new(value),
-            }
+            let (variant, value) = entries()?
+                .pop()
+                .ok_or_else(|| PyTypeError::new_err(format!("{}: an enum variant needs a value", at(path))))?;
+            Item::Enum { variant: variant.into(), index, value: Box::new(value) }
         }
         "_OneOf" => Item::Enum {
             variant: path.rsplit('.').next().unwrap_or_default().into(),
@@ -196,17 +152,11 @@ fn to_py(py: Python<'_>, item: Item, device: &Py<PyDevice>) -> PyResult<Py<PyAny
             d.into_any().unbind()
         }
         Item::Seq(items) => {
-            let list = items
-                .into_iter()
-                .map(|v| to_py(py, v, device))
-                .collect::<PyResult<Vec<_>>>()?;
+            let list = items.into_iter().map(|v| to_py(py, v, device)).collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, list)?.into_any().unbind()
         }
         Item::Tuple(items) => {
-            let list = items
-                .into_iter()
-                .map(|v| to_py(py, v, device))
-                .collect::<PyResult<Vec<_>>>()?;
+            let list = items.into_iter().map(|v| to_py(py, v, device)).collect::<PyResult<Vec<_>>>()?;
             PyTuple::new(py, list)?.into_any().unbind()
         }
         Item::Opt(None) | Item::Unit => py.None(),
@@ -227,25 +177,13 @@ fn to_py(py: Python<'_>, item: Item, device: &Py<PyDevice>) -> PyResult<Py<PyAny
 }
 
 fn schema_of(schema: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Item>> {
-    schema
-        .filter(|s| !s.is_none())
-        .map(|s| to_item(s, ""))
-        .transpose()
+    schema.filter(|s| !s.is_none()).map(|s| to_item(s, "")).transpose()
 }
 
 /// Encode a record tree in one of Burn's formats.
 #[pyfunction]
-fn record_to_bytes<'py>(
-    py: Python<'py>,
-    tree: &Bound<'py, PyAny>,
-    format: &str,
-    precision_name: &str,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let (item, fmt, prec) = (
-        to_item(tree, "")?,
-        Format::from_name(format).py(py)?,
-        precision(py, precision_name)?,
-    );
+fn record_to_bytes<'py>(py: Python<'py>, tree: &Bound<'py, PyAny>, format: &str, precision_name: &str) -> PyResult<Bound<'py, PyBytes>> {
+    let (item, fmt, prec) = (to_item(tree, "")?, Format::from_name(format).py(py)?, precision(py, precision_name)?);
     let bytes = engine(py, true, || record::to_bytes(&item, fmt, prec))?;
     Ok(PyBytes::new(py, &bytes))
 }
@@ -253,13 +191,7 @@ fn record_to_bytes<'py>(
 /// Decode a whole record, fitted to `schema` when given (bincode needs it).
 #[pyfunction]
 #[pyo3(signature = (data, format, schema, device))]
-fn record_from_bytes(
-    py: Python<'_>,
-    data: &[u8],
-    format: &str,
-    schema: Option<&Bound<'_, PyAny>>,
-    device: Py<PyDevice>,
-) -> PyResult<Py<PyAny>> {
+fn record_from_bytes(py: Python<'_>, data: &[u8], format: &str, schema: Option<&Bound<'_, PyAny>>, device: Py<PyDevice>) -> PyResult<Py<PyAny>> {
     let (fmt, schema) = (Format::from_name(format).py(py)?, schema_of(schema)?);
     let item = engine(py, true, || record::from_bytes(data, fmt, schema.as_ref()))?;
     to_py(py, item, &device)
@@ -267,31 +199,15 @@ fn record_from_bytes(
 
 /// Write a record file atomically at exactly `path`.
 #[pyfunction]
-fn record_save(
-    py: Python<'_>,
-    tree: &Bound<'_, PyAny>,
-    path: PathBuf,
-    format: &str,
-    precision_name: &str,
-) -> PyResult<()> {
-    let (item, fmt, prec) = (
-        to_item(tree, "")?,
-        Format::from_name(format).py(py)?,
-        precision(py, precision_name)?,
-    );
+fn record_save(py: Python<'_>, tree: &Bound<'_, PyAny>, path: PathBuf, format: &str, precision_name: &str) -> PyResult<()> {
+    let (item, fmt, prec) = (to_item(tree, "")?, Format::from_name(format).py(py)?, precision(py, precision_name)?);
     engine(py, true, || record::save_file(&item, &path, fmt, prec))
 }
 
 /// Read and decode a whole record file; errors name the file.
 #[pyfunction]
 #[pyo3(signature = (path, format, schema, device))]
-fn record_load(
-    py: Python<'_>,
-    path: PathBuf,
-    format: &str,
-    schema: Option<&Bound<'_, PyAny>>,
-    device: Py<PyDevice>,
-) -> PyResult<Py<PyAny>> {
+fn record_load(py: Python<'_>, path: PathBuf, format: &str, schema: Option<&Bound<'_, PyAny>>, device: Py<PyDevice>) -> PyResult<Py<PyAny>> {
     let (fmt, schema) = (Format::from_name(format).py(py)?, schema_of(schema)?);
     let item = engine(py, true, || record::load_file(&path, fmt, schema.as_ref()))?;
     to_py(py, item, &device)
@@ -301,8 +217,7 @@ fn record_load(
 /// next write of the same path removes temporary files a killed writer left.
 #[pyfunction]
 fn write_file_atomic(py: Python<'_>, path: PathBuf, data: &[u8]) -> PyResult<()> {
-    py.detach(|| record::file::write_atomic(&path, data))
-        .map_err(PyErr::from)
+    py.detach(|| record::file::write_atomic(&path, data)).map_err(PyErr::from)
 }
 
 /// Burn's text of a parameter id: 13 lowercase base32hex characters.

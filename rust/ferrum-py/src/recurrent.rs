@@ -9,9 +9,7 @@ use crate::error::engine;
 use crate::tensor::PyTensor;
 
 fn same_backend(py: Python<'_>, op: &str, first: &PyTensor, others: &[&PyTensor]) -> PyResult<()> {
-    others
-        .iter()
-        .try_for_each(|t| first.same_backend(py, op, t))
+    others.iter().try_for_each(|t| first.same_backend(py, op, t))
 }
 
 /// Step `t` of `[batch, seq, hidden]` as `[batch, hidden]`.
@@ -38,11 +36,7 @@ pub fn lstm_sequence(
     input_forget: bool,
 ) -> PyResult<(PyTensor, PyTensor, PyTensor)> {
     same_backend(py, "lstm_sequence", &xp, &[&w_hh, &h0, &c0])?;
-    let o = LstmOptions {
-        reverse,
-        clip,
-        input_forget,
-    };
+    let o = LstmOptions { reverse, clip, input_forget };
     let vars = (xp.to_var(), w_hh.to_var(), h0.to_var(), c0.to_var());
     let run = || {
         let (x, w, h, c) = &vars;
@@ -58,11 +52,7 @@ pub fn lstm_sequence(
         Ok((hs, h_n, c_n))
     };
     let (hs, h_n, c_n) = engine(py, true, run)?;
-    Ok((
-        xp.wrap_var(py, hs),
-        xp.wrap_var(py, h_n),
-        xp.wrap_var(py, c_n),
-    ))
+    Ok((xp.wrap_var(py, hs), xp.wrap_var(py, h_n), xp.wrap_var(py, c_n)))
 }
 
 /// The GRU (reset gate after the recurrent weight) over a batch-first
@@ -80,12 +70,7 @@ pub fn gru_sequence(
     let mut others: Vec<&PyTensor> = vec![&w_hh, &h0];
     others.extend(b_hh.as_deref());
     same_backend(py, "gru_sequence", &xp, &others)?;
-    let (x, w, b, h) = (
-        xp.to_var(),
-        w_hh.to_var(),
-        b_hh.as_deref().map(PyTensor::to_var),
-        h0.to_var(),
-    );
+    let (x, w, b, h) = (xp.to_var(), w_hh.to_var(), b_hh.as_deref().map(PyTensor::to_var), h0.to_var());
     let y = engine(py, true, || Var::gru_sequence(&x, &w, b.as_ref(), &h))?;
     Ok(xp.wrap_var(py, y))
 }

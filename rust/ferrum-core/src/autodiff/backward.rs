@@ -66,12 +66,7 @@ fn accumulate(map: &mut HashMap<NodeId, Tensor>, id: NodeId, g: Tensor) -> Resul
             // An f16 or bf16 leaf used twice: its gradients add in f32 and
             // round once, as the forward ops do.
             let (d, wide) = (prev.dtype(), prev.dtype().compute());
-            map.insert(
-                id,
-                prev.cast(wide)?
-                    .binary_owned(BinaryOp::Add, g.cast(wide)?)?
-                    .cast(d)?,
-            );
+            map.insert(id, prev.cast(wide)?.binary_owned(BinaryOp::Add, g.cast(wide)?)?.cast(d)?);
         }
         Some(prev) => {
             map.insert(id, prev.binary_owned(BinaryOp::Add, g)?);
@@ -89,19 +84,14 @@ pub fn backward(root: &Var) -> Result<Gradients> {
         Error::invalid("backward", "the tensor does not require grad: no input of the computation was marked with require_grad()")
     })?;
     let mut pending: HashMap<NodeId, Tensor> = HashMap::new();
-    pending.insert(
-        node.id,
-        Tensor::ones(root.value.shape(), root.value.dtype()),
-    );
+    pending.insert(node.id, Tensor::ones(root.value.shape(), root.value.dtype()));
     let mut grads = Gradients::new();
     for n in collect(node) {
         // A long backward pass stops between nodes on an interrupt.
         if crate::interrupt::poll() {
             return Err(Error::Interrupted);
         }
-        let Some(g) = pending.remove(&n.id) else {
-            continue;
-        };
+        let Some(g) = pending.remove(&n.id) else { continue };
         if n.is_leaf {
             grads.insert(n.id, g);
             continue;
@@ -116,12 +106,7 @@ pub fn backward(root: &Var) -> Result<Gradients> {
         for (parent, pg) in n.parents.iter().zip(parent_grads) {
             if let (Some(p), Some(pg)) = (parent, pg) {
                 if pg.shape() != p.shape.as_slice() {
-                    return Err(Error::shapes(
-                        name,
-                        pg.shape(),
-                        &p.shape,
-                        "backward produced a gradient whose shape differs from its input's",
-                    ));
+                    return Err(Error::shapes(name, pg.shape(), &p.shape, "backward produced a gradient whose shape differs from its input's"));
                 }
                 accumulate(&mut pending, p.id, pg)?;
             }

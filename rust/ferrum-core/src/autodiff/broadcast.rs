@@ -15,11 +15,7 @@ pub fn sum_to_shape(grad: Tensor, shape: &[usize]) -> Result<Tensor> {
         .filter(|&d| d < extra || (shape[d - extra] == 1 && grad.shape()[d] != 1))
         .map(|d| d as isize)
         .collect();
-    let summed = if dims.is_empty() {
-        grad
-    } else {
-        grad.sum_dims(&dims)?
-    };
+    let summed = if dims.is_empty() { grad } else { grad.sum_dims(&dims)? };
     let target: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
     summed.reshape(&target)
 }

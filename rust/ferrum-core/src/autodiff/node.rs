@@ -36,11 +36,7 @@ impl Node {
         })
     }
 
-    pub fn op(
-        parents: Vec<Option<Arc<Node>>>,
-        backward: Box<dyn Backward>,
-        shape: &[usize],
-    ) -> Arc<Node> {
+    pub fn op(parents: Vec<Option<Arc<Node>>>, backward: Box<dyn Backward>, shape: &[usize]) -> Arc<Node> {
         Arc::new(Node {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             parents,
@@ -57,11 +53,7 @@ impl Node {
 
 impl std::fmt::Debug for Node {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Node")
-            .field("id", &self.id)
-            .field("leaf", &self.is_leaf)
-            .field("shape", &self.shape)
-            .finish()
+        f.debug_struct("Node").field("id", &self.id).field("leaf", &self.is_leaf).field("shape", &self.shape).finish()
     }
 }
 

@@ -20,10 +20,7 @@ impl Var {
     /// A leaf of the graph whose gradient backward will report.
     pub fn leaf(value: Tensor) -> Var {
         let node = Node::leaf(value.shape());
-        Var {
-            value,
-            node: Some(node),
-        }
+        Var { value, node: Some(node) }
     }
 
     pub fn requires_grad(&self) -> bool {
@@ -52,18 +49,11 @@ impl Var {
 
 /// Wrap an op's output: a node is recorded only when some input is tracked,
 /// and `make` (which captures what backward needs) runs only then.
-pub fn record<B: Backward + 'static>(
-    value: Tensor,
-    inputs: &[&Var],
-    make: impl FnOnce() -> B,
-) -> Var {
+pub fn record<B: Backward + 'static>(value: Tensor, inputs: &[&Var], make: impl FnOnce() -> B) -> Var {
     if inputs.iter().all(|v| v.node.is_none()) {
         return Var::constant(value);
     }
     let parents = inputs.iter().map(|v| v.node.clone()).collect();
     let node = Node::op(parents, Box::new(make()), value.shape());
-    Var {
-        value,
-        node: Some(node),
-    }
+    Var { value, node: Some(node) }
 }

@@ -24,11 +24,7 @@ const HUGE_PAGE_MIN_BYTES: usize = 1 << 22;
 /// # Safety
 /// `fill` must initialise every element of the slice it is given, unless
 /// the call it belongs to has been stopped.
-pub unsafe fn new_filled<T>(
-    op: &'static str,
-    n: usize,
-    fill: impl FnOnce(&mut [MaybeUninit<T>]),
-) -> Result<Vec<T>> {
+pub unsafe fn new_filled<T>(op: &'static str, n: usize, fill: impl FnOnce(&mut [MaybeUninit<T>])) -> Result<Vec<T>> {
     let mut v: Vec<T> = try_with_capacity(op, n)?;
     advise_huge_pages(&mut v);
     fill(&mut v.spare_capacity_mut()[..n]);
@@ -57,9 +53,7 @@ pub fn memory_limit() -> usize {
             let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
             if unsafe { libc::sysinfo(&mut info) } == 0 {
                 let unit = (info.mem_unit as usize).max(1);
-                return (info.totalram as usize)
-                    .saturating_add(info.totalswap as usize)
-                    .saturating_mul(unit);
+                return (info.totalram as usize).saturating_add(info.totalswap as usize).saturating_mul(unit);
             }
         }
         usize::MAX
@@ -98,14 +92,7 @@ mod tests {
     fn filled_vector_has_every_element() {
         for n in [0, 5, (1 << 22) + 3] {
             // SAFETY: the closure writes every slot.
-            let v = unsafe {
-                new_filled::<f32>("test", n, |s| {
-                    s.iter_mut().enumerate().for_each(|(i, x)| {
-                        x.write(i as f32);
-                    })
-                })
-            }
-            .unwrap();
+            let v = unsafe { new_filled::<f32>("test", n, |s| s.iter_mut().enumerate().for_each(|(i, x)| { x.write(i as f32); })) }.unwrap();
             assert_eq!(v.len(), n);
             assert!(v.iter().enumerate().all(|(i, &x)| x == i as f32));
         }
@@ -117,16 +104,12 @@ mod tests {
         // Some machine between 64 MiB and 64 PiB.
         assert!(limit > 1 << 26 && limit < 1 << 56, "{limit}");
         let err = crate::shape::try_with_capacity::<u8>("repeat", limit + 1).unwrap_err();
-        assert!(
-            err.to_string().contains("more than this machine's memory"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("more than this machine's memory"), "{err}");
     }
 
     #[test]
     fn impossible_size_is_an_error() {
-        let err =
-            unsafe { new_filled::<f64>("zeros", usize::MAX / 16, |_| unreachable!()) }.unwrap_err();
+        let err = unsafe { new_filled::<f64>("zeros", usize::MAX / 16, |_| unreachable!()) }.unwrap_err();
         assert!(err.to_string().contains("cannot allocate"), "{err}");
     }
 }

@@ -59,33 +59,20 @@ const IMPLICIT_MIN_CHANNELS: usize = 16;
 const PAR_CONV_FLOPS: usize = 1 << 17;
 
 /// Floats the convolution kernels run on.
-pub trait ConvElement:
-    Element + GemmElement + std::ops::AddAssign + std::ops::Add<Output = Self>
-{
+pub trait ConvElement: Element + GemmElement + std::ops::AddAssign + std::ops::Add<Output = Self> {
     /// Run `f` with this thread's im2col buffer, kept between calls so a
     /// training loop does not allocate (and page in) a fresh one per image.
     fn with_scratch<R>(f: impl FnOnce(&mut Vec<Self>) -> R) -> R;
 
     /// The forward on a specialised kernel, where one takes `g`.
-    fn direct_forward(
-        _x: &[Self],
-        _w: &[Self],
-        _bias: Option<&[Self]>,
-        _g: &ConvGeom,
-    ) -> Option<Vec<Self>> {
+    fn direct_forward(_x: &[Self], _w: &[Self], _bias: Option<&[Self]>, _g: &ConvGeom) -> Option<Vec<Self>> {
         None
     }
 
     /// The forward as implicit GEMMs on ferrum's own microkernel, where the
     /// CPU runs one and `g` suits it; with `keep`, the packed weights are
     /// kept for the next call.
-    fn implicit_forward(
-        _x: &[Self],
-        _w: &[Self],
-        _bias: Option<&[Self]>,
-        _g: &ConvGeom,
-        _keep: Option<KeepPacked<'_>>,
-    ) -> Option<Vec<Self>> {
+    fn implicit_forward(_x: &[Self], _w: &[Self], _bias: Option<&[Self]>, _g: &ConvGeom, _keep: Option<KeepPacked<'_>>) -> Option<Vec<Self>> {
         None
     }
 
@@ -125,43 +112,17 @@ macro_rules! conv_float {
 conv_float!(
     f32,
     SCRATCH_F32,
-    fn direct_forward(
-        x: &[f32],
-        w: &[f32],
-        bias: Option<&[f32]>,
-        g: &ConvGeom,
-    ) -> Option<Vec<f32>> {
-        conv_direct::forward_applies(g)
-            .then(|| conv_direct::forward(x, w, bias, g))
-            .flatten()
+    fn direct_forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, g: &ConvGeom) -> Option<Vec<f32>> {
+        conv_direct::forward_applies(g).then(|| conv_direct::forward(x, w, bias, g)).flatten()
     },
-    fn implicit_forward(
-        x: &[f32],
-        w: &[f32],
-        bias: Option<&[f32]>,
-        g: &ConvGeom,
-        keep: Option<KeepPacked<'_>>,
-    ) -> Option<Vec<f32>> {
-        conv_forward_fused(
-            x,
-            w,
-            Epilogue {
-                shift: bias,
-                ..Default::default()
-            },
-            g,
-            keep,
-        )
+    fn implicit_forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, g: &ConvGeom, keep: Option<KeepPacked<'_>>) -> Option<Vec<f32>> {
+        conv_forward_fused(x, w, Epilogue { shift: bias, ..Default::default() }, g, keep)
     },
     fn direct_backward_input(gy: &[f32], w: &[f32], g: &ConvGeom) -> Option<Vec<f32>> {
-        conv_direct::backward_input_applies(g)
-            .then(|| conv_direct::backward_input(gy, w, g))
-            .flatten()
+        conv_direct::backward_input_applies(g).then(|| conv_direct::backward_input(gy, w, g)).flatten()
     },
     fn direct_backward_weight(x: &[f32], gy: &[f32], g: &ConvGeom) -> Option<Vec<f32>> {
-        conv_direct::forward_applies(g)
-            .then(|| conv_direct::backward_weight(x, gy, g))
-            .flatten()
+        conv_direct::forward_applies(g).then(|| conv_direct::backward_weight(x, gy, g)).flatten()
     }
 );
 #[cfg(not(target_arch = "x86_64"))]
@@ -205,12 +166,7 @@ pub(super) fn batch_parallel(g: &ConvGeom) -> bool {
 /// fold/reduce grouped images by work stealing, and the float sums changed
 /// from run to run). On the team, the calling thread works too, and so
 /// watches for interrupts between images.
-pub(super) fn batch_sum<T: ConvElement>(
-    batch: usize,
-    len: usize,
-    parallel: bool,
-    add: impl Fn(usize, &mut [T], bool) + Sync + Send,
-) -> Vec<T> {
+pub(super) fn batch_sum<T: ConvElement>(batch: usize, len: usize, parallel: bool, add: impl Fn(usize, &mut [T], bool) + Sync + Send) -> Vec<T> {
     let run = |images: std::ops::Range<usize>| {
         let mut sum = vec![T::ZERO; len];
         let first = images.start;
@@ -228,9 +184,7 @@ pub(super) fn batch_sum<T: ConvElement>(
     // A few runs per thread, so a thread slowed by other work leaves little waiting.
     let per = batch.div_ceil((RUNS_PER_THREAD * rayon::current_num_threads()).min(batch));
     let mut sums: Vec<Vec<T>> = vec![Vec::new(); batch.div_ceil(per)];
-    team::for_each_chunk_mut(&mut sums, 1, |r, slot| {
-        slot[0] = run(r * per..((r + 1) * per).min(batch))
-    });
+    team::for_each_chunk_mut(&mut sums, 1, |r, slot| slot[0] = run(r * per..((r + 1) * per).min(batch)));
     let mut sums = sums.into_iter();
     let mut total = sums.next().unwrap_or_else(|| vec![T::ZERO; len]);
     for sum in sums {
@@ -244,28 +198,17 @@ const RUNS_PER_THREAD: usize = 4;
 
 /// Run `f(image, out_chunk, scratch, gemm_threads)` for each image, where
 /// `out_chunk` is that image's `per`-element slice of `out`.
-fn per_image<T: ConvElement>(
-    out: &mut [T],
-    per: usize,
-    g: &ConvGeom,
-    f: impl Fn(usize, &mut [T], &mut Vec<T>, bool) + Sync + Send,
-) {
+fn per_image<T: ConvElement>(out: &mut [T], per: usize, g: &ConvGeom, f: impl Fn(usize, &mut [T], &mut Vec<T>, bool) + Sync + Send) {
     if per == 0 {
         return;
     }
     if batch_parallel(g) {
         // On the team, so that the calling thread works on images too and
         // watches for interrupts between its bands.
-        team::for_each_chunk_mut(out, per, |i, o| {
-            T::with_scratch(|scratch| f(i, o, scratch, false))
-        });
+        team::for_each_chunk_mut(out, per, |i, o| T::with_scratch(|scratch| f(i, o, scratch, false)));
     } else {
         let threads = flops(g) >= PAR_CONV_FLOPS;
-        T::with_scratch(|scratch| {
-            out.chunks_mut(per)
-                .enumerate()
-                .for_each(|(i, o)| f(i, o, scratch, threads))
-        });
+        T::with_scratch(|scratch| out.chunks_mut(per).enumerate().for_each(|(i, o)| f(i, o, scratch, threads)));
     }
 }
 
@@ -283,13 +226,7 @@ pub struct KeepPacked<'a> {
 /// that route does not take `g` (no such kernel on this CPU, a geometry for
 /// the direct kernels, or too few output channels per group). The caller
 /// has checked the buffers against `g` (with `ensure_buffers_fit` among the checks).
-pub fn conv_forward_fused(
-    x: &[f32],
-    w: &[f32],
-    epilogue: Epilogue<'_>,
-    g: &ConvGeom,
-    keep: Option<KeepPacked<'_>>,
-) -> Option<Vec<f32>> {
+pub fn conv_forward_fused(x: &[f32], w: &[f32], epilogue: Epilogue<'_>, g: &ConvGeom, keep: Option<KeepPacked<'_>>) -> Option<Vec<f32>> {
     #[cfg(target_arch = "x86_64")]
     {
         // The direct kernels take their geometries (they add a bias) unless
@@ -306,19 +243,7 @@ pub fn conv_forward_fused(
         let mut y: Vec<f32> = Vec::with_capacity(n);
         // SAFETY: the CPU runs `kernel`; the caller checked the buffers
         // against `g`, and `y` has room for the n values it gives.
-        let whole = unsafe {
-            super::sgemm::conv_forward(
-                kernel,
-                x,
-                w,
-                epilogue,
-                g,
-                y.as_mut_ptr(),
-                n,
-                threaded(g),
-                keep,
-            )
-        };
+        let whole = unsafe { super::sgemm::conv_forward(kernel, x, w, epilogue, g, y.as_mut_ptr(), n, threaded(g), keep) };
         if !whole {
             // Stopped by an interrupt (the call then fails): defined values
             // all the same.
@@ -344,10 +269,7 @@ pub fn conv_forward_fused(
 pub(crate) fn ensure_buffers_fit<T>(op: &'static str, n: usize, g: &ConvGeom) -> Result<()> {
     ensure_fits::<T>(op, n)?;
     if !g.is_pointwise() {
-        ensure_fits::<T>(
-            op,
-            g.k().saturating_mul(band_rows::<T>(g)).saturating_mul(g.ow),
-        )?;
+        ensure_fits::<T>(op, g.k().saturating_mul(band_rows::<T>(g)).saturating_mul(g.ow))?;
     }
     Ok(())
 }
@@ -363,18 +285,9 @@ fn scratch_for<T: Element>(scratch: &mut Vec<T>, n: usize) -> &mut [T] {
 /// `[c_out, cg, kh, kw]`, the result `[batch, c_out, oh, ow]`; with `keep`
 /// (weights no gradient will change), an f32 packing of `w` is kept for
 /// the next call.
-pub fn conv_forward<T: ConvElement>(
-    op: &'static str,
-    x: &[T],
-    w: &[T],
-    bias: Option<&[T]>,
-    g: &ConvGeom,
-    keep: Option<KeepPacked<'_>>,
-) -> Result<Vec<T>> {
+pub fn conv_forward<T: ConvElement>(op: &'static str, x: &[T], w: &[T], bias: Option<&[T]>, g: &ConvGeom, keep: Option<KeepPacked<'_>>) -> Result<Vec<T>> {
     ensure_buffers_fit::<T>(op, g.batch * g.c_out * g.p(), g)?;
-    if let Some(y) =
-        T::direct_forward(x, w, bias, g).or_else(|| T::implicit_forward(x, w, bias, g, keep))
-    {
+    if let Some(y) = T::direct_forward(x, w, bias, g).or_else(|| T::implicit_forward(x, w, bias, g, keep)) {
         return Ok(y);
     }
     let (k, p, og, cg, hw) = (g.k(), g.p(), g.og(), g.cg(), g.hw());
@@ -385,28 +298,10 @@ pub fn conv_forward<T: ConvElement>(
         for grp in 0..g.groups {
             let xg = &xi[grp * cg * hw..(grp + 1) * cg * hw];
             let yg = &mut yi[grp * og * p..(grp + 1) * og * p];
-            let wm = Mat {
-                offset: grp * og * k,
-                rs: k as isize,
-                cs: 1,
-            };
+            let wm = Mat { offset: grp * og * k, rs: k as isize, cs: 1 };
             if g.is_pointwise() {
-                let xm = Mat {
-                    offset: 0,
-                    rs: p as isize,
-                    cs: 1,
-                };
-                T::gemm_into(
-                    yg,
-                    p,
-                    false,
-                    w,
-                    wm,
-                    xg,
-                    xm,
-                    Dims { m: og, k, n: p },
-                    threads,
-                );
+                let xm = Mat { offset: 0, rs: p as isize, cs: 1 };
+                T::gemm_into(yg, p, false, w, wm, xg, xm, Dims { m: og, k, n: p }, threads);
                 continue;
             }
             for rows in bands::<T>(g) {
@@ -417,22 +312,8 @@ pub fn conv_forward<T: ConvElement>(
                 let col = scratch_for(scratch, k * np);
                 let start = rows.start * g.ow;
                 im2col(xg, g, rows, col);
-                let cm = Mat {
-                    offset: 0,
-                    rs: np as isize,
-                    cs: 1,
-                };
-                T::gemm_into(
-                    &mut yg[start..],
-                    p,
-                    false,
-                    w,
-                    wm,
-                    col,
-                    cm,
-                    Dims { m: og, k, n: np },
-                    threads,
-                );
+                let cm = Mat { offset: 0, rs: np as isize, cs: 1 };
+                T::gemm_into(&mut yg[start..], p, false, w, wm, col, cm, Dims { m: og, k, n: np }, threads);
             }
         }
         if let Some(b) = bias {
@@ -447,12 +328,7 @@ pub fn conv_forward<T: ConvElement>(
 /// Gradient of `conv(x, w)` with respect to `x`, given the output gradient
 /// `gy` (`[batch, c_out, oh, ow]`): `w^T @ gy` per group, added back onto
 /// the image by col2im.
-pub fn conv_backward_input<T: ConvElement>(
-    op: &'static str,
-    gy: &[T],
-    w: &[T],
-    g: &ConvGeom,
-) -> Result<Vec<T>> {
+pub fn conv_backward_input<T: ConvElement>(op: &'static str, gy: &[T], w: &[T], g: &ConvGeom) -> Result<Vec<T>> {
     ensure_buffers_fit::<T>(op, g.batch * g.c_in * g.hw(), g)?;
     if let Some(gx) = T::direct_backward_input(gy, w, g) {
         return Ok(gx);
@@ -464,28 +340,10 @@ pub fn conv_backward_input<T: ConvElement>(
         let gyi = &gy[i * ys..(i + 1) * ys];
         for grp in 0..g.groups {
             let gxg = &mut gxi[grp * cg * hw..(grp + 1) * cg * hw];
-            let wt = Mat {
-                offset: grp * og * k,
-                rs: 1,
-                cs: k as isize,
-            };
+            let wt = Mat { offset: grp * og * k, rs: 1, cs: k as isize };
             if g.is_pointwise() {
-                let gm = Mat {
-                    offset: grp * og * p,
-                    rs: p as isize,
-                    cs: 1,
-                };
-                T::gemm_into(
-                    gxg,
-                    p,
-                    false,
-                    w,
-                    wt,
-                    gyi,
-                    gm,
-                    Dims { m: k, k: og, n: p },
-                    threads,
-                );
+                let gm = Mat { offset: grp * og * p, rs: p as isize, cs: 1 };
+                T::gemm_into(gxg, p, false, w, wt, gyi, gm, Dims { m: k, k: og, n: p }, threads);
                 continue;
             }
             for rows in bands::<T>(g) {
@@ -494,22 +352,8 @@ pub fn conv_backward_input<T: ConvElement>(
                 }
                 let np = rows.len() * g.ow;
                 let col = scratch_for(scratch, k * np);
-                let gm = Mat {
-                    offset: grp * og * p + rows.start * g.ow,
-                    rs: p as isize,
-                    cs: 1,
-                };
-                T::gemm_into(
-                    col,
-                    np,
-                    false,
-                    w,
-                    wt,
-                    gyi,
-                    gm,
-                    Dims { m: k, k: og, n: np },
-                    threads,
-                );
+                let gm = Mat { offset: grp * og * p + rows.start * g.ow, rs: p as isize, cs: 1 };
+                T::gemm_into(col, np, false, w, wt, gyi, gm, Dims { m: k, k: og, n: np }, threads);
                 col2im(col, g, rows, gxg);
             }
         }
@@ -519,12 +363,7 @@ pub fn conv_backward_input<T: ConvElement>(
 
 /// Gradient of `conv(x, w)` with respect to `w` (`[c_out, cg, kh, kw]`):
 /// `gy @ im2col(x)^T` per group, summed over the batch.
-pub fn conv_backward_weight<T: ConvElement>(
-    op: &'static str,
-    x: &[T],
-    gy: &[T],
-    g: &ConvGeom,
-) -> Result<Vec<T>> {
+pub fn conv_backward_weight<T: ConvElement>(op: &'static str, x: &[T], gy: &[T], g: &ConvGeom) -> Result<Vec<T>> {
     ensure_buffers_fit::<T>(op, g.c_out * g.k(), g)?;
     if let Some(gw) = T::direct_backward_weight(x, gy, g) {
         return Ok(gw);
@@ -538,27 +377,9 @@ pub fn conv_backward_weight<T: ConvElement>(
             let xg = &xi[grp * cg * hw..(grp + 1) * cg * hw];
             let gwg = &mut gw[grp * og * k..(grp + 1) * og * k];
             if g.is_pointwise() {
-                let gm = Mat {
-                    offset: grp * og * p,
-                    rs: p as isize,
-                    cs: 1,
-                };
-                let xt = Mat {
-                    offset: 0,
-                    rs: 1,
-                    cs: p as isize,
-                };
-                T::gemm_into(
-                    gwg,
-                    k,
-                    !first,
-                    gyi,
-                    gm,
-                    xg,
-                    xt,
-                    Dims { m: og, k: p, n: k },
-                    threads,
-                );
+                let gm = Mat { offset: grp * og * p, rs: p as isize, cs: 1 };
+                let xt = Mat { offset: 0, rs: 1, cs: p as isize };
+                T::gemm_into(gwg, k, !first, gyi, gm, xg, xt, Dims { m: og, k: p, n: k }, threads);
                 continue;
             }
             for (b, rows) in bands::<T>(g).enumerate() {
@@ -567,28 +388,10 @@ pub fn conv_backward_weight<T: ConvElement>(
                 }
                 let np = rows.len() * g.ow;
                 let col = scratch_for(scratch, k * np);
-                let gm = Mat {
-                    offset: grp * og * p + rows.start * g.ow,
-                    rs: p as isize,
-                    cs: 1,
-                };
+                let gm = Mat { offset: grp * og * p + rows.start * g.ow, rs: p as isize, cs: 1 };
                 im2col(xg, g, rows, col);
-                let ct = Mat {
-                    offset: 0,
-                    rs: 1,
-                    cs: np as isize,
-                };
-                T::gemm_into(
-                    gwg,
-                    k,
-                    !(first && b == 0),
-                    gyi,
-                    gm,
-                    col,
-                    ct,
-                    Dims { m: og, k: np, n: k },
-                    threads,
-                );
+                let ct = Mat { offset: 0, rs: 1, cs: np as isize };
+                T::gemm_into(gwg, k, !(first && b == 0), gyi, gm, col, ct, Dims { m: og, k: np, n: k }, threads);
             }
         }
     };
@@ -598,9 +401,7 @@ pub fn conv_backward_weight<T: ConvElement>(
     let parallel = batch_parallel(g);
     // A batch on one thread threads inside each GEMM instead.
     let threads = !parallel && flops(g) >= PAR_CONV_FLOPS;
-    Ok(batch_sum(g.batch, ws, parallel, |i, gw, first| {
-        T::with_scratch(|scratch| image(i, gw, scratch, first, threads))
-    }))
+    Ok(batch_sum(g.batch, ws, parallel, |i, gw, first| T::with_scratch(|scratch| image(i, gw, scratch, first, threads))))
 }
 
 /// Per-channel sums of `[batch, channels, p]`: the bias gradient.
@@ -648,10 +449,7 @@ mod tests {
     #[test]
     fn parallel_batch_sums_repeat_bit_for_bit_and_follow_a_fixed_order() {
         // Values whose float sum depends on the order of the adds.
-        let value = |i: usize, j: usize| {
-            ((i * 7919 + j * 104_729) % 1000) as f32 * 1e-3
-                + if i.is_multiple_of(3) { 1e6 } else { -1e-7 }
-        };
+        let value = |i: usize, j: usize| ((i * 7919 + j * 104_729) % 1000) as f32 * 1e-3 + if i.is_multiple_of(3) { 1e6 } else { -1e-7 };
         let (batch, len) = (61, 37);
         let add = |i: usize, sum: &mut [f32], first: bool| {
             for (j, s) in sum.iter_mut().enumerate() {
@@ -672,10 +470,7 @@ mod tests {
         }
         assert_eq!(first, expected);
         let sequential = batch_sum::<f32>(batch, len, false, add);
-        assert!(first
-            .iter()
-            .zip(&sequential)
-            .all(|(a, b)| (a - b).abs() <= 1e-6 * b.abs().max(1.0)));
+        assert!(first.iter().zip(&sequential).all(|(a, b)| (a - b).abs() <= 1e-6 * b.abs().max(1.0)));
         assert_eq!(batch_sum::<f32>(0, len, true, add), vec![0.0; len]);
     }
 }

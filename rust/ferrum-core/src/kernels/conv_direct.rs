@@ -64,24 +64,11 @@ fn padded_dims(g: &ConvGeom) -> (usize, usize) {
 /// Whether the direct kernels run `g`: AVX2 and FMA present, something to
 /// compute, and a padded group image small enough to gather from.
 fn fits(g: &ConvGeom) -> bool {
-    if !super::sgemm::available()
-        || g.h == 0
-        || g.w == 0
-        || g.batch == 0
-        || g.groups == 0
-        || g.k() == 0
-        || g.og() == 0
-        || g.oh == 0
-        || g.ow == 0
-    {
+    if !super::sgemm::available() || g.h == 0 || g.w == 0 || g.batch == 0 || g.groups == 0 || g.k() == 0 || g.og() == 0 || g.oh == 0 || g.ow == 0 {
         return false;
     }
     let (hp, wp) = padded_dims(g);
-    g.cg()
-        .checked_mul(hp)
-        .and_then(|v| v.checked_mul(wp))
-        .is_some_and(|v| v <= MAX_PADDED)
-        && g.og() <= 4 * NR
+    g.cg().checked_mul(hp).and_then(|v| v.checked_mul(wp)).is_some_and(|v| v <= MAX_PADDED) && g.og() <= 4 * NR
 }
 
 /// Whether the direct kernels beat the im2col route on `g`: windows of at
@@ -118,16 +105,7 @@ fn transposed(g: &ConvGeom) -> Option<ConvGeom> {
     }
     let pad_h = ((g.kh - 1) * g.dilation[0]).checked_sub(g.pad[0])?;
     let pad_w = ((g.kw - 1) * g.dilation[1]).checked_sub(g.pad[1])?;
-    let t = ConvGeom {
-        c_in: g.c_out,
-        h: g.oh,
-        w: g.ow,
-        c_out: g.c_in,
-        oh: g.h,
-        ow: g.w,
-        pad: [pad_h, pad_w],
-        ..*g
-    };
+    let t = ConvGeom { c_in: g.c_out, h: g.oh, w: g.ow, c_out: g.c_in, oh: g.h, ow: g.w, pad: [pad_h, pad_w], ..*g };
     runs(&t).then_some(t)
 }
 
@@ -210,15 +188,7 @@ fn pack_weights(g: &ConvGeom, at: impl Fn(usize, usize, usize) -> f32) -> Vec<f3
 /// `src_rs` apart, `dst` has `cols` writable rows of `rows` floats `dst_rs`
 /// apart, not overlapping `src`; `add` holds at least `cols` values.
 #[target_feature(enable = "avx2")]
-unsafe fn transpose(
-    src: *const f32,
-    src_rs: usize,
-    rows: usize,
-    cols: usize,
-    dst: *mut f32,
-    dst_rs: usize,
-    add: Option<&[f32]>,
-) {
+unsafe fn transpose(src: *const f32, src_rs: usize, rows: usize, cols: usize, dst: *mut f32, dst_rs: usize, add: Option<&[f32]>) {
     let bias = |j: usize| add.map_or(0.0, |a| a[j]);
     // SAFETY: every access is at (i, j) with i < rows, j < cols, inside the
     // regions the caller vouches for.
@@ -226,8 +196,7 @@ unsafe fn transpose(
         let (rb, cb) = (rows - rows % 8, cols - cols % 8);
         for i0 in (0..rb).step_by(8) {
             for j0 in (0..cb).step_by(8) {
-                let r: [__m256; 8] =
-                    std::array::from_fn(|i| _mm256_loadu_ps(src.add((i0 + i) * src_rs + j0)));
+                let r: [__m256; 8] = std::array::from_fn(|i| _mm256_loadu_ps(src.add((i0 + i) * src_rs + j0)));
                 let t0 = _mm256_unpacklo_ps(r[0], r[1]);
                 let t1 = _mm256_unpackhi_ps(r[0], r[1]);
                 let t2 = _mm256_unpacklo_ps(r[2], r[3]);
@@ -277,13 +246,7 @@ unsafe fn transpose(
 /// The CPU supports AVX2 and FMA; `a[i].offset(o)` is readable for every
 /// `i` and every `o` in `offs`; `b` holds `offs.len() * 16` readable floats.
 #[target_feature(enable = "avx2,fma")]
-unsafe fn tile(
-    a: [*const f32; MR],
-    offs: &[isize],
-    b: *const f32,
-    c: &mut [f32; TILE],
-    accumulate: bool,
-) {
+unsafe fn tile(a: [*const f32; MR], offs: &[isize], b: *const f32, c: &mut [f32; TILE], accumulate: bool) {
     // SAFETY: the caller vouches for every gathered read and every read of
     // `b` (t < offs.len()); `c` is a whole tile.
     unsafe {
@@ -328,16 +291,7 @@ fn corners(base: &[f32], offs: &[isize], first: usize) -> [*const f32; MR] {
 /// # Safety
 /// `y` points to `og * p` writable floats; the CPU has AVX2 and FMA.
 #[allow(clippy::too_many_arguments)]
-unsafe fn forward_group(
-    g: &ConvGeom,
-    xp: &[f32],
-    wp: &[f32],
-    bias: Option<&[f32]>,
-    win: &[isize],
-    pix: &[isize],
-    yt: &mut Vec<f32>,
-    y: *mut f32,
-) {
+unsafe fn forward_group(g: &ConvGeom, xp: &[f32], wp: &[f32], bias: Option<&[f32]>, win: &[isize], pix: &[isize], yt: &mut Vec<f32>, y: *mut f32) {
     let (k, og, p) = (g.k(), g.og(), g.p());
     yt.resize(p.next_multiple_of(MR) * NR, 0.0);
     for (cp, panel) in wp.chunks_exact(k * NR).enumerate() {
@@ -372,30 +326,15 @@ fn run_forward(x: &[f32], wp: &[f32], bias: Option<&[f32]>, g: &ConvGeom) -> Opt
                 let b = bias.map(|b| &b[grp * og..(grp + 1) * og]);
                 let yg = yi[grp * og * p..][..og * p].as_mut_ptr().cast::<f32>();
                 // SAFETY: yg is this group's og * p floats; fits checked the CPU.
-                unsafe {
-                    forward_group(
-                        g,
-                        pad,
-                        &wp[grp * per_group_w..][..per_group_w],
-                        b,
-                        &win,
-                        &pix,
-                        yt,
-                        yg,
-                    )
-                };
+                unsafe { forward_group(g, pad, &wp[grp * per_group_w..][..per_group_w], b, &win, &pix, yt, yg) };
             }
         })
     };
     let fill = |y: &mut [MaybeUninit<f32>]| {
         if batch_parallel(g) {
-            y.par_chunks_mut(per)
-                .enumerate()
-                .for_each(|(i, yi)| image(i, yi));
+            y.par_chunks_mut(per).enumerate().for_each(|(i, yi)| image(i, yi));
         } else {
-            y.chunks_mut(per)
-                .enumerate()
-                .for_each(|(i, yi)| image(i, yi));
+            y.chunks_mut(per).enumerate().for_each(|(i, yi)| image(i, yi));
         }
     };
     // SAFETY: every image writes each of its groups' og * p outputs.
@@ -461,17 +400,7 @@ pub fn backward_weight(x: &[f32], gy: &[f32], g: &ConvGeom) -> Option<Vec<f32>> 
                     let nr = NR.min(og - c * NR);
                     // SAFETY: channels c * 16 .. + nr of gyg are nr rows of
                     // p; the panel holds p rows of 16; fits checked the CPU.
-                    unsafe {
-                        transpose(
-                            gyg[c * NR * p..].as_ptr(),
-                            p,
-                            nr,
-                            p,
-                            gyt[c * p * NR..].as_mut_ptr(),
-                            NR,
-                            None,
-                        )
-                    };
+                    unsafe { transpose(gyg[c * NR * p..].as_ptr(), p, nr, p, gyt[c * p * NR..].as_mut_ptr(), NR, None) };
                 }
                 let acc_g = &mut acc[grp * rp * cp * TILE..][..rp * cp * TILE];
                 for (r, row) in acc_g.chunks_exact_mut(cp * TILE).enumerate() {
@@ -520,16 +449,12 @@ mod tests {
                             let ci = grp * cg + c;
                             for ki in 0..g.kh {
                                 for kj in 0..g.kw {
-                                    let ih = (oh * g.stride[0] + ki * g.dilation[0]) as isize
-                                        - g.pad[0] as isize;
-                                    let iw = (ow * g.stride[1] + kj * g.dilation[1]) as isize
-                                        - g.pad[1] as isize;
-                                    if ih < 0 || iw < 0 || ih as usize >= g.h || iw as usize >= g.w
-                                    {
+                                    let ih = (oh * g.stride[0] + ki * g.dilation[0]) as isize - g.pad[0] as isize;
+                                    let iw = (ow * g.stride[1] + kj * g.dilation[1]) as isize - g.pad[1] as isize;
+                                    if ih < 0 || iw < 0 || ih as usize >= g.h || iw as usize >= g.w {
                                         continue;
                                     }
-                                    let xi =
-                                        ((b * g.c_in + ci) * g.h + ih as usize) * g.w + iw as usize;
+                                    let xi = ((b * g.c_in + ci) * g.h + ih as usize) * g.w + iw as usize;
                                     let wi = ((co * cg + c) * g.kh + ki) * g.kw + kj;
                                     y[yi] += x[xi] as f64 * w[wi] as f64;
                                     gx[xi] += gy[yi] as f64 * w[wi] as f64;
@@ -545,17 +470,7 @@ mod tests {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn geom(
-        batch: usize,
-        c_in: usize,
-        c_out: usize,
-        hw: (usize, usize),
-        k: (usize, usize),
-        stride: usize,
-        pad: (usize, usize),
-        dil: usize,
-        groups: usize,
-    ) -> ConvGeom {
+    fn geom(batch: usize, c_in: usize, c_out: usize, hw: (usize, usize), k: (usize, usize), stride: usize, pad: (usize, usize), dil: usize, groups: usize) -> ConvGeom {
         let out = |n: usize, k: usize, p: usize| (n + 2 * p - dil * (k - 1) - 1) / stride + 1;
         ConvGeom {
             batch,
@@ -578,10 +493,7 @@ mod tests {
         assert_eq!(got.len(), want.len(), "{what} length for {g:?}");
         let scale = want.iter().fold(1.0f64, |m, v| m.max(v.abs()));
         for (i, (a, b)) in got.iter().zip(want).enumerate() {
-            assert!(
-                (*a as f64 - b).abs() <= 1e-4 * scale,
-                "{what}[{i}]: {a} vs {b} for {g:?}"
-            );
+            assert!((*a as f64 - b).abs() <= 1e-4 * scale, "{what}[{i}]: {a} vs {b} for {g:?}");
         }
     }
 
@@ -596,24 +508,10 @@ mod tests {
             let mut dst = vec![f32::NAN; cols * (rows + 2)];
             // SAFETY: rows x cols inside src (row stride cols + 3) and cols x rows
             // inside dst (row stride rows + 2).
-            unsafe {
-                transpose(
-                    src.as_ptr(),
-                    cols + 3,
-                    rows,
-                    cols,
-                    dst.as_mut_ptr(),
-                    rows + 2,
-                    Some(&add),
-                )
-            };
+            unsafe { transpose(src.as_ptr(), cols + 3, rows, cols, dst.as_mut_ptr(), rows + 2, Some(&add)) };
             for i in 0..rows {
                 for j in 0..cols {
-                    assert_eq!(
-                        dst[j * (rows + 2) + i],
-                        src[i * (cols + 3) + j] + add[j],
-                        "({i}, {j}) of {rows}x{cols}"
-                    );
+                    assert_eq!(dst[j * (rows + 2) + i], src[i * (cols + 3) + j] + add[j], "({i}, {j}) of {rows}x{cols}");
                 }
             }
         }
@@ -638,39 +536,19 @@ mod tests {
             geom(3, 4, 16, (8, 7), (3, 3), 2, (0, 0), 1, 1),
         ];
         for g in cases {
-            let x: Vec<f32> = (0..g.batch * g.c_in * g.hw())
-                .map(|i| ((i as f32) * 0.37).sin())
-                .collect();
-            let w: Vec<f32> = (0..g.c_out * g.k())
-                .map(|i| ((i as f32) * 0.71).cos())
-                .collect();
-            let gy: Vec<f32> = (0..g.batch * g.c_out * g.p())
-                .map(|i| ((i as f32) * 0.13).sin())
-                .collect();
+            let x: Vec<f32> = (0..g.batch * g.c_in * g.hw()).map(|i| ((i as f32) * 0.37).sin()).collect();
+            let w: Vec<f32> = (0..g.c_out * g.k()).map(|i| ((i as f32) * 0.71).cos()).collect();
+            let gy: Vec<f32> = (0..g.batch * g.c_out * g.p()).map(|i| ((i as f32) * 0.13).sin()).collect();
             let bias: Vec<f32> = (0..g.c_out).map(|i| i as f32 * 0.25 - 1.0).collect();
             let (y, gx, gw) = naive(&x, &w, &gy, &g);
             assert!(runs(&g), "{g:?}");
-            let y_b: Vec<f64> = y
-                .iter()
-                .enumerate()
-                .map(|(i, v)| v + bias[(i / g.p()) % g.c_out] as f64)
-                .collect();
+            let y_b: Vec<f64> = y.iter().enumerate().map(|(i, v)| v + bias[(i / g.p()) % g.c_out] as f64).collect();
             close(&forward(&x, &w, Some(&bias), &g).unwrap(), &y_b, "y", &g);
-            close(
-                &forward(&x, &w, None, &g).unwrap(),
-                &y,
-                "y without bias",
-                &g,
-            );
+            close(&forward(&x, &w, None, &g).unwrap(), &y, "y without bias", &g);
             close(&backward_weight(&x, &gy, &g).unwrap(), &gw, "gw", &g);
             match backward_input(&gy, &w, &g) {
                 Some(got) => close(&got, &gx, "gx", &g),
-                None => assert!(
-                    g.stride != [1, 1]
-                        || g.pad[0] > (g.kh - 1) * g.dilation[0]
-                        || g.pad[1] > (g.kw - 1) * g.dilation[1],
-                    "{g:?}"
-                ),
+                None => assert!(g.stride != [1, 1] || g.pad[0] > (g.kh - 1) * g.dilation[0] || g.pad[1] > (g.kw - 1) * g.dilation[1], "{g:?}"),
             }
         }
     }

@@ -50,27 +50,14 @@ fn coalesce(a: &Layout, b: &Layout) -> (Layout, Layout) {
         sb.push(1);
     }
     (
-        Layout {
-            shape: shape.clone(),
-            strides: sa,
-            offset: a.offset,
-        },
-        Layout {
-            shape,
-            strides: sb,
-            offset: b.offset,
-        },
+        Layout { shape: shape.clone(), strides: sa, offset: a.offset },
+        Layout { shape, strides: sb, offset: b.offset },
     )
 }
 
 /// Copy the view `src_layout` of `src` into the view `dst_layout` of `dst`
 /// (same shape). The destination view must not overlap itself.
-pub fn copy_strided<T: Element>(
-    src: &[T],
-    src_layout: &Layout,
-    dst: &mut [T],
-    dst_layout: &Layout,
-) {
+pub fn copy_strided<T: Element>(src: &[T], src_layout: &Layout, dst: &mut [T], dst_layout: &Layout) {
     debug_assert_eq!(src_layout.shape, dst_layout.shape);
     if src_layout.numel() == 0 {
         return;
@@ -115,10 +102,7 @@ mod tests {
 
     #[test]
     fn contiguous_region_is_one_row() {
-        let (a, _) = coalesce(
-            &Layout::contiguous(&[2, 3, 4]),
-            &Layout::contiguous(&[2, 3, 4]),
-        );
+        let (a, _) = coalesce(&Layout::contiguous(&[2, 3, 4]), &Layout::contiguous(&[2, 3, 4]));
         assert_eq!(a.shape(), [24]);
         let dst = Layout::contiguous(&[2, 5]).narrow_step(1, 1, 3, 1);
         let (a, b) = coalesce(&Layout::contiguous(&[2, 3]), &dst);
@@ -130,9 +114,7 @@ mod tests {
         let src: Vec<i64> = (0..6).collect();
         let sl = Layout::contiguous(&[2, 3]).transpose(0, 1);
         let mut dst = vec![0i64; 12];
-        let dl = Layout::contiguous(&[4, 3])
-            .narrow_step(0, 1, 3, 1)
-            .narrow_step(1, 1, 2, 1);
+        let dl = Layout::contiguous(&[4, 3]).narrow_step(0, 1, 3, 1).narrow_step(1, 1, 2, 1);
         copy_strided(&src, &sl, &mut dst, &dl);
         assert_eq!(dst, vec![0, 0, 0, 0, 0, 3, 0, 1, 4, 0, 2, 5]);
     }
@@ -148,19 +130,9 @@ mod tests {
     #[test]
     fn size_one_and_empty_views() {
         let mut dst = vec![0i64; 2];
-        copy_strided(
-            &[5i64],
-            &Layout::contiguous(&[1, 1]),
-            &mut dst,
-            &Layout::contiguous(&[1, 1]),
-        );
+        copy_strided(&[5i64], &Layout::contiguous(&[1, 1]), &mut dst, &Layout::contiguous(&[1, 1]));
         assert_eq!(dst, vec![5, 0]);
-        copy_strided(
-            &[] as &[i64],
-            &Layout::contiguous(&[0, 3]),
-            &mut dst,
-            &Layout::contiguous(&[0, 3]),
-        );
+        copy_strided(&[] as &[i64], &Layout::contiguous(&[0, 3]), &mut dst, &Layout::contiguous(&[0, 3]));
         fill_strided(&mut dst, &Layout::contiguous(&[]), 9);
         assert_eq!(dst, vec![9, 0]);
     }

@@ -66,20 +66,10 @@ fn sample<T: FloatElement>(y: T, x: T, h: usize, w: usize) -> Option<Sample<T>> 
     }
     let (y0, x0) = (y.floor(), x.floor());
     let at = |yy: T, xx: T| -> Option<usize> {
-        (yy >= T::zero() && xx >= T::zero() && yy < hf && xx < wf)
-            .then(|| yy.to_f64() as usize * w + xx.to_f64() as usize)
+        (yy >= T::zero() && xx >= T::zero() && yy < hf && xx < wf).then(|| yy.to_f64() as usize * w + xx.to_f64() as usize)
     };
     let one = T::one();
-    Some(Sample {
-        idx: [
-            at(y0, x0),
-            at(y0, x0 + one),
-            at(y0 + one, x0),
-            at(y0 + one, x0 + one),
-        ],
-        ly: y - y0,
-        lx: x - x0,
-    })
+    Some(Sample { idx: [at(y0, x0), at(y0, x0 + one), at(y0 + one, x0), at(y0 + one, x0 + one)], ly: y - y0, lx: x - x0 })
 }
 
 impl<T: FloatElement> Sample<T> {
@@ -96,16 +86,7 @@ impl<T: FloatElement> Sample<T> {
 /// Where tap `(ky, kx)` of output `(oy, ox)` in offset group `og` reads, for image `b`.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-fn position<T: FloatElement>(
-    g: &DeformGeom,
-    offset: &[T],
-    b: usize,
-    og: usize,
-    ky: usize,
-    kx: usize,
-    oy: usize,
-    ox: usize,
-) -> (T, T) {
+fn position<T: FloatElement>(g: &DeformGeom, offset: &[T], b: usize, og: usize, ky: usize, kx: usize, oy: usize, ox: usize) -> (T, T) {
     let p = g.p();
     let k = (og * g.kh + ky) * g.kw + kx;
     let base = ((b * g.offset_groups * g.taps() + k) * 2) * p + oy * g.ow + ox;
@@ -118,29 +99,12 @@ fn position<T: FloatElement>(
 
 #[inline]
 #[allow(clippy::too_many_arguments)]
-fn mask_at<T: FloatElement>(
-    g: &DeformGeom,
-    mask: Option<&[T]>,
-    b: usize,
-    og: usize,
-    ky: usize,
-    kx: usize,
-    pos: usize,
-) -> T {
-    mask.map_or(T::one(), |m| {
-        m[((b * g.offset_groups + og) * g.taps() + ky * g.kw + kx) * g.p() + pos]
-    })
+fn mask_at<T: FloatElement>(g: &DeformGeom, mask: Option<&[T]>, b: usize, og: usize, ky: usize, kx: usize, pos: usize) -> T {
+    mask.map_or(T::one(), |m| m[((b * g.offset_groups + og) * g.taps() + ky * g.kw + kx) * g.p() + pos])
 }
 
 /// The col matrix `[c * kh * kw, oh * ow]` of image `b` (mask applied).
-fn columns<T: DeformFloat>(
-    x: &[T],
-    offset: &[T],
-    mask: Option<&[T]>,
-    g: &DeformGeom,
-    b: usize,
-    col: &mut [T],
-) {
+fn columns<T: DeformFloat>(x: &[T], offset: &[T], mask: Option<&[T]>, g: &DeformGeom, b: usize, col: &mut [T]) {
     let (p, hw, cpg) = (g.p(), g.h * g.w, g.c_in / g.offset_groups);
     for c in 0..g.c_in {
         let plane = &x[(b * g.c_in + c) * hw..][..hw];
@@ -155,8 +119,7 @@ fn columns<T: DeformFloat>(
                         row[pos] = match sample(y, xx, g.h, g.w) {
                             Some(s) => {
                                 let (w4, v4) = (s.weights(), s.values(plane));
-                                let v =
-                                    w4[0] * v4[0] + w4[1] * v4[1] + w4[2] * v4[2] + w4[3] * v4[3];
+                                let v = w4[0] * v4[0] + w4[1] * v4[1] + w4[2] * v4[2] + w4[3] * v4[3];
                                 mask_at(g, mask, b, og, ky, kx, pos) * v
                             }
                             None => T::zero(),
@@ -169,30 +132,15 @@ fn columns<T: DeformFloat>(
 }
 
 fn row_major(cols: usize, offset: usize) -> Mat {
-    Mat {
-        offset,
-        rs: cols as isize,
-        cs: 1,
-    }
+    Mat { offset, rs: cols as isize, cs: 1 }
 }
 
 fn transposed(cols: usize, offset: usize) -> Mat {
-    Mat {
-        offset,
-        rs: 1,
-        cs: cols as isize,
-    }
+    Mat { offset, rs: 1, cs: cols as isize }
 }
 
 /// The forward; `None` when interrupted.
-pub fn forward<T: DeformFloat>(
-    x: &[T],
-    offset: &[T],
-    mask: Option<&[T]>,
-    weight: &[T],
-    bias: Option<&[T]>,
-    g: &DeformGeom,
-) -> Option<Vec<T>> {
+pub fn forward<T: DeformFloat>(x: &[T], offset: &[T], mask: Option<&[T]>, weight: &[T], bias: Option<&[T]>, g: &DeformGeom) -> Option<Vec<T>> {
     let (p, rows) = (g.p(), g.rows());
     let (og_out, kg) = (g.c_out / g.weight_groups, rows / g.weight_groups);
     let mut out = vec![T::zero(); g.batch * g.c_out * p];
@@ -204,19 +152,7 @@ pub fn forward<T: DeformFloat>(
         columns(x, offset, mask, g, b, &mut col);
         for grp in 0..g.weight_groups {
             let dst = &mut out[(b * g.c_out + grp * og_out) * p..][..og_out * p];
-            T::gemm(
-                dst,
-                weight,
-                row_major(kg, grp * og_out * kg),
-                &col,
-                row_major(p, grp * kg * p),
-                Dims {
-                    m: og_out,
-                    k: kg,
-                    n: p,
-                },
-                true,
-            );
+            T::gemm(dst, weight, row_major(kg, grp * og_out * kg), &col, row_major(p, grp * kg * p), Dims { m: og_out, k: kg, n: p }, true);
         }
         if let Some(bias) = bias {
             for (c, &bv) in bias.iter().enumerate() {
@@ -238,14 +174,7 @@ pub struct DeformGrads<T> {
     pub weight: Vec<T>,
 }
 
-pub fn backward<T: DeformFloat>(
-    x: &[T],
-    offset: &[T],
-    mask: Option<&[T]>,
-    weight: &[T],
-    gy: &[T],
-    g: &DeformGeom,
-) -> Option<DeformGrads<T>> {
+pub fn backward<T: DeformFloat>(x: &[T], offset: &[T], mask: Option<&[T]>, weight: &[T], gy: &[T], g: &DeformGeom) -> Option<DeformGrads<T>> {
     let (p, rows, hw, cpg) = (g.p(), g.rows(), g.h * g.w, g.c_in / g.offset_groups);
     let (og_out, kg) = (g.c_out / g.weight_groups, rows / g.weight_groups);
     let mut gx = vec![T::zero(); x.len()];
@@ -262,34 +191,8 @@ pub fn backward<T: DeformFloat>(
         for grp in 0..g.weight_groups {
             let src = (b * g.c_out + grp * og_out) * p;
             // gw_g += gy_g @ col_g^T; dcol_g = w_g^T @ gy_g.
-            T::gemm_into(
-                &mut gw[grp * og_out * kg..][..og_out * kg],
-                kg,
-                true,
-                gy,
-                row_major(p, src),
-                &col,
-                transposed(p, grp * kg * p),
-                Dims {
-                    m: og_out,
-                    k: p,
-                    n: kg,
-                },
-                true,
-            );
-            T::gemm(
-                &mut dcol[grp * kg * p..][..kg * p],
-                weight,
-                transposed(kg, grp * og_out * kg),
-                gy,
-                row_major(p, src),
-                Dims {
-                    m: kg,
-                    k: og_out,
-                    n: p,
-                },
-                true,
-            );
+            T::gemm_into(&mut gw[grp * og_out * kg..][..og_out * kg], kg, true, gy, row_major(p, src), &col, transposed(p, grp * kg * p), Dims { m: og_out, k: p, n: kg }, true);
+            T::gemm(&mut dcol[grp * kg * p..][..kg * p], weight, transposed(kg, grp * og_out * kg), gy, row_major(p, src), Dims { m: kg, k: og_out, n: p }, true);
         }
         for c in 0..g.c_in {
             let plane = &x[(b * g.c_in + c) * hw..][..hw];
@@ -300,9 +203,7 @@ pub fn backward<T: DeformFloat>(
                     for pos in 0..p {
                         let (oy, ox) = (pos / g.ow, pos % g.ow);
                         let (y, xx) = position(g, offset, b, og, ky, kx, oy, ox);
-                        let Some(s) = sample(y, xx, g.h, g.w) else {
-                            continue;
-                        };
+                        let Some(s) = sample(y, xx, g.h, g.w) else { continue };
                         let d = dcol[r * p + pos];
                         let m = mask_at(g, mask, b, og, ky, kx, pos);
                         let (w4, v4) = (s.weights(), s.values(plane));
@@ -322,8 +223,7 @@ pub fn backward<T: DeformFloat>(
                         goff[base + p] = goff[base + p] + d * m * dx;
                         if let Some(gm) = gmask.as_mut() {
                             let v = w4[0] * v4[0] + w4[1] * v4[1] + w4[2] * v4[2] + w4[3] * v4[3];
-                            let at =
-                                ((b * g.offset_groups + og) * g.taps() + ky * g.kw + kx) * p + pos;
+                            let at = ((b * g.offset_groups + og) * g.taps() + ky * g.kw + kx) * p + pos;
                             gm[at] = gm[at] + d * v;
                         }
                     }
@@ -331,10 +231,5 @@ pub fn backward<T: DeformFloat>(
             }
         }
     }
-    Some(DeformGrads {
-        input: gx,
-        offset: goff,
-        mask: gmask,
-        weight: gw,
-    })
+    Some(DeformGrads { input: gx, offset: goff, mask: gmask, weight: gw })
 }

@@ -17,25 +17,14 @@ use crate::tensor::Tensor;
 /// Write `f(x)` for each `x` of `src` into `dst` (same length): every
 /// element of `dst` is written.
 #[inline(always)]
-fn map_into<T: Element, U: Element>(
-    src: &[T],
-    dst: &mut [MaybeUninit<U>],
-    gate: usize,
-    f: &(impl Fn(T) -> U + Sync),
-) {
+fn map_into<T: Element, U: Element>(src: &[T], dst: &mut [MaybeUninit<U>], gate: usize, f: &(impl Fn(T) -> U + Sync)) {
     if go_parallel(src.len(), gate) {
         for_each_chunk_mut(dst, CHUNK, |i, d| {
             let s = &src[i * CHUNK..][..d.len()];
-            simd(
-                #[inline(always)]
-                || map_slice(d, s, f),
-            )
+            simd(#[inline(always)] || map_slice(d, s, f))
         });
     } else {
-        simd(
-            #[inline(always)]
-            || map_slice(dst, src, f),
-        );
+        simd(#[inline(always)] || map_slice(dst, src, f));
     }
 }
 
@@ -68,29 +57,16 @@ fn zip_slice_in_place<T: Element>(dst: &mut [T], src: &[T], f: &impl Fn(T, T) ->
 #[inline(always)]
 fn map_in_place<T: Element>(buf: &mut [T], gate: usize, f: &(impl Fn(T) -> T + Sync)) {
     if go_parallel(buf.len(), gate) {
-        for_each_chunk_mut(buf, CHUNK, |_, d| {
-            simd(
-                #[inline(always)]
-                || map_slice_in_place(d, f),
-            )
-        });
+        for_each_chunk_mut(buf, CHUNK, |_, d| simd(#[inline(always)] || map_slice_in_place(d, f)));
     } else {
-        simd(
-            #[inline(always)]
-            || map_slice_in_place(buf, f),
-        );
+        simd(#[inline(always)] || map_slice_in_place(buf, f));
     }
 }
 
 /// `f` applied to every element, into a new tensor of another dtype, or an
 /// error naming `op` when the output (or the copy of a view) cannot be
 /// allocated.
-pub fn map<T: Element, U: Element>(
-    op: &'static str,
-    x: &Tensor,
-    gate: usize,
-    f: impl Fn(T) -> U + Sync,
-) -> Result<Tensor> {
+pub fn map<T: Element, U: Element>(op: &'static str, x: &Tensor, gate: usize, f: impl Fn(T) -> U + Sync) -> Result<Tensor> {
     let src_owned;
     let src: &[T] = match x.as_slice::<T>() {
         Some(s) => s,
@@ -106,12 +82,7 @@ pub fn map<T: Element, U: Element>(
 
 /// `f` applied to every element, keeping the dtype; writes in place when the
 /// tensor owns its buffer alone.
-pub fn map_same<T: Element>(
-    op: &'static str,
-    mut x: Tensor,
-    gate: usize,
-    f: impl Fn(T) -> T + Sync,
-) -> Result<Tensor> {
+pub fn map_same<T: Element>(op: &'static str, mut x: Tensor, gate: usize, f: impl Fn(T) -> T + Sync) -> Result<Tensor> {
     if let Some(buf) = x.try_mut_slice::<T>() {
         map_in_place(buf, gate, &f);
         return Ok(x);
@@ -124,24 +95,14 @@ pub fn map_same<T: Element>(
 /// cloning the operand first).
 pub trait Operand {
     fn dtype(&self) -> DType;
-    fn map<T: Element>(
-        self,
-        op: &'static str,
-        gate: usize,
-        f: impl Fn(T) -> T + Sync,
-    ) -> Result<Tensor>;
+    fn map<T: Element>(self, op: &'static str, gate: usize, f: impl Fn(T) -> T + Sync) -> Result<Tensor>;
 }
 
 impl Operand for Tensor {
     fn dtype(&self) -> DType {
         Tensor::dtype(self)
     }
-    fn map<T: Element>(
-        self,
-        op: &'static str,
-        gate: usize,
-        f: impl Fn(T) -> T + Sync,
-    ) -> Result<Tensor> {
+    fn map<T: Element>(self, op: &'static str, gate: usize, f: impl Fn(T) -> T + Sync) -> Result<Tensor> {
         map_same(op, self, gate, f)
     }
 }
@@ -150,12 +111,7 @@ impl Operand for &Tensor {
     fn dtype(&self) -> DType {
         Tensor::dtype(self)
     }
-    fn map<T: Element>(
-        self,
-        op: &'static str,
-        gate: usize,
-        f: impl Fn(T) -> T + Sync,
-    ) -> Result<Tensor> {
+    fn map<T: Element>(self, op: &'static str, gate: usize, f: impl Fn(T) -> T + Sync) -> Result<Tensor> {
         map(op, self, gate, f)
     }
 }
@@ -164,32 +120,17 @@ impl Operand for &Tensor {
 /// held by nothing else, or borrowed, so the result gets a new one (without
 /// cloning the operands first, which costs more than a tiny op).
 pub trait Operands {
-    fn zip<T: Element>(
-        self,
-        op: &'static str,
-        gate: usize,
-        f: impl Fn(T, T) -> T + Sync,
-    ) -> Result<Tensor>;
+    fn zip<T: Element>(self, op: &'static str, gate: usize, f: impl Fn(T, T) -> T + Sync) -> Result<Tensor>;
 }
 
 impl Operands for (Tensor, Tensor) {
-    fn zip<T: Element>(
-        self,
-        op: &'static str,
-        gate: usize,
-        f: impl Fn(T, T) -> T + Sync,
-    ) -> Result<Tensor> {
+    fn zip<T: Element>(self, op: &'static str, gate: usize, f: impl Fn(T, T) -> T + Sync) -> Result<Tensor> {
         zip_same(op, self.0, self.1, gate, f)
     }
 }
 
 impl Operands for (&Tensor, &Tensor) {
-    fn zip<T: Element>(
-        self,
-        op: &'static str,
-        gate: usize,
-        f: impl Fn(T, T) -> T + Sync,
-    ) -> Result<Tensor> {
+    fn zip<T: Element>(self, op: &'static str, gate: usize, f: impl Fn(T, T) -> T + Sync) -> Result<Tensor> {
         zip(op, self.0, self.1, gate, f)
     }
 }
@@ -214,17 +155,10 @@ pub fn zip<T: Element, U: Element>(
     let layouts = if has_fast_path::<T>(a, b, &shape) {
         None
     } else {
-        Some((
-            a.layout().broadcast_to("broadcast", &shape)?,
-            b.layout().broadcast_to("broadcast", &shape)?,
-        ))
+        Some((a.layout().broadcast_to("broadcast", &shape)?, b.layout().broadcast_to("broadcast", &shape)?))
     };
     // SAFETY: zip_into writes every element of the output.
-    let out = unsafe {
-        new_filled(op, n, |out| {
-            zip_into(a, b, layouts.as_ref(), &shape, out, gate, &f)
-        })?
-    };
+    let out = unsafe { new_filled(op, n, |out| zip_into(a, b, layouts.as_ref(), &shape, out, gate, &f))? };
     Tensor::from_vec(out, &shape)
 }
 
@@ -270,25 +204,14 @@ pub fn zip_same<T: Element>(
 }
 
 #[inline(always)]
-fn zip_in_place<T: Element>(
-    dst: &mut [T],
-    src: &[T],
-    gate: usize,
-    f: &(impl Fn(T, T) -> T + Sync),
-) {
+fn zip_in_place<T: Element>(dst: &mut [T], src: &[T], gate: usize, f: &(impl Fn(T, T) -> T + Sync)) {
     if go_parallel(dst.len(), gate) {
         for_each_chunk_mut(dst, CHUNK, |i, d| {
             let s = &src[i * CHUNK..][..d.len()];
-            simd(
-                #[inline(always)]
-                || zip_slice_in_place(d, s, f),
-            )
+            simd(#[inline(always)] || zip_slice_in_place(d, s, f))
         });
     } else {
-        simd(
-            #[inline(always)]
-            || zip_slice_in_place(dst, src, f),
-        );
+        simd(#[inline(always)] || zip_slice_in_place(dst, src, f));
     }
 }
 
@@ -300,14 +223,7 @@ fn has_fast_path<T: Element>(a: &Tensor, b: &Tensor, shape: &[usize]) -> bool {
 }
 
 /// `f(a[i], b[i])` of two contiguous operands of one `shape`, into a new tensor.
-fn zip_flat<T: Element, U: Element>(
-    op: &'static str,
-    sa: &[T],
-    sb: &[T],
-    shape: &[usize],
-    gate: usize,
-    f: &(impl Fn(T, T) -> U + Sync),
-) -> Result<Tensor> {
+fn zip_flat<T: Element, U: Element>(op: &'static str, sa: &[T], sb: &[T], shape: &[usize], gate: usize, f: &(impl Fn(T, T) -> U + Sync)) -> Result<Tensor> {
     // SAFETY: zip3_flat writes every element of the output.
     let out = unsafe { new_filled(op, sa.len(), |out| zip3_flat(out, sa, sb, gate, f))? };
     Tensor::from_vec(out, shape)
@@ -316,26 +232,14 @@ fn zip_flat<T: Element, U: Element>(
 /// `out[i] = f(a[i], b[i])` over equal-length slices, split between threads
 /// above `gate` elements.
 #[inline(always)]
-fn zip3_flat<T: Element, U: Element>(
-    out: &mut [MaybeUninit<U>],
-    sa: &[T],
-    sb: &[T],
-    gate: usize,
-    f: &(impl Fn(T, T) -> U + Sync),
-) {
+fn zip3_flat<T: Element, U: Element>(out: &mut [MaybeUninit<U>], sa: &[T], sb: &[T], gate: usize, f: &(impl Fn(T, T) -> U + Sync)) {
     if go_parallel(out.len(), gate) {
         for_each_chunk_mut(out, CHUNK, |i, o| {
             let (x, y) = (&sa[i * CHUNK..][..o.len()], &sb[i * CHUNK..][..o.len()]);
-            simd(
-                #[inline(always)]
-                || zip3(o, x, y, f),
-            )
+            simd(#[inline(always)] || zip3(o, x, y, f))
         });
     } else {
-        simd(
-            #[inline(always)]
-            || zip3(out, sa, sb, f),
-        );
+        simd(#[inline(always)] || zip3(out, sa, sb, f));
     }
 }
 
@@ -375,46 +279,38 @@ fn zip_into<T: Element, U: Element>(
     // General case: broadcast both layouts to the output shape (stride 0 on
     // stretched dims) and walk rows.
     let (la, lb) = layouts.expect("zip: broadcast layouts are built whenever no flat path applies");
-    simd(
-        #[inline(always)]
-        || {
-            for_each_row2(la, lb, |o, (oa, sa), (ob, sb), len| {
-                let dst = &mut out[o..o + len];
-                match (sa, sb) {
-                    (1, 1) => zip3(dst, &ba[oa..oa + len], &bb[ob..ob + len], f),
-                    (1, 0) => {
-                        let y = bb[ob];
-                        dst.iter_mut().zip(&ba[oa..oa + len]).for_each(|(d, &x)| {
-                            d.write(f(x, y));
-                        });
-                    }
-                    (0, 1) => {
-                        let x = ba[oa];
-                        dst.iter_mut().zip(&bb[ob..ob + len]).for_each(|(d, &y)| {
-                            d.write(f(x, y));
-                        });
-                    }
-                    _ => {
-                        let (mut ia, mut ib) = (oa as isize, ob as isize);
-                        for d in dst.iter_mut() {
-                            d.write(f(ba[ia as usize], bb[ib as usize]));
-                            ia += sa;
-                            ib += sb;
-                        }
+    simd(#[inline(always)] || {
+        for_each_row2(la, lb, |o, (oa, sa), (ob, sb), len| {
+            let dst = &mut out[o..o + len];
+            match (sa, sb) {
+                (1, 1) => zip3(dst, &ba[oa..oa + len], &bb[ob..ob + len], f),
+                (1, 0) => {
+                    let y = bb[ob];
+                    dst.iter_mut().zip(&ba[oa..oa + len]).for_each(|(d, &x)| {
+                        d.write(f(x, y));
+                    });
+                }
+                (0, 1) => {
+                    let x = ba[oa];
+                    dst.iter_mut().zip(&bb[ob..ob + len]).for_each(|(d, &y)| {
+                        d.write(f(x, y));
+                    });
+                }
+                _ => {
+                    let (mut ia, mut ib) = (oa as isize, ob as isize);
+                    for d in dst.iter_mut() {
+                        d.write(f(ba[ia as usize], bb[ib as usize]));
+                        ia += sa;
+                        ib += sb;
                     }
                 }
-            })
-        },
-    );
+            }
+        })
+    });
 }
 
 #[inline(always)]
-fn zip3<T: Element, U: Element>(
-    out: &mut [MaybeUninit<U>],
-    a: &[T],
-    b: &[T],
-    f: &impl Fn(T, T) -> U,
-) {
+fn zip3<T: Element, U: Element>(out: &mut [MaybeUninit<U>], a: &[T], b: &[T], f: &impl Fn(T, T) -> U) {
     for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
         o.write(f(x, y));
     }

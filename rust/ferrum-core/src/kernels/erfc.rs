@@ -29,11 +29,7 @@ pub fn erfc_f32(x: f32) -> f32 {
     let p = C[1..].iter().rev().fold(0.0, |acc, &c| acc * t + c);
     let tail = t * exp_f32(-z * z + (C[0] + t * p));
     // erfc(-z) = 2 - erfc(z); NaN fails the test and stays NaN either way.
-    if x >= 0.0 {
-        tail
-    } else {
-        2.0 - tail
-    }
+    if x >= 0.0 { tail } else { 2.0 - tail }
 }
 
 #[cfg(test)]
@@ -47,10 +43,7 @@ mod tests {
         // subnormal and carry less precision by design.
         let xs: Vec<f32> = (0..=20 * 8192).map(|i| -10.0 + i as f32 / 8192.0).collect();
         let mut got = vec![0f32; xs.len()];
-        simd(
-            #[inline(always)]
-            || got.iter_mut().zip(&xs).for_each(|(o, &x)| *o = erfc_f32(x)),
-        );
+        simd(#[inline(always)] || got.iter_mut().zip(&xs).for_each(|(o, &x)| *o = erfc_f32(x)));
         for (&x, &g) in xs.iter().zip(&got) {
             let want = libm::erfc(x as f64);
             if want < f32::MIN_POSITIVE as f64 {
@@ -59,10 +52,7 @@ mod tests {
             let z2 = (x as f64) * (x as f64);
             let bound = 5e-7 + 1.5e-7 * z2;
             let rel = ((g as f64 - want) / want).abs();
-            assert!(
-                rel < bound,
-                "erfc({x}) = {g:e}, expected {want:e} (relative error {rel:e})"
-            );
+            assert!(rel < bound, "erfc({x}) = {g:e}, expected {want:e} (relative error {rel:e})");
         }
     }
 

@@ -19,14 +19,7 @@ const ROUND: f32 = 12_582_912.0;
 const LN2_HI: f32 = 0.693_359_4;
 const LN2_LO: f32 = -2.121_944_4e-4;
 /// Minimax polynomial for `(exp(r) - 1 - r) / r^2` on [-ln2/2, ln2/2] (Cephes).
-const P: [f32; 6] = [
-    1.987_569_2e-4,
-    1.398_199_9e-3,
-    8.333_452e-3,
-    4.166_579_6e-2,
-    0.166_666_65,
-    0.5,
-];
+const P: [f32; 6] = [1.987_569_2e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 0.166_666_65, 0.5];
 
 /// `e^x` for f32: +inf above ~88.72, subnormals and then 0 below ~-87.3,
 /// NaN for NaN.
@@ -69,14 +62,9 @@ mod tests {
         // integers and half-integers where range reduction switches n.
         let step = 1.0f64 / 16384.0;
         let count = (175.0 / step) as usize;
-        let xs: Vec<f32> = (0..=count)
-            .map(|i| (-87.0 + i as f64 * step) as f32)
-            .collect();
+        let xs: Vec<f32> = (0..=count).map(|i| (-87.0 + i as f64 * step) as f32).collect();
         let mut got = vec![0f32; xs.len()];
-        simd(
-            #[inline(always)]
-            || got.iter_mut().zip(&xs).for_each(|(o, &x)| *o = exp_f32(x)),
-        );
+        simd(#[inline(always)] || got.iter_mut().zip(&xs).for_each(|(o, &x)| *o = exp_f32(x)));
         let (worst, at) = xs
             .iter()
             .zip(&got)
@@ -89,10 +77,7 @@ mod tests {
     fn scalar_and_vector_paths_agree() {
         let xs: Vec<f32> = (0..1000).map(|i| -80.0 + i as f32 * 0.161).collect();
         let mut v = vec![0f32; xs.len()];
-        simd(
-            #[inline(always)]
-            || v.iter_mut().zip(&xs).for_each(|(o, &x)| *o = exp_f32(x)),
-        );
+        simd(#[inline(always)] || v.iter_mut().zip(&xs).for_each(|(o, &x)| *o = exp_f32(x)));
         let s: Vec<f32> = xs.iter().map(|&x| exp_f32(x)).collect();
         assert_eq!(v, s);
     }
@@ -113,10 +98,7 @@ mod tests {
         assert_eq!(exp_f32(88.72), 88.72f32.exp());
         for x in [-88.0f32, -95.0, -100.0, -103.0] {
             let (g, w) = (exp_f32(x), x.exp());
-            assert!(
-                g > 0.0 && (g - w).abs() <= f32::from_bits(1),
-                "{x}: {g:e} vs {w:e}"
-            );
+            assert!(g > 0.0 && (g - w).abs() <= f32::from_bits(1), "{x}: {g:e} vs {w:e}");
         }
     }
 }

@@ -36,28 +36,10 @@ pub trait GemmElement: Copy + Send + Sync + 'static {
     /// Panics if an operand reaches outside its slice or `dst` is too small:
     /// callers pass matrices described by valid layouts.
     #[allow(clippy::too_many_arguments)]
-    fn gemm_into(
-        dst: &mut [Self],
-        dst_rs: usize,
-        accumulate: bool,
-        lhs: &[Self],
-        l: Mat,
-        rhs: &[Self],
-        r: Mat,
-        dims: Dims,
-        threads: bool,
-    );
+    fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool);
 
     /// `dst[m x n] = lhs[m x k] @ rhs[k x n]`, dst contiguous row-major.
-    fn gemm(
-        dst: &mut [Self],
-        lhs: &[Self],
-        l: Mat,
-        rhs: &[Self],
-        r: Mat,
-        dims: Dims,
-        threads: bool,
-    ) {
+    fn gemm(dst: &mut [Self], lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool) {
         Self::gemm_into(dst, dims.n, false, lhs, l, rhs, r, dims, threads)
     }
 }
@@ -78,28 +60,12 @@ pub(crate) fn fits(mat: Mat, rows: usize, cols: usize, len: usize) -> bool {
 /// Check the arguments of a GEMM and handle the cases without a product.
 /// Returns whether a product remains to compute.
 #[allow(clippy::too_many_arguments)]
-fn prepare<T: Copy + Default>(
-    dst: &mut [T],
-    dst_rs: usize,
-    accumulate: bool,
-    lhs: &[T],
-    l: Mat,
-    rhs: &[T],
-    r: Mat,
-    dims: Dims,
-) -> bool {
+fn prepare<T: Copy + Default>(dst: &mut [T], dst_rs: usize, accumulate: bool, lhs: &[T], l: Mat, rhs: &[T], r: Mat, dims: Dims) -> bool {
     let Dims { m, k, n } = dims;
     if m == 0 || n == 0 {
         return false;
     }
-    assert!(
-        dst_rs >= n
-            && (m - 1)
-                .checked_mul(dst_rs)
-                .and_then(|x| x.checked_add(n))
-                .is_some_and(|end| end <= dst.len()),
-        "gemm: destination too small"
-    );
+    assert!(dst_rs >= n && (m - 1).checked_mul(dst_rs).and_then(|x| x.checked_add(n)).is_some_and(|end| end <= dst.len()), "gemm: destination too small");
     if k == 0 {
         if !accumulate {
             for row in 0..m {
@@ -108,10 +74,7 @@ fn prepare<T: Copy + Default>(
         }
         return false;
     }
-    assert!(
-        fits(l, m, k, lhs.len()) && fits(r, k, n, rhs.len()),
-        "gemm: operand out of bounds"
-    );
+    assert!(fits(l, m, k, lhs.len()) && fits(r, k, n, rhs.len()), "gemm: operand out of bounds");
     true
 }
 
@@ -146,9 +109,7 @@ fn use_sgemm(kernel: sgemm::Kernel, dims: Dims, threads: usize) -> bool {
     let Dims { m, k, n } = dims;
     match kernel {
         #[cfg(target_arch = "x86_64")]
-        sgemm::Kernel::Avx2 => {
-            m >= 64 && n >= 64 && k >= 64 && (threads > 1 || m * n * k >= SGEMM_ONE_THREAD_FLOPS)
-        }
+        sgemm::Kernel::Avx2 => m >= 64 && n >= 64 && k >= 64 && (threads > 1 || m * n * k >= SGEMM_ONE_THREAD_FLOPS),
         #[cfg(target_arch = "x86_64")]
         sgemm::Kernel::Avx512 => m >= 64 && n >= kernel.columns() && k >= 8,
     }
@@ -168,27 +129,12 @@ const SGEMM_ONE_THREAD_FLOPS: usize = 1 << 27;
 /// # Safety
 /// [`prepare`] returned true for these arguments.
 #[allow(clippy::too_many_arguments)]
-unsafe fn crate_gemm<T: Copy + Send + Sync + 'static>(
-    dst: &mut [T],
-    dst_rs: usize,
-    accumulate: bool,
-    lhs: &[T],
-    l: Mat,
-    rhs: &[T],
-    r: Mat,
-    dims: Dims,
-    threads: usize,
-    one: T,
-) {
+unsafe fn crate_gemm<T: Copy + Send + Sync + 'static>(dst: &mut [T], dst_rs: usize, accumulate: bool, lhs: &[T], l: Mat, rhs: &[T], r: Mat, dims: Dims, threads: usize, one: T) {
     let Dims { m, k, n } = dims;
     let by_cols = n >= m;
     let len = if by_cols { n } else { m };
     let parts = threads.clamp(1, len);
-    let (d, a, b) = (
-        Shared(dst.as_mut_ptr()),
-        Shared(lhs.as_ptr().cast_mut()),
-        Shared(rhs.as_ptr().cast_mut()),
-    );
+    let (d, a, b) = (Shared(dst.as_mut_ptr()), Shared(lhs.as_ptr().cast_mut()), Shared(rhs.as_ptr().cast_mut()));
     let (a_off, b_off) = (l.offset as isize, r.offset as isize);
     team::for_each_part(parts, |t| {
         let (d, a, b) = (&d, &a, &b);
@@ -196,52 +142,18 @@ unsafe fn crate_gemm<T: Copy + Send + Sync + 'static>(
         // Part t: output columns (or rows) s..e, from the matching columns
         // of rhs (or rows of lhs).
         let (rows, cols) = if by_cols { (m, e - s) } else { (e - s, n) };
-        let (d_at, a_at, b_at) = if by_cols {
-            (s as isize, a_off, b_off + s as isize * r.cs)
-        } else {
-            ((s * dst_rs) as isize, a_off + s as isize * l.rs, b_off)
-        };
+        let (d_at, a_at, b_at) = if by_cols { (s as isize, a_off, b_off + s as isize * r.cs) } else { ((s * dst_rs) as isize, a_off + s as isize * l.rs, b_off) };
         // SAFETY: prepare checked that every element read or written is
         // inside its slice; dst is borrowed mutably for the whole loop and
         // parts write disjoint columns (or rows) of it; lhs and rhs are only read.
         unsafe {
-            gemm::gemm(
-                rows,
-                cols,
-                k,
-                d.0.offset(d_at),
-                1,
-                dst_rs as isize,
-                accumulate,
-                a.0.offset(a_at),
-                l.cs,
-                l.rs,
-                b.0.offset(b_at),
-                r.cs,
-                r.rs,
-                one,
-                one,
-                false,
-                false,
-                false,
-                Parallelism::None,
-            );
+            gemm::gemm(rows, cols, k, d.0.offset(d_at), 1, dst_rs as isize, accumulate, a.0.offset(a_at), l.cs, l.rs, b.0.offset(b_at), r.cs, r.rs, one, one, false, false, false, Parallelism::None);
         }
     });
 }
 
 impl GemmElement for f32 {
-    fn gemm_into(
-        dst: &mut [Self],
-        dst_rs: usize,
-        accumulate: bool,
-        lhs: &[Self],
-        l: Mat,
-        rhs: &[Self],
-        r: Mat,
-        dims: Dims,
-        threads: bool,
-    ) {
+    fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool) {
         f32_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, None);
     }
 }
@@ -250,18 +162,7 @@ impl GemmElement for f32 {
 /// says; `forced` takes that kernel of ferrum's whatever the gate says (for
 /// its tests), where the CPU runs it.
 #[allow(clippy::too_many_arguments)]
-fn f32_gemm(
-    dst: &mut [f32],
-    dst_rs: usize,
-    accumulate: bool,
-    lhs: &[f32],
-    l: Mat,
-    rhs: &[f32],
-    r: Mat,
-    dims: Dims,
-    threads: bool,
-    forced: Option<sgemm::Kernel>,
-) {
+fn f32_gemm(dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32], l: Mat, rhs: &[f32], r: Mat, dims: Dims, threads: bool, forced: Option<sgemm::Kernel>) {
     if !prepare(dst, dst_rs, accumulate, lhs, l, rhs, r, dims) {
         return;
     }
@@ -273,9 +174,7 @@ fn f32_gemm(
     // SAFETY: prepare returned true; the kernel is one the CPU runs.
     unsafe {
         match kernel {
-            Some(kernel) => run_sgemm(
-                kernel, dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads,
-            ),
+            Some(kernel) => run_sgemm(kernel, dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads),
             None => crate_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, 1.0),
         }
     }
@@ -286,45 +185,15 @@ fn f32_gemm(
 /// # Safety
 /// [`prepare`] returned true for these arguments; the CPU runs `kernel`.
 #[allow(clippy::too_many_arguments)]
-unsafe fn run_sgemm(
-    kernel: sgemm::Kernel,
-    dst: &mut [f32],
-    dst_rs: usize,
-    accumulate: bool,
-    lhs: &[f32],
-    l: Mat,
-    rhs: &[f32],
-    r: Mat,
-    dims: Dims,
-    threads: usize,
-) {
+unsafe fn run_sgemm(kernel: sgemm::Kernel, dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32], l: Mat, rhs: &[f32], r: Mat, dims: Dims, threads: usize) {
     let Dims { m, k, n } = dims;
     // SAFETY: prepare checked that every element of both operands and the
     // m x n destination lies inside its slice, so the offsets are in bounds;
     // dst is borrowed mutably, so nothing else touches it; k > 0.
     unsafe {
-        let a = sgemm::Operand {
-            ptr: lhs.as_ptr().add(l.offset),
-            rs: l.rs,
-            cs: l.cs,
-        };
-        let b = sgemm::Operand {
-            ptr: rhs.as_ptr().add(r.offset),
-            rs: r.rs,
-            cs: r.cs,
-        };
-        sgemm::sgemm(
-            kernel,
-            dst.as_mut_ptr(),
-            dst_rs,
-            accumulate,
-            a,
-            b,
-            m,
-            k,
-            n,
-            threads,
-        );
+        let a = sgemm::Operand { ptr: lhs.as_ptr().add(l.offset), rs: l.rs, cs: l.cs };
+        let b = sgemm::Operand { ptr: rhs.as_ptr().add(r.offset), rs: r.rs, cs: r.cs };
+        sgemm::sgemm(kernel, dst.as_mut_ptr(), dst_rs, accumulate, a, b, m, k, n, threads);
     }
 }
 
@@ -332,83 +201,26 @@ unsafe fn run_sgemm(
 /// the `gemm` crate when the CPU does not run it), for its tests.
 #[cfg(all(test, target_arch = "x86_64"))]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn sgemm_into(
-    kernel: sgemm::Kernel,
-    dst: &mut [f32],
-    dst_rs: usize,
-    accumulate: bool,
-    lhs: &[f32],
-    l: Mat,
-    rhs: &[f32],
-    r: Mat,
-    dims: Dims,
-    threads: bool,
-) {
-    f32_gemm(
-        dst,
-        dst_rs,
-        accumulate,
-        lhs,
-        l,
-        rhs,
-        r,
-        dims,
-        threads,
-        Some(kernel),
-    );
+pub(crate) fn sgemm_into(kernel: sgemm::Kernel, dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32], l: Mat, rhs: &[f32], r: Mat, dims: Dims, threads: bool) {
+    f32_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, Some(kernel));
 }
 
 impl GemmElement for f64 {
-    fn gemm_into(
-        dst: &mut [Self],
-        dst_rs: usize,
-        accumulate: bool,
-        lhs: &[Self],
-        l: Mat,
-        rhs: &[Self],
-        r: Mat,
-        dims: Dims,
-        threads: bool,
-    ) {
+    fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool) {
         if prepare(dst, dst_rs, accumulate, lhs, l, rhs, r, dims) {
             // SAFETY: prepare returned true.
-            unsafe {
-                crate_gemm(
-                    dst,
-                    dst_rs,
-                    accumulate,
-                    lhs,
-                    l,
-                    rhs,
-                    r,
-                    dims,
-                    threads_for(dims, threads),
-                    1.0,
-                )
-            };
+            unsafe { crate_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads_for(dims, threads), 1.0) };
         }
     }
 }
 
 impl GemmElement for i64 {
-    fn gemm_into(
-        dst: &mut [Self],
-        dst_rs: usize,
-        accumulate: bool,
-        lhs: &[Self],
-        l: Mat,
-        rhs: &[Self],
-        r: Mat,
-        dims: Dims,
-        _threads: bool,
-    ) {
+    fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, _threads: bool) {
         if !prepare(dst, dst_rs, accumulate, lhs, l, rhs, r, dims) {
             return;
         }
         let Dims { m, k, n } = dims;
-        let at = |buf: &[i64], mat: Mat, i: usize, j: usize| {
-            buf[(mat.offset as isize + i as isize * mat.rs + j as isize * mat.cs) as usize]
-        };
+        let at = |buf: &[i64], mat: Mat, i: usize, j: usize| buf[(mat.offset as isize + i as isize * mat.rs + j as isize * mat.cs) as usize];
         for i in 0..m {
             let row = &mut dst[i * dst_rs..i * dst_rs + n];
             if !accumulate {

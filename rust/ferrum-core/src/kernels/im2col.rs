@@ -61,36 +61,17 @@ impl ConvGeom {
     /// A 1x1 kernel over the unpadded, unstrided input: the input plane is
     /// already the im2col matrix, so the GEMM reads it directly.
     pub fn is_pointwise(&self) -> bool {
-        self.kh == 1
-            && self.kw == 1
-            && self.stride == [1, 1]
-            && self.pad == [0, 0]
-            && self.oh == self.h
-            && self.ow == self.w
+        self.kh == 1 && self.kw == 1 && self.stride == [1, 1] && self.pad == [0, 0] && self.oh == self.h && self.ow == self.w
     }
 }
 
 /// Output columns `lo..hi` whose tap at input offset `off` (kernel offset
 /// minus padding, before striding) falls inside `0..n`.
 #[inline]
-pub(crate) fn valid_cols(
-    out: usize,
-    stride: usize,
-    pad: usize,
-    tap: usize,
-    n: usize,
-) -> (usize, usize) {
+pub(crate) fn valid_cols(out: usize, stride: usize, pad: usize, tap: usize, n: usize) -> (usize, usize) {
     // Column o reads input o * stride + tap - pad; it must lie in 0..n.
-    let lo = if pad > tap {
-        (pad - tap).div_ceil(stride)
-    } else {
-        0
-    };
-    let hi = if n + pad > tap {
-        (n + pad - tap).div_ceil(stride).min(out)
-    } else {
-        0
-    };
+    let lo = if pad > tap { (pad - tap).div_ceil(stride) } else { 0 };
+    let hi = if n + pad > tap { (n + pad - tap).div_ceil(stride).min(out) } else { 0 };
     (lo.min(hi), hi)
 }
 
@@ -99,12 +80,7 @@ pub(crate) fn valid_cols(
 /// `rows` whose input row is inside the image; rows that fall in the padding
 /// are reported with `input_row = None`.
 #[inline]
-fn for_tap_rows(
-    g: &ConvGeom,
-    ki: usize,
-    rows: &Range<usize>,
-    mut f: impl FnMut(usize, Option<usize>),
-) {
+fn for_tap_rows(g: &ConvGeom, ki: usize, rows: &Range<usize>, mut f: impl FnMut(usize, Option<usize>)) {
     let [sh, _] = g.stride;
     let [ph, _] = g.pad;
     let [dh, _] = g.dilation;
@@ -155,12 +131,7 @@ pub fn im2col<T: Element>(x: &[T], g: &ConvGeom, rows: Range<usize>, col: &mut [
 
 /// Add the im2col-shaped `col` (`[k, rows.len() * ow]`) of output rows
 /// `rows` back onto `x`, the `[cg, h, w]` planes of one group of one image.
-pub fn col2im<T: Element + std::ops::AddAssign>(
-    col: &[T],
-    g: &ConvGeom,
-    rows: Range<usize>,
-    x: &mut [T],
-) {
+pub fn col2im<T: Element + std::ops::AddAssign>(col: &[T], g: &ConvGeom, rows: Range<usize>, x: &mut [T]) {
     let (ow, hw, w) = (g.ow, g.hw(), g.w);
     let [_, sw] = g.stride;
     let [_, pw] = g.pad;
@@ -228,17 +199,10 @@ mod tests {
                 for kj in 0..g.kw {
                     for oh in 0..g.oh {
                         for ow in 0..g.ow {
-                            let ih = (oh * g.stride[0] + ki * g.dilation[0]) as isize
-                                - g.pad[0] as isize;
-                            let iw = (ow * g.stride[1] + kj * g.dilation[1]) as isize
-                                - g.pad[1] as isize;
-                            let inside =
-                                ih >= 0 && iw >= 0 && (ih as usize) < g.h && (iw as usize) < g.w;
-                            col.push(if inside {
-                                x[c * g.hw() + ih as usize * g.w + iw as usize]
-                            } else {
-                                0.0
-                            });
+                            let ih = (oh * g.stride[0] + ki * g.dilation[0]) as isize - g.pad[0] as isize;
+                            let iw = (ow * g.stride[1] + kj * g.dilation[1]) as isize - g.pad[1] as isize;
+                            let inside = ih >= 0 && iw >= 0 && (ih as usize) < g.h && (iw as usize) < g.w;
+                            col.push(if inside { x[c * g.hw() + ih as usize * g.w + iw as usize] } else { 0.0 });
                         }
                     }
                 }
@@ -249,13 +213,7 @@ mod tests {
 
     #[test]
     fn im2col_matches_definition_and_col2im_is_its_adjoint() {
-        for (h, w, k, s, p, d) in [
-            (5, 6, 3, 1, 1, 1),
-            (7, 5, 3, 2, 2, 1),
-            (6, 6, 2, 3, 0, 2),
-            (7, 9, 3, 2, 1, 3),
-            (3, 3, 1, 1, 0, 1),
-        ] {
+        for (h, w, k, s, p, d) in [(5, 6, 3, 1, 1, 1), (7, 5, 3, 2, 2, 1), (6, 6, 2, 3, 0, 2), (7, 9, 3, 2, 1, 3), (3, 3, 1, 1, 0, 1)] {
             let g = geom(h, w, k, s, p, d);
             let x: Vec<f64> = (0..2 * h * w).map(|i| (i as f64 * 0.7).sin()).collect();
             let want = naive_im2col(&x, &g);
@@ -267,10 +225,7 @@ mod tests {
                 let mut band = vec![f64::NAN; g.k() * g.ow];
                 im2col(&x, &g, r..r + 1, &mut band);
                 for row in 0..g.k() {
-                    assert_eq!(
-                        band[row * g.ow..(row + 1) * g.ow],
-                        want[row * g.p() + r * g.ow..row * g.p() + (r + 1) * g.ow]
-                    );
+                    assert_eq!(band[row * g.ow..(row + 1) * g.ow], want[row * g.p() + r * g.ow..row * g.p() + (r + 1) * g.ow]);
                 }
             }
             // <im2col(x), c> == <x, col2im(c)> for any c.

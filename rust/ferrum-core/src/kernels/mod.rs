@@ -1,10 +1,10 @@
 //! Compute kernels: how loops run (SIMD dispatch, threads, strides), apart
 //! from what the ops mean.
 
-pub mod alloc;
 pub mod conv;
 #[cfg(target_arch = "x86_64")]
 pub mod conv_direct;
+pub mod alloc;
 pub mod copy;
 pub mod deform;
 pub mod elementwise;

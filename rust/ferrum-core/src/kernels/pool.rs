@@ -40,22 +40,10 @@ impl PoolGeom {
     /// the input, and the input index of tap 0 (possibly negative).
     #[inline]
     fn taps(&self, d: usize, o: usize) -> (usize, usize, isize) {
-        let (n, k, dil) = if d == 0 {
-            (self.h, self.kh, self.dilation[0])
-        } else {
-            (self.w, self.kw, self.dilation[1])
-        };
+        let (n, k, dil) = if d == 0 { (self.h, self.kh, self.dilation[0]) } else { (self.w, self.kw, self.dilation[1]) };
         let start = (o * self.stride[d]) as isize - self.pad[d] as isize;
-        let lo = if start < 0 {
-            ((-start) as usize).div_ceil(dil)
-        } else {
-            0
-        };
-        let hi = if start >= n as isize {
-            0
-        } else {
-            ((n as isize - start) as usize).div_ceil(dil).min(k)
-        };
+        let lo = if start < 0 { ((-start) as usize).div_ceil(dil) } else { 0 };
+        let hi = if start >= n as isize { 0 } else { ((n as isize - start) as usize).div_ceil(dil).min(k) };
         (lo.min(hi), hi, start)
     }
 
@@ -63,37 +51,22 @@ impl PoolGeom {
     /// clipped input range, and the window's length inside the padded input.
     #[inline]
     fn avg_window(&self, d: usize, o: usize) -> (usize, usize, usize) {
-        let (n, k) = if d == 0 {
-            (self.h, self.kh)
-        } else {
-            (self.w, self.kw)
-        };
+        let (n, k) = if d == 0 { (self.h, self.kh) } else { (self.w, self.kw) };
         let start = (o * self.stride[d]) as isize - self.pad[d] as isize;
         let end = (start + k as isize).min((n + self.pad_end[d]) as isize);
         let padded = (end - start) as usize;
-        (
-            start.max(0) as usize,
-            end.clamp(0, n as isize) as usize,
-            padded,
-        )
+        (start.max(0) as usize, end.clamp(0, n as isize) as usize, padded)
     }
 }
 
 /// Run `f(plane, out_chunk)` over `per`-element chunks of `out`, one per
 /// plane, in parallel when `work` is large.
-fn per_plane<T: Send>(
-    out: &mut [T],
-    per: usize,
-    work: usize,
-    f: impl Fn(usize, &mut [T]) + Sync + Send,
-) {
+fn per_plane<T: Send>(out: &mut [T], per: usize, work: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
     if per == 0 {
         return;
     }
     if go_parallel(work, PAR_CHEAP) {
-        out.par_chunks_mut(per)
-            .enumerate()
-            .for_each(|(i, o)| f(i, o));
+        out.par_chunks_mut(per).enumerate().for_each(|(i, o)| f(i, o));
     } else {
         out.chunks_mut(per).enumerate().for_each(|(i, o)| f(i, o));
     }
@@ -101,11 +74,7 @@ fn per_plane<T: Send>(
 
 /// Max over each window, and the flat index (`ih * w + iw`) within its plane
 /// of the element that won; NaN wins over numbers, as in PyTorch.
-pub fn max_pool_forward<T: FloatElement>(
-    op: &'static str,
-    x: &[T],
-    g: &PoolGeom,
-) -> Result<(Vec<T>, Vec<i64>)> {
+pub fn max_pool_forward<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom) -> Result<(Vec<T>, Vec<i64>)> {
     let (hw, p) = (g.hw(), g.p());
     let mut out = try_zeroed(op, g.planes * p, T::ZERO)?;
     let mut idx = try_zeroed(op, g.planes * p, 0i64)?;
@@ -134,15 +103,9 @@ pub fn max_pool_forward<T: FloatElement>(
     };
     if p > 0 {
         if go_parallel(g.planes * p * g.kh * g.kw, PAR_CHEAP) {
-            out.par_chunks_mut(p)
-                .zip(idx.par_chunks_mut(p))
-                .enumerate()
-                .for_each(|(i, c)| body(i, c));
+            out.par_chunks_mut(p).zip(idx.par_chunks_mut(p)).enumerate().for_each(|(i, c)| body(i, c));
         } else {
-            out.chunks_mut(p)
-                .zip(idx.chunks_mut(p))
-                .enumerate()
-                .for_each(|(i, c)| body(i, c));
+            out.chunks_mut(p).zip(idx.chunks_mut(p)).enumerate().for_each(|(i, c)| body(i, c));
         }
     }
     Ok((out, idx))
@@ -171,8 +134,7 @@ pub fn max_pool_values<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom)
     let across: Vec<(usize, usize, isize)> = (0..g.ow).map(|ow| g.taps(1, ow)).collect();
     per_plane(&mut out, p, g.planes * p * g.kh * g.kw, |plane, o| {
         let xp = &x[plane * hw..(plane + 1) * hw];
-        let row =
-            |i: usize, hs: isize| &xp[(hs + (i * g.dilation[0]) as isize) as usize * g.w..][..g.w];
+        let row = |i: usize, hs: isize| &xp[(hs + (i * g.dilation[0]) as isize) as usize * g.w..][..g.w];
         let mut down = vec![T::neg_infinity(); g.w];
         for (oh, orow) in o.chunks_mut(g.ow).enumerate() {
             let (ilo, ihi, hs) = g.taps(0, oh);
@@ -181,9 +143,7 @@ pub fn max_pool_values<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom)
             }
             down.copy_from_slice(row(ilo, hs));
             for i in ilo + 1..ihi {
-                down.iter_mut()
-                    .zip(row(i, hs))
-                    .for_each(|(a, &b)| *a = pick(*a, b));
+                down.iter_mut().zip(row(i, hs)).for_each(|(a, &b)| *a = pick(*a, b));
             }
             for (v, &(jlo, jhi, ws)) in orow.iter_mut().zip(&across) {
                 for j in jlo..jhi {
@@ -196,19 +156,11 @@ pub fn max_pool_values<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom)
 }
 
 /// Send each output gradient to the input element that won its window.
-pub fn max_pool_backward<T: FloatElement>(
-    op: &'static str,
-    gy: &[T],
-    idx: &[i64],
-    g: &PoolGeom,
-) -> Result<Vec<T>> {
+pub fn max_pool_backward<T: FloatElement>(op: &'static str, gy: &[T], idx: &[i64], g: &PoolGeom) -> Result<Vec<T>> {
     let (hw, p) = (g.hw(), g.p());
     let mut gx = try_zeroed(op, g.planes * hw, T::ZERO)?;
     per_plane(&mut gx, hw, g.planes * p, |plane, gxp| {
-        for (&gv, &k) in gy[plane * p..(plane + 1) * p]
-            .iter()
-            .zip(&idx[plane * p..(plane + 1) * p])
-        {
+        for (&gv, &k) in gy[plane * p..(plane + 1) * p].iter().zip(&idx[plane * p..(plane + 1) * p]) {
             gxp[k as usize] = gxp[k as usize] + gv;
         }
     });
@@ -218,26 +170,13 @@ pub fn max_pool_backward<T: FloatElement>(
 /// Divisor of an averaging window: its size within the padded input, or
 /// only the elements inside the input.
 #[inline]
-fn divisor<T: FloatElement>(
-    rows: (usize, usize, usize),
-    cols: (usize, usize, usize),
-    count_include_pad: bool,
-) -> T {
-    let n = if count_include_pad {
-        rows.2 * cols.2
-    } else {
-        (rows.1 - rows.0) * (cols.1 - cols.0)
-    };
+fn divisor<T: FloatElement>(rows: (usize, usize, usize), cols: (usize, usize, usize), count_include_pad: bool) -> T {
+    let n = if count_include_pad { rows.2 * cols.2 } else { (rows.1 - rows.0) * (cols.1 - cols.0) };
     T::from_f64(n.max(1) as f64)
 }
 
 /// Mean over each window (dilation 1).
-pub fn avg_pool_forward<T: FloatElement>(
-    op: &'static str,
-    x: &[T],
-    g: &PoolGeom,
-    count_include_pad: bool,
-) -> Result<Vec<T>> {
+pub fn avg_pool_forward<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom, count_include_pad: bool) -> Result<Vec<T>> {
     let (hw, p) = (g.hw(), g.p());
     let mut out = try_zeroed(op, g.planes * p, T::ZERO)?;
     per_plane(&mut out, p, g.planes * p * g.kh * g.kw, |plane, o| {
@@ -260,12 +199,7 @@ pub fn avg_pool_forward<T: FloatElement>(
 }
 
 /// Spread each output gradient evenly over its window.
-pub fn avg_pool_backward<T: FloatElement>(
-    op: &'static str,
-    gy: &[T],
-    g: &PoolGeom,
-    count_include_pad: bool,
-) -> Result<Vec<T>> {
+pub fn avg_pool_backward<T: FloatElement>(op: &'static str, gy: &[T], g: &PoolGeom, count_include_pad: bool) -> Result<Vec<T>> {
     let (hw, p) = (g.hw(), g.p());
     let mut gx = try_zeroed(op, g.planes * hw, T::ZERO)?;
     per_plane(&mut gx, hw, g.planes * p * g.kh * g.kw, |plane, gxp| {
@@ -294,13 +228,7 @@ pub fn adaptive_range(o: usize, out: usize, n: usize) -> (usize, usize) {
 }
 
 /// Adaptive average pooling of `[planes, h, w]` to `[planes, oh, ow]`.
-pub fn adaptive_avg_forward<T: FloatElement>(
-    op: &'static str,
-    x: &[T],
-    planes: usize,
-    (h, w): (usize, usize),
-    (oh, ow): (usize, usize),
-) -> Result<Vec<T>> {
+pub fn adaptive_avg_forward<T: FloatElement>(op: &'static str, x: &[T], planes: usize, (h, w): (usize, usize), (oh, ow): (usize, usize)) -> Result<Vec<T>> {
     let (hw, p) = (h * w, oh * ow);
     let mut out = try_zeroed(op, planes * p, T::ZERO)?;
     per_plane(&mut out, p, planes * hw, |plane, o| {
@@ -323,13 +251,7 @@ pub fn adaptive_avg_forward<T: FloatElement>(
 }
 
 /// Spread each adaptive output gradient evenly over its input range.
-pub fn adaptive_avg_backward<T: FloatElement>(
-    op: &'static str,
-    gy: &[T],
-    planes: usize,
-    (h, w): (usize, usize),
-    (oh, ow): (usize, usize),
-) -> Result<Vec<T>> {
+pub fn adaptive_avg_backward<T: FloatElement>(op: &'static str, gy: &[T], planes: usize, (h, w): (usize, usize), (oh, ow): (usize, usize)) -> Result<Vec<T>> {
     let (hw, p) = (h * w, oh * ow);
     let mut gx = try_zeroed(op, planes * hw, T::ZERO)?;
     per_plane(&mut gx, hw, planes * hw, |plane, gxp| {

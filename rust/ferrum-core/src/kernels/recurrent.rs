@@ -22,13 +22,7 @@ pub trait RnnFloat: FloatElement + GemmElement {
     /// `w` (`k x n`, through `mat`) made ready for the many products of a
     /// sequence: packed once where ferrum's f32 GEMM runs.
     fn prepare(w: &[Self], mat: Mat, k: usize, n: usize) -> Weight<'_, Self> {
-        Weight {
-            w,
-            mat,
-            k,
-            n,
-            packed: None,
-        }
+        Weight { w, mat, k, n, packed: None }
     }
 }
 
@@ -36,25 +30,14 @@ impl RnnFloat for f64 {}
 
 impl RnnFloat for f32 {
     fn prepare(w: &[f32], mat: Mat, k: usize, n: usize) -> Weight<'_, f32> {
-        let kernel = super::sgemm::Kernel::best()
-            .filter(|_| k > 0 && n > 0 && super::gemm::fits(mat, k, n, w.len()));
+        let kernel = super::sgemm::Kernel::best().filter(|_| k > 0 && n > 0 && super::gemm::fits(mat, k, n, w.len()));
         // SAFETY: `fits` checked that every element of the k x n matrix is in
         // `w`; the kernel is one this CPU runs; k, n > 0.
         let packed = kernel.map(|kernel| unsafe {
-            let b = super::sgemm::Operand {
-                ptr: w.as_ptr().add(mat.offset),
-                rs: mat.rs,
-                cs: mat.cs,
-            };
+            let b = super::sgemm::Operand { ptr: w.as_ptr().add(mat.offset), rs: mat.rs, cs: mat.cs };
             super::sgemm::PackedB::new(kernel, b, k, n)
         });
-        Weight {
-            w,
-            mat,
-            k,
-            n,
-            packed,
-        }
+        Weight { w, mat, k, n, packed }
     }
 }
 
@@ -73,37 +56,16 @@ impl<T: RnnFloat> Weight<'_, T> {
         let (k, n) = (self.k, self.n);
         match &self.packed {
             Some(p) if m > 0 => {
-                assert!(
-                    super::gemm::fits(l, m, k, lhs.len()) && dst.len() >= m * n,
-                    "recurrent product: operand out of bounds"
-                );
-                let threads = if m * k * n >= super::gemm::PAR_GEMM_FLOPS {
-                    rayon::current_num_threads()
-                } else {
-                    1
-                };
+                assert!(super::gemm::fits(l, m, k, lhs.len()) && dst.len() >= m * n, "recurrent product: operand out of bounds");
+                let threads = if m * k * n >= super::gemm::PAR_GEMM_FLOPS { rayon::current_num_threads() } else { 1 };
                 // SAFETY: T is f32 here (only f32 packs); the bounds were checked
                 // above; dst is borrowed mutably.
                 unsafe {
-                    let a = super::sgemm::Operand {
-                        ptr: lhs.as_ptr().add(l.offset).cast(),
-                        rs: l.rs,
-                        cs: l.cs,
-                    };
+                    let a = super::sgemm::Operand { ptr: lhs.as_ptr().add(l.offset).cast(), rs: l.rs, cs: l.cs };
                     p.product(dst.as_mut_ptr().cast(), n, accumulate, a, m, threads);
                 }
             }
-            _ => T::gemm_into(
-                dst,
-                n,
-                accumulate,
-                lhs,
-                l,
-                self.w,
-                self.mat,
-                Dims { m, k, n },
-                true,
-            ),
+            _ => T::gemm_into(dst, n, accumulate, lhs, l, self.w, self.mat, Dims { m, k, n }, true),
         }
     }
 }
@@ -119,9 +81,7 @@ pub fn tanh<T: FloatElement>(v: T) -> T {
     let c = T::from_f64;
     let a = v.abs();
     let z = v * v;
-    let poly = ((((c(-5.704_988_727_45e-3) * z + c(2.063_908_879_54e-2)) * z
-        - c(5.373_971_555_31e-2))
-        * z
+    let poly = ((((c(-5.704_988_727_45e-3) * z + c(2.063_908_879_54e-2)) * z - c(5.373_971_555_31e-2)) * z
         + c(1.333_144_220_36e-1))
         * z
         - c(3.333_328_194_22e-1))
@@ -131,11 +91,7 @@ pub fn tanh<T: FloatElement>(v: T) -> T {
     let e = (a + a).simd_exp();
     let big = T::one() - (T::one() + T::one()) / (e + T::one());
     let big = if v < T::zero() { -big } else { big };
-    if a < c(0.625) {
-        poly
-    } else {
-        big
-    }
+    if a < c(0.625) { poly } else { big }
 }
 
 /// Sizes of a fused sequence: `gates` blocks of `hidden` columns per step.
@@ -154,20 +110,12 @@ impl SeqDims {
 
     /// The time index of the `s`-th step processed.
     fn time(&self, s: usize, reverse: bool) -> usize {
-        if reverse {
-            self.seq - 1 - s
-        } else {
-            s
-        }
+        if reverse { self.seq - 1 - s } else { s }
     }
 
     /// The time index processed just before `t`, if any.
     fn before(&self, t: usize, reverse: bool) -> Option<usize> {
-        if reverse {
-            (t + 1 < self.seq).then_some(t + 1)
-        } else {
-            t.checked_sub(1)
-        }
+        if reverse { (t + 1 < self.seq).then_some(t + 1) } else { t.checked_sub(1) }
     }
 }
 
@@ -181,44 +129,18 @@ pub struct LstmFlags {
 }
 
 fn row_major(cols: usize) -> Mat {
-    Mat {
-        offset: 0,
-        rs: cols as isize,
-        cs: 1,
-    }
+    Mat { offset: 0, rs: cols as isize, cs: 1 }
 }
 
 /// `dst[batch x n] (+)= rows @ w` where row `b` of the left operand starts at
 /// `offset + b * stride` in `src`.
-fn gemm_rows<T: RnnFloat>(
-    dst: &mut [T],
-    accumulate: bool,
-    src: &[T],
-    offset: usize,
-    stride: usize,
-    w: &Weight<'_, T>,
-    batch: usize,
-) {
-    w.product(
-        dst,
-        accumulate,
-        src,
-        Mat {
-            offset,
-            rs: stride as isize,
-            cs: 1,
-        },
-        batch,
-    );
+fn gemm_rows<T: RnnFloat>(dst: &mut [T], accumulate: bool, src: &[T], offset: usize, stride: usize, w: &Weight<'_, T>, batch: usize) {
+    w.product(dst, accumulate, src, Mat { offset, rs: stride as isize, cs: 1 }, batch);
 }
 
 /// `w^T` of a row-major `[rows, cols]` matrix.
 fn transposed(cols: usize) -> Mat {
-    Mat {
-        offset: 0,
-        rs: 1,
-        cs: cols as isize,
-    }
+    Mat { offset: 0, rs: 1, cs: cols as isize }
 }
 
 /// The LSTM forward. `xp` is `[batch, seq, gates * hidden]` (the input's
@@ -226,23 +148,11 @@ fn transposed(cols: usize) -> Mat {
 /// `[hidden, gates * hidden]`. Returns the hidden states then the cell
 /// states, `[2, batch, seq, hidden]`, and (when `keep`) the gate activations
 /// `[batch, seq, gates * hidden]` that backward reads.
-pub fn lstm_forward<T: RnnFloat>(
-    xp: &[T],
-    w: &[T],
-    h0: &[T],
-    c0: &[T],
-    d: SeqDims,
-    f: LstmFlags,
-    keep: bool,
-) -> Option<(Vec<T>, Vec<T>)> {
+pub fn lstm_forward<T: RnnFloat>(xp: &[T], w: &[T], h0: &[T], c0: &[T], d: SeqDims, f: LstmFlags, keep: bool) -> Option<(Vec<T>, Vec<T>)> {
     let (b_n, t_n, h_n, gw) = (d.batch, d.seq, d.hidden, d.width());
     let plane = b_n * t_n * h_n;
     let mut y = vec![T::zero(); 2 * plane];
-    let mut acts = if keep {
-        vec![T::zero(); b_n * t_n * gw]
-    } else {
-        Vec::new()
-    };
+    let mut acts = if keep { vec![T::zero(); b_n * t_n * gw] } else { Vec::new() };
     let mut pre = vec![T::zero(); b_n * gw];
     let mut scratch = vec![T::zero(); if keep { 0 } else { gw }];
     let (mut h, mut c) = (h0.to_vec(), c0.to_vec());
@@ -267,20 +177,8 @@ pub fn lstm_forward<T: RnnFloat>(
                 for b in 0..b_n {
                     let at = (b * t_n + t) * h_n;
                     let p = &pre[b * gw..(b + 1) * gw];
-                    let a = if keep {
-                        &mut acts[(b * t_n + t) * gw..][..gw]
-                    } else {
-                        &mut scratch[..]
-                    };
-                    lstm_cell(
-                        p,
-                        a,
-                        &mut c[b * h_n..][..h_n],
-                        &mut h[b * h_n..][..h_n],
-                        h_n,
-                        f.coupled,
-                        clip,
-                    );
+                    let a = if keep { &mut acts[(b * t_n + t) * gw..][..gw] } else { &mut scratch[..] };
+                    lstm_cell(p, a, &mut c[b * h_n..][..h_n], &mut h[b * h_n..][..h_n], h_n, f.coupled, clip);
                     hs[at..at + h_n].copy_from_slice(&h[b * h_n..][..h_n]);
                     cs[at..at + h_n].copy_from_slice(&c[b * h_n..][..h_n]);
                 }
@@ -293,15 +191,7 @@ pub fn lstm_forward<T: RnnFloat>(
 /// One LSTM cell for one batch row: gates from `p`, state updated in place.
 /// One loop per gate keeps each loop a plain map that vectorises.
 #[inline(always)]
-fn lstm_cell<T: FloatElement>(
-    p: &[T],
-    a: &mut [T],
-    c: &mut [T],
-    h: &mut [T],
-    n: usize,
-    coupled: bool,
-    clip: Option<T>,
-) {
+fn lstm_cell<T: FloatElement>(p: &[T], a: &mut [T], c: &mut [T], h: &mut [T], n: usize, coupled: bool, clip: Option<T>) {
     let blocks = if coupled { 3 } else { 4 };
     let (p, a) = (&p[..blocks * n], &mut a[..blocks * n]);
     let (c, h) = (&mut c[..n], &mut h[..n]);
@@ -332,13 +222,7 @@ fn lstm_cell<T: FloatElement>(
     }
     if let Some(m) = clip {
         for v in c.iter_mut() {
-            *v = if *v > m {
-                m
-            } else if *v < -m {
-                -m
-            } else {
-                *v
-            };
+            *v = if *v > m { m } else if *v < -m { -m } else { *v };
         }
     }
     for j in 0..n {
@@ -392,15 +276,7 @@ pub fn lstm_backward<T: RnnFloat>(
                         a: &acts[(b * t_n + t) * gw..][..gw],
                     };
                     let dp = &mut dxp[(b * t_n + t) * gw..][..gw];
-                    lstm_cell_backward(
-                        &io,
-                        &dh_next[b * h_n..][..h_n],
-                        &mut dc[b * h_n..][..h_n],
-                        dp,
-                        h_n,
-                        f.coupled,
-                        clip,
-                    );
+                    lstm_cell_backward(&io, &dh_next[b * h_n..][..h_n], &mut dc[b * h_n..][..h_n], dp, h_n, f.coupled, clip);
                 }
             },
         );
@@ -421,28 +297,13 @@ struct StepIo<'a, T> {
 }
 
 #[inline(always)]
-fn lstm_cell_backward<T: FloatElement>(
-    io: &StepIo<'_, T>,
-    dh_next: &[T],
-    dc: &mut [T],
-    dp: &mut [T],
-    n: usize,
-    coupled: bool,
-    clip: Option<T>,
-) {
+fn lstm_cell_backward<T: FloatElement>(io: &StepIo<'_, T>, dh_next: &[T], dc: &mut [T], dp: &mut [T], n: usize, coupled: bool, clip: Option<T>) {
     let one = T::one();
     let blocks = if coupled { 3 } else { 4 };
     let (a, dp) = (&io.a[..blocks * n], &mut dp[..blocks * n]);
     let g_at = if coupled { n } else { 2 * n };
     let (i, g, o) = (&a[..n], &a[g_at..g_at + n], &a[g_at + n..g_at + 2 * n]);
-    let (gh, gc, c, c_prev, dh_next, dc) = (
-        &io.gh[..n],
-        &io.gc[..n],
-        &io.c[..n],
-        &io.c_prev[..n],
-        &dh_next[..n],
-        &mut dc[..n],
-    );
+    let (gh, gc, c, c_prev, dh_next, dc) = (&io.gh[..n], &io.gc[..n], &io.c[..n], &io.c_prev[..n], &dh_next[..n], &mut dc[..n]);
     // dp's o block first holds dh, the i block dc (through the cell), then each becomes its gate's gradient.
     let (dp_i, dp_rest) = dp.split_at_mut(n);
     let (dp_mid, dp_o) = dp_rest.split_at_mut(g_at);
@@ -496,17 +357,7 @@ fn weight_grad<T: RnnFloat>(hs: &[T], h0: &[T], dp: &[T], d: SeqDims, reverse: b
     }
     let mut dw = vec![T::zero(); h_n * gw];
     let k = b_n * t_n;
-    T::gemm_into(
-        &mut dw,
-        gw,
-        false,
-        &h_prev,
-        transposed(h_n),
-        dp,
-        row_major(gw),
-        Dims { m: h_n, k, n: gw },
-        true,
-    );
+    T::gemm_into(&mut dw, gw, false, &h_prev, transposed(h_n), dp, row_major(gw), Dims { m: h_n, k, n: gw }, true);
     dw
 }
 
@@ -515,22 +366,11 @@ fn weight_grad<T: RnnFloat>(hs: &[T], h0: &[T], dp: &[T], d: SeqDims, reverse: b
 /// included), `w` `[hidden, 3 * hidden]`, `bh` the recurrent bias. Returns
 /// the hidden states `[batch, seq, hidden]` and (when `keep`) `[batch, seq,
 /// 4 * hidden]` of z, r, n and the new gate's recurrent term for backward.
-pub fn gru_forward<T: RnnFloat>(
-    xp: &[T],
-    w: &[T],
-    bh: Option<&[T]>,
-    h0: &[T],
-    d: SeqDims,
-    keep: bool,
-) -> Option<(Vec<T>, Vec<T>)> {
+pub fn gru_forward<T: RnnFloat>(xp: &[T], w: &[T], bh: Option<&[T]>, h0: &[T], d: SeqDims, keep: bool) -> Option<(Vec<T>, Vec<T>)> {
     let (b_n, t_n, h_n) = (d.batch, d.seq, d.hidden);
     let gw = 3 * h_n;
     let mut y = vec![T::zero(); b_n * t_n * h_n];
-    let mut acts = if keep {
-        vec![T::zero(); b_n * t_n * 4 * h_n]
-    } else {
-        Vec::new()
-    };
+    let mut acts = if keep { vec![T::zero(); b_n * t_n * 4 * h_n] } else { Vec::new() };
     let mut hp = vec![T::zero(); b_n * gw];
     let mut h = h0.to_vec();
     let mut scratch = vec![T::zero(); 4 * h_n];
@@ -550,11 +390,7 @@ pub fn gru_forward<T: RnnFloat>(
             || {
                 for b in 0..b_n {
                     let x = &xp[(b * t_n + t) * gw..][..gw];
-                    let a = if keep {
-                        &mut acts[(b * t_n + t) * 4 * h_n..][..4 * h_n]
-                    } else {
-                        &mut scratch[..]
-                    };
+                    let a = if keep { &mut acts[(b * t_n + t) * 4 * h_n..][..4 * h_n] } else { &mut scratch[..] };
                     let row = &mut h[b * h_n..][..h_n];
                     gru_cell(x, &hp[b * gw..][..gw], a, row, h_n);
                     y[(b * t_n + t) * h_n..][..h_n].copy_from_slice(row);
@@ -585,14 +421,7 @@ fn gru_cell<T: FloatElement>(x: &[T], hp: &[T], a: &mut [T], h: &mut [T], n: usi
 
 /// Gradients of the GRU forward: of `xp`, `w`, the recurrent bias and `h0`.
 #[allow(clippy::type_complexity)]
-pub fn gru_backward<T: RnnFloat>(
-    gy: &[T],
-    y: &[T],
-    acts: &[T],
-    w: &[T],
-    h0: &[T],
-    d: SeqDims,
-) -> Option<(Vec<T>, Vec<T>, Vec<T>, Vec<T>)> {
+pub fn gru_backward<T: RnnFloat>(gy: &[T], y: &[T], acts: &[T], w: &[T], h0: &[T], d: SeqDims) -> Option<(Vec<T>, Vec<T>, Vec<T>, Vec<T>)> {
     let (b_n, t_n, h_n) = (d.batch, d.seq, d.hidden);
     let gw = 3 * h_n;
     let mut dxp = vec![T::zero(); b_n * t_n * gw];
@@ -609,25 +438,10 @@ pub fn gru_backward<T: RnnFloat>(
             || {
                 for b in 0..b_n {
                     let at = (b * t_n + t) * h_n;
-                    let h_prev = if t > 0 {
-                        &y[at - h_n..at]
-                    } else {
-                        &h0[b * h_n..][..h_n]
-                    };
+                    let h_prev = if t > 0 { &y[at - h_n..at] } else { &h0[b * h_n..][..h_n] };
                     let a = &acts[(b * t_n + t) * 4 * h_n..][..4 * h_n];
-                    let (dx, dr) = (
-                        &mut dxp[(b * t_n + t) * gw..][..gw],
-                        &mut dhp[(b * t_n + t) * gw..][..gw],
-                    );
-                    gru_cell_backward(
-                        &gy[at..at + h_n],
-                        h_prev,
-                        a,
-                        &mut dh_next[b * h_n..][..h_n],
-                        dx,
-                        dr,
-                        h_n,
-                    );
+                    let (dx, dr) = (&mut dxp[(b * t_n + t) * gw..][..gw], &mut dhp[(b * t_n + t) * gw..][..gw]);
+                    gru_cell_backward(&gy[at..at + h_n], h_prev, a, &mut dh_next[b * h_n..][..h_n], dx, dr, h_n);
                 }
             },
         );
@@ -647,15 +461,7 @@ pub fn gru_backward<T: RnnFloat>(
 /// this step's output and leaves the part that flows straight to `h_prev`
 /// (the part through `w` is added by the caller's GEMM).
 #[inline(always)]
-fn gru_cell_backward<T: FloatElement>(
-    gy: &[T],
-    h_prev: &[T],
-    a: &[T],
-    dh: &mut [T],
-    dx: &mut [T],
-    dr: &mut [T],
-    n: usize,
-) {
+fn gru_cell_backward<T: FloatElement>(gy: &[T], h_prev: &[T], a: &[T], dh: &mut [T], dx: &mut [T], dr: &mut [T], n: usize) {
     let one = T::one();
     for j in 0..n {
         let (z, r, g, hn) = (a[j], a[n + j], a[2 * n + j], a[3 * n + j]);

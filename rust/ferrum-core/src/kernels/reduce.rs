@@ -12,10 +12,7 @@ use super::team::for_each_chunk_mut;
 const LANES: usize = 64;
 /// Lanes in one row of a leaf's accumulators: one AVX-512 register of f32.
 const WIDTH: usize = 16;
-const _: () = assert!(
-    LANES == 4 * WIDTH,
-    "fold_leaf combines four rows of accumulators"
-);
+const _: () = assert!(LANES == 4 * WIDTH, "fold_leaf combines four rows of accumulators");
 /// Elements per leaf of the pairwise tree: each lane adds 16 values in order.
 const LEAF: usize = LANES * 16;
 /// Elements per rayon task of a whole-slice fold. A power-of-two number of
@@ -44,11 +41,7 @@ pub struct Axis {
 impl Axis {
     /// The axis `dim` of a tensor of `shape` (`dim < shape.len()`).
     pub fn new(shape: &[usize], dim: usize) -> Axis {
-        Axis {
-            outer: shape[..dim].iter().product(),
-            n: shape[dim],
-            inner: shape[dim + 1..].iter().product(),
-        }
+        Axis { outer: shape[..dim].iter().product(), n: shape[dim], inner: shape[dim + 1..].iter().product() }
     }
 }
 
@@ -63,11 +56,7 @@ struct Pairwise<A: Copy> {
 impl<A: Copy> Pairwise<A> {
     #[inline(always)]
     fn new(id: A) -> Self {
-        Pairwise {
-            vals: [id; 64],
-            levels: [0; 64],
-            len: 0,
-        }
+        Pairwise { vals: [id; 64], levels: [0; 64], len: 0 }
     }
 
     #[inline(always)]
@@ -106,12 +95,7 @@ impl<A: Copy> Pairwise<A> {
 /// LLVM kept the accumulators on the stack and each add went through
 /// memory (6-14 Gfloat/s on one core instead of 30+).
 #[inline(always)]
-fn fold_leaf<T: Copy, A: Copy>(
-    x: &[T],
-    id: A,
-    op: &impl Fn(A, A) -> A,
-    map: &impl Fn(T) -> A,
-) -> ([A; WIDTH], A) {
+fn fold_leaf<T: Copy, A: Copy>(x: &[T], id: A, op: &impl Fn(A, A) -> A, map: &impl Fn(T) -> A) -> ([A; WIDTH], A) {
     let mut acc = [[id; WIDTH]; LANES / WIDTH];
     let chunks = x.chunks_exact(LANES);
     let tail = chunks.remainder().iter().fold(id, |a, &v| op(a, map(v)));
@@ -147,12 +131,7 @@ fn across_lanes<A: Copy>(v: [A; WIDTH], op: &impl Fn(A, A) -> A) -> A {
 /// Fold a slice on the current thread (call inside `simd`): leaves combine
 /// pairwise lane by lane, then the lanes combine.
 #[inline(always)]
-pub fn fold_seq<T: Copy, A: Copy>(
-    x: &[T],
-    id: A,
-    op: &impl Fn(A, A) -> A,
-    map: &impl Fn(T) -> A,
-) -> A {
+pub fn fold_seq<T: Copy, A: Copy>(x: &[T], id: A, op: &impl Fn(A, A) -> A, map: &impl Fn(T) -> A) -> A {
     if x.len() <= LEAF {
         let (v, tail) = fold_leaf(x, id, op, map);
         return op(across_lanes(v, op), tail);
@@ -187,57 +166,25 @@ fn combine_spans<A: Copy>(spans: impl IntoIterator<Item = A>, id: A, op: &impl F
 
 /// Fold a whole slice: `op` over `map(x)` starting from the identity `id`;
 /// on threads when `x` is longer than `gate`. `op` must be associative.
-pub fn fold_all<T, A>(
-    x: &[T],
-    gate: usize,
-    id: A,
-    op: impl Fn(A, A) -> A + Sync,
-    map: impl Fn(T) -> A + Sync,
-) -> A
+pub fn fold_all<T, A>(x: &[T], gate: usize, id: A, op: impl Fn(A, A) -> A + Sync, map: impl Fn(T) -> A + Sync) -> A
 where
     T: Copy + Sync,
     A: Copy + Send + Sync,
 {
     if !go_parallel(x.len(), gate) {
-        return combine_spans(
-            x.chunks(PAR_SPAN).map(|s| {
-                simd(
-                    #[inline(always)]
-                    || fold_seq(s, id, &op, &map),
-                )
-            }),
-            id,
-            &op,
-        );
+        return combine_spans(x.chunks(PAR_SPAN).map(|s| simd(#[inline(always)] || fold_seq(s, id, &op, &map))), id, &op);
     }
     let mut spans = vec![id; x.len().div_ceil(PAR_SPAN)];
     for_each_chunk_mut(&mut spans, 1, |i, v| {
-        v[0] = simd(
-            #[inline(always)]
-            || {
-                fold_seq(
-                    &x[i * PAR_SPAN..][..PAR_SPAN.min(x.len() - i * PAR_SPAN)],
-                    id,
-                    &op,
-                    &map,
-                )
-            },
-        )
+        v[0] = simd(#[inline(always)] || fold_seq(&x[i * PAR_SPAN..][..PAR_SPAN.min(x.len() - i * PAR_SPAN)], id, &op, &map))
     });
     combine_spans(spans, id, &op)
 }
 
 /// Fold along `ax`: `out[o * inner + c]` = the fold of `x[(o * n + j) * inner + c]`
 /// over `j`. `out` holds `outer * inner` elements.
-pub fn fold_axis<T, A>(
-    x: &[T],
-    ax: Axis,
-    out: &mut [A],
-    gate: usize,
-    id: A,
-    op: impl Fn(A, A) -> A + Sync,
-    map: impl Fn(T) -> A + Sync,
-) where
+pub fn fold_axis<T, A>(x: &[T], ax: Axis, out: &mut [A], gate: usize, id: A, op: impl Fn(A, A) -> A + Sync, map: impl Fn(T) -> A + Sync)
+where
     T: Copy + Sync,
     A: Copy + Send + Sync,
 {
@@ -248,12 +195,7 @@ pub fn fold_axis<T, A>(
         }
         return;
     }
-    if ax.outer == 1
-        && ax.inner > 1
-        && ax.inner <= TILE
-        && ax.n >= 2 * ROW_SPAN
-        && go_parallel(x.len(), gate)
-    {
+    if ax.outer == 1 && ax.inner > 1 && ax.inner <= TILE && ax.n >= 2 * ROW_SPAN && go_parallel(x.len(), gate) {
         fold_row_blocks(x, ax, out, id, &op, &map);
         return;
     }
@@ -279,14 +221,8 @@ pub fn fold_axis<T, A>(
 /// `sum_dim(0)` of [16K, 1K] read 16 GB/s. A block is a power-of-two
 /// number of [`ROW_LEAF`] runs, so the combined tree is the one
 /// [`fold_tile`] builds on one thread, bit for bit.
-fn fold_row_blocks<T, A>(
-    x: &[T],
-    ax: Axis,
-    out: &mut [A],
-    id: A,
-    op: &(impl Fn(A, A) -> A + Sync),
-    map: &(impl Fn(T) -> A + Sync),
-) where
+fn fold_row_blocks<T, A>(x: &[T], ax: Axis, out: &mut [A], id: A, op: &(impl Fn(A, A) -> A + Sync), map: &(impl Fn(T) -> A + Sync))
+where
     T: Copy + Sync,
     A: Copy + Send + Sync,
 {
@@ -295,10 +231,7 @@ fn fold_row_blocks<T, A>(
     for_each_chunk_mut(&mut partial, inner, |b, dst| {
         let rows = ROW_SPAN.min(n - b * ROW_SPAN);
         let src = &x[b * ROW_SPAN * inner..][..rows * inner];
-        simd(
-            #[inline(always)]
-            || fold_tile(src, inner, rows, dst, id, op, map),
-        );
+        simd(#[inline(always)] || fold_tile(src, inner, rows, dst, id, op, map));
     });
     let mut tree = RowPairwise::new();
     for block in partial.chunks_exact(inner) {
@@ -312,15 +245,7 @@ fn fold_row_blocks<T, A>(
 /// Fold `n` rows of `dst.len()` columns (row `j` starts at `src[j * stride]`)
 /// into `dst` (call inside `simd`).
 #[inline(always)]
-pub fn fold_tile<T: Copy, A: Copy>(
-    src: &[T],
-    stride: usize,
-    n: usize,
-    dst: &mut [A],
-    id: A,
-    op: &impl Fn(A, A) -> A,
-    map: &impl Fn(T) -> A,
-) {
+pub fn fold_tile<T: Copy, A: Copy>(src: &[T], stride: usize, n: usize, dst: &mut [A], id: A, op: &impl Fn(A, A) -> A, map: &impl Fn(T) -> A) {
     // A vector of `()` holds no memory: the context costs nothing here.
     let ctx = vec![(); dst.len()];
     fold_tile_with(src, stride, n, &ctx, dst, id, op, &|v, ()| map(v));
@@ -344,11 +269,7 @@ pub fn fold_tile_with<T: Copy, C: Copy, A: Copy>(
     let run = |acc: &mut [A], rows: std::ops::Range<usize>| {
         acc.fill(id);
         for j in rows {
-            for ((a, &v), &c) in acc
-                .iter_mut()
-                .zip(&src[j * stride..j * stride + w])
-                .zip(ctx)
-            {
+            for ((a, &v), &c) in acc.iter_mut().zip(&src[j * stride..j * stride + w]).zip(ctx) {
                 *a = op(*a, map(v, c));
             }
         }
@@ -374,10 +295,7 @@ struct RowPairwise<A> {
 
 impl<A: Copy> RowPairwise<A> {
     fn new() -> Self {
-        RowPairwise {
-            rows: Vec::new(),
-            free: Vec::new(),
-        }
+        RowPairwise { rows: Vec::new(), free: Vec::new() }
     }
 
     fn spare(&mut self, w: usize, id: A) -> Vec<A> {
@@ -451,9 +369,7 @@ pub fn reduce_axis<T, U>(
             )
         };
         if parallel {
-            for_each_chunk_mut(out, rows_per_task, |i, d| {
-                task(d, &x[i * rows_per_task * n..][..d.len() * n])
-            });
+            for_each_chunk_mut(out, rows_per_task, |i, d| task(d, &x[i * rows_per_task * n..][..d.len() * n]));
         } else {
             task(out, x);
         }
@@ -462,16 +378,9 @@ pub fn reduce_axis<T, U>(
     let block = n * inner;
     let span = (n - 1) * inner;
     let threads = rayon::current_num_threads();
-    let width = if parallel && ax.outer < 2 * threads {
-        inner.div_ceil(2 * threads).clamp(MIN_TILE, TILE)
-    } else {
-        TILE
-    };
+    let width = if parallel && ax.outer < 2 * threads { inner.div_ceil(2 * threads).clamp(MIN_TILE, TILE) } else { TILE };
     let tiles = out.chunks_mut(inner).enumerate().flat_map(|(o, dst_row)| {
-        dst_row
-            .chunks_mut(width)
-            .enumerate()
-            .map(move |(t, dst)| (o * block + t * width, dst))
+        dst_row.chunks_mut(width).enumerate().map(move |(t, dst)| (o * block + t * width, dst))
     });
     let task = |(start, dst): (usize, &mut [U])| {
         let w = dst.len();
@@ -531,46 +440,28 @@ mod tests {
 
     #[test]
     fn parallel_spans_give_the_sequential_tree() {
-        let x: Vec<f32> = (0..PAR_SPAN * 3 + 1234)
-            .map(|i| ((i as f32) * 0.37).sin() * 1e3)
-            .collect();
+        let x: Vec<f32> = (0..PAR_SPAN * 3 + 1234).map(|i| ((i as f32) * 0.37).sin() * 1e3).collect();
         let seq = fold_all(&x, usize::MAX, 0.0f32, |a, b| a + b, |v| v);
         let mut tree = Pairwise::new(0.0f32);
         for s in x.chunks(PAR_SPAN) {
             tree.push(fold_seq(s, 0.0, &|a, b| a + b, &|v| v), &|a, b| a + b);
         }
         assert_eq!(seq.to_bits(), tree.finish(0.0, &|a, b| a + b).to_bits());
-        assert_eq!(
-            seq.to_bits(),
-            fold_all(&x, 0, 0.0f32, |a, b| a + b, |v| v).to_bits()
-        );
+        assert_eq!(seq.to_bits(), fold_all(&x, 0, 0.0f32, |a, b| a + b, |v| v).to_bits());
     }
 
     #[test]
     fn row_blocks_give_the_one_thread_tree() {
         for n in [2 * ROW_SPAN, 3 * ROW_SPAN + 77, 5 * ROW_SPAN - 1] {
             let inner = 300;
-            let x: Vec<f32> = (0..n * inner)
-                .map(|i| ((i as f32) * 0.37).sin() * 1e3)
-                .collect();
+            let x: Vec<f32> = (0..n * inner).map(|i| ((i as f32) * 0.37).sin() * 1e3).collect();
             let ax = Axis { outer: 1, n, inner };
             let (mut threaded, mut single) = (vec![0.0f32; inner], vec![0.0f32; inner]);
             fold_row_blocks(&x, ax, &mut threaded, 0.0, &|a, b| a + b, &|v| v);
             fold_axis(&x, ax, &mut single, usize::MAX, 0.0, |a, b| a + b, |v| v);
-            assert!(
-                threaded
-                    .iter()
-                    .zip(&single)
-                    .all(|(a, b)| a.to_bits() == b.to_bits()),
-                "n = {n}"
-            );
-            let want: Vec<f64> = (0..inner)
-                .map(|c| (0..n).map(|j| x[j * inner + c] as f64).sum())
-                .collect();
-            assert!(threaded
-                .iter()
-                .zip(&want)
-                .all(|(&a, &b)| (a as f64 - b).abs() <= 1e-3 * (1.0 + b.abs())));
+            assert!(threaded.iter().zip(&single).all(|(a, b)| a.to_bits() == b.to_bits()), "n = {n}");
+            let want: Vec<f64> = (0..inner).map(|c| (0..n).map(|j| x[j * inner + c] as f64).sum()).collect();
+            assert!(threaded.iter().zip(&want).all(|(&a, &b)| (a as f64 - b).abs() <= 1e-3 * (1.0 + b.abs())));
         }
     }
 
@@ -588,29 +479,14 @@ mod tests {
 
     #[test]
     fn axis_folds_match_naive_in_every_shape() {
-        for (outer, n, inner) in [
-            (3, 5, 1),
-            (2, 40, 1),
-            (2, 5, 3),
-            (3, 37, 700),
-            (1, 33, 9000),
-            (1, 1, 9),
-            (4, 0, 3),
-            (0, 3, 2),
-            (2, 3, 0),
-        ] {
+        for (outer, n, inner) in [(3, 5, 1), (2, 40, 1), (2, 5, 3), (3, 37, 700), (1, 33, 9000), (1, 1, 9), (4, 0, 3), (0, 3, 2), (2, 3, 0)] {
             let ax = Axis { outer, n, inner };
-            let x: Vec<f64> = (0..outer * n * inner)
-                .map(|i| (i as f64 * 0.13).cos())
-                .collect();
+            let x: Vec<f64> = (0..outer * n * inner).map(|i| (i as f64 * 0.13).cos()).collect();
             let want = naive_axis(&x, ax);
             for gate in [usize::MAX, 0] {
                 let mut out = vec![f64::NAN; outer * inner];
                 fold_axis(&x, ax, &mut out, gate, 0.0, add, |v| v);
-                assert!(
-                    out.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-9),
-                    "{ax:?}"
-                );
+                assert!(out.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-9), "{ax:?}");
             }
         }
     }

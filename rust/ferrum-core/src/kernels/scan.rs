@@ -43,19 +43,9 @@ where
     };
     if ax.outer > 1 && go_parallel(x.len(), gate) {
         let span = (CHUNK / block).max(1) * block;
-        out.par_chunks_mut(span)
-            .zip(x.par_chunks(span))
-            .for_each(|(d, s)| {
-                simd(
-                    #[inline(always)]
-                    || task(d, s),
-                )
-            });
+        out.par_chunks_mut(span).zip(x.par_chunks(span)).for_each(|(d, s)| simd(#[inline(always)] || task(d, s)));
     } else {
-        simd(
-            #[inline(always)]
-            || task(out, x),
-        );
+        simd(#[inline(always)] || task(out, x));
     }
 }
 
@@ -68,39 +58,15 @@ mod tests {
         // [2, 3] along dim 1 (rows) and along dim 0 (columns).
         let x = [1, 2, 3, 4, 5, 6];
         let mut out = [0; 6];
-        scan_axis(
-            &x,
-            Axis {
-                outer: 2,
-                n: 3,
-                inner: 1,
-            },
-            &mut out,
-            usize::MAX,
-            |a, b| a + b,
-        );
+        scan_axis(&x, Axis { outer: 2, n: 3, inner: 1 }, &mut out, usize::MAX, |a, b| a + b);
         assert_eq!(out, [1, 3, 6, 4, 9, 15]);
-        scan_axis(
-            &x,
-            Axis {
-                outer: 1,
-                n: 2,
-                inner: 3,
-            },
-            &mut out,
-            usize::MAX,
-            |a, b| a + b,
-        );
+        scan_axis(&x, Axis { outer: 1, n: 2, inner: 3 }, &mut out, usize::MAX, |a, b| a + b);
         assert_eq!(out, [1, 2, 3, 5, 7, 9]);
     }
 
     #[test]
     fn threaded_blocks_match() {
-        let ax = Axis {
-            outer: 64,
-            n: 3,
-            inner: 5,
-        };
+        let ax = Axis { outer: 64, n: 3, inner: 5 };
         let x: Vec<i64> = (0..64 * 3 * 5).map(|i| i % 11 - 5).collect();
         let (mut a, mut b) = (vec![0; x.len()], vec![0; x.len()]);
         scan_axis(&x, ax, &mut a, usize::MAX, |p, q| p * q);
@@ -111,16 +77,6 @@ mod tests {
     #[test]
     fn empty_axis_is_a_no_op() {
         let mut out: [f32; 0] = [];
-        scan_axis(
-            &[],
-            Axis {
-                outer: 3,
-                n: 0,
-                inner: 2,
-            },
-            &mut out,
-            0,
-            |a: f32, b| a + b,
-        );
+        scan_axis(&[], Axis { outer: 3, n: 0, inner: 2 }, &mut out, 0, |a: f32, b| a + b);
     }
 }

@@ -62,40 +62,18 @@ fn rows<T: FloatElement>(src: &[T], dst: &mut [T], n: usize, sign: T, kind: Norm
         row_batch(src, dst, n, sign, kind);
     } else if enough_tasks(outer) || n < CHUNK {
         let per_task = CHUNK.div_ceil(n) * n;
-        for_each_chunk_mut(dst, per_task, |i, d| {
-            row_batch(&src[i * per_task..][..d.len()], d, n, sign, kind)
-        });
+        for_each_chunk_mut(dst, per_task, |i, d| row_batch(&src[i * per_task..][..d.len()], d, n, sign, kind));
     } else {
         // Few long rows: split each row across threads and combine the
         // partial maxima and sums.
         for (x, d) in src.chunks_exact(n).zip(dst.chunks_exact_mut(n)) {
-            let m = x
-                .par_chunks(CHUNK)
-                .map(|c| {
-                    simd(
-                        #[inline(always)]
-                        || row_max(c, sign),
-                    )
-                })
-                .reduce(T::neg_infinity, max_ignoring_nan);
+            let m = x.par_chunks(CHUNK).map(|c| simd(#[inline(always)] || row_max(c, sign))).reduce(T::neg_infinity, max_ignoring_nan);
             let s: T = d
                 .par_chunks_mut(CHUNK)
                 .zip(x.par_chunks(CHUNK))
-                .map(|(d, x)| {
-                    simd(
-                        #[inline(always)]
-                        || row_exp_sum(x, d, sign, m),
-                    )
-                })
+                .map(|(d, x)| simd(#[inline(always)] || row_exp_sum(x, d, sign, m)))
                 .reduce(T::zero, |a, b| a + b);
-            d.par_chunks_mut(CHUNK)
-                .zip(x.par_chunks(CHUNK))
-                .for_each(|(d, x)| {
-                    simd(
-                        #[inline(always)]
-                        || row_finish(x, d, sign, m, s, kind),
-                    )
-                });
+            d.par_chunks_mut(CHUNK).zip(x.par_chunks(CHUNK)).for_each(|(d, x)| simd(#[inline(always)] || row_finish(x, d, sign, m, s, kind)));
         }
     }
 }
@@ -118,11 +96,7 @@ fn row_batch<T: FloatElement>(x: &[T], d: &mut [T], n: usize, sign: T, kind: Nor
 /// through the sum, which keeps this a plain compare-and-select.
 #[inline(always)]
 fn max_ignoring_nan<T: FloatElement>(a: T, b: T) -> T {
-    if b > a {
-        b
-    } else {
-        a
-    }
+    if b > a { b } else { a }
 }
 
 #[inline(always)]
@@ -134,10 +108,7 @@ fn row_max<T: FloatElement>(x: &[T], sign: T) -> T {
             *a = max_ignoring_nan(*a, v * sign);
         }
     }
-    let m = chunks
-        .remainder()
-        .iter()
-        .fold(T::neg_infinity(), |m, &v| max_ignoring_nan(m, v * sign));
+    let m = chunks.remainder().iter().fold(T::neg_infinity(), |m, &v| max_ignoring_nan(m, v * sign));
     acc.iter().fold(m, |m, &a| max_ignoring_nan(m, a))
 }
 
@@ -171,12 +142,7 @@ fn row_exp_sum<T: FloatElement>(x: &[T], d: &mut [T], sign: T, m: T) -> T {
 fn row_finish<T: FloatElement>(x: &[T], d: &mut [T], sign: T, m: T, s: T, kind: Normalise) {
     match kind {
         Normalise::Softmax | Normalise::Quiet => {
-            let r = T::one()
-                / if kind == Normalise::Quiet {
-                    s + (-m).exp()
-                } else {
-                    s
-                };
+            let r = T::one() / if kind == Normalise::Quiet { s + (-m).exp() } else { s };
             for o in d.iter_mut() {
                 *o = *o * r;
             }
@@ -192,14 +158,7 @@ fn row_finish<T: FloatElement>(x: &[T], d: &mut [T], sign: T, m: T, s: T, kind: 
     }
 }
 
-fn columns<T: FloatElement>(
-    src: &[T],
-    dst: &mut [T],
-    n: usize,
-    inner: usize,
-    sign: T,
-    kind: Normalise,
-) {
+fn columns<T: FloatElement>(src: &[T], dst: &mut [T], n: usize, inner: usize, sign: T, kind: Normalise) {
     let block = n * inner;
     let outer = src.len() / block;
     let blocks = |x: &[T], d: &mut [T]| {
@@ -217,9 +176,7 @@ fn columns<T: FloatElement>(
         blocks(src, dst);
     } else if enough_tasks(outer) || block < CHUNK {
         let per_task = CHUNK.div_ceil(block) * block;
-        for_each_chunk_mut(dst, per_task, |i, d| {
-            blocks(&src[i * per_task..][..d.len()], d)
-        });
+        for_each_chunk_mut(dst, per_task, |i, d| blocks(&src[i * per_task..][..d.len()], d));
     } else {
         // Few large blocks: split each block's rows across threads and
         // combine the partial max and sum vectors.
@@ -229,16 +186,11 @@ fn columns<T: FloatElement>(
                 .par_chunks(per_task)
                 .map(|c| {
                     let mut m = vec![T::neg_infinity(); inner];
-                    simd(
-                        #[inline(always)]
-                        || column_max(c, &mut m, sign),
-                    );
+                    simd(#[inline(always)] || column_max(c, &mut m, sign));
                     m
                 })
                 .reduce_with(|mut a, b| {
-                    a.iter_mut()
-                        .zip(&b)
-                        .for_each(|(a, &b)| *a = max_ignoring_nan(*a, b));
+                    a.iter_mut().zip(&b).for_each(|(a, &b)| *a = max_ignoring_nan(*a, b));
                     a
                 })
                 .expect("a non-empty block has at least one chunk");
@@ -247,10 +199,7 @@ fn columns<T: FloatElement>(
                 .zip(x.par_chunks(per_task))
                 .map(|(d, x)| {
                     let mut s = vec![T::zero(); inner];
-                    simd(
-                        #[inline(always)]
-                        || column_exp_sum(x, d, &m, &mut s, sign),
-                    );
+                    simd(#[inline(always)] || column_exp_sum(x, d, &m, &mut s, sign));
                     s
                 })
                 .reduce_with(|mut a, b| {
@@ -261,12 +210,7 @@ fn columns<T: FloatElement>(
             column_factors(&mut f, &m, kind);
             d.par_chunks_mut(per_task)
                 .zip(x.par_chunks(per_task))
-                .for_each(|(d, x)| {
-                    simd(
-                        #[inline(always)]
-                        || column_finish(x, d, &m, &f, sign, kind),
-                    )
-                });
+                .for_each(|(d, x)| simd(#[inline(always)] || column_finish(x, d, &m, &f, sign, kind)));
         }
     }
 }
@@ -310,23 +254,13 @@ fn column_exp_sum<T: FloatElement>(x: &[T], d: &mut [T], m: &[T], s: &mut [T], s
 fn column_factors<T: FloatElement>(s: &mut [T], m: &[T], kind: Normalise) {
     match kind {
         Normalise::Softmax => s.iter_mut().for_each(|s| *s = T::one() / *s),
-        Normalise::Quiet => s
-            .iter_mut()
-            .zip(m)
-            .for_each(|(s, &m)| *s = T::one() / (*s + (-m).exp())),
+        Normalise::Quiet => s.iter_mut().zip(m).for_each(|(s, &m)| *s = T::one() / (*s + (-m).exp())),
         Normalise::LogSoftmax => s.iter_mut().for_each(|s| *s = s.ln()),
     }
 }
 
 #[inline(always)]
-fn column_finish<T: FloatElement>(
-    x: &[T],
-    d: &mut [T],
-    m: &[T],
-    f: &[T],
-    sign: T,
-    kind: Normalise,
-) {
+fn column_finish<T: FloatElement>(x: &[T], d: &mut [T], m: &[T], f: &[T], sign: T, kind: Normalise) {
     let inner = m.len();
     for (x, d) in x.chunks_exact(inner).zip(d.chunks_exact_mut(inner)) {
         if kind == Normalise::LogSoftmax {
@@ -357,9 +291,7 @@ mod tests {
                 for j in 0..n {
                     out[at(j)] = match op.kind {
                         Normalise::Softmax => (y(j) - m).exp() / s,
-                        Normalise::Quiet => {
-                            y(j).exp() / (1.0 + (0..n).map(|j| y(j).exp()).sum::<f64>())
-                        }
+                        Normalise::Quiet => y(j).exp() / (1.0 + (0..n).map(|j| y(j).exp()).sum::<f64>()),
                         Normalise::LogSoftmax => y(j) - m - s.ln(),
                     };
                 }
@@ -370,35 +302,24 @@ mod tests {
 
     fn ops() -> Vec<SoftmaxOp> {
         let kinds = [Normalise::Softmax, Normalise::LogSoftmax, Normalise::Quiet];
-        kinds
-            .iter()
-            .flat_map(|&kind| [false, true].map(|negate| SoftmaxOp { kind, negate }))
-            .collect()
+        kinds.iter().flat_map(|&kind| [false, true].map(|negate| SoftmaxOp { kind, negate })).collect()
     }
 
     fn check(outer: usize, n: usize, inner: usize) {
         let len = outer * n * inner;
-        let x: Vec<f64> = (0..len)
-            .map(|i| ((i * 7919) % 1013) as f64 / 50.0 - 10.0)
-            .collect();
+        let x: Vec<f64> = (0..len).map(|i| ((i * 7919) % 1013) as f64 / 50.0 - 10.0).collect();
         let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
         for op in ops() {
             let want = reference(&x, n, inner, op);
             let mut got = vec![0.0f64; len];
             softmax(&x, &mut got, n, inner, op);
             for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
-                assert!(
-                    (g - w).abs() <= 1e-12 * (1.0 + w.abs()),
-                    "{op:?} [{outer},{n},{inner}] at {i}: {g} vs {w}"
-                );
+                assert!((g - w).abs() <= 1e-12 * (1.0 + w.abs()), "{op:?} [{outer},{n},{inner}] at {i}: {g} vs {w}");
             }
             let mut got = vec![0.0f32; len];
             softmax(&x32, &mut got, n, inner, op);
             for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
-                assert!(
-                    (g as f64 - w).abs() <= 2e-6 * (1.0 + w.abs()),
-                    "{op:?} f32 [{outer},{n},{inner}] at {i}: {g} vs {w}"
-                );
+                assert!((g as f64 - w).abs() <= 2e-6 * (1.0 + w.abs()), "{op:?} f32 [{outer},{n},{inner}] at {i}: {g} vs {w}");
             }
         }
     }
@@ -435,20 +356,14 @@ mod tests {
             assert!(d[..3].iter().all(|v| v.is_nan()), "{op:?} {d:?}");
             assert!(d[3..].iter().all(|v| v.is_finite()), "{op:?} {d:?}");
             softmax(&x, &mut d, 2, 3, op);
-            assert!(
-                d[1].is_nan() && d[4].is_nan() && d[0].is_finite() && d[5].is_finite(),
-                "{op:?} {d:?}"
-            );
+            assert!(d[1].is_nan() && d[4].is_nan() && d[0].is_finite() && d[5].is_finite(), "{op:?} {d:?}");
         }
     }
 
     #[test]
     fn quiet_softmax_is_burns_function() {
         // Burn's test_quiet_softmax_d2: [[1, 7], [13, -3]] along dim 1.
-        let quiet = SoftmaxOp {
-            kind: Normalise::Quiet,
-            negate: false,
-        };
+        let quiet = SoftmaxOp { kind: Normalise::Quiet, negate: false };
         let x = [1.0f32, 7.0, 13.0, -3.0];
         let mut d = [0.0f32; 4];
         softmax(&x, &mut d, 2, 1, quiet);
@@ -464,45 +379,16 @@ mod tests {
         let mut d = [0.0f64; 4];
         softmax(&x, &mut d, 2, 2, quiet);
         let total = (-3.0f64).exp() + (-3.0f64).exp();
-        assert!(
-            (d[0] - (-3.0f64).exp() / (1.0 + total)).abs() < 1e-15,
-            "{d:?}"
-        );
+        assert!((d[0] - (-3.0f64).exp() / (1.0 + total)).abs() < 1e-15, "{d:?}");
     }
 
     #[test]
     fn huge_inputs_do_not_overflow() {
         let x = [1e4f32, -1e4, 0.0, 1e4];
         let mut d = [0.0f32; 4];
-        softmax(
-            &x,
-            &mut d,
-            4,
-            1,
-            SoftmaxOp {
-                kind: Normalise::Softmax,
-                negate: false,
-            },
-        );
+        softmax(&x, &mut d, 4, 1, SoftmaxOp { kind: Normalise::Softmax, negate: false });
         assert_eq!(d, [0.5, 0.0, 0.0, 0.5]);
-        softmax(
-            &x,
-            &mut d,
-            4,
-            1,
-            SoftmaxOp {
-                kind: Normalise::LogSoftmax,
-                negate: false,
-            },
-        );
-        assert_eq!(
-            d,
-            [
-                -std::f32::consts::LN_2,
-                -2e4 - std::f32::consts::LN_2,
-                -1e4 - std::f32::consts::LN_2,
-                -std::f32::consts::LN_2
-            ]
-        );
+        softmax(&x, &mut d, 4, 1, SoftmaxOp { kind: Normalise::LogSoftmax, negate: false });
+        assert_eq!(d, [-std::f32::consts::LN_2, -2e4 - std::f32::consts::LN_2, -1e4 - std::f32::consts::LN_2, -std::f32::consts::LN_2]);
     }
 }

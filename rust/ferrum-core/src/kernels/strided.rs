@@ -11,10 +11,7 @@ use crate::shape::try_with_capacity;
 /// and the view's shape, checked before anything is allocated.
 pub fn gather_strided<T: Element>(op: &'static str, buf: &[T], layout: &Layout) -> Result<Vec<T>> {
     let mut out = try_with_capacity(op, layout.numel()).map_err(|e| match e {
-        Error::InvalidArgument { op, reason } => Error::invalid(
-            op,
-            format!("materialising a view of shape {:?}: {reason}", layout.shape),
-        ),
+        Error::InvalidArgument { op, reason } => Error::invalid(op, format!("materialising a view of shape {:?}: {reason}", layout.shape)),
         e => e,
     })?;
     for_each_row(layout, |start, stride, len| {
@@ -68,11 +65,7 @@ pub fn for_each_row(layout: &Layout, mut f: impl FnMut(usize, isize, usize)) {
 
 /// Like [`for_each_row`] over two layouts of the same shape at once, also
 /// passing the row's index in row-major output order.
-pub fn for_each_row2(
-    a: &Layout,
-    b: &Layout,
-    mut f: impl FnMut(usize, (usize, isize), (usize, isize), usize),
-) {
+pub fn for_each_row2(a: &Layout, b: &Layout, mut f: impl FnMut(usize, (usize, isize), (usize, isize), usize)) {
     debug_assert_eq!(a.shape, b.shape);
     let rank = a.rank();
     if a.numel() == 0 {

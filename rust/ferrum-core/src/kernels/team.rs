@@ -146,11 +146,7 @@ fn helpers() -> &'static [Helper] {
                     .name(format!("ferrum-team-{i}"))
                     .spawn(move || helper_loop(i - 1))
                     .ok()
-                    .map(|h| Helper {
-                        thread: h.thread().clone(),
-                        parked: AtomicBool::new(false),
-                        cpu: AtomicUsize::new(NO_CPU),
-                    })
+                    .map(|h| Helper { thread: h.thread().clone(), parked: AtomicBool::new(false), cpu: AtomicUsize::new(NO_CPU) })
             })
             .collect()
     })
@@ -184,11 +180,7 @@ fn keep_apart(index: usize, placement: &Placement) {
     let before = &helpers[..index.min(helpers.len())];
     let caller = TEAM.caller_cpu.load(Ordering::Relaxed);
     if cpu == caller || before.iter().any(|h| h.cpu.load(Ordering::Relaxed) == cpu) {
-        let taken: Vec<usize> = before
-            .iter()
-            .map(|h| h.cpu.load(Ordering::Relaxed))
-            .chain([caller])
-            .collect();
+        let taken: Vec<usize> = before.iter().map(|h| h.cpu.load(Ordering::Relaxed)).chain([caller]).collect();
         placement.avoid(&taken);
         cpu = current_cpu().unwrap_or(cpu);
     }
@@ -216,9 +208,7 @@ fn wait_for_loop(seen: u64, index: usize, placement: &Placement) -> u64 {
             keep_apart(index, placement);
             continue;
         }
-        let Some(helper) = helpers().get(index) else {
-            return seen;
-        };
+        let Some(helper) = helpers().get(index) else { return seen };
         helper.parked.store(true, Ordering::SeqCst);
         // Re-check after announcing the park: a caller that bumped the epoch
         // before seeing `parked` would not unpark us.
@@ -242,11 +232,7 @@ pub fn for_each_part(parts: usize, f: impl Fn(usize) + Sync) {
         return;
     }
     let nested = IN_TEAM.with(Cell::get) || rayon::current_thread_index().is_some();
-    let guard = if nested {
-        None
-    } else {
-        TEAM.busy.try_lock().ok()
-    };
+    let guard = if nested { None } else { TEAM.busy.try_lock().ok() };
     let helpers = if guard.is_some() { helpers() } else { &[] };
     let token = interrupt::token();
     let caller = thread::current().id();
@@ -282,10 +268,8 @@ pub fn for_each_part(parts: usize, f: impl Fn(usize) + Sync) {
 /// Publish `job` to the helpers, work on it, and return once every part is
 /// done and no helper can still reach it.
 fn run(job: &Job<'_>, helpers: &[Helper]) {
-    TEAM.caller_cpu
-        .store(current_cpu().unwrap_or(NO_CPU), Ordering::Relaxed);
-    TEAM.job
-        .store(job as *const Job<'_> as *mut (), Ordering::SeqCst);
+    TEAM.caller_cpu.store(current_cpu().unwrap_or(NO_CPU), Ordering::Relaxed);
+    TEAM.job.store(job as *const Job<'_> as *mut (), Ordering::SeqCst);
     TEAM.epoch.fetch_add(1, Ordering::SeqCst);
     for h in helpers {
         if h.parked.load(Ordering::SeqCst) {
@@ -331,11 +315,7 @@ unsafe impl<T: Send> Sync for Shared<T> {}
 
 /// Run `f(i, piece)` over the `chunk`-element pieces of `dst` (the last may
 /// be shorter), split across threads as [`for_each_part`].
-pub fn for_each_chunk_mut<T: Send>(
-    dst: &mut [T],
-    chunk: usize,
-    f: impl Fn(usize, &mut [T]) + Sync,
-) {
+pub fn for_each_chunk_mut<T: Send>(dst: &mut [T], chunk: usize, f: impl Fn(usize, &mut [T]) + Sync) {
     let (len, base) = (dst.len(), Shared(dst.as_mut_ptr()));
     let chunk = chunk.max(1);
     for_each_part(len.div_ceil(chunk), move |i| {
@@ -360,10 +340,7 @@ mod tests {
             for_each_part(parts, |i| {
                 hits[i].fetch_add(1, Ordering::Relaxed);
             });
-            assert!(
-                hits.iter().all(|h| h.load(Ordering::Relaxed) == 1),
-                "parts = {parts}"
-            );
+            assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1), "parts = {parts}");
         }
     }
 
@@ -372,10 +349,7 @@ mod tests {
         let mut v = vec![0usize; 10_007];
         for_each_chunk_mut(&mut v, 1000, |i, piece| {
             assert!(piece.len() == 1000 || i == 10);
-            piece
-                .iter_mut()
-                .enumerate()
-                .for_each(|(j, x)| *x = i * 1000 + j);
+            piece.iter_mut().enumerate().for_each(|(j, x)| *x = i * 1000 + j);
         });
         assert!(v.iter().enumerate().all(|(k, &x)| x == k));
     }

@@ -52,9 +52,7 @@ impl Geom3 {
     /// The input index along dim `d` that output `o` reads at tap `t`, if inside.
     #[inline]
     fn src(&self, d: usize, o: usize, t: usize) -> Option<usize> {
-        (o * self.stride[d] + t * self.dilation[d])
-            .checked_sub(self.pad[d])
-            .filter(|&i| i < self.input[d])
+        (o * self.stride[d] + t * self.dilation[d]).checked_sub(self.pad[d]).filter(|&i| i < self.input[d])
     }
 
     /// Call `f(row, col_index, input_index)` for every in-bounds entry of the
@@ -70,20 +68,12 @@ impl Geom3 {
                 for b in 0..kh {
                     for e in 0..kw {
                         for z in 0..od {
-                            let Some(iz) = self.src(0, z, a) else {
-                                continue;
-                            };
+                            let Some(iz) = self.src(0, z, a) else { continue };
                             for y in 0..oh {
-                                let Some(iy) = self.src(1, y, b) else {
-                                    continue;
-                                };
+                                let Some(iy) = self.src(1, y, b) else { continue };
                                 for x in 0..ow {
                                     if let Some(ix) = self.src(2, x, e) {
-                                        f(
-                                            row,
-                                            (z * oh + y) * ow + x,
-                                            c * vol + (iz * h + iy) * w + ix,
-                                        );
+                                        f(row, (z * oh + y) * ow + x, c * vol + (iz * h + iy) * w + ix);
                                     }
                                 }
                             }
@@ -108,19 +98,11 @@ fn col2vol<T: Element + std::ops::AddAssign>(col: &[T], g: &Geom3, x: &mut [T]) 
 }
 
 fn row_major(cols: usize, offset: usize) -> Mat {
-    Mat {
-        offset,
-        rs: cols as isize,
-        cs: 1,
-    }
+    Mat { offset, rs: cols as isize, cs: 1 }
 }
 
 fn transposed(cols: usize, offset: usize) -> Mat {
-    Mat {
-        offset,
-        rs: 1,
-        cs: cols as isize,
-    }
+    Mat { offset, rs: 1, cs: cols as isize }
 }
 
 /// Elements the 3-D kernels run on.
@@ -137,21 +119,9 @@ pub fn forward<T: Conv3Element>(x: &[T], w: &[T], bias: Option<&[T]>, g: &Geom3)
             if interrupt::poll() {
                 return None;
             }
-            vol2col(
-                &x[(b * g.c_in + grp * cg) * g.vol()..][..cg * g.vol()],
-                g,
-                &mut col,
-            );
+            vol2col(&x[(b * g.c_in + grp * cg) * g.vol()..][..cg * g.vol()], g, &mut col);
             let dst = &mut out[(b * g.c_out + grp * og) * p..][..og * p];
-            T::gemm(
-                dst,
-                w,
-                row_major(k, grp * og * k),
-                &col,
-                row_major(p, 0),
-                Dims { m: og, k, n: p },
-                true,
-            );
+            T::gemm(dst, w, row_major(k, grp * og * k), &col, row_major(p, 0), Dims { m: og, k, n: p }, true);
         }
         if let Some(bias) = bias {
             for (c, &bv) in bias.iter().enumerate() {
@@ -176,20 +146,8 @@ pub fn backward_input<T: Conv3Element>(gy: &[T], w: &[T], g: &Geom3) -> Option<V
             }
             // col = w_g^T @ gy_g: [k, og] @ [og, p].
             let src = (b * g.c_out + grp * og) * p;
-            T::gemm(
-                &mut col,
-                w,
-                transposed(k, grp * og * k),
-                gy,
-                row_major(p, src),
-                Dims { m: k, k: og, n: p },
-                true,
-            );
-            col2vol(
-                &col,
-                g,
-                &mut gx[(b * g.c_in + grp * cg) * g.vol()..][..cg * g.vol()],
-            );
+            T::gemm(&mut col, w, transposed(k, grp * og * k), gy, row_major(p, src), Dims { m: k, k: og, n: p }, true);
+            col2vol(&col, g, &mut gx[(b * g.c_in + grp * cg) * g.vol()..][..cg * g.vol()]);
         }
     }
     Some(gx)
@@ -205,37 +163,18 @@ pub fn backward_weight<T: Conv3Element>(x: &[T], gy: &[T], g: &Geom3) -> Option<
             if interrupt::poll() {
                 return None;
             }
-            vol2col(
-                &x[(b * g.c_in + grp * cg) * g.vol()..][..cg * g.vol()],
-                g,
-                &mut col,
-            );
+            vol2col(&x[(b * g.c_in + grp * cg) * g.vol()..][..cg * g.vol()], g, &mut col);
             // gw_g += gy_g @ col^T: [og, p] @ [p, k].
             let dst = &mut gw[grp * og * k..][..og * k];
             let src = (b * g.c_out + grp * og) * p;
-            T::gemm_into(
-                dst,
-                k,
-                true,
-                gy,
-                row_major(p, src),
-                &col,
-                transposed(p, 0),
-                Dims { m: og, k: p, n: k },
-                true,
-            );
+            T::gemm_into(dst, k, true, gy, row_major(p, src), &col, transposed(p, 0), Dims { m: og, k: p, n: k }, true);
         }
     }
     Some(gw)
 }
 
 /// Per-channel sums of `[batch, channels, positions]`: a bias gradient.
-pub fn channel_sums<T: Conv3Element>(
-    gy: &[T],
-    batch: usize,
-    channels: usize,
-    per: usize,
-) -> Vec<T> {
+pub fn channel_sums<T: Conv3Element>(gy: &[T], batch: usize, channels: usize, per: usize) -> Vec<T> {
     let mut out = vec![T::ZERO; channels];
     for b in 0..batch {
         for (c, s) in out.iter_mut().enumerate() {

@@ -19,12 +19,7 @@ impl Tensor {
         self.expect_same_dtype(op, values)?;
         let region = self.region(op, specs)?;
         if values.shape() != region.shape.as_slice() {
-            return Err(Error::shapes(
-                op,
-                &region.shape,
-                values.shape(),
-                "the values must have the shape of the sliced region",
-            ));
+            return Err(Error::shapes(op, &region.shape, values.shape(), "the values must have the shape of the sliced region"));
         }
         with_dtype!(self.dtype(), T => {
             let mut out = self.try_to_vec::<T>(op)?;
@@ -48,12 +43,7 @@ impl Tensor {
         if specs.len() > self.rank() {
             return Err(Error::invalid(
                 op,
-                format!(
-                    "{} ranges given for a tensor of rank {} (shape {:?})",
-                    specs.len(),
-                    self.rank(),
-                    self.shape()
-                ),
+                format!("{} ranges given for a tensor of rank {} (shape {:?})", specs.len(), self.rank(), self.shape()),
             ));
         }
         let mut l = Layout::contiguous(self.shape());
@@ -72,16 +62,8 @@ impl Var {
         let s = specs.to_vec();
         Ok(record(y, &[self, values], move || {
             FnBackward::new("slice_assign", move |g, needs| {
-                let gv = if needs[1] {
-                    Some(g.slice(&s)?.try_contiguous("slice_assign")?)
-                } else {
-                    None
-                };
-                let gs = if needs[0] {
-                    Some(g.slice_fill(&s, Scalar::Int(0))?)
-                } else {
-                    None
-                };
+                let gv = if needs[1] { Some(g.slice(&s)?.try_contiguous("slice_assign")?) } else { None };
+                let gs = if needs[0] { Some(g.slice_fill(&s, Scalar::Int(0))?) } else { None };
                 Ok(vec![gs, gv])
             })
         }))
@@ -90,11 +72,7 @@ impl Var {
     pub fn slice_fill(&self, specs: &[SliceSpec], value: Scalar) -> Result<Var> {
         let y = self.value.slice_fill(specs, value)?;
         let s = specs.to_vec();
-        Ok(record(y, &[self], move || {
-            FnBackward::new("slice_fill", move |g, _| {
-                Ok(vec![Some(g.slice_fill(&s, Scalar::Int(0))?)])
-            })
-        }))
+        Ok(record(y, &[self], move || FnBackward::new("slice_fill", move |g, _| Ok(vec![Some(g.slice_fill(&s, Scalar::Int(0))?)]))))
     }
 }
 
@@ -115,30 +93,17 @@ mod tests {
     fn assigns_a_block() {
         let x = range(&[3, 4]);
         let v = Tensor::from_vec(vec![-1i64, -2, -3, -4], &[2, 2]).unwrap();
-        let y = x
-            .slice_assign(&[SliceSpec::range(1, 3), SliceSpec::range(-2, 4)], &v)
-            .unwrap();
-        assert_eq!(
-            y.to_vec::<i64>(),
-            vec![0, 1, 2, 3, 4, 5, -1, -2, 8, 9, -3, -4]
-        );
-        assert_eq!(
-            x.to_vec::<i64>(),
-            (0..12).collect::<Vec<_>>(),
-            "the input is untouched"
-        );
+        let y = x.slice_assign(&[SliceSpec::range(1, 3), SliceSpec::range(-2, 4)], &v).unwrap();
+        assert_eq!(y.to_vec::<i64>(), vec![0, 1, 2, 3, 4, 5, -1, -2, 8, 9, -3, -4]);
+        assert_eq!(x.to_vec::<i64>(), (0..12).collect::<Vec<_>>(), "the input is untouched");
     }
 
     #[test]
     fn assigns_with_steps_from_a_view() {
         // Every other column, walked backwards, from a transposed source.
         let x = range(&[2, 4]);
-        let v = Tensor::from_vec(vec![10i64, 20, 30, 40], &[2, 2])
-            .unwrap()
-            .transpose();
-        let y = x
-            .slice_assign(&[SliceSpec::full(), spec(None, None, -2)], &v)
-            .unwrap();
+        let v = Tensor::from_vec(vec![10i64, 20, 30, 40], &[2, 2]).unwrap().transpose();
+        let y = x.slice_assign(&[SliceSpec::full(), spec(None, None, -2)], &v).unwrap();
         // Row i of the values lands in columns 3 then 1 of row i.
         assert_eq!(y.to_vec::<i64>(), vec![0, 30, 2, 10, 4, 40, 6, 20]);
     }
@@ -154,21 +119,11 @@ mod tests {
     #[test]
     fn fills_a_region() {
         let x = Tensor::zeros(&[2, 3], crate::DType::F32);
-        let y = x
-            .slice_fill(&[SliceSpec::range(0, 1)], Scalar::Float(2.5))
-            .unwrap();
+        let y = x.slice_fill(&[SliceSpec::range(0, 1)], Scalar::Float(2.5)).unwrap();
         assert_eq!(y.to_vec::<f32>(), vec![2.5, 2.5, 2.5, 0.0, 0.0, 0.0]);
-        let e = x
-            .slice_fill(&[SliceSpec::range(2, 1)], Scalar::Float(1.0))
-            .unwrap();
-        assert_eq!(
-            e.to_vec::<f32>(),
-            vec![0.0; 6],
-            "an empty region changes nothing"
-        );
-        let b = Tensor::zeros(&[3], crate::DType::Bool)
-            .slice_fill(&[spec(Some(0), None, 2)], Scalar::Bool(true))
-            .unwrap();
+        let e = x.slice_fill(&[SliceSpec::range(2, 1)], Scalar::Float(1.0)).unwrap();
+        assert_eq!(e.to_vec::<f32>(), vec![0.0; 6], "an empty region changes nothing");
+        let b = Tensor::zeros(&[3], crate::DType::Bool).slice_fill(&[spec(Some(0), None, 2)], Scalar::Bool(true)).unwrap();
         assert_eq!(b.to_vec::<bool>(), vec![true, false, true]);
     }
 
@@ -176,28 +131,13 @@ mod tests {
     fn errors_name_shapes() {
         let x = range(&[3, 4]);
         let v = range(&[2, 3]);
-        let e = x
-            .slice_assign(&[SliceSpec::range(0, 2)], &v)
-            .unwrap_err()
-            .to_string();
+        let e = x.slice_assign(&[SliceSpec::range(0, 2)], &v).unwrap_err().to_string();
         assert_eq!(e, "slice_assign: incompatible shapes [2, 4] and [2, 3]: the values must have the shape of the sliced region");
-        let e = x
-            .slice_fill(&[SliceSpec::full(); 3], Scalar::Int(0))
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            e,
-            "slice_fill: 3 ranges given for a tensor of rank 2 (shape [3, 4])"
-        );
-        let e = x
-            .slice_fill(&[spec(None, None, 0)], Scalar::Int(0))
-            .unwrap_err()
-            .to_string();
+        let e = x.slice_fill(&[SliceSpec::full(); 3], Scalar::Int(0)).unwrap_err().to_string();
+        assert_eq!(e, "slice_fill: 3 ranges given for a tensor of rank 2 (shape [3, 4])");
+        let e = x.slice_fill(&[spec(None, None, 0)], Scalar::Int(0)).unwrap_err().to_string();
         assert_eq!(e, "slice_fill: slice step must not be 0");
         let f = Tensor::zeros(&[2, 4], crate::DType::F32);
-        assert!(matches!(
-            x.slice_assign(&[SliceSpec::range(0, 2)], &f),
-            Err(Error::DTypeMismatch { .. })
-        ));
+        assert!(matches!(x.slice_assign(&[SliceSpec::range(0, 2)], &f), Err(Error::DTypeMismatch { .. })));
     }
 }

@@ -34,34 +34,13 @@ impl MaskRows<'_> {
 fn mask_rows<'a>(op: &'static str, mask: &'a Tensor, shape: &[usize]) -> Result<MaskRows<'a>> {
     mask.expect_kind(op, Kind::Bool)?;
     if mask.rank() != shape.len() {
-        return Err(Error::shapes(
-            op,
-            mask.shape(),
-            shape,
-            format!(
-                "the mask has rank {}, the scores rank {}",
-                mask.rank(),
-                shape.len()
-            ),
-        ));
+        return Err(Error::shapes(op, mask.shape(), shape, format!("the mask has rank {}, the scores rank {}", mask.rank(), shape.len())));
     }
     let full = mask.layout().broadcast_to(op, shape)?;
     let r = shape.len();
-    let lead = Layout {
-        shape: DimVec::from_slice(&full.shape[..r - 1]),
-        strides: DimVec::from_slice(&full.strides[..r - 1]),
-        offset: full.offset,
-    };
-    let starts = if r == 1 {
-        vec![full.offset]
-    } else {
-        lead.offsets().collect()
-    };
-    Ok(MaskRows {
-        data: mask.buffer::<bool>(),
-        starts,
-        step: full.strides[r - 1],
-    })
+    let lead = Layout { shape: DimVec::from_slice(&full.shape[..r - 1]), strides: DimVec::from_slice(&full.strides[..r - 1]), offset: full.offset };
+    let starts = if r == 1 { vec![full.offset] } else { lead.offsets().collect() };
+    Ok(MaskRows { data: mask.buffer::<bool>(), starts, step: full.strides[r - 1] })
 }
 
 /// Rows of `n` split across threads, `f(first_row, rows_out)`.
@@ -76,13 +55,7 @@ fn over_rows<T: FloatElement>(out: &mut [T], n: usize, f: impl Fn(usize, &mut [T
     for_each_chunk_mut(out, per, |i, d| f(i * per / n, d));
 }
 
-fn forward<T: FloatElement>(
-    x: &[T],
-    mask: Option<&MaskRows<'_>>,
-    n: usize,
-    scale: T,
-    fill: T,
-) -> Vec<T> {
+fn forward<T: FloatElement>(x: &[T], mask: Option<&MaskRows<'_>>, n: usize, scale: T, fill: T) -> Vec<T> {
     let mut y = vec![T::zero(); x.len()];
     over_rows(&mut y, n, |first, rows| {
         for (i, row) in rows.chunks_exact_mut(n).enumerate() {
@@ -103,10 +76,7 @@ fn forward<T: FloatElement>(
                     },
                 ),
             }
-            simd(
-                #[inline(always)]
-                || normalise(row),
-            );
+            simd(#[inline(always)] || normalise(row));
         }
     });
     y
@@ -128,11 +98,7 @@ fn normalise<T: FloatElement>(row: &mut [T]) {
             *a = if v > *a { v } else { *a };
         }
     }
-    let m = chunks
-        .remainder()
-        .iter()
-        .chain(&acc)
-        .fold(T::neg_infinity(), |m, &v| if v > m { v } else { m });
+    let m = chunks.remainder().iter().chain(&acc).fold(T::neg_infinity(), |m, &v| if v > m { v } else { m });
     let mut total = T::zero();
     for block in row.chunks_mut(BLOCK) {
         let mut sums = [T::zero(); LANES];
@@ -153,13 +119,7 @@ fn normalise<T: FloatElement>(row: &mut [T]) {
     row.iter_mut().for_each(|v| *v = *v * inv);
 }
 
-fn backward<T: FloatElement>(
-    g: &[T],
-    y: &[T],
-    mask: Option<&MaskRows<'_>>,
-    n: usize,
-    scale: T,
-) -> Vec<T> {
+fn backward<T: FloatElement>(g: &[T], y: &[T], mask: Option<&MaskRows<'_>>, n: usize, scale: T) -> Vec<T> {
     let mut gx = vec![T::zero(); y.len()];
     over_rows(&mut gx, n, |first, rows| {
         for (i, row) in rows.chunks_exact_mut(n).enumerate() {
@@ -193,10 +153,7 @@ fn check(op: &'static str, x: &Tensor, scale: f64) -> Result<()> {
         return Err(Error::invalid(op, "the scores need at least one dim"));
     }
     if !scale.is_finite() {
-        return Err(Error::invalid(
-            op,
-            format!("scale must be finite, found {scale}"),
-        ));
+        return Err(Error::invalid(op, format!("scale must be finite, found {scale}")));
     }
     Ok(())
 }
@@ -224,10 +181,7 @@ impl Var {
         let (yy, mask) = (y.clone(), mask.cloned());
         Ok(record(y, &[self], move || {
             FnBackward::new(op, move |g, _| {
-                let rows = mask
-                    .as_ref()
-                    .map(|m| mask_rows(op, m, yy.shape()))
-                    .transpose()?;
+                let rows = mask.as_ref().map(|m| mask_rows(op, m, yy.shape())).transpose()?;
                 let n = yy.shape()[yy.rank() - 1];
                 with_float!(op, yy.dtype(), T => {
                     let gx = backward(&values::<T>(op, &g)?, &values::<T>(op, &yy)?, rows.as_ref(), n, T::from_f64(scale));
@@ -247,16 +201,10 @@ mod tests {
         x.chunks(n)
             .zip(mask.chunks(n))
             .flat_map(|(row, m)| {
-                let v: Vec<f64> = row
-                    .iter()
-                    .zip(m)
-                    .map(|(&x, &m)| if m { fill } else { x * scale })
-                    .collect();
+                let v: Vec<f64> = row.iter().zip(m).map(|(&x, &m)| if m { fill } else { x * scale }).collect();
                 let mx = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
                 let s: f64 = v.iter().map(|&a| (a - mx).exp()).sum();
-                v.into_iter()
-                    .map(move |a| (a - mx).exp() / s)
-                    .collect::<Vec<_>>()
+                v.into_iter().map(move |a| (a - mx).exp() / s).collect::<Vec<_>>()
             })
             .collect()
     }
@@ -264,22 +212,13 @@ mod tests {
     #[test]
     fn broadcast_mask_matches_the_reference() {
         let (b, h, q, k) = (2, 3, 4, 5);
-        let x: Vec<f64> = (0..b * h * q * k)
-            .map(|i| ((i * 37) % 23) as f64 * 0.3 - 3.0)
-            .collect();
+        let x: Vec<f64> = (0..b * h * q * k).map(|i| ((i * 37) % 23) as f64 * 0.3 - 3.0).collect();
         // A padding mask [b, 1, 1, k]: the last key of batch 0, the last two of batch 1.
-        let pad: Vec<bool> = (0..b * k)
-            .map(|i| (i / k == 0 && i % k == 4) || (i / k == 1 && i % k >= 3))
-            .collect();
+        let pad: Vec<bool> = (0..b * k).map(|i| (i / k == 0 && i % k == 4) || (i / k == 1 && i % k >= 3)).collect();
         let mask = Tensor::from_vec(pad.clone(), &[b, 1, 1, k]).unwrap();
         let t = Tensor::from_vec(x.clone(), &[b, h, q, k]).unwrap();
-        let got = t
-            .masked_softmax(Some(&mask), 0.5, -1e4)
-            .unwrap()
-            .to_vec::<f64>();
-        let full: Vec<bool> = (0..b * h * q * k)
-            .map(|i| pad[(i / (h * q * k)) * k + i % k])
-            .collect();
+        let got = t.masked_softmax(Some(&mask), 0.5, -1e4).unwrap().to_vec::<f64>();
+        let full: Vec<bool> = (0..b * h * q * k).map(|i| pad[(i / (h * q * k)) * k + i % k]).collect();
         let want = reference(&x, &full, k, 0.5, -1e4);
         assert!(got.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-12));
     }
@@ -294,20 +233,10 @@ mod tests {
         let leaf = Var::leaf(Tensor::from_vec(x.clone(), &[rows, n]).unwrap());
         let y = leaf.masked_softmax(Some(&mask), 0.8, -1e4).unwrap();
         let wt = Var::constant(Tensor::from_vec(w.clone(), &[rows, n]).unwrap());
-        let loss = y
-            .binary(crate::ops::binary::BinaryOp::Mul, &wt)
-            .unwrap()
-            .sum()
-            .unwrap();
+        let loss = y.binary(crate::ops::binary::BinaryOp::Mul, &wt).unwrap().sum().unwrap();
         let grads = crate::autodiff::backward(&loss).unwrap();
         let got = grads.get(leaf.id().unwrap()).unwrap().to_vec::<f64>();
-        let f = |x: &[f64]| {
-            reference(x, &m, n, 0.8, -1e4)
-                .iter()
-                .zip(&w)
-                .map(|(a, b)| a * b)
-                .sum::<f64>()
-        };
+        let f = |x: &[f64]| reference(x, &m, n, 0.8, -1e4).iter().zip(&w).map(|(a, b)| a * b).sum::<f64>();
         for i in 0..x.len() {
             let (mut up, mut down) = (x.clone(), x.clone());
             up[i] += 1e-6;
@@ -319,30 +248,15 @@ mod tests {
 
     #[test]
     fn no_mask_long_rows_and_errors() {
-        let t = Tensor::from_vec(
-            (0..3 * 40000).map(|i| (i % 7) as f32).collect::<Vec<_>>(),
-            &[3, 40000],
-        )
-        .unwrap();
+        let t = Tensor::from_vec((0..3 * 40000).map(|i| (i % 7) as f32).collect::<Vec<_>>(), &[3, 40000]).unwrap();
         let y = t.masked_softmax(None, 1.0, 0.0).unwrap();
         let want = t.softmax(-1).unwrap().to_vec::<f32>();
-        let worst = y
-            .to_vec::<f32>()
-            .iter()
-            .zip(&want)
-            .map(|(a, b)| ((a - b) / b).abs())
-            .fold(0.0f32, f32::max);
+        let worst = y.to_vec::<f32>().iter().zip(&want).map(|(a, b)| ((a - b) / b).abs()).fold(0.0f32, f32::max);
         assert!(worst < 1e-5, "{worst}");
         let bad = Tensor::zeros(&[3, 2], DType::Bool);
-        let e = t
-            .masked_softmax(Some(&bad), 1.0, 0.0)
-            .unwrap_err()
-            .to_string();
+        let e = t.masked_softmax(Some(&bad), 1.0, 0.0).unwrap_err().to_string();
         assert!(e.contains("only size 1 expands"), "{e}");
-        let e = t
-            .masked_softmax(Some(&Tensor::zeros(&[3, 1], DType::F32)), 1.0, 0.0)
-            .unwrap_err()
-            .to_string();
+        let e = t.masked_softmax(Some(&Tensor::zeros(&[3, 1], DType::F32)), 1.0, 0.0).unwrap_err().to_string();
         assert!(e.contains("Bool"), "{e}");
     }
 }

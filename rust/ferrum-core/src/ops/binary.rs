@@ -137,24 +137,10 @@ impl Tensor {
 
 /// `f(g, a, b)` element-wise in one pass over g's (the output's) shape; `a`
 /// and `b` broadcast to it.
-fn fused3<T: FloatElement>(
-    op: &'static str,
-    g: &Tensor,
-    a: &Tensor,
-    b: &Tensor,
-    f: impl Fn(T, T, T) -> T + Sync,
-) -> Result<Tensor> {
+fn fused3<T: FloatElement>(op: &'static str, g: &Tensor, a: &Tensor, b: &Tensor, f: impl Fn(T, T, T) -> T + Sync) -> Result<Tensor> {
     let dims: Vec<isize> = g.shape().iter().map(|&d| d as isize).collect();
-    let (gs, av, bv) = (
-        g.try_contiguous(op)?,
-        a.expand(&dims)?.try_contiguous(op)?,
-        b.expand(&dims)?.try_contiguous(op)?,
-    );
-    let (gs, av, bv) = (
-        gs.as_slice::<T>().expect("contiguous"),
-        av.as_slice::<T>().expect("contiguous"),
-        bv.as_slice::<T>().expect("contiguous"),
-    );
+    let (gs, av, bv) = (g.try_contiguous(op)?, a.expand(&dims)?.try_contiguous(op)?, b.expand(&dims)?.try_contiguous(op)?);
+    let (gs, av, bv) = (gs.as_slice::<T>().expect("contiguous"), av.as_slice::<T>().expect("contiguous"), bv.as_slice::<T>().expect("contiguous"));
     let mut out = vec![T::ZERO; gs.len()];
     let body = |o: &mut [T], g: &[T], x: &[T], y: &[T]| {
         simd(
@@ -169,12 +155,7 @@ fn fused3<T: FloatElement>(
     if go_parallel(out.len(), PAR_COSTLY) {
         for_each_chunk_mut(&mut out, CHUNK, |i, o| {
             let (start, len) = (i * CHUNK, o.len());
-            body(
-                o,
-                &gs[start..][..len],
-                &av[start..][..len],
-                &bv[start..][..len],
-            )
+            body(o, &gs[start..][..len], &av[start..][..len], &bv[start..][..len])
         });
     } else {
         body(&mut out, gs, av, bv);
@@ -183,61 +164,25 @@ fn fused3<T: FloatElement>(
 }
 
 /// Gradients of a binary op, before reduction to the inputs' shapes.
-fn binary_grads<T: FloatElement>(
-    op: BinaryOp,
-    g: &Tensor,
-    a: &Tensor,
-    b: &Tensor,
-    needs: &[bool],
-) -> Result<(Option<Tensor>, Option<Tensor>)> {
+fn binary_grads<T: FloatElement>(op: BinaryOp, g: &Tensor, a: &Tensor, b: &Tensor, needs: &[bool]) -> Result<(Option<Tensor>, Option<Tensor>)> {
     let name = op.name();
-    let ga = |f: fn(T, T, T) -> T| -> Result<Option<Tensor>> {
-        if needs[0] {
-            fused3(name, g, a, b, f).map(Some)
-        } else {
-            Ok(None)
-        }
-    };
-    let gb = |f: fn(T, T, T) -> T| -> Result<Option<Tensor>> {
-        if needs[1] {
-            fused3(name, g, a, b, f).map(Some)
-        } else {
-            Ok(None)
-        }
-    };
+    let ga = |f: fn(T, T, T) -> T| -> Result<Option<Tensor>> { if needs[0] { fused3(name, g, a, b, f).map(Some) } else { Ok(None) } };
+    let gb = |f: fn(T, T, T) -> T| -> Result<Option<Tensor>> { if needs[1] { fused3(name, g, a, b, f).map(Some) } else { Ok(None) } };
     Ok(match op {
         BinaryOp::Add => (needs[0].then(|| g.clone()), needs[1].then(|| g.clone())),
-        BinaryOp::Sub => (
-            needs[0].then(|| g.clone()),
-            if needs[1] { Some(g.neg()?) } else { None },
-        ),
+        BinaryOp::Sub => (needs[0].then(|| g.clone()), if needs[1] { Some(g.neg()?) } else { None }),
         BinaryOp::Mul => (ga(|g, _, y| g * y)?, gb(|g, x, _| g * x)?),
         BinaryOp::Div => (ga(|g, _, y| g / y)?, gb(|g, x, y| -(g * x / (y * y)))?),
         BinaryOp::Powf => (
             ga(|g, x, y| g * y * num_traits::Float::powf(x, y - T::one()))?,
             gb(|g, x, y| g * num_traits::Float::powf(x, y) * x.ln())?,
         ),
-        BinaryOp::Atan2 => (
-            ga(|g, x, y| g * y / (x * x + y * y))?,
-            gb(|g, x, y| -(g * x) / (x * x + y * y))?,
-        ),
-        BinaryOp::Remainder => (
-            needs[0].then(|| g.clone()),
-            gb(|g, x, y| -(g * (x / y).floor()))?,
-        ),
-        BinaryOp::Fmod => (
-            needs[0].then(|| g.clone()),
-            gb(|g, x, y| -(g * (x / y).trunc()))?,
-        ),
+        BinaryOp::Atan2 => (ga(|g, x, y| g * y / (x * x + y * y))?, gb(|g, x, y| -(g * x) / (x * x + y * y))?),
+        BinaryOp::Remainder => (needs[0].then(|| g.clone()), gb(|g, x, y| -(g * (x / y).floor()))?),
+        BinaryOp::Fmod => (needs[0].then(|| g.clone()), gb(|g, x, y| -(g * (x / y).trunc()))?),
         // Ties send the gradient to the left operand.
-        BinaryOp::Max => (
-            ga(|g, x, y| if x >= y || x.is_nan() { g } else { T::zero() })?,
-            gb(|g, x, y| if x >= y || x.is_nan() { T::zero() } else { g })?,
-        ),
-        BinaryOp::Min => (
-            ga(|g, x, y| if x <= y || x.is_nan() { g } else { T::zero() })?,
-            gb(|g, x, y| if x <= y || x.is_nan() { T::zero() } else { g })?,
-        ),
+        BinaryOp::Max => (ga(|g, x, y| if x >= y || x.is_nan() { g } else { T::zero() })?, gb(|g, x, y| if x >= y || x.is_nan() { T::zero() } else { g })?),
+        BinaryOp::Min => (ga(|g, x, y| if x <= y || x.is_nan() { g } else { T::zero() })?, gb(|g, x, y| if x <= y || x.is_nan() { T::zero() } else { g })?),
     })
 }
 
@@ -251,10 +196,7 @@ impl Var {
             let (a, b) = (self.value.clone(), other.value.clone());
             FnBackward::new(op.name(), move |g, needs| {
                 let (ga, gb) = with_float!(op.name(), g.dtype(), T => binary_grads::<T>(op, &g, &a, &b, needs)?);
-                Ok(vec![
-                    ga.map(|t| sum_to_shape(t, a.shape())).transpose()?,
-                    gb.map(|t| sum_to_shape(t, b.shape())).transpose()?,
-                ])
+                Ok(vec![ga.map(|t| sum_to_shape(t, a.shape())).transpose()?, gb.map(|t| sum_to_shape(t, b.shape())).transpose()?])
             })
         }))
     }
@@ -282,9 +224,7 @@ impl Var {
 
     /// `op(s, self)`: a scalar on the left (`2 - x`, `1 / x`, `2 ** x`).
     pub fn scalar_binary(s: Scalar, op: BinaryOp, rhs: &Var) -> Result<Var> {
-        let lhs = Var::constant(
-            with_dtype!(rhs.value.dtype(), T => Tensor::from_vec(vec![T::from_scalar(s)], &vec![1; rhs.value.rank()])?),
-        );
+        let lhs = Var::constant(with_dtype!(rhs.value.dtype(), T => Tensor::from_vec(vec![T::from_scalar(s)], &vec![1; rhs.value.rank()])?));
         lhs.binary(op, rhs)
     }
 }
@@ -302,14 +242,8 @@ mod tests {
         let a = f(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
         let row = f(&[10.0, 20.0], &[1, 2]);
         let col = f(&[100.0, 200.0], &[2, 1]);
-        assert_eq!(
-            a.binary(BinaryOp::Add, &row).unwrap().to_vec::<f32>(),
-            vec![11.0, 22.0, 13.0, 24.0]
-        );
-        assert_eq!(
-            a.binary(BinaryOp::Add, &col).unwrap().to_vec::<f32>(),
-            vec![101.0, 102.0, 203.0, 204.0]
-        );
+        assert_eq!(a.binary(BinaryOp::Add, &row).unwrap().to_vec::<f32>(), vec![11.0, 22.0, 13.0, 24.0]);
+        assert_eq!(a.binary(BinaryOp::Add, &col).unwrap().to_vec::<f32>(), vec![101.0, 102.0, 203.0, 204.0]);
         assert_eq!(row.binary(BinaryOp::Add, &col).unwrap().shape(), &[2, 2]);
     }
 
@@ -317,22 +251,13 @@ mod tests {
     fn non_contiguous_operands() {
         let a = f(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).transpose();
         let b = f(&[1.0; 6], &[3, 2]);
-        assert_eq!(
-            a.binary(BinaryOp::Sub, &b).unwrap().to_vec::<f32>(),
-            vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
-        );
+        assert_eq!(a.binary(BinaryOp::Sub, &b).unwrap().to_vec::<f32>(), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
     }
 
     #[test]
     fn mismatched_shapes_name_the_op() {
-        let e = f(&[1.0; 6], &[2, 3])
-            .binary(BinaryOp::Mul, &f(&[1.0; 4], &[2, 2]))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("mul: incompatible shapes [2, 3] and [2, 2]"),
-            "{e}"
-        );
+        let e = f(&[1.0; 6], &[2, 3]).binary(BinaryOp::Mul, &f(&[1.0; 4], &[2, 2])).unwrap_err().to_string();
+        assert!(e.starts_with("mul: incompatible shapes [2, 3] and [2, 2]"), "{e}");
     }
 
     #[test]
@@ -344,28 +269,15 @@ mod tests {
     #[test]
     fn remainder_takes_the_divisor_sign() {
         let a = f(&[-3.0, 3.0, -3.0], &[3]);
-        let r = a
-            .binary_scalar(BinaryOp::Remainder, Scalar::Float(2.0))
-            .unwrap()
-            .to_vec::<f32>();
+        let r = a.binary_scalar(BinaryOp::Remainder, Scalar::Float(2.0)).unwrap().to_vec::<f32>();
         assert_eq!(r, vec![1.0, 1.0, 1.0]);
         let i = Tensor::from_vec(vec![-7i64, 7], &[2]).unwrap();
-        assert_eq!(
-            i.binary_scalar(BinaryOp::Remainder, Scalar::Int(-3))
-                .unwrap()
-                .to_vec::<i64>(),
-            vec![-1, -2]
-        );
+        assert_eq!(i.binary_scalar(BinaryOp::Remainder, Scalar::Int(-3)).unwrap().to_vec::<i64>(), vec![-1, -2]);
     }
 
     #[test]
     fn int_division_truncates() {
         let i = Tensor::from_vec(vec![7i64, -7], &[2]).unwrap();
-        assert_eq!(
-            i.binary_scalar(BinaryOp::Div, Scalar::Int(2))
-                .unwrap()
-                .to_vec::<i64>(),
-            vec![3, -3]
-        );
+        assert_eq!(i.binary_scalar(BinaryOp::Div, Scalar::Int(2)).unwrap().to_vec::<i64>(), vec![3, -3]);
     }
 }

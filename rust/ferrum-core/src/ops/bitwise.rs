@@ -35,20 +35,12 @@ impl BitwiseOp {
 
 #[inline(always)]
 fn shl(x: i64, n: i64) -> i64 {
-    if (0..64).contains(&n) {
-        x << n
-    } else {
-        0
-    }
+    if (0..64).contains(&n) { x << n } else { 0 }
 }
 
 #[inline(always)]
 fn shr(x: i64, n: i64) -> i64 {
-    if (0..64).contains(&n) {
-        x >> n
-    } else {
-        x >> 63
-    }
+    if (0..64).contains(&n) { x >> n } else { x >> 63 }
 }
 
 impl Tensor {
@@ -105,70 +97,29 @@ mod tests {
     fn tensor_ops_broadcast() {
         let a = ints(&[0b1100, 0b1010, -1, 5], &[2, 2]);
         let b = ints(&[0b1010, 0b0110], &[1, 2]);
-        assert_eq!(
-            a.bitwise(BitwiseOp::And, &b).unwrap().to_vec::<i64>(),
-            vec![0b1000, 0b0010, 0b1010, 4]
-        );
-        assert_eq!(
-            a.bitwise(BitwiseOp::Or, &b).unwrap().to_vec::<i64>(),
-            vec![0b1110, 0b1110, -1, 7]
-        );
-        assert_eq!(
-            a.bitwise(BitwiseOp::Xor, &b).unwrap().to_vec::<i64>(),
-            vec![0b0110, 0b1100, !0b1010, 3]
-        );
+        assert_eq!(a.bitwise(BitwiseOp::And, &b).unwrap().to_vec::<i64>(), vec![0b1000, 0b0010, 0b1010, 4]);
+        assert_eq!(a.bitwise(BitwiseOp::Or, &b).unwrap().to_vec::<i64>(), vec![0b1110, 0b1110, -1, 7]);
+        assert_eq!(a.bitwise(BitwiseOp::Xor, &b).unwrap().to_vec::<i64>(), vec![0b0110, 0b1100, !0b1010, 3]);
         let t = a.transpose();
-        assert_eq!(
-            t.bitwise(BitwiseOp::And, &a).unwrap().to_vec::<i64>(),
-            vec![0b1100, 0b1010, 0b1010, 5]
-        );
+        assert_eq!(t.bitwise(BitwiseOp::And, &a).unwrap().to_vec::<i64>(), vec![0b1100, 0b1010, 0b1010, 5]);
     }
 
     #[test]
     fn shifts_saturate_outside_the_width() {
         let a = ints(&[1, -8, 3, -3], &[4]);
         let n = ints(&[3, 1, 64, -1], &[4]);
-        assert_eq!(
-            a.bitwise(BitwiseOp::LeftShift, &n).unwrap().to_vec::<i64>(),
-            vec![8, -16, 0, 0]
-        );
-        assert_eq!(
-            a.bitwise(BitwiseOp::RightShift, &n)
-                .unwrap()
-                .to_vec::<i64>(),
-            vec![0, -4, 0, -1]
-        );
-        assert_eq!(
-            a.bitwise_scalar(BitwiseOp::RightShift, 1)
-                .unwrap()
-                .to_vec::<i64>(),
-            vec![0, -4, 1, -2]
-        );
-        assert_eq!(
-            a.bitwise_scalar(BitwiseOp::LeftShift, 63)
-                .unwrap()
-                .to_vec::<i64>(),
-            vec![i64::MIN, 0, i64::MIN, i64::MIN]
-        );
+        assert_eq!(a.bitwise(BitwiseOp::LeftShift, &n).unwrap().to_vec::<i64>(), vec![8, -16, 0, 0]);
+        assert_eq!(a.bitwise(BitwiseOp::RightShift, &n).unwrap().to_vec::<i64>(), vec![0, -4, 0, -1]);
+        assert_eq!(a.bitwise_scalar(BitwiseOp::RightShift, 1).unwrap().to_vec::<i64>(), vec![0, -4, 1, -2]);
+        assert_eq!(a.bitwise_scalar(BitwiseOp::LeftShift, 63).unwrap().to_vec::<i64>(), vec![i64::MIN, 0, i64::MIN, i64::MIN]);
     }
 
     #[test]
     fn scalar_ops_and_not() {
         let a = ints(&[6, -1, 0], &[3]);
-        assert_eq!(
-            a.bitwise_scalar(BitwiseOp::And, 3).unwrap().to_vec::<i64>(),
-            vec![2, 3, 0]
-        );
-        assert_eq!(
-            a.bitwise_scalar(BitwiseOp::Or, 1).unwrap().to_vec::<i64>(),
-            vec![7, -1, 1]
-        );
-        assert_eq!(
-            a.bitwise_scalar(BitwiseOp::Xor, -1)
-                .unwrap()
-                .to_vec::<i64>(),
-            vec![-7, 0, -1]
-        );
+        assert_eq!(a.bitwise_scalar(BitwiseOp::And, 3).unwrap().to_vec::<i64>(), vec![2, 3, 0]);
+        assert_eq!(a.bitwise_scalar(BitwiseOp::Or, 1).unwrap().to_vec::<i64>(), vec![7, -1, 1]);
+        assert_eq!(a.bitwise_scalar(BitwiseOp::Xor, -1).unwrap().to_vec::<i64>(), vec![-7, 0, -1]);
         assert_eq!(a.bitwise_not().unwrap().to_vec::<i64>(), vec![-7, 0, -1]);
         assert_eq!(a.to_vec::<i64>(), vec![6, -1, 0], "the input is untouched");
     }
@@ -181,26 +132,10 @@ mod tests {
         let a = ints(&[1, 2], &[2]);
         assert!(matches!(
             a.bitwise(BitwiseOp::Xor, &Tensor::zeros(&[2], DType::Bool)),
-            Err(Error::KindMismatch {
-                op: "bitwise_xor",
-                expected: Kind::Int,
-                found: Kind::Bool
-            })
+            Err(Error::KindMismatch { op: "bitwise_xor", expected: Kind::Int, found: Kind::Bool })
         ));
-        let e = a
-            .bitwise(BitwiseOp::And, &ints(&[1, 2, 3], &[3]))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("bitwise_and: incompatible shapes [2] and [3]"),
-            "{e}"
-        );
-        assert!(matches!(
-            f.bitwise_scalar(BitwiseOp::Or, 1),
-            Err(Error::KindMismatch {
-                op: "bitwise_or",
-                ..
-            })
-        ));
+        let e = a.bitwise(BitwiseOp::And, &ints(&[1, 2, 3], &[3])).unwrap_err().to_string();
+        assert!(e.starts_with("bitwise_and: incompatible shapes [2] and [3]"), "{e}");
+        assert!(matches!(f.bitwise_scalar(BitwiseOp::Or, 1), Err(Error::KindMismatch { op: "bitwise_or", .. })));
     }
 }

@@ -87,9 +87,7 @@ mod tests {
     #[test]
     fn greater_elem_gives_bools() {
         let x = Tensor::from_vec(vec![1.0f32, 5.0, 3.0], &[3]).unwrap();
-        let m = x
-            .compare_scalar(CompareOp::Greater, Scalar::Float(3.0))
-            .unwrap();
+        let m = x.compare_scalar(CompareOp::Greater, Scalar::Float(3.0)).unwrap();
         assert_eq!(m.to_vec::<bool>(), vec![false, true, false]);
     }
 
@@ -97,9 +95,6 @@ mod tests {
     fn ordering_bools_is_a_kind_error() {
         let b = Tensor::from_vec(vec![true], &[1]).unwrap();
         assert!(b.compare(CompareOp::Greater, &b).is_err());
-        assert_eq!(
-            b.compare(CompareOp::Equal, &b).unwrap().to_vec::<bool>(),
-            vec![true]
-        );
+        assert_eq!(b.compare(CompareOp::Equal, &b).unwrap().to_vec::<bool>(), vec![true]);
     }
 }

@@ -16,9 +16,7 @@ impl Tensor {
     /// Concatenate along `dim`: same rank and dtype, all other dims equal.
     pub fn cat(tensors: &[Tensor], dim: isize) -> Result<Tensor> {
         let op = "cat";
-        let first = tensors.first().ok_or_else(|| {
-            Error::invalid(op, "expected at least one tensor, found an empty list")
-        })?;
+        let first = tensors.first().ok_or_else(|| Error::invalid(op, "expected at least one tensor, found an empty list"))?;
         let d = first.dim(op, dim)?;
         for (i, t) in tensors.iter().enumerate().skip(1) {
             first.expect_same_dtype(op, t)?;
@@ -27,11 +25,7 @@ impl Tensor {
                     op,
                     first.shape(),
                     t.shape(),
-                    format!(
-                        "tensor {i} has rank {}, tensor 0 has rank {}",
-                        t.rank(),
-                        first.rank()
-                    ),
+                    format!("tensor {i} has rank {}, tensor 0 has rank {}", t.rank(), first.rank()),
                 ));
             }
             if let Some(e) = (0..t.rank()).find(|&e| e != d && t.shape()[e] != first.shape()[e]) {
@@ -49,25 +43,15 @@ impl Tensor {
     /// Join equal-shaped tensors along a new dim inserted at `dim` (0..=rank).
     pub fn stack(tensors: &[Tensor], dim: isize) -> Result<Tensor> {
         let op = "stack";
-        let first = tensors.first().ok_or_else(|| {
-            Error::invalid(op, "expected at least one tensor, found an empty list")
-        })?;
+        let first = tensors.first().ok_or_else(|| Error::invalid(op, "expected at least one tensor, found an empty list"))?;
         let d = norm_dim(op, dim, first.rank() + 1)?;
         for (i, t) in tensors.iter().enumerate().skip(1) {
             first.expect_same_dtype(op, t)?;
             if t.shape() != first.shape() {
-                return Err(Error::shapes(
-                    op,
-                    first.shape(),
-                    t.shape(),
-                    format!("tensor {i} differs from tensor 0; stack needs equal shapes"),
-                ));
+                return Err(Error::shapes(op, first.shape(), t.shape(), format!("tensor {i} differs from tensor 0; stack needs equal shapes")));
             }
         }
-        let views: Vec<Tensor> = tensors
-            .iter()
-            .map(|t| t.subview(t.layout().unsqueeze(d)))
-            .collect();
+        let views: Vec<Tensor> = tensors.iter().map(|t| t.subview(t.layout().unsqueeze(d))).collect();
         cat_unchecked(op, &views, d)
     }
 }
@@ -102,12 +86,7 @@ impl Var {
         let sizes: Vec<usize> = values.iter().map(|t| t.shape()[d]).collect();
         let inputs: Vec<&Var> = vars.iter().collect();
         Ok(record(y, &inputs, move || {
-            FnBackward::new("cat", move |g, _| {
-                Ok(g.split_with_sizes(&sizes, d as isize)?
-                    .into_iter()
-                    .map(Some)
-                    .collect())
-            })
+            FnBackward::new("cat", move |g, _| Ok(g.split_with_sizes(&sizes, d as isize)?.into_iter().map(Some).collect()))
         }))
     }
 
@@ -119,11 +98,7 @@ impl Var {
         let n = values.len();
         let inputs: Vec<&Var> = vars.iter().collect();
         Ok(record(y, &inputs, move || {
-            FnBackward::new("stack", move |g, _| {
-                (0..n)
-                    .map(|i| g.narrow(d, i, 1)?.squeeze_dims(&[d]).map(Some))
-                    .collect()
-            })
+            FnBackward::new("stack", move |g, _| (0..n).map(|i| g.narrow(d, i, 1)?.squeeze_dims(&[d]).map(Some)).collect())
         }))
     }
 }
@@ -171,48 +146,22 @@ mod tests {
     fn cat_keeps_empty_pieces_and_dtypes() {
         let e = Tensor::zeros(&[0, 2], crate::DType::F32);
         let x = Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2]).unwrap();
-        assert_eq!(
-            Tensor::cat(&[e.clone(), x], 0).unwrap().to_vec::<f32>(),
-            vec![1.0, 2.0]
-        );
+        assert_eq!(Tensor::cat(&[e.clone(), x], 0).unwrap().to_vec::<f32>(), vec![1.0, 2.0]);
         assert_eq!(Tensor::cat(&[e.clone(), e], 1).unwrap().shape(), &[0, 4]);
         let b = Tensor::from_vec(vec![true, false], &[2]).unwrap();
-        assert_eq!(
-            Tensor::cat(&[b.clone(), b], 0).unwrap().to_vec::<bool>(),
-            vec![true, false, true, false]
-        );
+        assert_eq!(Tensor::cat(&[b.clone(), b], 0).unwrap().to_vec::<bool>(), vec![true, false, true, false]);
     }
 
     #[test]
     fn cat_errors_name_the_problem() {
-        assert!(Tensor::cat(&[], 0)
-            .unwrap_err()
-            .to_string()
-            .contains("cat: expected at least one tensor"));
-        let e = Tensor::cat(&[range(&[2, 3], 0), range(&[3, 3], 0)], 1)
-            .unwrap_err()
-            .to_string();
+        assert!(Tensor::cat(&[], 0).unwrap_err().to_string().contains("cat: expected at least one tensor"));
+        let e = Tensor::cat(&[range(&[2, 3], 0), range(&[3, 3], 0)], 1).unwrap_err().to_string();
         assert_eq!(e, "cat: incompatible shapes [2, 3] and [3, 3]: tensor 1 differs from tensor 0 in dim 0; only the cat dim 1 may differ");
-        let e = Tensor::cat(&[range(&[2], 0), range(&[2, 1], 0)], 0)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("tensor 1 has rank 2, tensor 0 has rank 1"),
-            "{e}"
-        );
+        let e = Tensor::cat(&[range(&[2], 0), range(&[2, 1], 0)], 0).unwrap_err().to_string();
+        assert!(e.contains("tensor 1 has rank 2, tensor 0 has rank 1"), "{e}");
         let f = Tensor::zeros(&[2], crate::DType::F32);
-        assert!(matches!(
-            Tensor::cat(&[range(&[2], 0), f], 0),
-            Err(Error::DTypeMismatch { .. })
-        ));
-        assert!(matches!(
-            Tensor::cat(&[range(&[2], 0)], 1),
-            Err(Error::DimOutOfRange {
-                dim: 1,
-                rank: 1,
-                ..
-            })
-        ));
+        assert!(matches!(Tensor::cat(&[range(&[2], 0), f], 0), Err(Error::DTypeMismatch { .. })));
+        assert!(matches!(Tensor::cat(&[range(&[2], 0)], 1), Err(Error::DimOutOfRange { dim: 1, rank: 1, .. })));
     }
 
     #[test]
@@ -220,26 +169,11 @@ mod tests {
         let a = t(&[1, 2, 3], &[3]);
         let b = t(&[4, 5, 6], &[3]);
         let s0 = Tensor::stack(&[a.clone(), b.clone()], 0).unwrap();
-        assert_eq!(
-            (s0.shape(), s0.to_vec::<i64>()),
-            (&[2usize, 3][..], vec![1, 2, 3, 4, 5, 6])
-        );
+        assert_eq!((s0.shape(), s0.to_vec::<i64>()), (&[2usize, 3][..], vec![1, 2, 3, 4, 5, 6]));
         let s1 = Tensor::stack(&[a.clone(), b.clone()], -1).unwrap();
-        assert_eq!(
-            (s1.shape(), s1.to_vec::<i64>()),
-            (&[3usize, 2][..], vec![1, 4, 2, 5, 3, 6])
-        );
-        let e = Tensor::stack(&[a.clone(), t(&[1, 2], &[2])], 0)
-            .unwrap_err()
-            .to_string();
+        assert_eq!((s1.shape(), s1.to_vec::<i64>()), (&[3usize, 2][..], vec![1, 4, 2, 5, 3, 6]));
+        let e = Tensor::stack(&[a.clone(), t(&[1, 2], &[2])], 0).unwrap_err().to_string();
         assert_eq!(e, "stack: incompatible shapes [3] and [2]: tensor 1 differs from tensor 0; stack needs equal shapes");
-        assert!(matches!(
-            Tensor::stack(&[a, b], 2),
-            Err(Error::DimOutOfRange {
-                dim: 2,
-                rank: 2,
-                ..
-            })
-        ));
+        assert!(matches!(Tensor::stack(&[a, b], 2), Err(Error::DimOutOfRange { dim: 2, rank: 2, .. })));
     }
 }

@@ -14,14 +14,11 @@ use std::borrow::Cow;
 use crate::autodiff::{record, FnBackward, Var};
 use crate::dtype::{Element, Kind};
 use crate::error::{Error, Result};
-use crate::kernels::conv::{
-    add_channel_bias, channel_sums, conv_backward_input, conv_backward_weight, conv_forward,
-    KeepPacked,
-};
+use crate::kernels::conv::{add_channel_bias, channel_sums, conv_backward_input, conv_backward_weight, conv_forward, KeepPacked};
+use crate::storage::Storage;
 use crate::kernels::copy::contiguous_values;
 use crate::kernels::im2col::ConvGeom;
 use crate::shape::{checked_numel, try_filled};
-use crate::storage::Storage;
 use crate::tensor::Tensor;
 use crate::with_float;
 
@@ -37,18 +34,8 @@ pub struct ConvOptions<const N: usize> {
 
 impl<const N: usize> ConvOptions<N> {
     /// Burn's `ConvOptions`: the same padding on both sides of each dim.
-    pub fn new(
-        stride: [usize; N],
-        padding: [usize; N],
-        dilation: [usize; N],
-        groups: usize,
-    ) -> Self {
-        ConvOptions {
-            stride,
-            padding: padding.map(|p| (p, p)),
-            dilation,
-            groups,
-        }
+    pub fn new(stride: [usize; N], padding: [usize; N], dilation: [usize; N], groups: usize) -> Self {
+        ConvOptions { stride, padding: padding.map(|p| (p, p)), dilation, groups }
     }
 }
 
@@ -72,13 +59,7 @@ pub struct ConvTransposeOptions<const N: usize> {
 
 impl<const N: usize> Default for ConvTransposeOptions<N> {
     fn default() -> Self {
-        ConvTransposeOptions {
-            stride: [1; N],
-            padding: [0; N],
-            padding_out: [0; N],
-            dilation: [1; N],
-            groups: 1,
-        }
+        ConvTransposeOptions { stride: [1; N], padding: [0; N], padding_out: [0; N], dilation: [1; N], groups: 1 }
     }
 }
 
@@ -99,11 +80,7 @@ pub(crate) fn values<'a, T: Element>(op: &'static str, t: &'a Tensor) -> Result<
     if t.layout().strides.iter().all(|&s| s == 0) {
         // One value seen everywhere, as the gradient of `sum()` arrives: a
         // fill is far cheaper than walking the view.
-        return Ok(Cow::Owned(try_filled(
-            op,
-            t.numel(),
-            t.buffer::<T>()[t.layout().offset],
-        )?));
+        return Ok(Cow::Owned(try_filled(op, t.numel(), t.buffer::<T>()[t.layout().offset])?));
     }
     contiguous_values(op, t)
 }
@@ -118,13 +95,7 @@ fn dense(op: &'static str, t: Tensor) -> Result<Tensor> {
 }
 
 /// Check kinds, dtypes and ranks shared by every convolution.
-pub(crate) fn check_operands(
-    op: &'static str,
-    x: &Tensor,
-    w: &Tensor,
-    bias: Option<&Tensor>,
-    n: usize,
-) -> Result<()> {
+pub(crate) fn check_operands(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, n: usize) -> Result<()> {
     x.expect_kind(op, Kind::Float)?;
     x.expect_same_dtype(op, w)?;
     x.expect_rank(op, n + 2)?;
@@ -138,34 +109,20 @@ pub(crate) fn check_operands(
 
 pub(crate) fn check_positive(op: &'static str, name: &str, values: &[usize]) -> Result<()> {
     if values.contains(&0) {
-        return Err(Error::invalid(
-            op,
-            format!("{name} must be at least 1 in every dim, found {values:?}"),
-        ));
+        return Err(Error::invalid(op, format!("{name} must be at least 1 in every dim, found {values:?}")));
     }
     Ok(())
 }
 
 pub(crate) fn check_bias(op: &'static str, bias: Option<&Tensor>, channels: usize) -> Result<()> {
     match bias {
-        Some(b) if b.shape() != [channels] => Err(Error::shapes(
-            op,
-            b.shape(),
-            &[channels],
-            format!("the bias needs one value per output channel ({channels})"),
-        )),
+        Some(b) if b.shape() != [channels] => Err(Error::shapes(op, b.shape(), &[channels], format!("the bias needs one value per output channel ({channels})"))),
         _ => Ok(()),
     }
 }
 
 /// The geometry of `conv(x, w)` and the output shape.
-pub(crate) fn conv_geom<const N: usize>(
-    op: &'static str,
-    x: &Tensor,
-    w: &Tensor,
-    bias: Option<&Tensor>,
-    o: &ConvOptions<N>,
-) -> Result<(ConvGeom, Vec<usize>)> {
+pub(crate) fn conv_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOptions<N>) -> Result<(ConvGeom, Vec<usize>)> {
     check_operands(op, x, w, bias, N)?;
     check_positive(op, "stride", &o.stride)?;
     check_positive(op, "dilation", &o.dilation)?;
@@ -173,12 +130,7 @@ pub(crate) fn conv_geom<const N: usize>(
     check_positive(op, "kernel size", &ws[2..])?;
     let (groups, c_in, c_out) = (o.groups, xs[1], ws[0]);
     if groups == 0 || c_in % groups != 0 || c_out % groups != 0 {
-        return Err(Error::invalid(
-            op,
-            format!(
-                "groups ({groups}) must divide channels_in ({c_in}) and channels_out ({c_out})"
-            ),
-        ));
+        return Err(Error::invalid(op, format!("groups ({groups}) must divide channels_in ({c_in}) and channels_out ({c_out})")));
     }
     if ws[1] * groups != c_in {
         return Err(Error::shapes(op, xs, ws, format!("the weight takes {} input channels per group x {groups} groups, the input has {c_in}", ws[1])));
@@ -225,13 +177,7 @@ pub(crate) fn conv_geom<const N: usize>(
 /// The geometry of the convolution whose input gradient is
 /// `conv_transpose(x, w)`: its input is the transposed conv's output, its
 /// output is `x`. Returns it with the transposed conv's output shape.
-fn transpose_geom<const N: usize>(
-    op: &'static str,
-    x: &Tensor,
-    w: &Tensor,
-    bias: Option<&Tensor>,
-    o: &ConvTransposeOptions<N>,
-) -> Result<(ConvGeom, Vec<usize>)> {
+fn transpose_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvTransposeOptions<N>) -> Result<(ConvGeom, Vec<usize>)> {
     check_operands(op, x, w, bias, N)?;
     check_positive(op, "stride", &o.stride)?;
     check_positive(op, "dilation", &o.dilation)?;
@@ -239,45 +185,22 @@ fn transpose_geom<const N: usize>(
     check_positive(op, "kernel size", &ws[2..])?;
     let (groups, c_in) = (o.groups, xs[1]);
     if groups == 0 || c_in % groups != 0 {
-        return Err(Error::invalid(
-            op,
-            format!("groups ({groups}) must divide channels_in ({c_in})"),
-        ));
+        return Err(Error::invalid(op, format!("groups ({groups}) must divide channels_in ({c_in})")));
     }
     if ws[0] != c_in {
-        return Err(Error::shapes(
-            op,
-            xs,
-            ws,
-            format!(
-                "the weight's dim 0 must match channels_in ({c_in}), found {}",
-                ws[0]
-            ),
-        ));
+        return Err(Error::shapes(op, xs, ws, format!("the weight's dim 0 must match channels_in ({c_in}), found {}", ws[0])));
     }
     let c_out = ws[1] * groups;
     check_bias(op, bias, c_out)?;
     let mut out = vec![xs[0], c_out];
     for d in 0..N {
-        let (n, k, s, dil, p, po) = (
-            xs[2 + d],
-            ws[2 + d],
-            o.stride[d],
-            o.dilation[d],
-            o.padding[d],
-            o.padding_out[d],
-        );
+        let (n, k, s, dil, p, po) = (xs[2 + d], ws[2 + d], o.stride[d], o.dilation[d], o.padding[d], o.padding_out[d]);
         if po >= s && po >= dil {
             return Err(Error::invalid(op, format!("padding_out ({po}) must be smaller than the stride ({s}) or the dilation ({dil}) in dim {d}")));
         }
         let full = (n.max(1) - 1) * s + dil * (k - 1) + po + 1;
         if n == 0 || full <= 2 * p {
-            return Err(Error::shapes(
-                op,
-                xs,
-                ws,
-                format!("spatial dim {d} of size {n} with padding {p} gives an empty output"),
-            ));
+            return Err(Error::shapes(op, xs, ws, format!("spatial dim {d} of size {n} with padding {p} gives an empty output")));
         }
         out.push(full - 2 * p);
     }
@@ -306,25 +229,14 @@ fn transpose_geom<const N: usize>(
 /// contiguous, and no gradient will change them.
 pub(crate) fn keep_of(w: &Var) -> Option<KeepPacked<'_>> {
     match w.value.storage() {
-        Storage::F32(buffer) if !w.requires_grad() && w.value.is_contiguous() => Some(KeepPacked {
-            buffer,
-            offset: w.value.layout().offset,
-        }),
+        Storage::F32(buffer) if !w.requires_grad() && w.value.is_contiguous() => Some(KeepPacked { buffer, offset: w.value.layout().offset }),
         _ => None,
     }
 }
 
 /// `conv(x, w) + bias` with geometry `g`, shaped `shape`; with `keep`, the
 /// packed weights are kept for the next call.
-fn forward(
-    op: &'static str,
-    x: &Tensor,
-    w: &Tensor,
-    bias: Option<&Tensor>,
-    g: &ConvGeom,
-    shape: &[usize],
-    keep: Option<KeepPacked<'_>>,
-) -> Result<Tensor> {
+fn forward(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &ConvGeom, shape: &[usize], keep: Option<KeepPacked<'_>>) -> Result<Tensor> {
     with_float!(op, x.dtype(), T => {
         let b = bias.map(|b| values::<T>(op, b)).transpose()?;
         Tensor::from_vec(conv_forward::<T>(op, &values::<T>(op, x)?, &values::<T>(op, w)?, b.as_deref(), g, keep)?, shape)
@@ -333,14 +245,7 @@ fn forward(
 
 /// Gradient of `conv(x, w)` with respect to `x` (shaped `shape`), from `gy`;
 /// also the forward of a transposed convolution.
-fn input_grad(
-    op: &'static str,
-    gy: &Tensor,
-    w: &Tensor,
-    bias: Option<&Tensor>,
-    g: &ConvGeom,
-    shape: &[usize],
-) -> Result<Tensor> {
+fn input_grad(op: &'static str, gy: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &ConvGeom, shape: &[usize]) -> Result<Tensor> {
     with_float!(op, gy.dtype(), T => {
         let mut gx = conv_backward_input::<T>(op, &values::<T>(op, gy)?, &values::<T>(op, w)?, g)?;
         if let Some(b) = bias {
@@ -351,13 +256,7 @@ fn input_grad(
 }
 
 /// Gradient of `conv(x, w)` with respect to `w` (shaped `shape`), from `gy`.
-fn weight_grad(
-    op: &'static str,
-    x: &Tensor,
-    gy: &Tensor,
-    g: &ConvGeom,
-    shape: &[usize],
-) -> Result<Tensor> {
+fn weight_grad(op: &'static str, x: &Tensor, gy: &Tensor, g: &ConvGeom, shape: &[usize]) -> Result<Tensor> {
     with_float!(op, x.dtype(), T => Tensor::from_vec(conv_backward_weight::<T>(op, &values::<T>(op, x)?, &values::<T>(op, gy)?, g)?, shape))
 }
 
@@ -370,46 +269,26 @@ fn bias_grad(op: &'static str, gy: &Tensor, channels: usize) -> Result<Tensor> {
 impl Tensor {
     /// 1-d convolution: input `[batch, channels_in, length]`, weight
     /// `[channels_out, channels_in / groups, kernel]`.
-    pub fn conv1d(
-        &self,
-        weight: &Tensor,
-        bias: Option<&Tensor>,
-        options: &ConvOptions<1>,
-    ) -> Result<Tensor> {
+    pub fn conv1d(&self, weight: &Tensor, bias: Option<&Tensor>, options: &ConvOptions<1>) -> Result<Tensor> {
         let (g, shape) = conv_geom("conv1d", self, weight, bias, options)?;
         forward("conv1d", self, weight, bias, &g, &shape, None)
     }
 
     /// 2-d convolution: input `[batch, channels_in, height, width]`, weight
     /// `[channels_out, channels_in / groups, kernel_h, kernel_w]`.
-    pub fn conv2d(
-        &self,
-        weight: &Tensor,
-        bias: Option<&Tensor>,
-        options: &ConvOptions<2>,
-    ) -> Result<Tensor> {
+    pub fn conv2d(&self, weight: &Tensor, bias: Option<&Tensor>, options: &ConvOptions<2>) -> Result<Tensor> {
         let (g, shape) = conv_geom("conv2d", self, weight, bias, options)?;
         forward("conv2d", self, weight, bias, &g, &shape, None)
     }
 
     /// 1-d transposed convolution: weight `[channels_in, channels_out / groups, kernel]`.
-    pub fn conv_transpose1d(
-        &self,
-        weight: &Tensor,
-        bias: Option<&Tensor>,
-        options: &ConvTransposeOptions<1>,
-    ) -> Result<Tensor> {
+    pub fn conv_transpose1d(&self, weight: &Tensor, bias: Option<&Tensor>, options: &ConvTransposeOptions<1>) -> Result<Tensor> {
         let (g, shape) = transpose_geom("conv_transpose1d", self, weight, bias, options)?;
         input_grad("conv_transpose1d", self, weight, bias, &g, &shape)
     }
 
     /// 2-d transposed convolution: weight `[channels_in, channels_out / groups, kernel_h, kernel_w]`.
-    pub fn conv_transpose2d(
-        &self,
-        weight: &Tensor,
-        bias: Option<&Tensor>,
-        options: &ConvTransposeOptions<2>,
-    ) -> Result<Tensor> {
+    pub fn conv_transpose2d(&self, weight: &Tensor, bias: Option<&Tensor>, options: &ConvTransposeOptions<2>) -> Result<Tensor> {
         let (g, shape) = transpose_geom("conv_transpose2d", self, weight, bias, options)?;
         input_grad("conv_transpose2d", self, weight, bias, &g, &shape)
     }
@@ -444,14 +323,7 @@ fn operands<'a>(x: &'a Var, w: &'a Var, bias: Option<&'a Var>) -> Vec<&'a Var> {
 
 /// Record a convolution: gradients `col2im(w^T gy)`, `gy im2col(x)^T` and
 /// the per-channel sum of `gy`.
-fn record_conv(
-    op: &'static str,
-    y: Tensor,
-    x: &Var,
-    w: &Var,
-    bias: Option<&Var>,
-    g: ConvGeom,
-) -> Var {
+fn record_conv(op: &'static str, y: Tensor, x: &Var, w: &Var, bias: Option<&Var>, g: ConvGeom) -> Var {
     let s = Saved::new(x, w);
     record(y, &operands(x, w, bias), move || {
         FnBackward::new(op, move |gy, needs| {
@@ -464,11 +336,7 @@ fn record_conv(
                 grads[1] = Some(weight_grad(op, x, &gy, &g, &s.w_shape)?);
             }
             if needs.len() > 2 {
-                grads.push(if needs[2] {
-                    Some(bias_grad(op, &gy, g.c_out)?)
-                } else {
-                    None
-                });
+                grads.push(if needs[2] { Some(bias_grad(op, &gy, g.c_out)?) } else { None });
             }
             Ok(grads)
         })
@@ -478,14 +346,7 @@ fn record_conv(
 /// Record a transposed convolution, the adjoint of `conv` with geometry
 /// `g`: its input gradient is `conv(gy, w)`, its weight gradient the conv
 /// weight gradient with `gy` as the input and `x` as the output gradient.
-fn record_transpose(
-    op: &'static str,
-    y: Tensor,
-    x: &Var,
-    w: &Var,
-    bias: Option<&Var>,
-    g: ConvGeom,
-) -> Var {
+fn record_transpose(op: &'static str, y: Tensor, x: &Var, w: &Var, bias: Option<&Var>, g: ConvGeom) -> Var {
     let s = Saved::new(x, w);
     record(y, &operands(x, w, bias), move || {
         FnBackward::new(op, move |gy, needs| {
@@ -498,11 +359,7 @@ fn record_transpose(
                 grads[1] = Some(weight_grad(op, &gy, x, &g, &s.w_shape)?);
             }
             if needs.len() > 2 {
-                grads.push(if needs[2] {
-                    Some(bias_grad(op, &gy, g.c_in)?)
-                } else {
-                    None
-                });
+                grads.push(if needs[2] { Some(bias_grad(op, &gy, g.c_in)?) } else { None });
             }
             Ok(grads)
         })
@@ -514,64 +371,28 @@ fn values_of(bias: Option<&Var>) -> Option<&Tensor> {
 }
 
 impl Var {
-    pub fn conv1d(
-        &self,
-        weight: &Var,
-        bias: Option<&Var>,
-        options: &ConvOptions<1>,
-    ) -> Result<Var> {
+    pub fn conv1d(&self, weight: &Var, bias: Option<&Var>, options: &ConvOptions<1>) -> Result<Var> {
         let op = "conv1d";
         let (g, shape) = conv_geom(op, &self.value, &weight.value, values_of(bias), options)?;
-        let y = forward(
-            op,
-            &self.value,
-            &weight.value,
-            values_of(bias),
-            &g,
-            &shape,
-            keep_of(weight),
-        )?;
+        let y = forward(op, &self.value, &weight.value, values_of(bias), &g, &shape, keep_of(weight))?;
         Ok(record_conv(op, y, self, weight, bias, g))
     }
 
-    pub fn conv2d(
-        &self,
-        weight: &Var,
-        bias: Option<&Var>,
-        options: &ConvOptions<2>,
-    ) -> Result<Var> {
+    pub fn conv2d(&self, weight: &Var, bias: Option<&Var>, options: &ConvOptions<2>) -> Result<Var> {
         let op = "conv2d";
         let (g, shape) = conv_geom(op, &self.value, &weight.value, values_of(bias), options)?;
-        let y = forward(
-            op,
-            &self.value,
-            &weight.value,
-            values_of(bias),
-            &g,
-            &shape,
-            keep_of(weight),
-        )?;
+        let y = forward(op, &self.value, &weight.value, values_of(bias), &g, &shape, keep_of(weight))?;
         Ok(record_conv(op, y, self, weight, bias, g))
     }
 
-    pub fn conv_transpose1d(
-        &self,
-        weight: &Var,
-        bias: Option<&Var>,
-        options: &ConvTransposeOptions<1>,
-    ) -> Result<Var> {
+    pub fn conv_transpose1d(&self, weight: &Var, bias: Option<&Var>, options: &ConvTransposeOptions<1>) -> Result<Var> {
         let op = "conv_transpose1d";
         let (g, shape) = transpose_geom(op, &self.value, &weight.value, values_of(bias), options)?;
         let y = input_grad(op, &self.value, &weight.value, values_of(bias), &g, &shape)?;
         Ok(record_transpose(op, y, self, weight, bias, g))
     }
 
-    pub fn conv_transpose2d(
-        &self,
-        weight: &Var,
-        bias: Option<&Var>,
-        options: &ConvTransposeOptions<2>,
-    ) -> Result<Var> {
+    pub fn conv_transpose2d(&self, weight: &Var, bias: Option<&Var>, options: &ConvTransposeOptions<2>) -> Result<Var> {
         let op = "conv_transpose2d";
         let (g, shape) = transpose_geom(op, &self.value, &weight.value, values_of(bias), options)?;
         let y = input_grad(op, &self.value, &weight.value, values_of(bias), &g, &shape)?;

@@ -10,9 +10,7 @@
 use crate::autodiff::{record, FnBackward, Var};
 use crate::error::{Error, Result};
 use crate::kernels::vol2col::{backward_input, backward_weight, channel_sums, forward, Geom3};
-use crate::ops::conv::{
-    check_bias, check_operands, check_positive, values, ConvOptions, ConvTransposeOptions,
-};
+use crate::ops::conv::{check_bias, check_operands, check_positive, values, ConvOptions, ConvTransposeOptions};
 use crate::shape::checked_numel;
 use crate::tensor::Tensor;
 use crate::with_float;
@@ -21,13 +19,7 @@ fn interrupted<T>(r: Option<T>) -> Result<T> {
     r.ok_or(Error::Interrupted)
 }
 
-fn conv_geom(
-    op: &'static str,
-    x: &Tensor,
-    w: &Tensor,
-    bias: Option<&Tensor>,
-    o: &ConvOptions<3>,
-) -> Result<(Geom3, Vec<usize>)> {
+fn conv_geom(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOptions<3>) -> Result<(Geom3, Vec<usize>)> {
     check_operands(op, x, w, bias, 3)?;
     check_positive(op, "stride", &o.stride)?;
     check_positive(op, "dilation", &o.dilation)?;
@@ -35,25 +27,14 @@ fn conv_geom(
     check_positive(op, "kernel size", &ws[2..])?;
     let (groups, c_in, c_out) = (o.groups, xs[1], ws[0]);
     if groups == 0 || c_in % groups != 0 || c_out % groups != 0 {
-        return Err(Error::invalid(
-            op,
-            format!(
-                "groups ({groups}) must divide channels_in ({c_in}) and channels_out ({c_out})"
-            ),
-        ));
+        return Err(Error::invalid(op, format!("groups ({groups}) must divide channels_in ({c_in}) and channels_out ({c_out})")));
     }
     if ws[1] * groups != c_in {
         return Err(Error::shapes(op, xs, ws, format!("the weight takes {} input channels per group x {groups} groups, the input has {c_in}", ws[1])));
     }
     check_bias(op, bias, c_out)?;
     if o.padding.iter().any(|&(a, b)| a != b) {
-        return Err(Error::invalid(
-            op,
-            format!(
-                "3-d padding is the same on both sides of each dim, found {:?}",
-                o.padding
-            ),
-        ));
+        return Err(Error::invalid(op, format!("3-d padding is the same on both sides of each dim, found {:?}", o.padding)));
     }
     let mut out = [0; 3];
     for d in 0..3 {
@@ -82,13 +63,7 @@ fn conv_geom(
 }
 
 /// The geometry of the convolution whose input gradient is `conv_transpose3d(x, w)`.
-fn transpose_geom(
-    op: &'static str,
-    x: &Tensor,
-    w: &Tensor,
-    bias: Option<&Tensor>,
-    o: &ConvTransposeOptions<3>,
-) -> Result<(Geom3, Vec<usize>)> {
+fn transpose_geom(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvTransposeOptions<3>) -> Result<(Geom3, Vec<usize>)> {
     check_operands(op, x, w, bias, 3)?;
     check_positive(op, "stride", &o.stride)?;
     check_positive(op, "dilation", &o.dilation)?;
@@ -96,45 +71,22 @@ fn transpose_geom(
     check_positive(op, "kernel size", &ws[2..])?;
     let (groups, c_in) = (o.groups, xs[1]);
     if groups == 0 || c_in % groups != 0 {
-        return Err(Error::invalid(
-            op,
-            format!("groups ({groups}) must divide channels_in ({c_in})"),
-        ));
+        return Err(Error::invalid(op, format!("groups ({groups}) must divide channels_in ({c_in})")));
     }
     if ws[0] != c_in {
-        return Err(Error::shapes(
-            op,
-            xs,
-            ws,
-            format!(
-                "the weight's dim 0 must match channels_in ({c_in}), found {}",
-                ws[0]
-            ),
-        ));
+        return Err(Error::shapes(op, xs, ws, format!("the weight's dim 0 must match channels_in ({c_in}), found {}", ws[0])));
     }
     let c_out = ws[1] * groups;
     check_bias(op, bias, c_out)?;
     let mut full = [0; 3];
     for d in 0..3 {
-        let (n, k, s, dil, p, po) = (
-            xs[2 + d],
-            ws[2 + d],
-            o.stride[d],
-            o.dilation[d],
-            o.padding[d],
-            o.padding_out[d],
-        );
+        let (n, k, s, dil, p, po) = (xs[2 + d], ws[2 + d], o.stride[d], o.dilation[d], o.padding[d], o.padding_out[d]);
         if po >= s && po >= dil {
             return Err(Error::invalid(op, format!("padding_out ({po}) must be smaller than the stride ({s}) or the dilation ({dil}) in dim {d}")));
         }
         let size = (n.max(1) - 1) * s + dil * (k - 1) + po + 1;
         if n == 0 || size <= 2 * p {
-            return Err(Error::shapes(
-                op,
-                xs,
-                ws,
-                format!("spatial dim {d} of size {n} with padding {p} gives an empty output"),
-            ));
+            return Err(Error::shapes(op, xs, ws, format!("spatial dim {d} of size {n} with padding {p} gives an empty output")));
         }
         full[d] = size - 2 * p;
     }
@@ -155,28 +107,14 @@ fn transpose_geom(
     Ok((g, shape))
 }
 
-fn run_forward(
-    op: &'static str,
-    x: &Tensor,
-    w: &Tensor,
-    bias: Option<&Tensor>,
-    g: &Geom3,
-    shape: &[usize],
-) -> Result<Tensor> {
+fn run_forward(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &Geom3, shape: &[usize]) -> Result<Tensor> {
     with_float!(op, x.dtype(), T => {
         let b = bias.map(|b| values::<T>(op, b)).transpose()?;
         Tensor::from_vec(interrupted(forward::<T>(&values::<T>(op, x)?, &values::<T>(op, w)?, b.as_deref(), g))?, shape)
     })
 }
 
-fn run_input_grad(
-    op: &'static str,
-    gy: &Tensor,
-    w: &Tensor,
-    bias: Option<&Tensor>,
-    g: &Geom3,
-    shape: &[usize],
-) -> Result<Tensor> {
+fn run_input_grad(op: &'static str, gy: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &Geom3, shape: &[usize]) -> Result<Tensor> {
     with_float!(op, gy.dtype(), T => {
         let mut gx = interrupted(backward_input::<T>(&values::<T>(op, gy)?, &values::<T>(op, w)?, g))?;
         if let Some(b) = bias {
@@ -190,13 +128,7 @@ fn run_input_grad(
     })
 }
 
-fn run_weight_grad(
-    op: &'static str,
-    x: &Tensor,
-    gy: &Tensor,
-    g: &Geom3,
-    shape: &[usize],
-) -> Result<Tensor> {
+fn run_weight_grad(op: &'static str, x: &Tensor, gy: &Tensor, g: &Geom3, shape: &[usize]) -> Result<Tensor> {
     with_float!(op, x.dtype(), T => Tensor::from_vec(interrupted(backward_weight::<T>(&values::<T>(op, x)?, &values::<T>(op, gy)?, g))?, shape))
 }
 
@@ -207,23 +139,13 @@ fn run_bias_grad(op: &'static str, gy: &Tensor, channels: usize) -> Result<Tenso
 
 impl Tensor {
     /// 3-d convolution: input `[batch, channels_in, d, h, w]`, weight `[channels_out, channels_in / groups, kd, kh, kw]`.
-    pub fn conv3d(
-        &self,
-        weight: &Tensor,
-        bias: Option<&Tensor>,
-        options: &ConvOptions<3>,
-    ) -> Result<Tensor> {
+    pub fn conv3d(&self, weight: &Tensor, bias: Option<&Tensor>, options: &ConvOptions<3>) -> Result<Tensor> {
         let (g, shape) = conv_geom("conv3d", self, weight, bias, options)?;
         run_forward("conv3d", self, weight, bias, &g, &shape)
     }
 
     /// 3-d transposed convolution: weight `[channels_in, channels_out / groups, kd, kh, kw]`.
-    pub fn conv_transpose3d(
-        &self,
-        weight: &Tensor,
-        bias: Option<&Tensor>,
-        options: &ConvTransposeOptions<3>,
-    ) -> Result<Tensor> {
+    pub fn conv_transpose3d(&self, weight: &Tensor, bias: Option<&Tensor>, options: &ConvTransposeOptions<3>) -> Result<Tensor> {
         let (g, shape) = transpose_geom("conv_transpose3d", self, weight, bias, options)?;
         run_input_grad("conv_transpose3d", self, weight, bias, &g, &shape)
     }
@@ -236,99 +158,39 @@ fn operands<'a>(x: &'a Var, w: &'a Var, bias: Option<&'a Var>) -> Vec<&'a Var> {
 }
 
 impl Var {
-    pub fn conv3d(
-        &self,
-        weight: &Var,
-        bias: Option<&Var>,
-        options: &ConvOptions<3>,
-    ) -> Result<Var> {
+    pub fn conv3d(&self, weight: &Var, bias: Option<&Var>, options: &ConvOptions<3>) -> Result<Var> {
         let op = "conv3d";
-        let (g, shape) = conv_geom(
-            op,
-            &self.value,
-            &weight.value,
-            bias.map(|b| &b.value),
-            options,
-        )?;
-        let y = run_forward(
-            op,
-            &self.value,
-            &weight.value,
-            bias.map(|b| &b.value),
-            &g,
-            &shape,
-        )?;
+        let (g, shape) = conv_geom(op, &self.value, &weight.value, bias.map(|b| &b.value), options)?;
+        let y = run_forward(op, &self.value, &weight.value, bias.map(|b| &b.value), &g, &shape)?;
         let (x, w) = (self.value.clone(), weight.value.clone());
         Ok(record(y, &operands(self, weight, bias), move || {
             FnBackward::new(op, move |gy, needs| {
                 let mut grads = vec![
-                    if needs[0] {
-                        Some(run_input_grad(op, &gy, &w, None, &g, x.shape())?)
-                    } else {
-                        None
-                    },
-                    if needs[1] {
-                        Some(run_weight_grad(op, &x, &gy, &g, w.shape())?)
-                    } else {
-                        None
-                    },
+                    if needs[0] { Some(run_input_grad(op, &gy, &w, None, &g, x.shape())?) } else { None },
+                    if needs[1] { Some(run_weight_grad(op, &x, &gy, &g, w.shape())?) } else { None },
                 ];
                 if needs.len() > 2 {
-                    grads.push(if needs[2] {
-                        Some(run_bias_grad(op, &gy, g.c_out)?)
-                    } else {
-                        None
-                    });
+                    grads.push(if needs[2] { Some(run_bias_grad(op, &gy, g.c_out)?) } else { None });
                 }
                 Ok(grads)
             })
         }))
     }
 
-    pub fn conv_transpose3d(
-        &self,
-        weight: &Var,
-        bias: Option<&Var>,
-        options: &ConvTransposeOptions<3>,
-    ) -> Result<Var> {
+    pub fn conv_transpose3d(&self, weight: &Var, bias: Option<&Var>, options: &ConvTransposeOptions<3>) -> Result<Var> {
         let op = "conv_transpose3d";
-        let (g, shape) = transpose_geom(
-            op,
-            &self.value,
-            &weight.value,
-            bias.map(|b| &b.value),
-            options,
-        )?;
-        let y = run_input_grad(
-            op,
-            &self.value,
-            &weight.value,
-            bias.map(|b| &b.value),
-            &g,
-            &shape,
-        )?;
+        let (g, shape) = transpose_geom(op, &self.value, &weight.value, bias.map(|b| &b.value), options)?;
+        let y = run_input_grad(op, &self.value, &weight.value, bias.map(|b| &b.value), &g, &shape)?;
         let (x, w) = (self.value.clone(), weight.value.clone());
         Ok(record(y, &operands(self, weight, bias), move || {
             FnBackward::new(op, move |gy, needs| {
                 // The adjoint of the adjoint: the input gradient is the convolution of gy.
                 let mut grads = vec![
-                    if needs[0] {
-                        Some(run_forward(op, &gy, &w, None, &g, x.shape())?)
-                    } else {
-                        None
-                    },
-                    if needs[1] {
-                        Some(run_weight_grad(op, &gy, &x, &g, w.shape())?)
-                    } else {
-                        None
-                    },
+                    if needs[0] { Some(run_forward(op, &gy, &w, None, &g, x.shape())?) } else { None },
+                    if needs[1] { Some(run_weight_grad(op, &gy, &x, &g, w.shape())?) } else { None },
                 ];
                 if needs.len() > 2 {
-                    grads.push(if needs[2] {
-                        Some(run_bias_grad(op, &gy, g.c_in)?)
-                    } else {
-                        None
-                    });
+                    grads.push(if needs[2] { Some(run_bias_grad(op, &gy, g.c_in)?) } else { None });
                 }
                 Ok(grads)
             })
@@ -341,23 +203,12 @@ mod tests {
     use super::*;
 
     fn vals(n: usize, k: u64) -> Vec<f64> {
-        (0..n)
-            .map(|i| (((i as u64 * 7 + k * 13) % 17) as f64) / 8.0 - 1.0)
-            .collect()
+        (0..n).map(|i| (((i as u64 * 7 + k * 13) % 17) as f64) / 8.0 - 1.0).collect()
     }
 
     /// Direct 6-deep loop reference of conv3d (groups 1).
-    fn naive(
-        x: &[f64],
-        w: &[f64],
-        xs: [usize; 5],
-        ws: [usize; 5],
-        s: usize,
-        p: usize,
-    ) -> (Vec<f64>, [usize; 3]) {
-        let o: Vec<usize> = (0..3)
-            .map(|d| (xs[2 + d] + 2 * p - ws[2 + d]) / s + 1)
-            .collect();
+    fn naive(x: &[f64], w: &[f64], xs: [usize; 5], ws: [usize; 5], s: usize, p: usize) -> (Vec<f64>, [usize; 3]) {
+        let o: Vec<usize> = (0..3).map(|d| (xs[2 + d] + 2 * p - ws[2 + d]) / s + 1).collect();
         let mut out = vec![0.0; xs[0] * ws[0] * o[0] * o[1] * o[2]];
         for b in 0..xs[0] {
             for co in 0..ws[0] {
@@ -369,28 +220,12 @@ mod tests {
                                 for a in 0..ws[2] {
                                     for bb in 0..ws[3] {
                                         for e in 0..ws[4] {
-                                            let (iz, iy, ix) = (
-                                                (z * s + a) as isize - p as isize,
-                                                (y * s + bb) as isize - p as isize,
-                                                (xx * s + e) as isize - p as isize,
-                                            );
-                                            if iz < 0
-                                                || iy < 0
-                                                || ix < 0
-                                                || iz as usize >= xs[2]
-                                                || iy as usize >= xs[3]
-                                                || ix as usize >= xs[4]
-                                            {
+                                            let (iz, iy, ix) = ((z * s + a) as isize - p as isize, (y * s + bb) as isize - p as isize, (xx * s + e) as isize - p as isize);
+                                            if iz < 0 || iy < 0 || ix < 0 || iz as usize >= xs[2] || iy as usize >= xs[3] || ix as usize >= xs[4] {
                                                 continue;
                                             }
-                                            let xi = (((b * xs[1] + ci) * xs[2] + iz as usize)
-                                                * xs[3]
-                                                + iy as usize)
-                                                * xs[4]
-                                                + ix as usize;
-                                            let wi = (((co * ws[1] + ci) * ws[2] + a) * ws[3] + bb)
-                                                * ws[4]
-                                                + e;
+                                            let xi = (((b * xs[1] + ci) * xs[2] + iz as usize) * xs[3] + iy as usize) * xs[4] + ix as usize;
+                                            let wi = (((co * ws[1] + ci) * ws[2] + a) * ws[3] + bb) * ws[4] + e;
                                             acc += x[xi] * w[wi];
                                         }
                                     }
@@ -412,15 +247,9 @@ mod tests {
         let (want, o) = naive(&x, &w, xs, ws, 2, 1);
         let tx = Tensor::from_vec(x, &xs).unwrap();
         let tw = Tensor::from_vec(w, &ws).unwrap();
-        let got = tx
-            .conv3d(&tw, None, &ConvOptions::new([2; 3], [1; 3], [1; 3], 1))
-            .unwrap();
+        let got = tx.conv3d(&tw, None, &ConvOptions::new([2; 3], [1; 3], [1; 3], 1)).unwrap();
         assert_eq!(got.shape(), &[2, 2, o[0], o[1], o[2]]);
-        assert!(got
-            .to_vec::<f64>()
-            .iter()
-            .zip(&want)
-            .all(|(a, b)| (a - b).abs() < 1e-12));
+        assert!(got.to_vec::<f64>().iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-12));
     }
 
     #[test]
@@ -433,46 +262,17 @@ mod tests {
         let y = x.conv3d(&w, None, &o).unwrap();
         let gy: Vec<f64> = vals(y.value.numel(), 5);
         let gyt = Var::constant(Tensor::from_vec(gy.clone(), y.value.shape()).unwrap());
-        let loss = y
-            .binary(crate::ops::binary::BinaryOp::Mul, &gyt)
-            .unwrap()
-            .sum()
-            .unwrap();
+        let loss = y.binary(crate::ops::binary::BinaryOp::Mul, &gyt).unwrap().sum().unwrap();
         let grads = crate::autodiff::backward(&loss).unwrap();
-        let total: f64 = y
-            .value
-            .to_vec::<f64>()
-            .iter()
-            .zip(&gy)
-            .map(|(a, b)| a * b)
-            .sum();
+        let total: f64 = y.value.to_vec::<f64>().iter().zip(&gy).map(|(a, b)| a * b).sum();
         for v in [&x, &w] {
             let g = grads.get(v.id().unwrap()).unwrap().to_vec::<f64>();
-            let dot: f64 = v
-                .value
-                .to_vec::<f64>()
-                .iter()
-                .zip(&g)
-                .map(|(a, b)| a * b)
-                .sum();
+            let dot: f64 = v.value.to_vec::<f64>().iter().zip(&g).map(|(a, b)| a * b).sum();
             assert!((dot - total).abs() < 1e-9, "{dot} vs {total}");
         }
         // The transposed convolution maps the output shape back to the input's.
-        let t = ConvTransposeOptions {
-            stride: [1, 2, 1],
-            padding: [1, 0, 1],
-            padding_out: [0, 0, 0],
-            dilation: [1, 1, 2],
-            groups: 2,
-        };
-        let back = y
-            .value
-            .conv_transpose3d(
-                &Tensor::from_vec(vals(48, 6), &[6, 2, 2, 2, 1]).unwrap(),
-                None,
-                &t,
-            )
-            .unwrap();
+        let t = ConvTransposeOptions { stride: [1, 2, 1], padding: [1, 0, 1], padding_out: [0, 0, 0], dilation: [1, 1, 2], groups: 2 };
+        let back = y.value.conv_transpose3d(&Tensor::from_vec(vals(48, 6), &[6, 2, 2, 2, 1]).unwrap(), None, &t).unwrap();
         assert_eq!(back.shape(), &[1, 4, 3, 4, 3]);
     }
 
@@ -480,19 +280,9 @@ mod tests {
     fn errors() {
         let x = Tensor::zeros(&[1, 2, 2, 2, 2], crate::DType::F32);
         let w = Tensor::zeros(&[1, 2, 3, 3, 3], crate::DType::F32);
-        let e = x
-            .conv3d(&w, None, &ConvOptions::default())
-            .unwrap_err()
-            .to_string();
+        let e = x.conv3d(&w, None, &ConvOptions::default()).unwrap_err().to_string();
         assert!(e.contains("smaller than the kernel"), "{e}");
-        let e = x
-            .conv3d(
-                &Tensor::zeros(&[1, 2, 1, 1], crate::DType::F32),
-                None,
-                &ConvOptions::default(),
-            )
-            .unwrap_err()
-            .to_string();
+        let e = x.conv3d(&Tensor::zeros(&[1, 2, 1, 1], crate::DType::F32), None, &ConvOptions::default()).unwrap_err().to_string();
         assert!(e.contains("rank"), "{e}");
     }
 }

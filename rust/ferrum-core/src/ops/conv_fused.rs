@@ -39,32 +39,15 @@ const OP: &str = "conv2d_fused";
 
 /// Check the tail's operands against the convolution's output `shape`.
 fn check_tail(x: &Tensor, tail: &ConvTail<'_, Tensor>, shape: &[usize]) -> Result<()> {
-    for (name, v) in [
-        ("scale", tail.scale),
-        ("shift", tail.shift),
-        ("residual", tail.residual),
-    ] {
+    for (name, v) in [("scale", tail.scale), ("shift", tail.shift), ("residual", tail.residual)] {
         let Some(v) = v else { continue };
         x.expect_same_dtype(OP, v)?;
         if name == "residual" {
             if v.shape() != shape {
-                return Err(Error::shapes(
-                    OP,
-                    v.shape(),
-                    shape,
-                    "the residual must have the convolution's output shape",
-                ));
+                return Err(Error::shapes(OP, v.shape(), shape, "the residual must have the convolution's output shape"));
             }
         } else if v.shape() != &shape[1..2] {
-            return Err(Error::shapes(
-                OP,
-                v.shape(),
-                &shape[1..2],
-                format!(
-                    "the {name} needs one value per output channel ({})",
-                    shape[1]
-                ),
-            ));
+            return Err(Error::shapes(OP, v.shape(), &shape[1..2], format!("the {name} needs one value per output channel ({})", shape[1])));
         }
     }
     Ok(())
@@ -75,64 +58,29 @@ impl Tensor {
     /// tail optional (see [`ConvTail`]): input `[batch, channels_in,
     /// height, width]`, weight `[channels_out, channels_in / groups,
     /// kernel_h, kernel_w]`, output `[batch, channels_out, out_h, out_w]`.
-    pub fn conv2d_fused(
-        &self,
-        weight: &Tensor,
-        options: &ConvOptions<2>,
-        tail: &ConvTail<'_, Tensor>,
-    ) -> Result<Tensor> {
+    pub fn conv2d_fused(&self, weight: &Tensor, options: &ConvOptions<2>, tail: &ConvTail<'_, Tensor>) -> Result<Tensor> {
         fused(self, weight, options, tail, None)
     }
 }
 
 /// [`Tensor::conv2d_fused`]; with `keep`, the packed weights are kept for
 /// the next call.
-fn fused(
-    x: &Tensor,
-    weight: &Tensor,
-    options: &ConvOptions<2>,
-    tail: &ConvTail<'_, Tensor>,
-    keep: Option<KeepPacked<'_>>,
-) -> Result<Tensor> {
+fn fused(x: &Tensor, weight: &Tensor, options: &ConvOptions<2>, tail: &ConvTail<'_, Tensor>, keep: Option<KeepPacked<'_>>) -> Result<Tensor> {
     let (g, shape) = conv_geom(OP, x, weight, None, options)?;
     check_tail(x, tail, &shape)?;
     if x.dtype() == DType::F32 {
         ensure_buffers_fit::<f32>(OP, shape.iter().product(), &g)?;
         let (xs, ws) = (values::<f32>(OP, x)?, values::<f32>(OP, weight)?);
-        let (scale, shift, residual) = (
-            optional(tail.scale)?,
-            optional(tail.shift)?,
-            optional(tail.residual)?,
-        );
-        let epilogue = Epilogue {
-            scale: scale.as_deref(),
-            shift: shift.as_deref(),
-            residual: residual.as_deref(),
-            relu: tail.relu,
-        };
+        let (scale, shift, residual) = (optional(tail.scale)?, optional(tail.shift)?, optional(tail.residual)?);
+        let epilogue = Epilogue { scale: scale.as_deref(), shift: shift.as_deref(), residual: residual.as_deref(), relu: tail.relu };
         if let Some(y) = conv_forward_fused(&xs, &ws, epilogue, &g, keep) {
             return Tensor::from_vec(y, &shape);
         }
     }
     let constant = |v: Option<&Tensor>| v.map(|v| Var::constant(v.clone()));
-    let (scale, shift, residual) = (
-        constant(tail.scale),
-        constant(tail.shift),
-        constant(tail.residual),
-    );
-    let tail = ConvTail {
-        scale: scale.as_ref(),
-        shift: shift.as_ref(),
-        residual: residual.as_ref(),
-        relu: tail.relu,
-    };
-    Ok(composed(
-        &Var::constant(x.clone()),
-        &Var::constant(weight.clone()),
-        options,
-        &tail,
-    )?
-    .value)
+    let (scale, shift, residual) = (constant(tail.scale), constant(tail.shift), constant(tail.residual));
+    let tail = ConvTail { scale: scale.as_ref(), shift: shift.as_ref(), residual: residual.as_ref(), relu: tail.relu };
+    Ok(composed(&Var::constant(x.clone()), &Var::constant(weight.clone()), options, &tail)?.value)
 }
 
 /// The values of an optional f32 operand, borrowed when contiguous.
@@ -143,21 +91,11 @@ fn optional(v: Option<&Tensor>) -> Result<Option<Cow<'_, [f32]>>> {
 /// The tail's tensors, out of their vars.
 fn values_of<'a>(tail: &ConvTail<'a, Var>) -> ConvTail<'a, Tensor> {
     let value = |v: Option<&'a Var>| v.map(|v| &v.value);
-    ConvTail {
-        scale: value(tail.scale),
-        shift: value(tail.shift),
-        residual: value(tail.residual),
-        relu: tail.relu,
-    }
+    ConvTail { scale: value(tail.scale), shift: value(tail.shift), residual: value(tail.residual), relu: tail.relu }
 }
 
 /// The fused op as the ops it stands for, each recorded for autodiff.
-fn composed(
-    x: &Var,
-    weight: &Var,
-    options: &ConvOptions<2>,
-    tail: &ConvTail<'_, Var>,
-) -> Result<Var> {
+fn composed(x: &Var, weight: &Var, options: &ConvOptions<2>, tail: &ConvTail<'_, Var>) -> Result<Var> {
     let per_channel = |v: &Var| v.reshape(&[1, -1, 1, 1]);
     let mut y = x.conv2d(weight, None, options)?;
     if let Some(s) = tail.scale {
@@ -178,24 +116,10 @@ fn composed(
 impl Var {
     /// [`Tensor::conv2d_fused`], differentiable: with any input tracked it
     /// runs as the composition of the differentiable ops it fuses.
-    pub fn conv2d_fused(
-        &self,
-        weight: &Var,
-        options: &ConvOptions<2>,
-        tail: &ConvTail<'_, Var>,
-    ) -> Result<Var> {
+    pub fn conv2d_fused(&self, weight: &Var, options: &ConvOptions<2>, tail: &ConvTail<'_, Var>) -> Result<Var> {
         let parts = [tail.scale, tail.shift, tail.residual];
-        if !self.requires_grad()
-            && !weight.requires_grad()
-            && parts.iter().flatten().all(|v| !v.requires_grad())
-        {
-            return Ok(Var::constant(fused(
-                &self.value,
-                &weight.value,
-                options,
-                &values_of(tail),
-                keep_of(weight),
-            )?));
+        if !self.requires_grad() && !weight.requires_grad() && parts.iter().flatten().all(|v| !v.requires_grad()) {
+            return Ok(Var::constant(fused(&self.value, &weight.value, options, &values_of(tail), keep_of(weight))?));
         }
         let (_, shape) = conv_geom(OP, &self.value, &weight.value, None, options)?;
         check_tail(&self.value, &values_of(tail), &shape)?;

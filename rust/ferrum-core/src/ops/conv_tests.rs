@@ -41,15 +41,12 @@ fn naive_conv(x: &Tensor, w: &Tensor, b: Option<&Tensor>, s: &Spec, out: [usize;
                         let cx = grp * cg + ci;
                         for ki in 0..kh {
                             for kj in 0..kw {
-                                let ih =
-                                    (oh * s.stride[0] + ki * s.dil[0]) as isize - s.pad[0] as isize;
-                                let iw =
-                                    (ow * s.stride[1] + kj * s.dil[1]) as isize - s.pad[1] as isize;
+                                let ih = (oh * s.stride[0] + ki * s.dil[0]) as isize - s.pad[0] as isize;
+                                let iw = (ow * s.stride[1] + kj * s.dil[1]) as isize - s.pad[1] as isize;
                                 if ih < 0 || iw < 0 || ih as usize >= h || iw as usize >= wd {
                                     continue;
                                 }
-                                acc += xv[((ni * c + cx) * h + ih as usize) * wd + iw as usize]
-                                    * wv[((oc * cg + ci) * kh + ki) * kw + kj];
+                                acc += xv[((ni * c + cx) * h + ih as usize) * wd + iw as usize] * wv[((oc * cg + ci) * kh + ki) * kw + kj];
                             }
                         }
                     }
@@ -63,13 +60,7 @@ fn naive_conv(x: &Tensor, w: &Tensor, b: Option<&Tensor>, s: &Spec, out: [usize;
 
 /// The transposed convolution by its definition: every input element
 /// scatters `x * w` into the output; `pad` is cut from the leading side.
-fn naive_transpose(
-    x: &Tensor,
-    w: &Tensor,
-    b: Option<&Tensor>,
-    s: &Spec,
-    out: [usize; 2],
-) -> Vec<f64> {
+fn naive_transpose(x: &Tensor, w: &Tensor, b: Option<&Tensor>, s: &Spec, out: [usize; 2]) -> Vec<f64> {
     let (xs, ws) = (x.shape().to_vec(), w.shape().to_vec());
     let (n, c, h, wd) = (xs[0], xs[1], xs[2], xs[3]);
     let (og, kh, kw) = (ws[1], ws[2], ws[3]);
@@ -85,19 +76,12 @@ fn naive_transpose(
                     for oc in 0..og {
                         for ki in 0..kh {
                             for kj in 0..kw {
-                                let oh =
-                                    (ih * s.stride[0] + ki * s.dil[0]) as isize - s.pad[0] as isize;
-                                let ow =
-                                    (iw * s.stride[1] + kj * s.dil[1]) as isize - s.pad[1] as isize;
-                                if oh < 0
-                                    || ow < 0
-                                    || oh as usize >= out[0]
-                                    || ow as usize >= out[1]
-                                {
+                                let oh = (ih * s.stride[0] + ki * s.dil[0]) as isize - s.pad[0] as isize;
+                                let ow = (iw * s.stride[1] + kj * s.dil[1]) as isize - s.pad[1] as isize;
+                                if oh < 0 || ow < 0 || oh as usize >= out[0] || ow as usize >= out[1] {
                                     continue;
                                 }
-                                let oi = ((ni * o + grp * og + oc) * out[0] + oh as usize) * out[1]
-                                    + ow as usize;
+                                let oi = ((ni * o + grp * og + oc) * out[0] + oh as usize) * out[1] + ow as usize;
                                 y[oi] += v * wv[((ci * og + oc) * kh + ki) * kw + kj];
                             }
                         }
@@ -118,10 +102,7 @@ fn naive_transpose(
 fn assert_close(got: &[f64], want: &[f64], tol: f64, what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: lengths");
     for (i, (a, b)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (a - b).abs() <= tol * (1.0 + b.abs()),
-            "{what}: element {i}: {a} vs {b}"
-        );
+        assert!((a - b).abs() <= tol * (1.0 + b.abs()), "{what}: element {i}: {a} vs {b}");
     }
 }
 
@@ -135,10 +116,7 @@ fn check_grads(inputs: &[Tensor], f: impl Fn(&[Var]) -> Var) {
     let grads = backward(&loss(&y)).unwrap();
     let eps = 1e-6;
     for (i, v) in vars.iter().enumerate() {
-        let g = grads
-            .get(v.id().unwrap())
-            .expect("every input has a gradient")
-            .to_vec::<f64>();
+        let g = grads.get(v.id().unwrap()).expect("every input has a gradient").to_vec::<f64>();
         let base = inputs[i].to_vec::<f64>();
         let mut numeric = Vec::with_capacity(base.len());
         for j in 0..base.len() {
@@ -158,100 +136,28 @@ fn check_grads(inputs: &[Tensor], f: impl Fn(&[Var]) -> Var) {
 #[test]
 fn conv2d_matches_definition() {
     // (x shape, w shape, stride, (pad before, pad after) per dim, dilation, groups)
-    type Case = (
-        [usize; 4],
-        [usize; 4],
-        [usize; 2],
-        [(usize, usize); 2],
-        [usize; 2],
-        usize,
-    );
+    type Case = ([usize; 4], [usize; 4], [usize; 2], [(usize, usize); 2], [usize; 2], usize);
     let cases: [Case; 6] = [
-        (
-            [2, 3, 6, 5],
-            [4, 3, 3, 3],
-            [1, 1],
-            [(1, 1), (1, 1)],
-            [1, 1],
-            1,
-        ),
-        (
-            [2, 4, 9, 8],
-            [6, 2, 3, 2],
-            [2, 3],
-            [(1, 2), (0, 1)],
-            [2, 1],
-            2,
-        ),
-        (
-            [3, 3, 5, 4],
-            [5, 3, 1, 1],
-            [1, 1],
-            [(0, 0), (0, 0)],
-            [1, 1],
-            1,
-        ),
-        (
-            [2, 4, 7, 7],
-            [8, 1, 3, 3],
-            [1, 2],
-            [(2, 0), (1, 1)],
-            [1, 2],
-            4,
-        ),
-        (
-            [4, 8, 20, 20],
-            [8, 8, 3, 3],
-            [1, 1],
-            [(1, 1), (1, 1)],
-            [1, 1],
-            1,
-        ),
-        (
-            [2, 64, 20, 20],
-            [4, 64, 3, 3],
-            [1, 1],
-            [(1, 1), (1, 1)],
-            [1, 1],
-            1,
-        ),
+        ([2, 3, 6, 5], [4, 3, 3, 3], [1, 1], [(1, 1), (1, 1)], [1, 1], 1),
+        ([2, 4, 9, 8], [6, 2, 3, 2], [2, 3], [(1, 2), (0, 1)], [2, 1], 2),
+        ([3, 3, 5, 4], [5, 3, 1, 1], [1, 1], [(0, 0), (0, 0)], [1, 1], 1),
+        ([2, 4, 7, 7], [8, 1, 3, 3], [1, 2], [(2, 0), (1, 1)], [1, 2], 4),
+        ([4, 8, 20, 20], [8, 8, 3, 3], [1, 1], [(1, 1), (1, 1)], [1, 1], 1),
+        ([2, 64, 20, 20], [4, 64, 3, 3], [1, 1], [(1, 1), (1, 1)], [1, 1], 1),
     ];
     for (xs, ws, stride, padding, dil, groups) in cases {
         let (x, w, b) = (tensor(&xs, 0.37), tensor(&ws, 0.11), tensor(&[ws[0]], 0.5));
-        let opts = ConvOptions {
-            stride,
-            padding,
-            dilation: dil,
-            groups,
-        };
+        let opts = ConvOptions { stride, padding, dilation: dil, groups };
         let y = x.conv2d(&w, Some(&b), &opts).unwrap();
         let out = [y.shape()[2], y.shape()[3]];
         for d in 0..2 {
             let (n, k) = (xs[2 + d], ws[2 + d]);
-            assert_eq!(
-                out[d],
-                (n + padding[d].0 + padding[d].1 - dil[d] * (k - 1) - 1) / stride[d] + 1
-            );
+            assert_eq!(out[d], (n + padding[d].0 + padding[d].1 - dil[d] * (k - 1) - 1) / stride[d] + 1);
         }
-        let spec = Spec {
-            stride,
-            pad: [padding[0].0, padding[1].0],
-            dil,
-            groups,
-        };
-        assert_close(
-            &y.to_vec::<f64>(),
-            &naive_conv(&x, &w, Some(&b), &spec, out),
-            1e-12,
-            &format!("conv2d {xs:?} {ws:?}"),
-        );
+        let spec = Spec { stride, pad: [padding[0].0, padding[1].0], dil, groups };
+        assert_close(&y.to_vec::<f64>(), &naive_conv(&x, &w, Some(&b), &spec, out), 1e-12, &format!("conv2d {xs:?} {ws:?}"));
         let no_bias = x.conv2d(&w, None, &opts).unwrap();
-        assert_close(
-            &no_bias.to_vec::<f64>(),
-            &naive_conv(&x, &w, None, &spec, out),
-            1e-12,
-            "conv2d without bias",
-        );
+        assert_close(&no_bias.to_vec::<f64>(), &naive_conv(&x, &w, None, &spec, out), 1e-12, "conv2d without bias");
     }
 }
 
@@ -261,207 +167,66 @@ fn conv2d_in_f32_and_on_strided_views() {
     let w = tensor(&[2, 3, 3, 3], 0.9);
     let opts = ConvOptions::new([1, 1], [1, 1], [1, 1], 1);
     let want = x.conv2d(&w, None, &opts).unwrap().to_vec::<f64>();
-    let got32 = x
-        .cast(DType::F32)
-        .unwrap()
-        .conv2d(&w.cast(DType::F32).unwrap(), None, &opts)
-        .unwrap();
+    let got32 = x.cast(DType::F32).unwrap().conv2d(&w.cast(DType::F32).unwrap(), None, &opts).unwrap();
     assert_eq!(got32.dtype(), DType::F32);
-    assert_close(
-        &got32.cast(DType::F64).unwrap().to_vec::<f64>(),
-        &want,
-        1e-5,
-        "f32",
-    );
+    assert_close(&got32.cast(DType::F64).unwrap().to_vec::<f64>(), &want, 1e-5, "f32");
     // The same input stored transposed: a non-contiguous view.
-    let xt = Tensor::from_vec(x.swap_dims(2, 3).unwrap().to_vec::<f64>(), &[2, 3, 6, 5])
-        .unwrap()
-        .swap_dims(2, 3)
-        .unwrap();
+    let xt = Tensor::from_vec(x.swap_dims(2, 3).unwrap().to_vec::<f64>(), &[2, 3, 6, 5]).unwrap().swap_dims(2, 3).unwrap();
     assert!(!xt.is_contiguous());
-    assert_close(
-        &xt.conv2d(&w, None, &opts).unwrap().to_vec::<f64>(),
-        &want,
-        1e-12,
-        "strided view",
-    );
+    assert_close(&xt.conv2d(&w, None, &opts).unwrap().to_vec::<f64>(), &want, 1e-12, "strided view");
 }
 
 #[test]
 fn conv1d_matches_definition() {
-    let (x, w, b) = (
-        tensor(&[3, 4, 11], 0.21),
-        tensor(&[6, 2, 3], 0.47),
-        tensor(&[6], 0.8),
-    );
-    let opts = ConvOptions {
-        stride: [2],
-        padding: [(2, 1)],
-        dilation: [2],
-        groups: 2,
-    };
+    let (x, w, b) = (tensor(&[3, 4, 11], 0.21), tensor(&[6, 2, 3], 0.47), tensor(&[6], 0.8));
+    let opts = ConvOptions { stride: [2], padding: [(2, 1)], dilation: [2], groups: 2 };
     let y = x.conv1d(&w, Some(&b), &opts).unwrap();
     let ol = (11 + 3 - 2 * 2 - 1) / 2 + 1;
     assert_eq!(y.shape(), &[3, 6, ol]);
-    let spec = Spec {
-        stride: [1, 2],
-        pad: [0, 2],
-        dil: [1, 2],
-        groups: 2,
-    };
-    let want = naive_conv(
-        &x.unsqueeze_dim(2).unwrap(),
-        &w.unsqueeze_dim(2).unwrap(),
-        Some(&b),
-        &spec,
-        [1, ol],
-    );
+    let spec = Spec { stride: [1, 2], pad: [0, 2], dil: [1, 2], groups: 2 };
+    let want = naive_conv(&x.unsqueeze_dim(2).unwrap(), &w.unsqueeze_dim(2).unwrap(), Some(&b), &spec, [1, ol]);
     assert_close(&y.to_vec::<f64>(), &want, 1e-12, "conv1d");
 }
 
 #[test]
 fn conv_transpose_matches_definition() {
     // (x shape, w shape, stride, padding, padding_out, dilation, groups)
-    type Case = (
-        [usize; 4],
-        [usize; 4],
-        [usize; 2],
-        [usize; 2],
-        [usize; 2],
-        [usize; 2],
-        usize,
-    );
+    type Case = ([usize; 4], [usize; 4], [usize; 2], [usize; 2], [usize; 2], [usize; 2], usize);
     let cases: [Case; 4] = [
-        (
-            [2, 3, 4, 5],
-            [3, 2, 3, 3],
-            [1, 1],
-            [1, 1],
-            [0, 0],
-            [1, 1],
-            1,
-        ),
-        (
-            [2, 4, 5, 3],
-            [4, 3, 3, 2],
-            [2, 3],
-            [1, 0],
-            [1, 2],
-            [1, 2],
-            2,
-        ),
-        (
-            [1, 2, 3, 3],
-            [2, 4, 1, 1],
-            [1, 1],
-            [0, 0],
-            [0, 0],
-            [1, 1],
-            1,
-        ),
-        (
-            [2, 6, 4, 4],
-            [6, 1, 4, 3],
-            [2, 1],
-            [2, 1],
-            [0, 1],
-            [1, 2],
-            3,
-        ),
+        ([2, 3, 4, 5], [3, 2, 3, 3], [1, 1], [1, 1], [0, 0], [1, 1], 1),
+        ([2, 4, 5, 3], [4, 3, 3, 2], [2, 3], [1, 0], [1, 2], [1, 2], 2),
+        ([1, 2, 3, 3], [2, 4, 1, 1], [1, 1], [0, 0], [0, 0], [1, 1], 1),
+        ([2, 6, 4, 4], [6, 1, 4, 3], [2, 1], [2, 1], [0, 1], [1, 2], 3),
     ];
     for (xs, ws, stride, padding, padding_out, dilation, groups) in cases {
-        let (x, w, b) = (
-            tensor(&xs, 0.29),
-            tensor(&ws, 0.13),
-            tensor(&[ws[1] * groups], 0.6),
-        );
-        let opts = ConvTransposeOptions {
-            stride,
-            padding,
-            padding_out,
-            dilation,
-            groups,
-        };
+        let (x, w, b) = (tensor(&xs, 0.29), tensor(&ws, 0.13), tensor(&[ws[1] * groups], 0.6));
+        let opts = ConvTransposeOptions { stride, padding, padding_out, dilation, groups };
         let y = x.conv_transpose2d(&w, Some(&b), &opts).unwrap();
-        let out: [usize; 2] = std::array::from_fn(|d| {
-            (xs[2 + d] - 1) * stride[d] + dilation[d] * (ws[2 + d] - 1) + padding_out[d] + 1
-                - 2 * padding[d]
-        });
+        let out: [usize; 2] = std::array::from_fn(|d| (xs[2 + d] - 1) * stride[d] + dilation[d] * (ws[2 + d] - 1) + padding_out[d] + 1 - 2 * padding[d]);
         assert_eq!(y.shape(), &[xs[0], ws[1] * groups, out[0], out[1]]);
-        let spec = Spec {
-            stride,
-            pad: padding,
-            dil: dilation,
-            groups,
-        };
-        assert_close(
-            &y.to_vec::<f64>(),
-            &naive_transpose(&x, &w, Some(&b), &spec, out),
-            1e-12,
-            &format!("conv_transpose2d {xs:?} {ws:?}"),
-        );
+        let spec = Spec { stride, pad: padding, dil: dilation, groups };
+        assert_close(&y.to_vec::<f64>(), &naive_transpose(&x, &w, Some(&b), &spec, out), 1e-12, &format!("conv_transpose2d {xs:?} {ws:?}"));
     }
     let (x, w) = (tensor(&[2, 4, 6], 0.31), tensor(&[4, 3, 3], 0.17));
-    let opts = ConvTransposeOptions {
-        stride: [3],
-        padding: [1],
-        padding_out: [2],
-        dilation: [1],
-        groups: 2,
-    };
+    let opts = ConvTransposeOptions { stride: [3], padding: [1], padding_out: [2], dilation: [1], groups: 2 };
     let y = x.conv_transpose1d(&w, None, &opts).unwrap();
     let ol = 5 * 3 + 2 + 2 + 1 - 2;
     assert_eq!(y.shape(), &[2, 6, ol]);
-    let spec = Spec {
-        stride: [1, 3],
-        pad: [0, 1],
-        dil: [1, 1],
-        groups: 2,
-    };
-    let want = naive_transpose(
-        &x.unsqueeze_dim(2).unwrap(),
-        &w.unsqueeze_dim(2).unwrap(),
-        None,
-        &spec,
-        [1, ol],
-    );
+    let spec = Spec { stride: [1, 3], pad: [0, 1], dil: [1, 1], groups: 2 };
+    let want = naive_transpose(&x.unsqueeze_dim(2).unwrap(), &w.unsqueeze_dim(2).unwrap(), None, &spec, [1, ol]);
     assert_close(&y.to_vec::<f64>(), &want, 1e-12, "conv_transpose1d");
 }
 
 #[test]
 fn conv_gradients_match_finite_differences() {
-    let opts = ConvOptions {
-        stride: [2, 1],
-        padding: [(1, 0), (2, 1)],
-        dilation: [1, 2],
-        groups: 2,
-    };
-    let inputs = [
-        tensor(&[2, 4, 5, 6], 0.37),
-        tensor(&[4, 2, 2, 3], 0.11),
-        tensor(&[4], 0.5),
-    ];
+    let opts = ConvOptions { stride: [2, 1], padding: [(1, 0), (2, 1)], dilation: [1, 2], groups: 2 };
+    let inputs = [tensor(&[2, 4, 5, 6], 0.37), tensor(&[4, 2, 2, 3], 0.11), tensor(&[4], 0.5)];
     check_grads(&inputs, |v| v[0].conv2d(&v[1], Some(&v[2]), &opts).unwrap());
     // The 1x1 path, without bias.
     let one = ConvOptions::default();
-    check_grads(
-        &[tensor(&[2, 3, 3, 4], 0.2), tensor(&[2, 3, 1, 1], 0.7)],
-        |v| v[0].conv2d(&v[1], None, &one).unwrap(),
-    );
-    let opts1 = ConvOptions {
-        stride: [2],
-        padding: [(1, 2)],
-        dilation: [2],
-        groups: 1,
-    };
-    check_grads(
-        &[
-            tensor(&[2, 3, 7], 0.4),
-            tensor(&[2, 3, 3], 0.3),
-            tensor(&[2], 0.9),
-        ],
-        |v| v[0].conv1d(&v[1], Some(&v[2]), &opts1).unwrap(),
-    );
+    check_grads(&[tensor(&[2, 3, 3, 4], 0.2), tensor(&[2, 3, 1, 1], 0.7)], |v| v[0].conv2d(&v[1], None, &one).unwrap());
+    let opts1 = ConvOptions { stride: [2], padding: [(1, 2)], dilation: [2], groups: 1 };
+    check_grads(&[tensor(&[2, 3, 7], 0.4), tensor(&[2, 3, 3], 0.3), tensor(&[2], 0.9)], |v| v[0].conv1d(&v[1], Some(&v[2]), &opts1).unwrap());
 }
 
 #[test]
@@ -490,10 +255,7 @@ fn conv_gradients_through_the_parallel_banded_path() {
             }
             for o in 0..2 {
                 let got = gw[((o * 64 + c) * 3 + i) * 3 + j];
-                assert!(
-                    (got - want).abs() < 1e-9,
-                    "gw[{o}, {c}, {i}, {j}] = {got}, want {want}"
-                );
+                assert!((got - want).abs() < 1e-9, "gw[{o}, {c}, {i}, {j}] = {got}, want {want}");
             }
         }
     }
@@ -513,49 +275,24 @@ fn conv_gradients_through_the_parallel_banded_path() {
             }
         }
         let got = gx[((2 * 64 + c) * 12 + h) * 12 + wd];
-        assert!(
-            (got - want).abs() < 1e-9,
-            "gx[2, {c}, {h}, {wd}] = {got}, want {want}"
-        );
+        assert!((got - want).abs() < 1e-9, "gx[2, {c}, {h}, {wd}] = {got}, want {want}");
     }
 }
 
 #[test]
 fn conv_transpose_gradients_match_finite_differences() {
-    let opts = ConvTransposeOptions {
-        stride: [2, 1],
-        padding: [1, 0],
-        padding_out: [1, 0],
-        dilation: [1, 2],
-        groups: 2,
-    };
-    let inputs = [
-        tensor(&[2, 4, 3, 4], 0.37),
-        tensor(&[4, 3, 3, 2], 0.11),
-        tensor(&[6], 0.5),
-    ];
-    check_grads(&inputs, |v| {
-        v[0].conv_transpose2d(&v[1], Some(&v[2]), &opts).unwrap()
-    });
-    let opts1 = ConvTransposeOptions {
-        stride: [2],
-        padding: [1],
-        padding_out: [1],
-        dilation: [1],
-        groups: 1,
-    };
-    check_grads(&[tensor(&[2, 3, 4], 0.4), tensor(&[3, 2, 3], 0.3)], |v| {
-        v[0].conv_transpose1d(&v[1], None, &opts1).unwrap()
-    });
+    let opts = ConvTransposeOptions { stride: [2, 1], padding: [1, 0], padding_out: [1, 0], dilation: [1, 2], groups: 2 };
+    let inputs = [tensor(&[2, 4, 3, 4], 0.37), tensor(&[4, 3, 3, 2], 0.11), tensor(&[6], 0.5)];
+    check_grads(&inputs, |v| v[0].conv_transpose2d(&v[1], Some(&v[2]), &opts).unwrap());
+    let opts1 = ConvTransposeOptions { stride: [2], padding: [1], padding_out: [1], dilation: [1], groups: 1 };
+    check_grads(&[tensor(&[2, 3, 4], 0.4), tensor(&[3, 2, 3], 0.3)], |v| v[0].conv_transpose1d(&v[1], None, &opts1).unwrap());
 }
 
 #[test]
 fn only_tracked_inputs_get_gradients() {
     let x = Var::constant(tensor(&[1, 2, 4, 4], 0.3));
     let w = Var::leaf(tensor(&[3, 2, 3, 3], 0.2));
-    let y = x
-        .conv2d(&w, None, &ConvOptions::new([1, 1], [1, 1], [1, 1], 1))
-        .unwrap();
+    let y = x.conv2d(&w, None, &ConvOptions::new([1, 1], [1, 1], [1, 1], 1)).unwrap();
     let grads = backward(&y.sum().unwrap()).unwrap();
     assert_eq!(grads.len(), 1);
     assert_eq!(grads.get(w.id().unwrap()).unwrap().shape(), &[3, 2, 3, 3]);
@@ -564,57 +301,24 @@ fn only_tracked_inputs_get_gradients() {
 #[test]
 fn bad_inputs_are_reported() {
     let x = tensor(&[1, 4, 5, 5], 0.3);
-    let err = |w: &[usize], o: ConvOptions<2>| {
-        x.conv2d(&tensor(w, 0.1), None, &o).unwrap_err().to_string()
-    };
+    let err = |w: &[usize], o: ConvOptions<2>| x.conv2d(&tensor(w, 0.1), None, &o).unwrap_err().to_string();
     let e = err(&[4, 3, 3, 3], ConvOptions::default());
-    assert!(
-        e.contains("3 input channels per group x 1 groups, the input has 4"),
-        "{e}"
-    );
+    assert!(e.contains("3 input channels per group x 1 groups, the input has 4"), "{e}");
     let e = err(&[4, 4, 7, 3], ConvOptions::default());
-    assert!(
-        e.contains("spatial dim 0 of size 5") && e.contains("smaller than the kernel"),
-        "{e}"
-    );
+    assert!(e.contains("spatial dim 0 of size 5") && e.contains("smaller than the kernel"), "{e}");
     let e = err(&[6, 1, 3, 3], ConvOptions::new([1, 1], [0, 0], [1, 1], 3));
     assert!(e.contains("groups (3) must divide channels_in (4)"), "{e}");
     let e = err(&[4, 4, 3, 3], ConvOptions::new([0, 1], [0, 0], [1, 1], 1));
     assert!(e.contains("stride must be at least 1"), "{e}");
-    let e = x
-        .conv2d(
-            &tensor(&[2, 4, 3, 3], 0.1),
-            Some(&tensor(&[3], 0.1)),
-            &ConvOptions::default(),
-        )
-        .unwrap_err()
-        .to_string();
+    let e = x.conv2d(&tensor(&[2, 4, 3, 3], 0.1), Some(&tensor(&[3], 0.1)), &ConvOptions::default()).unwrap_err().to_string();
     assert!(e.contains("one value per output channel (2)"), "{e}");
-    let e = x
-        .conv1d(&tensor(&[2, 4, 3], 0.1), None, &ConvOptions::default())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("expected a tensor of rank 3, found rank 4"),
-        "{e}"
-    );
+    let e = x.conv1d(&tensor(&[2, 4, 3], 0.1), None, &ConvOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("expected a tensor of rank 3, found rank 4"), "{e}");
     let ints = Tensor::from_vec(vec![1i64; 4], &[1, 1, 2, 2]).unwrap();
     assert!(ints.conv2d(&ints, None, &ConvOptions::default()).is_err());
-    let o = ConvTransposeOptions {
-        stride: [1, 1],
-        padding: [0, 0],
-        padding_out: [1, 0],
-        dilation: [1, 1],
-        groups: 1,
-    };
-    let e = x
-        .conv_transpose2d(&tensor(&[4, 2, 3, 3], 0.1), None, &o)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("padding_out (1) must be smaller than the stride (1) or the dilation (1)"),
-        "{e}"
-    );
+    let o = ConvTransposeOptions { stride: [1, 1], padding: [0, 0], padding_out: [1, 0], dilation: [1, 1], groups: 1 };
+    let e = x.conv_transpose2d(&tensor(&[4, 2, 3, 3], 0.1), None, &o).unwrap_err().to_string();
+    assert!(e.contains("padding_out (1) must be smaller than the stride (1) or the dilation (1)"), "{e}");
 }
 
 #[test]
@@ -624,18 +328,9 @@ fn outputs_larger_than_memory_are_errors() {
     let x = tensor(&[1, 1, 1, 1], 1.0);
     let opts = ConvOptions::new([1, 1], [1 << 20, 1 << 20], [1, 1], 1);
     let e = x.conv2d(&x, None, &opts).unwrap_err().to_string();
-    assert!(
-        e.starts_with("conv2d: cannot allocate") && e.contains("more than this machine's memory"),
-        "{e}"
-    );
+    assert!(e.starts_with("conv2d: cannot allocate") && e.contains("more than this machine's memory"), "{e}");
     // A broadcast image is filled out for the kernels: refused at this size.
     let big = x.expand(&[1, 1, 1 << 20, 1 << 20]).unwrap();
-    let e = big
-        .conv2d(&x, None, &ConvOptions::new([1, 1], [0, 0], [1, 1], 1))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.starts_with("conv2d: ") && e.contains("more than this machine's memory"),
-        "{e}"
-    );
+    let e = big.conv2d(&x, None, &ConvOptions::new([1, 1], [0, 0], [1, 1], 1)).unwrap_err().to_string();
+    assert!(e.starts_with("conv2d: ") && e.contains("more than this machine's memory"), "{e}");
 }

@@ -73,59 +73,33 @@ impl Var {
     /// Each input contributes to every later output: a reversed cumsum.
     pub fn cumsum(&self, dim: isize) -> Result<Var> {
         let y = self.value.cumsum(dim)?;
-        Ok(record(y, &[self], move || {
-            FnBackward::new("cumsum", move |g, _| {
-                Ok(vec![Some(reverse_cumsum(&g, dim)?)])
-            })
-        }))
+        Ok(record(y, &[self], move || FnBackward::new("cumsum", move |g, _| Ok(vec![Some(reverse_cumsum(&g, dim)?)]))))
     }
 
     /// d y_j / d x_i = prod_{k <= j, k != i} x_k for j >= i.
     pub fn cumprod(&self, dim: isize) -> Result<Var> {
         let y = self.value.cumprod(dim)?;
         let x = self.value.clone();
-        Ok(record(y, &[self], move || {
-            FnBackward::new("cumprod", move |g, _| {
-                Ok(vec![Some(cumprod_grad(&x, &g, dim)?)])
-            })
-        }))
+        Ok(record(y, &[self], move || FnBackward::new("cumprod", move |g, _| Ok(vec![Some(cumprod_grad(&x, &g, dim)?)]))))
     }
 
     /// The gradient of each running extreme goes to the element it came from.
-    fn running(
-        &self,
-        name: &'static str,
-        y: Tensor,
-        take_new: fn(f64, f64) -> bool,
-        dim: isize,
-    ) -> Result<Var> {
+    fn running(&self, name: &'static str, y: Tensor, take_new: fn(f64, f64) -> bool, dim: isize) -> Result<Var> {
         let x = self.value.clone();
         Ok(record(y, &[self], move || {
             FnBackward::new(name, move |g, _| {
                 let idx = running_source(&x, dim, take_new)?;
-                Ok(vec![Some(
-                    Tensor::zeros(x.shape(), x.dtype()).scatter(dim, &idx, &g)?,
-                )])
+                Ok(vec![Some(Tensor::zeros(x.shape(), x.dtype()).scatter(dim, &idx, &g)?)])
             })
         }))
     }
 
     pub fn cummax(&self, dim: isize) -> Result<Var> {
-        self.running(
-            "cummax",
-            self.value.cummax(dim)?,
-            |new, best| new >= best,
-            dim,
-        )
+        self.running("cummax", self.value.cummax(dim)?, |new, best| new >= best, dim)
     }
 
     pub fn cummin(&self, dim: isize) -> Result<Var> {
-        self.running(
-            "cummin",
-            self.value.cummin(dim)?,
-            |new, best| new <= best,
-            dim,
-        )
+        self.running("cummin", self.value.cummin(dim)?, |new, best| new <= best, dim)
     }
 }
 
@@ -135,35 +109,18 @@ impl Var {
 fn cumprod_grad(x: &Tensor, g: &Tensor, dim: isize) -> Result<Tensor> {
     let d = x.dim("cumprod", dim)? as isize;
     let last = x.rank() as isize - 1;
-    let xs = x
-        .cast(crate::DType::F64)?
-        .movedim(&[d], &[last])?
-        .try_contiguous("cumprod")?;
-    let gs = g
-        .cast(crate::DType::F64)?
-        .movedim(&[d], &[last])?
-        .try_contiguous("cumprod")?;
+    let xs = x.cast(crate::DType::F64)?.movedim(&[d], &[last])?.try_contiguous("cumprod")?;
+    let gs = g.cast(crate::DType::F64)?.movedim(&[d], &[last])?.try_contiguous("cumprod")?;
     let n = *xs.shape().last().unwrap_or(&1);
-    let (xv, gv) = (
-        xs.try_to_vec::<f64>("cumprod")?,
-        gs.try_to_vec::<f64>("cumprod")?,
-    );
+    let (xv, gv) = (xs.try_to_vec::<f64>("cumprod")?, gs.try_to_vec::<f64>("cumprod")?);
     let mut out = vec![0.0f64; xv.len()];
-    for ((xr, gr), or) in xv
-        .chunks(n.max(1))
-        .zip(gv.chunks(n.max(1)))
-        .zip(out.chunks_mut(n.max(1)))
-    {
+    for ((xr, gr), or) in xv.chunks(n.max(1)).zip(gv.chunks(n.max(1))).zip(out.chunks_mut(n.max(1))) {
         if xr.iter().all(|&v| v != 0.0) {
             let mut y = 1.0;
-            let gy: Vec<f64> = xr
-                .iter()
-                .zip(gr)
-                .map(|(&xv, &gv)| {
-                    y *= xv;
-                    gv * y
-                })
-                .collect();
+            let gy: Vec<f64> = xr.iter().zip(gr).map(|(&xv, &gv)| {
+                y *= xv;
+                gv * y
+            }).collect();
             let mut acc = 0.0;
             for i in (0..xr.len()).rev() {
                 acc += gy[i];
@@ -183,10 +140,7 @@ fn cumprod_grad(x: &Tensor, g: &Tensor, dim: isize) -> Result<Tensor> {
             }
         }
     }
-    Tensor::from_vec(out, xs.shape())?
-        .movedim(&[last], &[d])?
-        .cast(x.dtype())?
-        .reshape(&x.shape().iter().map(|&s| s as isize).collect::<Vec<_>>())
+    Tensor::from_vec(out, xs.shape())?.movedim(&[last], &[d])?.cast(x.dtype())?.reshape(&x.shape().iter().map(|&s| s as isize).collect::<Vec<_>>())
 }
 
 fn reverse_cumsum(g: &Tensor, dim: isize) -> Result<Tensor> {
@@ -198,11 +152,7 @@ fn reverse_cumsum(g: &Tensor, dim: isize) -> Result<Tensor> {
 fn running_source(x: &Tensor, dim: isize, take_new: fn(f64, f64) -> bool) -> Result<Tensor> {
     let d = x.dim("cummax", dim)?;
     let shape = x.shape();
-    let (outer, n, inner) = (
-        shape[..d].iter().product::<usize>(),
-        shape[d],
-        shape[d + 1..].iter().product::<usize>(),
-    );
+    let (outer, n, inner) = (shape[..d].iter().product::<usize>(), shape[d], shape[d + 1..].iter().product::<usize>());
     let v = x.cast(crate::DType::F64)?.try_to_vec::<f64>("cummax")?;
     let mut out = vec![0i64; v.len()];
     for o in 0..outer {
@@ -233,27 +183,12 @@ mod tests {
     #[test]
     fn running_values_along_each_dim() {
         let x = i64s(&[1, 2, 3, 4, 5, 6], &[2, 3]);
-        assert_eq!(
-            x.cumsum(1).unwrap().to_vec::<i64>(),
-            vec![1, 3, 6, 4, 9, 15]
-        );
-        assert_eq!(
-            x.cumsum(-2).unwrap().to_vec::<i64>(),
-            vec![1, 2, 3, 5, 7, 9]
-        );
-        assert_eq!(
-            x.cumprod(1).unwrap().to_vec::<i64>(),
-            vec![1, 2, 6, 4, 20, 120]
-        );
-        assert_eq!(
-            x.cumprod(0).unwrap().to_vec::<i64>(),
-            vec![1, 2, 3, 4, 10, 18]
-        );
+        assert_eq!(x.cumsum(1).unwrap().to_vec::<i64>(), vec![1, 3, 6, 4, 9, 15]);
+        assert_eq!(x.cumsum(-2).unwrap().to_vec::<i64>(), vec![1, 2, 3, 5, 7, 9]);
+        assert_eq!(x.cumprod(1).unwrap().to_vec::<i64>(), vec![1, 2, 6, 4, 20, 120]);
+        assert_eq!(x.cumprod(0).unwrap().to_vec::<i64>(), vec![1, 2, 3, 4, 10, 18]);
         let y = i64s(&[3, 1, 2, 0, 5, -1], &[6]);
-        assert_eq!(
-            y.cummin(0).unwrap().to_vec::<i64>(),
-            vec![3, 1, 1, 0, 0, -1]
-        );
+        assert_eq!(y.cummin(0).unwrap().to_vec::<i64>(), vec![3, 1, 1, 0, 0, -1]);
         assert_eq!(y.cummax(0).unwrap().to_vec::<i64>(), vec![3, 3, 3, 3, 5, 5]);
         assert_eq!(x.cumsum(1).unwrap().shape(), &[2, 3]);
     }
@@ -261,21 +196,14 @@ mod tests {
     #[test]
     fn matches_naive_on_a_transposed_view() {
         let v: Vec<f64> = (0..24).map(|i| (i as f64 * 1.7).sin()).collect();
-        let t = Tensor::from_vec(v.clone(), &[2, 3, 4])
-            .unwrap()
-            .swap_dims(0, 2)
-            .unwrap();
+        let t = Tensor::from_vec(v.clone(), &[2, 3, 4]).unwrap().swap_dims(0, 2).unwrap();
         // t[i, j, k] = v[k, j, i]; shape [4, 3, 2]. Cumulative max along dim 1.
         let got = t.cummax(1).unwrap().to_vec::<f64>();
         let mut want = vec![];
         for i in 0..4 {
             for j in 0..3 {
                 for k in 0..2 {
-                    want.push(
-                        (0..=j)
-                            .map(|jj| v[k * 12 + jj * 4 + i])
-                            .fold(f64::MIN, f64::max),
-                    );
+                    want.push((0..=j).map(|jj| v[k * 12 + jj * 4 + i]).fold(f64::MIN, f64::max));
                 }
             }
         }
@@ -285,10 +213,7 @@ mod tests {
     #[test]
     fn ints_wrap_and_nan_carries() {
         let x = i64s(&[i64::MAX, 1], &[2]);
-        assert_eq!(
-            x.cumsum(0).unwrap().to_vec::<i64>(),
-            vec![i64::MAX, i64::MIN]
-        );
+        assert_eq!(x.cumsum(0).unwrap().to_vec::<i64>(), vec![i64::MAX, i64::MIN]);
         let f = Tensor::from_vec(vec![1.0f32, f32::NAN, 5.0, 0.0], &[4]).unwrap();
         let m = f.cummax(0).unwrap().to_vec::<f32>();
         assert!(m[0] == 1.0 && m[1..].iter().all(|v| v.is_nan()));
@@ -302,13 +227,7 @@ mod tests {
         let e = Tensor::zeros(&[2, 0], DType::F32);
         assert_eq!(e.cumsum(1).unwrap().shape(), &[2, 0]);
         let b = Tensor::from_vec(vec![true], &[1]).unwrap();
-        assert_eq!(
-            b.cumsum(0).unwrap_err().to_string(),
-            "cumsum: expected a Float tensor, found Bool"
-        );
-        assert_eq!(
-            e.cummax(2).unwrap_err().to_string(),
-            "cummax: dim 2 is out of range for a tensor of rank 2"
-        );
+        assert_eq!(b.cumsum(0).unwrap_err().to_string(), "cumsum: expected a Float tensor, found Bool");
+        assert_eq!(e.cummax(2).unwrap_err().to_string(), "cummax: dim 2 is out of range for a tensor of rank 2");
     }
 }

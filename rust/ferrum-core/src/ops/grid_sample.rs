@@ -33,10 +33,7 @@ pub struct GridSampleOptions {
 
 impl Default for GridSampleOptions {
     fn default() -> Self {
-        GridSampleOptions {
-            padding: GridSamplePadding::Zeros,
-            align_corners: false,
-        }
+        GridSampleOptions { padding: GridSamplePadding::Zeros, align_corners: false }
     }
 }
 
@@ -46,9 +43,7 @@ fn f(v: f64) -> Scalar {
 
 impl Tensor {
     pub fn grid_sample_2d(&self, grid: &Tensor, options: GridSampleOptions) -> Result<Tensor> {
-        Ok(Var::constant(self.clone())
-            .grid_sample_2d(&Var::constant(grid.clone()), options)?
-            .value)
+        Ok(Var::constant(self.clone()).grid_sample_2d(&Var::constant(grid.clone()), options)?.value)
     }
 }
 
@@ -63,36 +58,20 @@ impl Var {
         let (n, c, h, w) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
         let (ho, wo) = (g.shape()[1], g.shape()[2]);
         if g.shape()[0] != n || g.shape()[3] != 2 {
-            return Err(Error::shapes(
-                op,
-                x.shape(),
-                g.shape(),
-                format!("the grid must be [{n}, h_out, w_out, 2] for an input of batch {n}"),
-            ));
+            return Err(Error::shapes(op, x.shape(), g.shape(), format!("the grid must be [{n}, h_out, w_out, 2] for an input of batch {n}")));
         }
         if h == 0 || w == 0 {
-            return Err(Error::invalid(
-                op,
-                format!("the input has no pixels to sample (shape {:?})", x.shape()),
-            ));
+            return Err(Error::invalid(op, format!("the input has no pixels to sample (shape {:?})", x.shape())));
         }
         let coordinate = |i: isize, size: usize| -> Result<Var> {
-            let part = grid.slice(&[
-                SliceSpec::full(),
-                SliceSpec::full(),
-                SliceSpec::full(),
-                SliceSpec::range(i, i + 1),
-            ])?;
+            let part = grid.slice(&[SliceSpec::full(), SliceSpec::full(), SliceSpec::full(), SliceSpec::range(i, i + 1)])?;
             let part = part.reshape(&[n as isize, 1, ho as isize, wo as isize])?;
             let size = size as f64;
             // Normalised [-1, 1] to pixel coordinates.
             let pixel = if options.align_corners {
-                part.binary_scalar(BinaryOp::Add, f(1.0))?
-                    .binary_scalar(BinaryOp::Mul, f((size - 1.0) / 2.0))?
+                part.binary_scalar(BinaryOp::Add, f(1.0))?.binary_scalar(BinaryOp::Mul, f((size - 1.0) / 2.0))?
             } else {
-                part.binary_scalar(BinaryOp::Add, f(1.0))?
-                    .binary_scalar(BinaryOp::Mul, f(size / 2.0))?
-                    .binary_scalar(BinaryOp::Sub, f(0.5))?
+                part.binary_scalar(BinaryOp::Add, f(1.0))?.binary_scalar(BinaryOp::Mul, f(size / 2.0))?.binary_scalar(BinaryOp::Sub, f(0.5))?
             };
             match options.padding {
                 GridSamplePadding::Zeros => Ok(pixel),
@@ -105,9 +84,7 @@ impl Var {
         let flat = self.reshape(&[n as isize, c as isize, (h * w) as isize])?;
         let out = [n as isize, c as isize, ho as isize, wo as isize];
         let sample = |index: &Tensor| -> Result<Var> {
-            let index = index
-                .reshape(&[n as isize, 1, (ho * wo) as isize])?
-                .expand(&[n as isize, c as isize, (ho * wo) as isize])?;
+            let index = index.reshape(&[n as isize, 1, (ho * wo) as isize])?.expand(&[n as isize, c as isize, (ho * wo) as isize])?;
             flat.gather(2, &index)?.reshape(&out)
         };
         let one_minus = |v: &Var| Var::scalar_binary(f(1.0), BinaryOp::Sub, v);
@@ -161,51 +138,23 @@ impl Corners {
         // Clamped to just outside the input first, so the Int conversion and
         // the index arithmetic below cannot overflow however far away a
         // location is.
-        let int =
-            |t: &Tensor, size: usize| t.clamp(f(-2.0), f(size as f64 + 1.0))?.cast(DType::I64);
+        let int = |t: &Tensor, size: usize| t.clamp(f(-2.0), f(size as f64 + 1.0))?.cast(DType::I64);
         let (x0, y0) = (int(&x0f, w)?, int(&y0f, h)?);
-        let (x1, y1) = (
-            x0.binary_scalar(BinaryOp::Add, Scalar::Int(1))?,
-            y0.binary_scalar(BinaryOp::Add, Scalar::Int(1))?,
-        );
+        let (x1, y1) = (x0.binary_scalar(BinaryOp::Add, Scalar::Int(1))?, y0.binary_scalar(BinaryOp::Add, Scalar::Int(1))?);
         let inside = |v: &Tensor, size: usize| -> Result<Tensor> {
-            v.compare_scalar(CompareOp::GreaterEqual, Scalar::Int(0))?
-                .bool_and(&v.compare_scalar(CompareOp::Lower, Scalar::Int(size as i64))?)
+            v.compare_scalar(CompareOp::GreaterEqual, Scalar::Int(0))?.bool_and(&v.compare_scalar(CompareOp::Lower, Scalar::Int(size as i64))?)
         };
-        let clamped =
-            |v: &Tensor, size: usize| v.clamp(Scalar::Int(0), Scalar::Int(size as i64 - 1));
+        let clamped = |v: &Tensor, size: usize| v.clamp(Scalar::Int(0), Scalar::Int(size as i64 - 1));
         let flat = |x: &Tensor, y: &Tensor| -> Result<Tensor> {
-            clamped(y, h)?
-                .binary_scalar(BinaryOp::Mul, Scalar::Int(w as i64))?
-                .binary(BinaryOp::Add, &clamped(x, w)?)
+            clamped(y, h)?.binary_scalar(BinaryOp::Mul, Scalar::Int(w as i64))?.binary(BinaryOp::Add, &clamped(x, w)?)
         };
         let valid = if zeros {
-            let (vx0, vx1, vy0, vy1) = (
-                inside(&x0, w)?,
-                inside(&x1, w)?,
-                inside(&y0, h)?,
-                inside(&y1, h)?,
-            );
-            [
-                Some(vx0.bool_and(&vy0)?),
-                Some(vx0.bool_and(&vy1)?),
-                Some(vx1.bool_and(&vy0)?),
-                Some(vx1.bool_and(&vy1)?),
-            ]
+            let (vx0, vx1, vy0, vy1) = (inside(&x0, w)?, inside(&x1, w)?, inside(&y0, h)?, inside(&y1, h)?);
+            [Some(vx0.bool_and(&vy0)?), Some(vx0.bool_and(&vy1)?), Some(vx1.bool_and(&vy0)?), Some(vx1.bool_and(&vy1)?)]
         } else {
             [None, None, None, None]
         };
-        Ok(Corners {
-            index: [
-                flat(&x0, &y0)?,
-                flat(&x0, &y1)?,
-                flat(&x1, &y0)?,
-                flat(&x1, &y1)?,
-            ],
-            valid,
-            frac_x,
-            frac_y,
-        })
+        Ok(Corners { index: [flat(&x0, &y0)?, flat(&x0, &y1)?, flat(&x1, &y0)?, flat(&x1, &y1)?], valid, frac_x, frac_y })
     }
 }
 
@@ -213,28 +162,16 @@ impl Corners {
 /// twice its span): `[0, size - 1]` with aligned corners, `[-0.5, size -
 /// 0.5]` without.
 fn reflect(coords: &Var, size: f64, align_corners: bool) -> Result<Var> {
-    let (lo, hi) = if align_corners {
-        (0.0, size - 1.0)
-    } else {
-        (-0.5, size - 0.5)
-    };
+    let (lo, hi) = if align_corners { (0.0, size - 1.0) } else { (-0.5, size - 0.5) };
     let span = hi - lo;
     if span <= 0.0 {
         // One pixel with aligned corners: every location is that pixel.
-        return coords
-            .binary_scalar(BinaryOp::Mul, f(0.0))?
-            .binary_scalar(BinaryOp::Add, f(lo));
+        return coords.binary_scalar(BinaryOp::Mul, f(0.0))?.binary_scalar(BinaryOp::Add, f(lo));
     }
     let period = 2.0 * span;
     let x = coords.binary_scalar(BinaryOp::Sub, f(lo))?.abs()?;
-    let turns = x
-        .value
-        .binary_scalar(BinaryOp::Div, f(period))?
-        .float_unary(FloatUnary::Floor)?;
-    let x = x.binary(
-        BinaryOp::Sub,
-        &Var::constant(turns.binary_scalar(BinaryOp::Mul, f(period))?),
-    )?;
+    let turns = x.value.binary_scalar(BinaryOp::Div, f(period))?.float_unary(FloatUnary::Floor)?;
+    let x = x.binary(BinaryOp::Sub, &Var::constant(turns.binary_scalar(BinaryOp::Mul, f(period))?))?;
     let back = x.binary_scalar(BinaryOp::Sub, f(span))?.abs()?;
     Var::scalar_binary(f(span + lo), BinaryOp::Sub, &back)
 }
@@ -248,10 +185,7 @@ mod tests {
     }
 
     fn input() -> Tensor {
-        t(
-            &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
-            &[1, 1, 3, 3],
-        )
+        t(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], &[1, 1, 3, 3])
     }
 
     fn grid() -> Tensor {
@@ -259,86 +193,43 @@ mod tests {
     }
 
     fn close(got: &[f64], want: &[f64]) {
-        assert!(
-            got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-6),
-            "{got:?} vs {want:?}"
-        );
+        assert!(got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-6), "{got:?} vs {want:?}");
     }
 
     // Burn's grid_sample tests (values from PyTorch).
     #[test]
     fn default_options() {
-        let y = input()
-            .grid_sample_2d(&grid(), GridSampleOptions::default())
-            .unwrap();
+        let y = input().grid_sample_2d(&grid(), GridSampleOptions::default()).unwrap();
         assert_eq!(y.shape(), &[1, 1, 2, 2]);
         close(&y.to_vec::<f64>(), &[4.0, 2.0625, 2.0, 1.04]);
     }
 
     #[test]
     fn aligned_corners_and_border() {
-        let o = GridSampleOptions {
-            padding: GridSamplePadding::Border,
-            align_corners: true,
-        };
-        close(
-            &input().grid_sample_2d(&grid(), o).unwrap().to_vec::<f64>(),
-            &[4.0, 3.75, 8.0, 1.8],
-        );
+        let o = GridSampleOptions { padding: GridSamplePadding::Border, align_corners: true };
+        close(&input().grid_sample_2d(&grid(), o).unwrap().to_vec::<f64>(), &[4.0, 3.75, 8.0, 1.8]);
     }
 
     #[test]
     fn padding_modes_far_outside() {
         let g = t(&[0.0, -2.0], &[1, 1, 1, 2]);
-        let zeros = input()
-            .grid_sample_2d(&g, GridSampleOptions::default())
-            .unwrap();
+        let zeros = input().grid_sample_2d(&g, GridSampleOptions::default()).unwrap();
         close(&zeros.to_vec::<f64>(), &[0.0]);
-        let border = input()
-            .grid_sample_2d(
-                &g,
-                GridSampleOptions {
-                    padding: GridSamplePadding::Border,
-                    align_corners: false,
-                },
-            )
-            .unwrap();
+        let border = input().grid_sample_2d(&g, GridSampleOptions { padding: GridSamplePadding::Border, align_corners: false }).unwrap();
         close(&border.to_vec::<f64>(), &[1.0]);
-        let reflection = GridSampleOptions {
-            padding: GridSamplePadding::Reflection,
-            align_corners: false,
-        };
-        close(
-            &input()
-                .grid_sample_2d(&grid(), reflection)
-                .unwrap()
-                .to_vec::<f64>(),
-            &[4.0, 4.125, 8.0, 1.3],
-        );
+        let reflection = GridSampleOptions { padding: GridSamplePadding::Reflection, align_corners: false };
+        close(&input().grid_sample_2d(&grid(), reflection).unwrap().to_vec::<f64>(), &[4.0, 4.125, 8.0, 1.3]);
         // Huge and NaN locations read zeros instead of overflowing an index.
         let g = t(&[1e30, 0.0, f64::NAN, 0.0], &[1, 1, 2, 2]);
-        close(
-            &input()
-                .grid_sample_2d(&g, GridSampleOptions::default())
-                .unwrap()
-                .to_vec::<f64>(),
-            &[0.0, 0.0],
-        );
+        close(&input().grid_sample_2d(&g, GridSampleOptions::default()).unwrap().to_vec::<f64>(), &[0.0, 0.0]);
     }
 
     #[test]
     fn bad_shapes_are_errors() {
-        let e = input()
-            .grid_sample_2d(&t(&[0.0; 3], &[1, 1, 1, 3]), GridSampleOptions::default())
-            .unwrap_err()
-            .to_string();
+        let e = input().grid_sample_2d(&t(&[0.0; 3], &[1, 1, 1, 3]), GridSampleOptions::default()).unwrap_err().to_string();
         assert!(e.contains("grid must be [1, h_out, w_out, 2]"), "{e}");
-        assert!(input()
-            .grid_sample_2d(&t(&[0.0; 2], &[1, 2]), GridSampleOptions::default())
-            .is_err());
+        assert!(input().grid_sample_2d(&t(&[0.0; 2], &[1, 2]), GridSampleOptions::default()).is_err());
         let empty = Tensor::zeros(&[1, 1, 0, 3], DType::F64);
-        assert!(empty
-            .grid_sample_2d(&grid(), GridSampleOptions::default())
-            .is_err());
+        assert!(empty.grid_sample_2d(&grid(), GridSampleOptions::default()).is_err());
     }
 }

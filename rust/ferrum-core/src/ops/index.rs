@@ -161,23 +161,14 @@ impl Tensor {
         let d = self.dim(op, dim)?;
         check_index_shape(op, self, indices, d)?;
         if values.rank() != indices.rank() {
-            return Err(Error::shapes(
-                op,
-                indices.shape(),
-                values.shape(),
-                "indices and values must have the same rank",
-            ));
+            return Err(Error::shapes(op, indices.shape(), values.shape(), "indices and values must have the same rank"));
         }
         if let Some(e) = (0..indices.rank()).find(|&e| indices.shape()[e] > values.shape()[e]) {
             return Err(Error::shapes(
                 op,
                 indices.shape(),
                 values.shape(),
-                format!(
-                    "indices dim {e} has size {}, larger than the values' {}",
-                    indices.shape()[e],
-                    values.shape()[e]
-                ),
+                format!("indices dim {e} has size {}, larger than the values' {}", indices.shape()[e], values.shape()[e]),
             ));
         }
         let idx = checked_indices(op, indices, d, self.shape()[d])?;
@@ -192,21 +183,11 @@ impl Tensor {
 }
 
 /// The index values, each checked to lie in `[0, size)` of `dim`.
-fn checked_indices<'a>(
-    op: &'static str,
-    indices: &'a Tensor,
-    dim: usize,
-    size: usize,
-) -> Result<Cow<'a, [i64]>> {
+fn checked_indices<'a>(op: &'static str, indices: &'a Tensor, dim: usize, size: usize) -> Result<Cow<'a, [i64]>> {
     let idx = contiguous_values::<i64>(op, indices)?;
     // A negative index cast to u64 is huge, so one comparison covers both ends.
     if let Some(&index) = idx.iter().find(|&&i| i as u64 >= size as u64) {
-        return Err(Error::IndexOutOfBounds {
-            op,
-            index,
-            dim,
-            size,
-        });
+        return Err(Error::IndexOutOfBounds { op, index, dim, size });
     }
     Ok(idx)
 }
@@ -219,11 +200,7 @@ fn check_index_shape(op: &'static str, t: &Tensor, indices: &Tensor, d: usize) -
             op,
             t.shape(),
             indices.shape(),
-            format!(
-                "indices have rank {}, the tensor rank {}; they must match",
-                indices.rank(),
-                t.rank()
-            ),
+            format!("indices have rank {}, the tensor rank {}; they must match", indices.rank(), t.rank()),
         ));
     }
     if let Some(e) = (0..t.rank()).find(|&e| e != d && indices.shape()[e] > t.shape()[e]) {
@@ -231,11 +208,7 @@ fn check_index_shape(op: &'static str, t: &Tensor, indices: &Tensor, d: usize) -
             op,
             t.shape(),
             indices.shape(),
-            format!(
-                "indices dim {e} has size {}, larger than the tensor's {}",
-                indices.shape()[e],
-                t.shape()[e]
-            ),
+            format!("indices dim {e} has size {}, larger than the tensor's {}", indices.shape()[e], t.shape()[e]),
         ));
     }
     Ok(())
@@ -243,11 +216,7 @@ fn check_index_shape(op: &'static str, t: &Tensor, indices: &Tensor, d: usize) -
 
 /// A shape seen as `[outer, shape[d], inner]`.
 fn split_at_dim(shape: &[usize], d: usize) -> (usize, usize, usize) {
-    (
-        shape[..d].iter().product(),
-        shape[d],
-        shape[d + 1..].iter().product(),
-    )
+    (shape[..d].iter().product(), shape[d], shape[d + 1..].iter().product())
 }
 
 fn select_unchecked(op: &'static str, t: &Tensor, d: usize, idx: &[i64]) -> Result<Tensor> {
@@ -275,14 +244,7 @@ fn select_unchecked(op: &'static str, t: &Tensor, d: usize, idx: &[i64]) -> Resu
 /// `[outer, n, inner]` -> `[outer, idx.len(), inner]`: whole inner rows are
 /// copied (an embedding lookup is one memcpy per token); on the last dim
 /// (inner == 1) each outer row is a tight pick loop.
-fn select_rows<T: Element>(
-    op: &'static str,
-    src: &[T],
-    outer: usize,
-    n: usize,
-    inner: usize,
-    idx: &[i64],
-) -> Result<Vec<T>> {
+fn select_rows<T: Element>(op: &'static str, src: &[T], outer: usize, n: usize, inner: usize, idx: &[i64]) -> Result<Vec<T>> {
     let m = idx.len();
     let mut out = try_zeroed(op, outer * m * inner, T::ZERO)?;
     if out.is_empty() {
@@ -292,9 +254,7 @@ fn select_rows<T: Element>(
     if inner == 1 {
         let pick = |(o, dst): (usize, &mut [T])| {
             let row = &src[o * n..(o + 1) * n];
-            dst.iter_mut()
-                .zip(idx)
-                .for_each(|(v, &i)| *v = row[i as usize]);
+            dst.iter_mut().zip(idx).for_each(|(v, &i)| *v = row[i as usize]);
         };
         if par {
             out.par_chunks_mut(m).enumerate().for_each(pick);
@@ -318,39 +278,23 @@ fn select_rows<T: Element>(
 /// `dst[o, idx[k], :] += vals[o, k, :]` over `[outer, n, inner]`. Outer
 /// blocks are disjoint, so they may run in parallel; within one, repeated
 /// indices accumulate in order.
-fn add_rows<T: Accumulate>(
-    dst: &mut [T],
-    vals: &[T],
-    outer: usize,
-    n: usize,
-    inner: usize,
-    idx: &[i64],
-) {
+fn add_rows<T: Accumulate>(dst: &mut [T], vals: &[T], outer: usize, n: usize, inner: usize, idx: &[i64]) {
     if vals.is_empty() {
         return;
     }
     let m = idx.len();
     let block = |(d, v): (&mut [T], &[T])| {
-        simd(
-            #[inline(always)]
-            || {
-                for (k, &i) in idx.iter().enumerate() {
-                    let row = &mut d[i as usize * inner..(i as usize + 1) * inner];
-                    row.iter_mut()
-                        .zip(&v[k * inner..(k + 1) * inner])
-                        .for_each(|(a, &b)| *a = a.accumulate(b));
-                }
-            },
-        )
+        simd(#[inline(always)] || {
+            for (k, &i) in idx.iter().enumerate() {
+                let row = &mut d[i as usize * inner..(i as usize + 1) * inner];
+                row.iter_mut().zip(&v[k * inner..(k + 1) * inner]).for_each(|(a, &b)| *a = a.accumulate(b));
+            }
+        })
     };
     if outer > 1 && go_parallel(vals.len(), PAR_CHEAP) {
-        dst.par_chunks_mut(n * inner)
-            .zip(vals.par_chunks(m * inner))
-            .for_each(block);
+        dst.par_chunks_mut(n * inner).zip(vals.par_chunks(m * inner)).for_each(block);
     } else {
-        dst.chunks_mut(n * inner)
-            .zip(vals.chunks(m * inner))
-            .for_each(block);
+        dst.chunks_mut(n * inner).zip(vals.chunks(m * inner)).for_each(block);
     }
 }
 
@@ -380,10 +324,7 @@ fn row_bases(shape: &[usize], strides: &[usize]) -> Vec<usize> {
 /// with dim `d` zeroed when `zero_d` so its coordinate comes from the index.
 fn outer_strides(shape: &[usize], d: usize, zero_d: bool) -> Vec<usize> {
     let r = shape.len();
-    let mut s: Vec<usize> = contiguous_strides(shape)[..r - 1]
-        .iter()
-        .map(|&v| v as usize)
-        .collect();
+    let mut s: Vec<usize> = contiguous_strides(shape)[..r - 1].iter().map(|&v| v as usize).collect();
     if zero_d && d < r - 1 {
         s[d] = 0;
     }
@@ -394,13 +335,7 @@ fn outer_strides(shape: &[usize], d: usize, zero_d: bool) -> Vec<usize> {
 /// reads `base + idx[j] * stride(d) + j * stride(last)`, where the last term
 /// vanishes when `d` is the last dim itself (cross-entropy's pick of one
 /// class per row).
-fn gather_rows<T: Element>(
-    src: &[T],
-    shape: &[usize],
-    ishape: &[usize],
-    d: usize,
-    idx: &[i64],
-) -> Vec<T> {
+fn gather_rows<T: Element>(src: &[T], shape: &[usize], ishape: &[usize], d: usize, idx: &[i64]) -> Vec<T> {
     let mut out = vec![T::ZERO; idx.len()];
     if out.is_empty() {
         return out;
@@ -416,15 +351,9 @@ fn gather_rows<T: Element>(
         }
     };
     if go_parallel(out.len(), PAR_CHEAP) {
-        out.par_chunks_mut(len)
-            .zip(idx.par_chunks(len))
-            .zip(bases.par_iter())
-            .for_each(row);
+        out.par_chunks_mut(len).zip(idx.par_chunks(len)).zip(bases.par_iter()).for_each(row);
     } else {
-        out.chunks_mut(len)
-            .zip(idx.chunks(len))
-            .zip(bases.iter())
-            .for_each(row);
+        out.chunks_mut(len).zip(idx.chunks(len)).zip(bases.iter()).for_each(row);
     }
     out
 }
@@ -462,17 +391,9 @@ fn scatter_rows<T: Accumulate>(
 impl Var {
     pub fn select(&self, dim: isize, indices: &Tensor) -> Result<Var> {
         let y = self.value.select(dim, indices)?;
-        let (shape, dtype, idx) = (
-            self.value.shape().to_vec(),
-            self.value.dtype(),
-            indices.clone(),
-        );
+        let (shape, dtype, idx) = (self.value.shape().to_vec(), self.value.dtype(), indices.clone());
         Ok(record(y, &[self], move || {
-            FnBackward::new("select", move |g, _| {
-                Ok(vec![Some(
-                    Tensor::zeros(&shape, dtype).select_assign(dim, &idx, &g)?,
-                )])
-            })
+            FnBackward::new("select", move |g, _| Ok(vec![Some(Tensor::zeros(&shape, dtype).select_assign(dim, &idx, &g)?)]))
         }))
     }
 
@@ -481,11 +402,7 @@ impl Var {
         let idx = indices.clone();
         Ok(record(y, &[self, values], move || {
             FnBackward::new("select_assign", move |g, needs| {
-                let gv = if needs[1] {
-                    Some(g.select(dim, &idx)?)
-                } else {
-                    None
-                };
+                let gv = if needs[1] { Some(g.select(dim, &idx)?) } else { None };
                 Ok(vec![needs[0].then_some(g), gv])
             })
         }))
@@ -493,17 +410,9 @@ impl Var {
 
     pub fn gather(&self, dim: isize, indices: &Tensor) -> Result<Var> {
         let y = self.value.gather(dim, indices)?;
-        let (shape, dtype, idx) = (
-            self.value.shape().to_vec(),
-            self.value.dtype(),
-            indices.clone(),
-        );
+        let (shape, dtype, idx) = (self.value.shape().to_vec(), self.value.dtype(), indices.clone());
         Ok(record(y, &[self], move || {
-            FnBackward::new("gather", move |g, _| {
-                Ok(vec![Some(
-                    Tensor::zeros(&shape, dtype).scatter(dim, &idx, &g)?,
-                )])
-            })
+            FnBackward::new("gather", move |g, _| Ok(vec![Some(Tensor::zeros(&shape, dtype).scatter(dim, &idx, &g)?)]))
         }))
     }
 
@@ -518,11 +427,7 @@ impl Var {
                     Some(if read.shape() == vshape.as_slice() {
                         read
                     } else {
-                        let specs: Vec<SliceSpec> = read
-                            .shape()
-                            .iter()
-                            .map(|&n| SliceSpec::range(0, n as isize))
-                            .collect();
+                        let specs: Vec<SliceSpec> = read.shape().iter().map(|&n| SliceSpec::range(0, n as isize)).collect();
                         Tensor::zeros(&vshape, g.dtype()).slice_assign(&specs, &read)?
                     })
                 } else {
@@ -542,11 +447,7 @@ impl Var {
         g_shape[d] = flat.numel() as isize;
         Ok(record(y, &[self], move || {
             FnBackward::new("take", move |g, _| {
-                Ok(vec![Some(Tensor::zeros(&shape, dtype).select_assign(
-                    d as isize,
-                    &flat,
-                    &g.reshape(&g_shape)?,
-                )?)])
+                Ok(vec![Some(Tensor::zeros(&shape, dtype).select_assign(d as isize, &flat, &g.reshape(&g_shape)?)?)])
             })
         }))
     }
@@ -585,10 +486,7 @@ mod tests {
         let table = range(&[4, 3]);
         let s = table.select(0, &ints(&[2, 0, 2], &[3])).unwrap();
         assert_eq!(s.shape(), &[3, 3]);
-        assert_eq!(
-            s.to_vec::<f32>(),
-            vec![6.0, 7.0, 8.0, 0.0, 1.0, 2.0, 6.0, 7.0, 8.0]
-        );
+        assert_eq!(s.to_vec::<f32>(), vec![6.0, 7.0, 8.0, 0.0, 1.0, 2.0, 6.0, 7.0, 8.0]);
     }
 
     #[test]
@@ -597,10 +495,7 @@ mod tests {
         let x = range(&[3, 4]).transpose();
         let s = x.select(-1, &ints(&[2, 0], &[2])).unwrap();
         assert_eq!(s.shape(), &[4, 2]);
-        assert_eq!(
-            s.to_vec::<f32>(),
-            vec![8.0, 0.0, 9.0, 1.0, 10.0, 2.0, 11.0, 3.0]
-        );
+        assert_eq!(s.to_vec::<f32>(), vec![8.0, 0.0, 9.0, 1.0, 10.0, 2.0, 11.0, 3.0]);
     }
 
     #[test]
@@ -626,64 +521,20 @@ mod tests {
         assert_eq!(few.to_vec::<f32>(), vec![3.0, 7.0, 11.0]);
         let many = x.select(0, &ints(&[3, 3, 0, 1, 2], &[5])).unwrap();
         assert_eq!(many.shape(), &[5, 3]);
-        assert_eq!(
-            many.to_vec::<f32>(),
-            vec![3.0, 7.0, 11.0, 3.0, 7.0, 11.0, 0.0, 4.0, 8.0, 1.0, 5.0, 9.0, 2.0, 6.0, 10.0]
-        );
+        assert_eq!(many.to_vec::<f32>(), vec![3.0, 7.0, 11.0, 3.0, 7.0, 11.0, 0.0, 4.0, 8.0, 1.0, 5.0, 9.0, 2.0, 6.0, 10.0]);
     }
 
     #[test]
     fn select_errors() {
         let x = range(&[2, 3]);
         let e = x.select(1, &ints(&[0, 3], &[2])).unwrap_err();
-        assert_eq!(
-            e,
-            Error::IndexOutOfBounds {
-                op: "select",
-                index: 3,
-                dim: 1,
-                size: 3
-            }
-        );
-        assert_eq!(
-            e.to_string(),
-            "select: index 3 is out of bounds for dim 1 of size 3"
-        );
+        assert_eq!(e, Error::IndexOutOfBounds { op: "select", index: 3, dim: 1, size: 3 });
+        assert_eq!(e.to_string(), "select: index 3 is out of bounds for dim 1 of size 3");
         let e = x.select(0, &ints(&[-1], &[1])).unwrap_err();
-        assert_eq!(
-            e,
-            Error::IndexOutOfBounds {
-                op: "select",
-                index: -1,
-                dim: 0,
-                size: 2
-            }
-        );
-        assert!(matches!(
-            x.select(0, &range(&[1])),
-            Err(Error::KindMismatch {
-                op: "select",
-                expected: Kind::Int,
-                found: Kind::Float
-            })
-        ));
-        assert!(matches!(
-            x.select(0, &ints(&[0], &[1, 1])),
-            Err(Error::RankMismatch {
-                op: "select",
-                expected: 1,
-                found: 2,
-                ..
-            })
-        ));
-        assert!(matches!(
-            x.select(2, &ints(&[0], &[1])),
-            Err(Error::DimOutOfRange {
-                op: "select",
-                dim: 2,
-                rank: 2
-            })
-        ));
+        assert_eq!(e, Error::IndexOutOfBounds { op: "select", index: -1, dim: 0, size: 2 });
+        assert!(matches!(x.select(0, &range(&[1])), Err(Error::KindMismatch { op: "select", expected: Kind::Int, found: Kind::Float })));
+        assert!(matches!(x.select(0, &ints(&[0], &[1, 1])), Err(Error::RankMismatch { op: "select", expected: 1, found: 2, .. })));
+        assert!(matches!(x.select(2, &ints(&[0], &[1])), Err(Error::DimOutOfRange { op: "select", dim: 2, rank: 2 })));
     }
 
     #[test]
@@ -691,10 +542,7 @@ mod tests {
         let x = range(&[2, 4]);
         let t = x.take(1, &ints(&[3, 0, 1, 1], &[2, 2])).unwrap();
         assert_eq!(t.shape(), &[2, 2, 2]);
-        assert_eq!(
-            t.to_vec::<f32>(),
-            vec![3.0, 0.0, 1.0, 1.0, 7.0, 4.0, 5.0, 5.0]
-        );
+        assert_eq!(t.to_vec::<f32>(), vec![3.0, 0.0, 1.0, 1.0, 7.0, 4.0, 5.0, 5.0]);
         let e = x.take(0, &ints(&[2], &[1])).unwrap_err().to_string();
         assert_eq!(e, "take: index 2 is out of bounds for dim 0 of size 2");
     }
@@ -723,30 +571,14 @@ mod tests {
     #[test]
     fn select_assign_errors() {
         let x = range(&[3, 2]);
-        let e = x
-            .select_assign(0, &ints(&[0], &[1]), &range(&[2, 2]))
-            .unwrap_err()
-            .to_string();
+        let e = x.select_assign(0, &ints(&[0], &[1]), &range(&[2, 2])).unwrap_err().to_string();
         assert_eq!(
             e,
             "select_assign: incompatible shapes [3, 2] and [2, 2]: the values must have shape [1, 2]: the tensor's shape with dim 0 resized to the 1 indices"
         );
-        let e = x
-            .select_assign(0, &ints(&[3], &[1]), &range(&[1, 2]))
-            .unwrap_err();
-        assert_eq!(
-            e,
-            Error::IndexOutOfBounds {
-                op: "select_assign",
-                index: 3,
-                dim: 0,
-                size: 3
-            }
-        );
-        assert!(matches!(
-            x.select_assign(0, &ints(&[0], &[1]), &ints(&[0, 0], &[1, 2])),
-            Err(Error::DTypeMismatch { .. })
-        ));
+        let e = x.select_assign(0, &ints(&[3], &[1]), &range(&[1, 2])).unwrap_err();
+        assert_eq!(e, Error::IndexOutOfBounds { op: "select_assign", index: 3, dim: 0, size: 3 });
+        assert!(matches!(x.select_assign(0, &ints(&[0], &[1]), &ints(&[0, 0], &[1, 2])), Err(Error::DTypeMismatch { .. })));
     }
 
     #[test]
@@ -784,26 +616,12 @@ mod tests {
     #[test]
     fn gather_errors() {
         let x = range(&[2, 3]);
-        let e = x
-            .gather(1, &ints(&[0, 1, 2], &[3]))
-            .unwrap_err()
-            .to_string();
+        let e = x.gather(1, &ints(&[0, 1, 2], &[3])).unwrap_err().to_string();
         assert_eq!(e, "gather: incompatible shapes [2, 3] and [3]: indices have rank 1, the tensor rank 2; they must match");
-        let e = x
-            .gather(1, &ints(&[0, 1, 2], &[3, 1]))
-            .unwrap_err()
-            .to_string();
+        let e = x.gather(1, &ints(&[0, 1, 2], &[3, 1])).unwrap_err().to_string();
         assert_eq!(e, "gather: incompatible shapes [2, 3] and [3, 1]: indices dim 0 has size 3, larger than the tensor's 2");
         let e = x.gather(0, &ints(&[0, 2], &[1, 2])).unwrap_err();
-        assert_eq!(
-            e,
-            Error::IndexOutOfBounds {
-                op: "gather",
-                index: 2,
-                dim: 0,
-                size: 2
-            }
-        );
+        assert_eq!(e, Error::IndexOutOfBounds { op: "gather", index: 2, dim: 0, size: 2 });
         assert_eq!(x.gather(0, &ints(&[], &[0, 3])).unwrap().shape(), &[0, 3]);
     }
 
@@ -814,18 +632,13 @@ mod tests {
         let idx = ints(&[0, 1, 2, 0, 0, 2, 0, 0, 1, 2], &[2, 5]);
         let v = Tensor::ones(&[2, 5], DType::I64);
         let y = x.scatter(0, &idx, &v).unwrap();
-        assert_eq!(
-            y.to_vec::<i64>(),
-            vec![1, 1, 1, 1, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1]
-        );
+        assert_eq!(y.to_vec::<i64>(), vec![1, 1, 1, 1, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1]);
     }
 
     #[test]
     fn scatter_matches_a_naive_reference() {
         let x = range(&[3, 4, 2]).transpose();
-        let v = range(&[3, 5, 4])
-            .binary_scalar(crate::ops::binary::BinaryOp::Mul, Scalar::Float(10.0))
-            .unwrap();
+        let v = range(&[3, 5, 4]).binary_scalar(crate::ops::binary::BinaryOp::Mul, Scalar::Float(10.0)).unwrap();
         for d in 0..3 {
             let ishape = [2usize, 2, 2];
             let size = x.shape()[d] as i64;
@@ -846,36 +659,14 @@ mod tests {
     #[test]
     fn scatter_errors() {
         let x = range(&[2, 3]);
-        let e = x
-            .scatter(1, &ints(&[0, 1], &[1, 2]), &range(&[1, 1]))
-            .unwrap_err()
-            .to_string();
+        let e = x.scatter(1, &ints(&[0, 1], &[1, 2]), &range(&[1, 1])).unwrap_err().to_string();
         assert_eq!(e, "scatter: incompatible shapes [1, 2] and [1, 1]: indices dim 1 has size 2, larger than the values' 1");
-        let e = x
-            .scatter(1, &ints(&[0, 1], &[1, 2]), &range(&[2]))
-            .unwrap_err()
-            .to_string();
+        let e = x.scatter(1, &ints(&[0, 1], &[1, 2]), &range(&[2])).unwrap_err().to_string();
         assert_eq!(e, "scatter: incompatible shapes [1, 2] and [2]: indices and values must have the same rank");
-        let e = x
-            .scatter(1, &ints(&[0, -2], &[1, 2]), &range(&[1, 2]))
-            .unwrap_err();
-        assert_eq!(
-            e,
-            Error::IndexOutOfBounds {
-                op: "scatter",
-                index: -2,
-                dim: 1,
-                size: 3
-            }
-        );
+        let e = x.scatter(1, &ints(&[0, -2], &[1, 2]), &range(&[1, 2])).unwrap_err();
+        assert_eq!(e, Error::IndexOutOfBounds { op: "scatter", index: -2, dim: 1, size: 3 });
         let b = Tensor::from_vec(vec![false, false], &[2]).unwrap();
-        let y = b
-            .scatter(
-                0,
-                &ints(&[1, 1], &[2]),
-                &Tensor::from_vec(vec![true, false], &[2]).unwrap(),
-            )
-            .unwrap();
+        let y = b.scatter(0, &ints(&[1, 1], &[2]), &Tensor::from_vec(vec![true, false], &[2]).unwrap()).unwrap();
         assert_eq!(y.to_vec::<bool>(), vec![false, true]);
     }
 }

@@ -29,9 +29,7 @@ fn taps(input: usize, output: usize, mode: InterpolateMode) -> Vec<Vec<(usize, f
     match mode {
         InterpolateMode::Nearest => {
             let ratio = input as f64 / output as f64;
-            (0..output)
-                .map(|i| vec![(((ratio * i as f64).floor() as usize).min(last), 1.0)])
-                .collect()
+            (0..output).map(|i| vec![(((ratio * i as f64).floor() as usize).min(last), 1.0)]).collect()
         }
         InterpolateMode::Bilinear => {
             let ratio = last as f64 / output.saturating_sub(1).max(1) as f64;
@@ -53,8 +51,7 @@ fn taps(input: usize, output: usize, mode: InterpolateMode) -> Vec<Vec<(usize, f
                     let lo = frac.floor();
                     let t = frac - lo;
                     let base = lo as usize;
-                    let idx =
-                        [base.saturating_sub(1), base, base + 1, base + 2].map(|k| k.min(last));
+                    let idx = [base.saturating_sub(1), base, base + 1, base + 2].map(|k| k.min(last));
                     idx.into_iter().zip(cubic_weights(t)).collect()
                 })
                 .collect()
@@ -90,15 +87,7 @@ fn plan(op: &'static str, x: &Tensor, size: [usize; 2], mode: InterpolateMode) -
         return Err(Error::invalid(op, format!("cannot resize {ih}x{iw} to {oh}x{ow}: every size must be at least 1 (input shape {s:?})")));
     }
     checked_numel(op, &[s[0], s[1], oh, ow], x.dtype().size_in_bytes())?;
-    Ok(Plan {
-        rows: taps(ih, oh, mode),
-        cols: taps(iw, ow, mode),
-        planes: s[0] * s[1],
-        ih,
-        iw,
-        oh,
-        ow,
-    })
+    Ok(Plan { rows: taps(ih, oh, mode), cols: taps(iw, ow, mode), planes: s[0] * s[1], ih, iw, oh, ow })
 }
 
 fn forward<T: FloatElement>(x: &[T], p: &Plan) -> Vec<T> {
@@ -160,10 +149,7 @@ impl Var {
         let in_shape = self.value.shape().to_vec();
         let p = plan(op, &self.value, size, mode)?;
         Ok(record(y, &[self], move || {
-            FnBackward::new(
-                op,
-                move |g, _| with_float!(op, g.dtype(), T => Ok(vec![Some(Tensor::from_vec(backward::<T>(&values::<T>(op, &g)?, &p), &in_shape)?)])),
-            )
+            FnBackward::new(op, move |g, _| with_float!(op, g.dtype(), T => Ok(vec![Some(Tensor::from_vec(backward::<T>(&values::<T>(op, &g)?, &p), &in_shape)?)])))
         }))
     }
 }
@@ -179,38 +165,24 @@ mod tests {
     #[test]
     fn nearest_repeats_and_picks_like_burn() {
         let x = t(vec![1.0, 2.0, 3.0, 4.0], &[1, 1, 2, 2]);
-        let y = x
-            .interpolate([4, 4], InterpolateMode::Nearest)
-            .unwrap()
-            .to_vec::<f64>();
+        let y = x.interpolate([4, 4], InterpolateMode::Nearest).unwrap().to_vec::<f64>();
         assert_eq!(&y[..4], &[1.0, 1.0, 2.0, 2.0]);
         let x = t((0..5).map(f64::from).collect(), &[1, 1, 1, 5]);
         // 5 -> 2: source indices floor(0 * 2.5) = 0 and floor(1 * 2.5) = 2.
-        assert_eq!(
-            x.interpolate([1, 2], InterpolateMode::Nearest)
-                .unwrap()
-                .to_vec::<f64>(),
-            vec![0.0, 2.0]
-        );
+        assert_eq!(x.interpolate([1, 2], InterpolateMode::Nearest).unwrap().to_vec::<f64>(), vec![0.0, 2.0]);
     }
 
     #[test]
     fn bilinear_aligns_corners() {
         let x = t(vec![0.0, 3.0], &[1, 1, 1, 2]);
-        let y = x
-            .interpolate([1, 4], InterpolateMode::Bilinear)
-            .unwrap()
-            .to_vec::<f64>();
+        let y = x.interpolate([1, 4], InterpolateMode::Bilinear).unwrap().to_vec::<f64>();
         assert_eq!(y, vec![0.0, 1.0, 2.0, 3.0]);
     }
 
     #[test]
     fn bicubic_keeps_a_linear_ramp_inside() {
         let x = t((0..8).map(f64::from).collect(), &[1, 1, 1, 8]);
-        let y = x
-            .interpolate([1, 15], InterpolateMode::Bicubic)
-            .unwrap()
-            .to_vec::<f64>();
+        let y = x.interpolate([1, 15], InterpolateMode::Bicubic).unwrap().to_vec::<f64>();
         // Away from the clamped edges the cubic reproduces a line exactly.
         for (i, v) in y.iter().enumerate().take(12).skip(3) {
             assert!((v - i as f64 * 0.5).abs() < 1e-12, "{i}: {v}");
@@ -220,30 +192,16 @@ mod tests {
     #[test]
     fn backward_is_the_adjoint() {
         // <interpolate(x), g> == <x, backward(g)> for every mode.
-        for mode in [
-            InterpolateMode::Nearest,
-            InterpolateMode::Bilinear,
-            InterpolateMode::Bicubic,
-        ] {
+        for mode in [InterpolateMode::Nearest, InterpolateMode::Bilinear, InterpolateMode::Bicubic] {
             let x: Vec<f64> = (0..2 * 3 * 4).map(|i| (i as f64 * 0.37).sin()).collect();
             let g: Vec<f64> = (0..2 * 5 * 7).map(|i| (i as f64 * 0.11).cos()).collect();
             let leaf = Var::leaf(t(x.clone(), &[1, 2, 3, 4]));
             let y = leaf.interpolate([5, 7], mode).unwrap();
             let gt = Var::constant(t(g.clone(), &[1, 2, 5, 7]));
-            let loss = y
-                .binary(crate::ops::binary::BinaryOp::Mul, &gt)
-                .unwrap()
-                .sum()
-                .unwrap();
+            let loss = y.binary(crate::ops::binary::BinaryOp::Mul, &gt).unwrap().sum().unwrap();
             let grads = crate::autodiff::backward(&loss).unwrap();
             let gx = grads.get(leaf.id().unwrap()).unwrap().to_vec::<f64>();
-            let lhs: f64 = y
-                .value
-                .to_vec::<f64>()
-                .iter()
-                .zip(&g)
-                .map(|(a, b)| a * b)
-                .sum();
+            let lhs: f64 = y.value.to_vec::<f64>().iter().zip(&g).map(|(a, b)| a * b).sum();
             let rhs: f64 = x.iter().zip(&gx).map(|(a, b)| a * b).sum();
             assert!((lhs - rhs).abs() < 1e-10, "{mode:?}: {lhs} vs {rhs}");
         }
@@ -252,13 +210,7 @@ mod tests {
     #[test]
     fn errors() {
         let x = Tensor::zeros(&[1, 1, 2, 2], crate::DType::F32);
-        assert!(x
-            .interpolate([0, 2], InterpolateMode::Nearest)
-            .unwrap_err()
-            .to_string()
-            .contains("at least 1"));
-        assert!(Tensor::zeros(&[2, 2], crate::DType::F32)
-            .interpolate([1, 1], InterpolateMode::Nearest)
-            .is_err());
+        assert!(x.interpolate([0, 2], InterpolateMode::Nearest).unwrap_err().to_string().contains("at least 1"));
+        assert!(Tensor::zeros(&[2, 2], crate::DType::F32).interpolate([1, 1], InterpolateMode::Nearest).is_err());
     }
 }

@@ -34,19 +34,7 @@ impl Tensor {
         let r = self.rank();
         let coords = true_coords(self)?;
         let n = coords.len() / r.max(1);
-        (0..r)
-            .map(|d| {
-                Tensor::from_vec(
-                    coords
-                        .iter()
-                        .skip(d)
-                        .step_by(r)
-                        .copied()
-                        .collect::<Vec<i64>>(),
-                    &[n],
-                )
-            })
-            .collect()
+        (0..r).map(|d| Tensor::from_vec(coords.iter().skip(d).step_by(r).copied().collect::<Vec<i64>>(), &[n])).collect()
     }
 
     /// The coordinates of the true elements as an i64 `[n_true, rank]` tensor.
@@ -62,12 +50,7 @@ impl Tensor {
     }
 }
 
-fn logic(
-    a: &Tensor,
-    op: &'static str,
-    b: &Tensor,
-    f: impl Fn(bool, bool) -> bool + Sync,
-) -> Result<Tensor> {
+fn logic(a: &Tensor, op: &'static str, b: &Tensor, f: impl Fn(bool, bool) -> bool + Sync) -> Result<Tensor> {
     a.expect_kind(op, Kind::Bool)?;
     b.expect_kind(op, Kind::Bool)?;
     zip(op, a, b, PAR_CHEAP, f)
@@ -124,51 +107,23 @@ mod tests {
     fn logic_with_broadcasting() {
         let x = b(&[true, false, true, false], &[2, 2]);
         let col = b(&[true, false], &[2, 1]);
-        assert_eq!(
-            x.bool_not().unwrap().to_vec::<bool>(),
-            vec![false, true, false, true]
-        );
-        assert_eq!(
-            x.bool_and(&col).unwrap().to_vec::<bool>(),
-            vec![true, false, false, false]
-        );
-        assert_eq!(
-            x.bool_or(&col).unwrap().to_vec::<bool>(),
-            vec![true, true, true, false]
-        );
-        assert_eq!(
-            x.bool_xor(&col).unwrap().to_vec::<bool>(),
-            vec![false, true, true, false]
-        );
+        assert_eq!(x.bool_not().unwrap().to_vec::<bool>(), vec![false, true, false, true]);
+        assert_eq!(x.bool_and(&col).unwrap().to_vec::<bool>(), vec![true, false, false, false]);
+        assert_eq!(x.bool_or(&col).unwrap().to_vec::<bool>(), vec![true, true, true, false]);
+        assert_eq!(x.bool_xor(&col).unwrap().to_vec::<bool>(), vec![false, true, true, false]);
         let t = x.transpose();
-        assert_eq!(
-            t.bool_xor(&x).unwrap().to_vec::<bool>(),
-            vec![false, true, true, false]
-        );
+        assert_eq!(t.bool_xor(&x).unwrap().to_vec::<bool>(), vec![false, true, true, false]);
     }
 
     #[test]
     fn logic_needs_bools() {
         let f = Tensor::zeros(&[2], DType::F32);
         let x = b(&[true, false], &[2]);
-        assert!(matches!(
-            f.bool_not(),
-            Err(Error::KindMismatch {
-                op: "bool_not",
-                expected: Kind::Bool,
-                found: Kind::Float
-            })
-        ));
-        let e = x
-            .bool_and(&Tensor::zeros(&[2], DType::I64))
-            .unwrap_err()
-            .to_string();
+        assert!(matches!(f.bool_not(), Err(Error::KindMismatch { op: "bool_not", expected: Kind::Bool, found: Kind::Float })));
+        let e = x.bool_and(&Tensor::zeros(&[2], DType::I64)).unwrap_err().to_string();
         assert_eq!(e, "bool_and: expected a Bool tensor, found Int");
         let e = x.bool_or(&b(&[true; 3], &[3])).unwrap_err().to_string();
-        assert!(
-            e.starts_with("bool_or: incompatible shapes [2] and [3]"),
-            "{e}"
-        );
+        assert!(e.starts_with("bool_or: incompatible shapes [2] and [3]"), "{e}");
     }
 
     #[test]
@@ -179,19 +134,14 @@ mod tests {
         assert_eq!(nz[0].to_vec::<i64>(), vec![0, 0, 1]);
         assert_eq!(nz[1].to_vec::<i64>(), vec![1, 2, 2]);
         let a = x.argwhere().unwrap();
-        assert_eq!(
-            (a.shape(), a.to_vec::<i64>()),
-            (&[3usize, 2][..], vec![0, 1, 0, 2, 1, 2])
-        );
+        assert_eq!((a.shape(), a.to_vec::<i64>()), (&[3usize, 2][..], vec![0, 1, 0, 2, 1, 2]));
     }
 
     #[test]
     fn nonzero_of_numbers_and_views() {
         let f = Tensor::from_vec(vec![0.0f32, -0.0, f32::NAN, 2.0], &[4]).unwrap();
         assert_eq!(f.nonzero().unwrap()[0].to_vec::<i64>(), vec![2, 3]);
-        let i = Tensor::from_vec(vec![0i64, 5, 7, 0], &[2, 2])
-            .unwrap()
-            .transpose();
+        let i = Tensor::from_vec(vec![0i64, 5, 7, 0], &[2, 2]).unwrap().transpose();
         assert_eq!(i.argwhere().unwrap().to_vec::<i64>(), vec![0, 1, 1, 0]);
         let none = Tensor::zeros(&[2, 3], DType::Bool).argwhere().unwrap();
         assert_eq!(none.shape(), &[0, 2]);
@@ -199,9 +149,6 @@ mod tests {
         assert!(s.nonzero().unwrap().is_empty());
         assert_eq!(s.argwhere().unwrap().shape(), &[1, 0]);
         let e = Tensor::zeros(&[0, 3], DType::I64).nonzero().unwrap();
-        assert_eq!(
-            e.iter().map(|t| t.shape().to_vec()).collect::<Vec<_>>(),
-            vec![vec![0], vec![0]]
-        );
+        assert_eq!(e.iter().map(|t| t.shape().to_vec()).collect::<Vec<_>>(), vec![vec![0], vec![0]]);
     }
 }

@@ -56,16 +56,7 @@ fn common_shape(op: &'static str, operands: &[&Tensor]) -> Result<crate::layout:
     }
     for (t, what) in operands[1..].iter().zip(["mask", "value"]) {
         if t.rank() != x.rank() {
-            return Err(Error::shapes(
-                op,
-                x.shape(),
-                t.shape(),
-                format!(
-                    "the {what} has rank {}, the tensor rank {}",
-                    t.rank(),
-                    x.rank()
-                ),
-            ));
+            return Err(Error::shapes(op, x.shape(), t.shape(), format!("the {what} has rank {}, the tensor rank {}", t.rank(), x.rank())));
         }
     }
     let shapes: Vec<&[usize]> = operands.iter().map(|t| t.shape()).collect();
@@ -75,27 +66,14 @@ fn common_shape(op: &'static str, operands: &[&Tensor]) -> Result<crate::layout:
 /// `t`'s layout stretched onto `shape`: same rank, each dim equal or 1.
 fn broadcast_onto(op: &'static str, what: &str, t: &Tensor, shape: &[usize]) -> Result<Layout> {
     if t.rank() != shape.len() {
-        return Err(Error::shapes(
-            op,
-            shape,
-            t.shape(),
-            format!(
-                "the {what} has rank {}, the tensor rank {}",
-                t.rank(),
-                shape.len()
-            ),
-        ));
+        return Err(Error::shapes(op, shape, t.shape(), format!("the {what} has rank {}, the tensor rank {}", t.rank(), shape.len())));
     }
     if let Some(e) = (0..shape.len()).find(|&e| t.shape()[e] != shape[e] && t.shape()[e] != 1) {
         return Err(Error::shapes(
             op,
             shape,
             t.shape(),
-            format!(
-                "the {what} has size {} in dim {e} where the tensor has {}; only size 1 broadcasts",
-                t.shape()[e],
-                shape[e]
-            ),
+            format!("the {what} has size {} in dim {e} where the tensor has {}; only size 1 broadcasts", t.shape()[e], shape[e]),
         ));
     }
     t.layout().broadcast_to(op, shape)
@@ -109,39 +87,23 @@ fn finish<T: Element>(out: Vec<T>, shape: &[usize]) -> Result<Tensor> {
 // so they compile to SIMD blends rather than branches.
 
 fn select_dense<T: Element>(out: &mut [T], x: &[T], m: &[bool], v: &[T]) {
-    simd(
-        #[inline(always)]
-        || {
-            for (((o, &x), &m), &v) in out.iter_mut().zip(x).zip(m).zip(v) {
-                *o = if m { v } else { x };
-            }
-        },
-    )
+    simd(#[inline(always)] || {
+        for (((o, &x), &m), &v) in out.iter_mut().zip(x).zip(m).zip(v) {
+            *o = if m { v } else { x };
+        }
+    })
 }
 
 fn select_dense_scalar<T: Element>(out: &mut [T], x: &[T], m: &[bool], v: T) {
-    simd(
-        #[inline(always)]
-        || {
-            for ((o, &x), &m) in out.iter_mut().zip(x).zip(m) {
-                *o = if m { v } else { x };
-            }
-        },
-    )
+    simd(#[inline(always)] || {
+        for ((o, &x), &m) in out.iter_mut().zip(x).zip(m) {
+            *o = if m { v } else { x };
+        }
+    })
 }
 
-fn where_tensor<T: Element>(
-    x: &Tensor,
-    m: &[bool],
-    ml: &Layout,
-    v: &[T],
-    vl: &Layout,
-) -> Result<Tensor> {
-    if let (Some(xs), Some((m0, m1)), Some((v0, v1))) = (
-        x.as_slice::<T>(),
-        ml.contiguous_range(),
-        vl.contiguous_range(),
-    ) {
+fn where_tensor<T: Element>(x: &Tensor, m: &[bool], ml: &Layout, v: &[T], vl: &Layout) -> Result<Tensor> {
+    if let (Some(xs), Some((m0, m1)), Some((v0, v1))) = (x.as_slice::<T>(), ml.contiguous_range(), vl.contiguous_range()) {
         let (ms, vs) = (&m[m0..m1], &v[v0..v1]);
         let mut out = vec![T::ZERO; xs.len()];
         if go_parallel(out.len(), PAR_CHEAP) {
@@ -155,37 +117,28 @@ fn where_tensor<T: Element>(
         return finish(out, x.shape());
     }
     let mut out = x.try_to_vec::<T>("mask_where")?;
-    simd(
-        #[inline(always)]
-        || {
-            for_each_row2(ml, vl, |o, (om, sm), (ov, sv), len| {
-                let dst = &mut out[o..o + len];
-                match (sm, sv) {
-                    (1, 1) => dst
-                        .iter_mut()
-                        .zip(&m[om..om + len])
-                        .zip(&v[ov..ov + len])
-                        .for_each(|((o, &m), &v)| *o = if m { v } else { *o }),
-                    (1, 0) => {
-                        let v = v[ov];
-                        dst.iter_mut()
-                            .zip(&m[om..om + len])
-                            .for_each(|(o, &m)| *o = if m { v } else { *o });
-                    }
-                    _ => {
-                        let (mut im, mut iv) = (om as isize, ov as isize);
-                        for o in dst.iter_mut() {
-                            if m[im as usize] {
-                                *o = v[iv as usize];
-                            }
-                            im += sm;
-                            iv += sv;
+    simd(#[inline(always)] || {
+        for_each_row2(ml, vl, |o, (om, sm), (ov, sv), len| {
+            let dst = &mut out[o..o + len];
+            match (sm, sv) {
+                (1, 1) => dst.iter_mut().zip(&m[om..om + len]).zip(&v[ov..ov + len]).for_each(|((o, &m), &v)| *o = if m { v } else { *o }),
+                (1, 0) => {
+                    let v = v[ov];
+                    dst.iter_mut().zip(&m[om..om + len]).for_each(|(o, &m)| *o = if m { v } else { *o });
+                }
+                _ => {
+                    let (mut im, mut iv) = (om as isize, ov as isize);
+                    for o in dst.iter_mut() {
+                        if m[im as usize] {
+                            *o = v[iv as usize];
                         }
+                        im += sm;
+                        iv += sv;
                     }
                 }
-            })
-        },
-    );
+            }
+        })
+    });
     finish(out, x.shape())
 }
 
@@ -205,32 +158,26 @@ fn where_scalar<T: Element>(x: &Tensor, m: &[bool], ml: &Layout, v: T) -> Result
     }
     let mut out = x.try_to_vec::<T>("mask_fill")?;
     let mut o = 0;
-    simd(
-        #[inline(always)]
-        || {
-            for_each_row(ml, |om, sm, len| {
-                let dst = &mut out[o..o + len];
-                o += len;
-                match sm {
-                    1 => dst
-                        .iter_mut()
-                        .zip(&m[om..om + len])
-                        .for_each(|(o, &m)| *o = if m { v } else { *o }),
-                    0 if m[om] => dst.fill(v),
-                    0 => {}
-                    _ => {
-                        let mut im = om as isize;
-                        for o in dst.iter_mut() {
-                            if m[im as usize] {
-                                *o = v;
-                            }
-                            im += sm;
+    simd(#[inline(always)] || {
+        for_each_row(ml, |om, sm, len| {
+            let dst = &mut out[o..o + len];
+            o += len;
+            match sm {
+                1 => dst.iter_mut().zip(&m[om..om + len]).for_each(|(o, &m)| *o = if m { v } else { *o }),
+                0 if m[om] => dst.fill(v),
+                0 => {}
+                _ => {
+                    let mut im = om as isize;
+                    for o in dst.iter_mut() {
+                        if m[im as usize] {
+                            *o = v;
                         }
+                        im += sm;
                     }
                 }
-            })
-        },
-    );
+            }
+        })
+    });
     finish(out, x.shape())
 }
 
@@ -240,26 +187,11 @@ impl Var {
     /// gradients of the positions it fed.
     pub fn mask_where(&self, mask: &Tensor, value: &Var) -> Result<Var> {
         let y = self.value.mask_where(mask, &value.value)?;
-        let (m, vshape, xshape) = (
-            mask.clone(),
-            value.value.shape().to_vec(),
-            self.value.shape().to_vec(),
-        );
+        let (m, vshape, xshape) = (mask.clone(), value.value.shape().to_vec(), self.value.shape().to_vec());
         Ok(record(y, &[self, value], move || {
             FnBackward::new("mask_where", move |g, needs| {
-                let gv = if needs[1] {
-                    Some(sum_to_shape(
-                        g.mask_fill(&m.bool_not()?, Scalar::Int(0))?,
-                        &vshape,
-                    )?)
-                } else {
-                    None
-                };
-                let gs = if needs[0] {
-                    Some(sum_to_shape(g.mask_fill(&m, Scalar::Int(0))?, &xshape)?)
-                } else {
-                    None
-                };
+                let gv = if needs[1] { Some(sum_to_shape(g.mask_fill(&m.bool_not()?, Scalar::Int(0))?, &vshape)?) } else { None };
+                let gs = if needs[0] { Some(sum_to_shape(g.mask_fill(&m, Scalar::Int(0))?, &xshape)?) } else { None };
                 Ok(vec![gs, gv])
             })
         }))
@@ -268,14 +200,7 @@ impl Var {
     pub fn mask_fill(&self, mask: &Tensor, value: Scalar) -> Result<Var> {
         let y = self.value.mask_fill(mask, value)?;
         let (m, xshape) = (mask.clone(), self.value.shape().to_vec());
-        Ok(record(y, &[self], move || {
-            FnBackward::new("mask_fill", move |g, _| {
-                Ok(vec![Some(sum_to_shape(
-                    g.mask_fill(&m, Scalar::Int(0))?,
-                    &xshape,
-                )?)])
-            })
-        }))
+        Ok(record(y, &[self], move || FnBackward::new("mask_fill", move |g, _| Ok(vec![Some(sum_to_shape(g.mask_fill(&m, Scalar::Int(0))?, &xshape)?)]))))
     }
 }
 
@@ -296,18 +221,11 @@ mod tests {
     fn reference(x: &Tensor, m: &Tensor, v: &Tensor) -> Vec<f32> {
         let (xs, ms, vs) = (x.to_vec::<f32>(), m.to_vec::<bool>(), v.to_vec::<f32>());
         let (rows, cols) = (x.shape()[0], x.shape()[1]);
-        let pick = |t: &Tensor, i: usize, j: usize| {
-            (if t.shape()[0] == 1 { 0 } else { i }) * t.shape()[1]
-                + if t.shape()[1] == 1 { 0 } else { j }
-        };
+        let pick = |t: &Tensor, i: usize, j: usize| (if t.shape()[0] == 1 { 0 } else { i }) * t.shape()[1] + if t.shape()[1] == 1 { 0 } else { j };
         (0..rows * cols)
             .map(|p| {
                 let (i, j) = (p / cols, p % cols);
-                if ms[pick(m, i, j)] {
-                    vs[pick(v, i, j)]
-                } else {
-                    xs[p]
-                }
+                if ms[pick(m, i, j)] { vs[pick(v, i, j)] } else { xs[p] }
             })
             .collect()
     }
@@ -317,10 +235,7 @@ mod tests {
         let x = f(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
         let m = b(&[true, false, false, true], &[2, 2]);
         let v = f(&[10.0, 20.0, 30.0, 40.0], &[2, 2]);
-        assert_eq!(
-            x.mask_where(&m, &v).unwrap().to_vec::<f32>(),
-            vec![10.0, 2.0, 3.0, 40.0]
-        );
+        assert_eq!(x.mask_where(&m, &v).unwrap().to_vec::<f32>(), vec![10.0, 2.0, 3.0, 40.0]);
     }
 
     #[test]
@@ -329,22 +244,11 @@ mod tests {
         let cases = [
             (b(&[true, false], &[1, 2]), f(&[7.0, 8.0, 9.0], &[3, 1])),
             (b(&[true, false, true], &[3, 1]), f(&[7.0, 8.0], &[1, 2])),
-            (
-                b(&[false, true, true, false, true, false], &[2, 3]).transpose(),
-                f(&[-1.0], &[1, 1]),
-            ),
-            (
-                b(&[true], &[1, 1]),
-                f(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).transpose(),
-            ),
+            (b(&[false, true, true, false, true, false], &[2, 3]).transpose(), f(&[-1.0], &[1, 1])),
+            (b(&[true], &[1, 1]), f(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).transpose()),
         ];
         for (m, v) in cases {
-            assert_eq!(
-                x.mask_where(&m, &v).unwrap().to_vec::<f32>(),
-                reference(&x, &m, &v),
-                "mask {:?}",
-                m.shape()
-            );
+            assert_eq!(x.mask_where(&m, &v).unwrap().to_vec::<f32>(), reference(&x, &m, &v), "mask {:?}", m.shape());
         }
     }
 
@@ -352,116 +256,53 @@ mod tests {
     fn fill_dense_broadcast_and_strided() {
         let x = f(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
         let m = b(&[false, true, false, true, false, true], &[2, 3]);
-        assert_eq!(
-            x.mask_fill(&m, Scalar::Float(0.5)).unwrap().to_vec::<f32>(),
-            vec![1.0, 0.5, 3.0, 0.5, 5.0, 0.5]
-        );
+        assert_eq!(x.mask_fill(&m, Scalar::Float(0.5)).unwrap().to_vec::<f32>(), vec![1.0, 0.5, 3.0, 0.5, 5.0, 0.5]);
         let col = b(&[true, false], &[2, 1]);
-        assert_eq!(
-            x.mask_fill(&col, Scalar::Int(0)).unwrap().to_vec::<f32>(),
-            vec![0.0, 0.0, 0.0, 4.0, 5.0, 6.0]
-        );
+        assert_eq!(x.mask_fill(&col, Scalar::Int(0)).unwrap().to_vec::<f32>(), vec![0.0, 0.0, 0.0, 4.0, 5.0, 6.0]);
         let row = b(&[false, true, false], &[1, 3]);
-        assert_eq!(
-            x.mask_fill(&row, Scalar::Int(-1)).unwrap().to_vec::<f32>(),
-            vec![1.0, -1.0, 3.0, 4.0, -1.0, 6.0]
-        );
+        assert_eq!(x.mask_fill(&row, Scalar::Int(-1)).unwrap().to_vec::<f32>(), vec![1.0, -1.0, 3.0, 4.0, -1.0, 6.0]);
         let mt = b(&[true, false, false, true, true, false], &[3, 2]).transpose();
-        assert_eq!(
-            x.mask_fill(&mt, Scalar::Int(0)).unwrap().to_vec::<f32>(),
-            vec![0.0, 2.0, 0.0, 4.0, 0.0, 6.0]
-        );
+        assert_eq!(x.mask_fill(&mt, Scalar::Int(0)).unwrap().to_vec::<f32>(), vec![0.0, 2.0, 0.0, 4.0, 0.0, 6.0]);
     }
 
     #[test]
     fn fill_ints_bools_and_empty() {
         let x = Tensor::from_vec(vec![1i64, 2, 3], &[3]).unwrap();
         let m = b(&[true, false, true], &[3]);
-        assert_eq!(
-            x.mask_fill(&m, Scalar::Int(9)).unwrap().to_vec::<i64>(),
-            vec![9, 2, 9]
-        );
+        assert_eq!(x.mask_fill(&m, Scalar::Int(9)).unwrap().to_vec::<i64>(), vec![9, 2, 9]);
         let y = b(&[false, false, true], &[3]);
-        assert_eq!(
-            y.mask_fill(&m, Scalar::Bool(true))
-                .unwrap()
-                .to_vec::<bool>(),
-            vec![true, false, true]
-        );
+        assert_eq!(y.mask_fill(&m, Scalar::Bool(true)).unwrap().to_vec::<bool>(), vec![true, false, true]);
         let e = Tensor::zeros(&[0, 2], DType::F32);
-        assert_eq!(
-            e.mask_fill(&b(&[true, true], &[1, 2]), Scalar::Float(1.0))
-                .unwrap()
-                .shape(),
-            &[0, 2]
-        );
+        assert_eq!(e.mask_fill(&b(&[true, true], &[1, 2]), Scalar::Float(1.0)).unwrap().shape(), &[0, 2]);
     }
 
     #[test]
     fn the_tensor_broadcasts_too() {
         // Burn's should_support_mask_where_broadcast: a [1, 2, 2] tensor, a [4, 2, 2] mask and value.
         let x = f(&[2.0, 3.0, 4.0, 5.0], &[1, 2, 2]);
-        let m = b(
-            &[
-                true, false, false, true, false, true, true, false, false, false, false, false,
-                true, true, true, true,
-            ],
-            &[4, 2, 2],
-        );
+        let m = b(&[true, false, false, true, false, true, true, false, false, false, false, false, true, true, true, true], &[4, 2, 2]);
         let v = f(&[1.0; 16], &[4, 2, 2]);
         let y = x.mask_where(&m, &v).unwrap();
         assert_eq!(y.shape(), &[4, 2, 2]);
-        assert_eq!(
-            y.to_vec::<f32>(),
-            vec![1., 3., 4., 1., 2., 1., 1., 5., 2., 3., 4., 5., 1., 1., 1., 1.]
-        );
+        assert_eq!(y.to_vec::<f32>(), vec![1., 3., 4., 1., 2., 1., 1., 5., 2., 3., 4., 5., 1., 1., 1., 1.]);
         // Value and tensor stretched along different dims.
-        let y = f(&[1.0, 2.0], &[2, 1])
-            .mask_where(&b(&[true, false, false], &[1, 3]), &f(&[9.0], &[1, 1]))
-            .unwrap();
+        let y = f(&[1.0, 2.0], &[2, 1]).mask_where(&b(&[true, false, false], &[1, 3]), &f(&[9.0], &[1, 1])).unwrap();
         assert_eq!(y.to_vec::<f32>(), vec![9.0, 1.0, 1.0, 9.0, 2.0, 2.0]);
-        let y = f(&[1.0, 2.0], &[1, 2])
-            .mask_fill(&b(&[true, false, false, true], &[2, 2]), Scalar::Float(0.0))
-            .unwrap();
+        let y = f(&[1.0, 2.0], &[1, 2]).mask_fill(&b(&[true, false, false, true], &[2, 2]), Scalar::Float(0.0)).unwrap();
         assert_eq!(y.to_vec::<f32>(), vec![0.0, 2.0, 1.0, 0.0]);
     }
 
     #[test]
     fn errors_name_the_mask() {
         let x = f(&[1.0; 6], &[2, 3]);
-        let e = x
-            .mask_fill(&b(&[true; 4], &[2, 2]), Scalar::Int(0))
-            .unwrap_err()
-            .to_string();
+        let e = x.mask_fill(&b(&[true; 4], &[2, 2]), Scalar::Int(0)).unwrap_err().to_string();
         assert_eq!(e, "mask_fill: incompatible shapes [2, 3] and [2, 2]: dim 1 has sizes 3 and 2, neither is 1");
-        let e = x
-            .mask_fill(&b(&[true; 3], &[3]), Scalar::Int(0))
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            e,
-            "mask_fill: incompatible shapes [2, 3] and [3]: the mask has rank 1, the tensor rank 2"
-        );
-        let e = x
-            .mask_where(&b(&[true; 6], &[2, 3]), &f(&[1.0; 4], &[4, 1]))
-            .unwrap_err()
-            .to_string();
+        let e = x.mask_fill(&b(&[true; 3], &[3]), Scalar::Int(0)).unwrap_err().to_string();
+        assert_eq!(e, "mask_fill: incompatible shapes [2, 3] and [3]: the mask has rank 1, the tensor rank 2");
+        let e = x.mask_where(&b(&[true; 6], &[2, 3]), &f(&[1.0; 4], &[4, 1])).unwrap_err().to_string();
         assert!(e.contains("dim 0 has sizes 2 and 4"), "{e}");
-        assert!(matches!(
-            x.mask_fill(&x, Scalar::Int(0)),
-            Err(Error::KindMismatch {
-                op: "mask_fill",
-                expected: Kind::Bool,
-                found: Kind::Float
-            })
-        ));
+        assert!(matches!(x.mask_fill(&x, Scalar::Int(0)), Err(Error::KindMismatch { op: "mask_fill", expected: Kind::Bool, found: Kind::Float })));
         let i = Tensor::zeros(&[2, 3], DType::I64);
-        assert!(matches!(
-            x.mask_where(&b(&[true; 6], &[2, 3]), &i),
-            Err(Error::DTypeMismatch {
-                op: "mask_where",
-                ..
-            })
-        ));
+        assert!(matches!(x.mask_where(&b(&[true; 6], &[2, 3]), &i), Err(Error::DTypeMismatch { op: "mask_where", .. })));
     }
 }

@@ -37,12 +37,7 @@ impl Tensor {
         let op = "matmul";
         self.expect_same_dtype(op, other)?;
         if self.rank() < 1 || self.rank() != other.rank() {
-            return Err(Error::shapes(
-                op,
-                self.shape(),
-                other.shape(),
-                "matmul needs two tensors of equal rank",
-            ));
+            return Err(Error::shapes(op, self.shape(), other.shape(), "matmul needs two tensors of equal rank"));
         }
         if self.rank() == 1 {
             // A dot product, kept as a rank-1 tensor of one element.
@@ -53,68 +48,35 @@ impl Tensor {
         let (m, k) = (self.shape()[r - 2], self.shape()[r - 1]);
         let (k2, n) = (other.shape()[r - 2], other.shape()[r - 1]);
         if k != k2 {
-            return Err(Error::shapes(
-                op,
-                self.shape(),
-                other.shape(),
-                format!("inner dims differ ({k} and {k2})"),
-            ));
+            return Err(Error::shapes(op, self.shape(), other.shape(), format!("inner dims differ ({k} and {k2})")));
         }
         let batch = broadcast_shape(op, &self.shape()[..r - 2], &other.shape()[..r - 2])?;
         match self.dtype() {
             DType::F32 => batched::<f32>(self, other, &batch, m, k, n),
             DType::F64 => batched::<f64>(self, other, &batch, m, k, n),
             DType::I64 => batched::<i64>(self, other, &batch, m, k, n),
-            DType::Bool => Err(Error::KindMismatch {
-                op,
-                expected: crate::Kind::Float,
-                found: crate::Kind::Bool,
-            }),
+            DType::Bool => Err(Error::KindMismatch { op, expected: crate::Kind::Float, found: crate::Kind::Bool }),
             storage => Err(Error::StorageDType { op, dtype: storage }),
         }
     }
 }
 
-fn batched<T: Element + GemmElement>(
-    a: &Tensor,
-    b: &Tensor,
-    batch: &[usize],
-    m: usize,
-    k: usize,
-    n: usize,
-) -> Result<Tensor> {
+fn batched<T: Element + GemmElement>(a: &Tensor, b: &Tensor, batch: &[usize], m: usize, k: usize, n: usize) -> Result<Tensor> {
     let r = a.rank();
     let nb: usize = batch.iter().product();
     let mut out_shape = batch.to_vec();
     out_shape.extend([m, n]);
-    let total = m
-        .checked_mul(n)
-        .and_then(|mn| mn.checked_mul(nb))
-        .ok_or_else(|| Error::shapes("matmul", a.shape(), b.shape(), "output too large"))?;
+    let total = m.checked_mul(n).and_then(|mn| mn.checked_mul(nb)).ok_or_else(|| Error::shapes("matmul", a.shape(), b.shape(), "output too large"))?;
     let (la, lb) = (a.layout(), b.layout());
     let (ba, bb) = (a.buffer::<T>(), b.buffer::<T>());
     // Offsets of each batch's matrix, walking batch dims with broadcast strides.
     let offsets = |l: &Layout| -> Vec<usize> {
-        let mut bl = Layout {
-            shape: DimVec::from_slice(&l.shape[..r - 2]),
-            strides: DimVec::from_slice(&l.strides[..r - 2]),
-            offset: l.offset,
-        };
-        bl = bl
-            .broadcast_to("matmul", batch)
-            .expect("batch shape was broadcast from these dims");
-        if batch.is_empty() {
-            vec![l.offset]
-        } else {
-            bl.offsets().collect()
-        }
+        let mut bl = Layout { shape: DimVec::from_slice(&l.shape[..r - 2]), strides: DimVec::from_slice(&l.strides[..r - 2]), offset: l.offset };
+        bl = bl.broadcast_to("matmul", batch).expect("batch shape was broadcast from these dims");
+        if batch.is_empty() { vec![l.offset] } else { bl.offsets().collect() }
     };
     let (oa, ob) = (offsets(la), offsets(lb));
-    let mat = |l: &Layout, off: usize| Mat {
-        offset: off,
-        rs: l.strides[r - 2],
-        cs: l.strides[r - 1],
-    };
+    let mat = |l: &Layout, off: usize| Mat { offset: off, rs: l.strides[r - 2], cs: l.strides[r - 1] };
     let chunk = (m * n).max(1);
     let fill = |out: &mut [T]| {
         // Between matrices a stopped call leaves the rest unwritten, which
@@ -122,15 +84,7 @@ fn batched<T: Element + GemmElement>(
         if across_batches(nb, m * n * k, rayon::current_num_threads()) {
             team::for_each_chunk_mut(out, chunk, |i, dst| {
                 if !interrupt::poll() {
-                    T::gemm(
-                        dst,
-                        ba,
-                        mat(la, oa[i]),
-                        bb,
-                        mat(lb, ob[i]),
-                        Dims { m, k, n },
-                        false,
-                    );
+                    T::gemm(dst, ba, mat(la, oa[i]), bb, mat(lb, ob[i]), Dims { m, k, n }, false);
                 }
             });
         } else {
@@ -138,15 +92,7 @@ fn batched<T: Element + GemmElement>(
                 if interrupt::poll() {
                     break;
                 }
-                T::gemm(
-                    dst,
-                    ba,
-                    mat(la, oa[i]),
-                    bb,
-                    mat(lb, ob[i]),
-                    Dims { m, k, n },
-                    true,
-                );
+                T::gemm(dst, ba, mat(la, oa[i]), bb, mat(lb, ob[i]), Dims { m, k, n }, true);
             }
         }
     };
@@ -154,11 +100,7 @@ fn batched<T: Element + GemmElement>(
     // `accumulate` writes every element of its m x n destination (zeros when
     // k = 0) and reads none, so no uninitialised value is ever read; T is a
     // plain number type without drop glue.
-    let out = unsafe {
-        new_filled("matmul", total, |out| {
-            fill(&mut *(out as *mut [MaybeUninit<T>] as *mut [T]))
-        })
-    }?;
+    let out = unsafe { new_filled("matmul", total, |out| fill(&mut *(out as *mut [MaybeUninit<T>] as *mut [T]))) }?;
     Tensor::from_vec(out, &out_shape)
 }
 
@@ -167,25 +109,15 @@ impl Var {
     /// dims an input was broadcast along.
     pub fn matmul(&self, other: &Var) -> Result<Var> {
         if self.value.rank() == 1 && other.value.rank() == 1 {
-            let p = self
-                .unsqueeze_dims(&[0])?
-                .matmul(&other.unsqueeze_dims(&[1])?)?;
+            let p = self.unsqueeze_dims(&[0])?.matmul(&other.unsqueeze_dims(&[1])?)?;
             return p.reshape(&[1]);
         }
         let y = self.value.matmul(&other.value)?;
         let (a, b) = (self.value.clone(), other.value.clone());
         Ok(record(y, &[self, other], move || {
             FnBackward::new("matmul", move |g, needs| {
-                let ga = if needs[0] {
-                    Some(sum_to_shape(g.matmul(&b.transpose())?, a.shape())?)
-                } else {
-                    None
-                };
-                let gb = if needs[1] {
-                    Some(sum_to_shape(a.transpose().matmul(&g)?, b.shape())?)
-                } else {
-                    None
-                };
+                let ga = if needs[0] { Some(sum_to_shape(g.matmul(&b.transpose())?, a.shape())?) } else { None };
+                let gb = if needs[1] { Some(sum_to_shape(a.transpose().matmul(&g)?, b.shape())?) } else { None };
                 Ok(vec![ga, gb])
             })
         }))
@@ -217,12 +149,7 @@ mod tests {
         let got = ta.matmul(&tb).unwrap().to_vec::<f64>();
         assert!(got.iter().zip(&want).all(|(x, y)| (x - y).abs() < 1e-12));
         // (b^T a^T)^T == a b, through strided views.
-        let got_t = tb
-            .transpose()
-            .matmul(&ta.transpose())
-            .unwrap()
-            .transpose()
-            .to_vec::<f64>();
+        let got_t = tb.transpose().matmul(&ta.transpose()).unwrap().transpose().to_vec::<f64>();
         assert!(got_t.iter().zip(&want).all(|(x, y)| (x - y).abs() < 1e-12));
     }
 
@@ -237,10 +164,7 @@ mod tests {
 
     #[test]
     fn inner_dim_mismatch_is_reported() {
-        let e = Tensor::ones(&[2, 3], DType::F32)
-            .matmul(&Tensor::ones(&[4, 2], DType::F32))
-            .unwrap_err()
-            .to_string();
+        let e = Tensor::ones(&[2, 3], DType::F32).matmul(&Tensor::ones(&[4, 2], DType::F32)).unwrap_err().to_string();
         assert!(e.contains("inner dims differ (3 and 4)"), "{e}");
     }
 

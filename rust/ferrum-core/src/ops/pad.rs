@@ -23,14 +23,7 @@ impl Tensor {
         let op = "pad";
         let r = self.rank();
         if pads.len() > r {
-            return Err(Error::invalid(
-                op,
-                format!(
-                    "{} (before, after) pairs given for a tensor of rank {r} (shape {:?})",
-                    pads.len(),
-                    self.shape()
-                ),
-            ));
+            return Err(Error::invalid(op, format!("{} (before, after) pairs given for a tensor of rank {r} (shape {:?})", pads.len(), self.shape())));
         }
         let mut shape = self.shape().to_vec();
         for (i, &(before, after)) in pads.iter().enumerate() {
@@ -38,15 +31,7 @@ impl Tensor {
             shape[d] = shape[d]
                 .checked_add(before)
                 .and_then(|n| n.checked_add(after))
-                .ok_or_else(|| {
-                    Error::invalid(
-                        op,
-                        format!(
-                            "padding ({before}, {after}) overflows dim {d} of size {}",
-                            self.shape()[d]
-                        ),
-                    )
-                })?;
+                .ok_or_else(|| Error::invalid(op, format!("padding ({before}, {after}) overflows dim {d} of size {}", self.shape()[d])))?;
         }
         let n = checked_numel(op, &shape, self.dtype().size_in_bytes())?;
         let full = Layout::contiguous(&shape);
@@ -68,12 +53,7 @@ impl Tensor {
         if times.len() != self.rank() {
             return Err(Error::invalid(
                 "repeat",
-                format!(
-                    "expected {} repeat counts for shape {:?}, found {:?}",
-                    self.rank(),
-                    self.shape(),
-                    times
-                ),
+                format!("expected {} repeat counts for shape {:?}, found {:?}", self.rank(), self.shape(), times),
             ));
         }
         repeat_unchecked(self, times)
@@ -92,14 +72,7 @@ impl Tensor {
     pub fn roll(&self, shifts: &[i64], dims: &[isize]) -> Result<Tensor> {
         let op = "roll";
         if shifts.len() != dims.len() {
-            return Err(Error::invalid(
-                op,
-                format!(
-                    "{} shifts given for {} dims ({shifts:?} and {dims:?}); they must pair up",
-                    shifts.len(),
-                    dims.len()
-                ),
-            ));
+            return Err(Error::invalid(op, format!("{} shifts given for {} dims ({shifts:?} and {dims:?}); they must pair up", shifts.len(), dims.len())));
         }
         let mut total = vec![0usize; self.rank()];
         for (&s, &dim) in shifts.iter().zip(dims) {
@@ -109,12 +82,7 @@ impl Tensor {
                 total[d] = (total[d] + s.rem_euclid(n as i64) as usize) % n;
             }
         }
-        let rolled: Vec<(usize, usize)> = total
-            .iter()
-            .enumerate()
-            .filter(|&(_, &s)| s > 0)
-            .map(|(d, &s)| (d, s))
-            .collect();
+        let rolled: Vec<(usize, usize)> = total.iter().enumerate().filter(|&(_, &s)| s > 0).map(|(d, &s)| (d, s)).collect();
         if rolled.is_empty() || self.numel() == 0 {
             return Ok(self.clone());
         }
@@ -153,15 +121,7 @@ fn repeat_unchecked(t: &Tensor, times: &[usize]) -> Result<Tensor> {
         .zip(times)
         .map(|(&n, &k)| n.checked_mul(k))
         .collect::<Option<Vec<usize>>>()
-        .ok_or_else(|| {
-            Error::invalid(
-                op,
-                format!(
-                    "repeating shape {:?} by {times:?} overflows the dim sizes",
-                    t.shape()
-                ),
-            )
-        })?;
+        .ok_or_else(|| Error::invalid(op, format!("repeating shape {:?} by {times:?} overflows the dim sizes", t.shape())))?;
     if times.iter().all(|&k| k == 1) {
         return Ok(t.clone());
     }
@@ -195,18 +155,13 @@ fn tile_blocks<T: Element>(op: &'static str, src: &[T], block: usize, k: usize) 
         if block == 1 {
             o.fill(b[0]);
         } else {
-            o.chunks_exact_mut(block)
-                .for_each(|piece| piece.copy_from_slice(b));
+            o.chunks_exact_mut(block).for_each(|piece| piece.copy_from_slice(b));
         }
     };
     if go_parallel(out.len(), PAR_CHEAP) {
-        out.par_chunks_exact_mut(block * k)
-            .zip(src.par_chunks_exact(block))
-            .for_each(tile);
+        out.par_chunks_exact_mut(block * k).zip(src.par_chunks_exact(block)).for_each(tile);
     } else {
-        out.chunks_exact_mut(block * k)
-            .zip(src.chunks_exact(block))
-            .for_each(tile);
+        out.chunks_exact_mut(block * k).zip(src.chunks_exact(block)).for_each(tile);
     }
     Ok(out)
 }
@@ -222,11 +177,7 @@ impl Var {
             let n = self.value.shape()[d] as isize;
             specs[d] = crate::tensor::views::SliceSpec::range(before as isize, before as isize + n);
         }
-        Ok(record(y, &[self], move || {
-            FnBackward::new("pad", move |g, _| {
-                Ok(vec![Some(g.slice(&specs)?.try_contiguous("pad")?)])
-            })
-        }))
+        Ok(record(y, &[self], move || FnBackward::new("pad", move |g, _| Ok(vec![Some(g.slice(&specs)?.try_contiguous("pad")?)]))))
     }
 
     /// Each tile's gradient is summed back onto the original.
@@ -237,16 +188,10 @@ impl Var {
         Ok(record(y, &[self], move || {
             FnBackward::new("repeat", move |g, _| {
                 // [t0*s0, t1*s1, ...] -> [t0, s0, t1, s1, ...], sum the t dims.
-                let split: Vec<isize> = t
-                    .iter()
-                    .zip(&shape)
-                    .flat_map(|(&k, &s)| [k as isize, s as isize])
-                    .collect();
+                let split: Vec<isize> = t.iter().zip(&shape).flat_map(|(&k, &s)| [k as isize, s as isize]).collect();
                 let tile_dims: Vec<isize> = (0..t.len()).map(|i| 2 * i as isize).collect();
                 let summed = g.reshape(&split)?.sum_dims(&tile_dims)?;
-                Ok(vec![Some(summed.reshape(
-                    &shape.iter().map(|&s| s as isize).collect::<Vec<_>>(),
-                )?)])
+                Ok(vec![Some(summed.reshape(&shape.iter().map(|&s| s as isize).collect::<Vec<_>>())?)])
             })
         }))
     }
@@ -260,11 +205,8 @@ impl Var {
 
     pub fn roll(&self, shifts: &[i64], dims: &[isize]) -> Result<Var> {
         let y = self.value.roll(shifts, dims)?;
-        let (back, d): (Vec<i64>, Vec<isize>) =
-            (shifts.iter().map(|s| -s).collect(), dims.to_vec());
-        Ok(record(y, &[self], move || {
-            FnBackward::new("roll", move |g, _| Ok(vec![Some(g.roll(&back, &d)?)]))
-        }))
+        let (back, d): (Vec<i64>, Vec<isize>) = (shifts.iter().map(|s| -s).collect(), dims.to_vec());
+        Ok(record(y, &[self], move || FnBackward::new("roll", move |g, _| Ok(vec![Some(g.roll(&back, &d)?)]))))
     }
 }
 
@@ -282,53 +224,28 @@ mod tests {
     fn pads_the_last_dims_in_torch_order() {
         let x = range(&[2, 2]);
         let p = x.pad(&[(1, 0)], Scalar::Int(-1)).unwrap();
-        assert_eq!(
-            (p.shape(), p.to_vec::<i64>()),
-            (&[2usize, 3][..], vec![-1, 0, 1, -1, 2, 3])
-        );
+        assert_eq!((p.shape(), p.to_vec::<i64>()), (&[2usize, 3][..], vec![-1, 0, 1, -1, 2, 3]));
         let p = x.pad(&[(0, 1), (1, 1)], Scalar::Int(9)).unwrap();
         assert_eq!(p.shape(), &[4, 3]);
         assert_eq!(p.to_vec::<i64>(), vec![9, 9, 9, 0, 1, 9, 2, 3, 9, 9, 9, 9]);
-        assert_eq!(
-            x.pad(&[], Scalar::Int(0)).unwrap().to_vec::<i64>(),
-            vec![0, 1, 2, 3]
-        );
+        assert_eq!(x.pad(&[], Scalar::Int(0)).unwrap().to_vec::<i64>(), vec![0, 1, 2, 3]);
     }
 
     #[test]
     fn pads_a_view_and_floats() {
-        let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])
-            .unwrap()
-            .transpose();
+        let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap().transpose();
         let p = x.pad(&[(0, 0), (1, 0)], Scalar::Float(0.5)).unwrap();
         assert_eq!(p.shape(), &[4, 2]);
-        assert_eq!(
-            p.to_vec::<f32>(),
-            vec![0.5, 0.5, 1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
-        );
-        let e = Tensor::zeros(&[0, 2], DType::Bool)
-            .pad(&[(1, 1), (0, 1)], Scalar::Bool(true))
-            .unwrap();
-        assert_eq!(
-            (e.shape(), e.to_vec::<bool>()),
-            (&[1usize, 4][..], vec![true; 4])
-        );
+        assert_eq!(p.to_vec::<f32>(), vec![0.5, 0.5, 1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+        let e = Tensor::zeros(&[0, 2], DType::Bool).pad(&[(1, 1), (0, 1)], Scalar::Bool(true)).unwrap();
+        assert_eq!((e.shape(), e.to_vec::<bool>()), (&[1usize, 4][..], vec![true; 4]));
     }
 
     #[test]
     fn pad_errors() {
-        let e = range(&[3])
-            .pad(&[(1, 1), (1, 1)], Scalar::Int(0))
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            e,
-            "pad: 2 (before, after) pairs given for a tensor of rank 1 (shape [3])"
-        );
-        let e = range(&[3])
-            .pad(&[(usize::MAX, 1)], Scalar::Int(0))
-            .unwrap_err()
-            .to_string();
+        let e = range(&[3]).pad(&[(1, 1), (1, 1)], Scalar::Int(0)).unwrap_err().to_string();
+        assert_eq!(e, "pad: 2 (before, after) pairs given for a tensor of rank 1 (shape [3])");
+        let e = range(&[3]).pad(&[(usize::MAX, 1)], Scalar::Int(0)).unwrap_err().to_string();
         assert!(e.starts_with("pad: padding ("), "{e}");
     }
 
@@ -339,10 +256,7 @@ mod tests {
         assert_eq!(r.shape(), &[4, 6]);
         let row0 = vec![0, 1, 0, 1, 0, 1];
         let row1 = vec![2, 3, 2, 3, 2, 3];
-        assert_eq!(
-            r.to_vec::<i64>(),
-            [row0.clone(), row1.clone(), row0, row1].concat()
-        );
+        assert_eq!(r.to_vec::<i64>(), [row0.clone(), row1.clone(), row0, row1].concat());
         assert_eq!(x.repeat(&[1, 1]).unwrap().to_vec::<i64>(), vec![0, 1, 2, 3]);
         assert_eq!(x.repeat(&[0, 2]).unwrap().shape(), &[0, 4]);
     }
@@ -357,10 +271,7 @@ mod tests {
         for i in 0..r.shape()[0] {
             for j in 0..r.shape()[1] {
                 for k in 0..r.shape()[2] {
-                    assert_eq!(
-                        r.get(&[i, j, k]).unwrap(),
-                        x.get(&[i % s[0], j % s[1], k % s[2]]).unwrap()
-                    );
+                    assert_eq!(r.get(&[i, j, k]).unwrap(), x.get(&[i % s[0], j % s[1], k % s[2]]).unwrap());
                 }
             }
         }
@@ -370,57 +281,23 @@ mod tests {
     fn repeat_dim_and_errors() {
         let x = Tensor::from_vec(vec![true, false], &[1, 2]).unwrap();
         let r = x.repeat_dim(-2, 3).unwrap();
-        assert_eq!(
-            (r.shape(), r.to_vec::<bool>()),
-            (
-                &[3usize, 2][..],
-                vec![true, false, true, false, true, false]
-            )
-        );
-        assert_eq!(
-            x.repeat_dim(1, 2).unwrap().to_vec::<bool>(),
-            vec![true, false, true, false]
-        );
+        assert_eq!((r.shape(), r.to_vec::<bool>()), (&[3usize, 2][..], vec![true, false, true, false, true, false]));
+        assert_eq!(x.repeat_dim(1, 2).unwrap().to_vec::<bool>(), vec![true, false, true, false]);
         let e = x.repeat(&[2]).unwrap_err().to_string();
-        assert_eq!(
-            e,
-            "repeat: expected 2 repeat counts for shape [1, 2], found [2]"
-        );
-        assert!(matches!(
-            x.repeat_dim(2, 2),
-            Err(Error::DimOutOfRange {
-                op: "repeat_dim",
-                dim: 2,
-                rank: 2
-            })
-        ));
+        assert_eq!(e, "repeat: expected 2 repeat counts for shape [1, 2], found [2]");
+        assert!(matches!(x.repeat_dim(2, 2), Err(Error::DimOutOfRange { op: "repeat_dim", dim: 2, rank: 2 })));
     }
 
     #[test]
     fn roll_follows_torch() {
         // The torch.roll docs example: x = [[1, 2], [3, 4], [5, 6], [7, 8]].
         let x = Tensor::from_vec((1..=8i64).collect::<Vec<_>>(), &[4, 2]).unwrap();
-        assert_eq!(
-            x.roll(&[1], &[0]).unwrap().to_vec::<i64>(),
-            vec![7, 8, 1, 2, 3, 4, 5, 6]
-        );
-        assert_eq!(
-            x.roll(&[-1], &[0]).unwrap().to_vec::<i64>(),
-            vec![3, 4, 5, 6, 7, 8, 1, 2]
-        );
-        assert_eq!(
-            x.roll(&[2, 1], &[0, 1]).unwrap().to_vec::<i64>(),
-            vec![6, 5, 8, 7, 2, 1, 4, 3]
-        );
-        assert_eq!(
-            x.roll(&[1, 1], &[0, -2]).unwrap().to_vec::<i64>(),
-            x.roll(&[2], &[0]).unwrap().to_vec::<i64>()
-        );
+        assert_eq!(x.roll(&[1], &[0]).unwrap().to_vec::<i64>(), vec![7, 8, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(x.roll(&[-1], &[0]).unwrap().to_vec::<i64>(), vec![3, 4, 5, 6, 7, 8, 1, 2]);
+        assert_eq!(x.roll(&[2, 1], &[0, 1]).unwrap().to_vec::<i64>(), vec![6, 5, 8, 7, 2, 1, 4, 3]);
+        assert_eq!(x.roll(&[1, 1], &[0, -2]).unwrap().to_vec::<i64>(), x.roll(&[2], &[0]).unwrap().to_vec::<i64>());
         assert_eq!(x.roll(&[], &[]).unwrap().to_vec::<i64>(), x.to_vec::<i64>());
-        assert_eq!(
-            x.roll(&[-9], &[1]).unwrap().to_vec::<i64>(),
-            vec![2, 1, 4, 3, 6, 5, 8, 7]
-        );
+        assert_eq!(x.roll(&[-9], &[1]).unwrap().to_vec::<i64>(), vec![2, 1, 4, 3, 6, 5, 8, 7]);
     }
 
     #[test]
@@ -429,10 +306,7 @@ mod tests {
         let r = x.roll(&[1, -2], &[0, 1]).unwrap();
         for i in 0..4 {
             for j in 0..3 {
-                assert_eq!(
-                    r.get(&[(i + 1) % 4, (j + 1) % 3]).unwrap(),
-                    x.get(&[i, j]).unwrap()
-                );
+                assert_eq!(r.get(&[(i + 1) % 4, (j + 1) % 3]).unwrap(), x.get(&[i, j]).unwrap());
             }
         }
     }
@@ -441,43 +315,18 @@ mod tests {
     fn roll_errors() {
         let x = range(&[3]);
         let e = x.roll(&[1, 2], &[0]).unwrap_err().to_string();
-        assert_eq!(
-            e,
-            "roll: 2 shifts given for 1 dims ([1, 2] and [0]); they must pair up"
-        );
-        assert!(matches!(
-            x.roll(&[1], &[1]),
-            Err(Error::DimOutOfRange {
-                op: "roll",
-                dim: 1,
-                rank: 1
-            })
-        ));
-        assert_eq!(
-            Tensor::zeros(&[0, 2], DType::F32)
-                .roll(&[1], &[0])
-                .unwrap()
-                .shape(),
-            &[0, 2]
-        );
+        assert_eq!(e, "roll: 2 shifts given for 1 dims ([1, 2] and [0]); they must pair up");
+        assert!(matches!(x.roll(&[1], &[1]), Err(Error::DimOutOfRange { op: "roll", dim: 1, rank: 1 })));
+        assert_eq!(Tensor::zeros(&[0, 2], DType::F32).roll(&[1], &[0]).unwrap().shape(), &[0, 2]);
     }
 
     #[test]
     fn huge_outputs_are_errors() {
         let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
-        let err = x
-            .pad(&[(1 << 62, 1 << 62)], Scalar::Float(0.0))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("pad") && err.contains("too many elements"),
-            "{err}"
-        );
+        let err = x.pad(&[(1 << 62, 1 << 62)], Scalar::Float(0.0)).unwrap_err().to_string();
+        assert!(err.contains("pad") && err.contains("too many elements"), "{err}");
         let err = x.repeat(&[1 << 40]).unwrap_err().to_string();
-        assert!(
-            err.contains("repeat") && err.contains("cannot allocate"),
-            "{err}"
-        );
+        assert!(err.contains("repeat") && err.contains("cannot allocate"), "{err}");
         let err = x.repeat(&[usize::MAX]).unwrap_err().to_string();
         assert!(err.contains("repeat") && err.contains("overflows"), "{err}");
         let err = x.repeat_dim(0, 1 << 61).unwrap_err().to_string();

@@ -9,8 +9,7 @@ use crate::autodiff::{record, FnBackward, Var};
 use crate::dtype::Kind;
 use crate::error::{Error, Result};
 use crate::kernels::pool::{
-    adaptive_avg_backward, adaptive_avg_forward, avg_pool_backward, avg_pool_forward,
-    max_pool_backward, max_pool_forward, max_pool_values, PoolGeom,
+    adaptive_avg_backward, adaptive_avg_forward, avg_pool_backward, avg_pool_forward, max_pool_backward, max_pool_forward, max_pool_values, PoolGeom,
 };
 use crate::ops::conv::values;
 use crate::shape::checked_numel;
@@ -33,13 +32,7 @@ pub struct PoolOptions<const N: usize> {
 impl<const N: usize> PoolOptions<N> {
     /// A window of `kernel` moving by its own size, without padding.
     pub fn new(kernel: [usize; N]) -> Self {
-        PoolOptions {
-            kernel,
-            stride: kernel,
-            padding: [(0, 0); N],
-            dilation: [1; N],
-            ceil_mode: false,
-        }
+        PoolOptions { kernel, stride: kernel, padding: [(0, 0); N], dilation: [1; N], ceil_mode: false }
     }
 }
 
@@ -58,22 +51,11 @@ fn check_input(op: &'static str, x: &Tensor, n: usize) -> Result<()> {
 }
 
 /// The geometry of a pooling window over `x`, and the output shape.
-fn pool_geom<const N: usize>(
-    op: &'static str,
-    x: &Tensor,
-    o: &PoolOptions<N>,
-) -> Result<(PoolGeom, Vec<usize>)> {
+fn pool_geom<const N: usize>(op: &'static str, x: &Tensor, o: &PoolOptions<N>) -> Result<(PoolGeom, Vec<usize>)> {
     check_input(op, x, N)?;
-    for (name, v) in [
-        ("kernel size", &o.kernel),
-        ("stride", &o.stride),
-        ("dilation", &o.dilation),
-    ] {
+    for (name, v) in [("kernel size", &o.kernel), ("stride", &o.stride), ("dilation", &o.dilation)] {
         if v.contains(&0) {
-            return Err(Error::invalid(
-                op,
-                format!("{name} must be at least 1 in every dim, found {v:?}"),
-            ));
+            return Err(Error::invalid(op, format!("{name} must be at least 1 in every dim, found {v:?}")));
         }
     }
     let xs = x.shape();
@@ -88,11 +70,7 @@ fn pool_geom<const N: usize>(
             return Err(Error::invalid(op, format!("spatial dim {d} of size {n} padded by ({before}, {after}) is smaller than the kernel span ({span}); input shape {xs:?}")));
         }
         let room = n + before + after - span;
-        let mut size = if o.ceil_mode {
-            room.div_ceil(s)
-        } else {
-            room / s
-        } + 1;
+        let mut size = if o.ceil_mode { room.div_ceil(s) } else { room / s } + 1;
         if o.ceil_mode && (size - 1) * s >= n + before {
             size -= 1;
         }
@@ -116,16 +94,9 @@ fn pool_geom<const N: usize>(
     Ok((g, out))
 }
 
-fn avg_geom<const N: usize>(
-    op: &'static str,
-    x: &Tensor,
-    o: &PoolOptions<N>,
-) -> Result<(PoolGeom, Vec<usize>)> {
+fn avg_geom<const N: usize>(op: &'static str, x: &Tensor, o: &PoolOptions<N>) -> Result<(PoolGeom, Vec<usize>)> {
     if o.dilation.iter().any(|&d| d != 1) {
-        return Err(Error::invalid(
-            op,
-            format!("average pooling has no dilation; found {:?}", o.dilation),
-        ));
+        return Err(Error::invalid(op, format!("average pooling has no dilation; found {:?}", o.dilation)));
     }
     pool_geom(op, x, o)
 }
@@ -135,21 +106,11 @@ type Plane = (usize, usize);
 
 /// The input and output plane sizes of an adaptive pooling of `x` to
 /// `output`, and the output shape.
-fn adaptive_sizes<const N: usize>(
-    op: &'static str,
-    x: &Tensor,
-    output: [usize; N],
-) -> Result<(Plane, Plane, Vec<usize>)> {
+fn adaptive_sizes<const N: usize>(op: &'static str, x: &Tensor, output: [usize; N]) -> Result<(Plane, Plane, Vec<usize>)> {
     check_input(op, x, N)?;
     let xs = x.shape();
     if output.contains(&0) || xs[2..].contains(&0) {
-        return Err(Error::invalid(
-            op,
-            format!(
-                "input spatial sizes {:?} and output size {output:?} must all be at least 1",
-                &xs[2..]
-            ),
-        ));
+        return Err(Error::invalid(op, format!("input spatial sizes {:?} and output size {output:?} must all be at least 1", &xs[2..])));
     }
     let mut shape = xs[..2].to_vec();
     shape.extend(output);
@@ -161,12 +122,7 @@ fn adaptive_sizes<const N: usize>(
     Ok(((h, w), (oh, ow), shape))
 }
 
-fn max_forward(
-    op: &'static str,
-    x: &Tensor,
-    g: &PoolGeom,
-    shape: &[usize],
-) -> Result<(Tensor, Tensor)> {
+fn max_forward(op: &'static str, x: &Tensor, g: &PoolGeom, shape: &[usize]) -> Result<(Tensor, Tensor)> {
     with_float!(op, x.dtype(), T => {
         let (y, idx) = max_pool_forward::<T>(op, &values::<T>(op, x)?, g)?;
         Ok((Tensor::from_vec(y, shape)?, Tensor::from_vec(idx, shape)?))
@@ -177,54 +133,24 @@ fn max_values(op: &'static str, x: &Tensor, g: &PoolGeom, shape: &[usize]) -> Re
     with_float!(op, x.dtype(), T => Tensor::from_vec(max_pool_values::<T>(op, &values::<T>(op, x)?, g)?, shape))
 }
 
-fn max_backward(
-    op: &'static str,
-    gy: &Tensor,
-    idx: &Tensor,
-    g: &PoolGeom,
-    shape: &[usize],
-) -> Result<Tensor> {
+fn max_backward(op: &'static str, gy: &Tensor, idx: &Tensor, g: &PoolGeom, shape: &[usize]) -> Result<Tensor> {
     with_float!(op, gy.dtype(), T => Tensor::from_vec(max_pool_backward::<T>(op, &values::<T>(op, gy)?, &values::<i64>(op, idx)?, g)?, shape))
 }
 
-fn avg_forward(
-    op: &'static str,
-    x: &Tensor,
-    g: &PoolGeom,
-    count_include_pad: bool,
-    shape: &[usize],
-) -> Result<Tensor> {
+fn avg_forward(op: &'static str, x: &Tensor, g: &PoolGeom, count_include_pad: bool, shape: &[usize]) -> Result<Tensor> {
     with_float!(op, x.dtype(), T => Tensor::from_vec(avg_pool_forward::<T>(op, &values::<T>(op, x)?, g, count_include_pad)?, shape))
 }
 
-fn avg_backward(
-    op: &'static str,
-    gy: &Tensor,
-    g: &PoolGeom,
-    count_include_pad: bool,
-    shape: &[usize],
-) -> Result<Tensor> {
+fn avg_backward(op: &'static str, gy: &Tensor, g: &PoolGeom, count_include_pad: bool, shape: &[usize]) -> Result<Tensor> {
     with_float!(op, gy.dtype(), T => Tensor::from_vec(avg_pool_backward::<T>(op, &values::<T>(op, gy)?, g, count_include_pad)?, shape))
 }
 
-fn adaptive_forward(
-    op: &'static str,
-    x: &Tensor,
-    hw: Plane,
-    out: Plane,
-    shape: &[usize],
-) -> Result<Tensor> {
+fn adaptive_forward(op: &'static str, x: &Tensor, hw: Plane, out: Plane, shape: &[usize]) -> Result<Tensor> {
     let planes = shape[0] * shape[1];
     with_float!(op, x.dtype(), T => Tensor::from_vec(adaptive_avg_forward::<T>(op, &values::<T>(op, x)?, planes, hw, out)?, shape))
 }
 
-fn adaptive_backward(
-    op: &'static str,
-    gy: &Tensor,
-    hw: Plane,
-    out: Plane,
-    shape: &[usize],
-) -> Result<Tensor> {
+fn adaptive_backward(op: &'static str, gy: &Tensor, hw: Plane, out: Plane, shape: &[usize]) -> Result<Tensor> {
     let planes = shape[0] * shape[1];
     with_float!(op, gy.dtype(), T => Tensor::from_vec(adaptive_avg_backward::<T>(op, &values::<T>(op, gy)?, planes, hw, out)?, shape))
 }
@@ -282,19 +208,11 @@ impl Tensor {
 /// Gradients: max pooling sends each output gradient to the argmax it
 /// recorded, average pooling spreads it over the window.
 impl Var {
-    fn max_pool<const N: usize>(
-        &self,
-        op: &'static str,
-        options: &PoolOptions<N>,
-    ) -> Result<(Var, Tensor)> {
+    fn max_pool<const N: usize>(&self, op: &'static str, options: &PoolOptions<N>) -> Result<(Var, Tensor)> {
         let (g, shape) = pool_geom(op, &self.value, options)?;
         let (y, idx) = max_forward(op, &self.value, &g, &shape)?;
         let (saved, x_shape) = (idx.clone(), self.value.shape().to_vec());
-        let y = record(y, &[self], move || {
-            FnBackward::new(op, move |gy, _| {
-                Ok(vec![Some(max_backward(op, &gy, &saved, &g, &x_shape)?)])
-            })
-        });
+        let y = record(y, &[self], move || FnBackward::new(op, move |gy, _| Ok(vec![Some(max_backward(op, &gy, &saved, &g, &x_shape)?)])));
         Ok((y, idx))
     }
 
@@ -320,26 +238,11 @@ impl Var {
         self.max_pool("max_pool2d", options)
     }
 
-    fn avg_pool<const N: usize>(
-        &self,
-        op: &'static str,
-        options: &PoolOptions<N>,
-        count_include_pad: bool,
-    ) -> Result<Var> {
+    fn avg_pool<const N: usize>(&self, op: &'static str, options: &PoolOptions<N>, count_include_pad: bool) -> Result<Var> {
         let (g, shape) = avg_geom(op, &self.value, options)?;
         let y = avg_forward(op, &self.value, &g, count_include_pad, &shape)?;
         let x_shape = self.value.shape().to_vec();
-        Ok(record(y, &[self], move || {
-            FnBackward::new(op, move |gy, _| {
-                Ok(vec![Some(avg_backward(
-                    op,
-                    &gy,
-                    &g,
-                    count_include_pad,
-                    &x_shape,
-                )?)])
-            })
-        }))
+        Ok(record(y, &[self], move || FnBackward::new(op, move |gy, _| Ok(vec![Some(avg_backward(op, &gy, &g, count_include_pad, &x_shape)?)]))))
     }
 
     pub fn avg_pool1d(&self, options: &PoolOptions<1>, count_include_pad: bool) -> Result<Var> {
@@ -350,19 +253,11 @@ impl Var {
         self.avg_pool("avg_pool2d", options, count_include_pad)
     }
 
-    fn adaptive_avg_pool<const N: usize>(
-        &self,
-        op: &'static str,
-        output: [usize; N],
-    ) -> Result<Var> {
+    fn adaptive_avg_pool<const N: usize>(&self, op: &'static str, output: [usize; N]) -> Result<Var> {
         let (hw, out, shape) = adaptive_sizes(op, &self.value, output)?;
         let y = adaptive_forward(op, &self.value, hw, out, &shape)?;
         let x_shape = self.value.shape().to_vec();
-        Ok(record(y, &[self], move || {
-            FnBackward::new(op, move |gy, _| {
-                Ok(vec![Some(adaptive_backward(op, &gy, hw, out, &x_shape)?)])
-            })
-        }))
+        Ok(record(y, &[self], move || FnBackward::new(op, move |gy, _| Ok(vec![Some(adaptive_backward(op, &gy, hw, out, &x_shape)?)]))))
     }
 
     pub fn adaptive_avg_pool1d(&self, output: usize) -> Result<Var> {

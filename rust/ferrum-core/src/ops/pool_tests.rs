@@ -8,40 +8,17 @@ use crate::DType;
 
 fn tensor(shape: &[usize], seed: f64) -> Tensor {
     let n: usize = shape.iter().product();
-    Tensor::from_vec(
-        (0..n)
-            .map(|i| ((i as f64 + 1.0) * seed).sin())
-            .collect::<Vec<f64>>(),
-        shape,
-    )
-    .unwrap()
+    Tensor::from_vec((0..n).map(|i| ((i as f64 + 1.0) * seed).sin()).collect::<Vec<f64>>(), shape).unwrap()
 }
 
-fn opts2(
-    kernel: [usize; 2],
-    stride: [usize; 2],
-    padding: [(usize, usize); 2],
-    dilation: [usize; 2],
-    ceil_mode: bool,
-) -> PoolOptions<2> {
-    PoolOptions {
-        kernel,
-        stride,
-        padding,
-        dilation,
-        ceil_mode,
-    }
+fn opts2(kernel: [usize; 2], stride: [usize; 2], padding: [(usize, usize); 2], dilation: [usize; 2], ceil_mode: bool) -> PoolOptions<2> {
+    PoolOptions { kernel, stride, padding, dilation, ceil_mode }
 }
 
 /// PyTorch's output size rule, written out independently.
 fn out_size(n: usize, k: usize, s: usize, (b, a): (usize, usize), d: usize, ceil: bool) -> usize {
     let num = (n + b + a) as f64 - (d * (k - 1) + 1) as f64;
-    let mut o = if ceil {
-        (num / s as f64).ceil()
-    } else {
-        (num / s as f64).floor()
-    } as usize
-        + 1;
+    let mut o = if ceil { (num / s as f64).ceil() } else { (num / s as f64).floor() } as usize + 1;
     if ceil && (o - 1) * s >= n + b {
         o -= 1;
     }
@@ -49,39 +26,17 @@ fn out_size(n: usize, k: usize, s: usize, (b, a): (usize, usize), d: usize, ceil
 }
 
 /// Max and average pooling of one `[h, w]` plane by the definition.
-fn naive_plane(
-    x: &[f64],
-    (h, w): (usize, usize),
-    o: &PoolOptions<2>,
-    avg: Option<bool>,
-) -> Vec<f64> {
-    let oh = out_size(
-        h,
-        o.kernel[0],
-        o.stride[0],
-        o.padding[0],
-        o.dilation[0],
-        o.ceil_mode,
-    );
-    let ow = out_size(
-        w,
-        o.kernel[1],
-        o.stride[1],
-        o.padding[1],
-        o.dilation[1],
-        o.ceil_mode,
-    );
+fn naive_plane(x: &[f64], (h, w): (usize, usize), o: &PoolOptions<2>, avg: Option<bool>) -> Vec<f64> {
+    let oh = out_size(h, o.kernel[0], o.stride[0], o.padding[0], o.dilation[0], o.ceil_mode);
+    let ow = out_size(w, o.kernel[1], o.stride[1], o.padding[1], o.dilation[1], o.ceil_mode);
     let mut out = Vec::new();
     for i in 0..oh {
         for j in 0..ow {
-            let (mut best, mut sum, mut inside, mut padded) =
-                (f64::NEG_INFINITY, 0.0, 0usize, 0usize);
+            let (mut best, mut sum, mut inside, mut padded) = (f64::NEG_INFINITY, 0.0, 0usize, 0usize);
             for ki in 0..o.kernel[0] {
                 for kj in 0..o.kernel[1] {
-                    let ih =
-                        (i * o.stride[0] + ki * o.dilation[0]) as isize - o.padding[0].0 as isize;
-                    let iw =
-                        (j * o.stride[1] + kj * o.dilation[1]) as isize - o.padding[1].0 as isize;
+                    let ih = (i * o.stride[0] + ki * o.dilation[0]) as isize - o.padding[0].0 as isize;
+                    let iw = (j * o.stride[1] + kj * o.dilation[1]) as isize - o.padding[1].0 as isize;
                     // A tap counts as padding only up to the trailing pad, not past it.
                     if ih < (h + o.padding[0].1) as isize && iw < (w + o.padding[1].1) as isize {
                         padded += 1;
@@ -108,19 +63,13 @@ fn naive_plane(
 fn naive(x: &Tensor, o: &PoolOptions<2>, avg: Option<bool>) -> Vec<f64> {
     let s = x.shape();
     let (h, w) = (s[2], s[3]);
-    x.to_vec::<f64>()
-        .chunks(h * w)
-        .flat_map(|p| naive_plane(p, (h, w), o, avg))
-        .collect()
+    x.to_vec::<f64>().chunks(h * w).flat_map(|p| naive_plane(p, (h, w), o, avg)).collect()
 }
 
 fn assert_close(got: &[f64], want: &[f64], tol: f64, what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: lengths");
     for (i, (a, b)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (a - b).abs() <= tol * (1.0 + b.abs()),
-            "{what}: element {i}: {a} vs {b}"
-        );
+        assert!((a - b).abs() <= tol * (1.0 + b.abs()), "{what}: element {i}: {a} vs {b}");
     }
 }
 
@@ -158,12 +107,7 @@ fn avg_pool2d_matches_definition() {
     for o in cases().into_iter().filter(|o| o.dilation == [1, 1]) {
         for include in [true, false] {
             let y = x.avg_pool2d(&o, include).unwrap();
-            assert_close(
-                &y.to_vec::<f64>(),
-                &naive(&x, &o, Some(include)),
-                1e-12,
-                &format!("{o:?} include={include}"),
-            );
+            assert_close(&y.to_vec::<f64>(), &naive(&x, &o, Some(include)), 1e-12, &format!("{o:?} include={include}"));
         }
     }
 }
@@ -171,25 +115,12 @@ fn avg_pool2d_matches_definition() {
 #[test]
 fn hand_worked_values() {
     let x = Tensor::from_vec((0..16).map(|v| v as f64).collect::<Vec<_>>(), &[1, 1, 4, 4]).unwrap();
-    assert_eq!(
-        x.max_pool2d(&PoolOptions::new([2, 2]))
-            .unwrap()
-            .to_vec::<f64>(),
-        vec![5.0, 7.0, 13.0, 15.0]
-    );
-    assert_eq!(
-        x.avg_pool2d(&PoolOptions::new([2, 2]), true)
-            .unwrap()
-            .to_vec::<f64>(),
-        vec![2.5, 4.5, 10.5, 12.5]
-    );
+    assert_eq!(x.max_pool2d(&PoolOptions::new([2, 2])).unwrap().to_vec::<f64>(), vec![5.0, 7.0, 13.0, 15.0]);
+    assert_eq!(x.avg_pool2d(&PoolOptions::new([2, 2]), true).unwrap().to_vec::<f64>(), vec![2.5, 4.5, 10.5, 12.5]);
     // 3x3 ones with padding 1: corners see 4 of 9 padded taps.
     let ones = Tensor::ones(&[1, 1, 3, 3], DType::F64);
     let o = opts2([3, 3], [1, 1], [(1, 1), (1, 1)], [1, 1], false);
-    assert_eq!(
-        ones.avg_pool2d(&o, true).unwrap().to_vec::<f64>()[0],
-        4.0 / 9.0
-    );
+    assert_eq!(ones.avg_pool2d(&o, true).unwrap().to_vec::<f64>()[0], 4.0 / 9.0);
     assert_eq!(ones.avg_pool2d(&o, false).unwrap().to_vec::<f64>()[0], 1.0);
     // Ceil mode keeps the partial window at the end: 5 -> 3, not 2.
     let five = tensor(&[1, 1, 5, 5], 0.3);
@@ -199,18 +130,10 @@ fn hand_worked_values() {
     assert_eq!(five.max_pool2d(&c).unwrap().shape(), &[1, 1, 3, 3]);
     // Adaptive pooling of 5 into 3: windows [0, 2), [1, 4), [3, 5).
     let row = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0], &[1, 1, 5]).unwrap();
-    assert_close(
-        &row.adaptive_avg_pool1d(3).unwrap().to_vec::<f64>(),
-        &[1.5, 3.0, 4.5],
-        1e-15,
-        "adaptive 5 -> 3",
-    );
+    assert_close(&row.adaptive_avg_pool1d(3).unwrap().to_vec::<f64>(), &[1.5, 3.0, 4.5], 1e-15, "adaptive 5 -> 3");
     // NaN wins a max window.
     let nan = Tensor::from_vec(vec![1.0, f64::NAN, 3.0, 2.0], &[1, 1, 4]).unwrap();
-    let m = nan
-        .max_pool1d(&PoolOptions::new([2]))
-        .unwrap()
-        .to_vec::<f64>();
+    let m = nan.max_pool1d(&PoolOptions::new([2])).unwrap().to_vec::<f64>();
     assert!(m[0].is_nan() && m[1] == 3.0);
 }
 
@@ -218,33 +141,12 @@ fn hand_worked_values() {
 fn one_d_pools_equal_two_d_of_height_one() {
     let x = tensor(&[2, 3, 11], 0.41);
     let x2 = x.unsqueeze_dim(2).unwrap();
-    let o1 = PoolOptions {
-        kernel: [3],
-        stride: [2],
-        padding: [(1, 1)],
-        dilation: [2],
-        ceil_mode: true,
-    };
+    let o1 = PoolOptions { kernel: [3], stride: [2], padding: [(1, 1)], dilation: [2], ceil_mode: true };
     let o2 = opts2([1, 3], [1, 2], [(0, 0), (1, 1)], [1, 2], true);
-    assert_eq!(
-        x.max_pool1d(&o1).unwrap().to_vec::<f64>(),
-        x2.max_pool2d(&o2).unwrap().to_vec::<f64>()
-    );
-    let (a1, a2) = (
-        PoolOptions {
-            dilation: [1],
-            ..o1.clone()
-        },
-        opts2([1, 3], [1, 2], [(0, 0), (1, 1)], [1, 1], true),
-    );
-    assert_eq!(
-        x.avg_pool1d(&a1, false).unwrap().to_vec::<f64>(),
-        x2.avg_pool2d(&a2, false).unwrap().to_vec::<f64>()
-    );
-    assert_eq!(
-        x.adaptive_avg_pool1d(4).unwrap().to_vec::<f64>(),
-        x2.adaptive_avg_pool2d([1, 4]).unwrap().to_vec::<f64>()
-    );
+    assert_eq!(x.max_pool1d(&o1).unwrap().to_vec::<f64>(), x2.max_pool2d(&o2).unwrap().to_vec::<f64>());
+    let (a1, a2) = (PoolOptions { dilation: [1], ..o1.clone() }, opts2([1, 3], [1, 2], [(0, 0), (1, 1)], [1, 1], true));
+    assert_eq!(x.avg_pool1d(&a1, false).unwrap().to_vec::<f64>(), x2.avg_pool2d(&a2, false).unwrap().to_vec::<f64>());
+    assert_eq!(x.adaptive_avg_pool1d(4).unwrap().to_vec::<f64>(), x2.adaptive_avg_pool2d([1, 4]).unwrap().to_vec::<f64>());
 }
 
 #[test]
@@ -257,15 +159,9 @@ fn adaptive_matches_definition_including_upsampling() {
         let mut want = Vec::new();
         for p in 0..6 {
             for i in 0..out[0] {
-                let (h0, h1) = (
-                    (i * 7) as f64 / out[0] as f64,
-                    ((i + 1) * 7) as f64 / out[0] as f64,
-                );
+                let (h0, h1) = ((i * 7) as f64 / out[0] as f64, ((i + 1) * 7) as f64 / out[0] as f64);
                 for j in 0..out[1] {
-                    let (w0, w1) = (
-                        (j * 5) as f64 / out[1] as f64,
-                        ((j + 1) * 5) as f64 / out[1] as f64,
-                    );
+                    let (w0, w1) = ((j * 5) as f64 / out[1] as f64, ((j + 1) * 5) as f64 / out[1] as f64);
                     let (mut s, mut n) = (0.0, 0.0);
                     for ih in h0.floor() as usize..h1.ceil() as usize {
                         for iw in w0.floor() as usize..w1.ceil() as usize {
@@ -277,12 +173,7 @@ fn adaptive_matches_definition_including_upsampling() {
                 }
             }
         }
-        assert_close(
-            &y.to_vec::<f64>(),
-            &want,
-            1e-12,
-            &format!("adaptive {out:?}"),
-        );
+        assert_close(&y.to_vec::<f64>(), &want, 1e-12, &format!("adaptive {out:?}"));
     }
 }
 
@@ -292,11 +183,7 @@ fn check_grad(x: &Tensor, f: impl Fn(&Var) -> Var) {
     let y = f(&v);
     let r = Var::constant(tensor(y.value.shape(), 0.77));
     let loss = |y: &Var| y.binary(BinaryOp::Mul, &r).unwrap().sum().unwrap();
-    let g = backward(&loss(&y))
-        .unwrap()
-        .get(v.id().unwrap())
-        .unwrap()
-        .to_vec::<f64>();
+    let g = backward(&loss(&y)).unwrap().get(v.id().unwrap()).unwrap().to_vec::<f64>();
     let base = x.to_vec::<f64>();
     let eps = 1e-6;
     let numeric: Vec<f64> = (0..base.len())
@@ -304,9 +191,7 @@ fn check_grad(x: &Tensor, f: impl Fn(&Var) -> Var) {
             let at = |d: f64| {
                 let mut p = base.clone();
                 p[j] += d;
-                loss(&f(&Var::constant(Tensor::from_vec(p, x.shape()).unwrap())))
-                    .value
-                    .to_vec::<f64>()[0]
+                loss(&f(&Var::constant(Tensor::from_vec(p, x.shape()).unwrap()))).value.to_vec::<f64>()[0]
             };
             (at(eps) - at(-eps)) / (2.0 * eps)
         })
@@ -328,13 +213,7 @@ fn gradients_match_finite_differences() {
     check_grad(&x, |v| v.adaptive_avg_pool2d([4, 3]).unwrap());
     check_grad(&x, |v| v.adaptive_avg_pool2d([8, 9]).unwrap());
     let x1 = tensor(&[2, 3, 9], 0.53);
-    let o1 = PoolOptions {
-        kernel: [3],
-        stride: [2],
-        padding: [(1, 1)],
-        dilation: [1],
-        ceil_mode: true,
-    };
+    let o1 = PoolOptions { kernel: [3], stride: [2], padding: [(1, 1)], dilation: [1], ceil_mode: true };
     check_grad(&x1, |v| v.max_pool1d(&o1).unwrap());
     check_grad(&x1, |v| v.avg_pool1d(&o1, false).unwrap());
     check_grad(&x1, |v| v.adaptive_avg_pool1d(4).unwrap());
@@ -358,40 +237,16 @@ fn large_inputs_split_over_threads_and_agree() {
 #[test]
 fn bad_inputs_are_reported() {
     let x = tensor(&[1, 1, 4, 4], 0.3);
-    let e = x
-        .max_pool2d(&opts2([2, 2], [2, 2], [(2, 0), (0, 0)], [1, 1], false))
-        .unwrap_err()
-        .to_string();
+    let e = x.max_pool2d(&opts2([2, 2], [2, 2], [(2, 0), (0, 0)], [1, 1], false)).unwrap_err().to_string();
     assert!(e.contains("must be at most half the kernel span"), "{e}");
-    let e = x
-        .max_pool2d(&PoolOptions::new([5, 2]))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("spatial dim 0 of size 4") && e.contains("smaller than the kernel span (5)"),
-        "{e}"
-    );
-    let e = x
-        .max_pool2d(&opts2([2, 2], [0, 1], [(0, 0), (0, 0)], [1, 1], false))
-        .unwrap_err()
-        .to_string();
+    let e = x.max_pool2d(&PoolOptions::new([5, 2])).unwrap_err().to_string();
+    assert!(e.contains("spatial dim 0 of size 4") && e.contains("smaller than the kernel span (5)"), "{e}");
+    let e = x.max_pool2d(&opts2([2, 2], [0, 1], [(0, 0), (0, 0)], [1, 1], false)).unwrap_err().to_string();
     assert!(e.contains("stride must be at least 1"), "{e}");
-    let e = x
-        .avg_pool2d(
-            &opts2([2, 2], [1, 1], [(0, 0), (0, 0)], [2, 1], false),
-            true,
-        )
-        .unwrap_err()
-        .to_string();
+    let e = x.avg_pool2d(&opts2([2, 2], [1, 1], [(0, 0), (0, 0)], [2, 1], false), true).unwrap_err().to_string();
     assert!(e.contains("average pooling has no dilation"), "{e}");
-    let e = x
-        .max_pool1d(&PoolOptions::new([2]))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("expected a tensor of rank 3, found rank 4"),
-        "{e}"
-    );
+    let e = x.max_pool1d(&PoolOptions::new([2])).unwrap_err().to_string();
+    assert!(e.contains("expected a tensor of rank 3, found rank 4"), "{e}");
     let e = x.adaptive_avg_pool2d([0, 1]).unwrap_err().to_string();
     assert!(e.contains("must all be at least 1"), "{e}");
     let ints = Tensor::from_vec(vec![1i64; 16], &[1, 1, 4, 4]).unwrap();
@@ -401,21 +256,8 @@ fn bad_inputs_are_reported() {
 #[test]
 fn outputs_larger_than_memory_are_errors() {
     let x = Tensor::from_vec(vec![1.0f64; 4], &[1, 1, 2, 2]).unwrap();
-    let e = x
-        .adaptive_avg_pool2d([1 << 21, 1 << 21])
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.starts_with("adaptive_avg_pool2d: cannot allocate")
-            && e.contains("more than this machine's memory"),
-        "{e}"
-    );
-    let e = x
-        .adaptive_avg_pool2d([1 << 40, 1 << 40])
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.starts_with("adaptive_avg_pool2d: shape") && e.contains("too many elements"),
-        "{e}"
-    );
+    let e = x.adaptive_avg_pool2d([1 << 21, 1 << 21]).unwrap_err().to_string();
+    assert!(e.starts_with("adaptive_avg_pool2d: cannot allocate") && e.contains("more than this machine's memory"), "{e}");
+    let e = x.adaptive_avg_pool2d([1 << 40, 1 << 40]).unwrap_err().to_string();
+    assert!(e.starts_with("adaptive_avg_pool2d: shape") && e.contains("too many elements"), "{e}");
 }

@@ -10,9 +10,7 @@
 
 use crate::autodiff::{record, FnBackward, Var};
 use crate::error::{Error, Result};
-use crate::kernels::recurrent::{
-    gru_backward, gru_forward, lstm_backward, lstm_forward, LstmFlags, SeqDims,
-};
+use crate::kernels::recurrent::{gru_backward, gru_forward, lstm_backward, lstm_forward, LstmFlags, SeqDims};
 use crate::ops::conv::values;
 use crate::tensor::Tensor;
 use crate::{with_float, Kind};
@@ -30,13 +28,7 @@ pub struct LstmOptions {
 
 /// Check `xp [batch, seq, gates * hidden]`, `w [hidden, gates * hidden]`
 /// and the `[batch, hidden]` states; return the sizes.
-fn check(
-    op: &'static str,
-    xp: &Tensor,
-    w: &Tensor,
-    states: &[(&str, &Tensor)],
-    gates: usize,
-) -> Result<SeqDims> {
+fn check(op: &'static str, xp: &Tensor, w: &Tensor, states: &[(&str, &Tensor)], gates: usize) -> Result<SeqDims> {
     xp.expect_kind(op, Kind::Float)?;
     xp.expect_rank(op, 3)?;
     w.expect_rank(op, 2)?;
@@ -44,40 +36,18 @@ fn check(
     let (batch, seq, width) = (xp.shape()[0], xp.shape()[1], xp.shape()[2]);
     let hidden = w.shape()[0];
     if w.shape()[1] != gates * hidden {
-        return Err(Error::shapes(
-            op,
-            w.shape(),
-            &[hidden, gates * hidden],
-            format!("the recurrent weight must be [hidden, {gates} * hidden]"),
-        ));
+        return Err(Error::shapes(op, w.shape(), &[hidden, gates * hidden], format!("the recurrent weight must be [hidden, {gates} * hidden]")));
     }
     if width != gates * hidden {
-        return Err(Error::shapes(
-            op,
-            xp.shape(),
-            &[batch, seq, gates * hidden],
-            format!(
-                "the input projection must be [batch, seq, {gates} * hidden] with hidden {hidden}"
-            ),
-        ));
+        return Err(Error::shapes(op, xp.shape(), &[batch, seq, gates * hidden], format!("the input projection must be [batch, seq, {gates} * hidden] with hidden {hidden}")));
     }
     for (name, s) in states {
         xp.expect_same_dtype(op, s)?;
         if s.shape() != [batch, hidden] {
-            return Err(Error::shapes(
-                op,
-                s.shape(),
-                &[batch, hidden],
-                format!("the {name} state must be [batch, hidden]"),
-            ));
+            return Err(Error::shapes(op, s.shape(), &[batch, hidden], format!("the {name} state must be [batch, hidden]")));
         }
     }
-    Ok(SeqDims {
-        batch,
-        seq,
-        hidden,
-        gates,
-    })
+    Ok(SeqDims { batch, seq, hidden, gates })
 }
 
 fn interrupted<T>(r: Option<T>) -> Result<T> {
@@ -91,25 +61,12 @@ impl Var {
         let op = "lstm_sequence";
         if let Some(clip) = o.clip {
             if clip.is_nan() || clip <= 0.0 {
-                return Err(Error::invalid(
-                    op,
-                    format!("clip must be positive, found {clip}"),
-                ));
+                return Err(Error::invalid(op, format!("clip must be positive, found {clip}")));
             }
         }
         let gates = if o.input_forget { 3 } else { 4 };
-        let d = check(
-            op,
-            &xp.value,
-            &w.value,
-            &[("hidden", &h0.value), ("cell", &c0.value)],
-            gates,
-        )?;
-        let flags = LstmFlags {
-            reverse: o.reverse,
-            clip: o.clip,
-            coupled: o.input_forget,
-        };
+        let d = check(op, &xp.value, &w.value, &[("hidden", &h0.value), ("cell", &c0.value)], gates)?;
+        let flags = LstmFlags { reverse: o.reverse, clip: o.clip, coupled: o.input_forget };
         let keep = [xp, w, h0, c0].iter().any(|v| v.requires_grad());
         let shape = [2, d.batch, d.seq, d.hidden];
         with_float!(op, xp.value.dtype(), T => {
@@ -157,12 +114,7 @@ impl Var {
         if let Some(b) = bias {
             xp.value.expect_same_dtype(op, &b.value)?;
             if b.value.shape() != [3 * d.hidden] {
-                return Err(Error::shapes(
-                    op,
-                    b.value.shape(),
-                    &[3 * d.hidden],
-                    "the recurrent bias must be [3 * hidden]",
-                ));
+                return Err(Error::shapes(op, b.value.shape(), &[3 * d.hidden], "the recurrent bias must be [3 * hidden]"));
             }
         }
         let mut inputs = vec![xp, w, h0];

@@ -8,9 +8,7 @@ fn sig(x: f64) -> f64 {
 }
 
 fn values(n: usize, seed: u64) -> Vec<f64> {
-    (0..n)
-        .map(|i| (((i as u64 * 2654435761 + seed * 97) % 1000) as f64 / 1000.0 - 0.5) * 1.6)
-        .collect()
+    (0..n).map(|i| (((i as u64 * 2654435761 + seed * 97) % 1000) as f64 / 1000.0 - 0.5) * 1.6).collect()
 }
 
 struct Case {
@@ -21,32 +19,14 @@ struct Case {
 }
 
 /// The LSTM, one element at a time: `[2, b, t, h]` (hidden states, then cell states).
-fn lstm_reference(
-    xp: &[f64],
-    w: &[f64],
-    h0: &[f64],
-    c0: &[f64],
-    c: &Case,
-    o: &LstmOptions,
-) -> Vec<f64> {
+fn lstm_reference(xp: &[f64], w: &[f64], h0: &[f64], c0: &[f64], c: &Case, o: &LstmOptions) -> Vec<f64> {
     let (b_n, t_n, n, gw) = (c.b, c.t, c.h, c.g * c.h);
     let mut out = vec![0.0; 2 * b_n * t_n * n];
     for b in 0..b_n {
-        let (mut h, mut cell) = (
-            h0[b * n..(b + 1) * n].to_vec(),
-            c0[b * n..(b + 1) * n].to_vec(),
-        );
-        let order: Vec<usize> = if o.reverse {
-            (0..t_n).rev().collect()
-        } else {
-            (0..t_n).collect()
-        };
+        let (mut h, mut cell) = (h0[b * n..(b + 1) * n].to_vec(), c0[b * n..(b + 1) * n].to_vec());
+        let order: Vec<usize> = if o.reverse { (0..t_n).rev().collect() } else { (0..t_n).collect() };
         for t in order {
-            let pre: Vec<f64> = (0..gw)
-                .map(|k| {
-                    xp[(b * t_n + t) * gw + k] + (0..n).map(|j| h[j] * w[j * gw + k]).sum::<f64>()
-                })
-                .collect();
+            let pre: Vec<f64> = (0..gw).map(|k| xp[(b * t_n + t) * gw + k] + (0..n).map(|j| h[j] * w[j * gw + k]).sum::<f64>()).collect();
             for j in 0..n {
                 let i = sig(pre[j]);
                 let (f, g, og) = if o.input_forget {
@@ -77,9 +57,7 @@ fn gru_reference(xp: &[f64], w: &[f64], bh: &[f64], h0: &[f64], c: &Case) -> Vec
     for b in 0..b_n {
         let mut h = h0[b * n..(b + 1) * n].to_vec();
         for t in 0..t_n {
-            let hp: Vec<f64> = (0..gw)
-                .map(|k| bh[k] + (0..n).map(|j| h[j] * w[j * gw + k]).sum::<f64>())
-                .collect();
+            let hp: Vec<f64> = (0..gw).map(|k| bh[k] + (0..n).map(|j| h[j] * w[j * gw + k]).sum::<f64>()).collect();
             let x = &xp[(b * t_n + t) * gw..][..gw];
             for j in 0..n {
                 let z = sig(x[j] + hp[j]);
@@ -100,60 +78,33 @@ fn tensor(v: Vec<f64>, shape: &[usize]) -> Tensor {
 fn assert_close(got: &[f64], want: &[f64], tol: f64, what: &str) {
     assert_eq!(got.len(), want.len(), "{what}");
     for (k, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (g - w).abs() <= tol * (1.0 + w.abs()),
-            "{what}[{k}]: {g} vs {w}"
-        );
+        assert!((g - w).abs() <= tol * (1.0 + w.abs()), "{what}[{k}]: {g} vs {w}");
     }
 }
 
 fn lstm_inputs(c: &Case) -> [Vec<f64>; 4] {
     let gw = c.g * c.h;
-    [
-        values(c.b * c.t * gw, 1),
-        values(c.h * gw, 2),
-        values(c.b * c.h, 3),
-        values(c.b * c.h, 4),
-    ]
+    [values(c.b * c.t * gw, 1), values(c.h * gw, 2), values(c.b * c.h, 3), values(c.b * c.h, 4)]
 }
 
 fn lstm_options() -> Vec<LstmOptions> {
     vec![
         LstmOptions::default(),
-        LstmOptions {
-            reverse: true,
-            ..Default::default()
-        },
-        LstmOptions {
-            clip: Some(0.3),
-            ..Default::default()
-        },
-        LstmOptions {
-            input_forget: true,
-            reverse: true,
-            ..Default::default()
-        },
+        LstmOptions { reverse: true, ..Default::default() },
+        LstmOptions { clip: Some(0.3), ..Default::default() },
+        LstmOptions { input_forget: true, reverse: true, ..Default::default() },
     ]
 }
 
 fn run_lstm(inputs: &[Vec<f64>; 4], c: &Case, o: &LstmOptions, track: bool) -> (Var, Vec<Var>) {
     let gw = c.g * c.h;
-    let shapes: [Vec<usize>; 4] = [
-        vec![c.b, c.t, gw],
-        vec![c.h, gw],
-        vec![c.b, c.h],
-        vec![c.b, c.h],
-    ];
+    let shapes: [Vec<usize>; 4] = [vec![c.b, c.t, gw], vec![c.h, gw], vec![c.b, c.h], vec![c.b, c.h]];
     let vars: Vec<Var> = inputs
         .iter()
         .zip(&shapes)
         .map(|(v, s)| {
             let t = tensor(v.clone(), s);
-            if track {
-                Var::leaf(t)
-            } else {
-                Var::constant(t)
-            }
+            if track { Var::leaf(t) } else { Var::constant(t) }
         })
         .collect();
     let y = Var::lstm_sequence(&vars[0], &vars[1], &vars[2], &vars[3], o).unwrap();
@@ -163,12 +114,7 @@ fn run_lstm(inputs: &[Vec<f64>; 4], c: &Case, o: &LstmOptions, track: bool) -> (
 #[test]
 fn lstm_forward_matches_the_reference() {
     for o in lstm_options() {
-        let c = Case {
-            b: 2,
-            t: 5,
-            h: 3,
-            g: if o.input_forget { 3 } else { 4 },
-        };
+        let c = Case { b: 2, t: 5, h: 3, g: if o.input_forget { 3 } else { 4 } };
         let inputs = lstm_inputs(&c);
         let (y, _) = run_lstm(&inputs, &c, &o, false);
         let want = lstm_reference(&inputs[0], &inputs[1], &inputs[2], &inputs[3], &c, &o);
@@ -206,54 +152,25 @@ fn numeric(inputs: &[Vec<f64>], k: usize, loss: &dyn Fn(&[Vec<f64>]) -> f64) -> 
 #[test]
 fn lstm_gradients_match_finite_differences() {
     for o in lstm_options() {
-        let c = Case {
-            b: 2,
-            t: 4,
-            h: 3,
-            g: if o.input_forget { 3 } else { 4 },
-        };
+        let c = Case { b: 2, t: 4, h: 3, g: if o.input_forget { 3 } else { 4 } };
         let inputs = lstm_inputs(&c);
         let wts = loss_weights(2 * c.b * c.t * c.h);
         let (y, vars) = run_lstm(&inputs, &c, &o, true);
         let wt = Var::constant(tensor(wts.clone(), &[2, c.b, c.t, c.h]));
-        let loss = y
-            .binary(crate::ops::binary::BinaryOp::Mul, &wt)
-            .unwrap()
-            .sum()
-            .unwrap();
+        let loss = y.binary(crate::ops::binary::BinaryOp::Mul, &wt).unwrap().sum().unwrap();
         let grads = crate::autodiff::backward(&loss).unwrap();
-        let f = |xs: &[Vec<f64>]| {
-            weighted(
-                &lstm_reference(&xs[0], &xs[1], &xs[2], &xs[3], &c, &o),
-                &wts,
-            )
-        };
+        let f = |xs: &[Vec<f64>]| weighted(&lstm_reference(&xs[0], &xs[1], &xs[2], &xs[3], &c, &o), &wts);
         for (k, v) in vars.iter().enumerate() {
             let got = grads.get(v.id().unwrap()).unwrap().to_vec::<f64>();
-            assert_close(
-                &got,
-                &numeric(&inputs, k, &f),
-                1e-6,
-                &format!("{o:?} input {k}"),
-            );
+            assert_close(&got, &numeric(&inputs, k, &f), 1e-6, &format!("{o:?} input {k}"));
         }
     }
 }
 
 #[test]
 fn gru_forward_and_gradients() {
-    let c = Case {
-        b: 2,
-        t: 4,
-        h: 3,
-        g: 3,
-    };
-    let inputs = vec![
-        values(c.b * c.t * 9, 1),
-        values(27, 2),
-        values(9, 5),
-        values(6, 3),
-    ];
+    let c = Case { b: 2, t: 4, h: 3, g: 3 };
+    let inputs = vec![values(c.b * c.t * 9, 1), values(27, 2), values(9, 5), values(6, 3)];
     let wts = loss_weights(c.b * c.t * c.h);
     let vars: Vec<Var> = inputs
         .iter()
@@ -264,51 +181,28 @@ fn gru_forward_and_gradients() {
     let want = gru_reference(&inputs[0], &inputs[1], &inputs[2], &inputs[3], &c);
     assert_close(&y.value.to_vec::<f64>(), &want, 1e-12, "gru forward");
     let wt = Var::constant(tensor(wts.clone(), &[2, 4, 3]));
-    let loss = y
-        .binary(crate::ops::binary::BinaryOp::Mul, &wt)
-        .unwrap()
-        .sum()
-        .unwrap();
+    let loss = y.binary(crate::ops::binary::BinaryOp::Mul, &wt).unwrap().sum().unwrap();
     let grads = crate::autodiff::backward(&loss).unwrap();
     let f = |xs: &[Vec<f64>]| weighted(&gru_reference(&xs[0], &xs[1], &xs[2], &xs[3], &c), &wts);
     for (k, v) in vars.iter().enumerate() {
         let got = grads.get(v.id().unwrap()).unwrap().to_vec::<f64>();
-        assert_close(
-            &got,
-            &numeric(&inputs, k, &f),
-            1e-6,
-            &format!("gru input {k}"),
-        );
+        assert_close(&got, &numeric(&inputs, k, &f), 1e-6, &format!("gru input {k}"));
     }
 }
 
 #[test]
 fn f32_agrees_with_f64() {
-    let c = Case {
-        b: 3,
-        t: 6,
-        h: 5,
-        g: 4,
-    };
+    let c = Case { b: 3, t: 6, h: 5, g: 4 };
     let inputs = lstm_inputs(&c);
     let o = LstmOptions::default();
     let (y64, _) = run_lstm(&inputs, &c, &o, false);
     let f32s: Vec<Var> = inputs
         .iter()
         .zip([vec![3, 6, 20], vec![5, 20], vec![3, 5], vec![3, 5]])
-        .map(|(v, s)| {
-            Var::constant(
-                Tensor::from_vec(v.iter().map(|&x| x as f32).collect::<Vec<_>>(), &s).unwrap(),
-            )
-        })
+        .map(|(v, s)| Var::constant(Tensor::from_vec(v.iter().map(|&x| x as f32).collect::<Vec<_>>(), &s).unwrap()))
         .collect();
     let y32 = Var::lstm_sequence(&f32s[0], &f32s[1], &f32s[2], &f32s[3], &o).unwrap();
-    let got: Vec<f64> = y32
-        .value
-        .to_vec::<f32>()
-        .iter()
-        .map(|&v| v as f64)
-        .collect();
+    let got: Vec<f64> = y32.value.to_vec::<f32>().iter().map(|&v| v as f64).collect();
     assert_close(&got, &y64.value.to_vec::<f64>(), 1e-6, "f32");
 }
 
@@ -319,44 +213,20 @@ fn bad_shapes_are_reported() {
     let h = Var::constant(Tensor::zeros(&[2, 2], crate::DType::F32));
     let bad = Var::constant(Tensor::zeros(&[3, 2], crate::DType::F32));
     assert!(Var::lstm_sequence(&x, &w, &h, &h, &LstmOptions::default()).is_ok());
-    let e = Var::lstm_sequence(&x, &w, &bad, &h, &LstmOptions::default())
-        .unwrap_err()
-        .to_string();
+    let e = Var::lstm_sequence(&x, &w, &bad, &h, &LstmOptions::default()).unwrap_err().to_string();
     assert!(e.contains("hidden state must be [batch, hidden]"), "{e}");
-    let e = Var::lstm_sequence(
-        &x,
-        &w,
-        &h,
-        &h,
-        &LstmOptions {
-            clip: Some(0.0),
-            ..Default::default()
-        },
-    )
-    .unwrap_err()
-    .to_string();
+    let e = Var::lstm_sequence(&x, &w, &h, &h, &LstmOptions { clip: Some(0.0), ..Default::default() }).unwrap_err().to_string();
     assert!(e.contains("clip must be positive"), "{e}");
     let e = Var::gru_sequence(&x, &w, None, &h).unwrap_err().to_string();
     assert!(e.contains("[hidden, 3 * hidden]"), "{e}");
     let empty = Var::constant(Tensor::zeros(&[2, 0, 8], crate::DType::F32));
-    assert_eq!(
-        Var::lstm_sequence(&empty, &w, &h, &h, &LstmOptions::default())
-            .unwrap()
-            .value
-            .shape(),
-        &[2, 2, 0, 2]
-    );
+    assert_eq!(Var::lstm_sequence(&empty, &w, &h, &h, &LstmOptions::default()).unwrap().value.shape(), &[2, 2, 0, 2]);
 }
 
 #[test]
 fn f32_gradients_agree_with_f64() {
     // f32 runs on the prepacked recurrent weight (where the CPU has ferrum's kernel).
-    let c = Case {
-        b: 5,
-        t: 7,
-        h: 40,
-        g: 4,
-    };
+    let c = Case { b: 5, t: 7, h: 40, g: 4 };
     let inputs = lstm_inputs(&c);
     let shapes = [vec![5, 7, 160], vec![40, 160], vec![5, 40], vec![5, 40]];
     let grads_of = |f32s: bool| -> Vec<Vec<f64>> {
@@ -365,31 +235,12 @@ fn f32_gradients_agree_with_f64() {
             .zip(&shapes)
             .map(|(v, s)| {
                 let t = Tensor::from_vec(v.clone(), s).unwrap();
-                Var::leaf(if f32s {
-                    t.cast(crate::DType::F32).unwrap()
-                } else {
-                    t
-                })
+                Var::leaf(if f32s { t.cast(crate::DType::F32).unwrap() } else { t })
             })
             .collect();
-        let y = Var::lstm_sequence(
-            &vars[0],
-            &vars[1],
-            &vars[2],
-            &vars[3],
-            &LstmOptions::default(),
-        )
-        .unwrap();
+        let y = Var::lstm_sequence(&vars[0], &vars[1], &vars[2], &vars[3], &LstmOptions::default()).unwrap();
         let g = crate::autodiff::backward(&y.sum().unwrap()).unwrap();
-        vars.iter()
-            .map(|v| {
-                g.get(v.id().unwrap())
-                    .unwrap()
-                    .cast(crate::DType::F64)
-                    .unwrap()
-                    .to_vec::<f64>()
-            })
-            .collect()
+        vars.iter().map(|v| g.get(v.id().unwrap()).unwrap().cast(crate::DType::F64).unwrap().to_vec::<f64>()).collect()
     };
     let (a, b) = (grads_of(true), grads_of(false));
     for (k, (x, y)) in a.iter().zip(&b).enumerate() {

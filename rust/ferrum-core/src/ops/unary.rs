@@ -108,11 +108,7 @@ pub(crate) fn sigmoid<T: FloatElement>(v: T) -> T {
     // keeps the loop vectorisable.
     let e = (-v.abs()).simd_exp();
     let s = T::one() / (T::one() + e);
-    if v >= T::zero() {
-        s
-    } else {
-        e * s
-    }
+    if v >= T::zero() { s } else { e * s }
 }
 
 #[inline(always)]
@@ -201,12 +197,7 @@ impl Tensor {
 
 /// d/dx of each function as one fused pass over (grad, x, y): `x` is the
 /// input, `y` the output, whichever the derivative is cheaper from.
-fn unary_grad<T: FloatElement>(
-    op: FloatUnary,
-    g: Tensor,
-    x: &Tensor,
-    y: &Tensor,
-) -> Result<Tensor> {
+fn unary_grad<T: FloatElement>(op: FloatUnary, g: Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
     use FloatUnary::*;
     let e = PAR_COSTLY;
     let on_x = |f: fn(T, T) -> T| zip_same(op.name(), g.clone(), x.clone(), e, f);
@@ -215,9 +206,7 @@ fn unary_grad<T: FloatElement>(
         Exp => on_y(|g, y| g * y),
         Log => on_x(|g, x| g / x),
         Log1p => on_x(|g, x| g / (T::one() + x)),
-        Erf => {
-            on_x(|g, x| g * T::from(std::f64::consts::FRAC_2_SQRT_PI).unwrap() * (-(x * x)).exp())
-        }
+        Erf => on_x(|g, x| g * T::from(std::f64::consts::FRAC_2_SQRT_PI).unwrap() * (-(x * x)).exp()),
         Recip => on_y(|g, y| -(g * y * y)),
         Square => on_x(|g, x| g * (x + x)),
         Sqrt => on_y(|g, y| g / (y + y)),
@@ -240,12 +229,7 @@ fn unary_grad<T: FloatElement>(
 }
 
 /// One-input backward from a fused (grad, saved) kernel.
-fn grad_with<T: FloatElement>(
-    name: &'static str,
-    g: Tensor,
-    saved: &Tensor,
-    f: impl Fn(T, T) -> T + Sync,
-) -> Result<Tensor> {
+fn grad_with<T: FloatElement>(name: &'static str, g: Tensor, saved: &Tensor, f: impl Fn(T, T) -> T + Sync) -> Result<Tensor> {
     zip_same(name, g, saved.clone(), PAR_CHEAP, f)
 }
 
@@ -258,19 +242,13 @@ impl Var {
         }
         let (x, yy) = (self.value.clone(), y.clone());
         Ok(record(y, &[self], move || {
-            FnBackward::new(op.name(), move |g, _| {
-                Ok(vec![Some(
-                    with_float!(op.name(), g.dtype(), T => unary_grad::<T>(op, g, &x, &yy)?),
-                )])
-            })
+            FnBackward::new(op.name(), move |g, _| Ok(vec![Some(with_float!(op.name(), g.dtype(), T => unary_grad::<T>(op, g, &x, &yy)?))]))
         }))
     }
 
     pub fn neg(&self) -> Result<Var> {
         let y = self.value.neg()?;
-        Ok(record(y, &[self], || {
-            FnBackward::new("neg", |g, _| Ok(vec![Some(g.neg()?)]))
-        }))
+        Ok(record(y, &[self], || FnBackward::new("neg", |g, _| Ok(vec![Some(g.neg()?)]))))
     }
 
     pub fn abs(&self) -> Result<Var> {
@@ -278,11 +256,9 @@ impl Var {
         Ok(record(y, &[self], || {
             let x = self.value.clone();
             FnBackward::new("abs", move |g, _| {
-                Ok(vec![Some(
-                    with_float!("abs", g.dtype(), T => grad_with("abs", g, &x, |g: T, x: T| {
+                Ok(vec![Some(with_float!("abs", g.dtype(), T => grad_with("abs", g, &x, |g: T, x: T| {
                     if x > T::ZERO { g } else if x < T::ZERO { -g } else { T::ZERO }
-                })?),
-                )])
+                })?))])
             })
         }))
     }
@@ -290,11 +266,7 @@ impl Var {
     /// The sign has zero derivative everywhere it is defined.
     pub fn sign(&self) -> Result<Var> {
         let y = self.value.sign()?;
-        Ok(record(y, &[self], || {
-            FnBackward::new("sign", |g, _| {
-                Ok(vec![Some(Tensor::zeros(g.shape(), g.dtype()))])
-            })
-        }))
+        Ok(record(y, &[self], || FnBackward::new("sign", |g, _| Ok(vec![Some(Tensor::zeros(g.shape(), g.dtype()))]))))
     }
 
     pub fn powf_scalar(&self, e: f64) -> Result<Var> {
@@ -374,10 +346,7 @@ mod tests {
     #[test]
     fn round_is_half_to_even() {
         let x = Tensor::from_vec(vec![0.5f64, 1.5, 2.5, -0.5, -1.5, 2.4], &[6]).unwrap();
-        assert_eq!(
-            x.float_unary(FloatUnary::Round).unwrap().to_vec::<f64>(),
-            vec![0.0, 2.0, 2.0, -0.0, -2.0, 2.0]
-        );
+        assert_eq!(x.float_unary(FloatUnary::Round).unwrap().to_vec::<f64>(), vec![0.0, 2.0, 2.0, -0.0, -2.0, 2.0]);
     }
 
     #[test]

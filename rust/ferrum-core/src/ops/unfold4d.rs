@@ -24,32 +24,16 @@ pub struct UnfoldOptions {
 
 impl Default for UnfoldOptions {
     fn default() -> Self {
-        UnfoldOptions {
-            stride: [1, 1],
-            padding: [0, 0],
-            dilation: [1, 1],
-        }
+        UnfoldOptions { stride: [1, 1], padding: [0, 0], dilation: [1, 1] }
     }
 }
 
-fn geometry(
-    op: &'static str,
-    x: &Tensor,
-    kernel: [usize; 2],
-    o: &UnfoldOptions,
-) -> Result<ConvGeom> {
+fn geometry(op: &'static str, x: &Tensor, kernel: [usize; 2], o: &UnfoldOptions) -> Result<ConvGeom> {
     x.expect_kind(op, Kind::Float)?;
     x.expect_rank(op, 4)?;
-    for (name, v) in [
-        ("kernel size", kernel),
-        ("stride", o.stride),
-        ("dilation", o.dilation),
-    ] {
+    for (name, v) in [("kernel size", kernel), ("stride", o.stride), ("dilation", o.dilation)] {
         if v.contains(&0) {
-            return Err(Error::invalid(
-                op,
-                format!("{name} must be at least 1 in every dim, found {v:?}"),
-            ));
+            return Err(Error::invalid(op, format!("{name} must be at least 1 in every dim, found {v:?}")));
         }
     }
     let s = x.shape();
@@ -89,23 +73,14 @@ fn geometry(
 fn forward<T: Element>(x: &[T], g: &ConvGeom) -> Vec<T> {
     let per = g.k() * g.p();
     let mut out = vec![T::ZERO; g.batch * per];
-    for_each_chunk_mut(&mut out, per.max(1), |b, col| {
-        im2col(
-            &x[b * g.c_in * g.hw()..][..g.c_in * g.hw()],
-            g,
-            0..g.oh,
-            col,
-        )
-    });
+    for_each_chunk_mut(&mut out, per.max(1), |b, col| im2col(&x[b * g.c_in * g.hw()..][..g.c_in * g.hw()], g, 0..g.oh, col));
     out
 }
 
 fn backward<T: Element + std::ops::AddAssign>(gy: &[T], g: &ConvGeom) -> Vec<T> {
     let per = g.c_in * g.hw();
     let mut gx = vec![T::ZERO; g.batch * per];
-    for_each_chunk_mut(&mut gx, per.max(1), |b, img| {
-        col2im(&gy[b * g.k() * g.p()..][..g.k() * g.p()], g, 0..g.oh, img)
-    });
+    for_each_chunk_mut(&mut gx, per.max(1), |b, img| col2im(&gy[b * g.k() * g.p()..][..g.k() * g.p()], g, 0..g.oh, img));
     gx
 }
 
@@ -127,10 +102,7 @@ impl Var {
         let y = self.value.unfold4d(kernel, options)?;
         let in_shape = self.value.shape().to_vec();
         Ok(record(y, &[self], move || {
-            FnBackward::new(
-                op,
-                move |gy, _| with_float!(op, gy.dtype(), T => Ok(vec![Some(Tensor::from_vec(backward::<T>(&values::<T>(op, &gy)?, &g), &in_shape)?)])),
-            )
+            FnBackward::new(op, move |gy, _| with_float!(op, gy.dtype(), T => Ok(vec![Some(Tensor::from_vec(backward::<T>(&values::<T>(op, &gy)?, &g), &in_shape)?)])))
         }))
     }
 }
@@ -142,8 +114,7 @@ mod tests {
     #[test]
     fn blocks_in_channel_major_order() {
         // [1, 2, 3, 3] with a 2x2 kernel: 4 blocks, 8 rows.
-        let x =
-            Tensor::from_vec((0..18).map(f64::from).collect::<Vec<_>>(), &[1, 2, 3, 3]).unwrap();
+        let x = Tensor::from_vec((0..18).map(f64::from).collect::<Vec<_>>(), &[1, 2, 3, 3]).unwrap();
         let y = x.unfold4d([2, 2], &UnfoldOptions::default()).unwrap();
         assert_eq!(y.shape(), &[1, 8, 4]);
         let v = y.to_vec::<f64>();
@@ -154,17 +125,9 @@ mod tests {
     #[test]
     fn backward_counts_each_pixels_blocks() {
         let leaf = Var::leaf(Tensor::from_vec(vec![1.0f64; 9], &[1, 1, 3, 3]).unwrap());
-        let o = UnfoldOptions {
-            stride: [1, 1],
-            padding: [1, 1],
-            dilation: [1, 1],
-        };
+        let o = UnfoldOptions { stride: [1, 1], padding: [1, 1], dilation: [1, 1] };
         let loss = leaf.unfold4d([3, 3], &o).unwrap().sum().unwrap();
-        let g = crate::autodiff::backward(&loss)
-            .unwrap()
-            .get(leaf.id().unwrap())
-            .unwrap()
-            .to_vec::<f64>();
+        let g = crate::autodiff::backward(&loss).unwrap().get(leaf.id().unwrap()).unwrap().to_vec::<f64>();
         // With padding 1 a 3x3 image has 9 blocks: the centre lies in all of them, a corner in 4.
         assert_eq!(g, vec![4.0, 6.0, 4.0, 6.0, 9.0, 6.0, 4.0, 6.0, 4.0]);
     }
@@ -172,10 +135,7 @@ mod tests {
     #[test]
     fn too_small_input_is_an_error() {
         let x = Tensor::zeros(&[1, 1, 2, 2], crate::DType::F32);
-        let e = x
-            .unfold4d([3, 3], &UnfoldOptions::default())
-            .unwrap_err()
-            .to_string();
+        let e = x.unfold4d([3, 3], &UnfoldOptions::default()).unwrap_err().to_string();
         assert!(e.contains("smaller than the kernel"), "{e}");
     }
 }

@@ -12,13 +12,7 @@ use crate::with_float;
 
 /// Add `g` (the windows' gradient, in the windows' row-major order) onto a
 /// zero tensor of `shape` through the same windowing of a contiguous layout.
-fn scatter_windows<T: Element + std::ops::AddAssign>(
-    g: &[T],
-    shape: &[usize],
-    d: usize,
-    size: usize,
-    step: usize,
-) -> Vec<T> {
+fn scatter_windows<T: Element + std::ops::AddAssign>(g: &[T], shape: &[usize], d: usize, size: usize, step: usize) -> Vec<T> {
     let mut gx = vec![T::ZERO; shape.iter().product()];
     let mut l = Layout::contiguous(shape);
     let s = l.strides[d];
@@ -40,10 +34,9 @@ impl Var {
         let d = self.value.dim(op, dim)?;
         let shape = self.value.shape().to_vec();
         Ok(record(y, &[self], move || {
-            FnBackward::new(
-                op,
-                move |g, _| with_float!(op, g.dtype(), T => Ok(vec![Some(Tensor::from_vec(scatter_windows::<T>(&values::<T>(op, &g)?, &shape, d, size, step), &shape)?)])),
-            )
+            FnBackward::new(op, move |g, _| {
+                with_float!(op, g.dtype(), T => Ok(vec![Some(Tensor::from_vec(scatter_windows::<T>(&values::<T>(op, &g)?, &shape, d, size, step), &shape)?)]))
+            })
         }))
     }
 }
@@ -57,18 +50,10 @@ mod tests {
         let leaf = Var::leaf(Tensor::from_vec(vec![1.0f64; 10], &[2, 5]).unwrap());
         let w = leaf.unfold(1, 3, 1).unwrap();
         assert_eq!(w.value.shape(), &[2, 3, 3]);
-        let g = crate::autodiff::backward(&w.sum().unwrap())
-            .unwrap()
-            .get(leaf.id().unwrap())
-            .unwrap()
-            .to_vec::<f64>();
+        let g = crate::autodiff::backward(&w.sum().unwrap()).unwrap().get(leaf.id().unwrap()).unwrap().to_vec::<f64>();
         assert_eq!(&g[..5], &[1.0, 2.0, 3.0, 2.0, 1.0]);
         let leaf = Var::leaf(Tensor::from_vec(vec![1.0f64; 6], &[6, 1]).unwrap());
-        let g = crate::autodiff::backward(&leaf.unfold(0, 2, 3).unwrap().sum().unwrap())
-            .unwrap()
-            .get(leaf.id().unwrap())
-            .unwrap()
-            .to_vec::<f64>();
+        let g = crate::autodiff::backward(&leaf.unfold(0, 2, 3).unwrap().sum().unwrap()).unwrap().get(leaf.id().unwrap()).unwrap().to_vec::<f64>();
         assert_eq!(g, vec![1.0, 1.0, 0.0, 1.0, 1.0, 0.0]);
     }
 }

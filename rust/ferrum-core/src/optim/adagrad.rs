@@ -8,9 +8,9 @@
 //! ```
 
 use super::buffers::{chunked, expect_finite, expect_like, take, take_or_zeros, wrap};
+use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
-use crate::kernels::copy::contiguous_values;
 use crate::tensor::Tensor;
 use crate::with_float;
 
@@ -27,13 +27,7 @@ pub struct AdaGradOptions {
 /// One AdaGrad update. `sum` is the running sum of squared gradients of the
 /// previous steps (`None` on the first); `time` counts steps including this
 /// one. Returns the parameter and the new sum.
-pub fn adagrad_step(
-    param: Tensor,
-    grad: &Tensor,
-    sum: Option<Tensor>,
-    time: u64,
-    o: &AdaGradOptions,
-) -> Result<(Tensor, Tensor)> {
+pub fn adagrad_step(param: Tensor, grad: &Tensor, sum: Option<Tensor>, time: u64, o: &AdaGradOptions) -> Result<(Tensor, Tensor)> {
     expect_like(OP, "the gradient", &param, grad)?;
     if let Some(s) = &sum {
         expect_like(OP, "sum", &param, s)?;
@@ -41,11 +35,7 @@ pub fn adagrad_step(
     if time == 0 {
         return Err(Error::invalid(OP, "time counts steps from 1, found 0"));
     }
-    for (name, v) in [
-        ("lr", o.lr),
-        ("lr_decay", o.lr_decay),
-        ("epsilon", o.epsilon),
-    ] {
+    for (name, v) in [("lr", o.lr), ("lr_decay", o.lr_decay), ("epsilon", o.epsilon)] {
         expect_finite(OP, name, v)?;
     }
     let shape = param.shape().to_vec();
@@ -55,13 +45,7 @@ pub fn adagrad_step(
     })
 }
 
-fn run<T: FloatElement>(
-    param: Tensor,
-    grad: &Tensor,
-    sum: Option<Tensor>,
-    time: u64,
-    o: &AdaGradOptions,
-) -> Result<(Vec<T>, Vec<T>)> {
+fn run<T: FloatElement>(param: Tensor, grad: &Tensor, sum: Option<Tensor>, time: u64, o: &AdaGradOptions) -> Result<(Vec<T>, Vec<T>)> {
     let g = contiguous_values::<T>(OP, grad)?;
     let mut p = take::<T>(OP, param)?;
     let mut s = take_or_zeros::<T>(OP, sum, g.len())?;
@@ -89,12 +73,7 @@ mod tests {
 
     #[test]
     fn steps_follow_the_formula_with_decay() {
-        let o = AdaGradOptions {
-            lr: 0.1,
-            lr_decay: 0.5,
-            epsilon: 0.0,
-            weight_decay: None,
-        };
+        let o = AdaGradOptions { lr: 0.1, lr_decay: 0.5, epsilon: 0.0, weight_decay: None };
         // Step 1: sum = 4, p = 1 - 0.1 * 2 / 2 = 0.9.
         let (p, s) = adagrad_step(t(&[1.0]), &t(&[2.0]), None, 1, &o).unwrap();
         assert!((p.to_vec::<f64>()[0] - 0.9).abs() < 1e-12);
@@ -108,12 +87,7 @@ mod tests {
 
     #[test]
     fn weight_decay_adds_to_the_gradient() {
-        let o = AdaGradOptions {
-            lr: 1.0,
-            lr_decay: 0.0,
-            epsilon: 0.0,
-            weight_decay: Some(1.0),
-        };
+        let o = AdaGradOptions { lr: 1.0, lr_decay: 0.0, epsilon: 0.0, weight_decay: Some(1.0) };
         // g = 0 + 1 * 2 = 2; sum = 4; p = 2 - 2 / 2 = 1.
         let (p, _) = adagrad_step(t(&[2.0]), &t(&[0.0]), None, 1, &o).unwrap();
         assert_eq!(p.to_vec::<f64>(), vec![1.0]);

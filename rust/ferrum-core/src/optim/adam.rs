@@ -18,9 +18,9 @@ use std::borrow::Cow;
 use std::mem::MaybeUninit;
 
 use super::buffers::{chunked_into, expect_finite, expect_like, wrap};
+use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
-use crate::kernels::copy::contiguous_values;
 use crate::tensor::Tensor;
 use crate::with_float;
 
@@ -59,20 +59,12 @@ pub fn adam_step(
         }
     }
     if moment_1.is_some() != moment_2.is_some() {
-        return Err(Error::invalid(
-            OP,
-            "moment_1 and moment_2 must both be given or both be None",
-        ));
+        return Err(Error::invalid(OP, "moment_1 and moment_2 must both be given or both be None"));
     }
     if time == 0 {
         return Err(Error::invalid(OP, "time counts steps from 1, found 0"));
     }
-    for (name, v) in [
-        ("lr", o.lr),
-        ("beta_1", o.beta_1),
-        ("beta_2", o.beta_2),
-        ("epsilon", o.epsilon),
-    ] {
+    for (name, v) in [("lr", o.lr), ("beta_1", o.beta_1), ("beta_2", o.beta_2), ("epsilon", o.epsilon)] {
         expect_finite(OP, name, v)?;
     }
     let shape = param.shape().to_vec();
@@ -112,21 +104,9 @@ fn run<T: FloatElement>(
     // caller holds), so the step reads them and writes new buffers: copying
     // them first to update in place would cost a full extra pass.
     let p0 = contiguous_values::<T>(OP, &param)?;
-    let zeros = if moment_1.is_none() {
-        crate::shape::try_filled(OP, n, T::ZERO)?
-    } else {
-        Vec::new()
-    };
-    let m0 = moment_1
-        .as_ref()
-        .map_or(Ok(Cow::Borrowed(&zeros[..])), |m| {
-            contiguous_values::<T>(OP, m)
-        })?;
-    let v0 = moment_2
-        .as_ref()
-        .map_or(Ok(Cow::Borrowed(&zeros[..])), |v| {
-            contiguous_values::<T>(OP, v)
-        })?;
+    let zeros = if moment_1.is_none() { crate::shape::try_filled(OP, n, T::ZERO)? } else { Vec::new() };
+    let m0 = moment_1.as_ref().map_or(Ok(Cow::Borrowed(&zeros[..])), |m| contiguous_values::<T>(OP, m))?;
+    let v0 = moment_2.as_ref().map_or(Ok(Cow::Borrowed(&zeros[..])), |v| contiguous_values::<T>(OP, v))?;
 
     let t = time.min(i32::MAX as u64) as i32;
     let correction_1 = 1.0 - o.beta_1.powi(t);
@@ -143,11 +123,7 @@ fn run<T: FloatElement>(
         eps: T::from_f64(o.epsilon * correction_2_sqrt),
         lr: T::from_f64(o.lr),
         penalty: T::from_f64(if o.decoupled { 0.0 } else { decay }),
-        shrink: T::from_f64(if o.decoupled && !o.cautious {
-            1.0 - o.lr * decay
-        } else {
-            1.0
-        }),
+        shrink: T::from_f64(if o.decoupled && !o.cautious { 1.0 - o.lr * decay } else { 1.0 }),
         decay: T::from_f64(o.lr * decay),
     };
     let inputs = [&p0[..], &m0[..], &v0[..], &g[..]];
@@ -159,9 +135,7 @@ fn run<T: FloatElement>(
         } else if o.decoupled && o.cautious && decay != 0.0 {
             chunked_into(OP, n, inputs, move |i, o| update::<T, false, true>(i, o, c))
         } else {
-            chunked_into(OP, n, inputs, move |i, o| {
-                update::<T, false, false>(i, o, c)
-            })
+            chunked_into(OP, n, inputs, move |i, o| update::<T, false, false>(i, o, c))
         }
     }
 }
@@ -177,21 +151,13 @@ fn update<T: FloatElement, const COUPLED: bool, const CAUTIOUS: bool>(
     let (p0, m0, v0) = (&p0[..n], &m0[..n], &v0[..n]);
     let (p, m, v) = (&mut p[..n], &mut m[..n], &mut v[..n]);
     for i in 0..n {
-        let gi = if COUPLED {
-            g[i] + c.penalty * p0[i]
-        } else {
-            g[i]
-        };
+        let gi = if COUPLED { g[i] + c.penalty * p0[i] } else { g[i] };
         let mi = m0[i] * c.b1 + gi * c.c1;
         let vi = v0[i] * c.b2 + gi * gi * c.c2;
         m[i].write(mi);
         v[i].write(vi);
         let step = c.lr * (mi * c.factor / (vi.sqrt() + c.eps));
-        let kept = if CAUTIOUS && ((p0[i] >= T::zero()) == (mi >= T::zero())) {
-            p0[i] - c.decay * p0[i]
-        } else {
-            p0[i] * c.shrink
-        };
+        let kept = if CAUTIOUS && ((p0[i] >= T::zero()) == (mi >= T::zero())) { p0[i] - c.decay * p0[i] } else { p0[i] * c.shrink };
         p[i].write(kept - step);
     }
 }
@@ -205,15 +171,7 @@ mod tests {
     }
 
     fn options(weight_decay: Option<f64>, decoupled: bool) -> AdamOptions {
-        AdamOptions {
-            lr: 0.01,
-            beta_1: 0.9,
-            beta_2: 0.999,
-            epsilon: 1e-8,
-            weight_decay,
-            decoupled,
-            cautious: false,
-        }
+        AdamOptions { lr: 0.01, beta_1: 0.9, beta_2: 0.999, epsilon: 1e-8, weight_decay, decoupled, cautious: false }
     }
 
     /// The textbook formulas, one element at a time.
@@ -228,11 +186,7 @@ mod tests {
             let m_hat = m / (1.0 - o.beta_1.powi(t));
             let v_hat = v / (1.0 - o.beta_2.powi(t));
             let update = m_hat / (v_hat.sqrt() + o.epsilon);
-            p = if o.decoupled {
-                p * (1.0 - o.lr * decay)
-            } else {
-                p
-            } - o.lr * update;
+            p = if o.decoupled { p * (1.0 - o.lr * decay) } else { p } - o.lr * update;
         }
         p
     }
@@ -252,20 +206,9 @@ mod tests {
     #[test]
     fn first_step_moves_by_lr_times_sign() {
         // m_hat = g and v_hat = g^2 on step 1, so the update is ~ sign(g).
-        let (p, m, v) = adam_step(
-            t(&[1.0, 1.0]),
-            &t(&[3.0, -0.5]),
-            None,
-            None,
-            1,
-            &options(None, false),
-        )
-        .unwrap();
+        let (p, m, v) = adam_step(t(&[1.0, 1.0]), &t(&[3.0, -0.5]), None, None, 1, &options(None, false)).unwrap();
         let p = p.to_vec::<f64>();
-        assert!(
-            (p[0] - 0.99).abs() < 1e-9 && (p[1] - 1.01).abs() < 1e-9,
-            "{p:?}"
-        );
+        assert!((p[0] - 0.99).abs() < 1e-9 && (p[1] - 1.01).abs() < 1e-9, "{p:?}");
         assert!((m.to_vec::<f64>()[0] - 0.3).abs() < 1e-12);
         assert!((v.to_vec::<f64>()[0] - 0.009).abs() < 1e-12);
     }
@@ -279,19 +222,11 @@ mod tests {
     #[test]
     fn cautious_decay_only_where_signs_agree() {
         // Step 1: m = 0.1 g. Weights 0.5 (g > 0: agree) and -0.5 (g > 0: differ).
-        let o = AdamOptions {
-            weight_decay: Some(0.5),
-            decoupled: true,
-            cautious: true,
-            ..options(None, true)
-        };
+        let o = AdamOptions { weight_decay: Some(0.5), decoupled: true, cautious: true, ..options(None, true) };
         let (p, _, _) = adam_step(t(&[0.5, -0.5]), &t(&[1.0, 1.0]), None, None, 1, &o).unwrap();
         let p = p.to_vec::<f64>();
         let step = 0.01 / (1.0 + 1e-8);
-        assert!(
-            (p[0] - (0.5 - 0.01 * 0.5 * 0.5 - step)).abs() < 1e-12,
-            "{p:?}"
-        );
+        assert!((p[0] - (0.5 - 0.01 * 0.5 * 0.5 - step)).abs() < 1e-12, "{p:?}");
         assert!((p[1] - (-0.5 - step)).abs() < 1e-12, "{p:?}");
     }
 
@@ -317,15 +252,7 @@ mod tests {
     fn bad_state_is_an_error() {
         let o = options(None, false);
         assert!(adam_step(t(&[1.0]), &t(&[1.0]), Some(t(&[0.0])), None, 2, &o).is_err());
-        assert!(adam_step(
-            t(&[1.0]),
-            &t(&[1.0]),
-            Some(t(&[0.0, 1.0])),
-            Some(t(&[0.0])),
-            2,
-            &o
-        )
-        .is_err());
+        assert!(adam_step(t(&[1.0]), &t(&[1.0]), Some(t(&[0.0, 1.0])), Some(t(&[0.0])), 2, &o).is_err());
         assert!(adam_step(t(&[1.0]), &t(&[1.0]), None, None, 0, &o).is_err());
     }
 }

@@ -12,29 +12,15 @@ use crate::tensor::Tensor;
 
 /// Fail unless `other` (the gradient or a state tensor named `what`) has
 /// the parameter's dtype and shape.
-pub(crate) fn expect_like(
-    op: &'static str,
-    what: &str,
-    param: &Tensor,
-    other: &Tensor,
-) -> Result<()> {
+pub(crate) fn expect_like(op: &'static str, what: &str, param: &Tensor, other: &Tensor) -> Result<()> {
     if other.dtype() != param.dtype() {
         return Err(Error::invalid(
             op,
-            format!(
-                "{what} has dtype {}, the parameter has dtype {}",
-                other.dtype(),
-                param.dtype()
-            ),
+            format!("{what} has dtype {}, the parameter has dtype {}", other.dtype(), param.dtype()),
         ));
     }
     if other.shape() != param.shape() {
-        return Err(Error::shapes(
-            op,
-            param.shape(),
-            other.shape(),
-            format!("{what} must have the parameter's shape"),
-        ));
+        return Err(Error::shapes(op, param.shape(), other.shape(), format!("{what} must have the parameter's shape")));
     }
     Ok(())
 }
@@ -42,10 +28,7 @@ pub(crate) fn expect_like(
 /// Fail unless the hyper-parameter `name` is a finite number.
 pub(crate) fn expect_finite(op: &'static str, name: &str, value: f64) -> Result<()> {
     if !value.is_finite() {
-        return Err(Error::invalid(
-            op,
-            format!("{name} must be a finite number, found {value}"),
-        ));
+        return Err(Error::invalid(op, format!("{name} must be a finite number, found {value}")));
     }
     Ok(())
 }
@@ -58,11 +41,7 @@ pub(crate) fn take<T: Element>(op: &'static str, t: Tensor) -> Result<Vec<T>> {
 
 /// A state buffer: the given tensor's elements, or zeros when the state
 /// does not exist yet (the first step).
-pub(crate) fn take_or_zeros<T: Element>(
-    op: &'static str,
-    t: Option<Tensor>,
-    n: usize,
-) -> Result<Vec<T>> {
+pub(crate) fn take_or_zeros<T: Element>(op: &'static str, t: Option<Tensor>, n: usize) -> Result<Vec<T>> {
     match t {
         Some(t) => take(op, t),
         None => try_filled(op, n, T::ZERO),
@@ -104,12 +83,7 @@ pub(crate) unsafe fn chunked_into<T: Element, const I: usize, const O: usize>(
     for b in &mut bufs {
         *b = try_with_capacity(op, n)?;
     }
-    in_pieces(
-        n,
-        inputs,
-        bufs.each_mut().map(|b| &mut b.spare_capacity_mut()[..n]),
-        f,
-    );
+    in_pieces(n, inputs, bufs.each_mut().map(|b| &mut b.spare_capacity_mut()[..n]), f);
     for b in &mut bufs {
         // SAFETY: the caller's `f` wrote all `n` elements of every buffer.
         unsafe { b.set_len(n) };

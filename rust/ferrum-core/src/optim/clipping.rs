@@ -19,10 +19,7 @@ pub fn clip_by_value(grad: Tensor, threshold: f64) -> Result<Tensor> {
     const OP: &str = "clip_by_value";
     expect_finite(OP, "threshold", threshold)?;
     if threshold < 0.0 {
-        return Err(Error::invalid(
-            OP,
-            format!("threshold must be >= 0, found {threshold}"),
-        ));
+        return Err(Error::invalid(OP, format!("threshold must be >= 0, found {threshold}")));
     }
     with_float!(OP, grad.dtype(), T => {
         let (hi, lo) = (T::from_f64(threshold), T::from_f64(-threshold));
@@ -37,21 +34,12 @@ pub fn clip_by_norm(grads: Vec<Tensor>, max_norm: f64) -> Result<Vec<Tensor>> {
     const OP: &str = "clip_by_norm";
     expect_finite(OP, "max_norm", max_norm)?;
     if max_norm < 0.0 {
-        return Err(Error::invalid(
-            OP,
-            format!("max_norm must be >= 0, found {max_norm}"),
-        ));
+        return Err(Error::invalid(OP, format!("max_norm must be >= 0, found {max_norm}")));
     }
-    let Some(first) = grads.first() else {
-        return Ok(grads);
-    };
+    let Some(first) = grads.first() else { return Ok(grads) };
     let dtype = first.dtype();
     if let Some(other) = grads.iter().find(|g| g.dtype() != dtype) {
-        return Err(Error::DTypeMismatch {
-            op: OP,
-            lhs: dtype,
-            rhs: other.dtype(),
-        });
+        return Err(Error::DTypeMismatch { op: OP, lhs: dtype, rhs: other.dtype() });
     }
     with_float!(OP, dtype, T => {
         let squares: f64 = grads.iter().map(sum_of_squares::<T>).sum::<Result<f64>>()?;
@@ -83,36 +71,15 @@ fn sum_of_squares<T: FloatElement>(g: &Tensor) -> Result<f64> {
             &owned
         }
     };
-    let chunk_sum = |c: &[T]| {
-        simd(
-            #[inline(always)]
-            || {
-                c.iter()
-                    .map(|&x| Element::to_f64(x) * Element::to_f64(x))
-                    .sum::<f64>()
-            },
-        )
-    };
-    Ok(if go_parallel(s.len(), PAR_CHEAP) {
-        s.par_chunks(CHUNK).map(chunk_sum).sum()
-    } else {
-        chunk_sum(s)
-    })
+    let chunk_sum = |c: &[T]| simd(#[inline(always)] || c.iter().map(|&x| Element::to_f64(x) * Element::to_f64(x)).sum::<f64>());
+    Ok(if go_parallel(s.len(), PAR_CHEAP) { s.par_chunks(CHUNK).map(chunk_sum).sum() } else { chunk_sum(s) })
 }
 
 fn scale_in_place<T: FloatElement>(buf: &mut [T], s: T) {
     if go_parallel(buf.len(), PAR_CHEAP) {
-        buf.par_chunks_mut(CHUNK).for_each(|c| {
-            simd(
-                #[inline(always)]
-                || scale_slice(c, s),
-            )
-        });
+        buf.par_chunks_mut(CHUNK).for_each(|c| simd(#[inline(always)] || scale_slice(c, s)));
     } else {
-        simd(
-            #[inline(always)]
-            || scale_slice(buf, s),
-        );
+        simd(#[inline(always)] || scale_slice(buf, s));
     }
 }
 
@@ -135,9 +102,7 @@ mod tests {
 
     #[test]
     fn value_clipping_clamps_both_sides() {
-        let out = clip_by_value(t(&[-2.0, -0.5, 0.0, 0.7, 3.0, f64::NAN]), 1.0)
-            .unwrap()
-            .to_vec::<f64>();
+        let out = clip_by_value(t(&[-2.0, -0.5, 0.0, 0.7, 3.0, f64::NAN]), 1.0).unwrap().to_vec::<f64>();
         assert_eq!(&out[..5], &[-1.0, -0.5, 0.0, 0.7, 1.0]);
         assert!(out[5].is_nan());
     }
@@ -147,10 +112,7 @@ mod tests {
         // norm = 5 -> scaled by 2 / 5.
         let out = clip_by_norm(vec![t(&[3.0, 4.0])], 2.0).unwrap();
         let v = out[0].to_vec::<f64>();
-        assert!(
-            (v[0] - 1.2).abs() < 1e-12 && (v[1] - 1.6).abs() < 1e-12,
-            "{v:?}"
-        );
+        assert!((v[0] - 1.2).abs() < 1e-12 && (v[1] - 1.6).abs() < 1e-12, "{v:?}");
     }
 
     #[test]

@@ -13,9 +13,9 @@
 //! Every state starts at zero, which gives Burn's first step exactly.
 
 use super::buffers::{chunked, expect_finite, expect_like, take, take_or_zeros, wrap};
+use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
-use crate::kernels::copy::contiguous_values;
 use crate::tensor::Tensor;
 use crate::with_float;
 
@@ -41,40 +41,20 @@ pub struct RmsPropState {
 }
 
 /// One RMSProp update; returns the parameter and the new state.
-pub fn rmsprop_step(
-    param: Tensor,
-    grad: &Tensor,
-    state: RmsPropState,
-    o: &RmsPropOptions,
-) -> Result<(Tensor, RmsPropState)> {
+pub fn rmsprop_step(param: Tensor, grad: &Tensor, state: RmsPropState, o: &RmsPropOptions) -> Result<(Tensor, RmsPropState)> {
     expect_like(OP, "the gradient", &param, grad)?;
-    for (name, s) in [
-        ("square_avg", &state.square_avg),
-        ("grad_avg", &state.grad_avg),
-        ("momentum", &state.momentum),
-    ] {
+    for (name, s) in [("square_avg", &state.square_avg), ("grad_avg", &state.grad_avg), ("momentum", &state.momentum)] {
         if let Some(s) = s {
             expect_like(OP, name, &param, s)?;
         }
     }
     if state.grad_avg.is_some() && !o.centered {
-        return Err(Error::invalid(
-            OP,
-            "a grad_avg state was given but centered is off",
-        ));
+        return Err(Error::invalid(OP, "a grad_avg state was given but centered is off"));
     }
     if state.momentum.is_some() && o.momentum <= 0.0 {
-        return Err(Error::invalid(
-            OP,
-            format!("a momentum state was given but momentum is {}", o.momentum),
-        ));
+        return Err(Error::invalid(OP, format!("a momentum state was given but momentum is {}", o.momentum)));
     }
-    for (name, v) in [
-        ("lr", o.lr),
-        ("alpha", o.alpha),
-        ("momentum", o.momentum),
-        ("epsilon", o.epsilon),
-    ] {
+    for (name, v) in [("lr", o.lr), ("alpha", o.alpha), ("momentum", o.momentum), ("epsilon", o.epsilon)] {
         expect_finite(OP, name, v)?;
     }
     let shape = param.shape().to_vec();
@@ -91,12 +71,7 @@ pub fn rmsprop_step(
 
 type Buffers<T> = (Vec<T>, Vec<T>, Option<Vec<T>>, Option<Vec<T>>);
 
-fn run<T: FloatElement>(
-    param: Tensor,
-    grad: &Tensor,
-    state: RmsPropState,
-    o: &RmsPropOptions,
-) -> Result<Buffers<T>> {
+fn run<T: FloatElement>(param: Tensor, grad: &Tensor, state: RmsPropState, o: &RmsPropOptions) -> Result<Buffers<T>> {
     let g = contiguous_values::<T>(OP, grad)?;
     let n = g.len();
     let mut p = take::<T>(OP, param)?;
@@ -104,16 +79,8 @@ fn run<T: FloatElement>(
     let centered = o.centered;
     let with_momentum = o.momentum > 0.0;
     // An empty buffer stands for a state this configuration does not keep.
-    let mut ga = if centered {
-        take_or_zeros::<T>(OP, state.grad_avg, n)?
-    } else {
-        Vec::new()
-    };
-    let mut buf = if with_momentum {
-        take_or_zeros::<T>(OP, state.momentum, n)?
-    } else {
-        Vec::new()
-    };
+    let mut ga = if centered { take_or_zeros::<T>(OP, state.grad_avg, n)? } else { Vec::new() };
+    let mut buf = if with_momentum { take_or_zeros::<T>(OP, state.momentum, n)? } else { Vec::new() };
 
     let lr = T::from_f64(o.lr);
     let alpha = T::from_f64(o.alpha);
@@ -123,28 +90,24 @@ fn run<T: FloatElement>(
     let decayed = o.weight_decay.is_some();
     let penalty = T::from_f64(o.weight_decay.unwrap_or(0.0));
 
-    chunked(
-        [&mut p, &mut sq, &mut ga, &mut buf],
-        &g,
-        |[p, sq, ga, buf], g| {
-            for i in 0..g.len() {
-                let g = if decayed { g[i] + penalty * p[i] } else { g[i] };
-                sq[i] = sq[i] * alpha + g * g * rest;
-                let avg = if centered {
-                    ga[i] = ga[i] * alpha + g * rest;
-                    sq[i] - ga[i] * ga[i]
-                } else {
-                    sq[i]
-                };
-                let mut d = g / (avg.sqrt() + eps);
-                if with_momentum {
-                    buf[i] = buf[i] * momentum + d;
-                    d = buf[i];
-                }
-                p[i] = p[i] - d * lr;
+    chunked([&mut p, &mut sq, &mut ga, &mut buf], &g, |[p, sq, ga, buf], g| {
+        for i in 0..g.len() {
+            let g = if decayed { g[i] + penalty * p[i] } else { g[i] };
+            sq[i] = sq[i] * alpha + g * g * rest;
+            let avg = if centered {
+                ga[i] = ga[i] * alpha + g * rest;
+                sq[i] - ga[i] * ga[i]
+            } else {
+                sq[i]
+            };
+            let mut d = g / (avg.sqrt() + eps);
+            if with_momentum {
+                buf[i] = buf[i] * momentum + d;
+                d = buf[i];
             }
-        },
-    );
+            p[i] = p[i] - d * lr;
+        }
+    });
     Ok((p, sq, centered.then_some(ga), with_momentum.then_some(buf)))
 }
 
@@ -175,14 +138,7 @@ mod tests {
     }
 
     fn check(centered: bool, momentum: f64, weight_decay: Option<f64>) {
-        let o = RmsPropOptions {
-            lr: 0.01,
-            alpha: 0.9,
-            momentum,
-            epsilon: 1e-8,
-            centered,
-            weight_decay,
-        };
+        let o = RmsPropOptions { lr: 0.01, alpha: 0.9, momentum, epsilon: 1e-8, centered, weight_decay };
         let grads = [0.5, -1.0, 0.25, 2.0];
         let (mut p, mut state) = (t(&[0.3, -0.2]), RmsPropState::default());
         for &g in &grads {
@@ -210,19 +166,8 @@ mod tests {
 
     #[test]
     fn state_for_a_disabled_feature_is_an_error() {
-        let o = RmsPropOptions {
-            lr: 0.01,
-            alpha: 0.9,
-            momentum: 0.0,
-            epsilon: 1e-8,
-            centered: false,
-            weight_decay: None,
-        };
-        let state = RmsPropState {
-            square_avg: None,
-            grad_avg: Some(t(&[0.0])),
-            momentum: None,
-        };
+        let o = RmsPropOptions { lr: 0.01, alpha: 0.9, momentum: 0.0, epsilon: 1e-8, centered: false, weight_decay: None };
+        let state = RmsPropState { square_avg: None, grad_avg: Some(t(&[0.0])), momentum: None };
         assert!(rmsprop_step(t(&[1.0]), &t(&[1.0]), state, &o).is_err());
     }
 }

@@ -9,9 +9,9 @@
 //! ```
 
 use super::buffers::{chunked, expect_finite, expect_like, take, take_or_zeros, wrap};
+use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
-use crate::kernels::copy::contiguous_values;
 use crate::tensor::Tensor;
 use crate::with_float;
 
@@ -35,20 +35,12 @@ pub struct SgdOptions {
 /// One SGD update of `param` from `grad`. `velocity` is the momentum state
 /// of the previous step (`None` on the first); it comes back updated when
 /// momentum is on.
-pub fn sgd_step(
-    param: Tensor,
-    grad: &Tensor,
-    velocity: Option<Tensor>,
-    o: &SgdOptions,
-) -> Result<(Tensor, Option<Tensor>)> {
+pub fn sgd_step(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, o: &SgdOptions) -> Result<(Tensor, Option<Tensor>)> {
     expect_like(OP, "the gradient", &param, grad)?;
     expect_finite(OP, "lr", o.lr)?;
     if let Some(v) = &velocity {
         if o.momentum.is_none() {
-            return Err(Error::invalid(
-                OP,
-                "a velocity was given but momentum is off",
-            ));
+            return Err(Error::invalid(OP, "a velocity was given but momentum is off"));
         }
         expect_like(OP, "the velocity", &param, v)?;
     }
@@ -59,12 +51,7 @@ pub fn sgd_step(
     })
 }
 
-fn run<T: FloatElement>(
-    param: Tensor,
-    grad: &Tensor,
-    velocity: Option<Tensor>,
-    o: &SgdOptions,
-) -> Result<(Vec<T>, Option<Vec<T>>)> {
+fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, o: &SgdOptions) -> Result<(Vec<T>, Option<Vec<T>>)> {
     let g = contiguous_values::<T>(OP, grad)?;
     let mut p = take::<T>(OP, param)?;
     let lr = T::from_f64(o.lr);
@@ -112,11 +99,7 @@ mod tests {
 
     #[test]
     fn plain_step_with_weight_decay() {
-        let o = SgdOptions {
-            lr: 0.1,
-            weight_decay: Some(0.5),
-            momentum: None,
-        };
+        let o = SgdOptions { lr: 0.1, weight_decay: Some(0.5), momentum: None };
         let (p, v) = sgd_step(t(&[1.0, -2.0]), &t(&[0.5, 1.0]), None, &o).unwrap();
         // g = 0.5 + 0.5*1 = 1.0 -> 1 - 0.1; g = 1 + 0.5*-2 = 0 -> -2.
         close(&p.to_vec::<f64>(), &[0.9, -2.0]);
@@ -125,16 +108,8 @@ mod tests {
 
     #[test]
     fn momentum_skips_dampening_on_the_first_step() {
-        let m = Momentum {
-            momentum: 0.9,
-            dampening: 0.1,
-            nesterov: false,
-        };
-        let o = SgdOptions {
-            lr: 0.1,
-            weight_decay: None,
-            momentum: Some(m),
-        };
+        let m = Momentum { momentum: 0.9, dampening: 0.1, nesterov: false };
+        let o = SgdOptions { lr: 0.1, weight_decay: None, momentum: Some(m) };
         let (p, v) = sgd_step(t(&[1.0]), &t(&[2.0]), None, &o).unwrap();
         let v = v.unwrap();
         close(&v.to_vec::<f64>(), &[2.0]);
@@ -147,16 +122,8 @@ mod tests {
 
     #[test]
     fn nesterov_looks_ahead() {
-        let m = Momentum {
-            momentum: 0.5,
-            dampening: 0.0,
-            nesterov: true,
-        };
-        let o = SgdOptions {
-            lr: 1.0,
-            weight_decay: None,
-            momentum: Some(m),
-        };
+        let m = Momentum { momentum: 0.5, dampening: 0.0, nesterov: true };
+        let o = SgdOptions { lr: 1.0, weight_decay: None, momentum: Some(m) };
         // v = g = 2; step = 0.5 * 2 + 2 = 3.
         let (p, v) = sgd_step(t(&[10.0]), &t(&[2.0]), None, &o).unwrap();
         close(&p.to_vec::<f64>(), &[7.0]);
@@ -167,11 +134,7 @@ mod tests {
 
     #[test]
     fn shared_parameter_is_left_unchanged() {
-        let o = SgdOptions {
-            lr: 1.0,
-            weight_decay: None,
-            momentum: None,
-        };
+        let o = SgdOptions { lr: 1.0, weight_decay: None, momentum: None };
         let old = t(&[1.0, 2.0]);
         let (new, _) = sgd_step(old.clone(), &t(&[1.0, 1.0]), None, &o).unwrap();
         assert_eq!(old.to_vec::<f64>(), vec![1.0, 2.0]);
@@ -183,16 +146,8 @@ mod tests {
         let n = 300_001;
         let p: Vec<f32> = (0..n).map(|i| (i % 97) as f32 * 0.01).collect();
         let g: Vec<f32> = (0..n).map(|i| (i % 13) as f32 - 6.0).collect();
-        let m = Momentum {
-            momentum: 0.9,
-            dampening: 0.0,
-            nesterov: true,
-        };
-        let o = SgdOptions {
-            lr: 0.01,
-            weight_decay: Some(0.1),
-            momentum: Some(m),
-        };
+        let m = Momentum { momentum: 0.9, dampening: 0.0, nesterov: true };
+        let o = SgdOptions { lr: 0.01, weight_decay: Some(0.1), momentum: Some(m) };
         let pt = Tensor::from_vec(p.clone(), &[n]).unwrap();
         let gt = Tensor::from_vec(g.clone(), &[n]).unwrap();
         let (out, _) = sgd_step(pt, &gt, None, &o).unwrap();
@@ -200,25 +155,14 @@ mod tests {
         for i in (0..n).step_by(7919) {
             let d = g[i] + 0.1 * p[i];
             let expected = p[i] - 0.01 * (0.9 * d + d);
-            assert!(
-                (out[i] - expected).abs() < 1e-5,
-                "{i}: {} vs {expected}",
-                out[i]
-            );
+            assert!((out[i] - expected).abs() < 1e-5, "{i}: {} vs {expected}", out[i]);
         }
     }
 
     #[test]
     fn mismatched_inputs_are_errors() {
-        let o = SgdOptions {
-            lr: 0.1,
-            weight_decay: None,
-            momentum: None,
-        };
-        assert!(matches!(
-            sgd_step(t(&[1.0, 2.0]), &t(&[1.0]), None, &o),
-            Err(Error::ShapeMismatch { .. })
-        ));
+        let o = SgdOptions { lr: 0.1, weight_decay: None, momentum: None };
+        assert!(matches!(sgd_step(t(&[1.0, 2.0]), &t(&[1.0]), None, &o), Err(Error::ShapeMismatch { .. })));
         assert!(sgd_step(t(&[1.0]), &t(&[1.0]), Some(t(&[0.0])), &o).is_err());
         let i = Tensor::from_vec(vec![1i64], &[1]).unwrap();
         assert!(sgd_step(i.clone(), &i, None, &o).is_err());

@@ -73,12 +73,7 @@ pub fn write(out: &mut Vec<u8>, item: &Item) -> Result<()> {
             write_varint(out, *index as u64);
             write(out, value)?
         }
-        Item::Tensor(_) => {
-            return Err(Error::invalid(
-                "bincode",
-                "tensors must be encoded as TensorData before writing",
-            ))
-        }
+        Item::Tensor(_) => return Err(Error::invalid("bincode", "tensors must be encoded as TensorData before writing")),
     }
     Ok(())
 }
@@ -98,11 +93,7 @@ pub const ANY_VARIANT: u32 = u32::MAX;
 
 impl<'a> Reader<'a> {
     pub fn new(data: &'a [u8]) -> Self {
-        Reader {
-            data,
-            pos: 0,
-            in_map: false,
-        }
+        Reader { data, pos: 0, in_map: false }
     }
 
     pub fn remaining(&self) -> usize {
@@ -110,26 +101,13 @@ impl<'a> Reader<'a> {
     }
 
     fn fail(&self, path: &str, what: &str) -> Error {
-        let at = if path.is_empty() {
-            "the record root"
-        } else {
-            path
-        };
-        Error::invalid(
-            "load record",
-            format!("{at}: {what} at byte {} of {}", self.pos, self.data.len()),
-        )
+        let at = if path.is_empty() { "the record root" } else { path };
+        Error::invalid("load record", format!("{at}: {what} at byte {} of {}", self.pos, self.data.len()))
     }
 
     fn take(&mut self, n: usize, path: &str) -> Result<&'a [u8]> {
         if self.remaining() < n {
-            return Err(self.fail(
-                path,
-                &format!(
-                    "truncated: expected {n} more bytes, found {}",
-                    self.remaining()
-                ),
-            ));
+            return Err(self.fail(path, &format!("truncated: expected {n} more bytes, found {}", self.remaining())));
         }
         let s = &self.data[self.pos..self.pos + n];
         self.pos += n;
@@ -151,10 +129,7 @@ impl<'a> Reader<'a> {
         let n = self.varint(path)?;
         // Every element takes at least a byte: a longer length is corruption.
         if n > self.remaining() as u64 {
-            return Err(self.fail(
-                path,
-                &format!("length {n} exceeds the {} bytes left", self.remaining()),
-            ));
+            return Err(self.fail(path, &format!("length {n} exceeds the {} bytes left", self.remaining())));
         }
         Ok(n as usize)
     }
@@ -169,34 +144,19 @@ impl<'a> Reader<'a> {
         let n = self.len(path)?;
         let bytes = self.take(n, path)?;
         let rank = self.len(path)?;
-        let shape = (0..rank)
-            .map(|_| self.varint(path).map(|d| d as usize))
-            .collect::<Result<Vec<_>>>()?;
+        let shape = (0..rank).map(|_| self.varint(path).map(|d| d as usize)).collect::<Result<Vec<_>>>()?;
         let index = self.varint(path)?;
         let stored = StoredDType::from_index(index as u32)
             .ok_or_else(|| self.fail(path, &format!("unknown dtype index {index}")))?;
         // Checked here: past a wrong-sized tensor the rest of the stream is misread.
         if !self.in_map && shape != expected.shape() {
-            let at = if path.is_empty() {
-                "the record root"
-            } else {
-                path
-            };
+            let at = if path.is_empty() { "the record root" } else { path };
             return Err(Error::invalid(
                 "load record",
-                format!(
-                    "{at}: the record holds shape {shape:?}, the model expects {:?}",
-                    expected.shape()
-                ),
+                format!("{at}: the record holds shape {shape:?}, the model expects {:?}", expected.shape()),
             ));
         }
-        Ok(Item::tensor(tensor_from_bytes(
-            bytes,
-            &shape,
-            stored,
-            expected.dtype(),
-            path,
-        )?))
+        Ok(Item::tensor(tensor_from_bytes(bytes, &shape, stored, expected.dtype(), path)?))
     }
 
     /// Read one value shaped like `schema`.
@@ -211,38 +171,18 @@ impl<'a> Reader<'a> {
             Item::Seq(items) => {
                 let n = self.len(path)?;
                 if n != items.len() {
-                    return Err(self.fail(
-                        path,
-                        &format!(
-                            "the record holds {n} items, the model expects {}",
-                            items.len()
-                        ),
-                    ));
+                    return Err(self.fail(path, &format!("the record holds {n} items, the model expects {}", items.len())));
                 }
-                Item::Seq(
-                    items
-                        .iter()
-                        .enumerate()
-                        .map(|(i, s)| self.read(s, &child_path(path, &i.to_string())))
-                        .collect::<Result<_>>()?,
-                )
+                Item::Seq(items.iter().enumerate().map(|(i, s)| self.read(s, &child_path(path, &i.to_string()))).collect::<Result<_>>()?)
             }
-            Item::Tuple(items) => Item::Tuple(
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| self.read(s, &child_path(path, &i.to_string())))
-                    .collect::<Result<_>>()?,
-            ),
+            Item::Tuple(items) => {
+                Item::Tuple(items.iter().enumerate().map(|(i, s)| self.read(s, &child_path(path, &i.to_string()))).collect::<Result<_>>()?)
+            }
             Item::Opt(inner) => match self.take(1, path)?[0] {
                 0 => Item::Opt(None),
                 1 => match inner {
                     Some(s) => self.read(s, path)?,
-                    None => {
-                        return Err(
-                            self.fail(path, "the record holds a value where the model has none")
-                        )
-                    }
+                    None => return Err(self.fail(path, "the record holds a value where the model has none")),
                 },
                 t => return Err(self.fail(path, &format!("invalid option tag {t}"))),
             },
@@ -258,9 +198,7 @@ impl<'a> Reader<'a> {
                 let z = self.varint(path)?;
                 Item::I64(((z >> 1) as i64) ^ -((z & 1) as i64))
             }
-            Item::F64(_) => Item::F64(f64::from_le_bytes(
-                self.take(8, path)?.try_into().unwrap_or_default(),
-            )),
+            Item::F64(_) => Item::F64(f64::from_le_bytes(self.take(8, path)?.try_into().unwrap_or_default())),
             Item::Bool(_) => match self.take(1, path)?[0] {
                 0 => Item::Bool(false),
                 1 => Item::Bool(true),
@@ -268,9 +206,7 @@ impl<'a> Reader<'a> {
             },
             Item::Map(pairs) => {
                 let n = self.len(path)?;
-                let (ks, vs) = pairs
-                    .first()
-                    .ok_or_else(|| self.fail(path, "cannot read a map without an example entry"))?;
+                let (ks, vs) = pairs.first().ok_or_else(|| self.fail(path, "cannot read a map without an example entry"))?;
                 let outer = std::mem::replace(&mut self.in_map, true);
                 let entries = (0..n)
                     .map(|_| {
@@ -285,19 +221,13 @@ impl<'a> Reader<'a> {
                 self.in_map = outer;
                 Item::Map(entries?)
             }
-            Item::Enum {
-                index: ANY_VARIANT,
-                value,
-                ..
-            } => {
+            Item::Enum { index: ANY_VARIANT, value, .. } => {
                 let found = self.varint(path)?;
                 let alternatives = match value.as_ref() {
                     Item::Seq(alts) => alts.as_slice(),
                     _ => &[],
                 };
-                let chosen = alternatives
-                    .iter()
-                    .find(|a| matches!(a, Item::Enum { index, .. } if *index as u64 == found));
+                let chosen = alternatives.iter().find(|a| matches!(a, Item::Enum { index, .. } if *index as u64 == found));
                 match chosen {
                     Some(schema) => {
                         self.pos -= varint_len(found);
@@ -315,23 +245,12 @@ impl<'a> Reader<'a> {
                     }
                 }
             }
-            Item::Enum {
-                variant,
-                index,
-                value,
-            } => {
+            Item::Enum { variant, index, value } => {
                 let found = self.varint(path)?;
                 if found != *index as u64 {
-                    return Err(self.fail(
-                        path,
-                        &format!("expected enum variant {index} ({variant}), found {found}"),
-                    ));
+                    return Err(self.fail(path, &format!("expected enum variant {index} ({variant}), found {found}")));
                 }
-                Item::Enum {
-                    variant: variant.clone(),
-                    index: *index,
-                    value: Box::new(self.read(value, &child_path(path, variant))?),
-                }
+                Item::Enum { variant: variant.clone(), index: *index, value: Box::new(self.read(value, &child_path(path, variant))?) }
             }
         })
     }

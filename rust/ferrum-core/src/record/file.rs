@@ -24,9 +24,7 @@ static IN_FLIGHT: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
 fn in_flight<T>(f: impl FnOnce(&mut HashSet<PathBuf>) -> T) -> T {
-    let mut guard = IN_FLIGHT
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut guard = IN_FLIGHT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     f(guard.get_or_insert_with(HashSet::new))
 }
 
@@ -38,16 +36,9 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => Path::new(".").to_path_buf(),
     };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     remove_stale(&dir, &name);
-    let tmp = dir.join(format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
+    let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
     in_flight(|files| files.insert(tmp.clone()));
     let result = (|| {
         let mut f = fs::OpenOptions::new()
@@ -70,11 +61,7 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> io::Result<()> {
 /// (or `.<name>.<pid>.tmp`, as earlier versions named them).
 fn writer_pid(file: &OsStr, name: &str) -> Option<u32> {
     let file = file.to_str()?;
-    let middle = file
-        .strip_prefix('.')?
-        .strip_prefix(name)?
-        .strip_prefix('.')?
-        .strip_suffix(".tmp")?;
+    let middle = file.strip_prefix('.')?.strip_prefix(name)?.strip_prefix('.')?.strip_suffix(".tmp")?;
     let mut parts = middle.split('.');
     let pid = parts.next()?.parse().ok()?;
     match (parts.next(), parts.next()) {
@@ -87,21 +74,13 @@ fn writer_pid(file: &OsStr, name: &str) -> Option<u32> {
 /// Remove the temporary files of `name` in `dir` that no live writer owns.
 /// Best effort: a file that cannot be listed or removed stays.
 fn remove_stale(dir: &Path, name: &str) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
+    let Ok(entries) = fs::read_dir(dir) else { return };
     let me = std::process::id();
     for entry in entries.flatten() {
         let file = entry.file_name();
-        let Some(pid) = writer_pid(&file, name) else {
-            continue;
-        };
+        let Some(pid) = writer_pid(&file, name) else { continue };
         let path = entry.path();
-        let stale = if pid == me {
-            !in_flight(|files| files.contains(&path))
-        } else {
-            !is_alive(pid)
-        };
+        let stale = if pid == me { !in_flight(|files| files.contains(&path)) } else { !is_alive(pid) };
         if stale {
             let _ = fs::remove_file(&path);
         }
@@ -110,9 +89,7 @@ fn remove_stale(dir: &Path, name: &str) {
 
 #[cfg(unix)]
 fn is_alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
     if pid <= 0 {
         return false;
     }
@@ -129,12 +106,7 @@ fn is_alive(_pid: u32) -> bool {
 }
 
 pub fn read(path: &Path) -> Result<Vec<u8>> {
-    fs::read(path).map_err(|e| {
-        Error::invalid(
-            "load record",
-            format!("{}: cannot read: {e}", path.display()),
-        )
-    })
+    fs::read(path).map_err(|e| Error::invalid("load record", format!("{}: cannot read: {e}", path.display())))
 }
 
 #[cfg(test)]
@@ -172,10 +144,7 @@ mod tests {
         let dir = scratch("stale");
         let target = dir.join("model.mpk");
         let dead = dead_pid();
-        let stale = [
-            dir.join(format!(".model.mpk.{dead}.0.tmp")),
-            dir.join(format!(".model.mpk.{dead}.tmp")),
-        ];
+        let stale = [dir.join(format!(".model.mpk.{dead}.0.tmp")), dir.join(format!(".model.mpk.{dead}.tmp"))];
         // Our own id, not in flight: left by an earlier process with the same id.
         let reused = dir.join(format!(".model.mpk.{}.999999.tmp", std::process::id()));
         let live = dir.join(".model.mpk.1.0.tmp"); // pid 1 is always alive
@@ -209,11 +178,7 @@ mod tests {
         let data = fs::read(&target).unwrap();
         assert_eq!(data.len(), 100_000);
         assert!(data.iter().all(|b| *b == data[0]));
-        let left: Vec<_> = fs::read_dir(&dir)
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name())
-            .collect();
+        let left: Vec<_> = fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name()).collect();
         assert_eq!(left, vec![OsStr::new("model.mpk").to_owned()]);
         let _ = fs::remove_dir_all(&dir);
     }

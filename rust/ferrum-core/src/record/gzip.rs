@@ -13,9 +13,7 @@ use crate::error::{Error, Result};
 
 pub fn compress(data: &[u8]) -> Result<Vec<u8>> {
     let mut enc = GzEncoder::new(Vec::new(), Compression::default());
-    enc.write_all(data)
-        .and_then(|_| enc.finish())
-        .map_err(|e| Error::invalid("save record", format!("gzip failed: {e}")))
+    enc.write_all(data).and_then(|_| enc.finish()).map_err(|e| Error::invalid("save record", format!("gzip failed: {e}")))
 }
 
 fn fail(reason: String) -> Error {
@@ -24,19 +22,13 @@ fn fail(reason: String) -> Error {
 
 fn grow(out: &mut Vec<u8>, capacity: usize) -> Result<()> {
     out.try_reserve_exact(capacity.saturating_sub(out.len()))
-        .map_err(|_| {
-            fail(format!(
-                "cannot allocate {capacity} bytes to inflate the gzip stream"
-            ))
-        })
+        .map_err(|_| fail(format!("cannot allocate {capacity} bytes to inflate the gzip stream")))
 }
 
 /// The one gzip member `data` holds, inflated to at most `cap` bytes.
 pub fn decompress(data: &[u8], cap: InflateCap) -> Result<Vec<u8>> {
     if data.len() < 2 || data[0] != 0x1f || data[1] != 0x8b {
-        return Err(fail(
-            "not a gzip stream (expected magic bytes 1f 8b)".into(),
-        ));
+        return Err(fail("not a gzip stream (expected magic bytes 1f 8b)".into()));
     }
     let limit = cap.bytes();
     // The trailer's size (mod 2^32) sizes the buffer of an honest file in one
@@ -57,18 +49,11 @@ pub fn decompress(data: &[u8], cap: InflateCap) -> Result<Vec<u8>> {
             Err(e) => return Err(fail(format!("corrupted gzip stream ({e})"))),
         };
         if n > limit - out.len() {
-            return Err(fail(format!(
-                "the gzip stream inflates to {}",
-                cap.explain()
-            )));
+            return Err(fail(format!("the gzip stream inflates to {}", cap.explain())));
         }
         if out.capacity() - out.len() < n {
             // Doubling, but never past the limit: the buffer stays within it.
-            let capacity = out
-                .capacity()
-                .saturating_mul(2)
-                .max(out.len() + n)
-                .min(limit);
+            let capacity = out.capacity().saturating_mul(2).max(out.len() + n).min(limit);
             grow(&mut out, capacity)?;
         }
         out.extend_from_slice(&chunk[..n]);
@@ -76,11 +61,7 @@ pub fn decompress(data: &[u8], cap: InflateCap) -> Result<Vec<u8>> {
     let rest = decoder.into_inner();
     if !rest.is_empty() {
         let at = data.len() - rest.len();
-        let what = if rest.starts_with(&[0x1f, 0x8b]) {
-            "a second gzip member"
-        } else {
-            "data that is not gzip"
-        };
+        let what = if rest.starts_with(&[0x1f, 0x8b]) { "a second gzip member" } else { "data that is not gzip" };
         return Err(fail(format!(
             "{} bytes after the gzip stream, which ends at byte {at}: {what} (a record file holds exactly one)",
             rest.len()
@@ -98,16 +79,9 @@ mod tests {
         let data = vec![7u8; 100_000];
         let gz = compress(&data).unwrap();
         assert_eq!(decompress(&gz, InflateCap::Model(100_000)).unwrap(), data);
-        let err = decompress(&gz, InflateCap::Model(99_999))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("inflates to more than the 99999 bytes a record of this model can take"),
-            "{err}"
-        );
-        let err = decompress(&gz, InflateCap::Default(1000))
-            .unwrap_err()
-            .to_string();
+        let err = decompress(&gz, InflateCap::Model(99_999)).unwrap_err().to_string();
+        assert!(err.contains("inflates to more than the 99999 bytes a record of this model can take"), "{err}");
+        let err = decompress(&gz, InflateCap::Default(1000)).unwrap_err().to_string();
         assert!(err.contains("without a model"), "{err}");
     }
 
@@ -116,22 +90,12 @@ mod tests {
         let mut gz = compress(b"record").unwrap();
         let end = gz.len();
         gz.extend(compress(b"another").unwrap());
-        let err = decompress(&gz, InflateCap::Model(100))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains(&format!("ends at byte {end}: a second gzip member")),
-            "{err}"
-        );
+        let err = decompress(&gz, InflateCap::Model(100)).unwrap_err().to_string();
+        assert!(err.contains(&format!("ends at byte {end}: a second gzip member")), "{err}");
         gz.truncate(end);
         gz.extend_from_slice(b"junk");
-        let err = decompress(&gz, InflateCap::Model(100))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("4 bytes after the gzip stream") && err.contains("not gzip"),
-            "{err}"
-        );
+        let err = decompress(&gz, InflateCap::Model(100)).unwrap_err().to_string();
+        assert!(err.contains("4 bytes after the gzip stream") && err.contains("not gzip"), "{err}");
     }
 
     #[test]
@@ -139,9 +103,7 @@ mod tests {
         let mut gz = compress(b"small").unwrap();
         let n = gz.len();
         gz[n - 4..].copy_from_slice(&u32::MAX.to_le_bytes());
-        let err = decompress(&gz, InflateCap::Model(1 << 20))
-            .unwrap_err()
-            .to_string();
+        let err = decompress(&gz, InflateCap::Model(1 << 20)).unwrap_err().to_string();
         assert!(err.contains("corrupted gzip stream"), "{err}");
     }
 }

@@ -24,11 +24,7 @@ pub enum Item {
     Bool(bool),
     Bytes(Vec<u8>),
     Map(Vec<(Item, Item)>),
-    Enum {
-        variant: Box<str>,
-        index: u32,
-        value: Box<Item>,
-    },
+    Enum { variant: Box<str>, index: u32, value: Box<Item> },
 }
 
 impl Item {
@@ -66,9 +62,5 @@ impl Item {
 
 /// The dotted path of a child, as users name parameters (`fc1.weight`, `layers.0`).
 pub fn child_path(parent: &str, child: &str) -> String {
-    if parent.is_empty() {
-        child.to_string()
-    } else {
-        format!("{parent}.{child}")
-    }
+    if parent.is_empty() { child.to_string() } else { format!("{parent}.{child}") }
 }

@@ -88,23 +88,15 @@ pub fn inflate_cap(schema: Option<&Item>, json: bool, compressed_len: usize) -> 
 /// stored dtypes (up to 8 bytes an element); `None` when the schema cannot
 /// tell (a map: an optimizer record holds one entry per parameter).
 fn most_bytes(schema: &Item, per_byte: usize) -> Option<usize> {
-    let sum = |items: &[Item]| {
-        items.iter().try_fold(NODE_BYTES, |acc, v| {
-            acc.checked_add(most_bytes(v, per_byte)?)
-        })
-    };
+    let sum = |items: &[Item]| items.iter().try_fold(NODE_BYTES, |acc, v| acc.checked_add(most_bytes(v, per_byte)?));
     match schema {
         Item::Tensor(t) => t.numel().checked_mul(8 * per_byte)?.checked_add(NODE_BYTES),
-        Item::Struct(fields) => fields.iter().try_fold(NODE_BYTES, |acc, (_, v)| {
-            acc.checked_add(most_bytes(v, per_byte)?)
-        }),
+        Item::Struct(fields) => {
+            fields.iter().try_fold(NODE_BYTES, |acc, (_, v)| acc.checked_add(most_bytes(v, per_byte)?))
+        }
         Item::Seq(items) | Item::Tuple(items) => sum(items),
         Item::Opt(Some(v)) => most_bytes(v, per_byte)?.checked_add(NODE_BYTES),
-        Item::Enum {
-            index: ANY_VARIANT,
-            value,
-            ..
-        } => match value.as_ref() {
+        Item::Enum { index: ANY_VARIANT, value, .. } => match value.as_ref() {
             Item::Seq(alternatives) => alternatives
                 .iter()
                 .map(|a| most_bytes(a, per_byte))
@@ -128,38 +120,19 @@ mod tests {
     #[test]
     fn a_model_sizes_its_record() {
         let t = Tensor::from_vec(vec![0f32; 1000], &[10, 100]).unwrap();
-        let schema = Item::Struct(vec![(
-            "w".into(),
-            Item::Struct(vec![
-                ("id".into(), Item::Str("x".into())),
-                ("param".into(), Item::tensor(t)),
-            ]),
-        )]);
-        let InflateCap::Model(mpk) = inflate_cap(Some(&schema), false, 10) else {
-            panic!("expected a model cap")
-        };
-        let InflateCap::Model(json) = inflate_cap(Some(&schema), true, 10) else {
-            panic!("expected a model cap")
-        };
+        let schema = Item::Struct(vec![("w".into(), Item::Struct(vec![("id".into(), Item::Str("x".into())), ("param".into(), Item::tensor(t))]))]);
+        let InflateCap::Model(mpk) = inflate_cap(Some(&schema), false, 10) else { panic!("expected a model cap") };
+        let InflateCap::Model(json) = inflate_cap(Some(&schema), true, 10) else { panic!("expected a model cap") };
         assert!((8000..8000 + SLACK + 2048).contains(&mpk), "{mpk}");
         assert!((32000..32000 + SLACK + 2048).contains(&json), "{json}");
     }
 
     #[test]
     fn without_a_model_or_with_a_map_the_cap_follows_the_compressed_size() {
-        assert_eq!(
-            inflate_cap(None, false, 10),
-            InflateCap::Default(MIN_INFLATED)
-        );
-        assert_eq!(
-            inflate_cap(None, false, 100 << 20),
-            InflateCap::Default(6400 << 20)
-        );
+        assert_eq!(inflate_cap(None, false, 10), InflateCap::Default(MIN_INFLATED));
+        assert_eq!(inflate_cap(None, false, 100 << 20), InflateCap::Default(6400 << 20));
         let map = Item::Map(vec![(Item::Str(String::new()), Item::Unit)]);
-        assert_eq!(
-            inflate_cap(Some(&map), false, 10),
-            InflateCap::Default(MIN_INFLATED)
-        );
+        assert_eq!(inflate_cap(Some(&map), false, 10), InflateCap::Default(MIN_INFLATED));
     }
 
     #[test]

@@ -8,8 +8,7 @@ use super::wire::{Budget, Raw};
 use crate::error::{Error, Result};
 
 pub fn to_bytes(wire: &Item) -> Result<Vec<u8>> {
-    rmp_serde::to_vec_named(wire)
-        .map_err(|e| Error::invalid("save record", format!("MessagePack encoding failed: {e}")))
+    rmp_serde::to_vec_named(wire).map_err(|e| Error::invalid("save record", format!("MessagePack encoding failed: {e}")))
 }
 
 /// The one MessagePack value `data` holds, read within the record limits.

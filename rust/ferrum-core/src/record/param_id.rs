@@ -35,8 +35,7 @@ pub fn decode(text: &str) -> Result<u64> {
     if text.len() == 36 && hex.len() == 32 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
         let mut bytes = [0u8; 8];
         for (i, b) in bytes.iter_mut().enumerate() {
-            *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)
-                .map_err(|e| Error::invalid("param id", e.to_string()))?;
+            *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|e| Error::invalid("param id", e.to_string()))?;
         }
         return Ok(u64::from_le_bytes(bytes));
     }
@@ -85,9 +84,7 @@ mod tests {
         for id in [0u64, 1, 42, u64::MAX, 0x0123_4567_89ab_cdef] {
             let s = encode(id);
             assert_eq!(s.len(), 13);
-            assert!(s
-                .chars()
-                .all(|c| c.is_ascii_digit() || c.is_ascii_lowercase()));
+            assert!(s.chars().all(|c| c.is_ascii_digit() || c.is_ascii_lowercase()));
             assert_eq!(decode(&s).unwrap(), id);
             assert_eq!(decode(&s.to_uppercase()).unwrap(), id);
         }

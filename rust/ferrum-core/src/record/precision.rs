@@ -148,23 +148,14 @@ impl StoredDType {
     pub fn default_dtype(self) -> DType {
         match self {
             StoredDType::F64 => DType::F64,
-            StoredDType::F32 | StoredDType::Flex32 | StoredDType::F16 | StoredDType::BF16 => {
-                DType::F32
-            }
+            StoredDType::F32 | StoredDType::Flex32 | StoredDType::F16 | StoredDType::BF16 => DType::F32,
             StoredDType::Bool => DType::Bool,
             _ => DType::I64,
         }
     }
 
     fn is_float(self) -> bool {
-        matches!(
-            self,
-            StoredDType::F64
-                | StoredDType::F32
-                | StoredDType::Flex32
-                | StoredDType::F16
-                | StoredDType::BF16
-        )
+        matches!(self, StoredDType::F64 | StoredDType::F32 | StoredDType::Flex32 | StoredDType::F16 | StoredDType::BF16)
     }
 }
 
@@ -182,30 +173,14 @@ pub fn tensor_to_bytes(t: &Tensor, stored: StoredDType) -> Result<Vec<u8>> {
     const OP: &str = "save";
     let mut out = try_with_capacity(OP, t.numel().saturating_mul(stored.size()))?;
     match t.dtype() {
-        DType::Bool => contiguous_values::<bool>(OP, t)?
-            .iter()
-            .for_each(|&b| out.push(b as u8)),
-        DType::I64 => contiguous_values::<i64>(OP, t)?
-            .iter()
-            .for_each(|&v| push_int(&mut out, v, stored)),
-        DType::F32 => contiguous_values::<f32>(OP, t)?
-            .iter()
-            .for_each(|&v| push_float(&mut out, v as f64, stored)),
-        DType::F64 => contiguous_values::<f64>(OP, t)?
-            .iter()
-            .for_each(|&v| push_float(&mut out, v, stored)),
-        DType::F16 => contiguous_values::<f16>(OP, t)?
-            .iter()
-            .for_each(|&v| push_float(&mut out, v.to_f64(), stored)),
-        DType::BF16 => contiguous_values::<bf16>(OP, t)?
-            .iter()
-            .for_each(|&v| push_float(&mut out, v.to_f64(), stored)),
-        DType::I32 => contiguous_values::<i32>(OP, t)?
-            .iter()
-            .for_each(|&v| push_int(&mut out, v as i64, stored)),
-        DType::U8 => contiguous_values::<u8>(OP, t)?
-            .iter()
-            .for_each(|&v| push_int(&mut out, v as i64, stored)),
+        DType::Bool => contiguous_values::<bool>(OP, t)?.iter().for_each(|&b| out.push(b as u8)),
+        DType::I64 => contiguous_values::<i64>(OP, t)?.iter().for_each(|&v| push_int(&mut out, v, stored)),
+        DType::F32 => contiguous_values::<f32>(OP, t)?.iter().for_each(|&v| push_float(&mut out, v as f64, stored)),
+        DType::F64 => contiguous_values::<f64>(OP, t)?.iter().for_each(|&v| push_float(&mut out, v, stored)),
+        DType::F16 => contiguous_values::<f16>(OP, t)?.iter().for_each(|&v| push_float(&mut out, v.to_f64(), stored)),
+        DType::BF16 => contiguous_values::<bf16>(OP, t)?.iter().for_each(|&v| push_float(&mut out, v.to_f64(), stored)),
+        DType::I32 => contiguous_values::<i32>(OP, t)?.iter().for_each(|&v| push_int(&mut out, v as i64, stored)),
+        DType::U8 => contiguous_values::<u8>(OP, t)?.iter().for_each(|&v| push_int(&mut out, v as i64, stored)),
     }
     Ok(out)
 }
@@ -231,13 +206,7 @@ fn push_int(out: &mut Vec<u8>, v: i64, stored: StoredDType) {
 /// Rebuild a tensor of `target` dtype from stored bytes; `what` names it in errors.
 /// The shape comes from an untrusted file: its element count (and every
 /// stride a layout derives from it) must fit in memory before anything is built.
-pub fn tensor_from_bytes(
-    bytes: &[u8],
-    shape: &[usize],
-    stored: StoredDType,
-    target: DType,
-    what: &str,
-) -> Result<Tensor> {
+pub fn tensor_from_bytes(bytes: &[u8], shape: &[usize], stored: StoredDType, target: DType, what: &str) -> Result<Tensor> {
     let fail = |reason: String| Error::invalid("record", format!("{what}: {reason}"));
     if target.is_storage_only() {
         // Read as the compute dtype, then narrow with the checked cast: a
@@ -245,15 +214,9 @@ pub fn tensor_from_bytes(
         let wide = tensor_from_bytes(bytes, shape, stored, target.compute(), what)?;
         return wide.cast(target).map_err(|e| fail(e.to_string()));
     }
-    let widest = shape
-        .iter()
-        .filter(|d| **d != 0)
-        .try_fold(stored.size(), |acc, &d| acc.checked_mul(d));
+    let widest = shape.iter().filter(|d| **d != 0).try_fold(stored.size(), |acc, &d| acc.checked_mul(d));
     if widest.is_none_or(|b| b > isize::MAX as usize) {
-        return Err(fail(format!(
-            "a {} tensor of shape {shape:?} has more elements than memory can hold",
-            stored.name()
-        )));
+        return Err(fail(format!("a {} tensor of shape {shape:?} has more elements than memory can hold", stored.name())));
     }
     let numel: usize = shape.iter().product();
     if bytes.len() != numel * stored.size() {
@@ -270,26 +233,14 @@ pub fn tensor_from_bytes(
         Tensor::from_vec(bytes.iter().map(|b| *b != 0).collect::<Vec<bool>>(), shape)?
     } else if target == DType::I64 && !stored.is_float() {
         // Exact for every integer width, where going through f64 would round i64.
-        Tensor::from_vec(
-            chunks.map(|c| read_int(c, stored)).collect::<Vec<i64>>(),
-            shape,
-        )?
+        Tensor::from_vec(chunks.map(|c| read_int(c, stored)).collect::<Vec<i64>>(), shape)?
     } else {
         let vals: Vec<f64> = chunks.map(|c| read_number(c, stored)).collect();
         match target {
-            DType::F32 => Tensor::from_vec(
-                vals.into_iter().map(|v| v as f32).collect::<Vec<f32>>(),
-                shape,
-            )?,
+            DType::F32 => Tensor::from_vec(vals.into_iter().map(|v| v as f32).collect::<Vec<f32>>(), shape)?,
             DType::F64 => Tensor::from_vec(vals, shape)?,
-            DType::I64 => Tensor::from_vec(
-                vals.into_iter().map(|v| v as i64).collect::<Vec<i64>>(),
-                shape,
-            )?,
-            DType::Bool => Tensor::from_vec(
-                vals.into_iter().map(|v| v != 0.0).collect::<Vec<bool>>(),
-                shape,
-            )?,
+            DType::I64 => Tensor::from_vec(vals.into_iter().map(|v| v as i64).collect::<Vec<i64>>(), shape)?,
+            DType::Bool => Tensor::from_vec(vals.into_iter().map(|v| v != 0.0).collect::<Vec<bool>>(), shape)?,
             storage => unreachable!("{storage} is read through its compute dtype above"),
         }
     };
@@ -313,9 +264,7 @@ fn read_int(c: &[u8], stored: StoredDType) -> i64 {
 fn read_number(c: &[u8], stored: StoredDType) -> f64 {
     match stored {
         StoredDType::F64 => f64::from_le_bytes(c.try_into().unwrap_or([0; 8])),
-        StoredDType::F32 | StoredDType::Flex32 => {
-            f32::from_le_bytes(c.try_into().unwrap_or([0; 4])) as f64
-        }
+        StoredDType::F32 | StoredDType::Flex32 => f32::from_le_bytes(c.try_into().unwrap_or([0; 4])) as f64,
         StoredDType::F16 => f16::from_le_bytes(c.try_into().unwrap_or([0; 2])).to_f64(),
         StoredDType::BF16 => bf16::from_le_bytes(c.try_into().unwrap_or([0; 2])).to_f64(),
         _ => read_int(c, stored) as f64,
@@ -349,12 +298,7 @@ mod tests {
         let i = Tensor::from_vec(vec![-3i64, 7], &[2]).unwrap();
         let b = tensor_to_bytes(&i, StoredDType::I32).unwrap();
         assert_eq!(b, vec![0xfd, 0xff, 0xff, 0xff, 7, 0, 0, 0]);
-        assert_eq!(
-            tensor_from_bytes(&b, &[2], StoredDType::I32, DType::I64, "i")
-                .unwrap()
-                .to_vec::<i64>(),
-            vec![-3, 7]
-        );
+        assert_eq!(tensor_from_bytes(&b, &[2], StoredDType::I32, DType::I64, "i").unwrap().to_vec::<i64>(), vec![-3, 7]);
         assert!(tensor_from_bytes(&b[..7], &[2], StoredDType::I32, DType::I64, "i").is_err());
     }
 
@@ -362,26 +306,10 @@ mod tests {
     fn shapes_whose_element_count_overflows_are_refused() {
         let b = [0u8; 16];
         // 2**62 + 1 rows of 4: the product wraps to 4 elements, 16 bytes.
-        for shape in [
-            vec![(1usize << 62) + 1, 4],
-            vec![usize::MAX, 2],
-            vec![0, 1 << 40, 1 << 40],
-            vec![1 << 61, 1],
-        ] {
-            let err = tensor_from_bytes(&b, &shape, StoredDType::F32, DType::F32, "layer.weight")
-                .unwrap_err()
-                .to_string();
-            assert!(
-                err.contains("layer.weight: a F32 tensor of shape")
-                    && err.contains("more elements than memory"),
-                "{err}"
-            );
+        for shape in [vec![(1usize << 62) + 1, 4], vec![usize::MAX, 2], vec![0, 1 << 40, 1 << 40], vec![1 << 61, 1]] {
+            let err = tensor_from_bytes(&b, &shape, StoredDType::F32, DType::F32, "layer.weight").unwrap_err().to_string();
+            assert!(err.contains("layer.weight: a F32 tensor of shape") && err.contains("more elements than memory"), "{err}");
         }
-        assert_eq!(
-            tensor_from_bytes(&[], &[0, 5], StoredDType::F32, DType::F32, "w")
-                .unwrap()
-                .shape(),
-            &[0, 5]
-        );
+        assert_eq!(tensor_from_bytes(&[], &[0, 5], StoredDType::F32, DType::F32, "w").unwrap().shape(), &[0, 5]);
     }
 }

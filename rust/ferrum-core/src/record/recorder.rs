@@ -66,12 +66,7 @@ impl Format {
             "pretty_json" => Format::PrettyJson,
             "bin_bytes" => Format::BinBytes,
             "named_mpk_bytes" => Format::NamedMpkBytes,
-            other => {
-                return Err(Error::invalid(
-                    "record",
-                    format!("unknown record format {other:?}"),
-                ))
-            }
+            other => return Err(Error::invalid("record", format!("unknown record format {other:?}"))),
         })
     }
 
@@ -94,14 +89,7 @@ pub fn metadata(format: Format, precision: Precision) -> Item {
     Item::Struct(vec![
         ("float".into(), s(precision.float().rust_type_name())),
         ("int".into(), s(precision.int().rust_type_name())),
-        (
-            "format".into(),
-            s(&format!(
-                "{}<burn_core::record::settings::{}>",
-                format.recorder_name(),
-                precision.settings_name()
-            )),
-        ),
+        ("format".into(), s(&format!("{}<burn_core::record::settings::{}>", format.recorder_name(), precision.settings_name()))),
         ("version".into(), s(BURN_VERSION)),
         ("settings".into(), s(precision.settings_name())),
     ])
@@ -118,27 +106,15 @@ pub fn to_bytes(item: &Item, format: Format, precision: Precision) -> Result<Vec
         out
     } else {
         // `_b` is Burn's PhantomData marker: an empty array in MessagePack, null in JSON.
-        let marker = if format.is_json() {
-            Item::Unit
-        } else {
-            Item::Seq(Vec::new())
-        };
-        let top = Item::Struct(vec![
-            ("metadata".into(), meta),
-            ("item".into(), wire),
-            ("_b".into(), marker),
-        ]);
+        let marker = if format.is_json() { Item::Unit } else { Item::Seq(Vec::new()) };
+        let top = Item::Struct(vec![("metadata".into(), meta), ("item".into(), wire), ("_b".into(), marker)]);
         match format {
             Format::JsonGz => json::to_bytes(&top, false)?,
             Format::PrettyJson => json::to_bytes(&top, true)?,
             _ => mpk::to_bytes(&top)?,
         }
     };
-    if format.is_gzip() {
-        gzip::compress(&raw)
-    } else {
-        Ok(raw)
-    }
+    if format.is_gzip() { gzip::compress(&raw) } else { Ok(raw) }
 }
 
 /// Decode bytes of `format` into a tree fitted to `schema` (required for
@@ -153,45 +129,26 @@ pub fn from_bytes(data: &[u8], format: Format, schema: Option<&Item>) -> Result<
     };
     if format.is_bincode() {
         let schema = schema.ok_or_else(|| {
-            Error::invalid(
-                "load record",
-                "bincode records hold no field names: loading needs the model's record as a schema",
-            )
+            Error::invalid("load record", "bincode records hold no field names: loading needs the model's record as a schema")
         })?;
         let mut r = Reader::new(data);
-        for field in [
-            "metadata.float",
-            "metadata.int",
-            "metadata.format",
-            "metadata.version",
-            "metadata.settings",
-        ] {
+        for field in ["metadata.float", "metadata.int", "metadata.format", "metadata.version", "metadata.settings"] {
             r.string(field)?;
         }
         let item = r.read(schema, "")?;
         if r.remaining() != 0 {
             return Err(Error::invalid(
                 "load record",
-                format!(
-                    "{} bytes left after the record: the file holds another model or is corrupted",
-                    r.remaining()
-                ),
+                format!("{} bytes left after the record: the file holds another model or is corrupted", r.remaining()),
             ));
         }
         return conform(item, Some(schema), "");
     }
-    let top = if format.is_json() {
-        json::from_bytes(data)?
-    } else {
-        mpk::from_bytes(data)?
-    };
+    let top = if format.is_json() { json::from_bytes(data)? } else { mpk::from_bytes(data)? };
     let (Some(Item::Struct(_)), Some(item)) = (top.field("metadata"), top.field("item")) else {
         return Err(Error::invalid(
             "load record",
-            format!(
-                "not a Burn record: expected a map with keys metadata and item, found {}",
-                describe(&top)
-            ),
+            format!("not a Burn record: expected a map with keys metadata and item, found {}", describe(&top)),
         ));
     };
     conform(item.clone(), schema, "")
@@ -199,23 +156,15 @@ pub fn from_bytes(data: &[u8], format: Format, schema: Option<&Item>) -> Result<
 
 fn describe(top: &Item) -> String {
     match top {
-        Item::Struct(fields) => format!(
-            "keys {:?}",
-            fields.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>()
-        ),
+        Item::Struct(fields) => format!("keys {:?}", fields.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>()),
         other => other.kind_name().to_string(),
     }
 }
 
 fn with_file(path: &Path, e: Error) -> Error {
     match e {
-        Error::InvalidArgument { op, reason }
-            if !reason.starts_with(&path.display().to_string()) =>
-        {
-            Error::InvalidArgument {
-                op,
-                reason: format!("{}: {reason}", path.display()),
-            }
+        Error::InvalidArgument { op, reason } if !reason.starts_with(&path.display().to_string()) => {
+            Error::InvalidArgument { op, reason: format!("{}: {reason}", path.display()) }
         }
         other => other,
     }
@@ -224,8 +173,7 @@ fn with_file(path: &Path, e: Error) -> Error {
 /// Write a record file atomically at exactly `path` (the caller adds the extension).
 pub fn save_file(item: &Item, path: &Path, format: Format, precision: Precision) -> Result<()> {
     let bytes = to_bytes(item, format, precision).map_err(|e| with_file(path, e))?;
-    file::write_atomic(path, &bytes)
-        .map_err(|e| Error::invalid("save record", format!("{}: {e}", path.display())))
+    file::write_atomic(path, &bytes).map_err(|e| Error::invalid("save record", format!("{}: {e}", path.display())))
 }
 
 /// Read and decode a whole record file; every error names the file.

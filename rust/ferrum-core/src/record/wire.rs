@@ -14,45 +14,24 @@ use super::precision::{stored_dtype, tensor_to_bytes, Precision, StoredDType};
 
 /// Replace every tensor by its `TensorData` struct under `precision`.
 pub fn encode_tensors(item: &Item, precision: Precision) -> crate::error::Result<Item> {
-    let all = |items: &[Item]| {
-        items
-            .iter()
-            .map(|v| encode_tensors(v, precision))
-            .collect::<crate::error::Result<Vec<_>>>()
-    };
+    let all = |items: &[Item]| items.iter().map(|v| encode_tensors(v, precision)).collect::<crate::error::Result<Vec<_>>>();
     Ok(match item {
         Item::Tensor(t) => {
             let stored = stored_dtype(t.dtype(), precision);
             tensor_data(tensor_to_bytes(t, stored)?, t.shape(), stored)
         }
-        Item::Struct(fields) => Item::Struct(
-            fields
-                .iter()
-                .map(|(k, v)| Ok((k.clone(), encode_tensors(v, precision)?)))
-                .collect::<crate::error::Result<_>>()?,
-        ),
+        Item::Struct(fields) => {
+            Item::Struct(fields.iter().map(|(k, v)| Ok((k.clone(), encode_tensors(v, precision)?))).collect::<crate::error::Result<_>>()?)
+        }
         Item::Seq(items) => Item::Seq(all(items)?),
         Item::Tuple(items) => Item::Tuple(all(items)?),
-        Item::Opt(v) => Item::Opt(
-            v.as_ref()
-                .map(|v| encode_tensors(v, precision).map(Box::new))
-                .transpose()?,
-        ),
-        Item::Map(pairs) => Item::Map(
-            pairs
-                .iter()
-                .map(|(k, v)| Ok((encode_tensors(k, precision)?, encode_tensors(v, precision)?)))
-                .collect::<crate::error::Result<_>>()?,
-        ),
-        Item::Enum {
-            variant,
-            index,
-            value,
-        } => Item::Enum {
-            variant: variant.clone(),
-            index: *index,
-            value: Box::new(encode_tensors(value, precision)?),
-        },
+        Item::Opt(v) => Item::Opt(v.as_ref().map(|v| encode_tensors(v, precision).map(Box::new)).transpose()?),
+        Item::Map(pairs) => {
+            Item::Map(pairs.iter().map(|(k, v)| Ok((encode_tensors(k, precision)?, encode_tensors(v, precision)?))).collect::<crate::error::Result<_>>()?)
+        }
+        Item::Enum { variant, index, value } => {
+            Item::Enum { variant: variant.clone(), index: *index, value: Box::new(encode_tensors(value, precision)?) }
+        }
         other => other.clone(),
     })
 }
@@ -61,18 +40,8 @@ pub fn encode_tensors(item: &Item, precision: Precision) -> crate::error::Result
 pub fn tensor_data(bytes: Vec<u8>, shape: &[usize], stored: StoredDType) -> Item {
     Item::Struct(vec![
         ("bytes".into(), Item::Bytes(bytes)),
-        (
-            "shape".into(),
-            Item::Seq(shape.iter().map(|d| Item::U64(*d as u64)).collect()),
-        ),
-        (
-            "dtype".into(),
-            Item::Enum {
-                variant: stored.name().into(),
-                index: stored.index(),
-                value: Box::new(Item::Unit),
-            },
-        ),
+        ("shape".into(), Item::Seq(shape.iter().map(|d| Item::U64(*d as u64)).collect())),
+        ("dtype".into(), Item::Enum { variant: stored.name().into(), index: stored.index(), value: Box::new(Item::Unit) }),
     ])
 }
 
@@ -127,9 +96,7 @@ impl Serialize for Item {
                     m.end()
                 }
             },
-            Item::Tensor(_) => Err(ser::Error::custom(
-                "tensors must be encoded as TensorData before serialization",
-            )),
+            Item::Tensor(_) => Err(ser::Error::custom("tensors must be encoded as TensorData before serialization")),
         }
     }
 }
@@ -153,12 +120,7 @@ pub struct Budget {
 
 impl Budget {
     pub fn new(input_len: usize) -> Self {
-        Budget {
-            nodes_left: Cell::new(node_budget(input_len)),
-            compacted: Cell::new(false),
-            exceeded: Cell::new(None),
-            input_len,
-        }
+        Budget { nodes_left: Cell::new(node_budget(input_len)), compacted: Cell::new(false), exceeded: Cell::new(None), input_len }
     }
 
     fn take<E: de::Error>(&self) -> Result<(), E> {
@@ -210,19 +172,11 @@ pub struct Raw<'b> {
 
 impl<'b> Raw<'b> {
     pub fn root(budget: &'b Budget) -> Self {
-        Raw {
-            budget,
-            depth: 0,
-            byte_list: false,
-        }
+        Raw { budget, depth: 0, byte_list: false }
     }
 
     fn child(&self, byte_list: bool) -> Raw<'b> {
-        Raw {
-            budget: self.budget,
-            depth: self.depth + 1,
-            byte_list,
-        }
+        Raw { budget: self.budget, depth: self.depth + 1, byte_list }
     }
 
     fn enter<E: de::Error>(&self) -> Result<(), E> {
@@ -253,11 +207,7 @@ impl<'de> Visitor<'de> for Raw<'_> {
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Item, E> {
         self.budget.take()?;
-        Ok(if v >= 0 {
-            Item::U64(v as u64)
-        } else {
-            Item::I64(v)
-        })
+        Ok(if v >= 0 { Item::U64(v as u64) } else { Item::I64(v) })
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Item, E> {
         self.budget.take()?;
@@ -299,8 +249,7 @@ impl<'de> Visitor<'de> for Raw<'_> {
                     }
                     Some(other) => {
                         self.budget.take_n(bytes.len())?;
-                        let mut items: Vec<Item> =
-                            bytes.drain(..).map(|b| Item::U64(b as u64)).collect();
+                        let mut items: Vec<Item> = bytes.drain(..).map(|b| Item::U64(b as u64)).collect();
                         items.push(other);
                         return self.rest_of_seq(items, seq);
                     }
@@ -328,11 +277,7 @@ impl<'de> Visitor<'de> for Raw<'_> {
         }
         // A list of numbers kept as bytes belongs to tensor data only: any
         // other struct gets its list back.
-        let is_tensor_data = ["shape", "dtype"].iter().all(|name| {
-            pairs
-                .iter()
-                .any(|(k, _)| matches!(k, Item::Str(s) if s == name))
-        });
+        let is_tensor_data = ["shape", "dtype"].iter().all(|name| pairs.iter().any(|(k, _)| matches!(k, Item::Str(s) if s == name)));
         if !is_tensor_data {
             for i in compacted {
                 if let Item::Bytes(b) = &pairs[i].1 {
@@ -344,30 +289,12 @@ impl<'de> Visitor<'de> for Raw<'_> {
         if !pairs.iter().all(|(k, _)| matches!(k, Item::Str(_))) {
             return Ok(Item::Map(pairs));
         }
-        Ok(Item::Struct(
-            pairs
-                .into_iter()
-                .map(|(k, v)| {
-                    (
-                        if let Item::Str(s) = k {
-                            s
-                        } else {
-                            String::new()
-                        },
-                        v,
-                    )
-                })
-                .collect(),
-        ))
+        Ok(Item::Struct(pairs.into_iter().map(|(k, v)| (if let Item::Str(s) = k { s } else { String::new() }, v)).collect()))
     }
 }
 
 impl Raw<'_> {
-    fn rest_of_seq<'de, A: SeqAccess<'de>>(
-        &self,
-        mut items: Vec<Item>,
-        mut seq: A,
-    ) -> Result<Item, A::Error> {
+    fn rest_of_seq<'de, A: SeqAccess<'de>>(&self, mut items: Vec<Item>, mut seq: A) -> Result<Item, A::Error> {
         while let Some(v) = seq.next_element_seed(self.child(false))? {
             items.push(v);
         }

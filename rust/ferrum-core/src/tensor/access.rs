@@ -38,9 +38,7 @@ impl Tensor {
             if self.dtype().compute() == T::DTYPE {
                 return self.cast(T::DTYPE)?.into_vec(op);
             }
-            return Err(Error::Internal {
-                reason: format!("{op}: read a {} tensor as {}", self.dtype(), T::DTYPE),
-            });
+            return Err(Error::Internal { reason: format!("{op}: read a {} tensor as {}", self.dtype(), T::DTYPE) });
         }
         if let Some(s) = self.as_slice::<T>() {
             return Ok(s.to_vec());
@@ -51,19 +49,14 @@ impl Tensor {
     /// [`Tensor::try_to_vec`] for tests, which only build small tensors.
     #[cfg(test)]
     pub fn to_vec<T: Element>(&self) -> Vec<T> {
-        self.try_to_vec("to_vec")
-            .expect("to_vec: a test tensor fits in memory")
+        self.try_to_vec("to_vec").expect("to_vec: a test tensor fits in memory")
     }
 
     /// The elements as an owned row-major vector, taking the buffer without a
     /// copy when this tensor is its only owner and already lays it out so.
     pub fn into_vec<T: Element>(self, op: &'static str) -> Result<Vec<T>> {
         let n = self.numel();
-        if T::DTYPE == self.dtype()
-            && self.layout.offset == 0
-            && self.layout.is_contiguous()
-            && self.storage.len() == n
-        {
+        if T::DTYPE == self.dtype() && self.layout.offset == 0 && self.layout.is_contiguous() && self.storage.len() == n {
             let mut storage = self.storage;
             let arc = T::unwrap_mut(&mut storage).expect("into_vec: dtype checked by the caller");
             let arc = std::mem::replace(arc, Arc::new(Vec::new()));
@@ -97,8 +90,7 @@ impl Tensor {
     /// [`Tensor::try_contiguous`] for tests, which only build small tensors.
     #[cfg(test)]
     pub fn contiguous(&self) -> Tensor {
-        self.try_contiguous("contiguous")
-            .expect("contiguous: a test tensor fits in memory")
+        self.try_contiguous("contiguous").expect("contiguous: a test tensor fits in memory")
     }
 
     /// The one element of a tensor with a single element.
@@ -106,10 +98,7 @@ impl Tensor {
         if self.numel() != 1 {
             return Err(Error::invalid(
                 "into_scalar",
-                format!(
-                    "expected a tensor with exactly one element, found shape {:?}",
-                    self.shape()
-                ),
+                format!("expected a tensor with exactly one element, found shape {:?}", self.shape()),
             ));
         }
         let off = self.layout.offset;
@@ -119,22 +108,12 @@ impl Tensor {
     /// The element at a multi-index (for tests and printing).
     pub fn get(&self, index: &[usize]) -> Result<Scalar> {
         if index.len() != self.rank() {
-            return Err(Error::RankMismatch {
-                op: "get",
-                expected: self.rank(),
-                found: index.len(),
-                shape: self.shape().to_vec(),
-            });
+            return Err(Error::RankMismatch { op: "get", expected: self.rank(), found: index.len(), shape: self.shape().to_vec() });
         }
         let mut off = self.layout.offset as isize;
         for (d, (&i, &n)) in index.iter().zip(self.shape()).enumerate() {
             if i >= n {
-                return Err(Error::IndexOutOfBounds {
-                    op: "get",
-                    index: i as i64,
-                    dim: d,
-                    size: n,
-                });
+                return Err(Error::IndexOutOfBounds { op: "get", index: i as i64, dim: d, size: n });
             }
             off += i as isize * self.layout.strides[d];
         }
@@ -154,19 +133,13 @@ mod tests {
     /// A stride-0 view of 2^40 elements over one stored value: 4 TiB once
     /// materialised, far more than any test machine has.
     fn huge_view() -> Tensor {
-        Tensor::from_vec(vec![1.0f32], &[1, 1])
-            .unwrap()
-            .expand(&[1 << 20, 1 << 20])
-            .unwrap()
+        Tensor::from_vec(vec![1.0f32], &[1, 1]).unwrap().expand(&[1 << 20, 1 << 20]).unwrap()
     }
 
     /// The op's own error, raised before anything is allocated.
     fn assert_refused(op: &str, r: Result<impl std::fmt::Debug>) {
         let e = r.expect_err(op).to_string();
-        assert!(
-            e.starts_with(&format!("{op}: ")) && e.contains("more than this machine's memory"),
-            "{e}"
-        );
+        assert!(e.starts_with(&format!("{op}: ")) && e.contains("more than this machine's memory"), "{e}");
     }
 
     #[test]
@@ -179,18 +152,12 @@ mod tests {
         assert_refused("add", x.binary_scalar(BinaryOp::Add, Scalar::Float(1.0)));
         assert_refused("abs", x.abs());
         assert_refused("is_nan", x.is_nan());
-        assert_refused(
-            "greater",
-            x.compare_scalar(CompareOp::Greater, Scalar::Float(0.0)),
-        );
+        assert_refused("greater", x.compare_scalar(CompareOp::Greater, Scalar::Float(0.0)));
         assert_refused("cast", x.cast(DType::F64));
         assert_refused("prod", x.prod());
         assert_refused("argmax", x.argmax(1));
         // Not a view of the buffer once flattened: rows of two alternate.
-        let rows = Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2])
-            .unwrap()
-            .expand(&[1 << 40, 2])
-            .unwrap();
+        let rows = Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2]).unwrap().expand(&[1 << 40, 2]).unwrap();
         assert_refused("reshape", rows.reshape(&[-1]));
         assert_refused("sort", x.sort(1, false));
         assert_refused("cat", Tensor::cat(&[x.clone(), x.clone()], 0));
@@ -200,18 +167,8 @@ mod tests {
     #[test]
     fn autodiff_extrema_of_a_huge_view_need_no_copy_unless_tracked() {
         let x = huge_view();
-        assert_eq!(
-            Var::constant(x.clone())
-                .max()
-                .unwrap()
-                .value
-                .to_vec::<f32>(),
-            vec![1.0]
-        );
-        assert_eq!(
-            Var::constant(x).min().unwrap().value.to_vec::<f32>(),
-            vec![1.0]
-        );
+        assert_eq!(Var::constant(x.clone()).max().unwrap().value.to_vec::<f32>(), vec![1.0]);
+        assert_eq!(Var::constant(x).min().unwrap().value.to_vec::<f32>(), vec![1.0]);
         // Tracked, the winner's position is needed: flattening the view to
         // find it is refused, not attempted.
         let leaf = Var::leaf(Tensor::from_vec(vec![1.0f32], &[1, 1]).unwrap());

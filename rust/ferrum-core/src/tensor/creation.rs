@@ -1,5 +1,6 @@
 //! Creating tensors: filled, ranges, identity, random.
 
+
 use super::Tensor;
 use crate::autodiff::{record, FnBackward, Var};
 use crate::dtype::{DType, Element, Scalar};
@@ -18,12 +19,7 @@ impl Tensor {
 
     /// `full` for user-given shapes: a shape too large to allocate is an
     /// error naming `op`, not an abort.
-    pub fn try_full(
-        op: &'static str,
-        shape: &[usize],
-        value: Scalar,
-        dtype: DType,
-    ) -> Result<Tensor> {
+    pub fn try_full(op: &'static str, shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
         let n = crate::shape::checked_numel(op, shape, dtype.size_in_bytes())?;
         with_dtype!(dtype, T => Tensor::from_vec(crate::shape::try_filled(op, n, T::from_scalar(value))?, shape))
     }
@@ -42,9 +38,7 @@ impl Tensor {
             return Err(Error::invalid("arange_step", "step must not be 0"));
         }
         let n = if (step > 0 && end > start) || (step < 0 && end < start) {
-            (end as i128 - start as i128)
-                .unsigned_abs()
-                .div_ceil(step.unsigned_abs() as u128) as usize
+            (end as i128 - start as i128).unsigned_abs().div_ceil(step.unsigned_abs() as u128) as usize
         } else {
             0
         };
@@ -61,10 +55,7 @@ impl Tensor {
     pub fn cartesian_grid(shape: &[usize]) -> Result<Tensor> {
         let op = "cartesian_grid";
         if shape.is_empty() {
-            return Err(Error::invalid(
-                op,
-                "expected a shape of at least one dim, found []",
-            ));
+            return Err(Error::invalid(op, "expected a shape of at least one dim, found []"));
         }
         let rank = shape.len();
         let mut out_shape = shape.to_vec();
@@ -104,14 +95,8 @@ impl Tensor {
         match dtype {
             DType::F32 => Tensor::from_vec(dist.sample_f32(n)?, shape),
             DType::F64 => Tensor::from_vec(dist.sample_f64(n)?, shape),
-            DType::I64 => Tensor::from_vec(
-                dist.sample_f64(n)?.into_iter().map(|v| v as i64).collect(),
-                shape,
-            ),
-            DType::Bool => Tensor::from_vec(
-                dist.sample_f64(n)?.into_iter().map(|v| v != 0.0).collect(),
-                shape,
-            ),
+            DType::I64 => Tensor::from_vec(dist.sample_f64(n)?.into_iter().map(|v| v as i64).collect(), shape),
+            DType::Bool => Tensor::from_vec(dist.sample_f64(n)?.into_iter().map(|v| v != 0.0).collect(), shape),
             storage => Tensor::random(shape, dist, storage.compute())?.cast(storage),
         }
     }
@@ -139,12 +124,7 @@ impl Tensor {
 /// converts to the integer `dtype` (of `range`) without changing beyond
 /// float truncation.
 fn check_fits<S: Element>(t: &Tensor, dtype: DType, (lo, hi): (i64, i64)) -> Result<()> {
-    let (src, widening) = (
-        t.dtype(),
-        t.dtype()
-            .int_range()
-            .is_some_and(|(a, b)| a >= lo && b <= hi),
-    );
+    let (src, widening) = (t.dtype(), t.dtype().int_range().is_some_and(|(a, b)| a >= lo && b <= hi));
     if src == DType::Bool || widening || t.numel() == 0 {
         return Ok(());
     }
@@ -179,9 +159,7 @@ impl Var {
         if dtype.kind() != crate::Kind::Float || from.kind() != crate::Kind::Float {
             return Ok(Var::constant(y));
         }
-        Ok(record(y, &[self], move || {
-            FnBackward::new("cast", move |g, _| Ok(vec![Some(g.cast(from)?)]))
-        }))
+        Ok(record(y, &[self], move || FnBackward::new("cast", move |g, _| Ok(vec![Some(g.cast(from)?)]))))
     }
 }
 
@@ -189,9 +167,7 @@ impl Var {
 fn cast_elem<S: Element, D: Element>(x: S) -> D {
     match (S::DTYPE.kind(), D::DTYPE.kind()) {
         // Integers between integers exactly (i64 through f64 would round).
-        (crate::Kind::Int, crate::Kind::Int) | (crate::Kind::Bool, _) | (_, crate::Kind::Bool) => {
-            D::from_scalar(x.to_scalar())
-        }
+        (crate::Kind::Int, crate::Kind::Int) | (crate::Kind::Bool, _) | (_, crate::Kind::Bool) => D::from_scalar(x.to_scalar()),
         _ => D::from_f64(x.to_f64()),
     }
 }

@@ -66,12 +66,7 @@ macro_rules! with_num {
                     found: $crate::Kind::Bool,
                 })
             }
-            storage => {
-                return Err($crate::Error::StorageDType {
-                    op: $op,
-                    dtype: storage,
-                })
-            }
+            storage => return Err($crate::Error::StorageDType { op: $op, dtype: storage }),
         }
     };
 }
@@ -90,17 +85,10 @@ macro_rules! with_float {
                 $body
             }
             storage @ ($crate::DType::F16 | $crate::DType::BF16) => {
-                return Err($crate::Error::StorageDType {
-                    op: $op,
-                    dtype: storage,
-                })
+                return Err($crate::Error::StorageDType { op: $op, dtype: storage })
             }
             other => {
-                return Err($crate::Error::KindMismatch {
-                    op: $op,
-                    expected: $crate::Kind::Float,
-                    found: other.kind(),
-                })
+                return Err($crate::Error::KindMismatch { op: $op, expected: $crate::Kind::Float, found: other.kind() })
             }
         }
     };

@@ -39,18 +39,10 @@ impl Tensor {
         if n != data.len() {
             return Err(Error::invalid(
                 "from_data",
-                format!(
-                    "{} values do not fill shape {:?} ({} elements)",
-                    data.len(),
-                    shape,
-                    n
-                ),
+                format!("{} values do not fill shape {:?} ({} elements)", data.len(), shape, n),
             ));
         }
-        Ok(Tensor {
-            storage: T::wrap(Arc::new(data)),
-            layout: Layout::contiguous(shape),
-        })
+        Ok(Tensor { storage: T::wrap(Arc::new(data)), layout: Layout::contiguous(shape) })
     }
 
     pub fn storage(&self) -> &Storage {
@@ -90,10 +82,7 @@ impl Tensor {
     /// overflows (an expand or reshape to an absurd shape).
     pub(crate) fn view(&self, op: &'static str, layout: Layout) -> Result<Tensor> {
         layout.check_within(op, self.storage.len())?;
-        Ok(Tensor {
-            storage: self.storage.clone(),
-            layout,
-        })
+        Ok(Tensor { storage: self.storage.clone(), layout })
     }
 
     /// The same buffer under a layout derived from this tensor's own by
@@ -103,24 +92,14 @@ impl Tensor {
     /// still make it); anything else (expand, reshape, windows) goes through
     /// [`Tensor::view`].
     pub(crate) fn subview(&self, layout: Layout) -> Tensor {
-        debug_assert!(
-            layout.check_within("subview", self.storage.len()).is_ok()
-                && layout.numel() <= self.numel().max(1)
-        );
-        Tensor {
-            storage: self.storage.clone(),
-            layout,
-        }
+        debug_assert!(layout.check_within("subview", self.storage.len()).is_ok() && layout.numel() <= self.numel().max(1));
+        Tensor { storage: self.storage.clone(), layout }
     }
 
     /// Fail unless this tensor is of `kind`.
     pub fn expect_kind(&self, op: &'static str, kind: Kind) -> Result<()> {
         if self.kind() != kind {
-            return Err(Error::KindMismatch {
-                op,
-                expected: kind,
-                found: self.kind(),
-            });
+            return Err(Error::KindMismatch { op, expected: kind, found: self.kind() });
         }
         Ok(())
     }
@@ -138,23 +117,14 @@ impl Tensor {
     /// Fail unless both tensors share a dtype.
     pub fn expect_same_dtype(&self, op: &'static str, other: &Tensor) -> Result<()> {
         if self.dtype() != other.dtype() {
-            return Err(Error::DTypeMismatch {
-                op,
-                lhs: self.dtype(),
-                rhs: other.dtype(),
-            });
+            return Err(Error::DTypeMismatch { op, lhs: self.dtype(), rhs: other.dtype() });
         }
         Ok(())
     }
 
     pub fn expect_rank(&self, op: &'static str, rank: usize) -> Result<()> {
         if self.rank() != rank {
-            return Err(Error::RankMismatch {
-                op,
-                expected: rank,
-                found: self.rank(),
-                shape: self.shape().to_vec(),
-            });
+            return Err(Error::RankMismatch { op, expected: rank, found: self.rank(), shape: self.shape().to_vec() });
         }
         Ok(())
     }

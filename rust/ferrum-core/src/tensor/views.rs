@@ -17,19 +17,11 @@ pub struct SliceSpec {
 
 impl SliceSpec {
     pub fn range(start: isize, end: isize) -> Self {
-        SliceSpec {
-            start: Some(start),
-            end: Some(end),
-            step: 1,
-        }
+        SliceSpec { start: Some(start), end: Some(end), step: 1 }
     }
 
     pub fn full() -> Self {
-        SliceSpec {
-            start: None,
-            end: None,
-            step: 1,
-        }
+        SliceSpec { start: None, end: None, step: 1 }
     }
 
     /// Resolve against a dim of size `n` as Python's `slice.indices` does:
@@ -50,28 +42,18 @@ impl SliceSpec {
             )
         } else {
             (
-                self.start
-                    .map(|v| clamp(norm(v), -1, n - 1))
-                    .unwrap_or(n - 1),
+                self.start.map(|v| clamp(norm(v), -1, n - 1)).unwrap_or(n - 1),
                 self.end.map(|v| clamp(norm(v), -1, n - 1)).unwrap_or(-1),
             )
         };
         let count = if step > 0 {
-            if end > start {
-                (end - start + step - 1) / step
-            } else {
-                0
-            }
+            if end > start { (end - start + step - 1) / step } else { 0 }
         } else if start > end {
             (start - end + (-step) - 1) / (-step)
         } else {
             0
         };
-        Ok((
-            if count > 0 { start as usize } else { 0 },
-            count as usize,
-            self.step,
-        ))
+        Ok((if count > 0 { start as usize } else { 0 }, count as usize, self.step))
     }
 }
 
@@ -79,12 +61,7 @@ impl Tensor {
     /// Resolve a target shape with at most one -1 (inferred) and 0 (keep the
     /// input's size at that position), as Burn's reshape does.
     pub fn resolve_shape(&self, op: &'static str, shape: &[isize]) -> Result<Vec<usize>> {
-        let err = || Error::Reshape {
-            op,
-            from: self.shape().to_vec(),
-            to: shape.to_vec(),
-            numel: self.numel(),
-        };
+        let err = || Error::Reshape { op, from: self.shape().to_vec(), to: shape.to_vec(), numel: self.numel() };
         let mut out = Vec::with_capacity(shape.len());
         let mut infer = None;
         for (i, &s) in shape.iter().enumerate() {
@@ -118,9 +95,7 @@ impl Tensor {
         let shape = self.resolve_shape("reshape", shape)?;
         match self.layout().reshape_view(&shape) {
             Some(l) => self.view("reshape", l),
-            None => self
-                .try_contiguous("reshape")?
-                .view("reshape", Layout::contiguous(&shape)),
+            None => self.try_contiguous("reshape")?.view("reshape", Layout::contiguous(&shape)),
         }
     }
 
@@ -141,27 +116,13 @@ impl Tensor {
     pub fn permute(&self, axes: &[isize]) -> Result<Tensor> {
         let op = "permute";
         if axes.len() != self.rank() {
-            return Err(Error::invalid(
-                op,
-                format!(
-                    "expected {} axes for shape {:?}, found {:?}",
-                    self.rank(),
-                    self.shape(),
-                    axes
-                ),
-            ));
+            return Err(Error::invalid(op, format!("expected {} axes for shape {:?}, found {:?}", self.rank(), self.shape(), axes)));
         }
-        let axes = axes
-            .iter()
-            .map(|&a| self.dim(op, a))
-            .collect::<Result<Vec<_>>>()?;
+        let axes = axes.iter().map(|&a| self.dim(op, a)).collect::<Result<Vec<_>>>()?;
         let mut seen = vec![false; axes.len()];
         for &a in &axes {
             if std::mem::replace(&mut seen[a], true) {
-                return Err(Error::invalid(
-                    op,
-                    format!("axis {a} appears twice in {axes:?}"),
-                ));
+                return Err(Error::invalid(op, format!("axis {a} appears twice in {axes:?}")));
             }
         }
         Ok(self.subview(self.layout().permute(&axes)))
@@ -171,20 +132,11 @@ impl Tensor {
     pub fn movedim(&self, src: &[isize], dst: &[isize]) -> Result<Tensor> {
         let op = "movedim";
         if src.len() != dst.len() {
-            return Err(Error::invalid(
-                op,
-                format!("source has {} dims, destination {}", src.len(), dst.len()),
-            ));
+            return Err(Error::invalid(op, format!("source has {} dims, destination {}", src.len(), dst.len())));
         }
         let r = self.rank();
-        let src = src
-            .iter()
-            .map(|&d| self.dim(op, d))
-            .collect::<Result<Vec<_>>>()?;
-        let dst = dst
-            .iter()
-            .map(|&d| self.dim(op, d))
-            .collect::<Result<Vec<_>>>()?;
+        let src = src.iter().map(|&d| self.dim(op, d)).collect::<Result<Vec<_>>>()?;
+        let dst = dst.iter().map(|&d| self.dim(op, d)).collect::<Result<Vec<_>>>()?;
         let mut order: Vec<Option<usize>> = vec![None; r];
         for (&s, &d) in src.iter().zip(&dst) {
             if order[d].is_some() {
@@ -193,10 +145,7 @@ impl Tensor {
             order[d] = Some(s);
         }
         let mut rest = (0..r).filter(|i| !src.contains(i));
-        let axes: Vec<isize> = order
-            .into_iter()
-            .map(|o| o.or_else(|| rest.next()).unwrap() as isize)
-            .collect();
+        let axes: Vec<isize> = order.into_iter().map(|o| o.or_else(|| rest.next()).unwrap() as isize).collect();
         self.permute(&axes)
     }
 
@@ -215,10 +164,7 @@ impl Tensor {
     pub fn flatten(&self, start: isize, end: isize) -> Result<Tensor> {
         let (s, e) = (self.dim("flatten", start)?, self.dim("flatten", end)?);
         if s > e {
-            return Err(Error::invalid(
-                "flatten",
-                format!("start dim {s} is after end dim {e}"),
-            ));
+            return Err(Error::invalid("flatten", format!("start dim {s} is after end dim {e}")));
         }
         let mut shape: Vec<isize> = self.shape()[..s].iter().map(|&d| d as isize).collect();
         shape.push(self.shape()[s..=e].iter().product::<usize>() as isize);
@@ -238,8 +184,7 @@ impl Tensor {
     }
 
     pub fn squeeze_dim(&self, dim: isize) -> Result<Tensor> {
-        self.squeeze_dims(&[dim])
-            .map_err(|e| e.with_op("squeeze_dim"))
+        self.squeeze_dims(&[dim]).map_err(|e| e.with_op("squeeze_dim"))
     }
 
     /// Remove the given dims, each of which must have size 1; an empty list
@@ -248,10 +193,7 @@ impl Tensor {
         if dims.is_empty() {
             return Ok(self.squeeze());
         }
-        let mut ds = dims
-            .iter()
-            .map(|&d| self.dim("squeeze_dims", d))
-            .collect::<Result<Vec<_>>>()?;
+        let mut ds = dims.iter().map(|&d| self.dim("squeeze_dims", d)).collect::<Result<Vec<_>>>()?;
         ds.sort_unstable();
         ds.dedup();
         let mut l = self.layout().clone();
@@ -259,11 +201,7 @@ impl Tensor {
             if self.shape()[d] != 1 {
                 return Err(Error::invalid(
                     "squeeze_dims",
-                    format!(
-                        "dim {d} has size {}, only dims of size 1 can be squeezed (shape {:?})",
-                        self.shape()[d],
-                        self.shape()
-                    ),
+                    format!("dim {d} has size {}, only dims of size 1 can be squeezed (shape {:?})", self.shape()[d], self.shape()),
                 ));
             }
             l = l.squeeze(d);
@@ -294,29 +232,16 @@ impl Tensor {
     /// Add leading size-1 dims up to `rank` (Burn's `unsqueeze::<D2>()`).
     pub fn unsqueeze_to(&self, rank: usize) -> Result<Tensor> {
         if rank < self.rank() {
-            return Err(Error::invalid(
-                "unsqueeze",
-                format!("cannot unsqueeze rank {} to lower rank {rank}", self.rank()),
-            ));
+            return Err(Error::invalid("unsqueeze", format!("cannot unsqueeze rank {} to lower rank {rank}", self.rank())));
         }
-        Ok(self.subview(
-            self.layout()
-                .unsqueeze_leading("unsqueeze", rank - self.rank())?,
-        ))
+        Ok(self.subview(self.layout().unsqueeze_leading("unsqueeze", rank - self.rank())?))
     }
 
     /// Broadcast to `shape`, which may have more leading dims; -1 keeps a size.
     pub fn expand(&self, shape: &[isize]) -> Result<Tensor> {
         let op = "expand";
         if shape.len() < self.rank() {
-            return Err(Error::invalid(
-                op,
-                format!(
-                    "cannot expand shape {:?} to fewer dims {:?}",
-                    self.shape(),
-                    shape
-                ),
-            ));
+            return Err(Error::invalid(op, format!("cannot expand shape {:?} to fewer dims {:?}", self.shape(), shape)));
         }
         let new_dims = shape.len() - self.rank();
         if let Some(i) = shape[..new_dims].iter().position(|&s| s == -1) {
@@ -329,15 +254,7 @@ impl Tensor {
         let target = shape
             .iter()
             .zip(base.shape())
-            .map(|(&s, &d)| {
-                if s == -1 {
-                    Ok(d)
-                } else if s >= 0 {
-                    Ok(s as usize)
-                } else {
-                    Err(Error::invalid(op, format!("bad size {s} in {shape:?}")))
-                }
-            })
+            .map(|(&s, &d)| if s == -1 { Ok(d) } else if s >= 0 { Ok(s as usize) } else { Err(Error::invalid(op, format!("bad size {s} in {shape:?}"))) })
             .collect::<Result<Vec<_>>>()?;
         base.view(op, base.layout().broadcast_to(op, &target)?)
     }
@@ -351,13 +268,7 @@ impl Tensor {
         }
         let n = self.shape()[d];
         if start.checked_add(length).is_none_or(|end| end > n) {
-            return Err(Error::invalid(
-                "narrow",
-                format!(
-                    "range {start}..{} exceeds dim {d} of size {n}",
-                    start as u128 + length as u128
-                ),
-            ));
+            return Err(Error::invalid("narrow", format!("range {start}..{} exceeds dim {d} of size {n}", start as u128 + length as u128)));
         }
         Ok(self.subview(self.layout().narrow_step(d, start, length, 1)))
     }
@@ -365,15 +276,7 @@ impl Tensor {
     /// Slice with one spec per leading dim; missing dims are kept whole.
     pub fn slice(&self, specs: &[SliceSpec]) -> Result<Tensor> {
         if specs.len() > self.rank() {
-            return Err(Error::invalid(
-                "slice",
-                format!(
-                    "{} ranges given for a tensor of rank {} (shape {:?})",
-                    specs.len(),
-                    self.rank(),
-                    self.shape()
-                ),
-            ));
+            return Err(Error::invalid("slice", format!("{} ranges given for a tensor of rank {} (shape {:?})", specs.len(), self.rank(), self.shape())));
         }
         let mut l = self.layout().clone();
         for (d, spec) in specs.iter().enumerate() {
@@ -387,12 +290,10 @@ impl Tensor {
     /// it, and one that starts at or after its end is empty.
     pub fn slice_ranges(&self, ranges: &[(usize, usize)]) -> Result<Tensor> {
         let at_most = |v: usize| v.min(isize::MAX as usize) as isize;
-        let specs: Vec<SliceSpec> = ranges
-            .iter()
-            .map(|&(s, e)| SliceSpec::range(at_most(s), at_most(e)))
-            .collect();
+        let specs: Vec<SliceSpec> = ranges.iter().map(|&(s, e)| SliceSpec::range(at_most(s), at_most(e))).collect();
         self.slice(&specs)
     }
+
 
     /// Split `dim` into pieces of the given sizes.
     pub fn split_with_sizes(&self, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
@@ -401,13 +302,7 @@ impl Tensor {
         let total = sizes.iter().try_fold(0usize, |acc, &s| acc.checked_add(s));
         if total != Some(self.shape()[d]) {
             let total = sizes.iter().map(|&s| s as u128).sum::<u128>();
-            return Err(Error::invalid(
-                "split_with_sizes",
-                format!(
-                    "sizes {sizes:?} sum to {total}, dim {d} has size {}",
-                    self.shape()[d]
-                ),
-            ));
+            return Err(Error::invalid("split_with_sizes", format!("sizes {sizes:?} sum to {total}, dim {d} has size {}", self.shape()[d])));
         }
         // A broadcast view can have a dim far longer than memory could hold
         // pieces for: the list is allocated fallibly.
@@ -429,10 +324,7 @@ impl Tensor {
             return Ok(Vec::new());
         }
         if size == 0 {
-            return Err(Error::invalid(
-                "split",
-                format!("split size must be positive for dim {d} of size {n}, found 0"),
-            ));
+            return Err(Error::invalid("split", format!("split size must be positive for dim {d} of size {n}, found 0")));
         }
         let mut sizes = crate::shape::try_filled("split", n / size, size)?;
         if !n.is_multiple_of(size) {
@@ -462,10 +354,7 @@ impl Tensor {
         let d = self.dim("unfold", dim)?;
         let n = self.shape()[d];
         if step == 0 || size == 0 || size > n {
-            return Err(Error::invalid(
-                "unfold",
-                format!("window size {size} and step {step} do not fit dim {d} of size {n}"),
-            ));
+            return Err(Error::invalid("unfold", format!("window size {size} and step {step} do not fit dim {d} of size {n}")));
         }
         let mut l = self.layout().clone();
         let s = l.strides[d];
@@ -479,12 +368,7 @@ impl Tensor {
             isize::try_from(step)
                 .ok()
                 .and_then(|step| s.checked_mul(step))
-                .ok_or_else(|| {
-                    Error::invalid(
-                        "unfold",
-                        format!("step {step} is too large a stride for dim {d}"),
-                    )
-                })?
+                .ok_or_else(|| Error::invalid("unfold", format!("step {step} is too large a stride for dim {d}")))?
         };
         l.shape.push(size);
         l.strides.push(s);
@@ -497,15 +381,8 @@ impl Tensor {
 /// inverse permutation, flip again, sum over expanded dims, or scatter into
 /// zeros for slices).
 impl Var {
-    fn view_op(
-        &self,
-        name: &'static str,
-        y: Tensor,
-        back: impl Fn(Tensor) -> Result<Tensor> + Send + Sync + 'static,
-    ) -> Var {
-        record(y, &[self], move || {
-            FnBackward::new(name, move |g, _| Ok(vec![Some(back(g)?)]))
-        })
+    fn view_op(&self, name: &'static str, y: Tensor, back: impl Fn(Tensor) -> Result<Tensor> + Send + Sync + 'static) -> Var {
+        record(y, &[self], move || FnBackward::new(name, move |g, _| Ok(vec![Some(back(g)?)])))
     }
 
     fn reshaped(&self, name: &'static str, y: Tensor) -> Var {
@@ -538,11 +415,7 @@ impl Var {
     }
 
     pub fn swap_dims(&self, a: isize, b: isize) -> Result<Var> {
-        Ok(
-            self.view_op("swap_dims", self.value.swap_dims(a, b)?, move |g| {
-                g.swap_dims(a, b)
-            }),
-        )
+        Ok(self.view_op("swap_dims", self.value.swap_dims(a, b)?, move |g| g.swap_dims(a, b)))
     }
 
     pub fn transpose(&self) -> Var {
@@ -572,21 +445,13 @@ impl Var {
 
     pub fn expand(&self, shape: &[isize]) -> Result<Var> {
         let from = self.value.shape().to_vec();
-        Ok(self.view_op("expand", self.value.expand(shape)?, move |g| {
-            sum_to_shape(g, &from)
-        }))
+        Ok(self.view_op("expand", self.value.expand(shape)?, move |g| sum_to_shape(g, &from)))
     }
 
     pub fn slice(&self, specs: &[SliceSpec]) -> Result<Var> {
         let y = self.value.slice(specs)?;
-        let (shape, dtype, s) = (
-            self.value.shape().to_vec(),
-            self.value.dtype(),
-            specs.to_vec(),
-        );
-        Ok(self.view_op("slice", y, move |g| {
-            Tensor::zeros(&shape, dtype).slice_assign(&s, &g)
-        }))
+        let (shape, dtype, s) = (self.value.shape().to_vec(), self.value.dtype(), specs.to_vec());
+        Ok(self.view_op("slice", y, move |g| Tensor::zeros(&shape, dtype).slice_assign(&s, &g)))
     }
 
     pub fn narrow(&self, dim: isize, start: usize, length: usize) -> Result<Var> {
@@ -662,10 +527,7 @@ mod tests {
         let x = t(&[2, 3]).transpose();
         let y = x.unsqueeze_to(5).unwrap();
         assert_eq!(y.shape(), &[1, 1, 1, 3, 2]);
-        assert_eq!(
-            y.reshape(&[6]).unwrap().to_vec::<i64>(),
-            vec![0, 3, 1, 4, 2, 5]
-        );
+        assert_eq!(y.reshape(&[6]).unwrap().to_vec::<i64>(), vec![0, 3, 1, 4, 2, 5]);
         assert_eq!(t(&[]).unsqueeze_to(2).unwrap().shape(), &[1, 1]);
         let e = x.unsqueeze_to(1 << 60).unwrap_err().to_string();
         assert!(e.contains("unsqueeze"), "{e}");
@@ -674,24 +536,13 @@ mod tests {
     #[test]
     fn reshape_of_transposed_copies() {
         let x = t(&[2, 3]).transpose();
-        assert_eq!(
-            x.reshape(&[6]).unwrap().to_vec::<i64>(),
-            vec![0, 3, 1, 4, 2, 5]
-        );
+        assert_eq!(x.reshape(&[6]).unwrap().to_vec::<i64>(), vec![0, 3, 1, 4, 2, 5]);
     }
 
     #[test]
     fn slices_follow_python() {
         let x = t(&[5]);
-        let s = |a, b, c| {
-            x.slice(&[SliceSpec {
-                start: a,
-                end: b,
-                step: c,
-            }])
-            .unwrap()
-            .to_vec::<i64>()
-        };
+        let s = |a, b, c| x.slice(&[SliceSpec { start: a, end: b, step: c }]).unwrap().to_vec::<i64>();
         assert_eq!(s(None, None, -1), vec![4, 3, 2, 1, 0]);
         assert_eq!(s(Some(1), Some(-1), 2), vec![1, 3]);
         assert_eq!(s(Some(-2), None, 1), vec![3, 4]);
@@ -703,14 +554,8 @@ mod tests {
         let x = t(&[4, 4]);
         let v = x.narrow(0, 1, 2).unwrap().transpose();
         assert!(std::sync::Arc::ptr_eq(
-            match x.storage() {
-                crate::Storage::I64(b) => b,
-                _ => unreachable!(),
-            },
-            match v.storage() {
-                crate::Storage::I64(b) => b,
-                _ => unreachable!(),
-            },
+            match x.storage() { crate::Storage::I64(b) => b, _ => unreachable!() },
+            match v.storage() { crate::Storage::I64(b) => b, _ => unreachable!() },
         ));
     }
 

@@ -1,11 +1,11 @@
 //! Arithmetic, math, comparisons and logic: named Burn methods and the
 //! Python operators (number slots) that call them.
 
-use ferrum_core::autodiff::Var;
 use ferrum_core::ops::binary::BinaryOp;
 use ferrum_core::ops::bitwise::BitwiseOp;
 use ferrum_core::ops::compare::CompareOp;
 use ferrum_core::ops::unary::FloatUnary;
+use ferrum_core::autodiff::Var;
 use ferrum_core::{Kind, Tensor};
 use pyo3::prelude::*;
 
@@ -15,20 +15,10 @@ use crate::error::{engine, kind_error};
 impl PyTensor {
     /// `self op other` where other is a tensor or a number; `reflected`
     /// puts the number on the left (`2 - x`).
-    fn binary_any(
-        &self,
-        py: Python<'_>,
-        op: BinaryOp,
-        other: &Bound<'_, PyAny>,
-        reflected: bool,
-    ) -> PyResult<PyTensor> {
+    fn binary_any(&self, py: Python<'_>, op: BinaryOp, other: &Bound<'_, PyAny>, reflected: bool) -> PyResult<PyTensor> {
         if let Ok(o) = other.cast::<PyTensor>() {
             let o = o.get();
-            return if reflected {
-                o.binary_tensor(py, op, self)
-            } else {
-                self.binary_tensor(py, op, o)
-            };
+            return if reflected { o.binary_tensor(py, op, self) } else { self.binary_tensor(py, op, o) };
         }
         if !reflected {
             return self.binary_scalar(py, op, other);
@@ -47,12 +37,7 @@ impl PyTensor {
         self.dop2(py, op.name(), other, |a, b| a.binary(op, b))
     }
 
-    fn binary_scalar(
-        &self,
-        py: Python<'_>,
-        op: BinaryOp,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
+    fn binary_scalar(&self, py: Python<'_>, op: BinaryOp, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let s = scalar_for(py, op.name(), value, self.t.dtype())?;
         if self.node.is_none() {
             return self.op(py, op.name(), |t| t.binary_scalar(op, s));
@@ -73,31 +58,16 @@ impl PyTensor {
         self.op2(py, op.name(), other, |a, b| a.compare(op, b))
     }
 
-    fn compare_elem(
-        &self,
-        py: Python<'_>,
-        op: CompareOp,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
+    fn compare_elem(&self, py: Python<'_>, op: CompareOp, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let s = scalar_for(py, op.name(), value, self.t.dtype())?;
         self.op(py, "compare_scalar", |t| t.compare_scalar(op, s))
     }
 
-    fn bitwise_any(
-        &self,
-        py: Python<'_>,
-        op: BitwiseOp,
-        other: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
+    fn bitwise_any(&self, py: Python<'_>, op: BitwiseOp, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         if let Ok(o) = other.cast::<PyTensor>() {
             return self.op2(py, op.name(), o.get(), |a, b| a.bitwise(op, b));
         }
-        let v: i64 = other.extract().map_err(|_| {
-            kind_error(
-                py,
-                format!("{}: expected an Int tensor or an int", op.name()),
-            )
-        })?;
+        let v: i64 = other.extract().map_err(|_| kind_error(py, format!("{}: expected an Int tensor or an int", op.name())))?;
         self.op(py, "bitwise_scalar", |t| t.bitwise_scalar(op, v))
     }
 }
@@ -512,12 +482,7 @@ impl PyTensor {
     /// a Bool tensor (Burn's `equal`, `greater`, ... and their `_elem`
     /// forms). Anything but a tensor or a number is NotImplemented, so
     /// `t == None` is False as in PyTorch.
-    fn __richcmp__(
-        &self,
-        py: Python<'_>,
-        other: &Bound<'_, PyAny>,
-        op: pyo3::basic::CompareOp,
-    ) -> PyResult<Py<PyAny>> {
+    fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: pyo3::basic::CompareOp) -> PyResult<Py<PyAny>> {
         use pyo3::basic::CompareOp as Cmp;
         let op = match op {
             Cmp::Eq => CompareOp::Equal,
@@ -573,12 +538,7 @@ impl PyTensor {
     fn __rmod__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.binary_any(py, BinaryOp::Remainder, other, true)
     }
-    fn __pow__(
-        &self,
-        py: Python<'_>,
-        other: &Bound<'_, PyAny>,
-        modulo: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    fn __pow__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, modulo: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
         if modulo.is_some_and(|m| !m.is_none()) {
             return Err(kind_error(py, "pow: a modulo argument is not supported"));
         }
@@ -589,12 +549,7 @@ impl PyTensor {
         }
         self.binary_any(py, BinaryOp::Powf, other, false)
     }
-    fn __rpow__(
-        &self,
-        py: Python<'_>,
-        other: &Bound<'_, PyAny>,
-        _modulo: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    fn __rpow__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
         self.binary_any(py, BinaryOp::Powf, other, true)
     }
     fn __matmul__(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
@@ -683,11 +638,7 @@ impl PyTensor {
             // Int ^ Int stays Int: f64 holds every exactly representable result.
             let o = &other.t;
             let e = engine(py, false, || o.cast(ferrum_core::DType::F64))?;
-            return self.op2(py, "powi", &other, |t, _| {
-                t.cast(ferrum_core::DType::F64)?
-                    .binary(BinaryOp::Powf, &e)?
-                    .cast(ferrum_core::DType::I64)
-            });
+            return self.op2(py, "powi", &other, |t, _| t.cast(ferrum_core::DType::F64)?.binary(BinaryOp::Powf, &e)?.cast(ferrum_core::DType::I64));
         }
         let (o, dt) = (&other.t, self.t.dtype());
         let e = Var::constant(engine(py, false, || o.cast(dt))?);
@@ -724,16 +675,8 @@ impl PyTensor {
     /// Example:
     ///     >>> Tensor.from_data([-2.0, 0.5, 3.0], device).clamp(0.0, 1.0).to_data().to_list()
     ///     [0.0, 0.5, 1.0]
-    fn clamp(
-        &self,
-        py: Python<'_>,
-        min: &Bound<'_, PyAny>,
-        max: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
-        let (lo, hi) = (
-            scalar_for(py, "clamp", min, self.t.dtype())?,
-            scalar_for(py, "clamp", max, self.t.dtype())?,
-        );
+    fn clamp(&self, py: Python<'_>, min: &Bound<'_, PyAny>, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let (lo, hi) = (scalar_for(py, "clamp", min, self.t.dtype())?, scalar_for(py, "clamp", max, self.t.dtype())?);
         self.dop(py, |v| v.clamp(lo, hi))
     }
     /// Each element raised to at least `min` (`max(x, min)`); same shape and kind.
@@ -815,14 +758,7 @@ impl PyTensor {
     ///     [32.0]
     fn dot(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         if self.t.rank() != 1 || other.t.rank() != 1 {
-            return Err(crate::error::shape_error(
-                py,
-                format!(
-                    "dot: expected two rank-1 tensors, found shapes {:?} and {:?}",
-                    self.t.shape(),
-                    other.t.shape()
-                ),
-            ));
+            return Err(crate::error::shape_error(py, format!("dot: expected two rank-1 tensors, found shapes {:?} and {:?}", self.t.shape(), other.t.shape())));
         }
         self.matmul(py, other)
     }
@@ -948,11 +884,7 @@ impl PyTensor {
     /// Example:
     ///     >>> Tensor.from_data([1, 5], device).bitwise_left_shift_scalar(2).to_data().to_list()
     ///     [4, 20]
-    fn bitwise_left_shift_scalar(
-        &self,
-        py: Python<'_>,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
+    fn bitwise_left_shift_scalar(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.bitwise_any(py, BitwiseOp::LeftShift, value)
     }
     /// Every element of an Int tensor shifted right (arithmetic shift) by the int `value`; same shape.
@@ -960,11 +892,7 @@ impl PyTensor {
     /// Example:
     ///     >>> Tensor.from_data([16, 5], device).bitwise_right_shift_scalar(2).to_data().to_list()
     ///     [4, 1]
-    fn bitwise_right_shift_scalar(
-        &self,
-        py: Python<'_>,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
+    fn bitwise_right_shift_scalar(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.bitwise_any(py, BitwiseOp::RightShift, value)
     }
 
@@ -1010,13 +938,7 @@ impl PyTensor {
     ///     >>> a.is_close(Tensor.from_data([1.0000001, 2.5], device)).to_data().to_list()
     ///     [True, False]
     #[pyo3(signature = (other, rtol = 1e-5, atol = 1e-8))]
-    fn is_close(
-        &self,
-        py: Python<'_>,
-        other: PyRef<'_, PyTensor>,
-        rtol: f64,
-        atol: f64,
-    ) -> PyResult<PyTensor> {
+    fn is_close(&self, py: Python<'_>, other: PyRef<'_, PyTensor>, rtol: f64, atol: f64) -> PyResult<PyTensor> {
         self.op2(py, "is_close", &other, |a, b| a.is_close(b, rtol, atol))
     }
     /// True when every element is close to its counterpart in `other` (see
@@ -1027,13 +949,7 @@ impl PyTensor {
     ///     >>> a.all_close(a + 1e-7), a.all_close(a + 0.5)
     ///     (True, False)
     #[pyo3(signature = (other, rtol = 1e-5, atol = 1e-8))]
-    fn all_close(
-        &self,
-        py: Python<'_>,
-        other: PyRef<'_, PyTensor>,
-        rtol: f64,
-        atol: f64,
-    ) -> PyResult<bool> {
+    fn all_close(&self, py: Python<'_>, other: PyRef<'_, PyTensor>, rtol: f64, atol: f64) -> PyResult<bool> {
         self.same_backend(py, "all_close", &other)?;
         let o = &other.t;
         let r = self.run(py, |t| t.is_close(o, rtol, atol)?.all()?.into_scalar())?;
@@ -1050,9 +966,7 @@ impl PyTensor {
         bits: BitwiseOp,
     ) -> PyResult<PyTensor> {
         if self.t.kind() == Kind::Bool {
-            let o = other
-                .cast::<PyTensor>()
-                .map_err(|_| kind_error(py, format!("{}: expected a Bool tensor", bits.name())))?;
+            let o = other.cast::<PyTensor>().map_err(|_| kind_error(py, format!("{}: expected a Bool tensor", bits.name())))?;
             return self.op2(py, bits.name(), o.get(), logic);
         }
         self.bitwise_any(py, bits, other)

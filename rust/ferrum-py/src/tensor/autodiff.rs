@@ -109,17 +109,10 @@ impl PyTensor {
     #[staticmethod]
     fn from_inner(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         if tensor.dev().autodiff {
-            return Err(backend_error(
-                py,
-                "from_inner: the tensor already lives on an autodiff backend",
-            ));
+            return Err(backend_error(py, "from_inner: the tensor already lives on an autodiff backend"));
         }
         let backend = tensor.dev().backend.clone_ref(py);
-        let device = py
-            .import("ferrum.backend")?
-            .getattr("Autodiff")?
-            .get_item(backend)?
-            .call_method0("device")?;
+        let device = py.import("ferrum.backend")?.getattr("Autodiff")?.get_item(backend)?.call_method0("device")?;
         Ok(PyTensor::new(tensor.t.clone(), device.extract()?))
     }
 
@@ -166,11 +159,7 @@ impl PyTensor {
     ///     >>> grads = (x * 2.0).sum().backward()
     ///     >>> x.grad_remove(grads).to_data().to_list(), x.grad(grads)
     ///     ([2.0], None)
-    fn grad_remove(
-        &self,
-        py: Python<'_>,
-        grads: PyRef<'_, PyGradients>,
-    ) -> PyResult<Option<PyTensor>> {
+    fn grad_remove(&self, py: Python<'_>, grads: PyRef<'_, PyGradients>) -> PyResult<Option<PyTensor>> {
         self.expect_autodiff(py, "grad_remove")?;
         Ok(self.node.as_ref().and_then(|n| grads.remove(py, n.id)))
     }
@@ -186,37 +175,21 @@ impl PyTensor {
     ///     >>> x.grad_replace(grads, Tensor.from_data([0.5], device))
     ///     >>> x.grad(grads).to_data().to_list()
     ///     [0.5]
-    fn grad_replace(
-        &self,
-        py: Python<'_>,
-        grads: PyRef<'_, PyGradients>,
-        grad: PyRef<'_, PyTensor>,
-    ) -> PyResult<()> {
+    fn grad_replace(&self, py: Python<'_>, grads: PyRef<'_, PyGradients>, grad: PyRef<'_, PyTensor>) -> PyResult<()> {
         self.expect_autodiff(py, "grad_replace")?;
         if grad.dev().autodiff {
-            return Err(backend_error(
-                py,
-                "grad_replace: gradients live on the inner backend; pass grad.inner()",
-            ));
+            return Err(backend_error(py, "grad_replace: gradients live on the inner backend; pass grad.inner()"));
         }
         if grad.t.dtype() != self.t.dtype() {
             return Err(crate::error::kind_error(
                 py,
-                format!(
-                    "grad_replace: expected a gradient of dtype {}, found {}",
-                    self.t.dtype(),
-                    grad.t.dtype()
-                ),
+                format!("grad_replace: expected a gradient of dtype {}, found {}", self.t.dtype(), grad.t.dtype()),
             ));
         }
         if grad.t.shape() != self.t.shape() {
             return Err(crate::error::shape_error(
                 py,
-                format!(
-                    "grad_replace: expected a gradient of shape {:?}, found {:?}",
-                    self.t.shape(),
-                    grad.t.shape()
-                ),
+                format!("grad_replace: expected a gradient of shape {:?}, found {:?}", self.t.shape(), grad.t.shape()),
             ));
         }
         if let Some(n) = &self.node {

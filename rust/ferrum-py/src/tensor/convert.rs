@@ -16,10 +16,7 @@ pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
     Ok(match s {
         Scalar::Float(v) => v.into_pyobject(py)?.into_any().unbind(),
         Scalar::Int(v) => v.into_pyobject(py)?.into_any().unbind(),
-        Scalar::Bool(v) => pyo3::types::PyBool::new(py, v)
-            .to_owned()
-            .into_any()
-            .unbind(),
+        Scalar::Bool(v) => pyo3::types::PyBool::new(py, v).to_owned().into_any().unbind(),
     })
 }
 
@@ -28,11 +25,7 @@ pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
 ///
 /// NumPy has no bfloat16, so a bf16 tensor comes out as a float32 copy
 /// (exact: every bf16 is an f32).
-pub fn numpy_view<'py>(
-    py: Python<'py>,
-    t: &Tensor,
-    owner: Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
+pub fn numpy_view<'py>(py: Python<'py>, t: &Tensor, owner: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     if t.dtype() == DType::BF16 {
         let wide = engine(py, false, || t.cast(DType::F32))?;
         let owner = Bound::new(py, PyTensorData { t: wide.clone() })?.into_any();
@@ -53,13 +46,8 @@ pub fn numpy_view<'py>(
     // the buffer through this one with no bounds of its own, so it is
     // checked again here rather than trusted.
     l.check_within("to_numpy", t.storage().len()).py(py)?;
-    let mut dims: Vec<npyffi::npy_intp> =
-        l.shape().iter().map(|&d| d as npyffi::npy_intp).collect();
-    let mut strides: Vec<npyffi::npy_intp> = l
-        .strides()
-        .iter()
-        .map(|&s| (s * itemsize as isize) as npyffi::npy_intp)
-        .collect();
+    let mut dims: Vec<npyffi::npy_intp> = l.shape().iter().map(|&d| d as npyffi::npy_intp).collect();
+    let mut strides: Vec<npyffi::npy_intp> = l.strides().iter().map(|&s| (s * itemsize as isize) as npyffi::npy_intp).collect();
     // SAFETY: `check_within` proved that every element the shape, strides
     // and offset reach lies inside the buffer, and that the byte strides
     // fit. The buffer is an Arc held by `owner`, which becomes the array's
@@ -82,12 +70,7 @@ pub fn numpy_view<'py>(
             return Err(PyErr::fetch(py));
         }
         let arr = Bound::from_owned_ptr(py, arr);
-        if PY_ARRAY_API.PyArray_SetBaseObject(
-            py,
-            arr.as_ptr() as *mut npyffi::PyArrayObject,
-            owner.into_ptr(),
-        ) < 0
-        {
+        if PY_ARRAY_API.PyArray_SetBaseObject(py, arr.as_ptr() as *mut npyffi::PyArrayObject, owner.into_ptr()) < 0 {
             return Err(PyErr::fetch(py));
         }
         Ok(arr)
@@ -191,9 +174,7 @@ impl PyTensor {
     ///     >>> Tensor.from_data([[1, 2]], device).to_data().shape
     ///     (1, 2)
     fn to_data(&self, py: Python<'_>) -> PyResult<PyTensorData> {
-        Ok(PyTensorData {
-            t: engine(py, false, || self.t.try_contiguous("to_data"))?,
-        })
+        Ok(PyTensorData { t: engine(py, false, || self.t.try_contiguous("to_data"))? })
     }
 
     /// The values as a `TensorData`, as `to_data` (Burn's consuming name; in
@@ -229,10 +210,7 @@ impl PyTensor {
     fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         if self.t.numel() != 1 {
             let shape = self.t.shape();
-            return Err(crate::error::argument_error(
-                py,
-                format!("item: expected a tensor with exactly one element, found shape {shape:?}"),
-            ));
+            return Err(crate::error::argument_error(py, format!("item: expected a tensor with exactly one element, found shape {shape:?}")));
         }
         self.into_scalar(py)
     }
@@ -247,19 +225,11 @@ impl PyTensor {
     #[pyo3(signature = (*, copy = false))]
     fn to_numpy<'py>(slf: &Bound<'py, Self>, copy: bool) -> PyResult<Bound<'py, PyAny>> {
         let arr = numpy_view(slf.py(), &slf.get().t, slf.clone().into_any())?;
-        if copy {
-            arr.call_method0("copy")
-        } else {
-            Ok(arr)
-        }
+        if copy { arr.call_method0("copy") } else { Ok(arr) }
     }
 
     #[pyo3(signature = (dtype = None, copy = None))]
-    fn __array__<'py>(
-        slf: &Bound<'py, Self>,
-        dtype: Option<&Bound<'py, PyAny>>,
-        copy: Option<bool>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn __array__<'py>(slf: &Bound<'py, Self>, dtype: Option<&Bound<'py, PyAny>>, copy: Option<bool>) -> PyResult<Bound<'py, PyAny>> {
         let arr = Self::to_numpy(slf, copy.unwrap_or(false))?;
         match dtype {
             Some(d) if !d.is_none() => arr.call_method1("astype", (d,)),
@@ -321,11 +291,7 @@ impl PyTensor {
     /// The size of the first dim, as NumPy and PyTorch; a rank-0 tensor has
     /// no length (TypeError, as theirs).
     fn __len__(&self) -> PyResult<usize> {
-        self.t
-            .shape()
-            .first()
-            .copied()
-            .ok_or_else(|| pyo3::exceptions::PyTypeError::new_err("len() of a rank-0 tensor"))
+        self.t.shape().first().copied().ok_or_else(|| pyo3::exceptions::PyTypeError::new_err("len() of a rank-0 tensor"))
     }
 
     fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
@@ -347,10 +313,7 @@ impl PyTensor {
     }
 
     #[classmethod]
-    fn __class_getitem__<'py>(
-        cls: &Bound<'py, PyType>,
-        item: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn __class_getitem__<'py>(cls: &Bound<'py, PyType>, item: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         crate::device::generic_alias(cls, item)
     }
 }

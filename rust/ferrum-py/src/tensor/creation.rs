@@ -22,20 +22,9 @@ fn requested(kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResul
 }
 
 fn shape_vec(py: Python<'_>, op: &str, shape: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
-    let dims: Vec<i64> = shape.extract().map_err(|_| {
-        shape_error(
-            py,
-            format!(
-                "{op}: expected a shape tuple of ints, found {}",
-                shape.repr().map(|r| r.to_string()).unwrap_or_default()
-            ),
-        )
-    })?;
+    let dims: Vec<i64> = shape.extract().map_err(|_| shape_error(py, format!("{op}: expected a shape tuple of ints, found {}", shape.repr().map(|r| r.to_string()).unwrap_or_default())))?;
     dims.iter()
-        .map(|&d| {
-            usize::try_from(d)
-                .map_err(|_| shape_error(py, format!("{op}: shape {dims:?} has a negative dim")))
-        })
+        .map(|&d| usize::try_from(d).map_err(|_| shape_error(py, format!("{op}: shape {dims:?} has a negative dim"))))
         .collect()
 }
 
@@ -45,11 +34,7 @@ fn backend_float(data: &Bound<'_, PyAny>) -> Option<DType> {
     if let Ok(d) = data.cast::<PyTensorData>() {
         return (d.get().t.dtype() == DType::F64).then_some(DType::F32);
     }
-    if is_numpy_array(data) {
-        backend_default(data)
-    } else {
-        None
-    }
+    if is_numpy_array(data) { backend_default(data) } else { None }
 }
 
 fn is_numpy_array(obj: &Bound<'_, PyAny>) -> bool {
@@ -58,33 +43,20 @@ fn is_numpy_array(obj: &Bound<'_, PyAny>) -> bool {
 
 /// Engine tensor from any supported data: nested sequences, NumPy arrays,
 /// TensorData, or a tensor.
-pub fn tensor_from_any(
-    py: Python<'_>,
-    data: &Bound<'_, PyAny>,
-    want: Option<DType>,
-) -> PyResult<Tensor> {
+pub fn tensor_from_any(py: Python<'_>, data: &Bound<'_, PyAny>, want: Option<DType>) -> PyResult<Tensor> {
     if let Ok(d) = data.cast::<PyTensorData>() {
         let t = d.get().t.clone();
-        return match want {
-            Some(dt) => engine(py, false, || t.cast(dt)),
-            None => Ok(t),
-        };
+        return match want { Some(dt) => engine(py, false, || t.cast(dt)), None => Ok(t) };
     }
     if let Ok(t) = data.cast::<PyTensor>() {
         let t = t.get().t.clone();
-        return match want {
-            Some(dt) => engine(py, false, || t.cast(dt)),
-            None => Ok(t),
-        };
+        return match want { Some(dt) => engine(py, false, || t.cast(dt)), None => Ok(t) };
     }
     if is_numpy_array(data) {
         return tensor_from_numpy(py, data, want);
     }
     if to_scalar(data).is_some() && !data.is_instance_of::<PyTuple>() {
-        return Err(shape_error(
-            py,
-            "from_data: expected nested sequences (rank >= 1), found a scalar; wrap it in a list",
-        ));
+        return Err(shape_error(py, "from_data: expected nested sequences (rank >= 1), found a scalar; wrap it in a list"));
     }
     let (shape, values) = flatten_nested(py, data, want)?;
     let dtype = want.unwrap_or_else(|| inferred_dtype(&values));
@@ -107,13 +79,7 @@ impl PyTensor {
     ///     [1.0, 2.0]
     #[staticmethod]
     #[pyo3(signature = (data, device, kind = None, *, dtype = None))]
-    fn from_data(
-        py: Python<'_>,
-        data: &Bound<'_, PyAny>,
-        device: Py<PyDevice>,
-        kind: Option<&Bound<'_, PyAny>>,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
+    fn from_data(py: Python<'_>, data: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         let want = requested(kind, dtype)?.or_else(|| backend_float(data));
         let t = tensor_from_any(py, data, want)?;
         Ok(PyTensor::new(t, device))
@@ -127,18 +93,10 @@ impl PyTensor {
     ///     [1.0, 2.5]
     #[staticmethod]
     #[pyo3(signature = (data, device, *, dtype = None))]
-    fn from_floats(
-        py: Python<'_>,
-        data: &Bound<'_, PyAny>,
-        device: Py<PyDevice>,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
+    fn from_floats(py: Python<'_>, data: &Bound<'_, PyAny>, device: Py<PyDevice>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         let dt: DType = dtype.map(Into::into).unwrap_or(DType::F32);
         if dt.kind() != Kind::Float {
-            return Err(kind_error(
-                py,
-                format!("from_floats: expected a Float dtype, found {dt}"),
-            ));
+            return Err(kind_error(py, format!("from_floats: expected a Float dtype, found {dt}")));
         }
         Ok(PyTensor::new(tensor_from_any(py, data, Some(dt))?, device))
     }
@@ -149,15 +107,8 @@ impl PyTensor {
     ///     >>> Tensor.from_ints([[1, 2]], device).to_data().to_list()
     ///     [[1, 2]]
     #[staticmethod]
-    fn from_ints(
-        py: Python<'_>,
-        data: &Bound<'_, PyAny>,
-        device: Py<PyDevice>,
-    ) -> PyResult<PyTensor> {
-        Ok(PyTensor::new(
-            tensor_from_any(py, data, Some(DType::I64))?,
-            device,
-        ))
+    fn from_ints(py: Python<'_>, data: &Bound<'_, PyAny>, device: Py<PyDevice>) -> PyResult<PyTensor> {
+        Ok(PyTensor::new(tensor_from_any(py, data, Some(DType::I64))?, device))
     }
 
     /// A Bool tensor from bools in nested lists, a NumPy array or a `TensorData`.
@@ -166,15 +117,8 @@ impl PyTensor {
     ///     >>> Tensor.from_bool([True, False], device).kind is Bool
     ///     True
     #[staticmethod]
-    fn from_bool(
-        py: Python<'_>,
-        data: &Bound<'_, PyAny>,
-        device: Py<PyDevice>,
-    ) -> PyResult<PyTensor> {
-        Ok(PyTensor::new(
-            tensor_from_any(py, data, Some(DType::Bool))?,
-            device,
-        ))
+    fn from_bool(py: Python<'_>, data: &Bound<'_, PyAny>, device: Py<PyDevice>) -> PyResult<PyTensor> {
+        Ok(PyTensor::new(tensor_from_any(py, data, Some(DType::Bool))?, device))
     }
 
     /// A copy of any NumPy array (strided or not) on `device`: float64
@@ -191,20 +135,9 @@ impl PyTensor {
     ///     (DType.F32, DType.U8)
     #[staticmethod]
     #[pyo3(signature = (array, device, *, dtype = None))]
-    fn from_numpy(
-        py: Python<'_>,
-        array: &Bound<'_, PyAny>,
-        device: Py<PyDevice>,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
+    fn from_numpy(py: Python<'_>, array: &Bound<'_, PyAny>, device: Py<PyDevice>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         if !is_numpy_array(array) {
-            return Err(kind_error(
-                py,
-                format!(
-                    "from_numpy: expected a numpy.ndarray, found {}",
-                    array.get_type().name()?
-                ),
-            ));
+            return Err(kind_error(py, format!("from_numpy: expected a numpy.ndarray, found {}", array.get_type().name()?)));
         }
         let want = dtype.map(Into::into).or_else(|| backend_default(array));
         Ok(PyTensor::new(tensor_from_numpy(py, array, want)?, device))
@@ -218,18 +151,10 @@ impl PyTensor {
     ///     [[0, 0], [0, 0]]
     #[staticmethod]
     #[pyo3(signature = (shape, device, kind = None, *, dtype = None))]
-    fn zeros(
-        py: Python<'_>,
-        shape: &Bound<'_, PyAny>,
-        device: Py<PyDevice>,
-        kind: Option<&Bound<'_, PyAny>>,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
+    fn zeros(py: Python<'_>, shape: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         let dt = requested(kind, dtype)?.unwrap_or(DType::F32);
         let dims = shape_vec(py, "zeros", shape)?;
-        let t = engine(py, false, || {
-            Tensor::try_full("zeros", &dims, Scalar::Int(0), dt)
-        })?;
+        let t = engine(py, false, || Tensor::try_full("zeros", &dims, Scalar::Int(0), dt))?;
         Ok(PyTensor::new(t, device))
     }
 
@@ -241,18 +166,10 @@ impl PyTensor {
     ///     [1.0, 1.0, 1.0]
     #[staticmethod]
     #[pyo3(signature = (shape, device, kind = None, *, dtype = None))]
-    fn ones(
-        py: Python<'_>,
-        shape: &Bound<'_, PyAny>,
-        device: Py<PyDevice>,
-        kind: Option<&Bound<'_, PyAny>>,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
+    fn ones(py: Python<'_>, shape: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         let dt = requested(kind, dtype)?.unwrap_or(DType::F32);
         let dims = shape_vec(py, "ones", shape)?;
-        let t = engine(py, false, || {
-            Tensor::try_full("ones", &dims, Scalar::Int(1), dt)
-        })?;
+        let t = engine(py, false, || Tensor::try_full("ones", &dims, Scalar::Int(1), dt))?;
         Ok(PyTensor::new(t, device))
     }
 
@@ -264,13 +181,7 @@ impl PyTensor {
     ///     (2, 3)
     #[staticmethod]
     #[pyo3(signature = (shape, device, kind = None, *, dtype = None))]
-    fn empty(
-        py: Python<'_>,
-        shape: &Bound<'_, PyAny>,
-        device: Py<PyDevice>,
-        kind: Option<&Bound<'_, PyAny>>,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
+    fn empty(py: Python<'_>, shape: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         Self::zeros(py, shape, device, kind, dtype)
     }
 
@@ -282,21 +193,11 @@ impl PyTensor {
     ///     [7, 7]
     #[staticmethod]
     #[pyo3(signature = (shape, value, device, kind = None, *, dtype = None))]
-    fn full(
-        py: Python<'_>,
-        shape: &Bound<'_, PyAny>,
-        value: &Bound<'_, PyAny>,
-        device: Py<PyDevice>,
-        kind: Option<&Bound<'_, PyAny>>,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
+    fn full(py: Python<'_>, shape: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         let dt = requested(kind, dtype)?.unwrap_or(DType::F32);
         let s = scalar_for(py, "full", value, dt)?;
         let dims = shape_vec(py, "full", shape)?;
-        Ok(PyTensor::new(
-            engine(py, false, || Tensor::try_full("full", &dims, s, dt))?,
-            device,
-        ))
+        Ok(PyTensor::new(engine(py, false, || Tensor::try_full("full", &dims, s, dt))?, device))
     }
 
     /// Zeros of this tensor's shape, dtype and device.
@@ -308,12 +209,7 @@ impl PyTensor {
         // A fresh buffer the size of this tensor, which may be a broadcast
         // view far larger than its own: allocated fallibly.
         let (shape, dt) = (self.t.shape(), self.t.dtype());
-        Ok(self.wrap(
-            py,
-            engine(py, false, || {
-                Tensor::try_full("zeros_like", shape, Scalar::Int(0), dt)
-            })?,
-        ))
+        Ok(self.wrap(py, engine(py, false, || Tensor::try_full("zeros_like", shape, Scalar::Int(0), dt))?))
     }
 
     /// Ones of this tensor's shape, dtype and device.
@@ -323,12 +219,7 @@ impl PyTensor {
     ///     [1.0, 1.0]
     fn ones_like(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let (shape, dt) = (self.t.shape(), self.t.dtype());
-        Ok(self.wrap(
-            py,
-            engine(py, false, || {
-                Tensor::try_full("ones_like", shape, Scalar::Int(1), dt)
-            })?,
-        ))
+        Ok(self.wrap(py, engine(py, false, || Tensor::try_full("ones_like", shape, Scalar::Int(1), dt))?))
     }
 
     /// A tensor of this tensor's shape, dtype and device with every element `value`.
@@ -339,10 +230,7 @@ impl PyTensor {
     fn full_like(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let s = scalar_for(py, "full_like", value, self.t.dtype())?;
         let (shape, dt) = (self.t.shape(), self.t.dtype());
-        Ok(self.wrap(
-            py,
-            engine(py, false, || Tensor::try_full("full_like", shape, s, dt))?,
-        ))
+        Ok(self.wrap(py, engine(py, false, || Tensor::try_full("full_like", shape, s, dt))?))
     }
 
     /// The Int tensor `[start, start + 1, ..., end - 1]` (Burn's `arange(start..end)`),
@@ -353,10 +241,7 @@ impl PyTensor {
     ///     [2, 3, 4]
     #[staticmethod]
     fn arange(py: Python<'_>, start: i64, end: i64, device: Py<PyDevice>) -> PyResult<PyTensor> {
-        Ok(PyTensor::new(
-            engine(py, false, || Tensor::arange_step(start, end, 1, DType::I64))?,
-            device,
-        ))
+        Ok(PyTensor::new(engine(py, false, || Tensor::arange_step(start, end, 1, DType::I64))?, device))
     }
 
     /// The Int tensor from `start` up to `end` (excluded) by `step`; a negative
@@ -366,19 +251,8 @@ impl PyTensor {
     ///     >>> Tensor.arange_step(0, 7, 3, device).to_data().to_list()
     ///     [0, 3, 6]
     #[staticmethod]
-    fn arange_step(
-        py: Python<'_>,
-        start: i64,
-        end: i64,
-        step: i64,
-        device: Py<PyDevice>,
-    ) -> PyResult<PyTensor> {
-        Ok(PyTensor::new(
-            engine(py, false, || {
-                Tensor::arange_step(start, end, step, DType::I64)
-            })?,
-            device,
-        ))
+    fn arange_step(py: Python<'_>, start: i64, end: i64, step: i64, device: Py<PyDevice>) -> PyResult<PyTensor> {
+        Ok(PyTensor::new(engine(py, false, || Tensor::arange_step(start, end, step, DType::I64))?, device))
     }
 
     /// Each position's own index: an Int tensor of shape `[*shape, len(shape)]`
@@ -390,10 +264,7 @@ impl PyTensor {
     #[staticmethod]
     fn cartesian_grid(py: Python<'_>, shape: Vec<i64>, device: Py<PyDevice>) -> PyResult<PyTensor> {
         let shape = super::counts(py, "cartesian_grid", "shape", &shape)?;
-        Ok(PyTensor::new(
-            engine(py, false, || Tensor::cartesian_grid(&shape))?,
-            device,
-        ))
+        Ok(PyTensor::new(engine(py, false, || Tensor::cartesian_grid(&shape))?, device))
     }
 
     /// The `size x size` identity matrix; Float unless `kind` is given.
@@ -403,19 +274,10 @@ impl PyTensor {
     ///     [[1, 0], [0, 1]]
     #[staticmethod]
     #[pyo3(signature = (size, device, kind = None, *, dtype = None))]
-    fn eye(
-        py: Python<'_>,
-        size: i64,
-        device: Py<PyDevice>,
-        kind: Option<&Bound<'_, PyAny>>,
-        dtype: Option<PyDType>,
-    ) -> PyResult<PyTensor> {
+    fn eye(py: Python<'_>, size: i64, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         let dt = requested(kind, dtype)?.unwrap_or(DType::F32);
         let n = super::count(py, "eye", "size", size)?;
-        Ok(PyTensor::new(
-            engine(py, false, || Tensor::eye(n, dt))?,
-            device,
-        ))
+        Ok(PyTensor::new(engine(py, false, || Tensor::eye(n, dt))?, device))
     }
 
     /// A tensor of `shape` sampled from `distribution` (`Distribution.Normal(mean,
@@ -450,11 +312,7 @@ impl PyTensor {
     /// Example:
     ///     >>> Tensor.zeros((4,), device).random_like(Distribution.Bernoulli(1.0)).to_data().to_list()
     ///     [1.0, 1.0, 1.0, 1.0]
-    fn random_like(
-        &self,
-        py: Python<'_>,
-        distribution: PyRef<'_, PyDistribution>,
-    ) -> PyResult<PyTensor> {
+    fn random_like(&self, py: Python<'_>, distribution: PyRef<'_, PyDistribution>) -> PyResult<PyTensor> {
         let d = distribution.0;
         let (shape, dt) = (self.t.shape().to_vec(), self.t.dtype());
         let t = engine(py, true, || Tensor::random(&shape, d, dt))?;
@@ -470,17 +328,9 @@ impl PyTensor {
     ///     [[False, False], [True, False]]
     #[staticmethod]
     #[pyo3(signature = (shape, offset, device))]
-    fn triu_mask(
-        py: Python<'_>,
-        shape: &Bound<'_, PyAny>,
-        offset: i64,
-        device: Py<PyDevice>,
-    ) -> PyResult<PyTensor> {
+    fn triu_mask(py: Python<'_>, shape: &Bound<'_, PyAny>, offset: i64, device: Py<PyDevice>) -> PyResult<PyTensor> {
         let dims = shape_vec(py, "triu_mask", shape)?;
-        Ok(PyTensor::new(
-            engine(py, false, || Tensor::triu_mask(&dims, offset))?,
-            device,
-        ))
+        Ok(PyTensor::new(engine(py, false, || Tensor::triu_mask(&dims, offset))?, device))
     }
 
     /// A Bool mask of `shape`, False on the lower triangle (`col - row <= offset`)
@@ -491,17 +341,9 @@ impl PyTensor {
     ///     [[False, True], [False, False]]
     #[staticmethod]
     #[pyo3(signature = (shape, offset, device))]
-    fn tril_mask(
-        py: Python<'_>,
-        shape: &Bound<'_, PyAny>,
-        offset: i64,
-        device: Py<PyDevice>,
-    ) -> PyResult<PyTensor> {
+    fn tril_mask(py: Python<'_>, shape: &Bound<'_, PyAny>, offset: i64, device: Py<PyDevice>) -> PyResult<PyTensor> {
         let dims = shape_vec(py, "tril_mask", shape)?;
-        Ok(PyTensor::new(
-            engine(py, false, || Tensor::tril_mask(&dims, offset))?,
-            device,
-        ))
+        Ok(PyTensor::new(engine(py, false, || Tensor::tril_mask(&dims, offset))?, device))
     }
 
     /// A Bool mask of `shape`, False on the diagonal `col - row == offset` and
@@ -512,16 +354,8 @@ impl PyTensor {
     ///     [[False, True], [True, False]]
     #[staticmethod]
     #[pyo3(signature = (shape, offset, device))]
-    fn diag_mask(
-        py: Python<'_>,
-        shape: &Bound<'_, PyAny>,
-        offset: i64,
-        device: Py<PyDevice>,
-    ) -> PyResult<PyTensor> {
+    fn diag_mask(py: Python<'_>, shape: &Bound<'_, PyAny>, offset: i64, device: Py<PyDevice>) -> PyResult<PyTensor> {
         let dims = shape_vec(py, "diag_mask", shape)?;
-        Ok(PyTensor::new(
-            engine(py, false, || Tensor::diag_mask(&dims, offset))?,
-            device,
-        ))
+        Ok(PyTensor::new(engine(py, false, || Tensor::diag_mask(&dims, offset))?, device))
     }
 }

@@ -22,11 +22,7 @@ pub struct PrintOptions {
     pub precision: Option<usize>,
 }
 
-static PRINT_OPTIONS: RwLock<PrintOptions> = RwLock::new(PrintOptions {
-    threshold: 1000,
-    edge_items: 3,
-    precision: None,
-});
+static PRINT_OPTIONS: RwLock<PrintOptions> = RwLock::new(PrintOptions { threshold: 1000, edge_items: 3, precision: None });
 
 fn print_options() -> PrintOptions {
     // A poisoned lock still holds valid options (they are plain values).
@@ -36,32 +32,15 @@ fn print_options() -> PrintOptions {
 /// Burn's `set_print_options`, for every tensor printed afterwards.
 #[pyfunction]
 #[pyo3(signature = (threshold = 1000, edge_items = 3, precision = None))]
-pub fn set_print_options(
-    py: Python<'_>,
-    threshold: i64,
-    edge_items: i64,
-    precision: Option<i64>,
-) -> PyResult<()> {
+pub fn set_print_options(py: Python<'_>, threshold: i64, edge_items: i64, precision: Option<i64>) -> PyResult<()> {
     let op = "set_print_options";
     let threshold = super::count(py, op, "threshold", threshold)?;
     let edge_items = super::count(py, op, "edge_items", edge_items)?;
-    let precision = precision
-        .map(|p| super::count(py, op, "precision", p))
-        .transpose()?;
+    let precision = precision.map(|p| super::count(py, op, "precision", p)).transpose()?;
     if precision.is_some_and(|p| p > 64) {
-        return Err(argument_error(
-            py,
-            format!(
-                "{op}: precision must be at most 64 digits, found {}",
-                precision.unwrap_or_default()
-            ),
-        ));
+        return Err(argument_error(py, format!("{op}: precision must be at most 64 digits, found {}", precision.unwrap_or_default())));
     }
-    *PRINT_OPTIONS.write().unwrap_or_else(|e| e.into_inner()) = PrintOptions {
-        threshold,
-        edge_items,
-        precision,
-    };
+    *PRINT_OPTIONS.write().unwrap_or_else(|e| e.into_inner()) = PrintOptions { threshold, edge_items, precision };
     Ok(())
 }
 
@@ -110,11 +89,7 @@ pub fn format_values(t: &Tensor) -> String {
         let n = t.shape()[d];
         let e = o.edge_items;
         let shown: Vec<Option<usize>> = if summarize && n > 2 * e {
-            (0..e)
-                .map(Some)
-                .chain([None])
-                .chain((n - e..n).map(Some))
-                .collect()
+            (0..e).map(Some).chain([None]).chain((n - e..n).map(Some)).collect()
         } else {
             (0..n).map(Some).collect()
         };
@@ -147,11 +122,8 @@ fn display_values(t: &Tensor, o: PrintOptions) -> String {
     fn rec(t: &Tensor, index: &mut Vec<usize>, out: &mut String, o: PrintOptions, summarize: bool) {
         let d = index.len();
         let n = t.shape()[d];
-        let ranges: Vec<std::ops::Range<usize>> = if summarize && n > 2 * o.edge_items {
-            vec![0..o.edge_items, n - o.edge_items..n]
-        } else {
-            std::iter::once(0..n).collect()
-        };
+        let ranges: Vec<std::ops::Range<usize>> =
+            if summarize && n > 2 * o.edge_items { vec![0..o.edge_items, n - o.edge_items..n] } else { std::iter::once(0..n).collect() };
         for (k, range) in ranges.into_iter().enumerate() {
             if d + 1 == t.rank() {
                 if k > 0 {
@@ -167,11 +139,7 @@ fn display_values(t: &Tensor, o: PrintOptions) -> String {
                 }
             } else {
                 if k > 0 {
-                    out.push_str(&format!(
-                        ",\n{}...\n{}",
-                        " ".repeat(d + 1),
-                        " ".repeat(d + 1)
-                    ));
+                    out.push_str(&format!(",\n{}...\n{}", " ".repeat(d + 1), " ".repeat(d + 1)));
                 }
                 let start = range.start;
                 for i in range {
@@ -199,16 +167,8 @@ fn display_values(t: &Tensor, o: PrintOptions) -> String {
 /// Burn's backend names: `ndarray`, `autodiff<ndarray>`.
 fn burn_backend_name(py: Python<'_>, t: &PyTensor) -> PyResult<String> {
     let inner = backend_name(py, &t.dev().backend)?.to_lowercase();
-    let inner = inner
-        .strip_prefix("autodiff[")
-        .and_then(|s| s.strip_suffix(']'))
-        .unwrap_or(&inner)
-        .to_string();
-    Ok(if t.dev().autodiff {
-        format!("autodiff<{inner}>")
-    } else {
-        inner
-    })
+    let inner = inner.strip_prefix("autodiff[").and_then(|s| s.strip_suffix(']')).unwrap_or(&inner).to_string();
+    Ok(if t.dev().autodiff { format!("autodiff<{inner}>") } else { inner })
 }
 
 impl PyTensor {
@@ -236,10 +196,7 @@ impl PyTensor {
     fn __format__(&self, py: Python<'_>, spec: &str) -> PyResult<String> {
         let mut o = print_options();
         if !spec.is_empty() {
-            let digits = spec
-                .strip_prefix('.')
-                .and_then(|p| p.parse::<usize>().ok())
-                .filter(|&p| p <= 64);
+            let digits = spec.strip_prefix('.').and_then(|p| p.parse::<usize>().ok()).filter(|&p| p <= 64);
             o.precision = Some(digits.ok_or_else(|| argument_error(py, format!("format: expected a spec like '.3' (digits after the point, at most 64), found {spec:?}")))?);
         }
         self.display(py, o)

@@ -41,10 +41,7 @@ fn natural_dtype(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<(String, 
 /// becomes the backend's float, f32, as Burn converts data on creation.
 pub fn backend_default(array: &Bound<'_, PyAny>) -> Option<DType> {
     let dtype = array.getattr("dtype").ok()?;
-    let (kind, size): (String, usize) = (
-        dtype.getattr("kind").ok()?.extract().ok()?,
-        dtype.getattr("itemsize").ok()?.extract().ok()?,
-    );
+    let (kind, size): (String, usize) = (dtype.getattr("kind").ok()?.extract().ok()?, dtype.getattr("itemsize").ok()?.extract().ok()?);
     (kind == "f" && size == 8).then_some(DType::F32)
 }
 
@@ -52,42 +49,26 @@ pub fn backend_default(array: &Bound<'_, PyAny>) -> Option<DType> {
 /// NumPy dtype ferrum stores (float64/32/16, int64/32, uint8, bool) as
 /// itself, other integers as i64, or to `want`. Values `want` cannot hold
 /// are errors naming them.
-pub fn tensor_from_numpy(
-    py: Python<'_>,
-    obj: &Bound<'_, PyAny>,
-    want: Option<DType>,
-) -> PyResult<Tensor> {
+pub fn tensor_from_numpy(py: Python<'_>, obj: &Bound<'_, PyAny>, want: Option<DType>) -> PyResult<Tensor> {
     let np = py.import("numpy")?;
     // The array as NumPy itself makes it: its shape, not whatever an object
     // with an `__array_interface__` merely reports.
     let array = np.call_method1("asarray", (obj,)).map_err(|e| {
-        let err = argument_error(
-            py,
-            format!("from_numpy: NumPy cannot read this array: {}", e.value(py)),
-        );
+        let err = argument_error(py, format!("from_numpy: NumPy cannot read this array: {}", e.value(py)));
         err.set_cause(py, Some(e));
         err
     })?;
     let (kind, natural) = natural_dtype(py, &array)?;
     let dtype = want.unwrap_or(natural);
-    if dtype != natural
-        && (dtype == DType::BF16 || (dtype.is_storage_only() && dtype.kind() == Kind::Int))
-    {
+    if dtype != natural && (dtype == DType::BF16 || (dtype.is_storage_only() && dtype.kind() == Kind::Int)) {
         // Through the widest dtype of the kind, then the engine's checked
         // cast: NumPy has no bfloat16, and its integer casts wrap.
-        let wide = if dtype.kind() == Kind::Int {
-            DType::I64
-        } else {
-            DType::F64
-        };
+        let wide = if dtype.kind() == Kind::Int { DType::I64 } else { DType::F64 };
         let t = tensor_from_numpy(py, &array, Some(wide))?;
-        return t
-            .cast(dtype)
-            .map_err(|e| crate::error::to_py(py, e.with_op("from_numpy")));
+        return t.cast(dtype).map_err(|e| crate::error::to_py(py, e.with_op("from_numpy")));
     }
     let shape: Vec<usize> = array.getattr("shape")?.extract()?;
-    let n =
-        ferrum_core::shape::checked_numel("from_numpy", &shape, dtype.size_in_bytes()).py(py)?;
+    let n = ferrum_core::shape::checked_numel("from_numpy", &shape, dtype.size_in_bytes()).py(py)?;
     if dtype == DType::I64 && kind == "u" && n > 0 {
         let max: u64 = array.call_method0("max")?.extract()?;
         if max > i64::MAX as u64 {
@@ -100,18 +81,9 @@ pub fn tensor_from_numpy(
         // values beyond i64 have no integer to become (NumPy's cast gives
         // an arbitrary one, Rust's saturates), so they are refused.
         let floats = copy_into::<f64>(py, &np, &array, &shape, n)?;
-        let ints = floats
-            .into_iter()
-            .map(|f| exact_i64(f.trunc()).ok_or(f))
-            .collect::<Result<Vec<i64>, f64>>()
-            .map_err(|f| {
-                kind_error(
-                    py,
-                    format!(
-                        "from_numpy: the value {f:?} has no Int (i64) value; use a Float dtype"
-                    ),
-                )
-            })?;
+        let ints = floats.into_iter().map(|f| exact_i64(f.trunc()).ok_or(f)).collect::<Result<Vec<i64>, f64>>().map_err(|f| {
+            kind_error(py, format!("from_numpy: the value {f:?} has no Int (i64) value; use a Float dtype"))
+        })?;
         return Tensor::from_vec(ints, &shape).py(py);
     }
     with_dtype!(dtype, T => Tensor::from_vec(copy_into::<T>(py, &np, &array, &shape, n)?, &shape).py(py))
@@ -159,10 +131,7 @@ fn copy_into<T: Element + numpy::Element>(
         // Something kept the array over our buffer: freeing it could leave
         // that reference dangling, so the buffer is leaked instead.
         std::mem::forget(buf);
-        return Err(argument_error(
-            py,
-            "from_numpy: NumPy kept a reference to the copy's destination",
-        ));
+        return Err(argument_error(py, "from_numpy: NumPy kept a reference to the copy's destination"));
     }
     drop(dst);
     copied?;

@@ -6,9 +6,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyEllipsis, PySlice, PyTuple};
 
 use super::{scalar_for, Dim, PyTensor};
-use crate::error::{argument_error, engine, shape_error};
 use crate::pad_mode::Mode;
 use ferrum_core::ops::pad_modes::PadMode;
+use crate::error::{argument_error, engine, shape_error};
 
 /// Turn a Python index (int, slice, `(start, end)`, `(start, end, step)`,
 /// None, Ellipsis, or a tuple/list of them) into one spec per dim. Ints and
@@ -16,57 +16,28 @@ use ferrum_core::ops::pad_modes::PadMode;
 /// step]`: negative bounds count from the end, bounds past the dim are
 /// clamped, an empty range gives an empty dim, and a negative step walks
 /// the range backwards.
-fn specs(
-    py: Python<'_>,
-    op: &str,
-    key: &Bound<'_, PyAny>,
-    shape: &[usize],
-    is_getitem: bool,
-) -> PyResult<Vec<SliceSpec>> {
+fn specs(py: Python<'_>, op: &str, key: &Bound<'_, PyAny>, shape: &[usize], is_getitem: bool) -> PyResult<Vec<SliceSpec>> {
     let items: Vec<Bound<'_, PyAny>> = if key.is_instance_of::<PyTuple>() && is_getitem {
         key.cast::<PyTuple>()?.iter().collect()
     } else if !is_getitem && !key.is_instance_of::<PySlice>() {
         key.try_iter()
-            .map_err(|_| {
-                argument_error(
-                    py,
-                    format!(
-                        "{op}: expected a sequence of ranges, found {}",
-                        key.repr().map(|r| r.to_string()).unwrap_or_default()
-                    ),
-                )
-            })?
+            .map_err(|_| argument_error(py, format!("{op}: expected a sequence of ranges, found {}", key.repr().map(|r| r.to_string()).unwrap_or_default())))?
             .collect::<PyResult<_>>()?
     } else {
         vec![key.clone()]
     };
-    let n_ellipsis = items
-        .iter()
-        .filter(|i| i.is_instance_of::<PyEllipsis>())
-        .count();
+    let n_ellipsis = items.iter().filter(|i| i.is_instance_of::<PyEllipsis>()).count();
     if n_ellipsis > 1 {
-        return Err(argument_error(
-            py,
-            format!("{op}: at most one Ellipsis may appear in an index"),
-        ));
+        return Err(argument_error(py, format!("{op}: at most one Ellipsis may appear in an index")));
     }
     let explicit = items.len() - n_ellipsis;
     if explicit > shape.len() {
-        return Err(shape_error(
-            py,
-            format!(
-                "{op}: {explicit} indices given for a tensor of rank {} (shape {shape:?})",
-                shape.len()
-            ),
-        ));
+        return Err(shape_error(py, format!("{op}: {explicit} indices given for a tensor of rank {} (shape {shape:?})", shape.len())));
     }
     let mut out = Vec::with_capacity(shape.len());
     for item in &items {
         if item.is_instance_of::<PyEllipsis>() {
-            out.extend(std::iter::repeat_n(
-                SliceSpec::full(),
-                shape.len() - explicit,
-            ));
+            out.extend(std::iter::repeat_n(SliceSpec::full(), shape.len() - explicit));
             continue;
         }
         let d = out.len();
@@ -82,47 +53,22 @@ fn specs(
 
 /// One dim's spec from a slice, an int (a range of one, in bounds) or a
 /// `(start, end)` / `(start, end, step)` range (Burn's rules, see `specs`).
-fn one_spec(
-    py: Python<'_>,
-    op: &str,
-    item: &Bound<'_, PyAny>,
-    d: usize,
-    n: isize,
-) -> PyResult<SliceSpec> {
+fn one_spec(py: Python<'_>, op: &str, item: &Bound<'_, PyAny>, d: usize, n: isize) -> PyResult<SliceSpec> {
     if let Ok(s) = item.cast::<PySlice>() {
         let get = |name: &str| -> PyResult<Option<isize>> {
             let v = s.getattr(name)?;
-            if v.is_none() {
-                Ok(None)
-            } else {
-                v.extract().map(Some)
-            }
+            if v.is_none() { Ok(None) } else { v.extract().map(Some) }
         };
         let step = get("step")?.unwrap_or(1);
         if step == 0 {
-            return Err(argument_error(
-                py,
-                format!("{op}: slice step must not be 0"),
-            ));
+            return Err(argument_error(py, format!("{op}: slice step must not be 0")));
         }
-        return Ok(SliceSpec {
-            start: get("start")?,
-            end: get("stop")?,
-            step,
-        });
+        return Ok(SliceSpec { start: get("start")?, end: get("stop")?, step });
     }
     if let Ok(i) = item.extract::<isize>() {
         let j = if i < 0 { i + n } else { i };
         if j < 0 || j >= n {
-            return Err(crate::error::to_py(
-                py,
-                ferrum_core::Error::IndexOutOfBounds {
-                    op: "index",
-                    index: i as i64,
-                    dim: d,
-                    size: n as usize,
-                },
-            ));
+            return Err(crate::error::to_py(py, ferrum_core::Error::IndexOutOfBounds { op: "index", index: i as i64, dim: d, size: n as usize }));
         }
         return Ok(SliceSpec::range(j, j + 1));
     }
@@ -131,50 +77,25 @@ fn one_spec(
     } else if let Ok(t) = item.extract::<(isize, isize, isize)>() {
         t
     } else {
-        return Err(argument_error(
-            py,
-            format!("{op}: cannot index with {}", item.repr()?),
-        ));
+        return Err(argument_error(py, format!("{op}: cannot index with {}", item.repr()?)));
     };
     if step == 0 {
-        return Err(argument_error(
-            py,
-            format!("{op}: range step must not be 0, found ({a}, {b}, 0)"),
-        ));
+        return Err(argument_error(py, format!("{op}: range step must not be 0, found ({a}, {b}, 0)")));
     }
-    let bound = |v: isize| {
-        if v < 0 {
-            v.saturating_add(n).max(0)
-        } else {
-            v.min(n)
-        }
-    };
+    let bound = |v: isize| if v < 0 { v.saturating_add(n).max(0) } else { v.min(n) };
     let (s, e) = (bound(a), bound(b));
     Ok(if e <= s {
         SliceSpec::range(0, 0)
     } else if step > 0 {
-        SliceSpec {
-            start: Some(s),
-            end: Some(e),
-            step,
-        }
+        SliceSpec { start: Some(s), end: Some(e), step }
     } else {
         // Backwards from the range's last element down to its first.
-        SliceSpec {
-            start: Some(e - 1),
-            end: if s == 0 { None } else { Some(s - 1) },
-            step,
-        }
+        SliceSpec { start: Some(e - 1), end: if s == 0 { None } else { Some(s - 1) }, step }
     })
 }
 
 fn vars_of<'a>(py: Python<'_>, op: &str, list: &'a [PyRef<'a, PyTensor>]) -> PyResult<Vec<Var>> {
-    let first = list.first().ok_or_else(|| {
-        argument_error(
-            py,
-            format!("{op}: expected at least one tensor, found none"),
-        )
-    })?;
+    let first = list.first().ok_or_else(|| argument_error(py, format!("{op}: expected at least one tensor, found none")))?;
     for t in &list[1..] {
         first.same_backend(py, op, t)?;
     }
@@ -230,13 +151,7 @@ impl PyTensor {
     fn slice_dim(&self, py: Python<'_>, dim: Dim, range: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let d = crate::error::engine(py, false, || self.t.dim("slice_dim", dim))?;
         let mut s = vec![SliceSpec::full(); d + 1];
-        s[d] = one_spec(
-            py,
-            "slice_dim",
-            range,
-            d,
-            isize::try_from(self.t.shape()[d]).unwrap_or(isize::MAX),
-        )?;
+        s[d] = one_spec(py, "slice_dim", range, d, isize::try_from(self.t.shape()[d]).unwrap_or(isize::MAX))?;
         self.dop(py, |v| v.slice(&s))
     }
 
@@ -247,12 +162,7 @@ impl PyTensor {
     ///     >>> x = Tensor.zeros((2, 3), device)
     ///     >>> x.slice_assign([(0, 1), (1, 3)], Tensor.ones((1, 2), device)).to_data().to_list()
     ///     [[0.0, 1.0, 1.0], [0.0, 0.0, 0.0]]
-    fn slice_assign(
-        &self,
-        py: Python<'_>,
-        ranges: &Bound<'_, PyAny>,
-        values: PyRef<'_, PyTensor>,
-    ) -> PyResult<PyTensor> {
+    fn slice_assign(&self, py: Python<'_>, ranges: &Bound<'_, PyAny>, values: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let s = specs(py, "slice_assign", ranges, self.t.shape(), false)?;
         self.dop2(py, "slice_assign", &values, |t, v| t.slice_assign(&s, v))
     }
@@ -263,12 +173,7 @@ impl PyTensor {
     /// Example:
     ///     >>> Tensor.zeros((2, 2), device, Int).slice_fill([(1, 2)], 7).to_data().to_list()
     ///     [[0, 0], [7, 7]]
-    fn slice_fill(
-        &self,
-        py: Python<'_>,
-        ranges: &Bound<'_, PyAny>,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
+    fn slice_fill(&self, py: Python<'_>, ranges: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let s = specs(py, "slice_fill", ranges, self.t.shape(), false)?;
         let v = scalar_for(py, "slice_fill", value, self.t.dtype())?;
         self.dop(py, |t| t.slice_fill(&s, v))
@@ -294,18 +199,10 @@ impl PyTensor {
     ///     >>> x = Tensor.zeros((3,), device)
     ///     >>> x.select_assign(0, Tensor.from_data([0, 0, 2], device), Tensor.ones((3,), device)).to_data().to_list()
     ///     [2.0, 0.0, 1.0]
-    fn select_assign(
-        &self,
-        py: Python<'_>,
-        dim: Dim,
-        indices: PyRef<'_, PyTensor>,
-        values: PyRef<'_, PyTensor>,
-    ) -> PyResult<PyTensor> {
+    fn select_assign(&self, py: Python<'_>, dim: Dim, indices: PyRef<'_, PyTensor>, values: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         self.same_backend(py, "select_assign", &indices)?;
         let i = &indices.t;
-        self.dop2(py, "select_assign", &values, |t, v| {
-            t.select_assign(dim, i, v)
-        })
+        self.dop2(py, "select_assign", &values, |t, v| t.select_assign(dim, i, v))
     }
 
     /// `out[i][j] = self[indices[i][j]][j]` along `dim` (PyTorch's `gather`):
@@ -327,13 +224,7 @@ impl PyTensor {
     ///     >>> x = Tensor.zeros((1, 3), device)
     ///     >>> x.scatter(1, Tensor.from_data([[2, 2]], device), Tensor.ones((1, 2), device)).to_data().to_list()
     ///     [[0.0, 0.0, 2.0]]
-    fn scatter(
-        &self,
-        py: Python<'_>,
-        dim: Dim,
-        indices: PyRef<'_, PyTensor>,
-        values: PyRef<'_, PyTensor>,
-    ) -> PyResult<PyTensor> {
+    fn scatter(&self, py: Python<'_>, dim: Dim, indices: PyRef<'_, PyTensor>, values: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         self.same_backend(py, "scatter", &indices)?;
         let i = &indices.t;
         self.dop2(py, "scatter", &values, |t, v| t.scatter(dim, i, v))
@@ -360,12 +251,7 @@ impl PyTensor {
     ///     >>> mask = Tensor.from_data([True, False, True], device)
     ///     >>> x.mask_where(mask, Tensor.zeros((3,), device)).to_data().to_list()
     ///     [0.0, 2.0, 0.0]
-    fn mask_where(
-        &self,
-        py: Python<'_>,
-        mask: PyRef<'_, PyTensor>,
-        value: PyRef<'_, PyTensor>,
-    ) -> PyResult<PyTensor> {
+    fn mask_where(&self, py: Python<'_>, mask: PyRef<'_, PyTensor>, value: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         self.same_backend(py, "mask_where", &mask)?;
         let m = &mask.t;
         self.dop2(py, "mask_where", &value, |t, v| t.mask_where(m, v))
@@ -378,12 +264,7 @@ impl PyTensor {
     ///     >>> x = Tensor.from_data([[1.0, 2.0], [3.0, 4.0]], device)
     ///     >>> x.mask_fill(x.greater_elem(2.0), 0.0).to_data().to_list()
     ///     [[1.0, 2.0], [0.0, 0.0]]
-    fn mask_fill(
-        &self,
-        py: Python<'_>,
-        mask: PyRef<'_, PyTensor>,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
+    fn mask_fill(&self, py: Python<'_>, mask: PyRef<'_, PyTensor>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let v = scalar_for(py, "mask_fill", value, self.t.dtype())?;
         self.indexed(py, "mask_fill", &mask, |t, m| t.mask_fill(m, v))
     }
@@ -397,38 +278,19 @@ impl PyTensor {
     ///     >>> Tensor.from_data([[1, 2]], device).pad((1, 2), 0).to_data().to_list()
     ///     [[0, 1, 2, 0, 0]]
     #[pyo3(signature = (padding, value = None))]
-    fn pad(
-        &self,
-        py: Python<'_>,
-        padding: Vec<i64>,
-        value: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<PyTensor> {
+    fn pad(&self, py: Python<'_>, padding: Vec<i64>, value: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
         let padding = super::counts(py, "pad", "padding", &padding)?;
         if !padding.len().is_multiple_of(2) {
-            return Err(argument_error(
-                py,
-                format!(
-                    "pad: expected (before, after) pairs, found {} numbers",
-                    padding.len()
-                ),
-            ));
+            return Err(argument_error(py, format!("pad: expected (before, after) pairs, found {} numbers", padding.len())));
         }
         let pairs: Vec<(usize, usize)> = padding.chunks(2).map(|c| (c[0], c[1])).collect();
-        let mode = value
-            .and_then(|v| v.extract::<PyRef<'_, crate::pad_mode::PyPadMode>>().ok())
-            .map(|m| m.0);
+        let mode = value.and_then(|v| v.extract::<PyRef<'_, crate::pad_mode::PyPadMode>>().ok()).map(|m| m.0);
         let v = match (mode, value) {
-            (Some(Mode::Reflect), _) => {
-                return self.dop(py, |t| t.pad_mode(&pairs, PadMode::Reflect))
-            }
+            (Some(Mode::Reflect), _) => return self.dop(py, |t| t.pad_mode(&pairs, PadMode::Reflect)),
             (Some(Mode::Edge), _) => return self.dop(py, |t| t.pad_mode(&pairs, PadMode::Edge)),
             (Some(Mode::Constant(c)), _) => {
                 // An integral constant pads an Int tensor too.
-                let obj = if c.fract() == 0.0 && c.abs() < 9.0e15 {
-                    (c as i64).into_pyobject(py)?.into_any()
-                } else {
-                    c.into_pyobject(py)?.into_any()
-                };
+                let obj = if c.fract() == 0.0 && c.abs() < 9.0e15 { (c as i64).into_pyobject(py)?.into_any() } else { c.into_pyobject(py)?.into_any() };
                 scalar_for(py, "pad", &obj, self.t.dtype())?
             }
             (None, Some(v)) => scalar_for(py, "pad", v, self.t.dtype())?,
@@ -499,18 +361,9 @@ impl PyTensor {
     ///     >>> Tensor.from_data([1, -1], device).one_hot_fill(3, 5.0, -1.0).to_data().to_list()
     ///     [[-1, 5, -1], [-1, -1, 5]]
     #[pyo3(signature = (num_classes, on_value, off_value, axis = -1))]
-    fn one_hot_fill(
-        &self,
-        py: Python<'_>,
-        num_classes: i64,
-        on_value: f64,
-        off_value: f64,
-        axis: Dim,
-    ) -> PyResult<PyTensor> {
+    fn one_hot_fill(&self, py: Python<'_>, num_classes: i64, on_value: f64, off_value: f64, axis: Dim) -> PyResult<PyTensor> {
         let num_classes = super::count(py, "one_hot_fill", "num_classes", num_classes)?;
-        self.op(py, "one_hot_fill", |t| {
-            t.one_hot_fill(num_classes, on_value, off_value, axis)
-        })
+        self.op(py, "one_hot_fill", |t| t.one_hot_fill(num_classes, on_value, off_value, axis))
     }
 
     /// The upper triangle of the last two dims (where `col - row >= diagonal`),
@@ -569,14 +422,7 @@ impl PyTensor {
     ///     >>> image.grid_sample_2d(centre).to_data().to_list()
     ///     [[[[1.5]]]]
     #[pyo3(signature = (grid, mode = "bilinear", padding_mode = "zeros", align_corners = false))]
-    fn grid_sample_2d(
-        &self,
-        py: Python<'_>,
-        grid: PyRef<'_, PyTensor>,
-        mode: &str,
-        padding_mode: &str,
-        align_corners: bool,
-    ) -> PyResult<PyTensor> {
+    fn grid_sample_2d(&self, py: Python<'_>, grid: PyRef<'_, PyTensor>, mode: &str, padding_mode: &str, align_corners: bool) -> PyResult<PyTensor> {
         use ferrum_core::ops::grid_sample::{GridSampleOptions, GridSamplePadding};
         if mode != "bilinear" {
             return Err(argument_error(py, format!("grid_sample_2d: mode must be 'bilinear' (the only one Burn's CPU backend has), found {mode:?}")));
@@ -587,13 +433,8 @@ impl PyTensor {
             "reflection" => GridSamplePadding::Reflection,
             other => return Err(argument_error(py, format!("grid_sample_2d: padding_mode must be 'zeros', 'border' or 'reflection', found {other:?}"))),
         };
-        let options = GridSampleOptions {
-            padding,
-            align_corners,
-        };
-        self.dop2(py, "grid_sample_2d", &grid, |x, g| {
-            x.grid_sample_2d(g, options)
-        })
+        let options = GridSampleOptions { padding, align_corners };
+        self.dop2(py, "grid_sample_2d", &grid, |x, g| x.grid_sample_2d(g, options))
     }
 
     /// The tensors joined along the existing dim `dim`. They share kind, rank,

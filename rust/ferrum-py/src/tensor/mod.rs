@@ -8,8 +8,8 @@ pub mod convert;
 pub mod creation;
 pub mod format;
 mod from_numpy;
-mod index;
 mod nested;
+mod index;
 mod reduce;
 mod shape;
 
@@ -62,36 +62,21 @@ pub struct PyTensor {
 
 impl PyTensor {
     pub fn new(t: Tensor, device: Py<PyDevice>) -> Self {
-        PyTensor {
-            t,
-            node: None,
-            device,
-        }
+        PyTensor { t, node: None, device }
     }
 
     /// A new untracked tensor on the same device as `self`.
     pub fn wrap(&self, py: Python<'_>, t: Tensor) -> PyTensor {
-        PyTensor {
-            t,
-            node: None,
-            device: self.device.clone_ref(py),
-        }
+        PyTensor { t, node: None, device: self.device.clone_ref(py) }
     }
 
     /// A tensor (possibly tracked) on the same device as `self`.
     pub fn wrap_var(&self, py: Python<'_>, v: Var) -> PyTensor {
-        PyTensor {
-            t: v.value,
-            node: v.node,
-            device: self.device.clone_ref(py),
-        }
+        PyTensor { t: v.value, node: v.node, device: self.device.clone_ref(py) }
     }
 
     pub fn to_var(&self) -> Var {
-        Var {
-            value: self.t.clone(),
-            node: self.node.clone(),
-        }
+        Var { value: self.t.clone(), node: self.node.clone() }
     }
 
     pub fn dev(&self) -> &PyDevice {
@@ -117,43 +102,27 @@ impl PyTensor {
     /// for other Python threads to make progress meanwhile. A kernel that
     /// does not read a storage dtype (f16, bf16, i32, u8) fails before any
     /// work, and the call runs again on the values in their compute dtype.
-    pub fn run<R: Send>(
-        &self,
-        py: Python<'_>,
-        f: impl Fn(&Tensor) -> ferrum_core::Result<R> + Send + Sync,
-    ) -> PyResult<R> {
+    pub fn run<R: Send>(&self, py: Python<'_>, f: impl Fn(&Tensor) -> ferrum_core::Result<R> + Send + Sync) -> PyResult<R> {
         let t = &self.t;
         engine(py, t.numel() >= GIL_RELEASE_ELEMS, || match f(t) {
-            Err(Error::StorageDType { .. }) if t.dtype().is_storage_only() => {
-                f(&t.cast(t.dtype().compute())?)
-            }
+            Err(Error::StorageDType { .. }) if t.dtype().is_storage_only() => f(&t.cast(t.dtype().compute())?),
             r => r,
         })
     }
 
     /// `run` for an op on `Var`s: the retry converts with a differentiable
     /// cast, so gradients reach the input in its own dtype.
-    fn run_var<R: Send>(
-        &self,
-        py: Python<'_>,
-        f: impl Fn(&Var) -> ferrum_core::Result<R> + Send + Sync,
-    ) -> PyResult<R> {
+    fn run_var<R: Send>(&self, py: Python<'_>, f: impl Fn(&Var) -> ferrum_core::Result<R> + Send + Sync) -> PyResult<R> {
         let x = self.to_var();
         engine(py, self.t.numel() >= GIL_RELEASE_ELEMS, || match f(&x) {
-            Err(Error::StorageDType { .. }) if x.value.dtype().is_storage_only() => {
-                f(&x.cast(x.value.dtype().compute())?)
-            }
+            Err(Error::StorageDType { .. }) if x.value.dtype().is_storage_only() => f(&x.cast(x.value.dtype().compute())?),
             r => r,
         })
     }
 
     /// A differentiable op: it runs on `Var`s, so on an autodiff backend
     /// it records its backward when an input is tracked.
-    pub fn dop(
-        &self,
-        py: Python<'_>,
-        f: impl Fn(&Var) -> ferrum_core::Result<Var> + Send + Sync,
-    ) -> PyResult<PyTensor> {
+    pub fn dop(&self, py: Python<'_>, f: impl Fn(&Var) -> ferrum_core::Result<Var> + Send + Sync) -> PyResult<PyTensor> {
         let v = self.run_var(py, f)?;
         let v = narrow_var(py, None, self.t.dtype(), v)?;
         Ok(self.wrap_var(py, v))
@@ -161,19 +130,10 @@ impl PyTensor {
 
     /// `dop` for an op returning two tensors; `indices` when the second
     /// holds indices, which stay i64.
-    pub fn dop_two(
-        &self,
-        py: Python<'_>,
-        indices: bool,
-        f: impl Fn(&Var) -> ferrum_core::Result<(Var, Var)> + Send + Sync,
-    ) -> PyResult<(PyTensor, PyTensor)> {
+    pub fn dop_two(&self, py: Python<'_>, indices: bool, f: impl Fn(&Var) -> ferrum_core::Result<(Var, Var)> + Send + Sync) -> PyResult<(PyTensor, PyTensor)> {
         let (a, b) = self.run_var(py, f)?;
         let a = narrow_var(py, None, self.t.dtype(), a)?;
-        let b = if indices {
-            b
-        } else {
-            narrow_var(py, None, self.t.dtype(), b)?
-        };
+        let b = if indices { b } else { narrow_var(py, None, self.t.dtype(), b)? };
         Ok((self.wrap_var(py, a), self.wrap_var(py, b)))
     }
 
@@ -188,11 +148,9 @@ impl PyTensor {
         self.same_backend(py, name, other)?;
         let (a, b) = (self.to_var(), other.to_var());
         let widen = |v: &Var| v.cast(v.value.dtype().compute());
-        let v = engine(py, self.t.numel() >= GIL_RELEASE_ELEMS, || {
-            match f(&a, &b) {
-                Err(Error::StorageDType { .. }) => f(&widen(&a)?, &widen(&b)?),
-                r => r,
-            }
+        let v = engine(py, self.t.numel() >= GIL_RELEASE_ELEMS, || match f(&a, &b) {
+            Err(Error::StorageDType { .. }) => f(&widen(&a)?, &widen(&b)?),
+            r => r,
         })?;
         let v = narrow_var(py, Some(name), self.t.dtype(), v)?;
         Ok(self.wrap_var(py, v))
@@ -201,12 +159,7 @@ impl PyTensor {
     /// An op with no gradient: its output is Int or Bool, or it has no
     /// backward yet, in which case a tracked input is an error rather than
     /// a silently wrong gradient.
-    pub fn op(
-        &self,
-        py: Python<'_>,
-        name: &str,
-        f: impl Fn(&Tensor) -> ferrum_core::Result<Tensor> + Send + Sync,
-    ) -> PyResult<PyTensor> {
+    pub fn op(&self, py: Python<'_>, name: &str, f: impl Fn(&Tensor) -> ferrum_core::Result<Tensor> + Send + Sync) -> PyResult<PyTensor> {
         let t = self.run(py, f)?;
         let t = narrow(py, Some(name), self.t.dtype(), t)?;
         self.untracked_result(py, name, &[self], t)
@@ -231,13 +184,7 @@ impl PyTensor {
         self.untracked_result(py, name, &[self, other], t)
     }
 
-    pub fn untracked_result(
-        &self,
-        py: Python<'_>,
-        name: &str,
-        inputs: &[&PyTensor],
-        t: Tensor,
-    ) -> PyResult<PyTensor> {
+    pub fn untracked_result(&self, py: Python<'_>, name: &str, inputs: &[&PyTensor], t: Tensor) -> PyResult<PyTensor> {
         if t.kind() == Kind::Float && inputs.iter().any(|i| i.node.is_some()) {
             return Err(backend_error(
                 py,
@@ -250,10 +197,7 @@ impl PyTensor {
     /// Fail unless this tensor is of `kind`.
     pub fn expect_kind(&self, py: Python<'_>, op: &str, kind: Kind) -> PyResult<()> {
         if self.t.kind() != kind {
-            return Err(kind_error(
-                py,
-                format!("{op}: expected a {kind} tensor, found {}", self.t.kind()),
-            ));
+            return Err(kind_error(py, format!("{op}: expected a {kind} tensor, found {}", self.t.kind())));
         }
         Ok(())
     }
@@ -268,10 +212,7 @@ const INDEX_OPS: [&str; 5] = ["argmax", "argmin", "argsort", "argwhere", "one_ho
 /// arithmetic, reductions of values) as Burn's ops do. A value that does
 /// not fit back (an i64 sum of u8 beyond 255) is an error naming it.
 fn narrow(py: Python<'_>, name: Option<&str>, src: DType, t: Tensor) -> PyResult<Tensor> {
-    if !src.is_storage_only()
-        || t.dtype() != src.compute()
-        || name.is_some_and(|n| INDEX_OPS.contains(&n))
-    {
+    if !src.is_storage_only() || t.dtype() != src.compute() || name.is_some_and(|n| INDEX_OPS.contains(&n)) {
         return Ok(t);
     }
     engine(py, false, || t.cast(src)).map_err(|e| narrow_error(py, name, src, e))
@@ -289,11 +230,7 @@ fn narrow_error(py: Python<'_>, name: Option<&str>, src: DType, e: PyErr) -> PyE
     let reason = reason.strip_prefix("cast: ").unwrap_or(&reason);
     crate::error::argument_error(
         py,
-        format!(
-            "{}: computed in {}, the result does not fit back in {src}: {reason}",
-            name.unwrap_or("result"),
-            src.compute()
-        ),
+        format!("{}: computed in {}, the result does not fit back in {src}: {reason}", name.unwrap_or("result"), src.compute()),
     )
 }
 
@@ -301,38 +238,17 @@ fn narrow_error(py: Python<'_>, name: Option<&str>, src: DType, e: PyErr) -> PyE
 /// A fractional float cannot meet an Int tensor: Burn would truncate it
 /// silently, which hides bugs, so it is a kind error instead; nor can a
 /// number beyond i64's range, which a cast would saturate.
-pub fn scalar_for(
-    py: Python<'_>,
-    op: &str,
-    value: &Bound<'_, PyAny>,
-    dtype: DType,
-) -> PyResult<Scalar> {
+pub fn scalar_for(py: Python<'_>, op: &str, value: &Bound<'_, PyAny>, dtype: DType) -> PyResult<Scalar> {
     let s = to_scalar(value).ok_or_else(|| {
-        kind_error(
-            py,
-            format!(
-                "{op}: expected a number, found {}",
-                value
-                    .get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default()
-            ),
-        )
+        kind_error(py, format!("{op}: expected a number, found {}", value.get_type().name().map(|n| n.to_string()).unwrap_or_default()))
     })?;
     if let (Scalar::Float(v), Kind::Int) = (s, dtype.kind()) {
         if v.fract() != 0.0 || !v.is_finite() {
             return Err(kind_error(py, format!("{op}: the Float scalar {v} cannot combine with an Int tensor; convert the tensor with .float()")));
         }
         if nested::exact_i64(v).is_none() {
-            let shown = value
-                .repr()
-                .map(|r| r.to_string())
-                .unwrap_or_else(|_| v.to_string());
-            return Err(kind_error(
-                py,
-                format!("{op}: {shown} does not fit in an Int tensor (i64)"),
-            ));
+            let shown = value.repr().map(|r| r.to_string()).unwrap_or_else(|_| v.to_string());
+            return Err(kind_error(py, format!("{op}: {shown} does not fit in an Int tensor (i64)")));
         }
     }
     if let (Scalar::Int(v), Some((lo, hi))) = (s, dtype.int_range()) {
@@ -349,12 +265,7 @@ pub fn scalar_for(
 /// it; complex numbers are not scalars here (their imaginary part would be
 /// lost).
 pub fn to_scalar(value: &Bound<'_, PyAny>) -> Option<Scalar> {
-    let integer = |v: &Bound<'_, PyAny>| {
-        v.extract::<i64>()
-            .ok()
-            .map(Scalar::Int)
-            .or_else(|| v.extract::<f64>().ok().map(Scalar::Float))
-    };
+    let integer = |v: &Bound<'_, PyAny>| v.extract::<i64>().ok().map(Scalar::Int).or_else(|| v.extract::<f64>().ok().map(Scalar::Float));
     if value.is_instance_of::<PyBool>() {
         return value.extract::<bool>().ok().map(Scalar::Bool);
     }
@@ -368,11 +279,7 @@ pub fn to_scalar(value: &Bound<'_, PyAny>) -> Option<Scalar> {
         return None;
     }
     // NumPy scalars and other number-likes.
-    let kind: String = value
-        .getattr("dtype")
-        .and_then(|d| d.getattr("kind"))
-        .and_then(|k| k.extract())
-        .unwrap_or_default();
+    let kind: String = value.getattr("dtype").and_then(|d| d.getattr("kind")).and_then(|k| k.extract()).unwrap_or_default();
     match kind.as_str() {
         "b" => value.extract::<bool>().ok().map(Scalar::Bool),
         "i" | "u" => integer(value),
@@ -387,34 +294,20 @@ pub type Dim = isize;
 /// A count or size argument: Python ints may be negative, which would
 /// otherwise surface as a bare OverflowError naming no op.
 pub fn count(py: Python<'_>, op: &str, what: &str, value: i64) -> PyResult<usize> {
-    usize::try_from(value).map_err(|_| {
-        crate::error::argument_error(py, format!("{op}: {what} must be >= 0, found {value}"))
-    })
+    usize::try_from(value).map_err(|_| crate::error::argument_error(py, format!("{op}: {what} must be >= 0, found {value}")))
 }
 
 /// `count` for a Python int of any size: one beyond the engine's sizes is a
 /// ferrum error naming the op, not a bare OverflowError from conversion.
-pub fn count_int(
-    py: Python<'_>,
-    op: &str,
-    what: &str,
-    value: &Bound<'_, PyAny>,
-) -> PyResult<usize> {
+pub fn count_int(py: Python<'_>, op: &str, what: &str, value: &Bound<'_, PyAny>) -> PyResult<usize> {
     if let Ok(v) = value.extract::<usize>() {
         return Ok(v);
     }
     // Not a size: a TypeError for a non-integer (as any int argument), else
     // out of range on one side or the other.
     let value = py.import("operator")?.getattr("index")?.call1((value,))?;
-    let bound = if value.lt(0)? {
-        ">= 0".to_string()
-    } else {
-        format!("at most {}", usize::MAX)
-    };
-    Err(crate::error::argument_error(
-        py,
-        format!("{op}: {what} must be {bound}, found {value}"),
-    ))
+    let bound = if value.lt(0)? { ">= 0".to_string() } else { format!("at most {}", usize::MAX) };
+    Err(crate::error::argument_error(py, format!("{op}: {what} must be {bound}, found {value}")))
 }
 
 /// `count` for each element of a list.

@@ -26,9 +26,7 @@ const I64_LOW: f64 = -9_223_372_036_854_775_808.0;
 const I64_HIGH: f64 = 9_223_372_036_854_775_808.0;
 
 fn repr(obj: &Bound<'_, PyAny>) -> String {
-    obj.repr()
-        .map(|r| r.to_string())
-        .unwrap_or_else(|_| "<unprintable>".into())
+    obj.repr().map(|r| r.to_string()).unwrap_or_else(|_| "<unprintable>".into())
 }
 
 /// A sequence whose items are data, not a string or bytes (which are
@@ -70,11 +68,7 @@ fn probe_shape(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
 /// when it is beyond i64).
 fn is_integer(obj: &Bound<'_, PyAny>) -> bool {
     obj.is_instance_of::<PyInt>()
-        || obj
-            .getattr("dtype")
-            .and_then(|d| d.getattr("kind"))
-            .and_then(|k| k.extract::<String>())
-            .is_ok_and(|k| k == "i" || k == "u")
+        || obj.getattr("dtype").and_then(|d| d.getattr("kind")).and_then(|k| k.extract::<String>()).is_ok_and(|k| k == "i" || k == "u")
 }
 
 /// One number, as the scalar the target kind needs. A Python int beyond
@@ -82,25 +76,11 @@ fn is_integer(obj: &Bound<'_, PyAny>) -> bool {
 /// stripped of its imaginary part.
 fn leaf(py: Python<'_>, obj: &Bound<'_, PyAny>, want: Option<DType>) -> PyResult<Scalar> {
     let s = to_scalar(obj).ok_or_else(|| {
-        let found = obj
-            .get_type()
-            .name()
-            .map(|n| n.to_string())
-            .unwrap_or_default();
-        let what = if found.contains("complex") {
-            " (complex values cannot be stored: take .real or .imag)"
-        } else {
-            ""
-        };
-        kind_error(
-            py,
-            format!("from_data: expected numbers, found {}{what}", repr(obj)),
-        )
+        let found = obj.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+        let what = if found.contains("complex") { " (complex values cannot be stored: take .real or .imag)" } else { "" };
+        kind_error(py, format!("from_data: expected numbers, found {}{what}", repr(obj)))
     })?;
-    if matches!(s, Scalar::Float(_))
-        && is_integer(obj)
-        && want.is_none_or(|d| d.kind() != Kind::Float)
-    {
+    if matches!(s, Scalar::Float(_)) && is_integer(obj) && want.is_none_or(|d| d.kind() != Kind::Float) {
         return Err(kind_error(
             py,
             format!("from_data: {} does not fit in an Int tensor (i64); ask for a Float tensor (kind=Float or from_floats) to store it as a float", repr(obj)),
@@ -137,13 +117,7 @@ impl Walk<'_> {
         })?;
         let n = seq.len()?;
         if n != self.shape[depth] {
-            return Err(shape_error(
-                py,
-                format!(
-                    "from_data: ragged nested data: expected {} items at depth {depth}, found {n}",
-                    self.shape[depth]
-                ),
-            ));
+            return Err(shape_error(py, format!("from_data: ragged nested data: expected {} items at depth {depth}, found {n}", self.shape[depth])));
         }
         if let Ok(list) = obj.cast::<PyList>() {
             // A list cannot lie about its length; iterating it is the fast path.
@@ -175,11 +149,7 @@ impl Walk<'_> {
 
 /// Flatten nested sequences, checking they are rectangular, into values
 /// for a tensor of `want` (or of the kind they imply when `None`).
-pub fn flatten_nested(
-    py: Python<'_>,
-    obj: &Bound<'_, PyAny>,
-    want: Option<DType>,
-) -> PyResult<(Vec<usize>, Vec<Scalar>)> {
+pub fn flatten_nested(py: Python<'_>, obj: &Bound<'_, PyAny>, want: Option<DType>) -> PyResult<(Vec<usize>, Vec<Scalar>)> {
     let shape = probe_shape(py, obj)?;
     let total = ferrum_core::shape::checked_numel("from_data", &shape, 1).py(py)?;
     // The lengths are the data's own word: room is made for what memory
@@ -187,14 +157,8 @@ pub fn flatten_nested(
     if ferrum_core::shape::ensure_fits::<Scalar>("from_data", total).is_err() {
         return Err(shape_error(py, format!("from_data: the nested sequences report lengths {shape:?}, {total} values in all: more than this machine's memory holds")));
     }
-    let mut walk = Walk {
-        shape: &shape,
-        want,
-        out: Vec::new(),
-    };
-    walk.out
-        .try_reserve(total.min(SIGNAL_CHECK_EVERY))
-        .map_err(|e| shape_error(py, format!("from_data: {e}")))?;
+    let mut walk = Walk { shape: &shape, want, out: Vec::new() };
+    walk.out.try_reserve(total.min(SIGNAL_CHECK_EVERY)).map_err(|e| shape_error(py, format!("from_data: {e}")))?;
     walk.walk(py, obj, 0)?;
     let values = walk.out;
     Ok((shape, values))
@@ -204,11 +168,7 @@ pub fn flatten_nested(
 pub fn inferred_dtype(values: &[Scalar]) -> DType {
     if values.iter().all(|v| matches!(v, Scalar::Bool(_))) && !values.is_empty() {
         DType::Bool
-    } else if values
-        .iter()
-        .all(|v| matches!(v, Scalar::Int(_) | Scalar::Bool(_)))
-        && !values.is_empty()
-    {
+    } else if values.iter().all(|v| matches!(v, Scalar::Int(_) | Scalar::Bool(_))) && !values.is_empty() {
         DType::I64
     } else {
         DType::F32
@@ -223,26 +183,15 @@ pub fn exact_i64(v: f64) -> Option<i64> {
 
 /// The tensor of `dtype` holding `values`; a Float value that an Int tensor
 /// cannot hold exactly is an error naming it.
-pub fn from_scalars(
-    py: Python<'_>,
-    values: &[Scalar],
-    shape: &[usize],
-    dtype: DType,
-) -> PyResult<Tensor> {
+pub fn from_scalars(py: Python<'_>, values: &[Scalar], shape: &[usize], dtype: DType) -> PyResult<Tensor> {
     if dtype.kind() == Kind::Int {
         for v in values {
             if let Scalar::Float(f) = *v {
                 if f.fract() != 0.0 && f.is_finite() {
-                    return Err(kind_error(
-                        py,
-                        "from_data: fractional values cannot make an Int tensor; use a Float kind",
-                    ));
+                    return Err(kind_error(py, "from_data: fractional values cannot make an Int tensor; use a Float kind"));
                 }
                 if exact_i64(f).is_none() {
-                    return Err(kind_error(
-                        py,
-                        format!("from_data: {f:?} does not fit in an Int tensor (i64)"),
-                    ));
+                    return Err(kind_error(py, format!("from_data: {f:?} does not fit in an Int tensor (i64)")));
                 }
             }
         }
@@ -254,9 +203,7 @@ pub fn from_scalars(
         DType::Bool => Tensor::from_vec(values.iter().map(|v| v.to_bool()).collect(), shape),
         storage => {
             let wide = from_scalars(py, values, shape, storage.compute())?;
-            return wide
-                .cast(storage)
-                .map_err(|e| crate::error::to_py(py, e.with_op("from_data")));
+            return wide.cast(storage).map_err(|e| crate::error::to_py(py, e.with_op("from_data")));
         }
     };
     t.py(py)

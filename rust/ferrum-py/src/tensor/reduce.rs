@@ -18,11 +18,7 @@ impl PyTensor {
     }
 
     /// A differentiable op returning two tensors.
-    fn two(
-        &self,
-        py: Python<'_>,
-        f: impl Fn(&Var) -> ferrum_core::Result<(Var, Var)> + Send + Sync,
-    ) -> PyResult<(PyTensor, PyTensor)> {
+    fn two(&self, py: Python<'_>, f: impl Fn(&Var) -> ferrum_core::Result<(Var, Var)> + Send + Sync) -> PyResult<(PyTensor, PyTensor)> {
         self.dop_two(py, false, f)
     }
 }
@@ -373,11 +369,7 @@ impl PyTensor {
     ///     >>> values, indices = Tensor.from_data([3, 1, 2], device).sort_descending_with_indices(0)
     ///     >>> values.to_data().to_list(), indices.to_data().to_list()
     ///     ([3, 2, 1], [0, 2, 1])
-    fn sort_descending_with_indices(
-        &self,
-        py: Python<'_>,
-        dim: Dim,
-    ) -> PyResult<(PyTensor, PyTensor)> {
+    fn sort_descending_with_indices(&self, py: Python<'_>, dim: Dim) -> PyResult<(PyTensor, PyTensor)> {
         self.with_indices(py, |v| v.sort_with_indices(dim, true))
     }
 
@@ -418,12 +410,7 @@ impl PyTensor {
     ///     >>> values, indices = Tensor.from_data([1, 5, 3, 4], device).topk_with_indices(2, 0)
     ///     >>> values.to_data().to_list(), indices.to_data().to_list()
     ///     ([5, 4], [1, 3])
-    fn topk_with_indices(
-        &self,
-        py: Python<'_>,
-        k: i64,
-        dim: Dim,
-    ) -> PyResult<(PyTensor, PyTensor)> {
+    fn topk_with_indices(&self, py: Python<'_>, k: i64, dim: Dim) -> PyResult<(PyTensor, PyTensor)> {
         let k = super::count(py, "topk_with_indices", "k", k)?;
         self.with_indices(py, |v| v.topk_with_indices(k, dim))
     }

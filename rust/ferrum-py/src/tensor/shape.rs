@@ -8,23 +8,12 @@ use super::{Dim, PyTensor};
 use crate::error::{engine, shape_error};
 
 /// One int or a sequence of ints, as a list.
-pub fn int_list(
-    py: Python<'_>,
-    op: &str,
-    what: &str,
-    obj: &Bound<'_, PyAny>,
-) -> PyResult<Vec<isize>> {
+pub fn int_list(py: Python<'_>, op: &str, what: &str, obj: &Bound<'_, PyAny>) -> PyResult<Vec<isize>> {
     if let Ok(v) = obj.extract::<isize>() {
         return Ok(vec![v]);
     }
     obj.extract::<Vec<isize>>().map_err(|_| {
-        shape_error(
-            py,
-            format!(
-                "{op}: expected {what} as an int or a sequence of ints, found {}",
-                obj.repr().map(|r| r.to_string()).unwrap_or_default()
-            ),
-        )
+        shape_error(py, format!("{op}: expected {what} as an int or a sequence of ints, found {}", obj.repr().map(|r| r.to_string()).unwrap_or_default()))
     })
 }
 
@@ -110,16 +99,8 @@ impl PyTensor {
     /// Example:
     ///     >>> Tensor.zeros((2, 3, 4), device).movedim(0, 2).dims()
     ///     (3, 4, 2)
-    fn movedim(
-        &self,
-        py: Python<'_>,
-        src: &Bound<'_, PyAny>,
-        dst: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
-        let (s, d) = (
-            int_list(py, "movedim", "source dims", src)?,
-            int_list(py, "movedim", "destination dims", dst)?,
-        );
+    fn movedim(&self, py: Python<'_>, src: &Bound<'_, PyAny>, dst: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let (s, d) = (int_list(py, "movedim", "source dims", src)?, int_list(py, "movedim", "destination dims", dst)?);
         self.dop(py, |v| v.movedim(&s, &d))
     }
 
@@ -220,17 +201,8 @@ impl PyTensor {
     /// Example:
     ///     >>> Tensor.arange(0, 6, device).narrow(0, 2, 3).to_data().to_list()
     ///     [2, 3, 4]
-    fn narrow(
-        &self,
-        py: Python<'_>,
-        dim: Dim,
-        start: &Bound<'_, PyAny>,
-        length: &Bound<'_, PyAny>,
-    ) -> PyResult<PyTensor> {
-        let (start, length) = (
-            super::count_int(py, "narrow", "start", start)?,
-            super::count_int(py, "narrow", "length", length)?,
-        );
+    fn narrow(&self, py: Python<'_>, dim: Dim, start: &Bound<'_, PyAny>, length: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let (start, length) = (super::count_int(py, "narrow", "start", start)?, super::count_int(py, "narrow", "length", length)?);
         self.dop(py, |v| v.narrow(dim, start, length))
     }
 
@@ -265,16 +237,9 @@ impl PyTensor {
     /// Example:
     ///     >>> [c.to_data().to_list() for c in Tensor.arange(0, 5, device).split_with_sizes([1, 4], 0)]
     ///     [[0], [1, 2, 3, 4]]
-    fn split_with_sizes(
-        &self,
-        py: Python<'_>,
-        split_sizes: Vec<i64>,
-        dim: Dim,
-    ) -> PyResult<Vec<PyTensor>> {
+    fn split_with_sizes(&self, py: Python<'_>, split_sizes: Vec<i64>, dim: Dim) -> PyResult<Vec<PyTensor>> {
         let split_sizes = super::counts(py, "split_with_sizes", "sizes", &split_sizes)?;
-        let ts = engine(py, false, || {
-            self.to_var().split_with_sizes(&split_sizes, dim)
-        })?;
+        let ts = engine(py, false, || self.to_var().split_with_sizes(&split_sizes, dim))?;
         Ok(self.many(py, ts))
     }
 
@@ -295,10 +260,7 @@ impl PyTensor {
     ///     >>> Tensor.arange(0, 5, device).unfold(0, 2, 2).to_data().to_list()
     ///     [[0, 1], [2, 3]]
     fn unfold(&self, py: Python<'_>, dim: Dim, size: i64, step: i64) -> PyResult<PyTensor> {
-        let (size, step) = (
-            super::count(py, "unfold", "size", size)?,
-            super::count(py, "unfold", "step", step)?,
-        );
+        let (size, step) = (super::count(py, "unfold", "size", size)?, super::count(py, "unfold", "step", step)?);
         self.dop(py, |v| v.unfold(dim, size, step))
     }
 

@@ -37,18 +37,7 @@ pub struct Operand {
 /// # Safety
 /// None needed: it cannot be called.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn sgemm(
-    kernel: Kernel,
-    _dst: *mut f32,
-    _dst_rs: usize,
-    _accumulate: bool,
-    _a: Operand,
-    _b: Operand,
-    _m: usize,
-    _k: usize,
-    _n: usize,
-    _threads: usize,
-) {
+pub unsafe fn sgemm(kernel: Kernel, _dst: *mut f32, _dst_rs: usize, _accumulate: bool, _a: Operand, _b: Operand, _m: usize, _k: usize, _n: usize, _threads: usize) {
     match kernel {}
 }
 
@@ -66,15 +55,7 @@ impl PackedB {
 
     /// # Safety
     /// None needed: no `PackedB` exists.
-    pub unsafe fn product(
-        &self,
-        _dst: *mut f32,
-        _dst_rs: usize,
-        _accumulate: bool,
-        _a: Operand,
-        _m: usize,
-        _threads: usize,
-    ) {
+    pub unsafe fn product(&self, _dst: *mut f32, _dst_rs: usize, _accumulate: bool, _a: Operand, _m: usize, _threads: usize) {
         match self.kernel {}
     }
 }

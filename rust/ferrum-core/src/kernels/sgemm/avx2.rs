@@ -23,14 +23,7 @@ impl Tile for Avx2 {
     const KC: usize = 256;
     const NC: usize = 3072;
 
-    unsafe fn full(
-        kc: usize,
-        a: *const f32,
-        b: *const f32,
-        c: *mut f32,
-        rs_c: usize,
-        accumulate: bool,
-    ) {
+    unsafe fn full(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool) {
         // SAFETY: forwarded from the caller, who picked this tile only
         // where the CPU has AVX2 and FMA.
         unsafe { kernel_6x16(kc, a, b, c, rs_c, accumulate) }
@@ -45,14 +38,7 @@ impl Tile for Avx2 {
 /// readable floats, `b` is 32-byte aligned; `c` addresses a writable 6 x 16
 /// tile with row stride `rs_c`.
 #[target_feature(enable = "avx2,fma")]
-unsafe fn kernel_6x16(
-    kc: usize,
-    a: *const f32,
-    b: *const f32,
-    c: *mut f32,
-    rs_c: usize,
-    accumulate: bool,
-) {
+unsafe fn kernel_6x16(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool) {
     // SAFETY: the caller's contract covers every read of `a`/`b` (p < kc)
     // and every access of the 6 x 16 tile of `c`.
     unsafe {
@@ -87,14 +73,7 @@ unsafe fn kernel_6x16(
             a = a.add(MR);
             b = b.add(NR);
         }
-        let rows = [
-            (c00, c01),
-            (c10, c11),
-            (c20, c21),
-            (c30, c31),
-            (c40, c41),
-            (c50, c51),
-        ];
+        let rows = [(c00, c01), (c10, c11), (c20, c21), (c30, c31), (c40, c41), (c50, c51)];
         for (i, (lo, hi)) in rows.into_iter().enumerate() {
             let p = c.add(i * rs_c);
             if accumulate {

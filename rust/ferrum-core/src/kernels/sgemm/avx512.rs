@@ -33,14 +33,7 @@ impl Tile for Avx512 {
     const KC: usize = 256;
     const NC: usize = 3072;
 
-    unsafe fn full(
-        kc: usize,
-        a: *const f32,
-        b: *const f32,
-        c: *mut f32,
-        rs_c: usize,
-        accumulate: bool,
-    ) {
+    unsafe fn full(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool) {
         // SAFETY: forwarded from the caller, who picked this tile only
         // where the CPU has AVX-512F.
         unsafe { kernel_rows::<MR>(kc, a, b, c, rs_c, accumulate) }
@@ -50,15 +43,7 @@ impl Tile for Avx512 {
     /// only those rows' accumulators: with m = 64 (a batch of 64), a third
     /// of the work of the last 12-row tile was rows of zero padding, and
     /// the whole product ran 11% more FMAs than it needed.
-    unsafe fn short(
-        kc: usize,
-        a: *const f32,
-        b: *const f32,
-        c: *mut f32,
-        rs_c: usize,
-        accumulate: bool,
-        mr: usize,
-    ) {
+    unsafe fn short(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool, mr: usize) {
         // SAFETY: as for `full`, with `c` an `mr x NR` tile.
         unsafe {
             match mr {
@@ -88,14 +73,7 @@ impl Tile for Avx512 {
 /// readable floats, `b` is 64-byte aligned; `c` addresses a writable R x 32
 /// tile with row stride `rs_c`.
 #[target_feature(enable = "avx512f")]
-unsafe fn kernel_rows<const R: usize>(
-    kc: usize,
-    a: *const f32,
-    b: *const f32,
-    c: *mut f32,
-    rs_c: usize,
-    accumulate: bool,
-) {
+unsafe fn kernel_rows<const R: usize>(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool) {
     const { assert!(R >= 1 && R <= MR, "a tile has 1 to 12 rows") };
     // SAFETY: the caller's contract covers every read of `a`/`b` (p < kc)
     // and every access of the R x 32 tile of `c`.

@@ -57,10 +57,7 @@ thread_local! {
 
 /// Run `f` with this thread's buffer in `cell` (a fresh one if the thread
 /// is already using it, which only a re-entrant caller could cause).
-fn with_buffer<R>(
-    cell: &'static std::thread::LocalKey<RefCell<Aligned>>,
-    f: impl FnOnce(&mut Aligned) -> R,
-) -> R {
+fn with_buffer<R>(cell: &'static std::thread::LocalKey<RefCell<Aligned>>, f: impl FnOnce(&mut Aligned) -> R) -> R {
     cell.with(|c| match c.try_borrow_mut() {
         Ok(mut buf) => f(&mut buf),
         Err(_) => f(&mut Aligned::default()),
@@ -74,14 +71,7 @@ impl<'a> PackedWeights<'a> {
     ///
     /// # Safety
     /// The CPU runs `T`; `w` holds `groups * og * k` readable floats.
-    unsafe fn pack<T: Tile>(
-        buf: &mut Aligned,
-        w: *const f32,
-        og: usize,
-        k: usize,
-        groups: usize,
-        threaded: bool,
-    ) -> usize {
+    unsafe fn pack<T: Tile>(buf: &mut Aligned, w: *const f32, og: usize, k: usize, groups: usize, threaded: bool) -> usize {
         let (kc, m_pad) = (balanced(k, T::KC, 1), og.div_ceil(T::MR) * T::MR);
         let base = Shared(buf.ensure(groups * m_pad * k));
         // One part per (group, depth block, block of MC rows).
@@ -98,19 +88,8 @@ impl<'a> PackedWeights<'a> {
             // the panels of rows ic .. ic + rows of depth block pc, disjoint
             // from every other part's.
             unsafe {
-                let a = Operand {
-                    ptr: wp.0.add(grp * og * k),
-                    rs: k as isize,
-                    cs: 1,
-                };
-                pack_a::<T>(
-                    base.0.add(grp * m_pad * k + pc * m_pad + ic * depth),
-                    a,
-                    ic,
-                    pc,
-                    rows,
-                    depth,
-                );
+                let a = Operand { ptr: wp.0.add(grp * og * k), rs: k as isize, cs: 1 };
+                pack_a::<T>(base.0.add(grp * m_pad * k + pc * m_pad + ic * depth), a, ic, pc, rows, depth);
             }
         };
         let parts = groups * k_blocks * row_blocks;
@@ -124,12 +103,7 @@ impl<'a> PackedWeights<'a> {
 
     /// The weights [`PackedWeights::pack`] packed into `buf` for tile `T`.
     fn over<T: Tile>(buf: &'a Aligned, og: usize, k: usize) -> PackedWeights<'a> {
-        PackedWeights {
-            buf,
-            m_pad: og.div_ceil(T::MR) * T::MR,
-            k,
-            kc: balanced(k, T::KC, 1),
-        }
+        PackedWeights { buf, m_pad: og.div_ceil(T::MR) * T::MR, k, kc: balanced(k, T::KC, 1) }
     }
 
     /// The panel of rows `row .. row + MR` (`row` a multiple of `MR`) of
@@ -138,11 +112,7 @@ impl<'a> PackedWeights<'a> {
         let depth = self.kc.min(self.k - pc);
         // SAFETY: the offset stays inside the packed buffer for every
         // (group, block, row) of the packed weights.
-        unsafe {
-            self.buf
-                .ptr()
-                .add(grp * self.m_pad * self.k + pc * self.m_pad + row * depth)
-        }
+        unsafe { self.buf.ptr().add(grp * self.m_pad * self.k + pc * self.m_pad + row * depth) }
     }
 }
 
@@ -181,12 +151,7 @@ fn parts(images: usize, groups: usize, m: usize, n: usize, (cw, rh): (usize, usi
         for grp in 0..groups {
             for c in (0..n).step_by(cw.max(1)) {
                 for r in (0..m).step_by(rh.max(1)) {
-                    out.push(Part {
-                        image,
-                        grp,
-                        rows: (r, (r + rh).min(m)),
-                        cols: (c, (c + cw).min(n)),
-                    });
+                    out.push(Part { image, grp, rows: (r, (r + rh).min(m)), cols: (c, (c + cw).min(n)) });
                 }
             }
         }
@@ -205,21 +170,8 @@ fn parts(images: usize, groups: usize, m: usize, n: usize, (cw, rh): (usize, usi
 /// The CPU runs `kernel`; `y` addresses `y_len` writable floats that
 /// nothing else accesses during the call.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn conv_forward(
-    kernel: Kernel,
-    x: &[f32],
-    w: &[f32],
-    epilogue: Epilogue<'_>,
-    g: &ConvGeom,
-    y: *mut f32,
-    y_len: usize,
-    threaded: bool,
-    keep: Option<KeepPacked<'_>>,
-) -> bool {
-    let out = Out {
-        ptr: Shared(y),
-        len: y_len,
-    };
+pub unsafe fn conv_forward(kernel: Kernel, x: &[f32], w: &[f32], epilogue: Epilogue<'_>, g: &ConvGeom, y: *mut f32, y_len: usize, threaded: bool, keep: Option<KeepPacked<'_>>) -> bool {
+    let out = Out { ptr: Shared(y), len: y_len };
     // SAFETY: forwarded from the caller.
     unsafe {
         match kernel {
@@ -237,42 +189,19 @@ struct Out {
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn forward<T: Tile>(
-    kernel: Kernel,
-    x: &[f32],
-    w: &[f32],
-    epi: Epilogue<'_>,
-    g: &ConvGeom,
-    y: Out,
-    threaded: bool,
-    keep: Option<KeepPacked<'_>>,
-) -> bool {
+unsafe fn forward<T: Tile>(kernel: Kernel, x: &[f32], w: &[f32], epi: Epilogue<'_>, g: &ConvGeom, y: Out, threaded: bool, keep: Option<KeepPacked<'_>>) -> bool {
     let (og, k, p) = (g.og(), g.k(), g.p());
     let n = g.batch * g.c_out * p;
-    assert!(
-        x.len() >= g.batch * g.c_in * g.hw() && w.len() >= g.c_out * k && y.len >= n,
-        "conv: buffers smaller than the geometry"
-    );
+    assert!(x.len() >= g.batch * g.c_in * g.hw() && w.len() >= g.c_out * k && y.len >= n, "conv: buffers smaller than the geometry");
     if n == 0 {
         return true;
     }
     let per_channel = |v: Option<&[f32]>| v.is_none_or(|v| v.len() >= g.c_out);
-    assert!(
-        per_channel(epi.scale)
-            && per_channel(epi.shift)
-            && epi.residual.is_none_or(|r| r.len() >= n),
-        "conv: epilogue operands shorter than the output"
-    );
+    assert!(per_channel(epi.scale) && per_channel(epi.shift) && epi.residual.is_none_or(|r| r.len() >= n), "conv: epilogue operands shorter than the output");
     if k == 0 {
         for i in 0..n {
             // SAFETY: i < n <= y.len.
-            unsafe {
-                y.ptr.0.add(i).write(epi.apply(
-                    0.0,
-                    i / p % g.c_out,
-                    epi.residual.map_or(0.0, |r| r[i]),
-                ))
-            };
+            unsafe { y.ptr.0.add(i).write(epi.apply(0.0, i / p % g.c_out, epi.residual.map_or(0.0, |r| r[i]))) };
         }
         return true;
     }
@@ -281,54 +210,21 @@ unsafe fn forward<T: Tile>(
         // CPU runs the AVX-512 tile.
         return unsafe { conv_positions::forward(x, w, epi, g, y.ptr, threaded, keep) };
     }
-    let threads = if threaded {
-        rayon::current_num_threads()
-    } else {
-        1
-    };
+    let threads = if threaded { rayon::current_num_threads() } else { 1 };
     // SAFETY (both packings): w holds groups * og * k floats (asserted);
     // the CPU runs T.
-    let pack = |buf: &mut Aligned| unsafe {
-        PackedWeights::pack::<T>(buf, w.as_ptr(), og, k, g.groups, threads > 1)
-    };
-    match keep
-        .filter(|keep| std::ptr::eq(keep.buffer.as_ptr().wrapping_add(keep.offset), w.as_ptr()))
-    {
+    let pack = |buf: &mut Aligned| unsafe { PackedWeights::pack::<T>(buf, w.as_ptr(), og, k, g.groups, threads > 1) };
+    match keep.filter(|keep| std::ptr::eq(keep.buffer.as_ptr().wrapping_add(keep.offset), w.as_ptr())) {
         Some(keep) => {
-            let key = weight_cache::Key {
-                offset: keep.offset,
-                og,
-                k,
-                groups: g.groups,
-                kernel,
-                positions: false,
-            };
+            let key = weight_cache::Key { offset: keep.offset, og, k, groups: g.groups, kernel, positions: false };
             let packed = weight_cache::get_or_pack(keep.buffer, key, pack);
             // SAFETY: forwarded from the caller.
-            unsafe {
-                compute::<T>(
-                    &PackedWeights::over::<T>(&packed, og, k),
-                    x,
-                    y.ptr,
-                    epi,
-                    g,
-                    threads,
-                )
-            }
+            unsafe { compute::<T>(&PackedWeights::over::<T>(&packed, og, k), x, y.ptr, epi, g, threads) }
         }
         None => with_buffer(&WEIGHTS, |buf| {
             pack(buf);
             // SAFETY: forwarded from the caller.
-            unsafe {
-                compute::<T>(
-                    &PackedWeights::over::<T>(buf, og, k),
-                    x,
-                    y.ptr,
-                    epi,
-                    g,
-                    threads,
-                )
-            }
+            unsafe { compute::<T>(&PackedWeights::over::<T>(buf, og, k), x, y.ptr, epi, g, threads) }
         }),
     }
 }
@@ -339,14 +235,7 @@ unsafe fn forward<T: Tile>(
 ///
 /// # Safety
 /// As for [`conv_forward`], with the sizes checked.
-unsafe fn compute<T: Tile>(
-    packed: &PackedWeights<'_>,
-    x: &[f32],
-    yp: Shared<f32>,
-    epi: Epilogue<'_>,
-    g: &ConvGeom,
-    threads: usize,
-) -> bool {
+unsafe fn compute<T: Tile>(packed: &PackedWeights<'_>, x: &[f32], yp: Shared<f32>, epi: Epilogue<'_>, g: &ConvGeom, threads: usize) -> bool {
     let (og, p) = (g.og(), g.p());
     let cut = cut(g.batch * g.groups, og, p, threads, T::MR, T::NR);
     let xp = Shared(x.as_ptr().cast_mut());
@@ -391,14 +280,7 @@ enum Columns {
 ///
 /// # Safety
 /// As for [`part`], for every (image, group) of `g`; the CPU runs `T`.
-unsafe fn split_rows<T: Tile>(
-    packed: &PackedWeights<'_>,
-    x: Shared<f32>,
-    y: Shared<f32>,
-    epi: Epilogue<'_>,
-    g: &ConvGeom,
-    rows: usize,
-) -> bool {
+unsafe fn split_rows<T: Tile>(packed: &PackedWeights<'_>, x: Shared<f32>, y: Shared<f32>, epi: Epilogue<'_>, g: &ConvGeom, rows: usize) -> bool {
     let (og, k, p, hw) = (g.og(), g.k(), g.p(), g.hw());
     let (kc, n_pad) = (packed.kc, p.div_ceil(T::NR) * T::NR);
     let stopped = AtomicBool::new(false);
@@ -413,33 +295,13 @@ unsafe fn split_rows<T: Tile>(
                     let pc = b * kc;
                     // SAFETY: block b's panels fill its own k-range of the
                     // buffer, which holds k * n_pad floats.
-                    unsafe {
-                        pack_image::<T>(cols.0.add(pc * n_pad), xg.0, g, pc, 0, kc.min(k - pc), p)
-                    };
+                    unsafe { pack_image::<T>(cols.0.add(pc * n_pad), xg.0, g, pc, 0, kc.min(k - pc), p) };
                 });
-                let parts: Vec<Part> = (0..og)
-                    .step_by(rows)
-                    .map(|r| Part {
-                        image,
-                        grp,
-                        rows: (r, (r + rows).min(og)),
-                        cols: (0, p),
-                    })
-                    .collect();
+                let parts: Vec<Part> = (0..og).step_by(rows).map(|r| Part { image, grp, rows: (r, (r + rows).min(og)), cols: (0, p) }).collect();
                 team::for_each_part(parts.len(), |t| {
                     let (x, y, cols) = (&x, &y, &cols);
                     // SAFETY: forwarded from the caller; the columns are packed.
-                    if !unsafe {
-                        part::<T>(
-                            packed,
-                            x.0,
-                            y.0,
-                            epi,
-                            g,
-                            parts[t],
-                            Columns::Shared(*cols, n_pad),
-                        )
-                    } {
+                    if !unsafe { part::<T>(packed, x.0, y.0, epi, g, parts[t], Columns::Shared(*cols, n_pad)) } {
                         stopped.store(true, Ordering::Relaxed);
                     }
                 });
@@ -456,25 +318,12 @@ unsafe fn split_rows<T: Tile>(
 /// # Safety
 /// The CPU runs `T`; `x` and `y` hold the whole batch of `g`; no other
 /// thread touches the part's rows and columns of `y`.
-unsafe fn part<T: Tile>(
-    packed: &PackedWeights<'_>,
-    x: *const f32,
-    y: *mut f32,
-    epi: Epilogue<'_>,
-    g: &ConvGeom,
-    part: Part,
-    columns: Columns,
-) -> bool {
+unsafe fn part<T: Tile>(packed: &PackedWeights<'_>, x: *const f32, y: *mut f32, epi: Epilogue<'_>, g: &ConvGeom, part: Part, columns: Columns) -> bool {
     let (og, k, p, hw) = (g.og(), g.k(), g.p(), g.hw());
     let nc_max = balanced(part.cols.1 - part.cols.0, NC, T::NR);
     let kc_max = packed.kc;
     // SAFETY: image `part.image`, group `part.grp` lies inside x and y.
-    let (xg, yg) = unsafe {
-        (
-            x.add(part.image * g.c_in * hw + part.grp * g.cg() * hw),
-            y.add(part.image * g.c_out * p + part.grp * og * p),
-        )
-    };
+    let (xg, yg) = unsafe { (x.add(part.image * g.c_in * hw + part.grp * g.cg() * hw), y.add(part.image * g.c_out * p + part.grp * og * p)) };
     let channel0 = part.grp * og;
     let out0 = part.image * g.c_out * p + part.grp * og * p;
     let finish = !epi.is_identity();
@@ -496,9 +345,7 @@ unsafe fn part<T: Tile>(
                     },
                     // SAFETY: the shared matrix holds this block; jc is a
                     // whole number of panels into it.
-                    Columns::Shared(cols, n_pad) => unsafe {
-                        cols.0.add(pc * n_pad + jc * kc).cast_const()
-                    },
+                    Columns::Shared(cols, n_pad) => unsafe { cols.0.add(pc * n_pad + jc * kc).cast_const() },
                 };
                 for ic in (part.rows.0..part.rows.1).step_by(T::MC) {
                     if crate::interrupt::poll() {
@@ -514,19 +361,9 @@ unsafe fn part<T: Tile>(
                             // part's rows and columns of y.
                             unsafe {
                                 let c = yg.add((ic + ir) * p + jc + jr);
-                                T::any(
-                                    kc,
-                                    packed.panel::<T>(part.grp, pc, ic + ir),
-                                    pb.add(jr * kc),
-                                    c,
-                                    p,
-                                    pc > 0,
-                                    mr,
-                                    nr,
-                                );
+                                T::any(kc, packed.panel::<T>(part.grp, pc, ic + ir), pb.add(jr * kc), c, p, pc > 0, mr, nr);
                                 if last && finish {
-                                    let residual =
-                                        epi.residual.map(|r| &r[out0 + (ic + ir) * p + jc + jr..]);
+                                    let residual = epi.residual.map(|r| &r[out0 + (ic + ir) * p + jc + jr..]);
                                     finish_tile(c, p, epi, channel0 + ic + ir, residual, mr, nr);
                                 }
                             }
@@ -548,15 +385,7 @@ unsafe fn part<T: Tile>(
 /// `c` addresses a writable `mr x nr` tile with row stride `rs`; the
 /// residual, when given, holds the same tile.
 #[inline(always)]
-unsafe fn finish_tile(
-    c: *mut f32,
-    rs: usize,
-    epi: Epilogue<'_>,
-    channel: usize,
-    residual: Option<&[f32]>,
-    mr: usize,
-    nr: usize,
-) {
+unsafe fn finish_tile(c: *mut f32, rs: usize, epi: Epilogue<'_>, channel: usize, residual: Option<&[f32]>, mr: usize, nr: usize) {
     // SAFETY (each arm): forwarded from the caller.
     unsafe {
         match (residual, epi.relu) {
@@ -576,25 +405,13 @@ unsafe fn finish_tile(
 /// As for [`finish_tile`]; with `RES`, `residual` holds the tile.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn finish_rows<const RES: bool, const RELU: bool>(
-    c: *mut f32,
-    rs: usize,
-    epi: Epilogue<'_>,
-    channel: usize,
-    residual: &[f32],
-    mr: usize,
-    nr: usize,
-) {
+unsafe fn finish_rows<const RES: bool, const RELU: bool>(c: *mut f32, rs: usize, epi: Epilogue<'_>, channel: usize, residual: &[f32], mr: usize, nr: usize) {
     for i in 0..mr {
         // SAFETY: row i of the tile, by the caller's bound.
         let row = unsafe { std::slice::from_raw_parts_mut(c.add(i * rs), nr) };
         let s = epi.scale.map_or(1.0, |s| s[channel + i]);
         let t = epi.shift.map_or(-0.0, |t| t[channel + i]);
-        let r = if RES {
-            &residual[i * rs..i * rs + nr]
-        } else {
-            &[][..]
-        };
+        let r = if RES { &residual[i * rs..i * rs + nr] } else { &[][..] };
         for (j, v) in row.iter_mut().enumerate() {
             let mut x = *v * s + t;
             if RES {
@@ -616,21 +433,9 @@ unsafe fn finish_rows<const RES: bool, const RELU: bool>(
 /// The CPU runs `T`; `out` has room for `cols.div_ceil(NR) * NR * kc`
 /// floats; the block lies inside the matrix.
 #[allow(clippy::too_many_arguments)]
-unsafe fn pack_image<T: Tile>(
-    out: *mut f32,
-    xg: *const f32,
-    g: &ConvGeom,
-    p0: usize,
-    j0: usize,
-    kc: usize,
-    cols: usize,
-) {
+unsafe fn pack_image<T: Tile>(out: *mut f32, xg: *const f32, g: &ConvGeom, p0: usize, j0: usize, kc: usize, cols: usize) {
     if g.is_pointwise() {
-        let b = Operand {
-            ptr: xg,
-            rs: g.hw() as isize,
-            cs: 1,
-        };
+        let b = Operand { ptr: xg, rs: g.hw() as isize, cs: 1 };
         // SAFETY: forwarded from the caller; the planes are the matrix.
         return unsafe { pack_b::<T>(out, b, p0, j0, kc, cols) };
     }
@@ -639,13 +444,7 @@ unsafe fn pack_image<T: Tile>(
         // The last panel's columns past the matrix stay zero for every step.
         for s in 0..kc {
             // SAFETY: step s of the last panel, inside `out`.
-            unsafe {
-                std::slice::from_raw_parts_mut(
-                    out.add((padded - T::NR) * kc + s * T::NR + cols % T::NR),
-                    padded - cols,
-                )
-                .fill(0.0)
-            };
+            unsafe { std::slice::from_raw_parts_mut(out.add((padded - T::NR) * kc + s * T::NR + cols % T::NR), padded - cols).fill(0.0) };
         }
     }
     let taps = g.kh * g.kw;
@@ -661,17 +460,9 @@ unsafe fn pack_image<T: Tile>(
             for piece in v.chunks(T::NR) {
                 let lane = j % T::NR;
                 let take = piece.len().min(T::NR - lane);
-                copy_short(
-                    piece.as_ptr(),
-                    out.add((j - lane) * kc + s * T::NR + lane),
-                    take,
-                );
+                copy_short(piece.as_ptr(), out.add((j - lane) * kc + s * T::NR + lane), take);
                 if take < piece.len() {
-                    copy_short(
-                        piece.as_ptr().add(take),
-                        out.add((j - lane + T::NR) * kc + s * T::NR),
-                        piece.len() - take,
-                    );
+                    copy_short(piece.as_ptr().add(take), out.add((j - lane + T::NR) * kc + s * T::NR), piece.len() - take);
                 }
                 j += piece.len();
             }
@@ -683,15 +474,7 @@ unsafe fn pack_image<T: Tile>(
 /// Row `(ki, kj)` of one channel's im2col matrix over output positions
 /// `j0 .. j0 + cols`: the input value each position's tap reads, zero in the
 /// padding, handed out as runs `put(first_position - j0, values)`.
-fn im2col_row(
-    plane: &[f32],
-    g: &ConvGeom,
-    ki: usize,
-    kj: usize,
-    j0: usize,
-    cols: usize,
-    mut put: impl FnMut(usize, &[f32]),
-) {
+fn im2col_row(plane: &[f32], g: &ConvGeom, ki: usize, kj: usize, j0: usize, cols: usize, mut put: impl FnMut(usize, &[f32])) {
     let (ow, w) = (g.ow, g.w);
     let ([sh, sw], [ph, pw], [dh, dw]) = (g.stride, g.pad, g.dilation);
     let (lo, hi) = valid_cols(ow, sw, pw, kj * dw, w);
@@ -723,10 +506,7 @@ fn im2col_row(
                 for q in (a..b).step_by(strided.len()) {
                     let n = strided.len().min(b - q);
                     let from = iw0 + (q - a) * sw;
-                    strided[..n]
-                        .iter_mut()
-                        .zip(src[from..].iter().step_by(sw))
-                        .for_each(|(v, s)| *v = *s);
+                    strided[..n].iter_mut().zip(src[from..].iter().step_by(sw)).for_each(|(v, s)| *v = *s);
                     put(at + q - first, &strided[..n]);
                 }
             }
@@ -747,9 +527,7 @@ unsafe fn copy_short(src: *const f32, dst: *mut f32, n: usize) {
     // SAFETY: every move stays below n, by the caller's bound.
     unsafe {
         while i + 8 <= n {
-            dst.add(i)
-                .cast::<[f32; 8]>()
-                .write_unaligned(src.add(i).cast::<[f32; 8]>().read_unaligned());
+            dst.add(i).cast::<[f32; 8]>().write_unaligned(src.add(i).cast::<[f32; 8]>().read_unaligned());
             i += 8;
         }
         while i < n {
@@ -784,26 +562,11 @@ mod tests {
         if !Kernel::Avx2.supported() {
             return;
         }
-        let geom =
-            |c_in, h, w, kh, kw, stride: [usize; 2], pad: [usize; 2], dilation: [usize; 2]| {
-                let oh = (h + 2 * pad[0] - dilation[0] * (kh - 1) - 1) / stride[0] + 1;
-                let ow = (w + 2 * pad[1] - dilation[1] * (kw - 1) - 1) / stride[1] + 1;
-                ConvGeom {
-                    batch: 1,
-                    c_in,
-                    h,
-                    w,
-                    c_out: 4,
-                    oh,
-                    ow,
-                    kh,
-                    kw,
-                    stride,
-                    pad,
-                    dilation,
-                    groups: 1,
-                }
-            };
+        let geom = |c_in, h, w, kh, kw, stride: [usize; 2], pad: [usize; 2], dilation: [usize; 2]| {
+            let oh = (h + 2 * pad[0] - dilation[0] * (kh - 1) - 1) / stride[0] + 1;
+            let ow = (w + 2 * pad[1] - dilation[1] * (kw - 1) - 1) / stride[1] + 1;
+            ConvGeom { batch: 1, c_in, h, w, c_out: 4, oh, ow, kh, kw, stride, pad, dilation, groups: 1 }
+        };
         let cases = [
             geom(3, 7, 7, 3, 3, [1, 1], [1, 1], [1, 1]),
             geom(2, 9, 11, 3, 3, [2, 2], [1, 1], [1, 1]),
@@ -825,21 +588,12 @@ mod tests {
                     }
                     let mut out = vec![f32::NAN; cols.div_ceil(nr) * nr * kc];
                     // SAFETY: the CPU runs the tile; out is sized as pack_image needs.
-                    unsafe {
-                        pack_image::<Avx2>(out.as_mut_ptr(), x.as_ptr(), &g, p0, j0, kc, cols)
-                    };
+                    unsafe { pack_image::<Avx2>(out.as_mut_ptr(), x.as_ptr(), &g, p0, j0, kc, cols) };
                     for s in 0..kc {
                         for j in 0..cols.div_ceil(nr) * nr {
                             let got = out[j / nr * nr * kc + s * nr + j % nr];
-                            let want = if j < cols {
-                                col[(p0 + s) * p + j0 + j]
-                            } else {
-                                0.0
-                            };
-                            assert_eq!(
-                                got, want,
-                                "{g:?}: step {s} column {j} of block ({p0}, {j0})"
-                            );
+                            let want = if j < cols { col[(p0 + s) * p + j0 + j] } else { 0.0 };
+                            assert_eq!(got, want, "{g:?}: step {s} column {j} of block ({p0}, {j0})");
                         }
                     }
                 }
@@ -864,14 +618,9 @@ mod tests {
             let split = cut(units, m, n, threads, 12, 32);
             let ps = parts(units, 1, m, n, split);
             // Every output element belongs to exactly one part.
-            let covered: usize = ps
-                .iter()
-                .map(|q| (q.rows.1 - q.rows.0) * (q.cols.1 - q.cols.0))
-                .sum();
+            let covered: usize = ps.iter().map(|q| (q.rows.1 - q.rows.0) * (q.cols.1 - q.cols.0)).sum();
             assert_eq!(covered, units * m * n);
-            assert!(ps
-                .iter()
-                .all(|q| q.rows.0 % 12 == 0 && q.rows.0 < q.rows.1 && q.cols.0 < q.cols.1));
+            assert!(ps.iter().all(|q| q.rows.0 % 12 == 0 && q.rows.0 < q.rows.1 && q.cols.0 < q.cols.1));
         }
     }
 }

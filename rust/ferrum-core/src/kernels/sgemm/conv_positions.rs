@@ -88,12 +88,7 @@ fn parts(batch: usize, groups: usize, panels: usize, oh: usize, threads: usize) 
                 for b in 0..by_rows {
                     let (panels, rows) = (piece(a, panels, by_panels), piece(b, oh, by_rows));
                     if panels.0 < panels.1 && rows.0 < rows.1 {
-                        out.push(Part {
-                            image,
-                            grp,
-                            panels,
-                            rows,
-                        });
+                        out.push(Part { image, grp, panels, rows });
                     }
                 }
             }
@@ -111,22 +106,10 @@ fn parts(batch: usize, groups: usize, panels: usize, oh: usize, threads: usize) 
 /// The CPU has AVX-512F and AVX2; [`applies`] holds for `g`; the buffers
 /// hold what `g` says (checked by the caller); `y` addresses the output's
 /// writable floats, which nothing else accesses during the call.
-pub unsafe fn forward(
-    x: &[f32],
-    w: &[f32],
-    epi: Epilogue<'_>,
-    g: &ConvGeom,
-    y: Shared<f32>,
-    threaded: bool,
-    keep: Option<KeepPacked<'_>>,
-) -> bool {
+pub unsafe fn forward(x: &[f32], w: &[f32], epi: Epilogue<'_>, g: &ConvGeom, y: Shared<f32>, threaded: bool, keep: Option<KeepPacked<'_>>) -> bool {
     let (og, k) = (g.og(), g.k());
     let panels = og.div_ceil(NR);
-    let threads = if threaded {
-        rayon::current_num_threads()
-    } else {
-        1
-    };
+    let threads = if threaded { rayon::current_num_threads() } else { 1 };
     let pack = |buf: &mut Aligned| {
         let floats = g.groups * panels * NR * k;
         let base = Shared(buf.ensure(floats));
@@ -135,23 +118,10 @@ pub unsafe fn forward(
             let (grp, panel) = (t / panels, t % panels);
             let cols = NR.min(og - panel * NR);
             // w[oc, q] of group grp read as the [k, og] matrix B[q, oc].
-            let b = Operand {
-                ptr: w[grp * og * k..].as_ptr(),
-                rs: 1,
-                cs: k as isize,
-            };
+            let b = Operand { ptr: w[grp * og * k..].as_ptr(), rs: 1, cs: k as isize };
             // SAFETY: panel `panel` of group `grp` lies inside the buffer
             // (floats above) and its weights inside w; the CPU has AVX2.
-            unsafe {
-                pack_b::<Avx512>(
-                    base.0.add((grp * panels + panel) * NR * k),
-                    b,
-                    0,
-                    panel * NR,
-                    k,
-                    cols,
-                )
-            };
+            unsafe { pack_b::<Avx512>(base.0.add((grp * panels + panel) * NR * k), b, 0, panel * NR, k, cols) };
         };
         if threads > 1 {
             team::for_each_part(g.groups * panels, one);
@@ -179,18 +149,9 @@ pub unsafe fn forward(
         }
         !stopped.into_inner()
     };
-    match keep
-        .filter(|keep| std::ptr::eq(keep.buffer.as_ptr().wrapping_add(keep.offset), w.as_ptr()))
-    {
+    match keep.filter(|keep| std::ptr::eq(keep.buffer.as_ptr().wrapping_add(keep.offset), w.as_ptr())) {
         Some(keep) => {
-            let key = weight_cache::Key {
-                offset: keep.offset,
-                og,
-                k,
-                groups: g.groups,
-                kernel: Kernel::Avx512,
-                positions: true,
-            };
+            let key = weight_cache::Key { offset: keep.offset, og, k, groups: g.groups, kernel: Kernel::Avx512, positions: true };
             let packed = weight_cache::get_or_pack(keep.buffer, key, pack);
             run(packed.ptr())
         }
@@ -222,14 +183,7 @@ struct Source {
 ///
 /// # Safety
 /// As for [`forward`]; `packed` holds every group's weight panels.
-unsafe fn part(
-    packed: *const f32,
-    x: &[f32],
-    epi: Epilogue<'_>,
-    g: &ConvGeom,
-    y: Shared<f32>,
-    part: Part,
-) -> bool {
+unsafe fn part(packed: *const f32, x: &[f32], epi: Epilogue<'_>, g: &ConvGeom, y: Shared<f32>, part: Part) -> bool {
     let (og, k, p) = (g.og(), g.k(), g.p());
     let ([sh, sw], [dh, dw]) = (g.stride, g.dilation);
     let xg = &x[part.image * g.c_in * g.hw() + part.grp * g.cg() * g.hw()..];
@@ -274,32 +228,11 @@ unsafe fn part(
                         // SAFETY: every tap of positions ow0..ow1 of row oh lies
                         // inside the source rows (bordered's contract), at
                         // base + offs[q] + i * sw; the panel holds k steps.
-                        unsafe {
-                            run_tile(
-                                ow1 - ow0,
-                                sw,
-                                k,
-                                src.ptr.add(base),
-                                offs.as_ptr(),
-                                b,
-                                &mut tile,
-                            )
-                        };
+                        unsafe { run_tile(ow1 - ow0, sw, k, src.ptr.add(base), offs.as_ptr(), b, &mut tile) };
                         let at = out0 + channel * p + oh * g.ow + ow0;
                         // SAFETY: channels channel..channel + nc of the group and
                         // positions ow0..ow1 of row oh are this part's outputs.
-                        unsafe {
-                            store(
-                                &tile,
-                                ow1 - ow0,
-                                nc,
-                                y.0.add(at),
-                                p,
-                                epi,
-                                part.grp * og + channel,
-                                epi.residual.map(|r| &r[at..]),
-                            )
-                        };
+                        unsafe { store(&tile, ow1 - ow0, nc, y.0.add(at), p, epi, part.grp * og + channel, epi.residual.map(|r| &r[at..])) };
                     }
                 }
             }
@@ -314,12 +247,7 @@ unsafe fn part(
 fn bordered(xg: &[f32], g: &ConvGeom, rows: (usize, usize), buf: &mut Vec<f32>) -> Source {
     let ([sh, _], [ph, pw], [dh, _]) = (g.stride, g.pad, g.dilation);
     if ph == 0 && pw == 0 {
-        return Source {
-            ptr: xg.as_ptr(),
-            chan: g.hw(),
-            row: g.w,
-            first_row: 0,
-        };
+        return Source { ptr: xg.as_ptr(), chan: g.hw(), row: g.w, first_row: 0 };
     }
     let (lo, hi) = (rows.0 * sh, (rows.1 - 1) * sh + (g.kh - 1) * dh + 1);
     let (span, wp) = (hi - lo, g.w + 2 * pw);
@@ -327,22 +255,14 @@ fn bordered(xg: &[f32], g: &ConvGeom, rows: (usize, usize), buf: &mut Vec<f32>) 
     buf.resize(g.cg() * span * wp, 0.0);
     for c in 0..g.cg() {
         let plane = &xg[c * g.hw()..(c + 1) * g.hw()];
-        for (r, dst) in buf[c * span * wp..(c + 1) * span * wp]
-            .chunks_exact_mut(wp)
-            .enumerate()
-        {
+        for (r, dst) in buf[c * span * wp..(c + 1) * span * wp].chunks_exact_mut(wp).enumerate() {
             let ih = (lo + r).wrapping_sub(ph);
             if ih < g.h {
                 dst[pw..pw + g.w].copy_from_slice(&plane[ih * g.w..(ih + 1) * g.w]);
             }
         }
     }
-    Source {
-        ptr: buf.as_ptr(),
-        chan: span * wp,
-        row: wp,
-        first_row: lo,
-    }
+    Source { ptr: buf.as_ptr(), chan: span * wp, row: wp, first_row: lo }
 }
 
 /// Write the `r x nc` corner of `tile` (rows positions, columns channels)
@@ -354,16 +274,7 @@ fn bordered(xg: &[f32], g: &ConvGeom, rows: (usize, usize), buf: &mut Vec<f32>) 
 /// The CPU has AVX-512F; `y` addresses `nc` writable runs of `r` floats,
 /// `p` apart; the residual, when given, holds the same.
 #[allow(clippy::too_many_arguments)]
-unsafe fn store(
-    tile: &[[f32; NR]; MR],
-    r: usize,
-    nc: usize,
-    y: *mut f32,
-    p: usize,
-    epi: Epilogue<'_>,
-    channel: usize,
-    residual: Option<&[f32]>,
-) {
+unsafe fn store(tile: &[[f32; NR]; MR], r: usize, nc: usize, y: *mut f32, p: usize, epi: Epilogue<'_>, channel: usize, residual: Option<&[f32]>) {
     // SAFETY (each arm): forwarded from the caller.
     unsafe {
         match (residual, epi.relu) {
@@ -388,16 +299,7 @@ unsafe fn store(
 /// the tile.
 #[target_feature(enable = "avx512f")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn store_with<const RES: bool, const RELU: bool>(
-    tile: &[[f32; NR]; MR],
-    r: usize,
-    nc: usize,
-    y: *mut f32,
-    p: usize,
-    epi: Epilogue<'_>,
-    channel: usize,
-    residual: &[f32],
-) {
+unsafe fn store_with<const RES: bool, const RELU: bool>(tile: &[[f32; NR]; MR], r: usize, nc: usize, y: *mut f32, p: usize, epi: Epilogue<'_>, channel: usize, residual: &[f32]) {
     let lanes = ((1u32 << r) - 1) as __mmask16;
     for half in 0..nc.div_ceil(16) {
         let mut rows = [_mm512_setzero_ps(); 16];
@@ -419,11 +321,7 @@ unsafe fn store_with<const RES: bool, const RELU: bool>(
             }
             if RELU {
                 // As the element-wise relu: NaN (unordered) stays NaN.
-                v = _mm512_mask_mov_ps(
-                    v,
-                    _mm512_cmp_ps_mask::<_CMP_LE_OQ>(v, _mm512_setzero_ps()),
-                    _mm512_setzero_ps(),
-                );
+                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask::<_CMP_LE_OQ>(v, _mm512_setzero_ps()), _mm512_setzero_ps());
             }
             // SAFETY: positions 0..r of channel row c, by the caller's bound.
             unsafe { _mm512_mask_storeu_ps(y.add(c * p), lanes, v) };
@@ -441,12 +339,7 @@ fn transpose(r: [__m512; 16]) -> [__m512; 16] {
     }
     let mut u = [_mm512_setzero_ps(); 16];
     for j in 0..4 {
-        let (a, b, c, d) = (
-            _mm512_castps_pd(t[4 * j]),
-            _mm512_castps_pd(t[4 * j + 1]),
-            _mm512_castps_pd(t[4 * j + 2]),
-            _mm512_castps_pd(t[4 * j + 3]),
-        );
+        let (a, b, c, d) = (_mm512_castps_pd(t[4 * j]), _mm512_castps_pd(t[4 * j + 1]), _mm512_castps_pd(t[4 * j + 2]), _mm512_castps_pd(t[4 * j + 3]));
         u[4 * j] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
         u[4 * j + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
         u[4 * j + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
@@ -469,15 +362,7 @@ fn transpose(r: [__m512; 16]) -> [__m512; 16] {
 ///
 /// # Safety
 /// As for [`tile`].
-unsafe fn run_tile(
-    r: usize,
-    s: usize,
-    k: usize,
-    a: *const f32,
-    offs: *const isize,
-    b: *const f32,
-    out: &mut [[f32; NR]; MR],
-) {
+unsafe fn run_tile(r: usize, s: usize, k: usize, a: *const f32, offs: *const isize, b: *const f32, out: &mut [[f32; NR]; MR]) {
     macro_rules! rows {
         ($s:literal) => {
             match r {
@@ -515,13 +400,7 @@ unsafe fn run_tile(
 /// `q < k`, `i < R`; `offs` holds `k` offsets; `b` is 64-byte aligned and
 /// holds `k * 32` floats.
 #[target_feature(enable = "avx512f")]
-unsafe fn tile<const R: usize, const S: usize>(
-    k: usize,
-    a: *const f32,
-    offs: *const isize,
-    b: *const f32,
-    out: &mut [[f32; NR]; MR],
-) {
+unsafe fn tile<const R: usize, const S: usize>(k: usize, a: *const f32, offs: *const isize, b: *const f32, out: &mut [[f32; NR]; MR]) {
     const { assert!(R >= 1 && R <= MR, "a tile has 1 to 12 positions") };
     // SAFETY: the caller's contract covers every read.
     unsafe {
@@ -556,11 +435,7 @@ mod tests {
         }
         let m: Vec<f32> = (0..256).map(|i| i as f32).collect();
         // SAFETY: the CPU has AVX-512F; each row is 16 floats of m.
-        let cols = unsafe {
-            transpose(std::array::from_fn(|i| {
-                _mm512_loadu_ps(m[16 * i..].as_ptr())
-            }))
-        };
+        let cols = unsafe { transpose(std::array::from_fn(|i| _mm512_loadu_ps(m[16 * i..].as_ptr()))) };
         for (j, c) in cols.iter().enumerate() {
             let mut got = [0.0f32; 16];
             // SAFETY: as above.
@@ -575,40 +450,15 @@ mod tests {
         assert_eq!(parts(16, 1, 8, 14, 2).len(), 16);
         // One 14x14 image with 256 channels: four parts of two panels.
         let ps = parts(1, 1, 8, 14, 2);
-        assert_eq!(
-            ps.iter().map(|q| q.panels).collect::<Vec<_>>(),
-            [(0, 2), (2, 4), (4, 6), (6, 8)]
-        );
+        assert_eq!(ps.iter().map(|q| q.panels).collect::<Vec<_>>(), [(0, 2), (2, 4), (4, 6), (6, 8)]);
         // One image with 64 channels (two panels): each panel in two row halves.
         let ps = parts(1, 1, 2, 56, 2);
-        assert_eq!(
-            ps.iter().map(|q| (q.panels, q.rows)).collect::<Vec<_>>(),
-            [
-                ((0, 1), (0, 28)),
-                ((0, 1), (28, 56)),
-                ((1, 2), (0, 28)),
-                ((1, 2), (28, 56))
-            ]
-        );
-        for (batch, groups, panels, oh, threads) in [
-            (1, 1, 16, 7, 16),
-            (3, 2, 1, 5, 4),
-            (1, 1, 1, 1, 16),
-            (2, 3, 4, 9, 1),
-        ] {
+        assert_eq!(ps.iter().map(|q| (q.panels, q.rows)).collect::<Vec<_>>(), [((0, 1), (0, 28)), ((0, 1), (28, 56)), ((1, 2), (0, 28)), ((1, 2), (28, 56))]);
+        for (batch, groups, panels, oh, threads) in [(1, 1, 16, 7, 16), (3, 2, 1, 5, 4), (1, 1, 1, 1, 16), (2, 3, 4, 9, 1)] {
             let ps = parts(batch, groups, panels, oh, threads);
-            let covered: usize = ps
-                .iter()
-                .map(|q| (q.panels.1 - q.panels.0) * (q.rows.1 - q.rows.0))
-                .sum();
-            assert_eq!(
-                covered,
-                batch * groups * panels * oh,
-                "{batch} {groups} {panels} {oh} {threads}"
-            );
-            assert!(ps
-                .iter()
-                .all(|q| q.panels.0 < q.panels.1 && q.rows.0 < q.rows.1));
+            let covered: usize = ps.iter().map(|q| (q.panels.1 - q.panels.0) * (q.rows.1 - q.rows.0)).sum();
+            assert_eq!(covered, batch * groups * panels * oh, "{batch} {groups} {panels} {oh} {threads}");
+            assert!(ps.iter().all(|q| q.panels.0 < q.panels.1 && q.rows.0 < q.rows.1));
         }
     }
 
@@ -624,18 +474,12 @@ mod tests {
                         for c in 0..g.cg() {
                             for ki in 0..g.kh {
                                 for kj in 0..g.kw {
-                                    let ih = (oh * g.stride[0] + ki * g.dilation[0]) as isize
-                                        - g.pad[0] as isize;
-                                    let iw = (ow * g.stride[1] + kj * g.dilation[1]) as isize
-                                        - g.pad[1] as isize;
-                                    if ih < 0 || iw < 0 || ih >= g.h as isize || iw >= g.w as isize
-                                    {
+                                    let ih = (oh * g.stride[0] + ki * g.dilation[0]) as isize - g.pad[0] as isize;
+                                    let iw = (ow * g.stride[1] + kj * g.dilation[1]) as isize - g.pad[1] as isize;
+                                    if ih < 0 || iw < 0 || ih >= g.h as isize || iw >= g.w as isize {
                                         continue;
                                     }
-                                    let xv = x[((n * g.c_in + grp * g.cg() + c) * g.h
-                                        + ih as usize)
-                                        * g.w
-                                        + iw as usize];
+                                    let xv = x[((n * g.c_in + grp * g.cg() + c) * g.h + ih as usize) * g.w + iw as usize];
                                     let wv = w[((o * g.cg() + c) * g.kh + ki) * g.kw + kj];
                                     sum += f64::from(xv) * f64::from(wv);
                                 }
@@ -654,33 +498,10 @@ mod tests {
         if !Kernel::Avx512.supported() {
             return;
         }
-        let geom = |batch,
-                    c_in,
-                    h,
-                    w,
-                    c_out,
-                    k: [usize; 2],
-                    stride: [usize; 2],
-                    pad: [usize; 2],
-                    dilation: [usize; 2],
-                    groups| {
+        let geom = |batch, c_in, h, w, c_out, k: [usize; 2], stride: [usize; 2], pad: [usize; 2], dilation: [usize; 2], groups| {
             let oh = (h + 2 * pad[0] - dilation[0] * (k[0] - 1) - 1) / stride[0] + 1;
             let ow = (w + 2 * pad[1] - dilation[1] * (k[1] - 1) - 1) / stride[1] + 1;
-            ConvGeom {
-                batch,
-                c_in,
-                h,
-                w,
-                c_out,
-                oh,
-                ow,
-                kh: k[0],
-                kw: k[1],
-                stride,
-                pad,
-                dilation,
-                groups,
-            }
+            ConvGeom { batch, c_in, h, w, c_out, oh, ow, kh: k[0], kw: k[1], stride, pad, dilation, groups }
         };
         let cases = [
             geom(1, 5, 14, 14, 40, [3, 3], [1, 1], [1, 1], [1, 1], 1),
@@ -691,44 +512,23 @@ mod tests {
             geom(1, 2, 5, 40, 20, [1, 5], [1, 2], [0, 2], [1, 3], 1),
         ];
         for g in cases {
-            let x: Vec<f32> = (0..g.batch * g.c_in * g.hw())
-                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0)
-                .collect();
-            let w: Vec<f32> = (0..g.c_out * g.k())
-                .map(|i| ((i * 53 % 97) as f32 - 48.0) / 40.0)
-                .collect();
+            let x: Vec<f32> = (0..g.batch * g.c_in * g.hw()).map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0).collect();
+            let w: Vec<f32> = (0..g.c_out * g.k()).map(|i| ((i * 53 % 97) as f32 - 48.0) / 40.0).collect();
             let want = reference(&x, &w, &g);
             let n = want.len();
             let scale: Vec<f32> = (0..g.c_out).map(|c| 0.5 + c as f32 / 10.0).collect();
             let shift: Vec<f32> = (0..g.c_out).map(|c| c as f32 / 7.0 - 2.0).collect();
             let residual: Vec<f32> = (0..n).map(|i| (i % 13) as f32 / 3.0 - 2.0).collect();
             for (threaded, tail) in [(false, false), (true, false), (true, true)] {
-                let epi = if tail {
-                    Epilogue {
-                        scale: Some(&scale),
-                        shift: Some(&shift),
-                        residual: Some(&residual),
-                        relu: true,
-                    }
-                } else {
-                    Epilogue::default()
-                };
+                let epi = if tail { Epilogue { scale: Some(&scale), shift: Some(&shift), residual: Some(&residual), relu: true } } else { Epilogue::default() };
                 let mut y = vec![f32::NAN; n];
                 // SAFETY: the CPU has AVX-512F; the buffers hold what g says.
-                let whole =
-                    unsafe { forward(&x, &w, epi, &g, Shared(y.as_mut_ptr()), threaded, None) };
+                let whole = unsafe { forward(&x, &w, epi, &g, Shared(y.as_mut_ptr()), threaded, None) };
                 assert!(whole);
                 for (i, (&got, &v)) in y.iter().zip(&want).enumerate() {
                     let c = i / g.p() % g.c_out;
-                    let v = if tail {
-                        (v * scale[c] + shift[c] + residual[i]).max(0.0)
-                    } else {
-                        v
-                    };
-                    assert!(
-                        (got - v).abs() <= 1e-4 * (1.0 + v.abs()),
-                        "{g:?} tail {tail}: output {i} is {got}, want {v}"
-                    );
+                    let v = if tail { (v * scale[c] + shift[c] + residual[i]).max(0.0) } else { v };
+                    assert!((got - v).abs() <= 1e-4 * (1.0 + v.abs()), "{g:?} tail {tail}: output {i} is {got}, want {v}");
                 }
             }
         }

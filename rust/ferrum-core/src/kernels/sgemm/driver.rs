@@ -36,14 +36,7 @@ pub trait Tile {
     /// The CPU runs this tile; `a` holds `kc * MR` and `b` holds `kc * NR`
     /// readable floats, `b` is 64-byte aligned; `c` addresses a writable
     /// `MR x NR` tile with row stride `rs_c`.
-    unsafe fn full(
-        kc: usize,
-        a: *const f32,
-        b: *const f32,
-        c: *mut f32,
-        rs_c: usize,
-        accumulate: bool,
-    );
+    unsafe fn full(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool);
 
     /// The `mr x nr` tile (`mr <= MR`, `nr <= NR`) through the kernel
     /// that fits it: [`Tile::full`], [`Tile::short`] or [`Tile::edge`].
@@ -52,16 +45,7 @@ pub trait Tile {
     /// As for [`Tile::edge`].
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    unsafe fn any(
-        kc: usize,
-        a: *const f32,
-        b: *const f32,
-        c: *mut f32,
-        rs_c: usize,
-        accumulate: bool,
-        mr: usize,
-        nr: usize,
-    ) {
+    unsafe fn any(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool, mr: usize, nr: usize) {
         // SAFETY: forwarded from the caller; each kernel gets a tile it covers.
         unsafe {
             if nr == Self::NR && mr == Self::MR {
@@ -80,15 +64,7 @@ pub trait Tile {
     /// # Safety
     /// As for [`Tile::full`], except that `c` needs only an `mr x NR` tile.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn short(
-        kc: usize,
-        a: *const f32,
-        b: *const f32,
-        c: *mut f32,
-        rs_c: usize,
-        accumulate: bool,
-        mr: usize,
-    ) {
+    unsafe fn short(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool, mr: usize) {
         // SAFETY: forwarded from the caller.
         unsafe { Self::edge(kc, a, b, c, rs_c, accumulate, mr, Self::NR) }
     }
@@ -100,24 +76,10 @@ pub trait Tile {
     /// # Safety
     /// As for [`Tile::full`], except that `c` needs only an `mr x nr` tile.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn edge(
-        kc: usize,
-        a: *const f32,
-        b: *const f32,
-        c: *mut f32,
-        rs_c: usize,
-        accumulate: bool,
-        mr: usize,
-        nr: usize,
-    ) {
+    unsafe fn edge(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool, mr: usize, nr: usize) {
         #[repr(align(64))]
         struct Local([f32; MAX_TILE]);
-        const {
-            assert!(
-                Self::MR * Self::NR <= MAX_TILE,
-                "register tile larger than the edge buffer"
-            )
-        };
+        const { assert!(Self::MR * Self::NR <= MAX_TILE, "register tile larger than the edge buffer") };
         let mut tile = Local([0.0; MAX_TILE]);
         // SAFETY: the local buffer holds a full MR x NR tile with row stride
         // NR.
@@ -167,11 +129,7 @@ impl Kernel {
     /// The widest kernel this CPU runs, detected once.
     pub fn best() -> Option<Kernel> {
         static BEST: OnceLock<Option<Kernel>> = OnceLock::new();
-        *BEST.get_or_init(|| {
-            [Kernel::Avx512, Kernel::Avx2]
-                .into_iter()
-                .find(|k| k.supported())
-        })
+        *BEST.get_or_init(|| [Kernel::Avx512, Kernel::Avx2].into_iter().find(|k| k.supported()))
     }
 }
 
@@ -213,10 +171,7 @@ impl Operand {
     /// `(i, j)` lies inside the matrix.
     unsafe fn from(self, i: usize, j: usize) -> Operand {
         // SAFETY: forwarded from the caller.
-        Operand {
-            ptr: unsafe { self.at(i, j) },
-            ..self
-        }
+        Operand { ptr: unsafe { self.at(i, j) }, ..self }
     }
 }
 
@@ -234,10 +189,7 @@ impl Out {
     /// `(i, j)` lies inside the output.
     unsafe fn from(self, i: usize, j: usize) -> Out {
         // SAFETY: the caller keeps (i, j) inside the output's allocation.
-        Out {
-            ptr: unsafe { self.ptr.add(i * self.rs + j) },
-            rs: self.rs,
-        }
+        Out { ptr: unsafe { self.ptr.add(i * self.rs + j) }, rs: self.rs }
     }
 }
 
@@ -293,11 +245,7 @@ pub(super) fn balanced(len: usize, block: usize, step: usize) -> usize {
 /// The block sizes of an `m x k x n` product with tile `T`: rows of A,
 /// depth, and columns of B per packed block.
 fn blocking<T: Tile>(m: usize, k: usize, n: usize) -> (usize, usize, usize) {
-    (
-        balanced(m, T::MC, T::MR),
-        balanced(k, T::KC, 1),
-        balanced(n, T::NC, T::NR),
-    )
+    (balanced(m, T::MC, T::MR), balanced(k, T::KC, 1), balanced(n, T::NC, T::NR))
 }
 
 /// Parts per thread of a threaded product.
@@ -352,31 +300,9 @@ enum Sharing<'a> {
 /// with row stride `dst_rs >= n` that nothing else accesses during the
 /// call; `k > 0`.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn sgemm(
-    kernel: Kernel,
-    dst: *mut f32,
-    dst_rs: usize,
-    accumulate: bool,
-    a: Operand,
-    b: Operand,
-    m: usize,
-    k: usize,
-    n: usize,
-    threads: usize,
-) {
-    let out = Out {
-        ptr: dst,
-        rs: dst_rs,
-    };
-    let product = Product {
-        out,
-        accumulate,
-        a,
-        b,
-        m,
-        k,
-        n,
-    };
+pub unsafe fn sgemm(kernel: Kernel, dst: *mut f32, dst_rs: usize, accumulate: bool, a: Operand, b: Operand, m: usize, k: usize, n: usize, threads: usize) {
+    let out = Out { ptr: dst, rs: dst_rs };
+    let product = Product { out, accumulate, a, b, m, k, n };
     // SAFETY: forwarded from the caller.
     unsafe {
         match kernel {
@@ -417,21 +343,13 @@ impl Product {
             return unsafe { with_packs(|p| self.blocked::<T>(p, Sharing::Neither)) };
         }
         let by_cols = self.n >= self.m;
-        let (len, unit) = if by_cols {
-            (self.n, T::NR)
-        } else {
-            (self.m, T::MR)
-        };
+        let (len, unit) = if by_cols { (self.n, T::NR) } else { (self.m, T::MR) };
         let tiles = len.div_ceil(unit);
         let parts = split_parts(tiles, threads);
         // Every part sees the whole shared operand, so it blocks it as the
         // whole product does.
         let (mc, kc, nc) = blocking::<T>(self.m, self.k, self.n);
-        let (across, block) = if by_cols {
-            (self.m.div_ceil(mc), mc * kc)
-        } else {
-            (self.n.div_ceil(nc), nc * kc)
-        };
+        let (across, block) = if by_cols { (self.m.div_ceil(mc), mc * kc) } else { (self.n.div_ceil(nc), nc * kc) };
         with_shared(self.k.div_ceil(kc), across, block, |shared| {
             let sharing = match shared {
                 Some(s) if by_cols => Sharing::A(s),
@@ -440,10 +358,7 @@ impl Product {
             };
             team::for_each_part(parts, |t| {
                 // Part t: output rows (or columns) s..e in whole micro-tiles.
-                let (s, e) = (
-                    (tiles * t / parts * unit).min(len),
-                    (tiles * (t + 1) / parts * unit).min(len),
-                );
+                let (s, e) = ((tiles * t / parts * unit).min(len), (tiles * (t + 1) / parts * unit).min(len));
                 if s >= e {
                     return;
                 }
@@ -453,19 +368,9 @@ impl Product {
                 // only when every part is done.
                 unsafe {
                     let part = if by_cols {
-                        Product {
-                            out: self.out.from(0, s),
-                            b: self.b.from(0, s),
-                            n: e - s,
-                            ..self
-                        }
+                        Product { out: self.out.from(0, s), b: self.b.from(0, s), n: e - s, ..self }
                     } else {
-                        Product {
-                            out: self.out.from(s, 0),
-                            a: self.a.from(s, 0),
-                            m: e - s,
-                            ..self
-                        }
+                        Product { out: self.out.from(s, 0), a: self.a.from(s, 0), m: e - s, ..self }
                     };
                     with_packs(|p| part.blocked::<T>(p, sharing));
                 }
@@ -478,27 +383,11 @@ impl Product {
     /// # Safety
     /// As for [`Product::run`].
     unsafe fn blocked<T: Tile>(self, packs: &mut Packs, sharing: Sharing<'_>) {
-        let Product {
-            out,
-            accumulate,
-            a,
-            b,
-            m,
-            k,
-            n,
-        } = self;
+        let Product { out, accumulate, a, b, m, k, n } = self;
         let (tm, tn) = (T::MR, T::NR);
         let (mc_max, kc_max, nc_max) = blocking::<T>(m, k, n);
-        let pa = packs.a.ensure(if matches!(sharing, Sharing::A(_)) {
-            0
-        } else {
-            mc_max * kc_max
-        });
-        let pb = packs.b.ensure(if matches!(sharing, Sharing::B(_)) {
-            0
-        } else {
-            nc_max * kc_max
-        });
+        let pa = packs.a.ensure(if matches!(sharing, Sharing::A(_)) { 0 } else { mc_max * kc_max });
+        let pb = packs.b.ensure(if matches!(sharing, Sharing::B(_)) { 0 } else { nc_max * kc_max });
         for (jb, jc) in (0..n).step_by(nc_max).enumerate() {
             let nc = nc_max.min(n - jc);
             for (kb, pc) in (0..k).step_by(kc_max).enumerate() {
@@ -512,14 +401,7 @@ impl Product {
                     match sharing {
                         Sharing::B(s) => s.get(kb, jb, nc.div_ceil(tn), |first, count, dst| {
                             let j = first * tn;
-                            pack_b::<T>(
-                                dst.add(j * kc),
-                                b,
-                                pc,
-                                jc + j,
-                                kc,
-                                (count * tn).min(nc - j),
-                            );
+                            pack_b::<T>(dst.add(j * kc), b, pc, jc + j, kc, (count * tn).min(nc - j));
                         }),
                         _ => {
                             pack_b::<T>(pb, b, pc, jc, kc, nc);
@@ -541,14 +423,7 @@ impl Product {
                         match sharing {
                             Sharing::A(s) => s.get(kb, ib, mc.div_ceil(tm), |first, count, dst| {
                                 let i = first * tm;
-                                pack_a::<T>(
-                                    dst.add(i * kc),
-                                    a,
-                                    ic + i,
-                                    pc,
-                                    (count * tm).min(mc - i),
-                                    kc,
-                                );
+                                pack_a::<T>(dst.add(i * kc), a, ic + i, pc, (count * tm).min(mc - i), kc);
                             }),
                             _ => {
                                 pack_a::<T>(pa, a, ic, pc, mc, kc);

@@ -15,26 +15,17 @@ use super::driver::{Operand, Tile};
 /// # Safety
 /// `out` has room for `lines.div_ceil(width) * width * kc` floats that
 /// nothing else accesses while the panels are in use.
-unsafe fn panels<'a>(
-    out: *mut f32,
-    lines: usize,
-    width: usize,
-    kc: usize,
-) -> impl Iterator<Item = (&'a mut [f32], usize, usize)> {
-    (0..lines)
-        .step_by(width)
-        .enumerate()
-        .map(move |(panel, first)| {
-            // SAFETY: panel `panel` lies inside `out` by the caller's size
-            // bound, and the panels do not overlap.
-            let dst =
-                unsafe { std::slice::from_raw_parts_mut(out.add(panel * width * kc), width * kc) };
-            let count = width.min(lines - first);
-            if count < width {
-                dst.fill(0.0);
-            }
-            (dst, first, count)
-        })
+unsafe fn panels<'a>(out: *mut f32, lines: usize, width: usize, kc: usize) -> impl Iterator<Item = (&'a mut [f32], usize, usize)> {
+    (0..lines).step_by(width).enumerate().map(move |(panel, first)| {
+        // SAFETY: panel `panel` lies inside `out` by the caller's size
+        // bound, and the panels do not overlap.
+        let dst = unsafe { std::slice::from_raw_parts_mut(out.add(panel * width * kc), width * kc) };
+        let count = width.min(lines - first);
+        if count < width {
+            dst.fill(0.0);
+        }
+        (dst, first, count)
+    })
 }
 
 /// Pack the `rows x kc` block of `a` at `(r0, p0)` into micro-panels of
@@ -43,24 +34,13 @@ unsafe fn panels<'a>(
 /// # Safety
 /// The CPU has AVX2; every element of the block is readable through `a`;
 /// `out` has room for `rows.div_ceil(T::MR) * T::MR * kc` floats.
-pub unsafe fn pack_a<T: Tile>(
-    out: *mut f32,
-    a: Operand,
-    r0: usize,
-    p0: usize,
-    rows: usize,
-    kc: usize,
-) {
+pub unsafe fn pack_a<T: Tile>(out: *mut f32, a: Operand, r0: usize, p0: usize, rows: usize, kc: usize) {
     // SAFETY: `out` has room for every panel, by the caller's size bound.
     for (dst, i0, mr) in unsafe { panels(out, rows, T::MR, kc) } {
         if a.cs == 1 && mr == T::MR && interleaves(T::MR) {
             // SAFETY: rows r0 + i0 .. + MR, columns p0 .. p0 + kc are in the
             // block; the CPU has AVX2.
-            unsafe {
-                interleave(dst, T::MR, |i| {
-                    std::slice::from_raw_parts(a.at(r0 + i0 + i, p0), kc)
-                })
-            };
+            unsafe { interleave(dst, T::MR, |i| std::slice::from_raw_parts(a.at(r0 + i0 + i, p0), kc)) };
             continue;
         }
         if a.rs == 1 && mr == T::MR {
@@ -83,14 +63,7 @@ pub unsafe fn pack_a<T: Tile>(
 /// # Safety
 /// The CPU has AVX2; every element of the block is readable through `b`;
 /// `out` has room for `cols.div_ceil(T::NR) * T::NR * kc` floats.
-pub unsafe fn pack_b<T: Tile>(
-    out: *mut f32,
-    b: Operand,
-    p0: usize,
-    j0: usize,
-    kc: usize,
-    cols: usize,
-) {
+pub unsafe fn pack_b<T: Tile>(out: *mut f32, b: Operand, p0: usize, j0: usize, kc: usize, cols: usize) {
     let whole = if b.cs == 1 { cols / T::NR * T::NR } else { 0 };
     if whole > 0 {
         // SAFETY: rows p0 .. p0 + kc, columns j0 .. j0 + whole are in the
@@ -113,11 +86,7 @@ pub unsafe fn pack_b<T: Tile>(
             // weight gradient): each column is contiguous.
             // SAFETY: rows p0 .. p0 + kc of columns j0 + jp .. + NR are in
             // the block; the CPU has AVX2.
-            unsafe {
-                interleave(dst, T::NR, |j| {
-                    std::slice::from_raw_parts(b.at(p0, j0 + jp + j), kc)
-                })
-            };
+            unsafe { interleave(dst, T::NR, |j| std::slice::from_raw_parts(b.at(p0, j0 + jp + j), kc)) };
         } else {
             for j in 0..nr {
                 // SAFETY: rows p0 .. p0 + kc of column j0 + jp + j are in the block.
@@ -142,10 +111,7 @@ unsafe fn copy_steps(dst: &mut [f32], width: usize, src: impl Fn(usize) -> *cons
             12 => copy_fixed::<12>(dst, src),
             16 => copy_fixed::<16>(dst, src),
             32 => copy_fixed::<32>(dst, src),
-            _ => dst
-                .chunks_exact_mut(width)
-                .enumerate()
-                .for_each(|(p, d)| d.copy_from_slice(std::slice::from_raw_parts(src(p), width))),
+            _ => dst.chunks_exact_mut(width).enumerate().for_each(|(p, d)| d.copy_from_slice(std::slice::from_raw_parts(src(p), width))),
         }
     }
 }
@@ -159,13 +125,7 @@ unsafe fn copy_steps(dst: &mut [f32], width: usize, src: impl Fn(usize) -> *cons
 /// # Safety
 /// For every step `p < kc`, `cols` floats from `row(p)` on are readable;
 /// `out` has room for `cols * kc` floats; `cols` is a multiple of `width`.
-unsafe fn copy_rows(
-    out: *mut f32,
-    width: usize,
-    kc: usize,
-    cols: usize,
-    row: impl Fn(usize) -> *const f32,
-) {
+unsafe fn copy_rows(out: *mut f32, width: usize, kc: usize, cols: usize, row: impl Fn(usize) -> *const f32) {
     // SAFETY: forwarded from the caller.
     unsafe {
         match width {
@@ -174,11 +134,7 @@ unsafe fn copy_rows(
             _ => {
                 for p in 0..kc {
                     for q in (0..cols).step_by(width) {
-                        std::ptr::copy_nonoverlapping(
-                            row(p).add(q),
-                            out.add(q * kc + p * width),
-                            width,
-                        );
+                        std::ptr::copy_nonoverlapping(row(p).add(q), out.add(q * kc + p * width), width);
                     }
                 }
             }
@@ -190,12 +146,7 @@ unsafe fn copy_rows(
 ///
 /// # Safety
 /// As for [`copy_rows`] with `width = W`.
-unsafe fn copy_rows_fixed<const W: usize>(
-    out: *mut f32,
-    kc: usize,
-    cols: usize,
-    row: impl Fn(usize) -> *const f32,
-) {
+unsafe fn copy_rows_fixed<const W: usize>(out: *mut f32, kc: usize, cols: usize, row: impl Fn(usize) -> *const f32) {
     for p in 0..kc {
         let src = row(p);
         for q in (0..cols).step_by(W) {
@@ -225,14 +176,7 @@ unsafe fn copy_fixed<const W: usize>(dst: &mut [f32], src: impl Fn(usize) -> *co
 ///
 /// # Safety
 /// The `kc` values are readable; `dst` holds `width * kc` floats.
-unsafe fn pack_line(
-    dst: &mut [f32],
-    lane: usize,
-    width: usize,
-    src: *const f32,
-    step: isize,
-    kc: usize,
-) {
+unsafe fn pack_line(dst: &mut [f32], lane: usize, width: usize, src: *const f32, step: isize, kc: usize) {
     let slots = dst.iter_mut().skip(lane).step_by(width);
     if step == 1 {
         // SAFETY: the caller vouches for the kc contiguous values.
@@ -290,38 +234,18 @@ unsafe fn transpose_rows(dst: &mut [f32], rows: &[&[f32]; 6]) {
         for p in (0..body).step_by(8) {
             let r: [__m256; MR] = std::array::from_fn(|i| _mm256_loadu_ps(rows[i].as_ptr().add(p)));
             // Pairs of rows interleaved: (0,1), (2,3), (4,5), each low and high.
-            let (t0, t1) = (
-                _mm256_unpacklo_ps(r[0], r[1]),
-                _mm256_unpackhi_ps(r[0], r[1]),
-            );
-            let (t2, t3) = (
-                _mm256_unpacklo_ps(r[2], r[3]),
-                _mm256_unpackhi_ps(r[2], r[3]),
-            );
-            let (t4, t5) = (
-                _mm256_unpacklo_ps(r[4], r[5]),
-                _mm256_unpackhi_ps(r[4], r[5]),
-            );
+            let (t0, t1) = (_mm256_unpacklo_ps(r[0], r[1]), _mm256_unpackhi_ps(r[0], r[1]));
+            let (t2, t3) = (_mm256_unpacklo_ps(r[2], r[3]), _mm256_unpackhi_ps(r[2], r[3]));
+            let (t4, t5) = (_mm256_unpacklo_ps(r[4], r[5]), _mm256_unpackhi_ps(r[4], r[5]));
             // Rows 0..4 of steps (j, j + 4) for j = 0..4.
-            let quads = [
-                _mm256_shuffle_ps::<0x44>(t0, t2),
-                _mm256_shuffle_ps::<0xEE>(t0, t2),
-                _mm256_shuffle_ps::<0x44>(t1, t3),
-                _mm256_shuffle_ps::<0xEE>(t1, t3),
-            ];
+            let quads = [_mm256_shuffle_ps::<0x44>(t0, t2), _mm256_shuffle_ps::<0xEE>(t0, t2), _mm256_shuffle_ps::<0x44>(t1, t3), _mm256_shuffle_ps::<0xEE>(t1, t3)];
             // Rows 4..6: step j's pair is the low (even j) or high (odd j)
             // 64 bits of t4 (j < 2) or t5, in each 128-bit half.
             let pairs = [t4, t4, t5, t5];
             let out = dst.as_mut_ptr().add(p * MR);
             for (j, (q, pr)) in quads.into_iter().zip(pairs).enumerate() {
                 // Step j is in the low 128-bit halves, step j + 4 in the high.
-                let halves = [
-                    (_mm256_castps256_ps128(q), _mm256_castps256_ps128(pr)),
-                    (
-                        _mm256_extractf128_ps::<1>(q),
-                        _mm256_extractf128_ps::<1>(pr),
-                    ),
-                ];
+                let halves = [(_mm256_castps256_ps128(q), _mm256_castps256_ps128(pr)), (_mm256_extractf128_ps::<1>(q), _mm256_extractf128_ps::<1>(pr))];
                 for (h, (q, pr)) in halves.into_iter().enumerate() {
                     let d = out.add((j + 4 * h) * MR);
                     _mm_storeu_ps(d, q);
@@ -360,21 +284,10 @@ unsafe fn transpose_quad(dst: &mut [f32], mr: usize, g: usize, rows: &[&[f32]; 4
     unsafe {
         for p in (0..body).step_by(8) {
             let r: [__m256; 4] = std::array::from_fn(|i| _mm256_loadu_ps(rows[i].as_ptr().add(p)));
-            let (t0, t1) = (
-                _mm256_unpacklo_ps(r[0], r[1]),
-                _mm256_unpackhi_ps(r[0], r[1]),
-            );
-            let (t2, t3) = (
-                _mm256_unpacklo_ps(r[2], r[3]),
-                _mm256_unpackhi_ps(r[2], r[3]),
-            );
+            let (t0, t1) = (_mm256_unpacklo_ps(r[0], r[1]), _mm256_unpackhi_ps(r[0], r[1]));
+            let (t2, t3) = (_mm256_unpacklo_ps(r[2], r[3]), _mm256_unpackhi_ps(r[2], r[3]));
             // Steps (j, j + 4) for j = 0..4, in the low and high halves.
-            let quads = [
-                _mm256_shuffle_ps::<0x44>(t0, t2),
-                _mm256_shuffle_ps::<0xEE>(t0, t2),
-                _mm256_shuffle_ps::<0x44>(t1, t3),
-                _mm256_shuffle_ps::<0xEE>(t1, t3),
-            ];
+            let quads = [_mm256_shuffle_ps::<0x44>(t0, t2), _mm256_shuffle_ps::<0xEE>(t0, t2), _mm256_shuffle_ps::<0x44>(t1, t3), _mm256_shuffle_ps::<0xEE>(t1, t3)];
             let out = dst.as_mut_ptr().add(p * mr + g);
             for (j, q) in quads.into_iter().enumerate() {
                 _mm_storeu_ps(out.add(j * mr), _mm256_castps256_ps128(q));

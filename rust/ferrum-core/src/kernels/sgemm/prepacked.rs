@@ -55,15 +55,7 @@ impl PackedB {
                 unsafe { pack_b::<T>(base.add(at), b, pc, jc, kc.min(k - pc), nc.min(n - jc)) };
             }
         }
-        PackedB {
-            kernel,
-            buf,
-            k,
-            n,
-            kc,
-            nc,
-            block,
-        }
+        PackedB { kernel, buf, k, n, kc, nc, block }
     }
 
     /// Rows of `b` (the shared dimension of a product).
@@ -83,15 +75,7 @@ impl PackedB {
     /// Every element of the `m x k` matrix is readable through `a`; `dst`
     /// addresses a writable `m x n` matrix with row stride `dst_rs >= n`
     /// that nothing else accesses during the call.
-    pub unsafe fn product(
-        &self,
-        dst: *mut f32,
-        dst_rs: usize,
-        accumulate: bool,
-        a: Operand,
-        m: usize,
-        threads: usize,
-    ) {
+    pub unsafe fn product(&self, dst: *mut f32, dst_rs: usize, accumulate: bool, a: Operand, m: usize, threads: usize) {
         if m == 0 {
             return;
         }
@@ -104,15 +88,7 @@ impl PackedB {
         }
     }
 
-    unsafe fn run<T: Tile>(
-        &self,
-        dst: *mut f32,
-        dst_rs: usize,
-        accumulate: bool,
-        a: Operand,
-        m: usize,
-        threads: usize,
-    ) {
+    unsafe fn run<T: Tile>(&self, dst: *mut f32, dst_rs: usize, accumulate: bool, a: Operand, m: usize, threads: usize) {
         let panels = self.n.div_ceil(T::NR);
         let parts = threads.clamp(1, panels);
         let out = Dst(dst);
@@ -120,17 +96,7 @@ impl PackedB {
             // Part t: micro-panels [first, last) of the output's columns.
             let (first, last) = (panels * t / parts, panels * (t + 1) / parts);
             // SAFETY: forwarded from the caller; parts write disjoint columns.
-            unsafe {
-                self.columns::<T>(
-                    out,
-                    dst_rs,
-                    accumulate,
-                    a,
-                    m,
-                    first * T::NR,
-                    (last * T::NR).min(self.n),
-                )
-            };
+            unsafe { self.columns::<T>(out, dst_rs, accumulate, a, m, first * T::NR, (last * T::NR).min(self.n)) };
         };
         if parts == 1 {
             work(0);
@@ -141,16 +107,7 @@ impl PackedB {
 
     /// The output columns `j0..j1` (starting on a micro-panel) on this thread.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn columns<T: Tile>(
-        &self,
-        out: Dst,
-        dst_rs: usize,
-        accumulate: bool,
-        a: Operand,
-        m: usize,
-        j0: usize,
-        j1: usize,
-    ) {
+    unsafe fn columns<T: Tile>(&self, out: Dst, dst_rs: usize, accumulate: bool, a: Operand, m: usize, j0: usize, j1: usize) {
         let (tm, tn) = (T::MR, T::NR);
         let mc_max = balanced(m, T::MC, T::MR);
         let blocks_across = self.n.div_ceil(self.nc);

@@ -63,13 +63,7 @@ impl SharedPacks {
     /// # Safety
     /// Every part asks for a block with the same `panels` and a `pack` that
     /// writes only those panels, within the block's `block` floats.
-    pub unsafe fn get(
-        &self,
-        p: usize,
-        i: usize,
-        panels: usize,
-        pack: impl Fn(usize, usize, *mut f32),
-    ) -> *const f32 {
+    pub unsafe fn get(&self, p: usize, i: usize, panels: usize, pack: impl Fn(usize, usize, *mut f32)) -> *const f32 {
         let index = p * self.across + i;
         let state = &self.blocks[index];
         // SAFETY: block `index` lies inside the buffer (see `with_shared`).
@@ -102,12 +96,7 @@ impl SharedPacks {
 /// Run `f` with room for `k_blocks x across` shared blocks of `block`
 /// floats, or with None when that is more than [`MAX_FLOATS`] or this
 /// thread's buffer is in use (a product started from inside a product).
-pub fn with_shared<R>(
-    k_blocks: usize,
-    across: usize,
-    block: usize,
-    f: impl FnOnce(Option<&SharedPacks>) -> R,
-) -> R {
+pub fn with_shared<R>(k_blocks: usize, across: usize, block: usize, f: impl FnOnce(Option<&SharedPacks>) -> R) -> R {
     let floats = k_blocks.saturating_mul(across).saturating_mul(block);
     if floats > MAX_FLOATS {
         return f(None);
@@ -115,12 +104,7 @@ pub fn with_shared<R>(
     BUFFER.with(|cell| match cell.try_borrow_mut() {
         Ok(mut buffer) => {
             let blocks = (0..k_blocks * across).map(|_| Block::default()).collect();
-            let shared = SharedPacks {
-                buf: buffer.ensure(floats),
-                block,
-                across,
-                blocks,
-            };
+            let shared = SharedPacks { buf: buffer.ensure(floats), block, across, blocks };
             f(Some(&shared))
         }
         Err(_) => f(None),
@@ -136,9 +120,7 @@ mod tests {
         // 4 threads ask for every block, in different orders; each panel
         // must be packed exactly once, and each caller must see it packed.
         let (k_blocks, across, panels, width) = (3, 5, 11, 8);
-        let packs: Vec<AtomicUsize> = (0..k_blocks * across * panels)
-            .map(|_| AtomicUsize::new(0))
-            .collect();
+        let packs: Vec<AtomicUsize> = (0..k_blocks * across * panels).map(|_| AtomicUsize::new(0)).collect();
         with_shared(k_blocks, across, panels * width, |shared| {
             let shared = shared.expect("room for 15 small blocks");
             std::thread::scope(|scope| {
@@ -146,11 +128,7 @@ mod tests {
                     let packs = &packs;
                     scope.spawn(move || {
                         for b in 0..k_blocks * across {
-                            let b = if t % 2 == 0 {
-                                b
-                            } else {
-                                k_blocks * across - 1 - b
-                            };
+                            let b = if t % 2 == 0 { b } else { k_blocks * across - 1 - b };
                             let (p, i) = (b / across, b % across);
                             // SAFETY: every caller packs panel q of block b
                             // into its own `width` floats.
@@ -167,33 +145,22 @@ mod tests {
                             for q in 0..panels {
                                 // SAFETY: the block is done, so readable.
                                 let v = unsafe { *block.add(q * width + width - 1) };
-                                assert_eq!(
-                                    v,
-                                    (b * 1000 + q) as f32,
-                                    "block {b} panel {q} read before it was packed"
-                                );
+                                assert_eq!(v, (b * 1000 + q) as f32, "block {b} panel {q} read before it was packed");
                             }
                         }
                     });
                 }
             });
         });
-        assert!(
-            packs.iter().all(|n| n.load(Ordering::Relaxed) == 1),
-            "a panel was packed twice or never"
-        );
+        assert!(packs.iter().all(|n| n.load(Ordering::Relaxed) == 1), "a panel was packed twice or never");
     }
 
     #[test]
     fn no_shared_room_past_the_cap_or_inside_a_product() {
-        with_shared(1, 1, MAX_FLOATS + 1, |s| {
-            assert!(s.is_none(), "more than the cap")
-        });
+        with_shared(1, 1, MAX_FLOATS + 1, |s| assert!(s.is_none(), "more than the cap"));
         with_shared(1, 1, 16, |outer| {
             assert!(outer.is_some());
-            with_shared(1, 1, 16, |inner| {
-                assert!(inner.is_none(), "the calling thread's buffer is in use")
-            });
+            with_shared(1, 1, 16, |inner| assert!(inner.is_none(), "the calling thread's buffer is in use"));
         });
     }
 }

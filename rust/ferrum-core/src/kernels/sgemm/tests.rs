@@ -14,8 +14,7 @@ struct Strided {
 
 impl Strided {
     fn get(&self, i: usize, j: usize) -> f32 {
-        self.buf[(self.mat.offset as isize + i as isize * self.mat.rs + j as isize * self.mat.cs)
-            as usize]
+        self.buf[(self.mat.offset as isize + i as isize * self.mat.rs + j as isize * self.mat.cs) as usize]
     }
 }
 
@@ -39,51 +38,13 @@ fn value(seed: usize) -> f32 {
 fn make(rows: usize, cols: usize, form: Form, seed: usize) -> Strided {
     let (r, c) = (rows as isize, cols as isize);
     let (len, mat) = match form {
-        Form::RowMajor => (
-            rows * cols,
-            Mat {
-                offset: 0,
-                rs: c,
-                cs: 1,
-            },
-        ),
-        Form::Transposed => (
-            rows * cols,
-            Mat {
-                offset: 0,
-                rs: 1,
-                cs: r,
-            },
-        ),
-        Form::Sliced => (
-            (rows + 2) * (cols + 3),
-            Mat {
-                offset: 2 * (cols + 3) + 1,
-                rs: c + 3,
-                cs: 1,
-            },
-        ),
-        Form::BroadcastRows => (
-            cols,
-            Mat {
-                offset: 0,
-                rs: 0,
-                cs: 1,
-            },
-        ),
-        Form::Flipped => (
-            rows * cols,
-            Mat {
-                offset: (rows * cols).saturating_sub(1),
-                rs: -c,
-                cs: -1,
-            },
-        ),
+        Form::RowMajor => (rows * cols, Mat { offset: 0, rs: c, cs: 1 }),
+        Form::Transposed => (rows * cols, Mat { offset: 0, rs: 1, cs: r }),
+        Form::Sliced => ((rows + 2) * (cols + 3), Mat { offset: 2 * (cols + 3) + 1, rs: c + 3, cs: 1 }),
+        Form::BroadcastRows => (cols, Mat { offset: 0, rs: 0, cs: 1 }),
+        Form::Flipped => (rows * cols, Mat { offset: (rows * cols).saturating_sub(1), rs: -c, cs: -1 }),
     };
-    Strided {
-        buf: (0..len).map(|i| value(i * 7 + seed)).collect(),
-        mat,
-    }
+    Strided { buf: (0..len).map(|i| value(i * 7 + seed)).collect(), mat }
 }
 
 /// Runs `dst = (acc ? dst : 0) + a @ b` with destination row stride `dst_rs`
@@ -91,29 +52,15 @@ fn make(rows: usize, cols: usize, form: Form, seed: usize) -> Strided {
 /// rows is untouched.
 fn check(a: &Strided, b: &Strided, dims: Dims, dst_rs: usize, accumulate: bool, threads: bool) {
     for kernel in kernels() {
-        let entry = |d: &mut [f32], rs, acc, l: &[f32], lm, r: &[f32], rm, dims, t| {
-            sgemm_into(kernel, d, rs, acc, l, lm, r, rm, dims, t)
-        };
-        check_entry(
-            &format!("{kernel:?}"),
-            &entry,
-            a,
-            b,
-            dims,
-            dst_rs,
-            accumulate,
-            threads,
-        );
+        let entry = |d: &mut [f32], rs, acc, l: &[f32], lm, r: &[f32], rm, dims, t| sgemm_into(kernel, d, rs, acc, l, lm, r, rm, dims, t);
+        check_entry(&format!("{kernel:?}"), &entry, a, b, dims, dst_rs, accumulate, threads);
     }
 }
 
 /// The kernels this CPU runs; where it runs none, the AVX2 one, which
 /// `sgemm_into` then hands to the `gemm` crate.
 fn kernels() -> Vec<Kernel> {
-    let supported: Vec<Kernel> = [Kernel::Avx2, Kernel::Avx512]
-        .into_iter()
-        .filter(|k| k.supported())
-        .collect();
+    let supported: Vec<Kernel> = [Kernel::Avx2, Kernel::Avx512].into_iter().filter(|k| k.supported()).collect();
     if supported.is_empty() {
         vec![Kernel::Avx2]
     } else {
@@ -126,23 +73,12 @@ type Entry<'a> = &'a dyn Fn(&mut [f32], usize, bool, &[f32], Mat, &[f32], Mat, D
 /// [`check`] through `entry` (named `what` in failures): one of ferrum's
 /// kernels, or the gated `f32::gemm_into`.
 #[allow(clippy::too_many_arguments)]
-fn check_entry(
-    what: &str,
-    entry: Entry<'_>,
-    a: &Strided,
-    b: &Strided,
-    dims: Dims,
-    dst_rs: usize,
-    accumulate: bool,
-    threads: bool,
-) {
+fn check_entry(what: &str, entry: Entry<'_>, a: &Strided, b: &Strided, dims: Dims, dst_rs: usize, accumulate: bool, threads: bool) {
     let Dims { m, k, n } = dims;
     let len = if m == 0 { 0 } else { (m - 1) * dst_rs + n };
     let init: Vec<f32> = (0..len).map(|i| value(i + 11)).collect();
     let mut dst = init.clone();
-    entry(
-        &mut dst, dst_rs, accumulate, &a.buf, a.mat, &b.buf, b.mat, dims, threads,
-    );
+    entry(&mut dst, dst_rs, accumulate, &a.buf, a.mat, &b.buf, b.mat, dims, threads);
     for i in 0..m {
         for j in 0..dst_rs.min(len - i * dst_rs) {
             let at = i * dst_rs + j;
@@ -158,11 +94,7 @@ fn check_entry(
                 scale += t.abs();
             }
             let err = (dst[at] as f64 - want).abs();
-            assert!(
-                err <= 1e-5 * scale + 1e-6,
-                "{what} {dims:?} dst_rs={dst_rs} acc={accumulate} ({i}, {j}): got {} want {want}",
-                dst[at]
-            );
+            assert!(err <= 1e-5 * scale + 1e-6, "{what} {dims:?} dst_rs={dst_rs} acc={accumulate} ({i}, {j}): got {} want {want}", dst[at]);
         }
     }
 }
@@ -174,9 +106,7 @@ fn plain(m: usize, k: usize, n: usize, fa: Form, fb: Form, acc: bool, threads: b
 
 #[test]
 fn every_edge_of_the_register_tile() {
-    let sizes = [
-        1, 2, 5, 6, 7, 11, 12, 13, 15, 16, 17, 23, 31, 32, 33, 47, 48, 49, 64, 70,
-    ];
+    let sizes = [1, 2, 5, 6, 7, 11, 12, 13, 15, 16, 17, 23, 31, 32, 33, 47, 48, 49, 64, 70];
     for &m in &sizes {
         for &n in &sizes {
             for k in [1, 2, 7, 16, 37] {
@@ -215,10 +145,7 @@ fn large_products_on_threads() {
 #[test]
 fn more_threads_than_cores() {
     // Parts of preempted threads are waited for, not skipped or run twice.
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(5)
-        .build()
-        .expect("a thread pool");
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(5).build().expect("a thread pool");
     pool.install(|| {
         plain(300, 800, 200, Form::RowMajor, Form::RowMajor, true, true);
         plain(97, 530, 61, Form::Sliced, Form::Flipped, false, true);
@@ -228,13 +155,7 @@ fn more_threads_than_cores() {
 
 #[test]
 fn strided_operands() {
-    let forms = [
-        Form::RowMajor,
-        Form::Transposed,
-        Form::Sliced,
-        Form::BroadcastRows,
-        Form::Flipped,
-    ];
+    let forms = [Form::RowMajor, Form::Transposed, Form::Sliced, Form::BroadcastRows, Form::Flipped];
     for fa in forms {
         for fb in forms {
             for (m, k, n) in [(1, 1, 1), (7, 5, 17), (19, 33, 40), (64, 260, 50)] {
@@ -250,10 +171,7 @@ fn destination_row_stride_and_accumulate() {
     for (m, k, n) in [(1, 3, 1), (6, 16, 16), (7, 9, 18), (40, 70, 33)] {
         for dst_rs in [n, n + 1, n + 13] {
             for acc in [false, true] {
-                let (a, b) = (
-                    make(m, k, Form::RowMajor, 3),
-                    make(k, n, Form::Transposed, 4),
-                );
+                let (a, b) = (make(m, k, Form::RowMajor, 3), make(k, n, Form::Transposed, 4));
                 check(&a, &b, Dims { m, k, n }, dst_rs, acc, false);
             }
         }
@@ -276,62 +194,18 @@ fn operand_outside_its_buffer_is_refused() {
     let a = make(4, 4, Form::RowMajor, 1);
     let b = make(4, 4, Form::RowMajor, 2);
     let mut dst = vec![0.0; 20];
-    sgemm_into(
-        kernels()[0],
-        &mut dst,
-        4,
-        false,
-        &a.buf,
-        a.mat,
-        &b.buf,
-        b.mat,
-        Dims { m: 5, k: 4, n: 4 },
-        false,
-    );
+    sgemm_into(kernels()[0], &mut dst, 4, false, &a.buf, a.mat, &b.buf, b.mat, Dims { m: 5, k: 4, n: 4 }, false);
 }
 
 #[test]
 fn gated_entry_point_matches_on_both_sides_of_the_gate() {
     for (m, k, n) in [(16, 72, 100), (64, 64, 64), (130, 70, 90)] {
-        let (a, b) = (
-            make(m, k, Form::Transposed, 5),
-            make(k, n, Form::RowMajor, 6),
-        );
+        let (a, b) = (make(m, k, Form::Transposed, 5), make(k, n, Form::RowMajor, 6));
         let (mut gated, mut forced) = (vec![0.0; m * n], vec![0.0; m * n]);
-        for (threads, kernel) in [false, true]
-            .into_iter()
-            .flat_map(|t| kernels().into_iter().map(move |k| (t, k)))
-        {
-            f32::gemm_into(
-                &mut gated,
-                n,
-                false,
-                &a.buf,
-                a.mat,
-                &b.buf,
-                b.mat,
-                Dims { m, k, n },
-                threads,
-            );
-            sgemm_into(
-                kernel,
-                &mut forced,
-                n,
-                false,
-                &a.buf,
-                a.mat,
-                &b.buf,
-                b.mat,
-                Dims { m, k, n },
-                threads,
-            );
-            assert!(
-                gated
-                    .iter()
-                    .zip(&forced)
-                    .all(|(x, y)| (x - y).abs() <= 1e-4 * (1.0 + y.abs())),
-                "{kernel:?} {m}x{k}x{n}"
-            );
+        for (threads, kernel) in [false, true].into_iter().flat_map(|t| kernels().into_iter().map(move |k| (t, k))) {
+            f32::gemm_into(&mut gated, n, false, &a.buf, a.mat, &b.buf, b.mat, Dims { m, k, n }, threads);
+            sgemm_into(kernel, &mut forced, n, false, &a.buf, a.mat, &b.buf, b.mat, Dims { m, k, n }, threads);
+            assert!(gated.iter().zip(&forced).all(|(x, y)| (x - y).abs() <= 1e-4 * (1.0 + y.abs())), "{kernel:?} {m}x{k}x{n}");
         }
     }
 }
@@ -340,36 +214,18 @@ fn gated_entry_point_matches_on_both_sides_of_the_gate() {
 fn thin_products_split_over_threads_on_the_gemm_crate() {
     // Thin products (a side under 64) go to the gemm crate, split into one
     // one-thread call per thread: by columns when wide, by rows when tall.
-    let cases = [
-        (300, 200, 10, Form::RowMajor, Form::RowMajor),
-        (10, 200, 300, Form::Transposed, Form::Sliced),
-        (256, 10, 512, Form::Flipped, Form::Transposed),
-        (517, 200, 3, Form::Sliced, Form::BroadcastRows),
-    ];
+    let cases = [(300, 200, 10, Form::RowMajor, Form::RowMajor), (10, 200, 300, Form::Transposed, Form::Sliced), (256, 10, 512, Form::Flipped, Form::Transposed), (517, 200, 3, Form::Sliced, Form::BroadcastRows)];
     let run = || {
         for (m, k, n, fa, fb) in cases {
             let (a, b) = (make(m, k, fa, 7), make(k, n, fb, 8));
             for (dst_rs, acc) in [(n, false), (n + 5, true)] {
-                check_entry(
-                    "gemm crate",
-                    &<f32 as GemmElement>::gemm_into,
-                    &a,
-                    &b,
-                    Dims { m, k, n },
-                    dst_rs,
-                    acc,
-                    true,
-                );
+                check_entry("gemm crate", &<f32 as GemmElement>::gemm_into, &a, &b, Dims { m, k, n }, dst_rs, acc, true);
             }
         }
     };
     run();
     // From inside a rayon pool the parts run on rayon instead of the team.
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(3)
-        .build()
-        .expect("a thread pool")
-        .install(run);
+    rayon::ThreadPoolBuilder::new().num_threads(3).build().expect("a thread pool").install(run);
 }
 
 #[test]
@@ -400,32 +256,17 @@ fn parts_let_a_late_thread_leave_its_share_to_others() {
         ((0, 16), 0),
     ];
     for ((tiles, threads), parts) in cases {
-        assert_eq!(
-            split_parts(tiles, threads),
-            parts,
-            "{tiles} tiles on {threads} threads"
-        );
+        assert_eq!(split_parts(tiles, threads), parts, "{tiles} tiles on {threads} threads");
     }
     for threads in 1..=16 {
         for tiles in 0..300 {
             let parts = split_parts(tiles, threads);
-            assert!(
-                parts <= tiles && parts <= 2 * threads,
-                "{tiles} tiles, {threads} threads: {parts} parts"
-            );
-            assert!(
-                parts >= threads.min(tiles),
-                "{tiles} tiles, {threads} threads: {parts} parts leaves a thread idle"
-            );
-            assert!(
-                parts < threads || parts.is_multiple_of(threads),
-                "{tiles} tiles, {threads} threads: {parts} parts are uneven"
-            );
+            assert!(parts <= tiles && parts <= 2 * threads, "{tiles} tiles, {threads} threads: {parts} parts");
+            assert!(parts >= threads.min(tiles), "{tiles} tiles, {threads} threads: {parts} parts leaves a thread idle");
+            assert!(parts < threads || parts.is_multiple_of(threads), "{tiles} tiles, {threads} threads: {parts} parts are uneven");
             // Parts of whole tiles that cover the tiles exactly, as the
             // driver cuts them.
-            let covered: usize = (0..parts)
-                .map(|t| tiles * (t + 1) / parts - tiles * t / parts)
-                .sum();
+            let covered: usize = (0..parts).map(|t| tiles * (t + 1) / parts - tiles * t / parts).sum();
             assert_eq!(covered, tiles);
         }
     }

@@ -46,11 +46,7 @@ static CACHE: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 /// The packing of `weights` under `key`: the cached one, or a fresh one
 /// made by `pack` (into an empty buffer, returning the floats it used) and
 /// kept.
-pub fn get_or_pack(
-    weights: &Arc<Vec<f32>>,
-    key: Key,
-    pack: impl FnOnce(&mut Aligned) -> usize,
-) -> Arc<Aligned> {
+pub fn get_or_pack(weights: &Arc<Vec<f32>>, key: Key, pack: impl FnOnce(&mut Aligned) -> usize) -> Arc<Aligned> {
     let same = |e: &Entry| e.key == key && std::ptr::eq(e.weights.as_ptr(), Arc::as_ptr(weights));
     if let Ok(mut cache) = CACHE.lock() {
         if let Some(at) = cache.iter().position(same) {
@@ -75,12 +71,7 @@ pub fn get_or_pack(
             held -= cache.remove(0).floats;
         }
         if !cache.iter().any(same) {
-            cache.push(Entry {
-                weights: Arc::downgrade(weights),
-                key,
-                packed: packed.clone(),
-                floats,
-            });
+            cache.push(Entry { weights: Arc::downgrade(weights), key, packed: packed.clone(), floats });
         }
     }
     packed
@@ -92,14 +83,7 @@ mod tests {
 
     #[test]
     fn packs_once_per_live_weights_and_forgets_dead_ones() {
-        let key = Key {
-            offset: 0,
-            og: 2,
-            k: 3,
-            groups: 1,
-            kernel: Kernel::Avx2,
-            positions: false,
-        };
+        let key = Key { offset: 0, og: 2, k: 3, groups: 1, kernel: Kernel::Avx2, positions: false };
         let w = Arc::new(vec![1.0f32; 6]);
         let packs = std::cell::Cell::new(0);
         let fill = |buf: &mut Aligned| {

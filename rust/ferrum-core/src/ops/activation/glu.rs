@@ -61,21 +61,14 @@ fn gate<T: FloatElement>(src: &[T], half: usize) -> Vec<T> {
         blocks(src, &mut out);
     } else if outer >= 2 * rayon::current_num_threads() || half < CHUNK {
         let per_task = CHUNK.div_ceil(half);
-        out.par_chunks_mut(per_task * half)
-            .zip(src.par_chunks(per_task * 2 * half))
-            .for_each(|(d, x)| blocks(x, d));
+        out.par_chunks_mut(per_task * half).zip(src.par_chunks(per_task * 2 * half)).for_each(|(d, x)| blocks(x, d));
     } else {
         // Few large blocks: split each block's halves across threads.
         for (x, d) in src.chunks_exact(2 * half).zip(out.chunks_exact_mut(half)) {
             let (a, b) = x.split_at(half);
             d.par_chunks_mut(CHUNK)
                 .zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)))
-                .for_each(|(d, (a, b))| {
-                    simd(
-                        #[inline(always)]
-                        || gate_into(a, b, d),
-                    )
-                });
+                .for_each(|(d, (a, b))| simd(#[inline(always)] || gate_into(a, b, d)));
         }
     }
     out
@@ -99,14 +92,8 @@ impl Var {
                 let (a, b) = (&halves[0], &halves[1]);
                 let s = b.float_unary(FloatUnary::Sigmoid)?;
                 let ga = g.binary(BinaryOp::Mul, &s)?;
-                let ds = s.binary(
-                    BinaryOp::Mul,
-                    &s.binary_scalar(BinaryOp::Sub, crate::Scalar::Float(1.0))?
-                        .neg()?,
-                )?;
-                let gb = g
-                    .binary(BinaryOp::Mul, a)?
-                    .binary_owned(BinaryOp::Mul, ds)?;
+                let ds = s.binary(BinaryOp::Mul, &s.binary_scalar(BinaryOp::Sub, crate::Scalar::Float(1.0))?.neg()?)?;
+                let gb = g.binary(BinaryOp::Mul, a)?.binary_owned(BinaryOp::Mul, ds)?;
                 Ok(vec![Some(Tensor::cat(&[ga, gb], dim)?)])
             })
         }))
@@ -164,11 +151,7 @@ mod tests {
 
     #[test]
     fn large_inputs_take_the_parallel_paths() {
-        for (shape, dim) in [
-            (vec![64, 1024], 1),
-            (vec![2, 2 * CHUNK + 6], 1),
-            (vec![8, 2, 4096], 1),
-        ] {
+        for (shape, dim) in [(vec![64, 1024], 1), (vec![2, 2 * CHUNK + 6], 1), (vec![8, 2, 4096], 1)] {
             let n = shape.iter().product();
             let t = Tensor::from_vec(values(n), &shape).unwrap();
             assert_close(&t.glu(dim).unwrap().to_vec::<f64>(), &reference(&t, dim));
@@ -195,14 +178,8 @@ mod tests {
             t.glu(1).unwrap_err().to_string(),
             "glu: dim 1 has size 3, which must be even to split into two halves (shape [2, 3])"
         );
-        assert_eq!(
-            t.glu(2).unwrap_err().to_string(),
-            "glu: dim 2 is out of range for a tensor of rank 2"
-        );
+        assert_eq!(t.glu(2).unwrap_err().to_string(), "glu: dim 2 is out of range for a tensor of rank 2");
         let i = Tensor::zeros(&[2, 2], DType::I64);
-        assert_eq!(
-            i.glu(0).unwrap_err().to_string(),
-            "glu: expected a Float tensor, found Int"
-        );
+        assert_eq!(i.glu(0).unwrap_err().to_string(), "glu: expected a Float tensor, found Int");
     }
 }

@@ -62,11 +62,7 @@ fn softplus_of<T: ActivationFloat>(z: T) -> T {
 fn mish_of<T: FloatElement>(x: T, twenty: T, two: T) -> T {
     let u = (if x > twenty { twenty } else { x }).simd_exp();
     let n = u * (u + two);
-    if x > twenty {
-        x
-    } else {
-        x * (n / (n + two))
-    }
+    if x > twenty { x } else { x * (n / (n + two)) }
 }
 
 impl Tensor {
@@ -167,12 +163,7 @@ fn clamp01<T: FloatElement>(v: T) -> T {
 
 /// The derivative of an element-wise activation as one fused pass over
 /// (grad, input).
-fn pointwise_grad<T: ActivationFloat>(
-    name: &'static str,
-    g: Tensor,
-    x: &Tensor,
-    f: impl Fn(T, T) -> T + Sync,
-) -> Result<Tensor> {
+fn pointwise_grad<T: ActivationFloat>(name: &'static str, g: Tensor, x: &Tensor, f: impl Fn(T, T) -> T + Sync) -> Result<Tensor> {
     zip_same(name, g, x.clone(), PAR_COSTLY, f)
 }
 
@@ -184,9 +175,7 @@ impl Var {
         grad: impl Fn(Tensor, &Tensor) -> Result<Tensor> + Send + Sync + 'static,
     ) -> Var {
         let x = self.value.clone();
-        record(y, &[self], move || {
-            FnBackward::new(name, move |g, _| Ok(vec![Some(grad(g, &x)?)]))
-        })
+        record(y, &[self], move || FnBackward::new(name, move |g, _| Ok(vec![Some(grad(g, &x)?)])))
     }
 
     pub fn relu(&self) -> Result<Var> {
@@ -310,63 +299,28 @@ mod tests {
     /// GELU's uses erfc since 1 + erf(x) cancels to 0 below x = -8 in f64.
     fn cases() -> Vec<Case> {
         fn sig(x: f64) -> f64 {
-            if x >= 0.0 {
-                1.0 / (1.0 + (-x).exp())
-            } else {
-                x.exp() / (1.0 + x.exp())
-            }
+            if x >= 0.0 { 1.0 / (1.0 + (-x).exp()) } else { x.exp() / (1.0 + x.exp()) }
         }
         fn softplus(x: f64) -> f64 {
-            if x > 30.0 {
-                x + (-x).exp()
-            } else {
-                x.exp().ln_1p()
-            }
+            if x > 30.0 { x + (-x).exp() } else { x.exp().ln_1p() }
         }
         vec![
             ("relu", |t| t.relu(), |x| if x > 0.0 { x } else { 0.0 }),
-            (
-                "leaky_relu",
-                |t| t.leaky_relu(0.01),
-                |x| if x >= 0.0 { x } else { 0.01 * x },
-            ),
-            (
-                "gelu",
-                |t| t.gelu(),
-                |x| x * 0.5 * libm::erfc(-x / 2f64.sqrt()),
-            ),
-            (
-                "hard_sigmoid",
-                |t| t.hard_sigmoid(0.2, 0.5),
-                |x| (0.2 * x + 0.5).clamp(0.0, 1.0),
-            ),
+            ("leaky_relu", |t| t.leaky_relu(0.01), |x| if x >= 0.0 { x } else { 0.01 * x }),
+            ("gelu", |t| t.gelu(), |x| x * 0.5 * libm::erfc(-x / 2f64.sqrt())),
+            ("hard_sigmoid", |t| t.hard_sigmoid(0.2, 0.5), |x| (0.2 * x + 0.5).clamp(0.0, 1.0)),
             ("log_sigmoid", |t| t.log_sigmoid(), |x| -softplus(-x)),
             ("silu", |t| t.silu(), |x| x * sig(x)),
-            (
-                "hard_swish",
-                |t| t.hard_swish(),
-                |x| x * (x + 3.0).clamp(0.0, 6.0) / 6.0,
-            ),
+            ("hard_swish", |t| t.hard_swish(), |x| x * (x + 3.0).clamp(0.0, 6.0) / 6.0),
             ("mish", |t| t.mish(), |x| x * softplus(x).tanh()),
             ("softplus", |t| t.softplus(1.0), softplus),
-            (
-                "softplus_beta2",
-                |t| t.softplus(2.0),
-                |x| softplus(2.0 * x) / 2.0,
-            ),
-            (
-                "softplus_beta_neg",
-                |t| t.softplus(-0.5),
-                |x| softplus(-0.5 * x) / -0.5,
-            ),
+            ("softplus_beta2", |t| t.softplus(2.0), |x| softplus(2.0 * x) / 2.0),
+            ("softplus_beta_neg", |t| t.softplus(-0.5), |x| softplus(-0.5 * x) / -0.5),
         ]
     }
 
     fn inputs() -> Vec<f64> {
-        let mut v = vec![
-            -1e4, -100.0, -30.0, -20.0, -5.0, -3.0, -1e-3, -0.0, 0.0, 1e-3, 3.0, 5.0, 20.0, 30.0,
-            100.0, 1e4,
-        ];
+        let mut v = vec![-1e4, -100.0, -30.0, -20.0, -5.0, -3.0, -1e-3, -0.0, 0.0, 1e-3, 3.0, 5.0, 20.0, 30.0, 100.0, 1e4];
         v.extend((0..=400).map(|i| -10.0 + i as f64 * 0.05));
         v
     }
@@ -379,10 +333,7 @@ mod tests {
             DType::F32 => (2e-6, 1e-37),
             _ => (1e-12, 1e-15),
         };
-        assert!(
-            (got - want).abs() <= rtol * want.abs() + atol,
-            "{name} {dtype}: f({x}) = {got:e}, expected {want:e}"
-        );
+        assert!((got - want).abs() <= rtol * want.abs() + atol, "{name} {dtype}: f({x}) = {got:e}, expected {want:e}");
     }
 
     #[test]
@@ -390,10 +341,7 @@ mod tests {
         let xs = inputs();
         for (name, op, reference) in cases() {
             for dtype in [DType::F32, DType::F64] {
-                let t = Tensor::from_vec(xs.clone(), &[xs.len()])
-                    .unwrap()
-                    .cast(dtype)
-                    .unwrap();
+                let t = Tensor::from_vec(xs.clone(), &[xs.len()]).unwrap().cast(dtype).unwrap();
                 let got = op(&t).unwrap().cast(DType::F64).unwrap().to_vec::<f64>();
                 // Compare against the input as rounded to the dtype.
                 for (&x, &g) in t.cast(DType::F64).unwrap().to_vec::<f64>().iter().zip(&got) {
@@ -407,10 +355,7 @@ mod tests {
     fn nan_propagates() {
         for (name, op, _) in cases() {
             for dtype in [DType::F32, DType::F64] {
-                let t = Tensor::from_vec(vec![f64::NAN, 1.0], &[2])
-                    .unwrap()
-                    .cast(dtype)
-                    .unwrap();
+                let t = Tensor::from_vec(vec![f64::NAN, 1.0], &[2]).unwrap().cast(dtype).unwrap();
                 let y = op(&t).unwrap().cast(DType::F64).unwrap().to_vec::<f64>();
                 assert!(y[0].is_nan() && !y[1].is_nan(), "{name} {dtype}: {y:?}");
             }
@@ -441,16 +386,8 @@ mod tests {
         // 1 + erf(x / sqrt 2) would cancel to a few significant bits in f32.
         let t = Tensor::from_vec(vec![-5.0f32, -8.0], &[2]).unwrap();
         let y = t.gelu().unwrap().to_vec::<f32>();
-        assert!(
-            (y[0] as f64 / -1.433_257_859_4e-6 - 1.0).abs() < 1e-6,
-            "{}",
-            y[0]
-        );
-        assert!(
-            (y[1] as f64 / -4.976_768_459_4e-15 - 1.0).abs() < 1e-5,
-            "{}",
-            y[1]
-        );
+        assert!((y[0] as f64 / -1.433_257_859_4e-6 - 1.0).abs() < 1e-6, "{}", y[0]);
+        assert!((y[1] as f64 / -4.976_768_459_4e-15 - 1.0).abs() < 1e-5, "{}", y[1]);
     }
 
     #[test]
@@ -464,33 +401,18 @@ mod tests {
     #[test]
     fn non_float_is_a_kind_error() {
         let i = Tensor::from_vec(vec![1i64], &[1]).unwrap();
-        assert_eq!(
-            i.relu().unwrap_err().to_string(),
-            "relu: expected a Float tensor, found Int"
-        );
+        assert_eq!(i.relu().unwrap_err().to_string(), "relu: expected a Float tensor, found Int");
         let b = Tensor::from_vec(vec![true], &[1]).unwrap();
-        assert_eq!(
-            b.mish().unwrap_err().to_string(),
-            "mish: expected a Float tensor, found Bool"
-        );
+        assert_eq!(b.mish().unwrap_err().to_string(), "mish: expected a Float tensor, found Bool");
         for (name, op, _) in cases() {
-            assert!(
-                op(&i)
-                    .unwrap_err()
-                    .to_string()
-                    .contains("expected a Float tensor, found Int"),
-                "{name}"
-            );
+            assert!(op(&i).unwrap_err().to_string().contains("expected a Float tensor, found Int"), "{name}");
         }
     }
 
     #[test]
     fn softplus_rejects_a_degenerate_beta() {
         let t = Tensor::from_vec(vec![1.0f32], &[1]).unwrap();
-        assert_eq!(
-            t.softplus(0.0).unwrap_err().to_string(),
-            "softplus: beta must be finite and non-zero, found 0"
-        );
+        assert_eq!(t.softplus(0.0).unwrap_err().to_string(), "softplus: beta must be finite and non-zero, found 0");
         assert!(t.softplus(f64::INFINITY).is_err());
         assert!(t.softplus(f64::NAN).is_err());
     }

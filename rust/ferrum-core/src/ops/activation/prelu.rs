@@ -15,11 +15,7 @@ use crate::with_float;
 
 #[inline(always)]
 fn prelu_of<T: FloatElement>(x: T, a: T) -> T {
-    if x < T::zero() {
-        x * a
-    } else {
-        x
-    }
+    if x < T::zero() { x * a } else { x }
 }
 
 impl Tensor {
@@ -86,9 +82,7 @@ fn per_channel<T: FloatElement>(src: &[T], w: &[T], inner: usize) -> Vec<T> {
         };
         if parallel {
             let per_task = CHUNK.div_ceil(c) * c;
-            out.par_chunks_mut(per_task)
-                .zip(src.par_chunks(per_task))
-                .for_each(|(d, x)| run(x, d));
+            out.par_chunks_mut(per_task).zip(src.par_chunks(per_task)).for_each(|(d, x)| run(x, d));
         } else {
             run(src, &mut out);
         }
@@ -98,11 +92,7 @@ fn per_channel<T: FloatElement>(src: &[T], w: &[T], inner: usize) -> Vec<T> {
             simd(
                 #[inline(always)]
                 || {
-                    for (r, (x, d)) in x
-                        .chunks_exact(inner)
-                        .zip(d.chunks_exact_mut(inner))
-                        .enumerate()
-                    {
+                    for (r, (x, d)) in x.chunks_exact(inner).zip(d.chunks_exact_mut(inner)).enumerate() {
                         let a = w[(first_row + r) % w.len()];
                         for (o, &v) in d.iter_mut().zip(x) {
                             *o = prelu_of(v, a);
@@ -141,22 +131,14 @@ impl Var {
                 }
                 let a_b = a.reshape(&shape)?;
                 let gx = if needs[0] {
-                    let slope = Tensor::ones(x.shape(), x.dtype()).mask_where(
-                        &neg,
-                        &a_b.expand(&x.shape().iter().map(|&d| d as isize).collect::<Vec<_>>())?,
-                    )?;
+                    let slope = Tensor::ones(x.shape(), x.dtype()).mask_where(&neg, &a_b.expand(&x.shape().iter().map(|&d| d as isize).collect::<Vec<_>>())?)?;
                     Some(g.binary(BinaryOp::Mul, &slope)?)
                 } else {
                     None
                 };
                 let ga = if needs[1] {
-                    let contrib = g
-                        .binary(BinaryOp::Mul, &x)?
-                        .mask_fill(&neg.bool_not()?, Scalar::Float(0.0))?;
-                    let per = sum_to_shape(
-                        contrib,
-                        &shape.iter().map(|&d| d as usize).collect::<Vec<_>>(),
-                    )?;
+                    let contrib = g.binary(BinaryOp::Mul, &x)?.mask_fill(&neg.bool_not()?, Scalar::Float(0.0))?;
+                    let per = sum_to_shape(contrib, &shape.iter().map(|&d| d as usize).collect::<Vec<_>>())?;
                     Some(sum_to_shape(per.reshape(&[-1])?, a.shape())?)
                 } else {
                     None
@@ -173,24 +155,12 @@ mod tests {
     use crate::DType;
 
     fn reference(x: &[f64], shape: &[usize], w: &[f64]) -> Vec<f64> {
-        let inner: usize = if shape.len() >= 2 {
-            shape[2..].iter().product()
-        } else {
-            1
-        };
+        let inner: usize = if shape.len() >= 2 { shape[2..].iter().product() } else { 1 };
         x.iter()
             .enumerate()
             .map(|(i, &v)| {
-                let a = if w.len() == 1 {
-                    w[0]
-                } else {
-                    w[(i / inner) % w.len()]
-                };
-                if v >= 0.0 {
-                    v
-                } else {
-                    a * v
-                }
+                let a = if w.len() == 1 { w[0] } else { w[(i / inner) % w.len()] };
+                if v >= 0.0 { v } else { a * v }
             })
             .collect()
     }
@@ -204,11 +174,7 @@ mod tests {
         let x = values(n);
         let t = Tensor::from_vec(x.clone(), shape).unwrap();
         let a = Tensor::from_vec(w.to_vec(), &[w.len()]).unwrap();
-        assert_eq!(
-            t.prelu(&a).unwrap().to_vec::<f64>(),
-            reference(&x, shape, w),
-            "{shape:?}"
-        );
+        assert_eq!(t.prelu(&a).unwrap().to_vec::<f64>(), reference(&x, shape, w), "{shape:?}");
     }
 
     #[test]
@@ -232,10 +198,7 @@ mod tests {
         let t = Tensor::from_vec(values(12), &[3, 4]).unwrap().transpose();
         let a = Tensor::from_vec(vec![0.5, -1.0, 2.0], &[3]).unwrap();
         let got = t.prelu(&a).unwrap().to_vec::<f64>();
-        assert_eq!(
-            got,
-            reference(&t.to_vec::<f64>(), &[4, 3], &[0.5, -1.0, 2.0])
-        );
+        assert_eq!(got, reference(&t.to_vec::<f64>(), &[4, 3], &[0.5, -1.0, 2.0]));
     }
 
     #[test]
@@ -252,35 +215,17 @@ mod tests {
     #[test]
     fn bad_alpha_is_an_error() {
         let t = Tensor::zeros(&[2, 3, 4], DType::F32);
-        let e = t
-            .prelu(&Tensor::zeros(&[4], DType::F32))
-            .unwrap_err()
-            .to_string();
+        let e = t.prelu(&Tensor::zeros(&[4], DType::F32)).unwrap_err().to_string();
         assert_eq!(e, "prelu: alpha has 4 weights, expected 1 or the size of dim 1 (the channels); input shape [2, 3, 4]");
         // Burn's test_prelu_single_dim_multi_weight: a rank-1 input has one channel.
         let v = Tensor::zeros(&[5], DType::F32);
-        let e = v
-            .prelu(&Tensor::zeros(&[5], DType::F32))
-            .unwrap_err()
-            .to_string();
+        let e = v.prelu(&Tensor::zeros(&[5], DType::F32)).unwrap_err().to_string();
         assert_eq!(e, "prelu: alpha has 5 weights, expected 1: an input of rank below 2 has one channel; input shape [5]");
-        let e = t
-            .prelu(&Tensor::zeros(&[3, 1], DType::F32))
-            .unwrap_err()
-            .to_string();
+        let e = t.prelu(&Tensor::zeros(&[3, 1], DType::F32)).unwrap_err().to_string();
         assert_eq!(e, "prelu: alpha must have rank 1, found shape [3, 1]");
-        let e = t
-            .prelu(&Tensor::zeros(&[3], DType::F64))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("prelu: dtypes differ: f32 and f64; convert one with .cast(DType.F64)"),
-            "{e}"
-        );
+        let e = t.prelu(&Tensor::zeros(&[3], DType::F64)).unwrap_err().to_string();
+        assert!(e.starts_with("prelu: dtypes differ: f32 and f64; convert one with .cast(DType.F64)"), "{e}");
         let i = Tensor::zeros(&[2, 3], DType::I64);
-        assert_eq!(
-            i.prelu(&i).unwrap_err().to_string(),
-            "prelu: expected a Float tensor, found Int"
-        );
+        assert_eq!(i.prelu(&i).unwrap_err().to_string(), "prelu: expected a Float tensor, found Int");
     }
 }

@@ -2,66 +2,34 @@
 //! single fused kernel (`kernels::softmax`) over a contiguous copy.
 
 use crate::autodiff::{record, FnBackward, Var};
+use crate::ops::binary::BinaryOp;
 use crate::dtype::FloatElement;
 use crate::error::Result;
 use crate::kernels::softmax::{softmax, Normalise, SoftmaxOp};
-use crate::ops::binary::BinaryOp;
 use crate::tensor::Tensor;
 use crate::with_float;
 
 impl Tensor {
     /// `exp(x - max) / sum exp(x - max)` along `dim`.
     pub fn softmax(&self, dim: isize) -> Result<Tensor> {
-        softmax_family(
-            self,
-            "softmax",
-            dim,
-            SoftmaxOp {
-                kind: Normalise::Softmax,
-                negate: false,
-            },
-        )
+        softmax_family(self, "softmax", dim, SoftmaxOp { kind: Normalise::Softmax, negate: false })
     }
 
     /// `x - max - log(sum exp(x - max))` along `dim`.
     pub fn log_softmax(&self, dim: isize) -> Result<Tensor> {
-        softmax_family(
-            self,
-            "log_softmax",
-            dim,
-            SoftmaxOp {
-                kind: Normalise::LogSoftmax,
-                negate: false,
-            },
-        )
+        softmax_family(self, "log_softmax", dim, SoftmaxOp { kind: Normalise::LogSoftmax, negate: false })
     }
 
     /// `softmax(-x)` along `dim`.
     pub fn softmin(&self, dim: isize) -> Result<Tensor> {
-        softmax_family(
-            self,
-            "softmin",
-            dim,
-            SoftmaxOp {
-                kind: Normalise::Softmax,
-                negate: true,
-            },
-        )
+        softmax_family(self, "softmin", dim, SoftmaxOp { kind: Normalise::Softmax, negate: true })
     }
 
     /// Burn's quiet softmax: `exp(x) / (1 + sum exp(x))` along `dim`, so a
     /// row can put little weight everywhere; computed as `exp(x - max) /
     /// (exp(-max) + sum exp(x - max))`, which cannot overflow.
     pub fn quiet_softmax(&self, dim: isize) -> Result<Tensor> {
-        softmax_family(
-            self,
-            "quiet_softmax",
-            dim,
-            SoftmaxOp {
-                kind: Normalise::Quiet,
-                negate: false,
-            },
-        )
+        softmax_family(self, "quiet_softmax", dim, SoftmaxOp { kind: Normalise::Quiet, negate: false })
     }
 }
 
@@ -69,12 +37,7 @@ fn softmax_family(x: &Tensor, name: &'static str, dim: isize, op: SoftmaxOp) -> 
     with_float!(name, x.dtype(), T => run::<T>(x, name, dim, op))
 }
 
-fn run<T: FloatElement>(
-    x: &Tensor,
-    name: &'static str,
-    dim: isize,
-    op: SoftmaxOp,
-) -> Result<Tensor> {
+fn run<T: FloatElement>(x: &Tensor, name: &'static str, dim: isize, op: SoftmaxOp) -> Result<Tensor> {
     let d = x.dim(name, dim)?;
     let n = x.shape()[d];
     let inner: usize = x.shape()[d + 1..].iter().product();
@@ -102,22 +65,14 @@ impl Var {
     pub fn softmax(&self, dim: isize) -> Result<Var> {
         let y = self.value.softmax(dim)?;
         let yy = y.clone();
-        Ok(record(y, &[self], move || {
-            FnBackward::new("softmax", move |g, _| {
-                Ok(vec![Some(softmax_vjp(&g, &yy, dim)?)])
-            })
-        }))
+        Ok(record(y, &[self], move || FnBackward::new("softmax", move |g, _| Ok(vec![Some(softmax_vjp(&g, &yy, dim)?)]))))
     }
 
     /// softmax(-x): the softmax gradient, negated.
     pub fn softmin(&self, dim: isize) -> Result<Var> {
         let y = self.value.softmin(dim)?;
         let yy = y.clone();
-        Ok(record(y, &[self], move || {
-            FnBackward::new("softmin", move |g, _| {
-                Ok(vec![Some(softmax_vjp(&g, &yy, dim)?.neg()?)])
-            })
-        }))
+        Ok(record(y, &[self], move || FnBackward::new("softmin", move |g, _| Ok(vec![Some(softmax_vjp(&g, &yy, dim)?.neg()?)]))))
     }
 
     /// `g - softmax(x) * sum(g, dim)`.
@@ -128,10 +83,7 @@ impl Var {
             FnBackward::new("log_softmax", move |g, _| {
                 let p = yy.float_unary(crate::ops::unary::FloatUnary::Exp)?;
                 let s = g.sum_dim(dim)?;
-                Ok(vec![Some(g.binary_owned(
-                    BinaryOp::Sub,
-                    p.binary_owned(BinaryOp::Mul, s)?,
-                )?)])
+                Ok(vec![Some(g.binary_owned(BinaryOp::Sub, p.binary_owned(BinaryOp::Mul, s)?)?)])
             })
         }))
     }
@@ -141,11 +93,7 @@ impl Var {
     pub fn quiet_softmax(&self, dim: isize) -> Result<Var> {
         let y = self.value.quiet_softmax(dim)?;
         let yy = y.clone();
-        Ok(record(y, &[self], move || {
-            FnBackward::new("quiet_softmax", move |g, _| {
-                Ok(vec![Some(softmax_vjp(&g, &yy, dim)?)])
-            })
-        }))
+        Ok(record(y, &[self], move || FnBackward::new("quiet_softmax", move |g, _| Ok(vec![Some(softmax_vjp(&g, &yy, dim)?)]))))
     }
 }
 
@@ -194,9 +142,7 @@ mod tests {
         // exp(x) / (1 + sum exp(x)), scaled by exp(-max) only where exp would overflow.
         let m = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max).max(0.0);
         let s: f64 = v.iter().map(|&x| (x - m).exp()).sum();
-        v.iter()
-            .map(|&x| (x - m).exp() / ((-m).exp() + s))
-            .collect()
+        v.iter().map(|&x| (x - m).exp() / ((-m).exp() + s)).collect()
     }
 
     type Op = fn(&Tensor, isize) -> Result<Tensor>;
@@ -213,25 +159,17 @@ mod tests {
 
     /// A [3, 4, 5] input with a wide spread, including +-100 and +-1e4.
     fn input(dtype: DType) -> Tensor {
-        let mut v: Vec<f64> = (0..60)
-            .map(|i| ((i * 17) % 29) as f64 * 0.37 - 5.0)
-            .collect();
+        let mut v: Vec<f64> = (0..60).map(|i| ((i * 17) % 29) as f64 * 0.37 - 5.0).collect();
         v[7] = 100.0;
         v[13] = -100.0;
         v[22] = 1e4;
         v[41] = -1e4;
-        Tensor::from_vec(v, &[3, 4, 5])
-            .unwrap()
-            .cast(dtype)
-            .unwrap()
+        Tensor::from_vec(v, &[3, 4, 5]).unwrap().cast(dtype).unwrap()
     }
 
     fn assert_close(name: &str, got: &[f64], want: &[f64], tol: f64) {
         for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-            assert!(
-                (g - w).abs() <= tol * (1.0 + w.abs()),
-                "{name} at {i}: {g} vs {w}"
-            );
+            assert!((g - w).abs() <= tol * (1.0 + w.abs()), "{name} at {i}: {g} vs {w}");
         }
     }
 
@@ -246,12 +184,7 @@ mod tests {
                     let y = op(&t, dim).unwrap();
                     assert_eq!(y.shape(), &[3, 4, 5]);
                     assert_eq!(y.dtype(), dtype);
-                    assert_close(
-                        name,
-                        &y.cast(DType::F64).unwrap().to_vec::<f64>(),
-                        &along(&t, d, reference),
-                        tol,
-                    );
+                    assert_close(name, &y.cast(DType::F64).unwrap().to_vec::<f64>(), &along(&t, d, reference), tol);
                 }
             }
         }
@@ -267,12 +200,7 @@ mod tests {
             for (name, op, reference) in cases() {
                 let y = op(&t, dim).unwrap();
                 assert_eq!(y.shape(), &[3, 5, 4]);
-                assert_close(
-                    name,
-                    &y.cast(DType::F64).unwrap().to_vec::<f64>(),
-                    &along(&t, d, reference),
-                    2e-6,
-                );
+                assert_close(name, &y.cast(DType::F64).unwrap().to_vec::<f64>(), &along(&t, d, reference), 2e-6);
             }
         }
     }
@@ -282,37 +210,20 @@ mod tests {
         let t = input(DType::F32);
         for dim in [0isize, 1, 2] {
             let d = dim as usize;
-            let sums = along(&t.softmax(dim).unwrap(), d, |v| {
-                vec![v.iter().sum(); v.len()]
-            });
-            assert!(
-                sums.iter().all(|s| (s - 1.0).abs() < 1e-6),
-                "dim {dim}: {sums:?}"
-            );
-            let sums = along(&t.softmin(dim).unwrap(), d, |v| {
-                vec![v.iter().sum(); v.len()]
-            });
-            assert!(
-                sums.iter().all(|s| (s - 1.0).abs() < 1e-6),
-                "softmin dim {dim}: {sums:?}"
-            );
-            let sums = along(&t.quiet_softmax(dim).unwrap(), d, |v| {
-                vec![v.iter().sum(); v.len()]
-            });
+            let sums = along(&t.softmax(dim).unwrap(), d, |v| vec![v.iter().sum(); v.len()]);
+            assert!(sums.iter().all(|s| (s - 1.0).abs() < 1e-6), "dim {dim}: {sums:?}");
+            let sums = along(&t.softmin(dim).unwrap(), d, |v| vec![v.iter().sum(); v.len()]);
+            assert!(sums.iter().all(|s| (s - 1.0).abs() < 1e-6), "softmin dim {dim}: {sums:?}");
+            let sums = along(&t.quiet_softmax(dim).unwrap(), d, |v| vec![v.iter().sum(); v.len()]);
             // Below 1 by 1 / (1 + sum exp(x)): a tiny gap when a line holds a large value.
-            assert!(
-                sums.iter().all(|&s| s > 0.0 && s <= 1.0),
-                "quiet dim {dim}: {sums:?}"
-            );
+            assert!(sums.iter().all(|&s| s > 0.0 && s <= 1.0), "quiet dim {dim}: {sums:?}");
         }
     }
 
     #[test]
     fn log_softmax_is_log_of_softmax() {
         // Moderate values, so softmax stays well above underflow.
-        let v: Vec<f32> = (0..60)
-            .map(|i| ((i * 13) % 11) as f32 * 0.9 - 4.0)
-            .collect();
+        let v: Vec<f32> = (0..60).map(|i| ((i * 13) % 11) as f32 * 0.9 - 4.0).collect();
         let t = Tensor::from_vec(v, &[3, 4, 5]).unwrap();
         for dim in [0isize, 1, -1] {
             let ls = t.log_softmax(dim).unwrap().to_vec::<f32>();
@@ -328,10 +239,7 @@ mod tests {
         let t = Tensor::from_vec(vec![0.0f32, f32::NAN, 1.0, 2.0, 3.0, 4.0], &[2, 3]).unwrap();
         for (name, op, _) in cases() {
             let y = op(&t, -1).unwrap().to_vec::<f32>();
-            assert!(
-                y[..3].iter().all(|v| v.is_nan()) && y[3..].iter().all(|v| v.is_finite()),
-                "{name}: {y:?}"
-            );
+            assert!(y[..3].iter().all(|v| v.is_nan()) && y[3..].iter().all(|v| v.is_finite()), "{name}: {y:?}");
         }
     }
 
@@ -339,49 +247,23 @@ mod tests {
     fn empty_and_single_element_lines() {
         let e = Tensor::zeros(&[0, 3], DType::F32);
         assert_eq!(e.softmax(1).unwrap().shape(), &[0, 3]);
-        assert_eq!(
-            Tensor::zeros(&[2, 0], DType::F64)
-                .log_softmax(1)
-                .unwrap()
-                .shape(),
-            &[2, 0]
-        );
+        assert_eq!(Tensor::zeros(&[2, 0], DType::F64).log_softmax(1).unwrap().shape(), &[2, 0]);
         let one = Tensor::from_vec(vec![5.0f32, -7.0], &[2, 1]).unwrap();
         assert_eq!(one.softmax(1).unwrap().to_vec::<f32>(), vec![1.0, 1.0]);
         assert_eq!(one.log_softmax(1).unwrap().to_vec::<f32>(), vec![0.0, 0.0]);
         let q = one.quiet_softmax(1).unwrap().to_vec::<f32>();
-        let want = [
-            5.0f64.exp() / (1.0 + 5.0f64.exp()),
-            (-7.0f64).exp() / (1.0 + (-7.0f64).exp()),
-        ];
-        assert!(
-            q.iter()
-                .zip(want)
-                .all(|(&g, w)| (g as f64 - w).abs() <= 1e-6 * w),
-            "{q:?}"
-        );
+        let want = [5.0f64.exp() / (1.0 + 5.0f64.exp()), (-7.0f64).exp() / (1.0 + (-7.0f64).exp())];
+        assert!(q.iter().zip(want).all(|(&g, w)| (g as f64 - w).abs() <= 1e-6 * w), "{q:?}");
     }
 
     #[test]
     fn errors_name_the_op() {
         let t = Tensor::zeros(&[2, 3], DType::F32);
-        assert_eq!(
-            t.softmax(2).unwrap_err().to_string(),
-            "softmax: dim 2 is out of range for a tensor of rank 2"
-        );
-        assert_eq!(
-            t.log_softmax(-3).unwrap_err().to_string(),
-            "log_softmax: dim -3 is out of range for a tensor of rank 2"
-        );
+        assert_eq!(t.softmax(2).unwrap_err().to_string(), "softmax: dim 2 is out of range for a tensor of rank 2");
+        assert_eq!(t.log_softmax(-3).unwrap_err().to_string(), "log_softmax: dim -3 is out of range for a tensor of rank 2");
         let i = Tensor::zeros(&[2, 3], DType::I64);
-        assert_eq!(
-            i.softmin(0).unwrap_err().to_string(),
-            "softmin: expected a Float tensor, found Int"
-        );
+        assert_eq!(i.softmin(0).unwrap_err().to_string(), "softmin: expected a Float tensor, found Int");
         let b = Tensor::zeros(&[2], DType::Bool);
-        assert_eq!(
-            b.quiet_softmax(0).unwrap_err().to_string(),
-            "quiet_softmax: expected a Float tensor, found Bool"
-        );
+        assert_eq!(b.quiet_softmax(0).unwrap_err().to_string(), "quiet_softmax: expected a Float tensor, found Bool");
     }
 }
