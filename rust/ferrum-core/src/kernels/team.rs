@@ -313,6 +313,16 @@ unsafe impl<T: Send> Send for Shared<T> {}
 // SAFETY: as above.
 unsafe impl<T: Send> Sync for Shared<T> {}
 
+/// [`for_each_part`] when `threaded`; otherwise every part in order on the
+/// calling thread.
+pub fn for_each_part_if(threaded: bool, parts: usize, f: impl Fn(usize) + Sync) {
+    if threaded {
+        for_each_part(parts, f);
+    } else {
+        (0..parts).for_each(f);
+    }
+}
+
 /// Run `f(i, piece)` over the `chunk`-element pieces of `dst` (the last may
 /// be shorter), split across threads as [`for_each_part`].
 pub fn for_each_chunk_mut<T: Send>(dst: &mut [T], chunk: usize, f: impl Fn(usize, &mut [T]) + Sync) {

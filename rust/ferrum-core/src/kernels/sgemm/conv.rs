@@ -51,13 +51,13 @@ thread_local! {
     /// The calling thread's buffers for packed weights and a shared im2col
     /// matrix, kept between calls: a network's convolutions then neither
     /// allocate nor page-fault them afresh (9.4 MB for ResNet-50's last 3x3).
-    static WEIGHTS: RefCell<Aligned> = RefCell::new(Aligned::default());
+    pub(super) static WEIGHTS: RefCell<Aligned> = RefCell::new(Aligned::default());
     static COLUMNS: RefCell<Aligned> = RefCell::new(Aligned::default());
 }
 
 /// Run `f` with this thread's buffer in `cell` (a fresh one if the thread
 /// is already using it, which only a re-entrant caller could cause).
-fn with_buffer<R>(cell: &'static std::thread::LocalKey<RefCell<Aligned>>, f: impl FnOnce(&mut Aligned) -> R) -> R {
+pub(super) fn with_buffer<R>(cell: &'static std::thread::LocalKey<RefCell<Aligned>>, f: impl FnOnce(&mut Aligned) -> R) -> R {
     cell.with(|c| match c.try_borrow_mut() {
         Ok(mut buf) => f(&mut buf),
         Err(_) => f(&mut Aligned::default()),
@@ -93,11 +93,7 @@ impl<'a> PackedWeights<'a> {
             }
         };
         let parts = groups * k_blocks * row_blocks;
-        if threaded {
-            team::for_each_part(parts, part);
-        } else {
-            (0..parts).for_each(part);
-        }
+        team::for_each_part_if(threaded, parts, part);
         groups * m_pad * k
     }
 
@@ -254,11 +250,7 @@ unsafe fn compute<T: Tile>(packed: &PackedWeights<'_>, x: &[f32], yp: Shared<f32
             stopped.store(true, Ordering::Relaxed);
         }
     };
-    if threads > 1 {
-        team::for_each_part(parts.len(), run);
-    } else {
-        (0..parts.len()).for_each(run);
-    }
+    team::for_each_part_if(threads > 1, parts.len(), run);
     !stopped.into_inner()
 }
 

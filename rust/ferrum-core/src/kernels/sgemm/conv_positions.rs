@@ -19,6 +19,7 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::avx512::Avx512;
+use super::conv::{with_buffer, WEIGHTS};
 use super::driver::{Aligned, Kernel, Operand};
 use super::pack::pack_b;
 use super::weight_cache;
@@ -49,7 +50,6 @@ thread_local! {
     /// The calling thread's zero-bordered image rows and tap offsets, kept
     /// between calls so a network's convolutions do not allocate them.
     static SCRATCH: RefCell<(Vec<f32>, Vec<isize>)> = const { RefCell::new((Vec::new(), Vec::new())) };
-    static WEIGHTS: RefCell<Aligned> = RefCell::new(Aligned::default());
 }
 
 /// One part of the work: 32-channel weight panels `panels` and output
@@ -123,11 +123,7 @@ pub unsafe fn forward(x: &[f32], w: &[f32], epi: Epilogue<'_>, g: &ConvGeom, y: 
             // (floats above) and its weights inside w; the CPU has AVX2.
             unsafe { pack_b::<Avx512>(base.0.add((grp * panels + panel) * NR * k), b, 0, panel * NR, k, cols) };
         };
-        if threads > 1 {
-            team::for_each_part(g.groups * panels, one);
-        } else {
-            (0..g.groups * panels).for_each(one);
-        }
+        team::for_each_part_if(threads > 1, g.groups * panels, one);
         floats
     };
     let run = |packed: *const f32| {
@@ -142,11 +138,7 @@ pub unsafe fn forward(x: &[f32], w: &[f32], epi: Epilogue<'_>, g: &ConvGeom, y: 
                 stopped.store(true, Ordering::Relaxed);
             }
         };
-        if threads > 1 {
-            team::for_each_part(parts.len(), one);
-        } else {
-            (0..parts.len()).for_each(one);
-        }
+        team::for_each_part_if(threads > 1, parts.len(), one);
         !stopped.into_inner()
     };
     match keep.filter(|keep| std::ptr::eq(keep.buffer.as_ptr().wrapping_add(keep.offset), w.as_ptr())) {
@@ -155,16 +147,10 @@ pub unsafe fn forward(x: &[f32], w: &[f32], epi: Epilogue<'_>, g: &ConvGeom, y: 
             let packed = weight_cache::get_or_pack(keep.buffer, key, pack);
             run(packed.ptr())
         }
-        None => WEIGHTS.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut buf) => {
-                pack(&mut buf);
-                run(buf.ptr())
-            }
-            Err(_) => {
-                let mut buf = Aligned::default();
-                pack(&mut buf);
-                run(buf.ptr())
-            }
+        // The implicit GEMM's per-thread buffer: the two never run nested.
+        None => with_buffer(&WEIGHTS, |buf| {
+            pack(buf);
+            run(buf.ptr())
         }),
     }
 }
