@@ -51,13 +51,13 @@ thread_local! {
     /// The calling thread's buffers for packed weights and a shared im2col
     /// matrix, kept between calls: a network's convolutions then neither
     /// allocate nor page-fault them afresh (9.4 MB for ResNet-50's last 3x3).
-    pub(super) static WEIGHTS: RefCell<Aligned> = RefCell::new(Aligned::default());
+    static WEIGHTS: RefCell<Aligned> = RefCell::new(Aligned::default());
     static COLUMNS: RefCell<Aligned> = RefCell::new(Aligned::default());
 }
 
 /// Run `f` with this thread's buffer in `cell` (a fresh one if the thread
 /// is already using it, which only a re-entrant caller could cause).
-pub(super) fn with_buffer<R>(cell: &'static std::thread::LocalKey<RefCell<Aligned>>, f: impl FnOnce(&mut Aligned) -> R) -> R {
+fn with_buffer<R>(cell: &'static std::thread::LocalKey<RefCell<Aligned>>, f: impl FnOnce(&mut Aligned) -> R) -> R {
     cell.with(|c| match c.try_borrow_mut() {
         Ok(mut buf) => f(&mut buf),
         Err(_) => f(&mut Aligned::default()),
@@ -210,17 +210,22 @@ unsafe fn forward<T: Tile>(kernel: Kernel, x: &[f32], w: &[f32], epi: Epilogue<'
     // SAFETY (both packings): w holds groups * og * k floats (asserted);
     // the CPU runs T.
     let pack = |buf: &mut Aligned| unsafe { PackedWeights::pack::<T>(buf, w.as_ptr(), og, k, g.groups, threads > 1) };
+    let key = weight_cache::Key { offset: 0, og, k, groups: g.groups, kernel, positions: false };
+    with_packed(keep, w, key, pack, |packed| {
+        // SAFETY: forwarded from the caller.
+        unsafe { compute::<T>(&PackedWeights::over::<T>(packed, og, k), x, y.ptr, epi, g, threads) }
+    })
+}
+
+/// Run `run` over `w` packed by `pack`: the packing kept in the weight
+/// cache under `key` (its offset taken from `keep`) when `keep` describes
+/// `w`, else packed afresh into this thread's buffer.
+pub(super) fn with_packed<R>(keep: Option<KeepPacked<'_>>, w: &[f32], key: weight_cache::Key, pack: impl FnOnce(&mut Aligned) -> usize, run: impl FnOnce(&Aligned) -> R) -> R {
     match keep.filter(|keep| std::ptr::eq(keep.buffer.as_ptr().wrapping_add(keep.offset), w.as_ptr())) {
-        Some(keep) => {
-            let key = weight_cache::Key { offset: keep.offset, og, k, groups: g.groups, kernel, positions: false };
-            let packed = weight_cache::get_or_pack(keep.buffer, key, pack);
-            // SAFETY: forwarded from the caller.
-            unsafe { compute::<T>(&PackedWeights::over::<T>(&packed, og, k), x, y.ptr, epi, g, threads) }
-        }
+        Some(keep) => run(&weight_cache::get_or_pack(keep.buffer, weight_cache::Key { offset: keep.offset, ..key }, pack)),
         None => with_buffer(&WEIGHTS, |buf| {
             pack(buf);
-            // SAFETY: forwarded from the caller.
-            unsafe { compute::<T>(&PackedWeights::over::<T>(buf, og, k), x, y.ptr, epi, g, threads) }
+            run(buf)
         }),
     }
 }

@@ -19,7 +19,7 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::avx512::Avx512;
-use super::conv::{with_buffer, WEIGHTS};
+use super::conv::with_packed;
 use super::driver::{Aligned, Kernel, Operand};
 use super::pack::pack_b;
 use super::weight_cache;
@@ -141,18 +141,9 @@ pub unsafe fn forward(x: &[f32], w: &[f32], epi: Epilogue<'_>, g: &ConvGeom, y: 
         team::for_each_part_if(threads > 1, parts.len(), one);
         !stopped.into_inner()
     };
-    match keep.filter(|keep| std::ptr::eq(keep.buffer.as_ptr().wrapping_add(keep.offset), w.as_ptr())) {
-        Some(keep) => {
-            let key = weight_cache::Key { offset: keep.offset, og, k, groups: g.groups, kernel: Kernel::Avx512, positions: true };
-            let packed = weight_cache::get_or_pack(keep.buffer, key, pack);
-            run(packed.ptr())
-        }
-        // The implicit GEMM's per-thread buffer: the two never run nested.
-        None => with_buffer(&WEIGHTS, |buf| {
-            pack(buf);
-            run(buf.ptr())
-        }),
-    }
+    let key = weight_cache::Key { offset: 0, og, k, groups: g.groups, kernel: Kernel::Avx512, positions: true };
+    // Shares the implicit GEMM's per-thread buffer: the two never run nested.
+    with_packed(keep, w, key, pack, |packed| run(packed.ptr()))
 }
 
 /// Where a part reads its image: `ptr` at channel 0 of padded row
