@@ -102,6 +102,55 @@ fn max_pool2d_matches_definition() {
 }
 
 #[test]
+fn max_pool2d_without_indices_matches_definition_on_wide_rows() {
+    // Rows wide enough for the vectorised pass across, at strides 1 to 3,
+    // with windows that overhang either edge (padding, dilation, ceil mode).
+    let mut cases = cases();
+    for (k, s, d) in [(3, 2, 1), (3, 1, 1), (2, 3, 2), (5, 2, 1), (1, 2, 1), (4, 3, 1)] {
+        for ceil in [false, true] {
+            let pad = ((k - 1) * d + 1) / 2;
+            cases.push(opts2([k, k], [s, s], [(pad, pad / 2), (pad, pad.saturating_sub(1))], [d, d], ceil));
+        }
+    }
+    for x in [tensor(&[2, 3, 9, 41], 0.41), tensor(&[1, 2, 5, 70], 0.17)] {
+        for o in &cases {
+            let y = x.max_pool2d(o).unwrap();
+            assert_close(&y.to_vec::<f64>(), &naive(&x, o, None), 0.0, &format!("{o:?} on {:?}", x.shape()));
+        }
+    }
+}
+
+#[test]
+fn max_pool2d_without_indices_lets_nan_win_in_f32() {
+    let (h, w) = (6, 40);
+    let mut v: Vec<f32> = (0..h * w).map(|i| ((i as f32 + 1.0) * 0.37).sin()).collect();
+    for at in [0, 17, 18, 2 * w + 39, 5 * w + 20] {
+        v[at] = f32::NAN;
+    }
+    let x = Tensor::from_vec(v.clone(), &[1, 1, h, w]).unwrap();
+    let o = opts2([3, 3], [2, 2], [(1, 1), (1, 1)], [1, 1], false);
+    let got = x.max_pool2d(&o).unwrap().to_vec::<f32>();
+    let xd: Vec<f64> = v.iter().map(|&a| a as f64).collect();
+    let (oh, ow) = (3, 20);
+    assert_eq!(got.len(), oh * ow);
+    for i in 0..oh {
+        for j in 0..ow {
+            let window: Vec<f64> = (0..3)
+                .flat_map(|a| (0..3).map(move |b| ((2 * i + a) as isize - 1, (2 * j + b) as isize - 1)))
+                .filter(|&(r, c)| r >= 0 && c >= 0 && (r as usize) < h && (c as usize) < w)
+                .map(|(r, c)| xd[r as usize * w + c as usize])
+                .collect();
+            let g = got[i * ow + j] as f64;
+            if window.iter().any(|a| a.is_nan()) {
+                assert!(g.is_nan(), "({i}, {j}): {g} where the window holds NaN");
+            } else {
+                assert_eq!(g, window.iter().cloned().fold(f64::NEG_INFINITY, f64::max), "({i}, {j})");
+            }
+        }
+    }
+}
+
+#[test]
 fn avg_pool2d_matches_definition() {
     let x = tensor(&[2, 2, 7, 6], 0.29);
     for o in cases().into_iter().filter(|o| o.dilation == [1, 1]) {
