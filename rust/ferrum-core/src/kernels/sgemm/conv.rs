@@ -27,6 +27,7 @@ use super::pack::{pack_a, pack_b};
 use super::weight_cache;
 use crate::kernels::conv::KeepPacked;
 use crate::kernels::epilogue::Epilogue;
+use crate::kernels::parallel::simd;
 use crate::kernels::im2col::{valid_cols, ConvGeom};
 use crate::kernels::team::{self, Shared};
 
@@ -361,7 +362,12 @@ unsafe fn part<T: Tile>(packed: &PackedWeights<'_>, x: *const f32, y: *mut f32, 
                                 T::any(kc, packed.panel::<T>(part.grp, pc, ic + ir), pb.add(jr * kc), c, p, pc > 0, mr, nr);
                                 if last && finish {
                                     let residual = epi.residual.map(|r| &r[out0 + (ic + ir) * p + jc + jr..]);
-                                    finish_tile(c, p, epi, channel0 + ic + ir, residual, mr, nr);
+                                    // Compiled for the CPU's vectors: in this generic
+                                    // function it ran 4 floats at a time.
+                                    simd(
+                                        #[inline(always)]
+                                        || finish_tile(c, p, epi, channel0 + ic + ir, residual, mr, nr),
+                                    );
                                 }
                             }
                         }

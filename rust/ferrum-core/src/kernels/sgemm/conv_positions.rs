@@ -26,6 +26,7 @@ use super::weight_cache;
 use crate::kernels::conv::KeepPacked;
 use crate::kernels::epilogue::Epilogue;
 use crate::kernels::im2col::ConvGeom;
+use crate::kernels::parallel::simd;
 use crate::kernels::team::{self, Shared};
 
 /// Positions per tile at most (accumulator rows).
@@ -40,10 +41,14 @@ const PARTS_PER_THREAD: usize = 2;
 /// the next panels: about half of a 2 MB L2, beside the image rows.
 const PANEL_BLOCK_BYTES: usize = 1 << 20;
 
-/// Whether [`forward`] runs `g`: not a pointwise product (a plain GEMM
-/// already), and a width stride the tile's broadcasts are compiled for.
+/// Whether [`forward`] runs `g`: a window wider than one tap (a 1x1
+/// convolution is a plain GEMM over the positions it reads, which the
+/// implicit GEMM packs contiguously; read here in place, a strided one's
+/// broadcasts step a plane apart per channel, and ResNet-50's three 1x1
+/// stride-2 projections ran 1.4-1.7x slower than there), with a width
+/// stride the tile's broadcasts are compiled for.
 pub fn applies(g: &ConvGeom) -> bool {
-    !g.is_pointwise() && matches!(g.stride[1], 1 | 2)
+    !(g.kh == 1 && g.kw == 1) && matches!(g.stride[1], 1 | 2)
 }
 
 thread_local! {
@@ -103,7 +108,8 @@ fn parts(batch: usize, groups: usize, panels: usize, oh: usize, threads: usize) 
 /// written: false only when an interrupt stopped the call early.
 ///
 /// # Safety
-/// The CPU has AVX-512F and AVX2; [`applies`] holds for `g`; the buffers
+/// The CPU has AVX-512F and AVX2; `g`'s width stride is 1 or 2 (any
+/// window runs, 1x1 too, though [`applies`] sends those elsewhere); the buffers
 /// hold what `g` says (checked by the caller); `y` addresses the output's
 /// writable floats, which nothing else accesses during the call.
 pub unsafe fn forward(x: &[f32], w: &[f32], epi: Epilogue<'_>, g: &ConvGeom, y: Shared<f32>, threaded: bool, keep: Option<KeepPacked<'_>>) -> bool {
@@ -186,8 +192,8 @@ unsafe fn part(packed: *const f32, x: &[f32], epi: Epilogue<'_>, g: &ConvGeom, y
         let mut tile = [[0.0f32; NR]; MR];
         // Panels in blocks that stay in L2 while every output row of the
         // part runs over them: each row's image rows are then read once per
-        // block, not once per panel (a stride-2 1x1 convolution over a
-        // 56x56 image with 256 channels read its 3 MB image four times).
+        // block, not once per panel (a 56x56 image of 256 channels is 3 MB,
+        // more than L2).
         let block = (PANEL_BLOCK_BYTES / (k * NR * 4)).max(1);
         for first in (part.panels.0..part.panels.1).step_by(block) {
             for oh in part.rows.0..part.rows.1 {
@@ -228,17 +234,31 @@ fn bordered(xg: &[f32], g: &ConvGeom, rows: (usize, usize), buf: &mut Vec<f32>) 
     }
     let (lo, hi) = (rows.0 * sh, (rows.1 - 1) * sh + (g.kh - 1) * dh + 1);
     let (span, wp) = (hi - lo, g.w + 2 * pw);
-    buf.clear();
-    buf.resize(g.cg() * span * wp, 0.0);
-    for c in 0..g.cg() {
-        let plane = &xg[c * g.hw()..(c + 1) * g.hw()];
-        for (r, dst) in buf[c * span * wp..(c + 1) * span * wp].chunks_exact_mut(wp).enumerate() {
-            let ih = (lo + r).wrapping_sub(ph);
-            if ih < g.h {
-                dst[pw..pw + g.w].copy_from_slice(&plane[ih * g.w..(ih + 1) * g.w]);
-            }
-        }
+    let n = g.cg() * span * wp;
+    // Every element is written below, once: zeroing the whole buffer
+    // first was most of this copy's time.
+    if buf.len() < n {
+        buf.resize(n, 0.0);
     }
+    buf.truncate(n);
+    simd(
+        #[inline(always)]
+        || {
+            for (c, rows) in buf.chunks_exact_mut(span * wp).enumerate() {
+                let plane = &xg[c * g.hw()..(c + 1) * g.hw()];
+                for (r, dst) in rows.chunks_exact_mut(wp).enumerate() {
+                    let ih = (lo + r).wrapping_sub(ph);
+                    if ih < g.h {
+                        dst[..pw].fill(0.0);
+                        dst[pw..pw + g.w].copy_from_slice(&plane[ih * g.w..(ih + 1) * g.w]);
+                        dst[pw + g.w..].fill(0.0);
+                    } else {
+                        dst.fill(0.0);
+                    }
+                }
+            }
+        },
+    );
     Source { ptr: buf.as_ptr(), chan: span * wp, row: wp, first_row: lo }
 }
 
