@@ -414,14 +414,18 @@ unsafe fn finish_rows<const RES: bool, const RELU: bool>(c: *mut f32, rs: usize,
         let row = unsafe { std::slice::from_raw_parts_mut(c.add(i * rs), nr) };
         let s = epi.scale.map_or(1.0, |s| s[channel + i]);
         let t = epi.shift.map_or(-0.0, |t| t[channel + i]);
-        let r = if RES { &residual[i * rs..i * rs + nr] } else { &[][..] };
-        for (j, v) in row.iter_mut().enumerate() {
-            let mut x = *v * s + t;
-            if RES {
-                x += r[j];
+        // As the element-wise relu: NaN stays NaN.
+        let relu = |x: f32| if RELU && x <= 0.0 { 0.0 } else { x };
+        // Zipped, not indexed: with an index into the residual the loop
+        // stayed scalar.
+        if RES {
+            for (v, &r) in row.iter_mut().zip(&residual[i * rs..i * rs + nr]) {
+                *v = relu(*v * s + t + r);
             }
-            // As the element-wise relu: NaN stays NaN.
-            *v = if RELU && x <= 0.0 { 0.0 } else { x };
+        } else {
+            for v in row.iter_mut() {
+                *v = relu(*v * s + t);
+            }
         }
     }
 }
