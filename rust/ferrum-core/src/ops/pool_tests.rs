@@ -106,9 +106,10 @@ fn max_pool2d_without_indices_matches_definition_on_wide_rows() {
     // Rows wide enough for the vectorised pass across, at strides 1 to 3,
     // with windows that overhang either edge (padding, dilation, ceil mode).
     let mut cases = cases();
-    for (k, s, d) in [(3, 2, 1), (3, 1, 1), (2, 3, 2), (5, 2, 1), (1, 2, 1), (4, 3, 1)] {
+    for (k, s, d) in [(3usize, 2, 1), (3, 1, 1), (2, 3, 2), (5, 2, 1), (1, 2, 1), (4, 3, 1)] {
         for ceil in [false, true] {
-            let pad = ((k - 1) * d + 1) / 2;
+            // Half the window's span: the most padding a pooling takes.
+            let pad = ((k - 1) * d).div_ceil(2);
             cases.push(opts2([k, k], [s, s], [(pad, pad / 2), (pad, pad.saturating_sub(1))], [d, d], ceil));
         }
     }

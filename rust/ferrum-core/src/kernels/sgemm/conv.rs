@@ -16,6 +16,7 @@
 //! split by output columns, or by output channels where the image is too
 //! small to split.
 
+use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -421,6 +422,17 @@ unsafe fn finish_rows<const RES: bool, const RELU: bool>(c: *mut f32, rs: usize,
         if RES {
             for (v, &r) in row.iter_mut().zip(&residual[i * rs..i * rs + nr]) {
                 *v = relu(*v * s + t + r);
+            }
+            // The row's next tile comes MC / MR tiles later: one stream per
+            // row is more than the hardware prefetcher follows, and the
+            // residual, written layers ago, is in memory (the epilogue's
+            // loads were its hot spot). Prefetching never faults, so the
+            // address may lie past the tile's last row.
+            let next = residual.as_ptr().wrapping_add(i * rs + nr);
+            // SAFETY: a prefetch only hints the cache; any address is allowed.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(next.cast());
+                _mm_prefetch::<_MM_HINT_T0>(next.wrapping_add(16).cast());
             }
         } else {
             for v in row.iter_mut() {
