@@ -17,23 +17,25 @@ name its Python with ``--ort-python``; this script then runs onnxruntime's passe
 Without ``--ort-python`` only ferrum's column is measured (and onnxruntime's, if it imports here).
 
 Measured on 2026-11-28 on the 2-core development machine (Intel Xeon with AVX-512), onnxruntime
-1.32.0, 7-9 rounds of 5 passes, load average 1.8-2.0 with the benchmark running, after the
-convolutions that are not pointwise moved to the AVX-512 kernel with output positions as the
-tile's rows (``kernels/sgemm/conv_positions.rs``); three runs within 20 minutes:
+1.32.0, 9 rounds of 5 passes, load average 0.9-1.9 with the benchmark running; three runs in a
+row:
 
     batch  ferrum ms  onnxruntime ms  ferrum/ort (median, lowest-highest)
-        1       61.7            41.4  1.48 (1.30-1.63)
-       16      850.5           623.9  1.36 (1.16-1.78)
-        1       69.5            46.6  1.46 (1.11-2.15)
-       16      886.1           649.9  1.35 (1.08-1.66)
-        1       68.6            42.0  1.60 (1.20-1.87)
-       16      855.6           649.7  1.41 (0.84-1.79)
+        1       39.9            29.3  1.37 (1.33-1.54)
+       16      559.0           428.8  1.28 (1.25-1.37)
+        1       41.1            29.3  1.37 (1.05-1.59)
+       16      550.8           430.4  1.30 (1.26-1.36)
+        1       40.4            29.9  1.34 (0.97-2.25)
+       16      569.4           438.1  1.33 (1.24-1.53)
 
-Earlier the same day: 1.58-1.68 at batch 1 and 1.48-1.51 at batch 16 with every convolution an
-implicit GEMM (Conv + BatchNormalization + Add + Relu already fused); 3.44 and 2.45 with im2col
-convolutions and separate BatchNorm, add and relu passes. Hot in cache, one layer at a time, the
-convolutions are within 1.0-1.35x of onnxruntime's; in the network, with the weights streamed
-from memory, each 3x3 convolution takes about 0.5 ms more than when hot.
+What got it there, the same day: 1.58-1.68 at batch 1 and 1.48-1.51 at batch 16 with every
+convolution an implicit GEMM (Conv + BatchNormalization + Add + Relu already fused; 3.44 and
+2.45 before, with im2col convolutions and separate BatchNorm, add and relu passes); 1.46-1.62
+and 1.35-1.45 once the convolutions wider than 1x1 moved to the AVX-512 kernel with output
+positions as the tile's rows (``kernels/sgemm/conv_positions.rs``); then the 3x3 stride-2 max
+pool vectorised (1.9 to 0.4 ms in the network), the three 1x1 stride-2 projections back on the
+implicit GEMM (1.4-1.7x faster there), and that GEMM's epilogue vectorised with the residual
+prefetched.
 """
 
 from __future__ import annotations
