@@ -28,8 +28,8 @@ use super::pack::{pack_a, pack_b};
 use super::weight_cache;
 use crate::kernels::conv::KeepPacked;
 use crate::kernels::epilogue::Epilogue;
-use crate::kernels::parallel::simd;
 use crate::kernels::im2col::{valid_cols, ConvGeom};
+use crate::kernels::parallel::simd;
 use crate::kernels::team::{self, Shared};
 
 /// Columns of B packed at once: a `KC x NC` block of 256 x 768 floats
