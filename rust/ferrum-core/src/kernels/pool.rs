@@ -174,8 +174,6 @@ struct Across {
     taps: Vec<(usize, isize)>,
     /// Outputs whose window lies inside the row.
     inner: std::ops::Range<usize>,
-    /// Each output's taps inside the row, as [`PoolGeom::taps`].
-    edges: Vec<(usize, usize, isize)>,
 }
 
 impl Across {
@@ -183,14 +181,11 @@ impl Across {
         let (s, d, pad) = (g.stride[1] as isize, g.dilation[1] as isize, g.pad[1] as isize);
         let offset = |j: usize| j as isize * d - pad;
         let taps = (0..g.kw).map(|j| (offset(j).rem_euclid(s) as usize, offset(j).div_euclid(s))).collect();
-        // ow * s + offset(0) >= 0 and ow * s + offset(kw - 1) <= w - 1.
-        let lo = (-offset(0)).max(0).div_euclid(s) + isize::from((-offset(0)).max(0).rem_euclid(s) != 0);
+        // Inside: ow * s + offset(0) >= 0 and ow * s + offset(kw - 1) <= w - 1.
+        let lo = ((-offset(0)).max(0) as usize).div_ceil(s as usize).min(g.ow);
         let last = g.w as isize - 1 - offset(g.kw.saturating_sub(1));
-        let hi = if last < 0 || g.kw == 0 { 0 } else { (last.div_euclid(s) + 1).min(g.ow as isize) };
-        let lo = (lo as usize).min(g.ow);
-        let inner = lo..(hi.max(0) as usize).max(lo);
-        let edges = (0..g.ow).map(|ow| g.taps(1, ow)).collect();
-        Across { taps, inner, edges }
+        let hi = if last < 0 { 0 } else { (last as usize / s as usize + 1).min(g.ow) };
+        Across { taps, inner: lo..hi.max(lo) }
     }
 
     /// `out[ow]` = the max of `down` over output `ow`'s window; `phases`
@@ -225,7 +220,7 @@ impl Across {
             }
         }
         for ow in (0..self.inner.start).chain(self.inner.end..g.ow) {
-            let (jlo, jhi, ws) = self.edges[ow];
+            let (jlo, jhi, ws) = g.taps(1, ow);
             for j in jlo..jhi {
                 out[ow] = pick(out[ow], down[(ws + (j * g.dilation[1]) as isize) as usize]);
             }
