@@ -24,6 +24,8 @@ mod prepacked;
 #[cfg(target_arch = "x86_64")]
 mod shared;
 #[cfg(target_arch = "x86_64")]
+mod small;
+#[cfg(target_arch = "x86_64")]
 mod weight_cache;
 
 #[cfg(target_arch = "x86_64")]

@@ -3,7 +3,8 @@
 //! gate, so small shapes reach these kernels too. Every kernel the CPU runs
 //! is checked (both tiles on an AVX-512 machine).
 
-use super::Kernel;
+use super::small;
+use super::{Kernel, Operand};
 use crate::kernels::gemm::{sgemm_into, Dims, GemmElement, Mat};
 
 /// A matrix stored in a buffer of its own with arbitrary strides.
@@ -110,7 +111,47 @@ fn every_edge_of_the_register_tile() {
     for &m in &sizes {
         for &n in &sizes {
             for k in [1, 2, 7, 16, 37] {
+                // Row-major operands take the unpacked path on AVX-512; a
+                // transposed A takes the packed tiles' edges there too.
                 plain(m, k, n, Form::RowMajor, Form::RowMajor, false, false);
+                plain(m, k, n, Form::Transposed, Form::RowMajor, false, false);
+            }
+        }
+    }
+}
+
+#[test]
+fn small_products_unpacked() {
+    // The unpacked path entered directly, on shapes that cut its register
+    // tile at every row count and its masked columns at every width class,
+    // with operands that are views into wider matrices; nothing past the
+    // output's last element may be written (the last columns are masked
+    // stores).
+    if !Kernel::Avx512.supported() {
+        return;
+    }
+    let entry = |d: &mut [f32], rs: usize, acc: bool, l: &[f32], lm: Mat, r: &[f32], rm: Mat, dims: Dims, _: bool| {
+        let Dims { m, k, n } = dims;
+        let mut padded = d.to_vec();
+        padded.extend([f32::NAN; 64]);
+        // SAFETY: the operands are m x k and k x n views inside their
+        // buffers, and `padded` holds the m x n output with row stride rs.
+        unsafe {
+            let a = Operand { ptr: l.as_ptr().add(lm.offset), rs: lm.rs, cs: lm.cs };
+            let b = Operand { ptr: r.as_ptr().add(rm.offset), rs: rm.rs, cs: rm.cs };
+            assert!(small::applies(a, b, m, k, n), "{dims:?} is not a small row-major product");
+            small::sgemm(padded.as_mut_ptr(), rs, acc, a, b, m, k, n);
+        }
+        assert!(padded[d.len()..].iter().all(|x| x.is_nan()), "{dims:?}: written past the output");
+        d.copy_from_slice(&padded[..d.len()]);
+    };
+    for m in [1, 5, 11, 12, 13, 24, 25, 64, 70] {
+        for n in [1, 5, 15, 16, 17, 31, 32, 33, 48, 64, 70] {
+            for (k, fa, fb) in [(1, Form::RowMajor, Form::RowMajor), (7, Form::Sliced, Form::RowMajor), (64, Form::RowMajor, Form::Sliced), (300, Form::Sliced, Form::Sliced)] {
+                let (a, b) = (make(m, k, fa, 9), make(k, n, fb, 10));
+                for (dst_rs, acc) in [(n, false), (n + 3, true)] {
+                    check_entry("unpacked", &entry, &a, &b, Dims { m, k, n }, dst_rs, acc, false);
+                }
             }
         }
     }
