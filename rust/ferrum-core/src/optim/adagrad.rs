@@ -53,7 +53,7 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, sum: Option<Tensor>, time:
     let eps = T::from_f64(o.epsilon);
     let decayed = o.weight_decay.is_some();
     let penalty = T::from_f64(o.weight_decay.unwrap_or(0.0));
-    chunked([&mut p, &mut s], &g, |[p, s], g| {
+    chunked([&mut p, &mut s], &g, #[inline(always)] |[p, s], g| {
         for ((p, s), &g) in p.iter_mut().zip(s.iter_mut()).zip(g) {
             let g = if decayed { g + penalty * *p } else { g };
             *s = *s + g * g;

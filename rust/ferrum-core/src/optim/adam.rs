@@ -17,7 +17,7 @@
 use std::borrow::Cow;
 use std::mem::MaybeUninit;
 
-use super::buffers::{chunked_into, expect_finite, expect_like, wrap};
+use super::buffers::{chunked_into, expect_finite, expect_like, wrap, Scale};
 use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
@@ -77,10 +77,10 @@ pub fn adam_step(
 /// The step's constants, folded once so the loop only multiplies and adds.
 #[derive(Clone, Copy)]
 struct Coefs<T> {
-    b1: T,
-    b2: T,
-    c1: T,
-    c2: T,
+    b1: Scale<T>,
+    b2: Scale<T>,
+    c1: Scale<T>,
+    c2: Scale<T>,
     factor: T,
     eps: T,
     lr: T,
@@ -113,10 +113,10 @@ fn run<T: FloatElement>(
     let correction_2_sqrt = (1.0 - o.beta_2.powi(t)).sqrt();
     let decay = o.weight_decay.unwrap_or(0.0);
     let c = Coefs {
-        b1: T::from_f64(o.beta_1),
-        b2: T::from_f64(o.beta_2),
-        c1: T::from_f64(1.0 - o.beta_1),
-        c2: T::from_f64(1.0 - o.beta_2),
+        b1: Scale::new(T::from_f64(o.beta_1)),
+        b2: Scale::new(T::from_f64(o.beta_2)),
+        c1: Scale::new(T::from_f64(1.0 - o.beta_1)),
+        c2: Scale::new(T::from_f64(1.0 - o.beta_2)),
         // m_hat / (sqrt(v_hat) + eps) == m * c / (sqrt(v) + eps * sqrt(1 - beta_2^t)),
         // which saves two divisions per element.
         factor: T::from_f64(correction_2_sqrt / correction_1),
@@ -131,11 +131,11 @@ fn run<T: FloatElement>(
     // SAFETY: `update` writes every element of its output pieces.
     unsafe {
         if !o.decoupled && decay != 0.0 {
-            chunked_into(OP, n, inputs, move |i, o| update::<T, true, false>(i, o, c))
+            chunked_into(OP, n, inputs, #[inline(always)] move |i, o| update::<T, true, false>(i, o, c))
         } else if o.decoupled && o.cautious && decay != 0.0 {
-            chunked_into(OP, n, inputs, move |i, o| update::<T, false, true>(i, o, c))
+            chunked_into(OP, n, inputs, #[inline(always)] move |i, o| update::<T, false, true>(i, o, c))
         } else {
-            chunked_into(OP, n, inputs, move |i, o| update::<T, false, false>(i, o, c))
+            chunked_into(OP, n, inputs, #[inline(always)] move |i, o| update::<T, false, false>(i, o, c))
         }
     }
 }
@@ -152,8 +152,9 @@ fn update<T: FloatElement, const COUPLED: bool, const CAUTIOUS: bool>(
     let (p, m, v) = (&mut p[..n], &mut m[..n], &mut v[..n]);
     for i in 0..n {
         let gi = if COUPLED { g[i] + c.penalty * p0[i] } else { g[i] };
-        let mi = m0[i] * c.b1 + gi * c.c1;
-        let vi = v0[i] * c.b2 + gi * gi * c.c2;
+        // Moments that would go subnormal become zero (see `Scale`).
+        let mi = c.b1.of(m0[i]) + c.c1.of(gi);
+        let vi = c.b2.of(v0[i]) + c.c2.of_square(gi);
         m[i].write(mi);
         v[i].write(vi);
         let step = c.lr * (mi * c.factor / (vi.sqrt() + c.eps));
@@ -246,6 +247,32 @@ mod tests {
         for (a, b) in p.to_vec::<f32>().iter().zip(q.to_vec::<f64>()) {
             assert!((*a as f64 - b).abs() < 1e-6);
         }
+    }
+
+    #[test]
+    fn moments_never_go_subnormal() {
+        // A weight whose gradient stays zero, one whose gradient is so small
+        // that its square is subnormal, and one with an ordinary gradient:
+        // as the moments decay step after step, each is either zero or at
+        // least f32's smallest normal, and the ordinary weight follows the
+        // formulas (in f64).
+        let o = options(None, false);
+        let f = |v: Vec<f32>| Tensor::from_vec(v, &[3]).unwrap();
+        let grad = f(vec![0.0, 1e-20, 0.5]);
+        let (mut p, mut m, mut v) = adam_step(f(vec![1.0, 1.0, 1.0]), &f(vec![1e-3, 1e-3, 0.5]), None, None, 1, &o).unwrap();
+        for step in 2..=1200 {
+            (p, m, v) = adam_step(p, &grad, Some(m), Some(v), step, &o).unwrap();
+            for (name, state) in [("m", &m), ("v", &v)] {
+                let values = state.to_vec::<f32>();
+                assert!(values.iter().all(|x| *x == 0.0 || x.abs() >= f32::MIN_POSITIVE), "step {step}: {name} = {values:?}");
+            }
+        }
+        // m of a zero gradient decays to zero; m of 1e-20 settles at 1e-20.
+        let m = m.to_vec::<f32>();
+        assert!(m[0] == 0.0 && (m[1] - 1e-20).abs() < 1e-23, "{m:?}");
+        let want = reference(1.0, &[0.5; 1200], &o);
+        let got = p.to_vec::<f32>()[2] as f64;
+        assert!((got - want).abs() < 1e-3 * want.abs().max(1.0), "{got} vs {want}");
     }
 
     #[test]

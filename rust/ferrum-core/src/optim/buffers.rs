@@ -3,7 +3,7 @@
 
 use std::mem::MaybeUninit;
 
-use crate::dtype::Element;
+use crate::dtype::{Element, FloatElement};
 use crate::error::{Error, Result};
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP};
 use crate::kernels::team::for_each_chunk_mut;
@@ -56,7 +56,9 @@ pub(crate) fn wrap<T: Element>(buf: Vec<T>, shape: &[usize]) -> Result<Tensor> {
 /// Run `f` over matching pieces of the `K` writable buffers and the
 /// read-only gradient, split across threads when the tensors are large.
 /// A buffer may be empty (a state the optimizer does not keep): its pieces
-/// are then empty too.
+/// are then empty too. Callers mark `f` `#[inline(always)]`: only then is
+/// its loop compiled for the CPU's vectors inside `simd` (out of line, the
+/// Adam update ran as 4-wide SSE code).
 pub(crate) fn chunked<T: Element, const K: usize>(
     bufs: [&mut [T]; K],
     grad: &[T],
@@ -128,4 +130,43 @@ fn in_pieces<T: Element, U: Send, const I: usize, const O: usize>(
             || f(*i, o.each_mut().map(|s| &mut **s)),
         )
     });
+}
+
+/// Multiplication by a constant factor that gives zero where the product
+/// would be subnormal.
+///
+/// An optimizer's state decays geometrically wherever the gradient stays
+/// zero (the weights of an input pixel that is always blank, a dead unit),
+/// and after some hundreds of steps it reaches the subnormal range, where
+/// every multiply takes a microcode assist on x86 cores: an MLP trained
+/// with Adam on one batch went from 1.1 ms to 4.6 ms a step after 700
+/// steps, 71% of it in the update. A zero instead of a subnormal moves a
+/// value by less than the smallest normal number (1.2e-38 in f32).
+#[derive(Clone, Copy)]
+pub(crate) struct Scale<T> {
+    factor: T,
+    /// Magnitudes below which `x * factor` is subnormal.
+    floor: T,
+    /// Magnitudes below which `x * x * factor` (or `x * x`) is.
+    floor_square: T,
+}
+
+impl<T: FloatElement> Scale<T> {
+    pub(crate) fn new(factor: T) -> Self {
+        let floor = T::min_positive_value() / factor.abs();
+        // x * x is itself subnormal below sqrt(min), whatever the factor.
+        Scale { factor, floor, floor_square: floor.max(T::min_positive_value()).sqrt() }
+    }
+
+    /// `x * factor`, or zero where that is subnormal.
+    #[inline(always)]
+    pub(crate) fn of(self, x: T) -> T {
+        if x.abs() < self.floor { T::zero() } else { x * self.factor }
+    }
+
+    /// `x * x * factor`, or zero where that or `x * x` is subnormal.
+    #[inline(always)]
+    pub(crate) fn of_square(self, x: T) -> T {
+        if x.abs() < self.floor_square { T::zero() } else { x * x * self.factor }
+    }
 }

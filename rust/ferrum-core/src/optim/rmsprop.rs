@@ -12,7 +12,7 @@
 //!
 //! Every state starts at zero, which gives Burn's first step exactly.
 
-use super::buffers::{chunked, expect_finite, expect_like, take, take_or_zeros, wrap};
+use super::buffers::{chunked, expect_finite, expect_like, take, take_or_zeros, wrap, Scale};
 use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
@@ -83,26 +83,27 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, state: RmsPropState, o: &R
     let mut buf = if with_momentum { take_or_zeros::<T>(OP, state.momentum, n)? } else { Vec::new() };
 
     let lr = T::from_f64(o.lr);
-    let alpha = T::from_f64(o.alpha);
-    let rest = T::from_f64(1.0 - o.alpha);
-    let momentum = T::from_f64(o.momentum);
+    // Averages that would go subnormal become zero (see `Scale`).
+    let alpha = Scale::new(T::from_f64(o.alpha));
+    let rest = Scale::new(T::from_f64(1.0 - o.alpha));
+    let momentum = Scale::new(T::from_f64(o.momentum));
     let eps = T::from_f64(o.epsilon);
     let decayed = o.weight_decay.is_some();
     let penalty = T::from_f64(o.weight_decay.unwrap_or(0.0));
 
-    chunked([&mut p, &mut sq, &mut ga, &mut buf], &g, |[p, sq, ga, buf], g| {
+    chunked([&mut p, &mut sq, &mut ga, &mut buf], &g, #[inline(always)] |[p, sq, ga, buf], g| {
         for i in 0..g.len() {
             let g = if decayed { g[i] + penalty * p[i] } else { g[i] };
-            sq[i] = sq[i] * alpha + g * g * rest;
+            sq[i] = alpha.of(sq[i]) + rest.of_square(g);
             let avg = if centered {
-                ga[i] = ga[i] * alpha + g * rest;
+                ga[i] = alpha.of(ga[i]) + rest.of(g);
                 sq[i] - ga[i] * ga[i]
             } else {
                 sq[i]
             };
             let mut d = g / (avg.sqrt() + eps);
             if with_momentum {
-                buf[i] = buf[i] * momentum + d;
+                buf[i] = momentum.of(buf[i]) + d;
                 d = buf[i];
             }
             p[i] = p[i] - d * lr;

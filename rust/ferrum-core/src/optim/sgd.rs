@@ -8,7 +8,7 @@
 //! param = param - lr * g
 //! ```
 
-use super::buffers::{chunked, expect_finite, expect_like, take, take_or_zeros, wrap};
+use super::buffers::{chunked, expect_finite, expect_like, take, take_or_zeros, wrap, Scale};
 use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
@@ -58,7 +58,7 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, 
     let decay = T::from_f64(o.weight_decay.unwrap_or(0.0));
     let decayed = o.weight_decay.is_some();
     let Some(m) = o.momentum else {
-        chunked([&mut p], &g, |[p], g| {
+        chunked([&mut p], &g, #[inline(always)] |[p], g| {
             for (p, &g) in p.iter_mut().zip(g) {
                 let d = if decayed { g + decay * *p } else { g };
                 *p = *p - lr * d;
@@ -66,15 +66,16 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, 
         });
         return Ok((p, None));
     };
-    let momentum = T::from_f64(m.momentum);
-    let keep = T::from_f64(1.0 - m.dampening);
+    let (momentum, keep) = (T::from_f64(m.momentum), Scale::new(T::from_f64(1.0 - m.dampening)));
+    // The velocity decays by `momentum`; a subnormal one becomes zero (see `Scale`).
+    let fade = Scale::new(momentum);
     let nesterov = m.nesterov;
     let first = velocity.is_none();
     let mut v = take_or_zeros::<T>(OP, velocity, g.len())?;
-    chunked([&mut p, &mut v], &g, |[p, v], g| {
+    chunked([&mut p, &mut v], &g, #[inline(always)] |[p, v], g| {
         for ((p, v), &g) in p.iter_mut().zip(v.iter_mut()).zip(g) {
             let d = if decayed { g + decay * *p } else { g };
-            *v = if first { d } else { d * keep + *v * momentum };
+            *v = if first { d } else { keep.of(d) + fade.of(*v) };
             let step = if nesterov { *v * momentum + d } else { *v };
             *p = *p - lr * step;
         }
@@ -118,6 +119,25 @@ mod tests {
         let (p, v) = sgd_step(p, &t(&[1.0]), Some(v), &o).unwrap();
         close(&v.unwrap().to_vec::<f64>(), &[2.7]);
         close(&p.to_vec::<f64>(), &[0.8 - 0.27]);
+    }
+
+    #[test]
+    fn velocity_decays_to_zero_without_going_subnormal() {
+        // With the gradient zero from the second step on, the velocity
+        // decays by 0.5 a step: from 1 it would pass through f32's
+        // subnormals around step 127; it goes from normal to zero instead.
+        let m = Momentum { momentum: 0.5, dampening: 0.0, nesterov: false };
+        let o = SgdOptions { lr: 0.1, weight_decay: None, momentum: Some(m) };
+        let f = |x: f32| Tensor::from_vec(vec![x], &[1]).unwrap();
+        let (mut p, mut v) = sgd_step(f(0.0), &f(1.0), None, &o).unwrap();
+        for step in 2..200 {
+            (p, v) = sgd_step(p, &f(0.0), v, &o).unwrap();
+            let x = v.as_ref().unwrap().to_vec::<f32>()[0];
+            assert!(x == 0.0 || x >= f32::MIN_POSITIVE, "step {step}: velocity {x:e}");
+        }
+        assert_eq!(v.unwrap().to_vec::<f32>()[0], 0.0);
+        // p = -0.1 * (1 + 0.5 + 0.25 + ...) = -0.2, up to f32 rounding.
+        assert!((p.to_vec::<f32>()[0] + 0.2).abs() < 1e-6);
     }
 
     #[test]
