@@ -10,7 +10,10 @@ use super::team::{self, Shared};
 
 /// Multiply-adds from which one GEMM call uses every core. Measured on Zen 5
 /// with two cores, square products one thread against two: 64^3 (2^18)
-/// took 3.4 us against 4.0 us, 96^3 8.5 us against 6.8 us.
+/// took 3.4 us against 4.0 us, 96^3 8.5 us against 6.8 us. On a 2-vCPU
+/// Xeon (AVX-512, one thread unpacked): 64^3 4.1-5.4 us against 4.3-5.4,
+/// 80^3 and 96^3 within noise of each other, 112^3 and 128^3 faster on
+/// two (17-21 us against 21-23, 23 against 30).
 pub const PAR_GEMM_FLOPS: usize = 1 << 19;
 
 /// One matrix: base pointer offset into its buffer and (row, col) strides.

@@ -166,6 +166,27 @@ mod tests {
     }
 
     #[test]
+    fn averages_decay_to_zero_without_going_subnormal() {
+        // One step with a gradient of 1, then zeros: every state decays by
+        // 0.5 a step and would pass through f32's subnormals around step
+        // 127; each goes from normal to zero instead.
+        let o = RmsPropOptions { lr: 0.01, alpha: 0.5, momentum: 0.5, epsilon: 1e-8, centered: true, weight_decay: None };
+        let f = |x: f32| Tensor::from_vec(vec![x], &[1]).unwrap();
+        let (mut p, mut state) = rmsprop_step(f(0.0), &f(1.0), RmsPropState::default(), &o).unwrap();
+        for step in 2..200 {
+            (p, state) = rmsprop_step(p, &f(0.0), state, &o).unwrap();
+            for (name, s) in [("square_avg", &state.square_avg), ("grad_avg", &state.grad_avg), ("momentum", &state.momentum)] {
+                let x = s.as_ref().unwrap().to_vec::<f32>()[0];
+                assert!(x == 0.0 || x.abs() >= f32::MIN_POSITIVE, "step {step}: {name} {x:e}");
+            }
+        }
+        for s in [&state.square_avg, &state.grad_avg, &state.momentum] {
+            assert_eq!(s.as_ref().unwrap().to_vec::<f32>()[0], 0.0);
+        }
+        assert!(p.to_vec::<f32>()[0].is_finite());
+    }
+
+    #[test]
     fn state_for_a_disabled_feature_is_an_error() {
         let o = RmsPropOptions { lr: 0.01, alpha: 0.9, momentum: 0.0, epsilon: 1e-8, centered: false, weight_decay: None };
         let state = RmsPropState { square_avg: None, grad_avg: Some(t(&[0.0])), momentum: None };
