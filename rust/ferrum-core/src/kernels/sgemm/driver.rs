@@ -378,7 +378,7 @@ impl Product {
         let (across, block) = if by_cols { (self.m.div_ceil(mc), mc * kc) } else { (self.n.div_ceil(nc), nc * kc) };
         with_shared(self.k.div_ceil(kc), across, block, |shared| {
             let sharing = match shared {
-                _ if self.m * self.k * self.n < SHARE_FROM => Sharing::Neither,
+                _ if self.m.saturating_mul(self.k).saturating_mul(self.n) < SHARE_FROM => Sharing::Neither,
                 Some(s) if by_cols => Sharing::A(s),
                 Some(s) => Sharing::B(s),
                 None => Sharing::Neither,
