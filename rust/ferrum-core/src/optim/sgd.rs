@@ -66,9 +66,10 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, 
         });
         return Ok((p, None));
     };
-    let (momentum, keep) = (T::from_f64(m.momentum), Scale::new(T::from_f64(1.0 - m.dampening)));
-    // The velocity decays by `momentum`; a subnormal one becomes zero (see `Scale`).
-    let fade = Scale::new(momentum);
+    let momentum = T::from_f64(m.momentum);
+    // The velocity decays by `momentum` and takes `1 - dampening` of the
+    // gradient; what would be subnormal becomes zero (see `Scale`).
+    let (fade, keep) = (Scale::new(momentum), Scale::new(T::from_f64(1.0 - m.dampening)));
     let nesterov = m.nesterov;
     let first = velocity.is_none();
     let mut v = take_or_zeros::<T>(OP, velocity, g.len())?;

@@ -316,17 +316,6 @@ pub unsafe fn sgemm(kernel: Kernel, dst: *mut f32, dst_rs: usize, accumulate: bo
         // SAFETY: forwarded from the caller; the CPU has AVX-512F.
         return unsafe { small::sgemm(dst, dst_rs, accumulate, a, b, m, k, n) };
     }
-    // SAFETY: forwarded from the caller.
-    unsafe { sgemm_packed(kernel, dst, dst_rs, accumulate, a, b, m, k, n, threads) }
-}
-
-/// [`sgemm`] on packed operands whatever the size (the path every product
-/// takes but the small ones on one thread).
-///
-/// # Safety
-/// As for [`sgemm`].
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn sgemm_packed(kernel: Kernel, dst: *mut f32, dst_rs: usize, accumulate: bool, a: Operand, b: Operand, m: usize, k: usize, n: usize, threads: usize) {
     let out = Out { ptr: dst, rs: dst_rs };
     let product = Product { out, accumulate, a, b, m, k, n };
     // SAFETY: forwarded from the caller.
@@ -359,7 +348,7 @@ impl Product {
     /// splitting rows (1024^3 on two threads: 14.1-15.9 ms vs 13.3-18.5 ms;
     /// 2048^3: 119-129 vs 126-149 ms). The operand every part reads whole
     /// (A when columns are split) is packed once for all parts
-    /// ([`with_shared`]).
+    /// ([`with_shared`]) from [`SHARE_FROM`] multiply-adds up.
     ///
     /// # Safety
     /// As for [`sgemm`], with `T` the tile of a supported kernel.
@@ -372,17 +361,7 @@ impl Product {
         let (len, unit) = if by_cols { (self.n, T::NR) } else { (self.m, T::MR) };
         let tiles = len.div_ceil(unit);
         let parts = split_parts(tiles, threads);
-        // Every part sees the whole shared operand, so it blocks it as the
-        // whole product does.
-        let (mc, kc, nc) = blocking::<T>(self.m, self.k, self.n);
-        let (across, block) = if by_cols { (self.m.div_ceil(mc), mc * kc) } else { (self.n.div_ceil(nc), nc * kc) };
-        with_shared(self.k.div_ceil(kc), across, block, |shared| {
-            let sharing = match shared {
-                _ if self.m.saturating_mul(self.k).saturating_mul(self.n) < SHARE_FROM => Sharing::Neither,
-                Some(s) if by_cols => Sharing::A(s),
-                Some(s) => Sharing::B(s),
-                None => Sharing::Neither,
-            };
+        let run_parts = |sharing: Sharing<'_>| {
             team::for_each_part(parts, |t| {
                 // Part t: output rows (or columns) s..e in whole micro-tiles.
                 let (s, e) = ((tiles * t / parts * unit).min(len), (tiles * (t + 1) / parts * unit).min(len));
@@ -402,6 +381,20 @@ impl Product {
                     with_packs(|p| part.blocked::<T>(p, sharing));
                 }
             });
+        };
+        if self.m.saturating_mul(self.k).saturating_mul(self.n) < SHARE_FROM {
+            return run_parts(Sharing::Neither);
+        }
+        // Every part sees the whole shared operand, so it blocks it as the
+        // whole product does.
+        let (mc, kc, nc) = blocking::<T>(self.m, self.k, self.n);
+        let (across, block) = if by_cols { (self.m.div_ceil(mc), mc * kc) } else { (self.n.div_ceil(nc), nc * kc) };
+        with_shared(self.k.div_ceil(kc), across, block, |shared| {
+            run_parts(match shared {
+                Some(s) if by_cols => Sharing::A(s),
+                Some(s) => Sharing::B(s),
+                None => Sharing::Neither,
+            })
         });
     }
 
