@@ -8,6 +8,7 @@
 //! from the kernel ([`Tile`]): AVX-512 where the CPU has it, else AVX2.
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use super::avx2::Avx2;
@@ -229,7 +230,34 @@ impl Aligned {
 pub(super) struct Packs {
     pub(super) a: Aligned,
     pub(super) b: Aligned,
+    /// The product (an id from [`PRODUCTS`], 0 for none) whose whole
+    /// operand `a` or `b` holds for [`Sharing::ThreadA`] or
+    /// [`Sharing::ThreadB`], and which of its blocks are packed.
+    kept: u64,
+    packed: Vec<bool>,
 }
+
+impl Packs {
+    /// Whether block `index` (of `blocks`) of product `id`'s kept operand
+    /// is packed already; from now on it counts as packed, so the caller
+    /// packs it when this returns false.
+    fn keep(&mut self, id: u64, blocks: usize, index: usize) -> bool {
+        if self.kept != id {
+            self.kept = id;
+            self.packed.clear();
+            self.packed.resize(blocks, false);
+        }
+        std::mem::replace(&mut self.packed[index], true)
+    }
+}
+
+/// Counts threaded products, so each has an id that a thread's kept
+/// operand ([`Packs::keep`]) can be matched against.
+static PRODUCTS: AtomicU64 = AtomicU64::new(0);
+
+/// Floats of the operand a thread keeps packed whole for the parts of a
+/// product it runs (4 MiB); past it each part packs its own blocks.
+const MAX_KEPT: usize = 1 << 20;
 
 thread_local! {
     static PACKS: RefCell<Packs> = RefCell::new(Packs::default());
@@ -281,14 +309,19 @@ pub(super) fn split_parts(tiles: usize, threads: usize) -> usize {
 }
 
 /// Multiply-adds from which the parts of a threaded product pack the
-/// operand they all read once between them ([`Sharing`]); smaller products
-/// pack it once per thread. On a small product the parts wait for each
-/// other's panels, and each then reads half of them from the other core's
-/// cache: on two threads (Xeon, AVX-512) 128^3 took 40 us shared against
-/// 22 us packed per thread, 96^3 24 against 14 and 192^3 91-95 against
-/// 76, while from 256^3 up (and on the MLP's 64x784x512, 256x784x512 and
-/// their gradients' shapes) the two ran within noise of each other.
-const SHARE_FROM: usize = 1 << 24;
+/// operand they all read once between them ([`Sharing::A`], [`Sharing::B`]);
+/// below it each thread packs that operand once, whole, and keeps it for
+/// every part it runs ([`Sharing::ThreadA`], [`Sharing::ThreadB`]). Shared
+/// packing makes each part wait for the other's panels and then read half
+/// of them from the other core's cache; packing per part (as before) packed
+/// the operand twice per thread. On two threads (Xeon, AVX-512), against
+/// sharing from 2^24 and packing per part below it, medians of 15-21
+/// alternating rounds: 256^3 1.20x faster, 320^3 1.12x, 384^3 1.08x, the
+/// MLP's 64x784x512 1.14x and its gradients' shapes 784x64x512 and
+/// 64x512x784 1.09x; 128^3 and 192^3 (packed per part before) within 0.3%;
+/// 256x784x512, 448^3, 512^3 and 384x784x1024 within 3% either way for a
+/// gate at 2^26, 2^27 or 2^28.
+const SHARE_FROM: usize = 1 << 26;
 
 /// Which operand the parts of a threaded product pack together.
 #[derive(Clone, Copy)]
@@ -299,6 +332,11 @@ enum Sharing<'a> {
     A(&'a SharedPacks),
     /// Parts own rows of the output and share the packed blocks of B.
     B(&'a SharedPacks),
+    /// Parts own columns of the output (of product `.0`); each thread packs
+    /// all of A once, into its own buffer, for all the parts it runs.
+    ThreadA(u64),
+    /// Parts own rows of the output; each thread packs all of B once.
+    ThreadB(u64),
 }
 
 /// `dst = (accumulate ? dst : 0) + a @ b` for `a: m x k`, `b: k x n` and an
@@ -348,7 +386,8 @@ impl Product {
     /// splitting rows (1024^3 on two threads: 14.1-15.9 ms vs 13.3-18.5 ms;
     /// 2048^3: 119-129 vs 126-149 ms). The operand every part reads whole
     /// (A when columns are split) is packed once for all parts
-    /// ([`with_shared`]) from [`SHARE_FROM`] multiply-adds up.
+    /// ([`with_shared`]) from [`SHARE_FROM`] multiply-adds up, and once per
+    /// thread below that (up to [`MAX_KEPT`] floats of it).
     ///
     /// # Safety
     /// As for [`sgemm`], with `T` the tile of a supported kernel.
@@ -382,13 +421,19 @@ impl Product {
                 }
             });
         };
-        if self.m.saturating_mul(self.k).saturating_mul(self.n) < SHARE_FROM {
-            return run_parts(Sharing::Neither);
-        }
         // Every part sees the whole shared operand, so it blocks it as the
         // whole product does.
         let (mc, kc, nc) = blocking::<T>(self.m, self.k, self.n);
         let (across, block) = if by_cols { (self.m.div_ceil(mc), mc * kc) } else { (self.n.div_ceil(nc), nc * kc) };
+        if self.m.saturating_mul(self.k).saturating_mul(self.n) < SHARE_FROM {
+            let id = PRODUCTS.fetch_add(1, Ordering::Relaxed) + 1;
+            let whole = self.k.div_ceil(kc).saturating_mul(across).saturating_mul(block);
+            return run_parts(match () {
+                _ if whole > MAX_KEPT => Sharing::Neither,
+                _ if by_cols => Sharing::ThreadA(id),
+                _ => Sharing::ThreadB(id),
+            });
+        }
         with_shared(self.k.div_ceil(kc), across, block, |shared| {
             run_parts(match shared {
                 Some(s) if by_cols => Sharing::A(s),
@@ -406,8 +451,17 @@ impl Product {
         let Product { out, accumulate, a, b, m, k, n } = self;
         let (tm, tn) = (T::MR, T::NR);
         let (mc_max, kc_max, nc_max) = blocking::<T>(m, k, n);
-        let pa = packs.a.ensure(if matches!(sharing, Sharing::A(_)) { 0 } else { mc_max * kc_max });
-        let pb = packs.b.ensure(if matches!(sharing, Sharing::B(_)) { 0 } else { nc_max * kc_max });
+        let (m_blocks, k_blocks, n_blocks) = (m.div_ceil(mc_max), k.div_ceil(kc_max), n.div_ceil(nc_max));
+        let pa = packs.a.ensure(match sharing {
+            Sharing::A(_) => 0,
+            Sharing::ThreadA(_) => k_blocks * m_blocks * mc_max * kc_max,
+            _ => mc_max * kc_max,
+        });
+        let pb = packs.b.ensure(match sharing {
+            Sharing::B(_) => 0,
+            Sharing::ThreadB(_) => k_blocks * n_blocks * nc_max * kc_max,
+            _ => nc_max * kc_max,
+        });
         for (jb, jc) in (0..n).step_by(nc_max).enumerate() {
             let nc = nc_max.min(n - jc);
             for (kb, pc) in (0..k).step_by(kc_max).enumerate() {
@@ -423,6 +477,13 @@ impl Product {
                             let j = first * tn;
                             pack_b::<T>(dst.add(j * kc), b, pc, jc + j, kc, (count * tn).min(nc - j));
                         }),
+                        Sharing::ThreadB(id) => {
+                            let at = pb.add((kb * n_blocks + jb) * nc_max * kc_max);
+                            if !packs.keep(id, k_blocks * n_blocks, kb * n_blocks + jb) {
+                                pack_b::<T>(at, b, pc, jc, kc, nc);
+                            }
+                            at
+                        }
                         _ => {
                             pack_b::<T>(pb, b, pc, jc, kc, nc);
                             pb
@@ -445,6 +506,13 @@ impl Product {
                                 let i = first * tm;
                                 pack_a::<T>(dst.add(i * kc), a, ic + i, pc, (count * tm).min(mc - i), kc);
                             }),
+                            Sharing::ThreadA(id) => {
+                                let at = pa.add((kb * m_blocks + ib) * mc_max * kc_max);
+                                if !packs.keep(id, k_blocks * m_blocks, kb * m_blocks + ib) {
+                                    pack_a::<T>(at, a, ic, pc, mc, kc);
+                                }
+                                at
+                            }
                             _ => {
                                 pack_a::<T>(pa, a, ic, pc, mc, kc);
                                 pa

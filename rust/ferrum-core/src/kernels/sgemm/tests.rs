@@ -195,6 +195,24 @@ fn more_threads_than_cores() {
 }
 
 #[test]
+fn a_thread_repacks_the_operand_it_keeps_for_each_product() {
+    // Below the sharing gate each thread packs the operand every part reads
+    // once and keeps it for the parts it runs; the next product of the same
+    // shape, with other values, must not find it packed. Many threads make
+    // each of them run several parts, and slower ones run parts of the
+    // first product after others started on the second.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(6).build().expect("a thread pool");
+    pool.install(|| {
+        for (m, k, n) in [(150, 700, 400), (400, 700, 150), (64, 784, 512)] {
+            for seed in 0..3 {
+                let (a, b) = (make(m, k, Form::RowMajor, 10 * seed + 1), make(k, n, Form::Transposed, 10 * seed + 2));
+                check(&a, &b, Dims { m, k, n }, n, seed % 2 == 1, true);
+            }
+        }
+    });
+}
+
+#[test]
 fn strided_operands() {
     let forms = [Form::RowMajor, Form::Transposed, Form::Sliced, Form::BroadcastRows, Form::Flipped];
     for fa in forms {
