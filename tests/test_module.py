@@ -193,6 +193,37 @@ def test_map_returns_a_new_module_and_leaves_the_old_one() -> None:
     assert mapped.width == 7 and mapped.first.label == "b" and isinstance(mapped.relu, Relu)
 
 
+class Tagged(Module[B]):
+    """A module that keeps a per-copy attribute out of the fields and counts its copies."""
+
+    fc: Linear[B]
+    copies: int = 0
+
+    def __copy__(self) -> Tagged[B]:
+        new = Tagged(fc=self.fc, copies=self.copies + 1)
+        object.__setattr__(new, "note", "copied by __copy__")
+        return new
+
+
+def test_map_copies_plain_modules_attribute_for_attribute_and_honours_copy_hooks() -> None:
+    class Identity:
+        def map_float(self, id: ParamId, tensor: Tensor[Any, Any, Float]) -> Tensor[Any, Any, Float]:
+            return tensor
+
+    model = net()
+    # An attribute outside the fields (a cache a layer keeps) travels with the copy, as with copy.copy.
+    object.__setattr__(model.first, "cache", [1, 2])
+    mapped = model.map(Identity())
+    assert mapped.first is not model.first and mapped.first.cache is model.first.cache  # type: ignore[attr-defined]
+    assert mapped.blocks[1] is not model.blocks[1] and mapped.blocks[1].label == "b"
+    assert mapped.width == 7 and type(mapped.relu) is Relu and mapped.relu is not model.relu
+
+    tagged = Tagged(fc=LinearConfig(2, 2).init(DEVICE))
+    again = tagged.map(Identity()).map(Identity())
+    assert again.copies == 2 and again.note == "copied by __copy__"  # type: ignore[attr-defined]
+    assert again.fc.weight.id == tagged.fc.weight.id and again.fc is not tagged.fc
+
+
 def test_map_refuses_a_shape_change() -> None:
     class Grow:
         def map_float(self, id: ParamId, tensor: Tensor[Any, Any, Float]) -> Tensor[Any, Any, Float]:

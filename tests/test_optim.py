@@ -9,6 +9,7 @@ state records, GradientsParams and GradientsAccumulator.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -526,6 +527,18 @@ def test_from_grads_reads_each_parameter_gradient() -> None:
     weight = grads.get(model.weight.id)
     assert weight is not None and not weight.device().is_autodiff
     np.testing.assert_allclose(arr(weight), [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
+
+
+def test_from_params_keeps_only_the_listed_trained_parameters() -> None:
+    model = net()
+    assert model.bias is not None
+    frozen = dataclasses.replace(model, bias=model.bias.set_require_grad(False))
+    grads = frozen.forward(Tensor.from_floats([[1.0, 2.0, 3.0]], AD)).sum().backward()
+    assert GradientsParams.from_grads(grads, frozen).ids() == [frozen.weight.id]
+    assert GradientsParams.from_params(grads, frozen, [model.bias.id]).is_empty()
+    only_weight = GradientsParams.from_params(grads, frozen, [frozen.weight.id]).get(frozen.weight.id)
+    assert only_weight is not None
+    np.testing.assert_allclose(arr(only_weight), [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
 
 
 def test_from_grads_needs_an_autodiff_module() -> None:

@@ -60,17 +60,21 @@ class GradientsParams:
         """
         if not isinstance(grads, Gradients):
             raise TypeError(f"from_grads needs the Gradients of backward(), found {type(grads).__name__}")
-        return GradientsParams.from_params(grads, module, [param.id for param in module.parameters()])
+        return GradientsParams._collect(grads, module, None)
 
     @staticmethod
     def from_params(grads: Gradients, module: Module[Any], params: list[ParamId]) -> GradientsParams:
         """As ``from_grads``, for the listed parameters of ``module`` only."""
+        return GradientsParams._collect(grads, module, set(params))
+
+    @staticmethod
+    def _collect(grads: Gradients, module: Module[Any], wanted: set[ParamId] | None) -> GradientsParams:
+        # ``wanted`` None takes every parameter: from_grads walks the module once, not twice.
         if not isinstance(module, Module):
             raise TypeError(f"from_grads needs a Module, found {type(module).__name__}")
-        wanted = set(params)
         out = GradientsParams()
         for path, param in module.named_parameters():
-            if param.id not in wanted or not param.is_require_grad():
+            if (wanted is not None and param.id not in wanted) or not param.is_require_grad():
                 continue
             tensor: Any = param.val()
             if not tensor.device().is_autodiff:

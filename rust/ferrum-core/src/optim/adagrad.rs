@@ -7,7 +7,7 @@
 //! param = param - lr_t * g / (sqrt(sum) + epsilon)
 //! ```
 
-use super::buffers::{chunked, expect_finite, expect_like, take, take_or_zeros, wrap};
+use super::buffers::{chunked, expect_finite, expect_like, take, take_or_zeros, wrap, Scale};
 use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
@@ -49,18 +49,47 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, sum: Option<Tensor>, time:
     let g = contiguous_values::<T>(OP, grad)?;
     let mut p = take::<T>(OP, param)?;
     let mut s = take_or_zeros::<T>(OP, sum, g.len())?;
-    let lr = T::from_f64(o.lr / (1.0 + (time as f64 - 1.0) * o.lr_decay));
-    let eps = T::from_f64(o.epsilon);
-    let decayed = o.weight_decay.is_some();
-    let penalty = T::from_f64(o.weight_decay.unwrap_or(0.0));
-    chunked([&mut p, &mut s], &g, #[inline(always)] |[p, s], g| {
-        for ((p, s), &g) in p.iter_mut().zip(s.iter_mut()).zip(g) {
-            let g = if decayed { g + penalty * *p } else { g };
-            *s = *s + g * g;
-            *p = *p - g / (s.sqrt() + eps) * lr;
-        }
-    });
+    let c = Coefs {
+        lr: T::from_f64(o.lr / (1.0 + (time as f64 - 1.0) * o.lr_decay)),
+        eps: T::from_f64(o.epsilon),
+        penalty: T::from_f64(o.weight_decay.unwrap_or(0.0)),
+        // A square that would be subnormal adds zero: the sum only grows, so
+        // one such square (a gradient below 1e-19 in f32) left in a sum that
+        // gets nothing else would make every later step of that weight take
+        // the CPU's slow path for subnormals (see `Scale`).
+        square: Scale::new(T::one()),
+    };
+    // One compiled loop per variant, so the loop tests no flag per element.
+    if o.weight_decay.is_some() {
+        chunked([&mut p, &mut s], &g, #[inline(always)] move |b, g| update::<T, true>(b, g, c));
+    } else {
+        chunked([&mut p, &mut s], &g, #[inline(always)] move |b, g| update::<T, false>(b, g, c));
+    }
     Ok((p, s))
+}
+
+/// The step's constants, copied into the loop so that it keeps them in
+/// registers (read through a reference, they were reloaded per element and
+/// the loop ran one element at a time).
+#[derive(Clone, Copy)]
+struct Coefs<T> {
+    lr: T,
+    eps: T,
+    penalty: T,
+    square: Scale<T>,
+}
+
+#[inline(always)]
+fn update<T: FloatElement, const DECAYED: bool>([p, s]: [&mut [T]; 2], g: &[T], c: Coefs<T>) {
+    let n = g.len();
+    // Equal lengths up front let the compiler drop the bounds checks and vectorise.
+    let (p, s) = (&mut p[..n], &mut s[..n]);
+    for i in 0..n {
+        let gi = if DECAYED { g[i] + c.penalty * p[i] } else { g[i] };
+        let si = s[i] + c.square.of_square(gi);
+        s[i] = si;
+        p[i] = p[i] - gi / (si.sqrt() + c.eps) * c.lr;
+    }
 }
 
 #[cfg(test)]
@@ -83,6 +112,25 @@ mod tests {
         let expected = 0.9 - 0.1 / 1.5 * 3.0 / 13f64.sqrt();
         assert!((p.to_vec::<f64>()[0] - expected).abs() < 1e-12);
         assert_eq!(s.to_vec::<f64>(), vec![13.0]);
+    }
+
+    #[test]
+    fn the_sum_never_goes_subnormal() {
+        // Gradients whose squares are subnormal in f32 (1e-20: 1e-40) add
+        // nothing; ordinary ones follow the formula.
+        let o = AdaGradOptions { lr: 0.1, lr_decay: 0.0, epsilon: 1e-10, weight_decay: None };
+        let f = |v: Vec<f32>| Tensor::from_vec(v, &[3]).unwrap();
+        let (mut p, mut s) = adagrad_step(f(vec![1.0; 3]), &f(vec![1e-20, -3e-20, 0.5]), None, 1, &o).unwrap();
+        for step in 2..=50 {
+            (p, s) = adagrad_step(p, &f(vec![1e-20, 0.0, 0.5]), Some(s), step, &o).unwrap();
+            let sums = s.to_vec::<f32>();
+            assert!(sums.iter().all(|x| *x == 0.0 || *x >= f32::MIN_POSITIVE), "step {step}: {sums:?}");
+        }
+        let (sums, p) = (s.to_vec::<f32>(), p.to_vec::<f32>());
+        assert!(sums[0] == 0.0 && sums[1] == 0.0 && (sums[2] - 12.5).abs() < 1e-5, "{sums:?}");
+        // Weight 2 in f64: 50 steps of 0.1 * 0.5 / (sqrt(0.25 t) + 1e-10).
+        let want = 1.0 - (1..=50).map(|t| 0.1 * 0.5 / ((0.25 * t as f64).sqrt() + 1e-10)).sum::<f64>();
+        assert!((p[2] as f64 - want).abs() < 1e-5, "{} vs {want}", p[2]);
     }
 
     #[test]

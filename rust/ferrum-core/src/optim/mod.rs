@@ -5,6 +5,24 @@
 //! pass (Adam, whose old state the caller always still holds). The formulas are
 //! Burn's (`burn-optim`), so a model trains the same in both.
 
+/// `$run!(a, b, c)` with the literals `true`/`false` that match the three
+/// booleans of `$flags`: a loop generic over three `const` flags is compiled
+/// once per combination, so no flag is tested per element.
+macro_rules! with_flags3 {
+    ($flags:expr, $run:ident) => {
+        match $flags {
+            (false, false, false) => $run!(false, false, false),
+            (false, false, true) => $run!(false, false, true),
+            (false, true, false) => $run!(false, true, false),
+            (false, true, true) => $run!(false, true, true),
+            (true, false, false) => $run!(true, false, false),
+            (true, false, true) => $run!(true, false, true),
+            (true, true, false) => $run!(true, true, false),
+            (true, true, true) => $run!(true, true, true),
+        }
+    };
+}
+
 mod buffers;
 
 pub mod adagrad;

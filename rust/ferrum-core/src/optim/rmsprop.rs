@@ -82,34 +82,73 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, state: RmsPropState, o: &R
     let mut ga = if centered { take_or_zeros::<T>(OP, state.grad_avg, n)? } else { Vec::new() };
     let mut buf = if with_momentum { take_or_zeros::<T>(OP, state.momentum, n)? } else { Vec::new() };
 
-    let lr = T::from_f64(o.lr);
     // Averages that would go subnormal become zero (see `Scale`).
-    let alpha = Scale::new(T::from_f64(o.alpha));
-    let rest = Scale::new(T::from_f64(1.0 - o.alpha));
-    let momentum = Scale::new(T::from_f64(o.momentum));
-    let eps = T::from_f64(o.epsilon);
-    let decayed = o.weight_decay.is_some();
-    let penalty = T::from_f64(o.weight_decay.unwrap_or(0.0));
-
-    chunked([&mut p, &mut sq, &mut ga, &mut buf], &g, #[inline(always)] |[p, sq, ga, buf], g| {
-        for i in 0..g.len() {
-            let g = if decayed { g[i] + penalty * p[i] } else { g[i] };
-            sq[i] = alpha.of(sq[i]) + rest.of_square(g);
-            let avg = if centered {
-                ga[i] = alpha.of(ga[i]) + rest.of(g);
-                sq[i] - ga[i] * ga[i]
-            } else {
-                sq[i]
-            };
-            let mut d = g / (avg.sqrt() + eps);
-            if with_momentum {
-                buf[i] = momentum.of(buf[i]) + d;
-                d = buf[i];
-            }
-            p[i] = p[i] - d * lr;
-        }
-    });
+    let c = Coefs {
+        lr: T::from_f64(o.lr),
+        alpha: Scale::new(T::from_f64(o.alpha)),
+        rest: Scale::new(T::from_f64(1.0 - o.alpha)),
+        momentum: Scale::new(T::from_f64(o.momentum)),
+        square: Scale::new(T::one()),
+        eps: T::from_f64(o.epsilon),
+        penalty: T::from_f64(o.weight_decay.unwrap_or(0.0)),
+    };
+    macro_rules! run {
+        ($d:literal, $c:literal, $m:literal) => {
+            chunked([&mut p, &mut sq, &mut ga, &mut buf], &g, #[inline(always)] move |b, g| update::<T, $d, $c, $m>(b, g, c))
+        };
+    }
+    with_flags3!((o.weight_decay.is_some(), centered, with_momentum), run);
     Ok((p, sq, centered.then_some(ga), with_momentum.then_some(buf)))
+}
+
+/// The step's constants, copied into the loop so that it keeps them in
+/// registers (read through a reference, they were reloaded per element and
+/// the loop ran one element at a time).
+#[derive(Clone, Copy)]
+struct Coefs<T> {
+    lr: T,
+    alpha: Scale<T>,
+    rest: Scale<T>,
+    momentum: Scale<T>,
+    square: Scale<T>,
+    eps: T,
+    penalty: T,
+}
+
+/// One piece of the update; `ga` (`buf`) is empty unless `CENTERED`
+/// (`MOMENTUM`).
+#[inline(always)]
+fn update<T: FloatElement, const DECAYED: bool, const CENTERED: bool, const MOMENTUM: bool>(
+    [p, sq, ga, buf]: [&mut [T]; 4],
+    g: &[T],
+    c: Coefs<T>,
+) {
+    let n = g.len();
+    // Equal lengths up front let the compiler drop the bounds checks and vectorise.
+    let (p, sq) = (&mut p[..n], &mut sq[..n]);
+    let ga = &mut ga[..if CENTERED { n } else { 0 }];
+    let buf = &mut buf[..if MOMENTUM { n } else { 0 }];
+    for i in 0..n {
+        let gi = if DECAYED { g[i] + c.penalty * p[i] } else { g[i] };
+        let sqi = c.alpha.of(sq[i]) + c.rest.of_square(gi);
+        sq[i] = sqi;
+        let avg = if CENTERED {
+            let gai = c.alpha.of(ga[i]) + c.rest.of(gi);
+            ga[i] = gai;
+            // As it decays, the mean gradient spends thousands of steps
+            // between 1e-38 and 1e-19, where its square is subnormal.
+            sqi - c.square.of_square(gai)
+        } else {
+            sqi
+        };
+        let mut d = gi / (avg.sqrt() + c.eps);
+        if MOMENTUM {
+            let bi = c.momentum.of(buf[i]) + d;
+            buf[i] = bi;
+            d = bi;
+        }
+        p[i] = p[i] - d * c.lr;
+    }
 }
 
 #[cfg(test)]
@@ -184,6 +223,25 @@ mod tests {
             assert_eq!(s.as_ref().unwrap().to_vec::<f32>()[0], 0.0);
         }
         assert!(p.to_vec::<f32>()[0].is_finite());
+    }
+
+    #[test]
+    fn a_tiny_gradient_leaves_a_centered_weight_finite() {
+        // g = 1e-18 with alpha 0.99: the square average's share, 1e-38, is
+        // subnormal in f32 and becomes zero, and the mean gradient is 1e-20.
+        // Its square (1e-40) subtracted from that zero made the average
+        // negative and the weight NaN; a subnormal square counts as zero too.
+        let o = RmsPropOptions { lr: 0.01, alpha: 0.99, momentum: 0.0, epsilon: 1e-8, centered: true, weight_decay: None };
+        let f = |x: f32| Tensor::from_vec(vec![x, 1.0], &[2]).unwrap();
+        let (mut p, mut state) = rmsprop_step(f(1.0), &f(1e-18), RmsPropState::default(), &o).unwrap();
+        for _ in 0..3 {
+            (p, state) = rmsprop_step(p, &f(1e-18), state, &o).unwrap();
+        }
+        let p = p.to_vec::<f32>();
+        // Weight 0 moves by lr * g / epsilon = 1e-12 a step: nothing in f32.
+        assert_eq!(p[0], 1.0, "{p:?}");
+        let want = reference(1.0, &[1.0; 4], &o);
+        assert!((p[1] as f64 - want).abs() < 1e-5, "{p:?} vs {want}");
     }
 
     #[test]

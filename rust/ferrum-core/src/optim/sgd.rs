@@ -54,34 +54,76 @@ pub fn sgd_step(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, o: &SgdO
 fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, o: &SgdOptions) -> Result<(Vec<T>, Option<Vec<T>>)> {
     let g = contiguous_values::<T>(OP, grad)?;
     let mut p = take::<T>(OP, param)?;
-    let lr = T::from_f64(o.lr);
-    let decay = T::from_f64(o.weight_decay.unwrap_or(0.0));
     let decayed = o.weight_decay.is_some();
+    let mut c = Coefs {
+        lr: T::from_f64(o.lr),
+        decay: T::from_f64(o.weight_decay.unwrap_or(0.0)),
+        momentum: T::zero(),
+        fade: Scale::new(T::zero()),
+        keep: Scale::new(T::zero()),
+    };
+    // One compiled loop per variant, so the loop tests no flag per element.
     let Some(m) = o.momentum else {
-        chunked([&mut p], &g, #[inline(always)] |[p], g| {
-            for (p, &g) in p.iter_mut().zip(g) {
-                let d = if decayed { g + decay * *p } else { g };
-                *p = *p - lr * d;
-            }
-        });
+        if decayed {
+            chunked([&mut p], &g, #[inline(always)] move |b, g| plain::<T, true>(b, g, c));
+        } else {
+            chunked([&mut p], &g, #[inline(always)] move |b, g| plain::<T, false>(b, g, c));
+        }
         return Ok((p, None));
     };
-    let momentum = T::from_f64(m.momentum);
     // The velocity decays by `momentum` and takes `1 - dampening` of the
     // gradient; what would be subnormal becomes zero (see `Scale`).
-    let (fade, keep) = (Scale::new(momentum), Scale::new(T::from_f64(1.0 - m.dampening)));
-    let nesterov = m.nesterov;
+    c.momentum = T::from_f64(m.momentum);
+    (c.fade, c.keep) = (Scale::new(c.momentum), Scale::new(T::from_f64(1.0 - m.dampening)));
     let first = velocity.is_none();
     let mut v = take_or_zeros::<T>(OP, velocity, g.len())?;
-    chunked([&mut p, &mut v], &g, #[inline(always)] |[p, v], g| {
-        for ((p, v), &g) in p.iter_mut().zip(v.iter_mut()).zip(g) {
-            let d = if decayed { g + decay * *p } else { g };
-            *v = if first { d } else { keep.of(d) + fade.of(*v) };
-            let step = if nesterov { *v * momentum + d } else { *v };
-            *p = *p - lr * step;
-        }
-    });
+    macro_rules! run {
+        ($d:literal, $f:literal, $n:literal) => {
+            chunked([&mut p, &mut v], &g, #[inline(always)] move |b, g| with_velocity::<T, $d, $f, $n>(b, g, c))
+        };
+    }
+    with_flags3!((decayed, first, m.nesterov), run);
     Ok((p, Some(v)))
+}
+
+/// The step's constants, copied into the loop so that it keeps them in
+/// registers (read through a reference, they were reloaded per element and
+/// the loop ran one element at a time).
+#[derive(Clone, Copy)]
+struct Coefs<T> {
+    lr: T,
+    decay: T,
+    momentum: T,
+    fade: Scale<T>,
+    keep: Scale<T>,
+}
+
+#[inline(always)]
+fn plain<T: FloatElement, const DECAYED: bool>([p]: [&mut [T]; 1], g: &[T], c: Coefs<T>) {
+    let n = g.len();
+    // Equal lengths up front let the compiler drop the bounds checks and vectorise.
+    let p = &mut p[..n];
+    for i in 0..n {
+        let d = if DECAYED { g[i] + c.decay * p[i] } else { g[i] };
+        p[i] = p[i] - c.lr * d;
+    }
+}
+
+#[inline(always)]
+fn with_velocity<T: FloatElement, const DECAYED: bool, const FIRST: bool, const NESTEROV: bool>(
+    [p, v]: [&mut [T]; 2],
+    g: &[T],
+    c: Coefs<T>,
+) {
+    let n = g.len();
+    let (p, v) = (&mut p[..n], &mut v[..n]);
+    for i in 0..n {
+        let d = if DECAYED { g[i] + c.decay * p[i] } else { g[i] };
+        let vi = if FIRST { d } else { c.keep.of(d) + c.fade.of(v[i]) };
+        v[i] = vi;
+        let step = if NESTEROV { vi * c.momentum + d } else { vi };
+        p[i] = p[i] - c.lr * step;
+    }
 }
 
 #[cfg(test)]

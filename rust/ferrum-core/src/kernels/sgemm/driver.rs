@@ -426,13 +426,18 @@ impl Product {
         let (mc, kc, nc) = blocking::<T>(self.m, self.k, self.n);
         let (across, block) = if by_cols { (self.m.div_ceil(mc), mc * kc) } else { (self.n.div_ceil(nc), nc * kc) };
         if self.m.saturating_mul(self.k).saturating_mul(self.n) < SHARE_FROM {
-            let id = PRODUCTS.fetch_add(1, Ordering::Relaxed) + 1;
             let whole = self.k.div_ceil(kc).saturating_mul(across).saturating_mul(block);
-            return run_parts(match () {
-                _ if whole > MAX_KEPT => Sharing::Neither,
-                _ if by_cols => Sharing::ThreadA(id),
-                _ => Sharing::ThreadB(id),
-            });
+            let sharing = if whole > MAX_KEPT {
+                Sharing::Neither
+            } else {
+                let id = PRODUCTS.fetch_add(1, Ordering::Relaxed) + 1;
+                if by_cols {
+                    Sharing::ThreadA(id)
+                } else {
+                    Sharing::ThreadB(id)
+                }
+            };
+            return run_parts(sharing);
         }
         with_shared(self.k.div_ceil(kc), across, block, |shared| {
             run_parts(match shared {
@@ -452,43 +457,30 @@ impl Product {
         let (tm, tn) = (T::MR, T::NR);
         let (mc_max, kc_max, nc_max) = blocking::<T>(m, k, n);
         let (m_blocks, k_blocks, n_blocks) = (m.div_ceil(mc_max), k.div_ceil(kc_max), n.div_ceil(nc_max));
-        let pa = packs.a.ensure(match sharing {
-            Sharing::A(_) => 0,
-            Sharing::ThreadA(_) => k_blocks * m_blocks * mc_max * kc_max,
-            _ => mc_max * kc_max,
-        });
-        let pb = packs.b.ensure(match sharing {
-            Sharing::B(_) => 0,
-            Sharing::ThreadB(_) => k_blocks * n_blocks * nc_max * kc_max,
-            _ => nc_max * kc_max,
-        });
+        let (hold_a, hold_b) = match sharing {
+            Sharing::Neither => (Held::Own, Held::Own),
+            Sharing::A(s) => (Held::Shared(s), Held::Own),
+            Sharing::B(s) => (Held::Own, Held::Shared(s)),
+            Sharing::ThreadA(id) => (Held::Kept(id), Held::Own),
+            Sharing::ThreadB(id) => (Held::Own, Held::Kept(id)),
+        };
+        let pa = packs.a.ensure(hold_a.floats(k_blocks * m_blocks, mc_max * kc_max));
+        let pb = packs.b.ensure(hold_b.floats(k_blocks * n_blocks, nc_max * kc_max));
         for (jb, jc) in (0..n).step_by(nc_max).enumerate() {
             let nc = nc_max.min(n - jc);
             for (kb, pc) in (0..k).step_by(kc_max).enumerate() {
                 let kc = kc_max.min(k - pc);
                 // Later k-blocks add to what the first one wrote.
                 let acc = accumulate || pc > 0;
-                // SAFETY: the block is inside b; pb, and each shared block,
-                // has room for nc_max * kc_max floats (nc_max is a multiple
-                // of NR), and every part packs a shared block alike.
+                // SAFETY: the block is inside b; pb has room for nc_max *
+                // kc_max floats per block it holds (nc_max is a multiple of
+                // NR), and every part packs a shared block alike.
                 let pb = unsafe {
-                    match sharing {
-                        Sharing::B(s) => s.get(kb, jb, nc.div_ceil(tn), |first, count, dst| {
-                            let j = first * tn;
-                            pack_b::<T>(dst.add(j * kc), b, pc, jc + j, kc, (count * tn).min(nc - j));
-                        }),
-                        Sharing::ThreadB(id) => {
-                            let at = pb.add((kb * n_blocks + jb) * nc_max * kc_max);
-                            if !packs.keep(id, k_blocks * n_blocks, kb * n_blocks + jb) {
-                                pack_b::<T>(at, b, pc, jc, kc, nc);
-                            }
-                            at
-                        }
-                        _ => {
-                            pack_b::<T>(pb, b, pc, jc, kc, nc);
-                            pb
-                        }
-                    }
+                    let (index, blocks, panels) = (kb * n_blocks + jb, k_blocks * n_blocks, nc.div_ceil(tn));
+                    packed_block(packs, hold_b, pb, (kb, jb), index, blocks, nc_max * kc_max, panels, |dst, first, count| {
+                        let j = first * tn;
+                        pack_b::<T>(dst.add(j * kc), b, pc, jc + j, kc, (count * tn).min(nc - j));
+                    })
                 };
                 for (ib, ic) in (0..m).step_by(mc_max).enumerate() {
                     // Between blocks (about a millisecond of work each on a
@@ -501,23 +493,11 @@ impl Product {
                     let mc = mc_max.min(m - ic);
                     // SAFETY: as for B, with mc_max a multiple of MR.
                     let pa = unsafe {
-                        match sharing {
-                            Sharing::A(s) => s.get(kb, ib, mc.div_ceil(tm), |first, count, dst| {
-                                let i = first * tm;
-                                pack_a::<T>(dst.add(i * kc), a, ic + i, pc, (count * tm).min(mc - i), kc);
-                            }),
-                            Sharing::ThreadA(id) => {
-                                let at = pa.add((kb * m_blocks + ib) * mc_max * kc_max);
-                                if !packs.keep(id, k_blocks * m_blocks, kb * m_blocks + ib) {
-                                    pack_a::<T>(at, a, ic, pc, mc, kc);
-                                }
-                                at
-                            }
-                            _ => {
-                                pack_a::<T>(pa, a, ic, pc, mc, kc);
-                                pa
-                            }
-                        }
+                        let (index, blocks, panels) = (kb * m_blocks + ib, k_blocks * m_blocks, mc.div_ceil(tm));
+                        packed_block(packs, hold_a, pa, (kb, ib), index, blocks, mc_max * kc_max, panels, |dst, first, count| {
+                            let i = first * tm;
+                            pack_a::<T>(dst.add(i * kc), a, ic + i, pc, (count * tm).min(mc - i), kc);
+                        })
                     };
                     let tile = |ir: usize, jr: usize| {
                         let (mr, nr) = (tm.min(mc - ir), tn.min(nc - jr));
@@ -537,6 +517,70 @@ impl Product {
                     }
                 }
             }
+        }
+    }
+}
+
+/// Where a part finds the packed blocks of one operand.
+#[derive(Clone, Copy)]
+enum Held<'a> {
+    /// Packed by the part itself, block after block, into one block's room.
+    Own,
+    /// In the buffer all parts pack together.
+    Shared(&'a SharedPacks),
+    /// Packed whole into this thread's buffer, once for all the parts of
+    /// product `.0` that the thread runs ([`Packs::keep`]).
+    Kept(u64),
+}
+
+impl Held<'_> {
+    /// Floats of this thread's buffer the operand needs, for `blocks` blocks
+    /// of `block` floats.
+    fn floats(self, blocks: usize, block: usize) -> usize {
+        match self {
+            Held::Own => block,
+            Held::Shared(_) => 0,
+            Held::Kept(_) => blocks * block,
+        }
+    }
+}
+
+/// Block `index` (of `blocks`, each of `block` floats; `at` = (k-block,
+/// block across) for the shared buffer) of an operand held as `held`, packed
+/// where it is not yet: `pack(dst, first, count)` packs its panels `first ..
+/// first + count` into `dst`, the block's start. `own` is this thread's
+/// buffer for the operand.
+///
+/// # Safety
+/// `own` has room for `held.floats(blocks, block)` floats; `pack` writes
+/// only inside the block it is given.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn packed_block(
+    packs: &mut Packs,
+    held: Held<'_>,
+    own: *mut f32,
+    at: (usize, usize),
+    index: usize,
+    blocks: usize,
+    block: usize,
+    panels: usize,
+    pack: impl Fn(*mut f32, usize, usize),
+) -> *const f32 {
+    match held {
+        // SAFETY: forwarded from the caller.
+        Held::Shared(s) => unsafe { s.get(at.0, at.1, panels, |first, count, dst| pack(dst, first, count)) },
+        Held::Kept(id) => {
+            // SAFETY: block `index` of `blocks` lies in `own`.
+            let dst = unsafe { own.add(index * block) };
+            if !packs.keep(id, blocks, index) {
+                pack(dst, 0, panels);
+            }
+            dst
+        }
+        Held::Own => {
+            pack(own, 0, panels);
+            own
         }
     }
 }
