@@ -57,7 +57,7 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, sum: Option<Tensor>, time:
         // one such square (a gradient below 1e-19 in f32) left in a sum that
         // gets nothing else would make every later step of that weight take
         // the CPU's slow path for subnormals (see `Scale`).
-        square: Scale::new(T::one()),
+        square: Scale::one(),
     };
     // One compiled loop per variant, so the loop tests no flag per element.
     if o.weight_decay.is_some() {
@@ -68,9 +68,7 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, sum: Option<Tensor>, time:
     Ok((p, s))
 }
 
-/// The step's constants, copied into the loop so that it keeps them in
-/// registers (read through a reference, they were reloaded per element and
-/// the loop ran one element at a time).
+/// The step's constants, passed into the loop by value (see `chunked`).
 #[derive(Clone, Copy)]
 struct Coefs<T> {
     lr: T,

@@ -58,7 +58,10 @@ pub(crate) fn wrap<T: Element>(buf: Vec<T>, shape: &[usize]) -> Result<Tensor> {
 /// A buffer may be empty (a state the optimizer does not keep): its pieces
 /// are then empty too. Callers mark `f` `#[inline(always)]`: only then is
 /// its loop compiled for the CPU's vectors inside `simd` (out of line, the
-/// Adam update ran as 4-wide SSE code).
+/// Adam update ran as 4-wide SSE code). The step's constants go into `f` by
+/// value (each optimizer's `Coefs`), so the loop keeps them in registers:
+/// read through a reference they were reloaded per element, and the loop
+/// ran one element at a time.
 pub(crate) fn chunked<T: Element, const K: usize>(
     bufs: [&mut [T]; K],
     grad: &[T],
@@ -156,6 +159,12 @@ impl<T: FloatElement> Scale<T> {
         let floor = T::min_positive_value() / factor.abs();
         // x * x is itself subnormal below sqrt(min), whatever the factor.
         Scale { factor, floor, floor_square: floor.max(T::min_positive_value()).sqrt() }
+    }
+
+    /// The factor one: `of_square` then gives `x * x`, or zero where that
+    /// is subnormal.
+    pub(crate) fn one() -> Self {
+        Self::new(T::one())
     }
 
     /// `x * factor`, or zero where that is subnormal.

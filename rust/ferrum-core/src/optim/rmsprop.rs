@@ -88,7 +88,7 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, state: RmsPropState, o: &R
         alpha: Scale::new(T::from_f64(o.alpha)),
         rest: Scale::new(T::from_f64(1.0 - o.alpha)),
         momentum: Scale::new(T::from_f64(o.momentum)),
-        square: Scale::new(T::one()),
+        square: Scale::one(),
         eps: T::from_f64(o.epsilon),
         penalty: T::from_f64(o.weight_decay.unwrap_or(0.0)),
     };
@@ -101,9 +101,7 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, state: RmsPropState, o: &R
     Ok((p, sq, centered.then_some(ga), with_momentum.then_some(buf)))
 }
 
-/// The step's constants, copied into the loop so that it keeps them in
-/// registers (read through a reference, they were reloaded per element and
-/// the loop ran one element at a time).
+/// The step's constants, passed into the loop by value (see `chunked`).
 #[derive(Clone, Copy)]
 struct Coefs<T> {
     lr: T,

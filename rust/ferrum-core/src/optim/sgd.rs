@@ -55,26 +55,20 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, 
     let g = contiguous_values::<T>(OP, grad)?;
     let mut p = take::<T>(OP, param)?;
     let decayed = o.weight_decay.is_some();
-    let mut c = Coefs {
-        lr: T::from_f64(o.lr),
-        decay: T::from_f64(o.weight_decay.unwrap_or(0.0)),
-        momentum: T::zero(),
-        fade: Scale::new(T::zero()),
-        keep: Scale::new(T::zero()),
-    };
+    let (lr, decay) = (T::from_f64(o.lr), T::from_f64(o.weight_decay.unwrap_or(0.0)));
     // One compiled loop per variant, so the loop tests no flag per element.
     let Some(m) = o.momentum else {
         if decayed {
-            chunked([&mut p], &g, #[inline(always)] move |b, g| plain::<T, true>(b, g, c));
+            chunked([&mut p], &g, #[inline(always)] move |b, g| plain::<T, true>(b, g, lr, decay));
         } else {
-            chunked([&mut p], &g, #[inline(always)] move |b, g| plain::<T, false>(b, g, c));
+            chunked([&mut p], &g, #[inline(always)] move |b, g| plain::<T, false>(b, g, lr, decay));
         }
         return Ok((p, None));
     };
+    let momentum = T::from_f64(m.momentum);
     // The velocity decays by `momentum` and takes `1 - dampening` of the
     // gradient; what would be subnormal becomes zero (see `Scale`).
-    c.momentum = T::from_f64(m.momentum);
-    (c.fade, c.keep) = (Scale::new(c.momentum), Scale::new(T::from_f64(1.0 - m.dampening)));
+    let c = Coefs { lr, decay, momentum, fade: Scale::new(momentum), keep: Scale::new(T::from_f64(1.0 - m.dampening)) };
     let first = velocity.is_none();
     let mut v = take_or_zeros::<T>(OP, velocity, g.len())?;
     macro_rules! run {
@@ -86,9 +80,8 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, 
     Ok((p, Some(v)))
 }
 
-/// The step's constants, copied into the loop so that it keeps them in
-/// registers (read through a reference, they were reloaded per element and
-/// the loop ran one element at a time).
+/// The constants of a step with momentum, passed into the loop by value
+/// (see `chunked`).
 #[derive(Clone, Copy)]
 struct Coefs<T> {
     lr: T,
@@ -98,14 +91,15 @@ struct Coefs<T> {
     keep: Scale<T>,
 }
 
+/// The update without momentum; `lr` and `decay` by value, as `Coefs`.
 #[inline(always)]
-fn plain<T: FloatElement, const DECAYED: bool>([p]: [&mut [T]; 1], g: &[T], c: Coefs<T>) {
+fn plain<T: FloatElement, const DECAYED: bool>([p]: [&mut [T]; 1], g: &[T], lr: T, decay: T) {
     let n = g.len();
     // Equal lengths up front let the compiler drop the bounds checks and vectorise.
     let p = &mut p[..n];
     for i in 0..n {
-        let d = if DECAYED { g[i] + c.decay * p[i] } else { g[i] };
-        p[i] = p[i] - c.lr * d;
+        let d = if DECAYED { g[i] + decay * p[i] } else { g[i] };
+        p[i] = p[i] - lr * d;
     }
 }
 
