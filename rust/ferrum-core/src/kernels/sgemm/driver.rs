@@ -476,8 +476,7 @@ impl Product {
                 // kc_max floats per block it holds (nc_max is a multiple of
                 // NR), and every part packs a shared block alike.
                 let pb = unsafe {
-                    let (index, blocks, panels) = (kb * n_blocks + jb, k_blocks * n_blocks, nc.div_ceil(tn));
-                    packed_block(packs, hold_b, pb, (kb, jb), index, blocks, nc_max * kc_max, panels, |dst, first, count| {
+                    packed_block(packs, hold_b, pb, (kb, jb), (k_blocks, n_blocks), nc_max * kc_max, nc.div_ceil(tn), |dst, first, count| {
                         let j = first * tn;
                         pack_b::<T>(dst.add(j * kc), b, pc, jc + j, kc, (count * tn).min(nc - j));
                     })
@@ -493,8 +492,7 @@ impl Product {
                     let mc = mc_max.min(m - ic);
                     // SAFETY: as for B, with mc_max a multiple of MR.
                     let pa = unsafe {
-                        let (index, blocks, panels) = (kb * m_blocks + ib, k_blocks * m_blocks, mc.div_ceil(tm));
-                        packed_block(packs, hold_a, pa, (kb, ib), index, blocks, mc_max * kc_max, panels, |dst, first, count| {
+                        packed_block(packs, hold_a, pa, (kb, ib), (k_blocks, m_blocks), mc_max * kc_max, mc.div_ceil(tm), |dst, first, count| {
                             let i = first * tm;
                             pack_a::<T>(dst.add(i * kc), a, ic + i, pc, (count * tm).min(mc - i), kc);
                         })
@@ -545,15 +543,15 @@ impl Held<'_> {
     }
 }
 
-/// Block `index` (of `blocks`, each of `block` floats; `at` = (k-block,
-/// block across) for the shared buffer) of an operand held as `held`, packed
-/// where it is not yet: `pack(dst, first, count)` packs its panels `first ..
-/// first + count` into `dst`, the block's start. `own` is this thread's
-/// buffer for the operand.
+/// Block `at` = (k-block, block across) of an operand held as `held`, in
+/// a grid of `grid` = (k-blocks, blocks across) blocks of `block` floats,
+/// packed where it is not yet: `pack(dst, first, count)` packs its panels
+/// `first .. first + count` into `dst`, the block's start. `own` is this
+/// thread's buffer for the operand.
 ///
 /// # Safety
-/// `own` has room for `held.floats(blocks, block)` floats; `pack` writes
-/// only inside the block it is given.
+/// `own` has room for `held.floats(grid.0 * grid.1, block)` floats; `pack`
+/// writes only inside the block it is given.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn packed_block(
@@ -561,8 +559,7 @@ unsafe fn packed_block(
     held: Held<'_>,
     own: *mut f32,
     at: (usize, usize),
-    index: usize,
-    blocks: usize,
+    grid: (usize, usize),
     block: usize,
     panels: usize,
     pack: impl Fn(*mut f32, usize, usize),
@@ -571,9 +568,10 @@ unsafe fn packed_block(
         // SAFETY: forwarded from the caller.
         Held::Shared(s) => unsafe { s.get(at.0, at.1, panels, |first, count, dst| pack(dst, first, count)) },
         Held::Kept(id) => {
-            // SAFETY: block `index` of `blocks` lies in `own`.
+            let index = at.0 * grid.1 + at.1;
+            // SAFETY: block `index` of the grid lies in `own`.
             let dst = unsafe { own.add(index * block) };
-            if !packs.keep(id, blocks, index) {
+            if !packs.keep(id, grid.0 * grid.1, index) {
                 pack(dst, 0, panels);
             }
             dst
