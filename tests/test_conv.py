@@ -116,6 +116,8 @@ CONV2D_CASES = [
     ((3, 5, 6, 5), (2, 5, 1, 1), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),
     ((1, 4, 8, 8), (8, 1, 3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), 4),
     ((2, 16, 12, 12), (8, 16, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
+    # 900 deep: more than one depth block of the f32 kernels
+    ((2, 100, 6, 6), (24, 100, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
 ]
 
 
@@ -441,7 +443,8 @@ def test_bad_inputs_raise_shape_errors_naming_the_op() -> None:
 FUSED_CASES = [
     # x shape, w shape, stride, padding per side, dilation, groups: the implicit-GEMM kernel's geometries
     # (a batch that feeds the threads, one image split by columns or by output channels, strided,
-    # dilated, grouped, pointwise) and one it leaves to the other kernels (4 output channels).
+    # dilated, grouped, pointwise, 1008 deep: two depth blocks) and one it leaves to the other kernels
+    # (4 output channels).
     ((3, 16, 9, 11), (32, 16, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
     ((1, 32, 28, 28), (48, 32, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
     ((1, 64, 7, 7), (160, 64, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
@@ -450,6 +453,7 @@ FUSED_CASES = [
     ((1, 3, 30, 30), (64, 3, 7, 7), (2, 2), ((3, 3), (3, 3)), (1, 1), 1),
     ((2, 64, 14, 14), (128, 64, 1, 1), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),
     ((2, 64, 14, 14), (32, 64, 1, 1), (2, 2), ((0, 0), (0, 0)), (1, 1), 1),
+    ((1, 112, 6, 6), (32, 112, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
     ((2, 5, 8, 8), (4, 5, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
 ]
 

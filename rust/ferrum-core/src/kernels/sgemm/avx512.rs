@@ -23,14 +23,19 @@ const NR: usize = 32;
 impl Tile for Avx512 {
     const MR: usize = MR;
     const NR: usize = NR;
-    // A 32 x 256 micro-panel of B (32 KiB) stays in a 48 KiB L1 beside the
-    // 12 KiB A micro-panel streaming past it; the 192 x 256 block of A
-    // (192 KiB) stays in L2. On Zen 5, 1024^3 on one thread ran at 210-235
-    // GFLOP/s for every KC from 192 to 512, MC from 96 to 576 and NC from
-    // 512 up, and with the two inner loops swapped: these sizes are not
-    // where its time goes.
+    // Depth up to 800 runs as one block: the MLP's 784-deep products and
+    // 768-wide models pack each operand once and write the output once,
+    // not in 3-4 slices added up. The 192 x 800 block of A (600 KiB) stays
+    // in L2 beside the 100 KiB micro-panel of B the tiles share, which
+    // streams from L2 as well as from L1. On two threads of a Xeon with
+    // 2 MiB of L2, against KC = 256 (medians of 23 alternating rounds):
+    // 256x784x512 193-226 -> 201-262 GFLOP/s, 768^3 239 -> 279, 1024^3
+    // 202 -> 210, 512x3072x768 247 -> 261, conv 64->64 on 56^2 forward and
+    // backward 172 -> 159 ms; on one thread it is the same (145 -> 143 on
+    // 256x784x512), as on Zen 5, where 1024^3 ran at 210-235 GFLOP/s for
+    // every KC from 192 to 512 and MC from 96 to 576.
     const MC: usize = 192;
-    const KC: usize = 256;
+    const KC: usize = 800;
     const NC: usize = 3072;
 
     unsafe fn full(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool) {

@@ -3,6 +3,9 @@
 //! gate, so small shapes reach these kernels too. Every kernel the CPU runs
 //! is checked (both tiles on an AVX-512 machine).
 
+use super::avx2::Avx2;
+use super::avx512::Avx512;
+use super::driver::Tile;
 use super::small;
 use super::{Kernel, Operand};
 use crate::kernels::gemm::{sgemm_into, Dims, GemmElement, Mat};
@@ -159,9 +162,12 @@ fn small_products_unpacked() {
 
 #[test]
 fn depth_across_several_k_blocks() {
-    for k in [255, 256, 257, 300, 513, 1000] {
-        plain(13, k, 21, Form::RowMajor, Form::RowMajor, false, false);
-        plain(13, k, 21, Form::RowMajor, Form::RowMajor, true, false);
+    // Around each tile's depth block and across several of them.
+    for kc in [Avx2::KC, Avx512::KC] {
+        for k in [kc - 1, kc, kc + 1, kc + 44, 2 * kc + 1, 4 * kc - 3] {
+            plain(13, k, 21, Form::RowMajor, Form::RowMajor, false, false);
+            plain(13, k, 21, Form::RowMajor, Form::RowMajor, true, false);
+        }
     }
 }
 
@@ -176,8 +182,8 @@ fn large_products_on_threads() {
     plain(20, 9000, 2, Form::Transposed, Form::Transposed, true, true);
     // Several depth blocks per part, added in order; with several column
     // blocks too.
-    plain(200, 1000, 150, Form::RowMajor, Form::Transposed, true, true);
-    plain(50, 600, 3200, Form::Transposed, Form::RowMajor, false, true);
+    plain(200, 1700, 150, Form::RowMajor, Form::Transposed, true, true);
+    plain(50, 1700, 3200, Form::Transposed, Form::RowMajor, false, true);
     // Tall: split by rows.
     plain(700, 300, 90, Form::RowMajor, Form::RowMajor, true, true);
     plain(1000, 40, 70, Form::Transposed, Form::Sliced, false, true);
@@ -203,7 +209,7 @@ fn a_thread_repacks_the_operand_it_keeps_for_each_product() {
     // first product after others started on the second.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(6).build().expect("a thread pool");
     pool.install(|| {
-        for (m, k, n) in [(150, 700, 400), (400, 700, 150), (64, 784, 512)] {
+        for (m, k, n) in [(150, 1000, 400), (400, 1000, 150), (64, 784, 512)] {
             for seed in 0..3 {
                 let (a, b) = (make(m, k, Form::RowMajor, 10 * seed + 1), make(k, n, Form::Transposed, 10 * seed + 2));
                 check(&a, &b, Dims { m, k, n }, n, seed % 2 == 1, true);
