@@ -116,7 +116,7 @@ CONV2D_CASES = [
     ((3, 5, 6, 5), (2, 5, 1, 1), (1, 1), ((0, 0), (0, 0)), (1, 1), 1),
     ((1, 4, 8, 8), (8, 1, 3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), 4),
     ((2, 16, 12, 12), (8, 16, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
-    # 900 deep: more than one depth block of the f32 kernels
+    # 900 deep: several depth blocks of the f32 kernels
     ((2, 100, 6, 6), (24, 100, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
 ]
 
@@ -443,7 +443,7 @@ def test_bad_inputs_raise_shape_errors_naming_the_op() -> None:
 FUSED_CASES = [
     # x shape, w shape, stride, padding per side, dilation, groups: the implicit-GEMM kernel's geometries
     # (a batch that feeds the threads, one image split by columns or by output channels, strided,
-    # dilated, grouped, pointwise, 1008 deep: two depth blocks) and one it leaves to the other kernels
+    # dilated, grouped, pointwise, 1008 deep: four depth blocks) and one it leaves to the other kernels
     # (4 output channels).
     ((3, 16, 9, 11), (32, 16, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),
     ((1, 32, 28, 28), (48, 32, 3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1),

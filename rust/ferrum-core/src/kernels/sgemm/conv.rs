@@ -36,6 +36,12 @@ use crate::kernels::team::{self, Shared};
 /// (768 KiB) stays in L2 while the weight panels stream past it.
 const NC: usize = 768;
 
+/// Depth of the packed blocks, for both tiles: the plain product's deeper
+/// AVX-512 blocks (`Tile::KC`, 800) would make an image block of a deep
+/// convolution (ResNet-50's 1x1 layers are 1024 and 2048 deep) larger than
+/// L2.
+const KC: usize = 256;
+
 /// Parts per thread when the batch alone does not feed every thread.
 const PARTS_PER_THREAD: usize = 2;
 
@@ -74,7 +80,7 @@ impl<'a> PackedWeights<'a> {
     /// # Safety
     /// The CPU runs `T`; `w` holds `groups * og * k` readable floats.
     unsafe fn pack<T: Tile>(buf: &mut Aligned, w: *const f32, og: usize, k: usize, groups: usize, threaded: bool) -> usize {
-        let (kc, m_pad) = (balanced(k, T::KC, 1), og.div_ceil(T::MR) * T::MR);
+        let (kc, m_pad) = (balanced(k, KC, 1), og.div_ceil(T::MR) * T::MR);
         let base = Shared(buf.ensure(groups * m_pad * k));
         // One part per (group, depth block, block of MC rows).
         let (k_blocks, row_blocks) = (k.div_ceil(kc), og.div_ceil(T::MC));
@@ -101,7 +107,7 @@ impl<'a> PackedWeights<'a> {
 
     /// The weights [`PackedWeights::pack`] packed into `buf` for tile `T`.
     fn over<T: Tile>(buf: &'a Aligned, og: usize, k: usize) -> PackedWeights<'a> {
-        PackedWeights { buf, m_pad: og.div_ceil(T::MR) * T::MR, k, kc: balanced(k, T::KC, 1) }
+        PackedWeights { buf, m_pad: og.div_ceil(T::MR) * T::MR, k, kc: balanced(k, KC, 1) }
     }
 
     /// The panel of rows `row .. row + MR` (`row` a multiple of `MR`) of
