@@ -183,7 +183,7 @@ fn large_products_on_threads() {
     // Several depth blocks per part, added in order; with several column
     // blocks too.
     plain(200, 1700, 150, Form::RowMajor, Form::Transposed, true, true);
-    plain(50, 1700, 3200, Form::Transposed, Form::RowMajor, false, true);
+    plain(50, 850, 3200, Form::Transposed, Form::RowMajor, false, true);
     // Tall: split by rows.
     plain(700, 300, 90, Form::RowMajor, Form::RowMajor, true, true);
     plain(1000, 40, 70, Form::Transposed, Form::Sliced, false, true);
