@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pytest
 from burn_port import BURN_LINEAR_BIAS, BURN_LINEAR_WEIGHT, BURN_X1, BURN_X2
-from ferrum import D1, D2, DType, ShapeError, Tensor
+from ferrum import D1, D2, DType, ShapeError, Tensor, _ferrum
 from ferrum.backend import Autodiff, Backend, NdArray
 from ferrum.module import Module, Param, ParamId
 from ferrum.nn import Linear
@@ -461,6 +461,55 @@ def test_record_holds_burns_state_fields() -> None:
     assert state["time"] == 2
     assert state["moment_1"].dims() == state["moment_2"].dims() == (3, 2)
     assert SgdConfig().init().to_record() == {}
+
+
+def moments(record: Any, id: ParamId) -> list[Array]:
+    state = record[str(id)]["V1"]["Rank2"]["momentum"]
+    return [arr(state["moment_1"]), arr(state["moment_2"])]
+
+
+@pytest.mark.parametrize("config", [AdamConfig(), AdamWConfig()])
+def test_moments_handed_out_keep_their_values_while_training_goes_on(config: Any) -> None:
+    # The steps rewrite the moments in place; a record taken from the
+    # optimizer, or loaded into one, must not see that.
+    model, optim = net(), config.init()
+    for _ in range(2):
+        model = optim.step(0.05, model, loss_grads(model))
+    record = optim.to_record()
+    saved = moments(record, model.weight.id)
+    restored = config.init().load_record(record)
+    resumed = model
+    for _ in range(3):
+        model = optim.step(0.05, model, loss_grads(model))
+        resumed = restored.step(0.05, resumed, loss_grads(resumed))
+    for before, after in zip(saved, moments(record, model.weight.id), strict=True):
+        np.testing.assert_array_equal(after, before)
+    # Both went on from the record alike, and their moments moved on from it.
+    now = moments(optim.to_record(), model.weight.id)
+    for a, b, before in zip(now, moments(restored.to_record(), model.weight.id), saved, strict=True):
+        np.testing.assert_array_equal(a, b)
+        assert not np.array_equal(a, before)
+
+
+def test_a_failed_adam_step_leaves_the_state_as_it_was() -> None:
+    param, grad = Tensor.from_floats([1.0, 2.0], INNER), Tensor.from_floats([0.5, 0.5], INNER)
+    hyper = (1e-3, 0.9, 0.999, 1e-5, None, False)
+    _, m1, m2 = _ferrum.adam_step(param, grad, None, None, 1, *hyper)
+    np.testing.assert_allclose(arr(m1.tensor()), [0.05, 0.05])
+    short = Tensor.from_floats([0.5], INNER)
+    with pytest.raises(ShapeError, match="gradient"):
+        _ferrum.adam_step(param, short, m1, m2, 2, *hyper)
+    with pytest.raises(ValueError, match="same state"):
+        _ferrum.adam_step(param, grad, m1, m1, 2, *hyper)
+    np.testing.assert_allclose(arr(m1.tensor()), [0.05, 0.05])
+    np.testing.assert_allclose(arr(m2.tensor()), [0.00025, 0.00025])
+    # A tensor taken out stays as it was when the state moves on.
+    taken = m1.tensor()
+    _, n1, _ = _ferrum.adam_step(param, grad, m1, m2, 2, *hyper)
+    assert n1 is m1
+    np.testing.assert_allclose(arr(taken), [0.05, 0.05])
+    np.testing.assert_allclose(arr(m1.tensor()), [0.095, 0.095])
+    assert repr(m1) == "StateTensor(shape=[2], dtype=f32)"
 
 
 @pytest.mark.parametrize("centered", [False, True])

@@ -62,16 +62,21 @@ class AdamConfig:
 
 @dataclasses.dataclass(frozen=True)
 class AdaptiveMomentumState:
-    """Adam's state per parameter: the step count and both moment estimates."""
+    """Adam's state per parameter: the step count and both moment estimates.
+
+    The moments are ``StateTensor`` s that the next step rewrites in place (a
+    tensor taken from them with ``tensor()`` keeps its values).
+    """
 
     time: int
-    moment_1: FloatTensor
-    moment_2: FloatTensor
+    moment_1: _ferrum.StateTensor
+    moment_2: _ferrum.StateTensor
 
 
 def momentum_record(state: AdaptiveMomentumState) -> dict[str, Any]:
     """The record of Adam's (and AdamW's) per-parameter state, with Burn's field names."""
-    return {"momentum": {"time": state.time, "moment_1": state.moment_1, "moment_2": state.moment_2}}
+    moments = {"moment_1": state.moment_1.tensor(), "moment_2": state.moment_2.tensor()}
+    return {"momentum": {"time": state.time, **moments}}
 
 
 def momentum_from_record(path: str, data: Mapping[str, Any]) -> AdaptiveMomentumState:
@@ -80,8 +85,8 @@ def momentum_from_record(path: str, data: Mapping[str, Any]) -> AdaptiveMomentum
     where = f"{path}.momentum"
     return AdaptiveMomentumState(
         record.step_count(section, where, "time"),
-        record.tensor(section, where, "moment_1"),
-        record.tensor(section, where, "moment_2"),
+        _ferrum.StateTensor(record.tensor(section, where, "moment_1")),
+        _ferrum.StateTensor(record.tensor(section, where, "moment_2")),
     )
 
 

@@ -3,10 +3,14 @@
 //! marked `require_grad` when the old one was tracked; optimizer state and
 //! clipped gradients live on the gradient's (inner) device.
 
+use std::sync::{Mutex, MutexGuard, TryLockError};
+
 use ferrum_core::optim::{self, AdaGradOptions, AdamOptions, Momentum, RmsPropOptions, RmsPropState, SgdOptions};
 use ferrum_core::Tensor;
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
+use crate::device::PyDevice;
 use crate::tensor::PyTensor;
 
 /// Elements above which the update runs with the GIL released: below it
@@ -50,17 +54,77 @@ pub fn sgd_step(
     Ok((new_param(py, &param, p), v.map(|v| grad.wrap(py, v))))
 }
 
+/// A tensor of optimizer state that the fused updates rewrite in place.
+///
+/// A `Tensor` is a value: an update can only read it and write a new one,
+/// and for Adam's two moments that was 40% of the step (fresh buffers are
+/// written through the cache, each store reading its line first). A state
+/// tensor is held by the optimizer alone, so the update rewrites its buffer;
+/// `tensor()` hands out a `Tensor` sharing that buffer, and while one is
+/// alive the next update leaves the buffer to it and writes a new one
+/// (copy-on-write), so a value once handed out never changes.
+#[pyclass(frozen, name = "StateTensor", module = "ferrum")]
+pub struct PyStateTensor {
+    /// Locked for the length of an update: another update of the same state,
+    /// or a read of it, waits for the first to finish.
+    t: Mutex<Option<Tensor>>,
+    device: Py<PyDevice>,
+}
+
+#[pymethods]
+impl PyStateTensor {
+    /// State starting at `tensor`'s values (shared until the first update).
+    #[new]
+    fn py_new(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> Self {
+        PyStateTensor { t: Mutex::new(Some(tensor.t.clone())), device: tensor.device.clone_ref(py) }
+    }
+
+    /// The values now, as a tensor on the state's device.
+    fn tensor(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.lock(py).clone().ok_or_else(|| PyRuntimeError::new_err("StateTensor holds no tensor"))?;
+        Ok(PyTensor::new(t, self.device.clone_ref(py)))
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        match &*self.lock(py) {
+            Some(t) => format!("StateTensor(shape={:?}, dtype={})", t.shape(), t.dtype()),
+            None => "StateTensor(empty)".to_string(),
+        }
+    }
+}
+
+impl PyStateTensor {
+    /// The state, once no other update holds it. Waiting releases Python's
+    /// lock: the update that holds the state needs it to return.
+    fn lock(&self, py: Python<'_>) -> MutexGuard<'_, Option<Tensor>> {
+        loop {
+            match self.t.try_lock() {
+                Ok(guard) => return guard,
+                // A panic is caught inside the update, so the state it held is whole.
+                Err(TryLockError::Poisoned(e)) => return e.into_inner(),
+                Err(TryLockError::WouldBlock) => py.detach(|| drop(self.t.lock())),
+            }
+        }
+    }
+
+    fn new_state(py: Python<'_>, t: Option<Tensor>, like: &PyTensor) -> PyResult<Py<PyStateTensor>> {
+        Py::new(py, PyStateTensor { t: Mutex::new(t), device: like.device.clone_ref(py) })
+    }
+}
+
 /// One Adam step, or AdamW with `decoupled` (and `cautious` weight decay).
-/// `time` counts steps from 1. Returns the new parameter and both moments.
+/// `time` counts steps from 1. Returns the new parameter and both moments:
+/// the given states, rewritten, or new ones on the first step (None given).
 #[pyfunction]
 #[pyo3(signature = (param, grad, moment_1, moment_2, time, lr, beta_1, beta_2, epsilon, weight_decay, decoupled, cautious = false))]
 #[allow(clippy::too_many_arguments)]
+#[allow(clippy::type_complexity)]
 pub fn adam_step(
     py: Python<'_>,
     param: PyRef<'_, PyTensor>,
     grad: PyRef<'_, PyTensor>,
-    moment_1: Option<PyRef<'_, PyTensor>>,
-    moment_2: Option<PyRef<'_, PyTensor>>,
+    moment_1: Option<Py<PyStateTensor>>,
+    moment_2: Option<Py<PyStateTensor>>,
     time: u64,
     lr: f64,
     beta_1: f64,
@@ -69,11 +133,30 @@ pub fn adam_step(
     weight_decay: Option<f64>,
     decoupled: bool,
     cautious: bool,
-) -> PyResult<(PyTensor, PyTensor, PyTensor)> {
+) -> PyResult<(PyTensor, Py<PyStateTensor>, Py<PyStateTensor>)> {
     let o = AdamOptions { lr, beta_1, beta_2, epsilon, weight_decay, decoupled, cautious };
-    let (p, g, m1, m2) = (param.t.clone(), grad.t.clone(), engine(&moment_1), engine(&moment_2));
-    let (p, m1, m2) = run(py, g.numel(), move || optim::adam_step(p, &g, m1, m2, time, &o))?;
-    Ok((new_param(py, &param, p), grad.wrap(py, m1), grad.wrap(py, m2)))
+    let (p, g) = (param.t.clone(), grad.t.clone());
+    let (m1, m2) = match (moment_1, moment_2) {
+        (Some(m1), Some(m2)) => (m1, m2),
+        (None, None) => {
+            let (mut a, mut b) = (None, None);
+            let p = run(py, g.numel(), move || optim::adam_update(p, &g, &mut a, &mut b, time, &o).map(|p| (p, a, b)))?;
+            let (p, a, b) = p;
+            return Ok((new_param(py, &param, p), PyStateTensor::new_state(py, a, &grad)?, PyStateTensor::new_state(py, b, &grad)?));
+        }
+        _ => return Err(pyo3::exceptions::PyValueError::new_err("adam_step: moment_1 and moment_2 must both be given or both be None")),
+    };
+    if m1.is(&m2) {
+        return Err(pyo3::exceptions::PyValueError::new_err("adam_step: moment_1 and moment_2 are the same state"));
+    }
+    {
+        let (mut a, mut b) = (m1.get().lock(py), m2.get().lock(py));
+        let (a, b) = (&mut *a, &mut *b);
+        // The update never stops part-way (it polls no interrupt), and on
+        // an error it leaves both moments as they were.
+        let p = run(py, g.numel(), move || optim::adam_update(p, &g, a, b, time, &o))?;
+        Ok((new_param(py, &param, p), m1.clone_ref(py), m2.clone_ref(py)))
+    }
 }
 
 /// One AdaGrad step. `time` counts steps from 1. Returns the new parameter
@@ -146,6 +229,7 @@ pub fn clip_by_norm(py: Python<'_>, grads: Vec<PyRef<'_, PyTensor>>, max_norm: f
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyStateTensor>()?;
     m.add_function(wrap_pyfunction!(sgd_step, m)?)?;
     m.add_function(wrap_pyfunction!(adam_step, m)?)?;
     m.add_function(wrap_pyfunction!(adagrad_step, m)?)?;

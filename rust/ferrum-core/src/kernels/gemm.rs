@@ -107,14 +107,18 @@ fn threads_for(dims: Dims, threads: bool) -> usize {
 /// 32-column tile (256x512x10: 49 vs 36 us; 16x784x72: 22 vs 17 us). At
 /// 32 columns it is faster: attention's per-head 128x128x32 product ran
 /// 256 heads at 270 GF/s against 205 on the crate.
+///
+/// Outputs of at most 16 columns from a column-major A (a classifier's
+/// weight gradient) run on the AVX-512 narrow tile instead, unpacked: see
+/// `sgemm::narrow_applies`.
 #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
-fn use_sgemm(kernel: sgemm::Kernel, dims: Dims, threads: usize) -> bool {
+fn use_sgemm(kernel: sgemm::Kernel, dims: Dims, l: Mat, r: Mat, threads: usize) -> bool {
     let Dims { m, k, n } = dims;
     match kernel {
         #[cfg(target_arch = "x86_64")]
         sgemm::Kernel::Avx2 => m >= 64 && n >= 64 && k >= 64 && (threads > 1 || m * n * k >= SGEMM_ONE_THREAD_FLOPS),
         #[cfg(target_arch = "x86_64")]
-        sgemm::Kernel::Avx512 => m >= 64 && n >= kernel.columns() && k >= 8,
+        sgemm::Kernel::Avx512 => (m >= 64 && n >= kernel.columns() && k >= 8) || sgemm::narrow_applies((l.rs, l.cs), (r.rs, r.cs), m, k, n),
     }
 }
 
@@ -172,7 +176,7 @@ fn f32_gemm(dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32], l: Ma
     let threads = threads_for(dims, threads);
     let kernel = match forced {
         Some(kernel) => Some(kernel).filter(|k| k.supported()),
-        None => sgemm::Kernel::best().filter(|&k| use_sgemm(k, dims, threads)),
+        None => sgemm::Kernel::best().filter(|&k| use_sgemm(k, dims, l, r, threads)),
     };
     // SAFETY: prepare returned true; the kernel is one the CPU runs.
     unsafe {

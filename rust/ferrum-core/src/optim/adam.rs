@@ -14,10 +14,9 @@
 //!
 //! The moments start at zero, which gives Burn's first step exactly.
 
-use std::borrow::Cow;
 use std::mem::MaybeUninit;
 
-use super::buffers::{chunked_into, expect_finite, expect_like, wrap, Scale};
+use super::buffers::{chunked_into, chunked_into_with, expect_finite, expect_like, wrap, Scale};
 use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
@@ -47,13 +46,32 @@ pub struct AdamOptions {
 pub fn adam_step(
     param: Tensor,
     grad: &Tensor,
-    moment_1: Option<Tensor>,
-    moment_2: Option<Tensor>,
+    mut moment_1: Option<Tensor>,
+    mut moment_2: Option<Tensor>,
     time: u64,
     o: &AdamOptions,
 ) -> Result<(Tensor, Tensor, Tensor)> {
+    let p = adam_update(param, grad, &mut moment_1, &mut moment_2, time, o)?;
+    match (moment_1, moment_2) {
+        (Some(m), Some(v)) => Ok((p, m, v)),
+        _ => Err(Error::Internal { reason: format!("{OP}: the update left no moments") }),
+    }
+}
+
+/// [`adam_step`] that leaves the new moments in `moment_1`/`moment_2` and
+/// returns the new parameter. Moments no other tensor shares are rewritten
+/// in their own buffers (copy-on-write: shared ones are left as they were
+/// and replaced by new tensors); on an error both are left untouched.
+pub fn adam_update(
+    param: Tensor,
+    grad: &Tensor,
+    moment_1: &mut Option<Tensor>,
+    moment_2: &mut Option<Tensor>,
+    time: u64,
+    o: &AdamOptions,
+) -> Result<Tensor> {
     expect_like(OP, "the gradient", &param, grad)?;
-    for (name, m) in [("moment_1", &moment_1), ("moment_2", &moment_2)] {
+    for (name, m) in [("moment_1", &*moment_1), ("moment_2", &*moment_2)] {
         if let Some(m) = m {
             expect_like(OP, name, &param, m)?;
         }
@@ -67,11 +85,7 @@ pub fn adam_step(
     for (name, v) in [("lr", o.lr), ("beta_1", o.beta_1), ("beta_2", o.beta_2), ("epsilon", o.epsilon)] {
         expect_finite(OP, name, v)?;
     }
-    let shape = param.shape().to_vec();
-    with_float!(OP, param.dtype(), T => {
-        let [p, m, v] = run::<T>(param, grad, moment_1, moment_2, time, o)?;
-        Ok((wrap(p, &shape)?, wrap(m, &shape)?, wrap(v, &shape)?))
-    })
+    with_float!(OP, param.dtype(), T => run::<T>(param, grad, moment_1, moment_2, time, o))
 }
 
 /// The step's constants, folded once so the loop only multiplies and adds.
@@ -90,54 +104,119 @@ struct Coefs<T> {
     decay: T,
 }
 
+impl<T: FloatElement> Coefs<T> {
+    fn new(time: u64, o: &AdamOptions) -> Self {
+        let t = time.min(i32::MAX as u64) as i32;
+        let correction_1 = 1.0 - o.beta_1.powi(t);
+        let correction_2_sqrt = (1.0 - o.beta_2.powi(t)).sqrt();
+        let decay = o.weight_decay.unwrap_or(0.0);
+        Coefs {
+            b1: Scale::new(T::from_f64(o.beta_1)),
+            b2: Scale::new(T::from_f64(o.beta_2)),
+            c1: Scale::new(T::from_f64(1.0 - o.beta_1)),
+            c2: Scale::new(T::from_f64(1.0 - o.beta_2)),
+            // m_hat / (sqrt(v_hat) + eps) == m * c / (sqrt(v) + eps * sqrt(1 - beta_2^t)),
+            // which saves two divisions per element.
+            factor: T::from_f64(correction_2_sqrt / correction_1),
+            eps: T::from_f64(o.epsilon * correction_2_sqrt),
+            lr: T::from_f64(o.lr),
+            penalty: T::from_f64(if o.decoupled { 0.0 } else { decay }),
+            shrink: T::from_f64(if o.decoupled && !o.cautious { 1.0 - o.lr * decay } else { 1.0 }),
+            decay: T::from_f64(o.lr * decay),
+        }
+    }
+}
+
 fn run<T: FloatElement>(
     param: Tensor,
     grad: &Tensor,
-    moment_1: Option<Tensor>,
-    moment_2: Option<Tensor>,
+    moment_1: &mut Option<Tensor>,
+    moment_2: &mut Option<Tensor>,
     time: u64,
     o: &AdamOptions,
-) -> Result<[Vec<T>; 3]> {
+) -> Result<Tensor> {
+    let shape = param.shape().to_vec();
     let g = contiguous_values::<T>(OP, grad)?;
     let n = g.len();
-    // The old parameter and moments stay alive (the old module, the state the
-    // caller holds), so the step reads them and writes new buffers: copying
-    // them first to update in place would cost a full extra pass.
+    // The old parameter stays alive (the old module), so the step reads it
+    // and writes a new buffer.
     let p0 = contiguous_values::<T>(OP, &param)?;
-    let zeros = if moment_1.is_none() { crate::shape::try_filled(OP, n, T::ZERO)? } else { Vec::new() };
-    let m0 = moment_1.as_ref().map_or(Ok(Cow::Borrowed(&zeros[..])), |m| contiguous_values::<T>(OP, m))?;
-    let v0 = moment_2.as_ref().map_or(Ok(Cow::Borrowed(&zeros[..])), |v| contiguous_values::<T>(OP, v))?;
-
-    let t = time.min(i32::MAX as u64) as i32;
-    let correction_1 = 1.0 - o.beta_1.powi(t);
-    let correction_2_sqrt = (1.0 - o.beta_2.powi(t)).sqrt();
-    let decay = o.weight_decay.unwrap_or(0.0);
-    let c = Coefs {
-        b1: Scale::new(T::from_f64(o.beta_1)),
-        b2: Scale::new(T::from_f64(o.beta_2)),
-        c1: Scale::new(T::from_f64(1.0 - o.beta_1)),
-        c2: Scale::new(T::from_f64(1.0 - o.beta_2)),
-        // m_hat / (sqrt(v_hat) + eps) == m * c / (sqrt(v) + eps * sqrt(1 - beta_2^t)),
-        // which saves two divisions per element.
-        factor: T::from_f64(correction_2_sqrt / correction_1),
-        eps: T::from_f64(o.epsilon * correction_2_sqrt),
-        lr: T::from_f64(o.lr),
-        penalty: T::from_f64(if o.decoupled { 0.0 } else { decay }),
-        shrink: T::from_f64(if o.decoupled && !o.cautious { 1.0 - o.lr * decay } else { 1.0 }),
-        decay: T::from_f64(o.lr * decay),
-    };
-    let inputs = [&p0[..], &m0[..], &v0[..], &g[..]];
+    let c = Coefs::<T>::new(time, o);
+    let decay = o.weight_decay.unwrap_or(0.0) != 0.0;
     // One compiled loop per variant, so the loop tests no flag per element.
-    // SAFETY: `update` writes every element of its output pieces.
-    unsafe {
-        if !o.decoupled && decay != 0.0 {
-            chunked_into(OP, n, inputs, #[inline(always)] move |i, o| update::<T, true, false>(i, o, c))
-        } else if o.decoupled && o.cautious && decay != 0.0 {
-            chunked_into(OP, n, inputs, #[inline(always)] move |i, o| update::<T, false, true>(i, o, c))
-        } else {
-            chunked_into(OP, n, inputs, #[inline(always)] move |i, o| update::<T, false, false>(i, o, c))
-        }
+    let coupled = !o.decoupled && decay;
+    let cautious = o.decoupled && o.cautious && decay;
+    macro_rules! variant {
+        ($run:ident) => {
+            match (coupled, cautious) {
+                (true, _) => $run!(true, false),
+                (false, true) => $run!(false, true),
+                (false, false) => $run!(false, false),
+            }
+        };
     }
+    let [p, m, v] = match (moment_1.as_mut(), moment_2.as_mut()) {
+        (Some(m), Some(v)) => {
+            if let (Some(ms), Some(vs)) = (m.try_mut_slice::<T>(), v.try_mut_slice::<T>()) {
+                // Moments no one else holds (state the caller keeps to
+                // itself) are rewritten where they are: the step reads their
+                // cache lines and writes them back instead of also filling
+                // two fresh buffers, which each store first reads in.
+                macro_rules! in_place {
+                    ($coupled:literal, $cautious:literal) => {
+                        // SAFETY: `update_in_place` writes every element of its output piece.
+                        unsafe {
+                            chunked_into_with(OP, n, [&p0[..], &g[..]], [ms, vs], #[inline(always)] move |i, s, o| {
+                                update_in_place::<T, $coupled, $cautious>(i, s, o, c)
+                            })
+                        }
+                    };
+                }
+                let [p] = variant!(in_place)?;
+                return wrap(p, &shape);
+            }
+            let (m0, v0) = (contiguous_values::<T>(OP, m)?, contiguous_values::<T>(OP, v)?);
+            let inputs = [&p0[..], &m0[..], &v0[..], &g[..]];
+            macro_rules! fresh {
+                ($coupled:literal, $cautious:literal) => {
+                    // SAFETY: `update` writes every element of its output pieces.
+                    unsafe { chunked_into(OP, n, inputs, #[inline(always)] move |i, o| update::<T, $coupled, $cautious>(i, o, c)) }
+                };
+            }
+            variant!(fresh)?
+        }
+        _ => {
+            // The first step: the moments start at zero, in buffers of their own.
+            let (mut m, mut v) = (crate::shape::try_filled(OP, n, T::ZERO)?, crate::shape::try_filled(OP, n, T::ZERO)?);
+            macro_rules! first {
+                ($coupled:literal, $cautious:literal) => {
+                    // SAFETY: `update_in_place` writes every element of its output piece.
+                    unsafe {
+                        chunked_into_with(OP, n, [&p0[..], &g[..]], [&mut m[..], &mut v[..]], #[inline(always)] move |i, s, o| {
+                            update_in_place::<T, $coupled, $cautious>(i, s, o, c)
+                        })
+                    }
+                };
+            }
+            let [p] = variant!(first)?;
+            [p, m, v]
+        }
+    };
+    let p = wrap(p, &shape)?;
+    (*moment_1, *moment_2) = (Some(wrap(m, &shape)?), Some(wrap(v, &shape)?));
+    Ok(p)
+}
+
+/// One element's step: the new parameter, first and second moment.
+#[inline(always)]
+fn element<T: FloatElement, const COUPLED: bool, const CAUTIOUS: bool>(p0: T, m0: T, v0: T, g: T, c: Coefs<T>) -> (T, T, T) {
+    let g = if COUPLED { g + c.penalty * p0 } else { g };
+    // Moments that would go subnormal become zero (see `Scale`).
+    let m = c.b1.of(m0) + c.c1.of(g);
+    let v = c.b2.of(v0) + c.c2.of_square(g);
+    let step = c.lr * (m * c.factor / (v.sqrt() + c.eps));
+    let kept = if CAUTIOUS && ((p0 >= T::zero()) == (m >= T::zero())) { p0 - c.decay * p0 } else { p0 * c.shrink };
+    (kept - step, m, v)
 }
 
 #[inline(always)]
@@ -151,15 +230,27 @@ fn update<T: FloatElement, const COUPLED: bool, const CAUTIOUS: bool>(
     let (p0, m0, v0) = (&p0[..n], &m0[..n], &v0[..n]);
     let (p, m, v) = (&mut p[..n], &mut m[..n], &mut v[..n]);
     for i in 0..n {
-        let gi = if COUPLED { g[i] + c.penalty * p0[i] } else { g[i] };
-        // Moments that would go subnormal become zero (see `Scale`).
-        let mi = c.b1.of(m0[i]) + c.c1.of(gi);
-        let vi = c.b2.of(v0[i]) + c.c2.of_square(gi);
+        let (pi, mi, vi) = element::<T, COUPLED, CAUTIOUS>(p0[i], m0[i], v0[i], g[i], c);
+        p[i].write(pi);
         m[i].write(mi);
         v[i].write(vi);
-        let step = c.lr * (mi * c.factor / (vi.sqrt() + c.eps));
-        let kept = if CAUTIOUS && ((p0[i] >= T::zero()) == (mi >= T::zero())) { p0[i] - c.decay * p0[i] } else { p0[i] * c.shrink };
-        p[i].write(kept - step);
+    }
+}
+
+#[inline(always)]
+fn update_in_place<T: FloatElement, const COUPLED: bool, const CAUTIOUS: bool>(
+    [p0, g]: [&[T]; 2],
+    [m, v]: [&mut [T]; 2],
+    [p]: [&mut [MaybeUninit<T>]; 1],
+    c: Coefs<T>,
+) {
+    let n = g.len();
+    let (p0, m, v, p) = (&p0[..n], &mut m[..n], &mut v[..n], &mut p[..n]);
+    for i in 0..n {
+        let (pi, mi, vi) = element::<T, COUPLED, CAUTIOUS>(p0[i], m[i], v[i], g[i], c);
+        p[i].write(pi);
+        m[i] = mi;
+        v[i] = vi;
     }
 }
 
@@ -273,6 +364,53 @@ mod tests {
         let want = reference(1.0, &[0.5; 1200], &o);
         let got = p.to_vec::<f32>()[2] as f64;
         assert!((got - want).abs() < 1e-3 * want.abs().max(1.0), "{got} vs {want}");
+    }
+
+    #[test]
+    fn unique_moments_are_rewritten_in_place_and_shared_ones_copied() {
+        // Four steps, each from moments held only by the update (rewritten in
+        // their own buffers) and, from the same state, from moments someone
+        // else still holds (left as they were): both follow the formulas.
+        let o = options(Some(0.5), false);
+        let grads = [0.5, -1.0, 0.25, 2.0];
+        let (mut p, mut m, mut v) = (t(&[0.3]), None, None);
+        for (i, &g) in grads.iter().enumerate() {
+            let time = i as u64 + 1;
+            let (held_m, held_v) = (m.clone(), v.clone());
+            let (shared_p, shared_m, shared_v) = adam_step(p.clone(), &t(&[g]), held_m.clone(), held_v.clone(), time, &o).unwrap();
+            let before = m.as_ref().map(|m: &Tensor| m.as_slice::<f64>().unwrap().as_ptr());
+            drop((held_m, held_v));
+            let new_p = adam_update(p, &t(&[g]), &mut m, &mut v, time, &o).unwrap();
+            if let Some(before) = before {
+                assert_eq!(m.as_ref().unwrap().as_slice::<f64>().unwrap().as_ptr(), before, "step {time}: a new buffer");
+            }
+            assert_eq!(new_p.to_vec::<f64>(), shared_p.to_vec::<f64>());
+            assert_eq!(m.as_ref().unwrap().to_vec::<f64>(), shared_m.to_vec::<f64>());
+            assert_eq!(v.as_ref().unwrap().to_vec::<f64>(), shared_v.to_vec::<f64>());
+            p = new_p;
+        }
+        let expected = reference(0.3, &grads, &o);
+        assert!((p.to_vec::<f64>()[0] - expected).abs() < 1e-12);
+
+        // A moment someone holds keeps its values; the update gets a new one.
+        let kept = m.clone().unwrap();
+        let before = kept.to_vec::<f64>();
+        adam_update(p, &t(&[1.0]), &mut m, &mut v, 5, &o).unwrap();
+        assert_eq!(kept.to_vec::<f64>(), before);
+        assert_ne!(m.unwrap().to_vec::<f64>(), before);
+    }
+
+    #[test]
+    fn a_failed_update_leaves_the_moments_as_they_were() {
+        let o = options(None, false);
+        let (p, m, v) = adam_step(t(&[1.0, 2.0]), &t(&[0.5, 0.5]), None, None, 1, &o).unwrap();
+        let (mut m, mut v) = (Some(m), Some(v));
+        let before = m.as_ref().unwrap().as_slice::<f64>().unwrap().as_ptr();
+        assert!(adam_update(p.clone(), &t(&[0.5]), &mut m, &mut v, 2, &o).is_err());
+        assert!(adam_update(p, &t(&[0.5, 0.5]), &mut m, &mut v, 0, &o).is_err());
+        assert_eq!(m.as_ref().unwrap().as_slice::<f64>().unwrap().as_ptr(), before);
+        assert!(m.unwrap().to_vec::<f64>().iter().all(|x| (x - 0.05).abs() < 1e-15));
+        assert_eq!(v.unwrap().to_vec::<f64>().len(), 2);
     }
 
     #[test]

@@ -67,7 +67,7 @@ pub(crate) fn chunked<T: Element, const K: usize>(
     grad: &[T],
     f: impl Fn([&mut [T]; K], &[T]) + Sync + Send,
 ) {
-    in_pieces(grad.len(), [grad], bufs, |[g], b| f(b, g));
+    in_pieces::<T, T, 1, K, 0>(grad.len(), [grad], bufs, [], |[g], b, []| f(b, g));
 }
 
 /// `O` output buffers of `n` elements each, every element written once by
@@ -84,11 +84,27 @@ pub(crate) unsafe fn chunked_into<T: Element, const I: usize, const O: usize>(
     inputs: [&[T]; I],
     f: impl Fn([&[T]; I], [&mut [MaybeUninit<T>]; O]) + Sync + Send,
 ) -> Result<[Vec<T>; O]> {
+    // SAFETY: forwarded from the caller.
+    unsafe { chunked_into_with(op, n, inputs, [], #[inline(always)] move |i, [], o| f(i, o)) }
+}
+
+/// `chunked_into` with `S` state buffers that `f` also rewrites in place,
+/// piece by piece beside the inputs' and outputs' matching pieces.
+///
+/// # Safety
+/// `f` must write every element of the output pieces it is given.
+pub(crate) unsafe fn chunked_into_with<T: Element, const I: usize, const S: usize, const O: usize>(
+    op: &'static str,
+    n: usize,
+    inputs: [&[T]; I],
+    state: [&mut [T]; S],
+    f: impl Fn([&[T]; I], [&mut [T]; S], [&mut [MaybeUninit<T>]; O]) + Sync + Send,
+) -> Result<[Vec<T>; O]> {
     let mut bufs: [Vec<T>; O] = std::array::from_fn(|_| Vec::new());
     for b in &mut bufs {
         *b = try_with_capacity(op, n)?;
     }
-    in_pieces(n, inputs, bufs.each_mut().map(|b| &mut b.spare_capacity_mut()[..n]), f);
+    in_pieces(n, inputs, state, bufs.each_mut().map(|b| &mut b.spare_capacity_mut()[..n]), f);
     for b in &mut bufs {
         // SAFETY: the caller's `f` wrote all `n` elements of every buffer.
         unsafe { b.set_len(n) };
@@ -96,41 +112,43 @@ pub(crate) unsafe fn chunked_into<T: Element, const I: usize, const O: usize>(
     Ok(bufs)
 }
 
-/// Matching pieces of the inputs and outputs of `in_pieces`.
-type Piece<'a, T, U, const I: usize, const O: usize> = ([&'a [T]; I], [&'a mut [U]; O]);
+/// Matching pieces of the inputs, states and outputs of `in_pieces`.
+type Piece<'a, T, U, const I: usize, const S: usize, const O: usize> = ([&'a [T]; I], [&'a mut [T]; S], [&'a mut [U]; O]);
 
-/// Run `f` over matching `CHUNK`-element pieces of the `I` read-only and
-/// `O` writable slices of (up to) `n` elements, split across threads when
-/// `n` is large; a shorter slice gives shorter or empty pieces.
-fn in_pieces<T: Element, U: Send, const I: usize, const O: usize>(
+/// Run `f` over matching `CHUNK`-element pieces of the `I` read-only, `S`
+/// rewritten and `O` written slices of (up to) `n` elements, split across
+/// threads when `n` is large; a shorter slice gives shorter or empty pieces.
+fn in_pieces<T: Element, U: Send, const I: usize, const S: usize, const O: usize>(
     n: usize,
     inputs: [&[T]; I],
+    state: [&mut [T]; S],
     outputs: [&mut [U]; O],
-    f: impl Fn([&[T]; I], [&mut [U]; O]) + Sync + Send,
+    f: impl Fn([&[T]; I], [&mut [T]; S], [&mut [U]; O]) + Sync + Send,
 ) {
     if !go_parallel(n, PAR_CHEAP) {
         simd(
             #[inline(always)]
-            || f(inputs, outputs),
+            || f(inputs, state, outputs),
         );
         return;
     }
     let mut ins = inputs.map(|b| b.chunks(CHUNK));
+    let mut states = state.map(|b| b.chunks_mut(CHUNK));
     let mut outs = outputs.map(|b| b.chunks_mut(CHUNK));
-    let work: Vec<Piece<'_, T, U, I, O>> = (0..n.div_ceil(CHUNK))
+    let mut work: Vec<Piece<'_, T, U, I, S, O>> = (0..n.div_ceil(CHUNK))
         .map(|_| {
             (
                 std::array::from_fn(|k| ins[k].next().unwrap_or_default()),
+                std::array::from_fn(|k| states[k].next().unwrap_or_default()),
                 std::array::from_fn(|k| outs[k].next().unwrap_or_default()),
             )
         })
         .collect();
-    let mut work = work;
     for_each_chunk_mut(&mut work, 1, |_, piece| {
-        let (i, o) = &mut piece[0];
+        let (i, s, o) = &mut piece[0];
         simd(
             #[inline(always)]
-            || f(*i, o.each_mut().map(|s| &mut **s)),
+            || f(*i, s.each_mut().map(|s| &mut **s), o.each_mut().map(|s| &mut **s)),
         )
     });
 }

@@ -1,9 +1,10 @@
 //! Fused optimizer updates. Each step is one pass over contiguous buffers
 //! that reads the gradient and rewrites the parameter and the optimizer
-//! state together, reusing any buffer this call owns alone (SGD, AdaGrad,
-//! RMSProp) or reading the old state and writing new buffers in the same
-//! pass (Adam, whose old state the caller always still holds). The formulas are
-//! Burn's (`burn-optim`), so a model trains the same in both.
+//! state together, reusing any buffer this call owns alone: SGD, AdaGrad
+//! and RMSProp take their state by value, Adam's `adam_update` rewrites
+//! moments no other tensor shares where they are (the binding's
+//! `StateTensor` keeps them so) and writes new ones beside shared moments.
+//! The formulas are Burn's (`burn-optim`), so a model trains the same in both.
 
 /// `$run!(a, b, c)` with the literals `true`/`false` that match the three
 /// booleans of `$flags`: a loop generic over three `const` flags is compiled
@@ -32,7 +33,7 @@ pub mod rmsprop;
 pub mod sgd;
 
 pub use adagrad::{adagrad_step, AdaGradOptions};
-pub use adam::{adam_step, AdamOptions};
+pub use adam::{adam_step, adam_update, AdamOptions};
 pub use clipping::{clip_by_norm, clip_by_value};
 pub use rmsprop::{rmsprop_step, RmsPropOptions, RmsPropState};
 pub use sgd::{sgd_step, Momentum, SgdOptions};

@@ -350,6 +350,10 @@ enum Sharing<'a> {
 /// call; `k > 0`.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn sgemm(kernel: Kernel, dst: *mut f32, dst_rs: usize, accumulate: bool, a: Operand, b: Operand, m: usize, k: usize, n: usize, threads: usize) {
+    if kernel == Kernel::Avx512 && small::narrow_applies((a.rs, a.cs), (b.rs, b.cs), m, k, n) {
+        // SAFETY: forwarded from the caller; the CPU has AVX-512F.
+        return unsafe { small::narrow(dst, dst_rs, accumulate, a, b, m, k, n, threads) };
+    }
     if kernel == Kernel::Avx512 && threads <= 1 && small::applies(a, b, m, k, n) {
         // SAFETY: forwarded from the caller; the CPU has AVX-512F.
         return unsafe { small::sgemm(dst, dst_rs, accumulate, a, b, m, k, n) };

@@ -34,6 +34,8 @@ pub use conv::conv_forward;
 pub use driver::{available, sgemm, Kernel, Operand};
 #[cfg(target_arch = "x86_64")]
 pub use prepacked::PackedB;
+#[cfg(target_arch = "x86_64")]
+pub use small::narrow_applies;
 
 #[cfg(not(target_arch = "x86_64"))]
 mod absent;

@@ -123,6 +123,59 @@ fn every_edge_of_the_register_tile() {
     }
 }
 
+/// The transpose of `s`, as a view of the same buffer.
+fn transposed(s: Strided) -> Strided {
+    let Mat { offset, rs, cs } = s.mat;
+    Strided { buf: s.buf, mat: Mat { offset, rs: cs, cs: rs } }
+}
+
+#[test]
+fn narrow_products_unpacked() {
+    // The narrow tile entered directly: outputs of 1 to 16 columns, A
+    // column-major (the weight gradient's A^T, alone and as a view into a
+    // wider matrix), row counts that cut the 24-row tile and the threaded
+    // parts anywhere, on one thread and split over two; nothing past the
+    // output's last element may be written.
+    if !Kernel::Avx512.supported() {
+        return;
+    }
+    let entry = |d: &mut [f32], rs: usize, acc: bool, l: &[f32], lm: Mat, r: &[f32], rm: Mat, dims: Dims, threaded: bool| {
+        let Dims { m, k, n } = dims;
+        let mut padded = d.to_vec();
+        padded.extend([f32::NAN; 64]);
+        assert!(small::narrow_applies((lm.rs, lm.cs), (rm.rs, rm.cs), m.max(16), k, n), "{dims:?} is not a narrow product");
+        // SAFETY: the operands are m x k and k x n views inside their
+        // buffers, and `padded` holds the m x n output with row stride rs.
+        unsafe {
+            let a = Operand { ptr: l.as_ptr().add(lm.offset), rs: lm.rs, cs: lm.cs };
+            let b = Operand { ptr: r.as_ptr().add(rm.offset), rs: rm.rs, cs: rm.cs };
+            small::narrow(padded.as_mut_ptr(), rs, acc, a, b, m, k, n, if threaded { 2 } else { 1 });
+        }
+        assert!(padded[d.len()..].iter().all(|x| x.is_nan()), "{dims:?}: written past the output");
+        d.copy_from_slice(&padded[..d.len()]);
+    };
+    for m in [1, 3, 5, 9, 23, 24, 25, 97, 200] {
+        for n in [1, 2, 10, 15, 16] {
+            for (k, fb) in [(1, Form::RowMajor), (7, Form::Sliced), (64, Form::RowMajor), (300, Form::Sliced)] {
+                // A^T of a sliced k x m matrix: a column-major view with gaps.
+                let a = if k == 64 { transposed(make(k, m, Form::Sliced, 11)) } else { make(m, k, Form::Transposed, 11) };
+                let b = make(k, n, fb, 12);
+                for (dst_rs, acc, threaded) in [(n, false, false), (n + 3, true, true), (n, false, true)] {
+                    check_entry("narrow", &entry, &a, &b, Dims { m, k, n }, dst_rs, acc, threaded);
+                }
+            }
+        }
+    }
+    // The gate: A column-major, B row-major (or a row view) with at most 16
+    // columns, and 16 rows or more (the kernel itself takes any, as above).
+    assert!(small::narrow_applies((1, 512), (10, 1), 512, 256, 10) && small::narrow_applies((1, 600), (16, 1), 16, 256, 16));
+    assert!(!small::narrow_applies((512, 1), (10, 1), 256, 512, 10), "A row-major");
+    assert!(!small::narrow_applies((1, 512), (1, 512), 512, 256, 10), "B column-major");
+    assert!(!small::narrow_applies((1, 512), (17, 1), 512, 256, 17), "17 columns");
+    assert!(!small::narrow_applies((1, -512), (10, 1), 512, 256, 10), "A walked backwards");
+    assert!(!small::narrow_applies((1, 512), (10, 1), 8, 256, 10), "8 rows");
+}
+
 #[test]
 fn small_products_unpacked() {
     // The unpacked path entered directly, on shapes that cut its register
