@@ -57,8 +57,9 @@ pub fn sgd_step(
 /// A tensor of optimizer state that the fused updates rewrite in place.
 ///
 /// A `Tensor` is a value: an update can only read it and write a new one,
-/// and for Adam's two moments that was 40% of the step (fresh buffers are
-/// written through the cache, each store reading its line first). A state
+/// and for Adam's two moments that made the update 1.3-1.8x slower (fresh
+/// buffers are written through the cache, each store reading its line
+/// first). A state
 /// tensor is held by the optimizer alone, so the update rewrites its buffer;
 /// `tensor()` hands out a `Tensor` sharing that buffer, and while one is
 /// alive the next update leaves the buffer to it and writes a new one
