@@ -53,20 +53,7 @@ impl Tile for Avx512 {
     unsafe fn short(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c: usize, accumulate: bool, mr: usize) {
         // SAFETY: as for `full`, with `c` an `mr x NR` tile.
         unsafe {
-            match mr {
-                1 => kernel_rows::<1>(kc, a, b, c, rs_c, accumulate),
-                2 => kernel_rows::<2>(kc, a, b, c, rs_c, accumulate),
-                3 => kernel_rows::<3>(kc, a, b, c, rs_c, accumulate),
-                4 => kernel_rows::<4>(kc, a, b, c, rs_c, accumulate),
-                5 => kernel_rows::<5>(kc, a, b, c, rs_c, accumulate),
-                6 => kernel_rows::<6>(kc, a, b, c, rs_c, accumulate),
-                7 => kernel_rows::<7>(kc, a, b, c, rs_c, accumulate),
-                8 => kernel_rows::<8>(kc, a, b, c, rs_c, accumulate),
-                9 => kernel_rows::<9>(kc, a, b, c, rs_c, accumulate),
-                10 => kernel_rows::<10>(kc, a, b, c, rs_c, accumulate),
-                11 => kernel_rows::<11>(kc, a, b, c, rs_c, accumulate),
-                _ => kernel_rows::<MR>(kc, a, b, c, rs_c, accumulate),
-            }
+            by_rows!(mr, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], MR, R => kernel_rows::<R>(kc, a, b, c, rs_c, accumulate))
         }
     }
 }

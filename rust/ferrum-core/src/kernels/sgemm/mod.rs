@@ -7,6 +7,26 @@
 //! has no variant, `available()` is false, and every f32 product takes the
 //! `gemm` crate's path, as it does on an x86-64 CPU without AVX2.
 
+/// `call` with the constant `R` set to the tile row count `rows`, each of
+/// the listed counts compiled as its own kernel and any other count (the
+/// full tile) as `full`: a tile cut short by the last rows of a matrix
+/// keeps only those rows' accumulators.
+#[cfg(target_arch = "x86_64")]
+macro_rules! by_rows {
+    ($rows:expr, [$($r:literal),*], $full:expr, $R:ident => $call:expr) => {
+        match $rows {
+            $($r => {
+                const $R: usize = $r;
+                $call
+            })*
+            _ => {
+                const $R: usize = $full;
+                $call
+            }
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]

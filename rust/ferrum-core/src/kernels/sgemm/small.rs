@@ -58,20 +58,7 @@ pub unsafe fn sgemm(dst: *mut f32, dst_rs: usize, accumulate: bool, a: Operand, 
             unsafe {
                 let (ap, bp, c) = (a.at(i, 0), b.at(0, j), dst.add(i * dst_rs + j));
                 let tile = UnpackedTile { kc: k, a: ap, a_rs, b: bp, b_rs, c, c_rs: dst_rs, accumulate, lo, hi };
-                match MR.min(m - i) {
-                    1 => tile.rows::<1>(),
-                    2 => tile.rows::<2>(),
-                    3 => tile.rows::<3>(),
-                    4 => tile.rows::<4>(),
-                    5 => tile.rows::<5>(),
-                    6 => tile.rows::<6>(),
-                    7 => tile.rows::<7>(),
-                    8 => tile.rows::<8>(),
-                    9 => tile.rows::<9>(),
-                    10 => tile.rows::<10>(),
-                    11 => tile.rows::<11>(),
-                    _ => tile.rows::<MR>(),
-                }
+                by_rows!(MR.min(m - i), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], MR, R => tile.rows::<R>())
             }
         }
     }
@@ -188,32 +175,7 @@ pub unsafe fn narrow(dst: *mut f32, dst_rs: usize, accumulate: bool, a: Operand,
             // matrices the caller vouches for; parts write disjoint rows.
             unsafe {
                 let tile = NarrowTile { kc: k, a: a.at(i, 0), a_cs: a.cs as usize, b: b.at(0, 0), b_rs: b.rs as usize, c: dst.0.add(i * dst_rs), c_rs: dst_rs, accumulate, mask };
-                match e - i {
-                    1 => tile.rows::<1>(),
-                    2 => tile.rows::<2>(),
-                    3 => tile.rows::<3>(),
-                    4 => tile.rows::<4>(),
-                    5 => tile.rows::<5>(),
-                    6 => tile.rows::<6>(),
-                    7 => tile.rows::<7>(),
-                    8 => tile.rows::<8>(),
-                    9 => tile.rows::<9>(),
-                    10 => tile.rows::<10>(),
-                    11 => tile.rows::<11>(),
-                    12 => tile.rows::<12>(),
-                    13 => tile.rows::<13>(),
-                    14 => tile.rows::<14>(),
-                    15 => tile.rows::<15>(),
-                    16 => tile.rows::<16>(),
-                    17 => tile.rows::<17>(),
-                    18 => tile.rows::<18>(),
-                    19 => tile.rows::<19>(),
-                    20 => tile.rows::<20>(),
-                    21 => tile.rows::<21>(),
-                    22 => tile.rows::<22>(),
-                    23 => tile.rows::<23>(),
-                    _ => tile.rows::<NARROW_MR>(),
-                }
+                by_rows!(e - i, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23], NARROW_MR, R => tile.rows::<R>())
             }
         }
     });
