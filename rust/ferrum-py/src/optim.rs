@@ -141,8 +141,7 @@ pub fn adam_step(
         (Some(m1), Some(m2)) => (m1, m2),
         (None, None) => {
             let (mut a, mut b) = (None, None);
-            let p = run(py, g.numel(), move || optim::adam_update(p, &g, &mut a, &mut b, time, &o).map(|p| (p, a, b)))?;
-            let (p, a, b) = p;
+            let (p, a, b) = run(py, g.numel(), move || optim::adam_update(p, &g, &mut a, &mut b, time, &o).map(|p| (p, a, b)))?;
             return Ok((new_param(py, &param, p), PyStateTensor::new_state(py, a, &grad)?, PyStateTensor::new_state(py, b, &grad)?));
         }
         _ => return Err(pyo3::exceptions::PyValueError::new_err("adam_step: moment_1 and moment_2 must both be given or both be None")),

@@ -123,6 +123,22 @@ fn every_edge_of_the_register_tile() {
     }
 }
 
+/// Runs `product(dst, a, b)` for the m x k and k x n views `lm` of `l` and
+/// `rm` of `r`, into a copy of `d` followed by 64 NaNs that must stay NaN
+/// (the unpacked kernels' last columns are masked stores), then copies the
+/// output back into `d`. `dst` holds `d`'s m x n output with its row stride.
+fn unpacked_entry(d: &mut [f32], l: &[f32], lm: Mat, r: &[f32], rm: Mat, dims: Dims, product: impl FnOnce(*mut f32, Operand, Operand)) {
+    let mut padded = d.to_vec();
+    padded.extend([f32::NAN; 64]);
+    // SAFETY: the offsets are those of views inside their buffers.
+    let (a, b) = unsafe {
+        (Operand { ptr: l.as_ptr().add(lm.offset), rs: lm.rs, cs: lm.cs }, Operand { ptr: r.as_ptr().add(rm.offset), rs: rm.rs, cs: rm.cs })
+    };
+    product(padded.as_mut_ptr(), a, b);
+    assert!(padded[d.len()..].iter().all(|x| x.is_nan()), "{dims:?}: written past the output");
+    d.copy_from_slice(&padded[..d.len()]);
+}
+
 /// The transpose of `s`, as a view of the same buffer.
 fn transposed(s: Strided) -> Strided {
     let Mat { offset, rs, cs } = s.mat;
@@ -141,18 +157,11 @@ fn narrow_products_unpacked() {
     }
     let entry = |d: &mut [f32], rs: usize, acc: bool, l: &[f32], lm: Mat, r: &[f32], rm: Mat, dims: Dims, threaded: bool| {
         let Dims { m, k, n } = dims;
-        let mut padded = d.to_vec();
-        padded.extend([f32::NAN; 64]);
         assert!(small::narrow_applies((lm.rs, lm.cs), (rm.rs, rm.cs), m.max(16), k, n), "{dims:?} is not a narrow product");
-        // SAFETY: the operands are m x k and k x n views inside their
-        // buffers, and `padded` holds the m x n output with row stride rs.
-        unsafe {
-            let a = Operand { ptr: l.as_ptr().add(lm.offset), rs: lm.rs, cs: lm.cs };
-            let b = Operand { ptr: r.as_ptr().add(rm.offset), rs: rm.rs, cs: rm.cs };
-            small::narrow(padded.as_mut_ptr(), rs, acc, a, b, m, k, n, if threaded { 2 } else { 1 });
-        }
-        assert!(padded[d.len()..].iter().all(|x| x.is_nan()), "{dims:?}: written past the output");
-        d.copy_from_slice(&padded[..d.len()]);
+        unpacked_entry(d, l, lm, r, rm, dims, |dst, a, b| {
+            // SAFETY: as `unpacked_entry` vouches, and the gate holds.
+            unsafe { small::narrow(dst, rs, acc, a, b, m, k, n, if threaded { 2 } else { 1 }) }
+        });
     };
     for m in [1, 3, 5, 9, 23, 24, 25, 97, 200] {
         for n in [1, 2, 10, 15, 16] {
@@ -188,18 +197,11 @@ fn small_products_unpacked() {
     }
     let entry = |d: &mut [f32], rs: usize, acc: bool, l: &[f32], lm: Mat, r: &[f32], rm: Mat, dims: Dims, _: bool| {
         let Dims { m, k, n } = dims;
-        let mut padded = d.to_vec();
-        padded.extend([f32::NAN; 64]);
-        // SAFETY: the operands are m x k and k x n views inside their
-        // buffers, and `padded` holds the m x n output with row stride rs.
-        unsafe {
-            let a = Operand { ptr: l.as_ptr().add(lm.offset), rs: lm.rs, cs: lm.cs };
-            let b = Operand { ptr: r.as_ptr().add(rm.offset), rs: rm.rs, cs: rm.cs };
+        unpacked_entry(d, l, lm, r, rm, dims, |dst, a, b| {
             assert!(small::applies(a, b, m, k, n), "{dims:?} is not a small row-major product");
-            small::sgemm(padded.as_mut_ptr(), rs, acc, a, b, m, k, n);
-        }
-        assert!(padded[d.len()..].iter().all(|x| x.is_nan()), "{dims:?}: written past the output");
-        d.copy_from_slice(&padded[..d.len()]);
+            // SAFETY: as `unpacked_entry` vouches, and the gate holds.
+            unsafe { small::sgemm(dst, rs, acc, a, b, m, k, n) }
+        });
     };
     for m in [1, 5, 11, 12, 13, 24, 25, 64, 70] {
         for n in [1, 5, 15, 16, 17, 31, 32, 33, 48, 64, 70] {
