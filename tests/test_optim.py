@@ -463,30 +463,51 @@ def test_record_holds_burns_state_fields() -> None:
     assert SgdConfig().init().to_record() == {}
 
 
-def moments(record: Any, id: ParamId) -> list[Array]:
-    state = record[str(id)]["V1"]["Rank2"]["momentum"]
-    return [arr(state["moment_1"]), arr(state["moment_2"])]
+def state_tensors(record: Any, id: ParamId) -> list[Array]:
+    """Every tensor of one parameter's state in an optimizer record, in field order."""
+    found: list[Array] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, Tensor):
+            found.append(arr(node))
+        elif isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+
+    walk(record[str(id)]["V1"]["Rank2"])
+    return found
 
 
-@pytest.mark.parametrize("config", [AdamConfig(), AdamWConfig()])
-def test_moments_handed_out_keep_their_values_while_training_goes_on(config: Any) -> None:
-    # The steps rewrite the moments in place; a record taken from the
-    # optimizer, or loaded into one, must not see that.
+STATEFUL = [
+    AdamConfig(),
+    AdamWConfig(),
+    SgdConfig().with_momentum(MomentumConfig()),
+    AdaGradConfig(),
+    RmsPropConfig(),
+    RmsPropConfig().with_centered(True),
+]
+
+
+@pytest.mark.parametrize("config", STATEFUL, ids=lambda c: type(c).__name__)
+def test_state_handed_out_keeps_its_values_while_training_goes_on(config: Any) -> None:
+    # The steps rewrite the optimizer's state in place; a record taken from
+    # the optimizer, or loaded into one, must not see that.
     model, optim = net(), config.init()
     for _ in range(2):
         model = optim.step(0.05, model, loss_grads(model))
     record = optim.to_record()
-    saved = moments(record, model.weight.id)
+    saved = state_tensors(record, model.weight.id)
+    assert saved
     restored = config.init().load_record(record)
     resumed = model
     for _ in range(3):
         model = optim.step(0.05, model, loss_grads(model))
         resumed = restored.step(0.05, resumed, loss_grads(resumed))
-    for before, after in zip(saved, moments(record, model.weight.id), strict=True):
+    for before, after in zip(saved, state_tensors(record, model.weight.id), strict=True):
         np.testing.assert_array_equal(after, before)
-    # Both went on from the record alike, and their moments moved on from it.
-    now = moments(optim.to_record(), model.weight.id)
-    for a, b, before in zip(now, moments(restored.to_record(), model.weight.id), saved, strict=True):
+    # Both went on from the record alike, and their state moved on from it.
+    now = state_tensors(optim.to_record(), model.weight.id)
+    for a, b, before in zip(now, state_tensors(restored.to_record(), model.weight.id), saved, strict=True):
         np.testing.assert_array_equal(a, b)
         assert not np.array_equal(a, before)
 
@@ -510,6 +531,42 @@ def test_a_failed_adam_step_leaves_the_state_as_it_was() -> None:
     np.testing.assert_allclose(arr(taken), [0.05, 0.05])
     np.testing.assert_allclose(arr(m1.tensor()), [0.095, 0.095])
     assert repr(m1) == "StateTensor(shape=[2], dtype=f32)"
+
+
+def test_the_other_updates_rewrite_their_states_and_keep_them_on_failure() -> None:
+    param, grad = Tensor.from_floats([1.0, 2.0], INNER), Tensor.from_floats([0.5, -0.5], INNER)
+    short = Tensor.from_floats([0.5], INNER)
+    # SGD with momentum 0.9, dampening 0.1: v = g on the first step, then 0.9 v + 0.9 g.
+    sgd = (0.1, None, 0.9, 0.1, False)
+    _, velocity = _ferrum.sgd_step(param, grad, None, *sgd)
+    assert velocity is not None
+    with pytest.raises(ShapeError, match="gradient"):
+        _ferrum.sgd_step(param, short, velocity, *sgd)
+    np.testing.assert_allclose(arr(velocity.tensor()), [0.5, -0.5])
+    _, again = _ferrum.sgd_step(param, grad, velocity, *sgd)
+    assert again is velocity
+    np.testing.assert_allclose(arr(velocity.tensor()), [0.9, -0.9], rtol=1e-6)
+    assert _ferrum.sgd_step(param, grad, None, 0.1, None, None, 0.0, False)[1] is None
+    # AdaGrad: the sum of squares.
+    _, total = _ferrum.adagrad_step(param, grad, None, 1, 0.1, 0.0, 1e-10, None)
+    _, again_total = _ferrum.adagrad_step(param, grad, total, 2, 0.1, 0.0, 1e-10, None)
+    assert again_total is total
+    np.testing.assert_allclose(arr(total.tensor()), [0.5, 0.5])
+    # Centered RMSProp with momentum: three states, none of them twice.
+    hyper = (0.01, 0.9, 0.5, 1e-8, True, None)
+    _, square, mean, buf = _ferrum.rmsprop_step(param, grad, None, None, None, *hyper)
+    assert mean is not None and buf is not None
+    with pytest.raises(ValueError, match="same state"):
+        _ferrum.rmsprop_step(param, grad, square, square, buf, *hyper)
+    with pytest.raises(ShapeError, match="gradient"):
+        _ferrum.rmsprop_step(param, short, square, mean, buf, *hyper)
+    np.testing.assert_allclose(arr(square.tensor()), [0.025, 0.025], rtol=1e-6)
+    np.testing.assert_allclose(arr(mean.tensor()), [0.05, -0.05], rtol=1e-6)
+    taken = square.tensor()
+    states = _ferrum.rmsprop_step(param, grad, square, mean, buf, *hyper)[1:]
+    assert states[0] is square and states[1] is mean and states[2] is buf
+    np.testing.assert_allclose(arr(taken), [0.025, 0.025], rtol=1e-6)
+    np.testing.assert_allclose(arr(square.tensor()), [0.0475, 0.0475], rtol=1e-6)
 
 
 @pytest.mark.parametrize("centered", [False, True])

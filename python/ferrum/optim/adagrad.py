@@ -55,10 +55,14 @@ class AdaGradConfig:
 
 @dataclasses.dataclass(frozen=True)
 class LrDecayState:
-    """AdaGrad's state per parameter: the step count and the sum of squared gradients."""
+    """AdaGrad's state per parameter: the step count and the sum of squared gradients.
+
+    The sum is a ``StateTensor`` that the next step rewrites in place (a
+    tensor taken from it with ``tensor()`` keeps its values).
+    """
 
     time: int
-    sum: FloatTensor
+    sum: _ferrum.StateTensor
 
 
 class AdaGrad(Optimizer[LrDecayState]):
@@ -92,9 +96,10 @@ class AdaGrad(Optimizer[LrDecayState]):
         return new, LrDecayState(time, total)
 
     def _state_to_record(self, state: LrDecayState) -> dict[str, Any]:
-        return {"lr_decay": {"time": state.time, "sum": state.sum}}
+        return {"lr_decay": {"time": state.time, "sum": state.sum.tensor()}}
 
     def _state_from_record(self, path: str, data: Mapping[str, Any]) -> LrDecayState:
         section = record.section(data, path, "lr_decay")
         where = f"{path}.lr_decay"
-        return LrDecayState(record.step_count(section, where, "time"), record.tensor(section, where, "sum"))
+        total = _ferrum.StateTensor(record.tensor(section, where, "sum"))
+        return LrDecayState(record.step_count(section, where, "time"), total)

@@ -64,11 +64,15 @@ class RmsPropConfig:
 
 @dataclasses.dataclass(frozen=True)
 class RmsPropState:
-    """RMSProp's state per parameter; ``grad_avg`` only when centered, ``momentum`` only with momentum."""
+    """RMSProp's state per parameter; ``grad_avg`` only when centered, ``momentum`` only with momentum.
 
-    square_avg: FloatTensor
-    grad_avg: FloatTensor | None
-    momentum: FloatTensor | None
+    Each is a ``StateTensor`` that the next step rewrites in place (a tensor
+    taken from it with ``tensor()`` keeps its values).
+    """
+
+    square_avg: _ferrum.StateTensor
+    grad_avg: _ferrum.StateTensor | None
+    momentum: _ferrum.StateTensor | None
 
 
 class RmsProp(Optimizer[RmsPropState]):
@@ -108,12 +112,13 @@ class RmsProp(Optimizer[RmsPropState]):
     def _state_to_record(self, state: RmsPropState) -> dict[str, Any]:
         # Burn's CenteredState also stores the average the step divided by;
         # ferrum recomputes it, so it is written for Burn and ignored on load.
-        grad_avg = state.grad_avg
-        avg = state.square_avg if grad_avg is None else state.square_avg - grad_avg * grad_avg
+        square_avg = state.square_avg.tensor()
+        grad_avg = None if state.grad_avg is None else state.grad_avg.tensor()
+        avg = square_avg if grad_avg is None else square_avg - grad_avg * grad_avg
         return {
-            "square_avg": {"square_avg": state.square_avg},
+            "square_avg": {"square_avg": square_avg},
             "centered": {"grad_avg": grad_avg, "avg": avg},
-            "momentum": None if state.momentum is None else Some({"buf": state.momentum}),
+            "momentum": None if state.momentum is None else Some({"buf": state.momentum.tensor()}),
         }
 
     def _state_from_record(self, path: str, data: Mapping[str, Any]) -> RmsPropState:
@@ -122,9 +127,10 @@ class RmsProp(Optimizer[RmsPropState]):
         momentum = None
         if record.entry(data, path, "momentum") is not None:
             buf = record.section(data, path, "momentum")
-            momentum = record.tensor(buf, f"{path}.momentum", "buf")
+            momentum = _ferrum.StateTensor(record.tensor(buf, f"{path}.momentum", "buf"))
+        grad_avg = record.optional_tensor(centered, f"{path}.centered", "grad_avg")
         return RmsPropState(
-            record.tensor(square, f"{path}.square_avg", "square_avg"),
-            record.optional_tensor(centered, f"{path}.centered", "grad_avg"),
+            _ferrum.StateTensor(record.tensor(square, f"{path}.square_avg", "square_avg")),
+            None if grad_avg is None else _ferrum.StateTensor(grad_avg),
             momentum,
         )

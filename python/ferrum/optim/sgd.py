@@ -49,9 +49,13 @@ class SgdConfig:
 
 @dataclasses.dataclass(frozen=True)
 class SgdState:
-    """The state SGD keeps per parameter: the momentum velocity (None without momentum)."""
+    """The state SGD keeps per parameter: the momentum velocity (None without momentum).
 
-    velocity: FloatTensor | None
+    The velocity is a ``StateTensor`` that the next step rewrites in place (a
+    tensor taken from it with ``tensor()`` keeps its values).
+    """
+
+    velocity: _ferrum.StateTensor | None
 
 
 class Sgd(Optimizer[SgdState]):
@@ -86,11 +90,11 @@ class Sgd(Optimizer[SgdState]):
         return new, SgdState(velocity)
 
     def _state_to_record(self, state: SgdState) -> dict[str, Any]:
-        return {"momentum": None if state.velocity is None else Some({"velocity": state.velocity})}
+        velocity = state.velocity
+        return {"momentum": None if velocity is None else Some({"velocity": velocity.tensor()})}
 
     def _state_from_record(self, path: str, data: Mapping[str, Any]) -> SgdState:
         if record.entry(data, path, "momentum") is None:
             return SgdState(None)
         momentum = record.section(data, path, "momentum")
-        return SgdState(record.tensor(momentum, f"{path}.momentum", "velocity"))
-
+        return SgdState(_ferrum.StateTensor(record.tensor(momentum, f"{path}.momentum", "velocity")))

@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use ferrum_core::optim::{self, AdaGradOptions, AdamOptions, Momentum, RmsPropOptions, RmsPropState, SgdOptions};
 use ferrum_core::Tensor;
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::device::PyDevice;
@@ -28,12 +28,10 @@ fn new_param(py: Python<'_>, old: &PyTensor, t: Tensor) -> PyTensor {
     old.wrap_var(py, var)
 }
 
-fn engine(t: &Option<PyRef<'_, PyTensor>>) -> Option<Tensor> {
-    t.as_ref().map(|t| t.t.clone())
-}
-
 /// One SGD step (Burn's `Sgd`): weight decay, then momentum when
-/// `momentum` is not None. Returns the new parameter and velocity.
+/// `momentum` is not None. Returns the new parameter and the velocity: the
+/// given state, rewritten, a new one on the first step with momentum, or
+/// None without momentum.
 #[pyfunction]
 #[pyo3(signature = (param, grad, velocity, lr, weight_decay, momentum, dampening, nesterov))]
 #[allow(clippy::too_many_arguments)]
@@ -41,17 +39,17 @@ pub fn sgd_step(
     py: Python<'_>,
     param: PyRef<'_, PyTensor>,
     grad: PyRef<'_, PyTensor>,
-    velocity: Option<PyRef<'_, PyTensor>>,
+    velocity: Option<Py<PyStateTensor>>,
     lr: f64,
     weight_decay: Option<f64>,
     momentum: Option<f64>,
     dampening: f64,
     nesterov: bool,
-) -> PyResult<(PyTensor, Option<PyTensor>)> {
+) -> PyResult<(PyTensor, Option<Py<PyStateTensor>>)> {
     let o = SgdOptions { lr, weight_decay, momentum: momentum.map(|momentum| Momentum { momentum, dampening, nesterov }) };
-    let (p, g, v) = (param.t.clone(), grad.t.clone(), engine(&velocity));
-    let (p, v) = run(py, g.numel(), move || optim::sgd_step(p, &g, v, &o))?;
-    Ok((new_param(py, &param, p), v.map(|v| grad.wrap(py, v))))
+    let (p, g) = (param.t.clone(), grad.t.clone());
+    let (p, [v]) = update_states(py, "sgd_step", [velocity], &grad, move |[v]| optim::sgd_update(p, &g, v, &o))?;
+    Ok((new_param(py, &param, p), v))
 }
 
 /// A tensor of optimizer state that the fused updates rewrite in place.
@@ -113,6 +111,59 @@ impl PyStateTensor {
     }
 }
 
+/// Optimizer states of one update: each given or None (the first step, or
+/// a state the configuration does not keep).
+type States<const S: usize> = [Option<Py<PyStateTensor>>; S];
+
+/// Run `update` on the tensors of `states`, each locked for the length of
+/// the update, with the GIL released when `like` (the gradient) is large.
+/// Returns the new parameter and the states: the given ones, rewritten, and
+/// a new one for each that was None and the update filled. The update never
+/// stops part-way (it polls no interrupt), and on an error it leaves every
+/// state as it was.
+fn update_states<const S: usize>(
+    py: Python<'_>,
+    op: &str,
+    states: States<S>,
+    like: &PyTensor,
+    update: impl FnOnce([&mut Option<Tensor>; S]) -> ferrum_core::Result<Tensor> + Send,
+) -> PyResult<(Tensor, States<S>)> {
+    for (i, a) in states.iter().enumerate() {
+        if let Some(a) = a {
+            if states[i + 1..].iter().flatten().any(|b| a.is(b)) {
+                return Err(PyValueError::new_err(format!("{op}: the same state is given twice")));
+            }
+        }
+    }
+    let mut guards = states.each_ref().map(|s| s.as_ref().map(|s| s.get().lock(py)));
+    // The tensors move out of their states for the update and back after it:
+    // a move leaves the buffer as unshared as it was, so it is rewritten in place.
+    let mut tensors: [Option<Tensor>; S] = std::array::from_fn(|k| guards[k].as_mut().and_then(|g| g.take()));
+    let refs = tensors.each_mut();
+    let p = run(py, like.t.numel(), move || update(refs));
+    for (guard, t) in guards.iter_mut().zip(&mut tensors) {
+        if let Some(guard) = guard {
+            **guard = t.take();
+        }
+    }
+    drop(guards);
+    let p = p?;
+    let mut out: States<S> = std::array::from_fn(|_| None);
+    for ((slot, given), t) in out.iter_mut().zip(states).zip(tensors) {
+        *slot = match (given, t) {
+            (Some(given), _) => Some(given),
+            (None, Some(t)) => Some(PyStateTensor::new_state(py, Some(t), like)?),
+            (None, None) => None,
+        };
+    }
+    Ok((p, out))
+}
+
+/// A state the update always fills (Adam's moments, AdaGrad's sum).
+fn filled(op: &str, state: Option<Py<PyStateTensor>>) -> PyResult<Py<PyStateTensor>> {
+    state.ok_or_else(|| PyRuntimeError::new_err(format!("{op}: the update left a state empty")))
+}
+
 /// One Adam step, or AdamW with `decoupled` (and `cautious` weight decay).
 /// `time` counts steps from 1. Returns the new parameter and both moments:
 /// the given states, rewritten, or new ones on the first step (None given).
@@ -137,30 +188,13 @@ pub fn adam_step(
 ) -> PyResult<(PyTensor, Py<PyStateTensor>, Py<PyStateTensor>)> {
     let o = AdamOptions { lr, beta_1, beta_2, epsilon, weight_decay, decoupled, cautious };
     let (p, g) = (param.t.clone(), grad.t.clone());
-    let (m1, m2) = match (moment_1, moment_2) {
-        (Some(m1), Some(m2)) => (m1, m2),
-        (None, None) => {
-            let (mut a, mut b) = (None, None);
-            let (p, a, b) = run(py, g.numel(), move || optim::adam_update(p, &g, &mut a, &mut b, time, &o).map(|p| (p, a, b)))?;
-            return Ok((new_param(py, &param, p), PyStateTensor::new_state(py, a, &grad)?, PyStateTensor::new_state(py, b, &grad)?));
-        }
-        _ => return Err(pyo3::exceptions::PyValueError::new_err("adam_step: moment_1 and moment_2 must both be given or both be None")),
-    };
-    if m1.is(&m2) {
-        return Err(pyo3::exceptions::PyValueError::new_err("adam_step: moment_1 and moment_2 are the same state"));
-    }
-    {
-        let (mut a, mut b) = (m1.get().lock(py), m2.get().lock(py));
-        let (a, b) = (&mut *a, &mut *b);
-        // The update never stops part-way (it polls no interrupt), and on
-        // an error it leaves both moments as they were.
-        let p = run(py, g.numel(), move || optim::adam_update(p, &g, a, b, time, &o))?;
-        Ok((new_param(py, &param, p), m1.clone_ref(py), m2.clone_ref(py)))
-    }
+    let (p, [m1, m2]) = update_states(py, "adam_step", [moment_1, moment_2], &grad, move |[a, b]| optim::adam_update(p, &g, a, b, time, &o))?;
+    Ok((new_param(py, &param, p), filled("adam_step", m1)?, filled("adam_step", m2)?))
 }
 
 /// One AdaGrad step. `time` counts steps from 1. Returns the new parameter
-/// and the running sum of squared gradients.
+/// and the running sum of squared gradients: the given state, rewritten, or
+/// a new one on the first step.
 #[pyfunction]
 #[pyo3(signature = (param, grad, sum, time, lr, lr_decay, epsilon, weight_decay))]
 #[allow(clippy::too_many_arguments)]
@@ -168,22 +202,23 @@ pub fn adagrad_step(
     py: Python<'_>,
     param: PyRef<'_, PyTensor>,
     grad: PyRef<'_, PyTensor>,
-    sum: Option<PyRef<'_, PyTensor>>,
+    sum: Option<Py<PyStateTensor>>,
     time: u64,
     lr: f64,
     lr_decay: f64,
     epsilon: f64,
     weight_decay: Option<f64>,
-) -> PyResult<(PyTensor, PyTensor)> {
+) -> PyResult<(PyTensor, Py<PyStateTensor>)> {
     let o = AdaGradOptions { lr, lr_decay, epsilon, weight_decay };
-    let (p, g, s) = (param.t.clone(), grad.t.clone(), engine(&sum));
-    let (p, s) = run(py, g.numel(), move || optim::adagrad_step(p, &g, s, time, &o))?;
-    Ok((new_param(py, &param, p), grad.wrap(py, s)))
+    let (p, g) = (param.t.clone(), grad.t.clone());
+    let (p, [s]) = update_states(py, "adagrad_step", [sum], &grad, move |[s]| optim::adagrad_update(p, &g, s, time, &o))?;
+    Ok((new_param(py, &param, p), filled("adagrad_step", s)?))
 }
 
 /// One RMSProp step. Returns the new parameter, the square average, the
 /// gradient average (None unless centered) and the momentum buffer (None
-/// unless momentum > 0).
+/// unless momentum > 0): the given states, rewritten, or new ones on the
+/// first step.
 #[pyfunction]
 #[pyo3(signature = (param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha, momentum, epsilon, centered, weight_decay))]
 #[allow(clippy::too_many_arguments)]
@@ -192,22 +227,27 @@ pub fn rmsprop_step(
     py: Python<'_>,
     param: PyRef<'_, PyTensor>,
     grad: PyRef<'_, PyTensor>,
-    square_avg: Option<PyRef<'_, PyTensor>>,
-    grad_avg: Option<PyRef<'_, PyTensor>>,
-    momentum_buffer: Option<PyRef<'_, PyTensor>>,
+    square_avg: Option<Py<PyStateTensor>>,
+    grad_avg: Option<Py<PyStateTensor>>,
+    momentum_buffer: Option<Py<PyStateTensor>>,
     lr: f64,
     alpha: f64,
     momentum: f64,
     epsilon: f64,
     centered: bool,
     weight_decay: Option<f64>,
-) -> PyResult<(PyTensor, PyTensor, Option<PyTensor>, Option<PyTensor>)> {
+) -> PyResult<(PyTensor, Py<PyStateTensor>, Option<Py<PyStateTensor>>, Option<Py<PyStateTensor>>)> {
     let o = RmsPropOptions { lr, alpha, momentum, epsilon, centered, weight_decay };
-    let state = RmsPropState { square_avg: engine(&square_avg), grad_avg: engine(&grad_avg), momentum: engine(&momentum_buffer) };
     let (p, g) = (param.t.clone(), grad.t.clone());
-    let (p, s) = run(py, g.numel(), move || optim::rmsprop_step(p, &g, state, &o))?;
-    let square_avg = s.square_avg.expect("rmsprop_step always returns square_avg");
-    Ok((new_param(py, &param, p), grad.wrap(py, square_avg), s.grad_avg.map(|t| grad.wrap(py, t)), s.momentum.map(|t| grad.wrap(py, t))))
+    let given = [square_avg, grad_avg, momentum_buffer];
+    let (p, [sq, ga, buf]) = update_states(py, "rmsprop_step", given, &grad, move |[sq, ga, buf]| {
+        // The state moves into the engine's struct and back, unshared all the way.
+        let mut state = RmsPropState { square_avg: sq.take(), grad_avg: ga.take(), momentum: buf.take() };
+        let p = optim::rmsprop_update(p, &g, &mut state, &o);
+        (*sq, *ga, *buf) = (state.square_avg, state.grad_avg, state.momentum);
+        p
+    })?;
+    Ok((new_param(py, &param, p), filled("rmsprop_step", sq)?, ga, buf))
 }
 
 /// The gradient with each element clamped into [-threshold, threshold].

@@ -7,7 +7,9 @@
 //! param = param - lr_t * g / (sqrt(sum) + epsilon)
 //! ```
 
-use super::buffers::{chunked, expect_finite, expect_like, take, take_or_zeros, wrap, Scale};
+use std::mem::MaybeUninit;
+
+use super::buffers::{expect_finite, expect_like, step_into, wrap, Scale};
 use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
@@ -27,9 +29,19 @@ pub struct AdaGradOptions {
 /// One AdaGrad update. `sum` is the running sum of squared gradients of the
 /// previous steps (`None` on the first); `time` counts steps including this
 /// one. Returns the parameter and the new sum.
-pub fn adagrad_step(param: Tensor, grad: &Tensor, sum: Option<Tensor>, time: u64, o: &AdaGradOptions) -> Result<(Tensor, Tensor)> {
+pub fn adagrad_step(param: Tensor, grad: &Tensor, mut sum: Option<Tensor>, time: u64, o: &AdaGradOptions) -> Result<(Tensor, Tensor)> {
+    let p = adagrad_update(param, grad, &mut sum, time, o)?;
+    let sum = sum.ok_or_else(|| Error::Internal { reason: format!("{OP}: the update left no sum") })?;
+    Ok((p, sum))
+}
+
+/// [`adagrad_step`] that leaves the new sum in `sum` and returns the new
+/// parameter. A sum no other tensor shares is rewritten in its own buffer
+/// (a shared one is left as it was and replaced by a new tensor); on an
+/// error it is left untouched.
+pub fn adagrad_update(param: Tensor, grad: &Tensor, sum: &mut Option<Tensor>, time: u64, o: &AdaGradOptions) -> Result<Tensor> {
     expect_like(OP, "the gradient", &param, grad)?;
-    if let Some(s) = &sum {
+    if let Some(s) = sum {
         expect_like(OP, "sum", &param, s)?;
     }
     if time == 0 {
@@ -38,17 +50,14 @@ pub fn adagrad_step(param: Tensor, grad: &Tensor, sum: Option<Tensor>, time: u64
     for (name, v) in [("lr", o.lr), ("lr_decay", o.lr_decay), ("epsilon", o.epsilon)] {
         expect_finite(OP, name, v)?;
     }
-    let shape = param.shape().to_vec();
-    with_float!(OP, param.dtype(), T => {
-        let (p, s) = run::<T>(param, grad, sum, time, o)?;
-        Ok((wrap(p, &shape)?, wrap(s, &shape)?))
-    })
+    with_float!(OP, param.dtype(), T => run::<T>(param, grad, sum, time, o))
 }
 
-fn run<T: FloatElement>(param: Tensor, grad: &Tensor, sum: Option<Tensor>, time: u64, o: &AdaGradOptions) -> Result<(Vec<T>, Vec<T>)> {
+fn run<T: FloatElement>(param: Tensor, grad: &Tensor, sum: &mut Option<Tensor>, time: u64, o: &AdaGradOptions) -> Result<Tensor> {
+    let shape = param.shape().to_vec();
     let g = contiguous_values::<T>(OP, grad)?;
-    let mut p = take::<T>(OP, param)?;
-    let mut s = take_or_zeros::<T>(OP, sum, g.len())?;
+    // The old parameter stays alive (the old module): read, not copied.
+    let p0 = contiguous_values::<T>(OP, &param)?;
     let c = Coefs {
         lr: T::from_f64(o.lr / (1.0 + (time as f64 - 1.0) * o.lr_decay)),
         eps: T::from_f64(o.epsilon),
@@ -59,16 +68,19 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, sum: Option<Tensor>, time:
         // the CPU's slow path for subnormals (see `Scale`).
         square: Scale::one(),
     };
+    let states = [Some(sum)];
     // One compiled loop per variant, so the loop tests no flag per element.
-    if o.weight_decay.is_some() {
-        chunked([&mut p, &mut s], &g, #[inline(always)] move |b, g| update::<T, true>(b, g, c));
-    } else {
-        chunked([&mut p, &mut s], &g, #[inline(always)] move |b, g| update::<T, false>(b, g, c));
+    macro_rules! run {
+        ($d:literal) => {
+            // SAFETY: `update` writes every element of its output piece.
+            unsafe { step_into(OP, &shape, [&p0[..], &g[..]], states, #[inline(always)] move |i, s, o| update::<T, $d>(i, s, o, c)) }
+        };
     }
-    Ok((p, s))
+    let [p] = if o.weight_decay.is_some() { run!(true) } else { run!(false) }?;
+    wrap(p, &shape)
 }
 
-/// The step's constants, passed into the loop by value (see `chunked`).
+/// The step's constants, passed into the loop by value (see `step_into`).
 #[derive(Clone, Copy)]
 struct Coefs<T> {
     lr: T,
@@ -78,20 +90,21 @@ struct Coefs<T> {
 }
 
 #[inline(always)]
-fn update<T: FloatElement, const DECAYED: bool>([p, s]: [&mut [T]; 2], g: &[T], c: Coefs<T>) {
+fn update<T: FloatElement, const DECAYED: bool>([p0, g]: [&[T]; 2], [s]: [&mut [T]; 1], [p]: [&mut [MaybeUninit<T>]; 1], c: Coefs<T>) {
     let n = g.len();
     // Equal lengths up front let the compiler drop the bounds checks and vectorise.
-    let (p, s) = (&mut p[..n], &mut s[..n]);
+    let (p0, s, p) = (&p0[..n], &mut s[..n], &mut p[..n]);
     for i in 0..n {
-        let gi = if DECAYED { g[i] + c.penalty * p[i] } else { g[i] };
+        let gi = if DECAYED { g[i] + c.penalty * p0[i] } else { g[i] };
         let si = s[i] + c.square.of_square(gi);
         s[i] = si;
-        p[i] = p[i] - gi / (si.sqrt() + c.eps) * c.lr;
+        p[i].write(p0[i] - gi / (si.sqrt() + c.eps) * c.lr);
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::buffers::in_place;
     use super::*;
 
     fn t(v: &[f64]) -> Tensor {
@@ -110,6 +123,23 @@ mod tests {
         let expected = 0.9 - 0.1 / 1.5 * 3.0 / 13f64.sqrt();
         assert!((p.to_vec::<f64>()[0] - expected).abs() < 1e-12);
         assert_eq!(s.to_vec::<f64>(), vec![13.0]);
+    }
+
+    #[test]
+    fn the_sum_is_rewritten_in_place_unless_shared() {
+        let o = AdaGradOptions { lr: 0.1, lr_decay: 0.25, epsilon: 1e-10, weight_decay: Some(0.5) };
+        let grads: [&[f64]; 4] = [&[0.5, -0.25], &[-1.0, 0.5], &[0.25, 3.0], &[2.0, -1.0]];
+        let step = |time, p, g: &Tensor, [s]: [&mut Option<Tensor>; 1]| adagrad_update(p, g, s, time, &o);
+        let (p, _) = in_place::check(step, &[0.3, -0.2], &grads);
+        for (k, (got, p0)) in p.to_vec::<f64>().into_iter().zip([0.3, -0.2]).enumerate() {
+            let (mut p, mut sum) = (p0, 0.0);
+            for (t, g) in (1..).zip(grads.map(|g| g[k])) {
+                let g = g + 0.5 * p;
+                sum += g * g;
+                p -= 0.1 / (1.0 + (t - 1) as f64 * 0.25) * g / (sum.sqrt() + 1e-10);
+            }
+            assert!((got - p).abs() < 1e-12, "{got} vs {p}");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::buffers::{chunked_into, chunked_into_with, expect_finite, expect_like, wrap, Scale};
+use super::buffers::{expect_finite, expect_like, step_into, wrap, Scale};
 use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
@@ -137,118 +137,54 @@ fn run<T: FloatElement>(
 ) -> Result<Tensor> {
     let shape = param.shape().to_vec();
     let g = contiguous_values::<T>(OP, grad)?;
-    let n = g.len();
     // The old parameter stays alive (the old module), so the step reads it
-    // and writes a new buffer.
+    // and writes a new buffer. The moments are rewritten where they are (the
+    // optimizer holds them alone): the step reads their cache lines and
+    // writes them back instead of also filling two fresh buffers, which each
+    // store first reads in (the W1 update of a 784-512 MLP: 259 -> 193 us).
     let p0 = contiguous_values::<T>(OP, &param)?;
     let c = Coefs::<T>::new(time, o);
     let decay = o.weight_decay.unwrap_or(0.0) != 0.0;
+    let states = [Some(moment_1), Some(moment_2)];
     // One compiled loop per variant, so the loop tests no flag per element.
-    let coupled = !o.decoupled && decay;
-    let cautious = o.decoupled && o.cautious && decay;
-    macro_rules! variant {
-        ($run:ident) => {
-            match (coupled, cautious) {
-                (true, _) => $run!(true, false),
-                (false, true) => $run!(false, true),
-                (false, false) => $run!(false, false),
+    macro_rules! run {
+        ($coupled:literal, $cautious:literal) => {
+            // SAFETY: `update` writes every element of its output piece.
+            unsafe {
+                step_into(OP, &shape, [&p0[..], &g[..]], states, #[inline(always)] move |i, s, o| {
+                    update::<T, $coupled, $cautious>(i, s, o, c)
+                })
             }
         };
     }
-    let [p, m, v] = match (moment_1.as_mut(), moment_2.as_mut()) {
-        (Some(m), Some(v)) => {
-            if let (Some(ms), Some(vs)) = (m.try_mut_slice::<T>(), v.try_mut_slice::<T>()) {
-                // Moments no one else holds (state the caller keeps to
-                // itself) are rewritten where they are: the step reads their
-                // cache lines and writes them back instead of also filling
-                // two fresh buffers, which each store first reads in.
-                macro_rules! in_place {
-                    ($coupled:literal, $cautious:literal) => {
-                        // SAFETY: `update_in_place` writes every element of its output piece.
-                        unsafe {
-                            chunked_into_with(OP, n, [&p0[..], &g[..]], [ms, vs], #[inline(always)] move |i, s, o| {
-                                update_in_place::<T, $coupled, $cautious>(i, s, o, c)
-                            })
-                        }
-                    };
-                }
-                let [p] = variant!(in_place)?;
-                return wrap(p, &shape);
-            }
-            let (m0, v0) = (contiguous_values::<T>(OP, m)?, contiguous_values::<T>(OP, v)?);
-            let inputs = [&p0[..], &m0[..], &v0[..], &g[..]];
-            macro_rules! fresh {
-                ($coupled:literal, $cautious:literal) => {
-                    // SAFETY: `update` writes every element of its output pieces.
-                    unsafe { chunked_into(OP, n, inputs, #[inline(always)] move |i, o| update::<T, $coupled, $cautious>(i, o, c)) }
-                };
-            }
-            variant!(fresh)?
-        }
-        _ => {
-            // The first step: the moments start at zero, in buffers of their own.
-            let (mut m, mut v) = (crate::shape::try_filled(OP, n, T::ZERO)?, crate::shape::try_filled(OP, n, T::ZERO)?);
-            macro_rules! first {
-                ($coupled:literal, $cautious:literal) => {
-                    // SAFETY: `update_in_place` writes every element of its output piece.
-                    unsafe {
-                        chunked_into_with(OP, n, [&p0[..], &g[..]], [&mut m[..], &mut v[..]], #[inline(always)] move |i, s, o| {
-                            update_in_place::<T, $coupled, $cautious>(i, s, o, c)
-                        })
-                    }
-                };
-            }
-            let [p] = variant!(first)?;
-            [p, m, v]
-        }
-    };
-    let p = wrap(p, &shape)?;
-    (*moment_1, *moment_2) = (Some(wrap(m, &shape)?), Some(wrap(v, &shape)?));
-    Ok(p)
+    let [p] = match (!o.decoupled && decay, o.decoupled && o.cautious && decay) {
+        (true, _) => run!(true, false),
+        (false, true) => run!(false, true),
+        (false, false) => run!(false, false),
+    }?;
+    wrap(p, &shape)
 }
 
-/// One element's step: the new parameter, first and second moment.
-#[inline(always)]
-fn element<T: FloatElement, const COUPLED: bool, const CAUTIOUS: bool>(p0: T, m0: T, v0: T, g: T, c: Coefs<T>) -> (T, T, T) {
-    let g = if COUPLED { g + c.penalty * p0 } else { g };
-    // Moments that would go subnormal become zero (see `Scale`).
-    let m = c.b1.of(m0) + c.c1.of(g);
-    let v = c.b2.of(v0) + c.c2.of_square(g);
-    let step = c.lr * (m * c.factor / (v.sqrt() + c.eps));
-    let kept = if CAUTIOUS && ((p0 >= T::zero()) == (m >= T::zero())) { p0 - c.decay * p0 } else { p0 * c.shrink };
-    (kept - step, m, v)
-}
-
+/// One piece of the update: the new parameter from the old one and the
+/// gradient; the moments rewritten in place.
 #[inline(always)]
 fn update<T: FloatElement, const COUPLED: bool, const CAUTIOUS: bool>(
-    [p0, m0, v0, g]: [&[T]; 4],
-    [p, m, v]: [&mut [MaybeUninit<T>]; 3],
-    c: Coefs<T>,
-) {
-    let n = g.len();
-    // Equal lengths up front let the compiler drop the bounds checks and vectorise.
-    let (p0, m0, v0) = (&p0[..n], &m0[..n], &v0[..n]);
-    let (p, m, v) = (&mut p[..n], &mut m[..n], &mut v[..n]);
-    for i in 0..n {
-        let (pi, mi, vi) = element::<T, COUPLED, CAUTIOUS>(p0[i], m0[i], v0[i], g[i], c);
-        p[i].write(pi);
-        m[i].write(mi);
-        v[i].write(vi);
-    }
-}
-
-#[inline(always)]
-fn update_in_place<T: FloatElement, const COUPLED: bool, const CAUTIOUS: bool>(
     [p0, g]: [&[T]; 2],
     [m, v]: [&mut [T]; 2],
     [p]: [&mut [MaybeUninit<T>]; 1],
     c: Coefs<T>,
 ) {
     let n = g.len();
+    // Equal lengths up front let the compiler drop the bounds checks and vectorise.
     let (p0, m, v, p) = (&p0[..n], &mut m[..n], &mut v[..n], &mut p[..n]);
     for i in 0..n {
-        let (pi, mi, vi) = element::<T, COUPLED, CAUTIOUS>(p0[i], m[i], v[i], g[i], c);
-        p[i].write(pi);
+        let g = if COUPLED { g[i] + c.penalty * p0[i] } else { g[i] };
+        // Moments that would go subnormal become zero (see `Scale`).
+        let mi = c.b1.of(m[i]) + c.c1.of(g);
+        let vi = c.b2.of(v[i]) + c.c2.of_square(g);
+        let step = c.lr * (mi * c.factor / (vi.sqrt() + c.eps));
+        let kept = if CAUTIOUS && ((p0[i] >= T::zero()) == (mi >= T::zero())) { p0[i] - c.decay * p0[i] } else { p0[i] * c.shrink };
+        p[i].write(kept - step);
         m[i] = mi;
         v[i] = vi;
     }
@@ -256,6 +192,7 @@ fn update_in_place<T: FloatElement, const COUPLED: bool, const CAUTIOUS: bool>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::buffers::in_place;
     use super::*;
 
     fn t(v: &[f64]) -> Tensor {
@@ -367,50 +304,16 @@ mod tests {
     }
 
     #[test]
-    fn unique_moments_are_rewritten_in_place_and_shared_ones_copied() {
-        // Four steps, each from moments held only by the update (rewritten in
-        // their own buffers) and, from the same state, from moments someone
-        // else still holds (left as they were): both follow the formulas.
+    fn moments_are_rewritten_in_place_unless_shared() {
         let o = options(Some(0.5), false);
-        let grads = [0.5, -1.0, 0.25, 2.0];
-        let (mut p, mut m, mut v) = (t(&[0.3]), None, None);
-        for (i, &g) in grads.iter().enumerate() {
-            let time = i as u64 + 1;
-            let (held_m, held_v) = (m.clone(), v.clone());
-            let (shared_p, shared_m, shared_v) = adam_step(p.clone(), &t(&[g]), held_m.clone(), held_v.clone(), time, &o).unwrap();
-            let before = m.as_ref().map(|m: &Tensor| m.as_slice::<f64>().unwrap().as_ptr());
-            drop((held_m, held_v));
-            let new_p = adam_update(p, &t(&[g]), &mut m, &mut v, time, &o).unwrap();
-            if let Some(before) = before {
-                assert_eq!(m.as_ref().unwrap().as_slice::<f64>().unwrap().as_ptr(), before, "step {time}: a new buffer");
-            }
-            assert_eq!(new_p.to_vec::<f64>(), shared_p.to_vec::<f64>());
-            assert_eq!(m.as_ref().unwrap().to_vec::<f64>(), shared_m.to_vec::<f64>());
-            assert_eq!(v.as_ref().unwrap().to_vec::<f64>(), shared_v.to_vec::<f64>());
-            p = new_p;
+        let grads: [&[f64]; 4] = [&[0.5, 3.0], &[-1.0, 0.0], &[0.25, -2.0], &[2.0, 1.0]];
+        let step = |time, p, g: &Tensor, [m, v]: [&mut Option<Tensor>; 2]| adam_update(p, g, m, v, time, &o);
+        let (p, _) = in_place::check(step, &[0.3, -0.1], &grads);
+        let p = p.to_vec::<f64>();
+        for (k, p0) in [0.3, -0.1].into_iter().enumerate() {
+            let expected = reference(p0, &grads.map(|g| g[k]), &o);
+            assert!((p[k] - expected).abs() < 1e-12, "{} vs {expected}", p[k]);
         }
-        let expected = reference(0.3, &grads, &o);
-        assert!((p.to_vec::<f64>()[0] - expected).abs() < 1e-12);
-
-        // A moment someone holds keeps its values; the update gets a new one.
-        let kept = m.clone().unwrap();
-        let before = kept.to_vec::<f64>();
-        adam_update(p, &t(&[1.0]), &mut m, &mut v, 5, &o).unwrap();
-        assert_eq!(kept.to_vec::<f64>(), before);
-        assert_ne!(m.unwrap().to_vec::<f64>(), before);
-    }
-
-    #[test]
-    fn a_failed_update_leaves_the_moments_as_they_were() {
-        let o = options(None, false);
-        let (p, m, v) = adam_step(t(&[1.0, 2.0]), &t(&[0.5, 0.5]), None, None, 1, &o).unwrap();
-        let (mut m, mut v) = (Some(m), Some(v));
-        let before = m.as_ref().unwrap().as_slice::<f64>().unwrap().as_ptr();
-        assert!(adam_update(p.clone(), &t(&[0.5]), &mut m, &mut v, 2, &o).is_err());
-        assert!(adam_update(p, &t(&[0.5, 0.5]), &mut m, &mut v, 0, &o).is_err());
-        assert_eq!(m.as_ref().unwrap().as_slice::<f64>().unwrap().as_ptr(), before);
-        assert!(m.unwrap().to_vec::<f64>().iter().all(|x| (x - 0.05).abs() < 1e-15));
-        assert_eq!(v.unwrap().to_vec::<f64>().len(), 2);
     }
 
     #[test]

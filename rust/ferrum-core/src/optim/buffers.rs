@@ -39,72 +39,80 @@ pub(crate) fn take<T: Element>(op: &'static str, t: Tensor) -> Result<Vec<T>> {
     t.into_vec::<T>(op)
 }
 
-/// A state buffer: the given tensor's elements, or zeros when the state
-/// does not exist yet (the first step).
-pub(crate) fn take_or_zeros<T: Element>(op: &'static str, t: Option<Tensor>, n: usize) -> Result<Vec<T>> {
-    match t {
-        Some(t) => take(op, t),
-        None => try_filled(op, n, T::ZERO),
-    }
-}
-
 /// A buffer as a tensor of `shape`.
 pub(crate) fn wrap<T: Element>(buf: Vec<T>, shape: &[usize]) -> Result<Tensor> {
     Tensor::from_vec(buf, shape)
 }
 
-/// Run `f` over matching pieces of the `K` writable buffers and the
-/// read-only gradient, split across threads when the tensors are large.
-/// A buffer may be empty (a state the optimizer does not keep): its pieces
-/// are then empty too. Callers mark `f` `#[inline(always)]`: only then is
-/// its loop compiled for the CPU's vectors inside `simd` (out of line, the
-/// Adam update ran as 4-wide SSE code). The step's constants go into `f` by
-/// value (each optimizer's `Coefs`), so the loop keeps them in registers:
-/// read through a reference they were reloaded per element, and the loop
-/// ran one element at a time.
-pub(crate) fn chunked<T: Element, const K: usize>(
-    bufs: [&mut [T]; K],
-    grad: &[T],
-    f: impl Fn([&mut [T]; K], &[T]) + Sync + Send,
-) {
-    in_pieces::<T, T, 1, K, 0>(grad.len(), [grad], bufs, [], |[g], b, []| f(b, g));
-}
-
-/// `O` output buffers of `n` elements each, every element written once by
-/// `f` over matching pieces of the `I` read-only inputs (the out-of-place
-/// form of `chunked`), split across threads when the tensors are large.
+/// One optimizer step over `n` elements of `shape`: `f` reads matching
+/// pieces of the `I` inputs (the old parameter, the gradient), rewrites the
+/// `S` states in place and writes the `O` fresh outputs (the new
+/// parameter), split across threads when the tensors are large.
+///
+/// A state given as `None` is one this configuration does not keep: its
+/// pieces are empty. A kept state is rewritten in its own buffer when no
+/// other tensor shares it (state the optimizer holds alone); a shared one
+/// is first replaced by a copy, so whoever holds it keeps its values
+/// (copy-on-write), and an absent one (`None` inside: the first step) by
+/// zeros. Nothing in `states` changes until every buffer the step needs is
+/// allocated, and the loop itself cannot fail: a failed step leaves the
+/// state as it was.
+///
 /// The outputs start uninitialised: zeroing them first would be one more
-/// pass over memory per buffer and step.
+/// pass over memory per buffer and step. Callers mark `f`
+/// `#[inline(always)]`: only then is its loop compiled for the CPU's
+/// vectors inside `simd` (out of line, the Adam update ran as 4-wide SSE
+/// code). The step's constants go into `f` by value (each optimizer's
+/// `Coefs`), so the loop keeps them in registers: read through a reference
+/// they were reloaded per element, and the loop ran one element at a time.
 ///
 /// # Safety
 /// `f` must write every element of the output pieces it is given.
-pub(crate) unsafe fn chunked_into<T: Element, const I: usize, const O: usize>(
+pub(crate) unsafe fn step_into<T: Element, const I: usize, const S: usize, const O: usize>(
     op: &'static str,
-    n: usize,
+    shape: &[usize],
     inputs: [&[T]; I],
-    f: impl Fn([&[T]; I], [&mut [MaybeUninit<T>]; O]) + Sync + Send,
-) -> Result<[Vec<T>; O]> {
-    // SAFETY: forwarded from the caller.
-    unsafe { chunked_into_with(op, n, inputs, [], #[inline(always)] move |i, [], o| f(i, o)) }
-}
-
-/// `chunked_into` with `S` state buffers that `f` also rewrites in place,
-/// piece by piece beside the inputs' and outputs' matching pieces.
-///
-/// # Safety
-/// `f` must write every element of the output pieces it is given.
-pub(crate) unsafe fn chunked_into_with<T: Element, const I: usize, const S: usize, const O: usize>(
-    op: &'static str,
-    n: usize,
-    inputs: [&[T]; I],
-    state: [&mut [T]; S],
+    mut states: [Option<&mut Option<Tensor>>; S],
     f: impl Fn([&[T]; I], [&mut [T]; S], [&mut [MaybeUninit<T>]; O]) + Sync + Send,
 ) -> Result<[Vec<T>; O]> {
+    let n: usize = shape.iter().product();
     let mut bufs: [Vec<T>; O] = std::array::from_fn(|_| Vec::new());
     for b in &mut bufs {
         *b = try_with_capacity(op, n)?;
     }
-    in_pieces(n, inputs, state, bufs.each_mut().map(|b| &mut b.spare_capacity_mut()[..n]), f);
+    // Every replacement is made before any is put in place.
+    let mut replacements: [Option<Tensor>; S] = std::array::from_fn(|_| None);
+    for (slot, state) in replacements.iter_mut().zip(&mut states) {
+        let Some(state) = state else { continue };
+        *slot = match state.as_mut() {
+            Some(t) => {
+                if t.try_mut_slice::<T>().is_some() {
+                    None
+                } else {
+                    Some(Tensor::from_vec(t.try_to_vec::<T>(op)?, shape)?)
+                }
+            }
+            None => Some(Tensor::from_vec(try_filled(op, n, T::ZERO)?, shape)?),
+        };
+    }
+    for (slot, state) in replacements.into_iter().zip(&mut states) {
+        if let (Some(t), Some(state)) = (slot, state) {
+            **state = Some(t);
+        }
+    }
+    let mut lost = false;
+    let slices = states.map(|state| match state.map(|s| s.as_mut().and_then(Tensor::try_mut_slice::<T>)) {
+        Some(Some(slice)) => slice,
+        Some(None) => {
+            lost = true;
+            &mut []
+        }
+        None => &mut [],
+    });
+    if lost {
+        return Err(Error::Internal { reason: format!("{op}: a state buffer was shared after it was made the step's own") });
+    }
+    in_pieces(n, inputs, slices, bufs.each_mut().map(|b| &mut b.spare_capacity_mut()[..n]), f);
     for b in &mut bufs {
         // SAFETY: the caller's `f` wrote all `n` elements of every buffer.
         unsafe { b.set_len(n) };
@@ -203,5 +211,62 @@ impl<T: FloatElement> Scale<T> {
     pub(crate) fn of_square(self, x: T) -> T {
         let x = if x.abs() < self.floor_square { T::zero() } else { x };
         x * x * self.factor
+    }
+}
+
+/// What every in-place optimizer update must do with its state, checked
+/// step by step.
+#[cfg(test)]
+pub(crate) mod in_place {
+    use crate::error::Result;
+    use crate::tensor::Tensor;
+
+    fn values(states: &[Option<Tensor>]) -> Vec<Option<Vec<f64>>> {
+        states.iter().map(|s| s.as_ref().map(|t| t.to_vec::<f64>())).collect()
+    }
+
+    fn buffers(states: &[Option<Tensor>]) -> Vec<Option<*const f64>> {
+        states.iter().map(|s| s.as_ref().map(|t| t.as_slice::<f64>().unwrap().as_ptr())).collect()
+    }
+
+    /// Run `update` (step `time` of an optimizer with `S` states, counting
+    /// from 1; the states are `None` before the first) from `p0` over `grads`. At every step the same
+    /// state is updated twice: once while someone else holds a copy of it
+    /// (those copies must keep their values), and once held by the update
+    /// alone (existing states must be rewritten in their own buffers); both
+    /// must give the same parameter and state. A step with a gradient of
+    /// the wrong shape must fail and leave the state as it was. Returns the
+    /// last parameter and state, for the caller to check against its
+    /// formulas.
+    pub(crate) fn check<const S: usize>(
+        update: impl Fn(u64, Tensor, &Tensor, [&mut Option<Tensor>; S]) -> Result<Tensor>,
+        p0: &[f64],
+        grads: &[&[f64]],
+    ) -> (Tensor, [Option<Tensor>; S]) {
+        let t = |v: &[f64]| Tensor::from_vec(v.to_vec(), &[v.len()]).unwrap();
+        let (mut p, mut state): (Tensor, [Option<Tensor>; S]) = (t(p0), std::array::from_fn(|_| None));
+        for (step, g) in (1..).zip(grads) {
+            let g = t(g);
+            let mut shared = state.clone();
+            let held = values(&shared);
+            let shared_p = update(step, p.clone(), &g, shared.each_mut()).unwrap();
+            assert_eq!(values(&state), held, "step {step}: a state someone holds changed");
+
+            let before = (buffers(&state), values(&state));
+            let wrong = t(&vec![1.0; p0.len() + 1]);
+            assert!(update(step, p.clone(), &wrong, state.each_mut()).is_err(), "step {step}: a gradient of the wrong shape");
+            assert_eq!((buffers(&state), values(&state)), before, "step {step}: a failed update changed the state");
+
+            let new_p = update(step, p, &g, state.each_mut()).unwrap();
+            for (k, (was, now)) in before.0.iter().zip(buffers(&state)).enumerate() {
+                if let Some(was) = was {
+                    assert_eq!(Some(*was), now, "step {step}: state {k} moved to a new buffer");
+                }
+            }
+            assert_eq!(new_p.to_vec::<f64>(), shared_p.to_vec::<f64>(), "step {step}");
+            assert_eq!(values(&state), values(&shared), "step {step}");
+            p = new_p;
+        }
+        (p, state)
     }
 }

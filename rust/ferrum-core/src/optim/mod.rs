@@ -32,8 +32,8 @@ pub mod clipping;
 pub mod rmsprop;
 pub mod sgd;
 
-pub use adagrad::{adagrad_step, AdaGradOptions};
+pub use adagrad::{adagrad_step, adagrad_update, AdaGradOptions};
 pub use adam::{adam_step, adam_update, AdamOptions};
 pub use clipping::{clip_by_norm, clip_by_value};
-pub use rmsprop::{rmsprop_step, RmsPropOptions, RmsPropState};
-pub use sgd::{sgd_step, Momentum, SgdOptions};
+pub use rmsprop::{rmsprop_step, rmsprop_update, RmsPropOptions, RmsPropState};
+pub use sgd::{sgd_step, sgd_update, Momentum, SgdOptions};

@@ -12,7 +12,9 @@
 //!
 //! Every state starts at zero, which gives Burn's first step exactly.
 
-use super::buffers::{chunked, expect_finite, expect_like, take, take_or_zeros, wrap, Scale};
+use std::mem::MaybeUninit;
+
+use super::buffers::{expect_finite, expect_like, step_into, wrap, Scale};
 use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
@@ -41,7 +43,16 @@ pub struct RmsPropState {
 }
 
 /// One RMSProp update; returns the parameter and the new state.
-pub fn rmsprop_step(param: Tensor, grad: &Tensor, state: RmsPropState, o: &RmsPropOptions) -> Result<(Tensor, RmsPropState)> {
+pub fn rmsprop_step(param: Tensor, grad: &Tensor, mut state: RmsPropState, o: &RmsPropOptions) -> Result<(Tensor, RmsPropState)> {
+    let p = rmsprop_update(param, grad, &mut state, o)?;
+    Ok((p, state))
+}
+
+/// [`rmsprop_step`] that leaves the new state in `state` and returns the new
+/// parameter. State tensors no other tensor shares are rewritten in their
+/// own buffers (shared ones are left as they were and replaced by new
+/// tensors); on an error the state is left untouched.
+pub fn rmsprop_update(param: Tensor, grad: &Tensor, state: &mut RmsPropState, o: &RmsPropOptions) -> Result<Tensor> {
     expect_like(OP, "the gradient", &param, grad)?;
     for (name, s) in [("square_avg", &state.square_avg), ("grad_avg", &state.grad_avg), ("momentum", &state.momentum)] {
         if let Some(s) = s {
@@ -57,31 +68,16 @@ pub fn rmsprop_step(param: Tensor, grad: &Tensor, state: RmsPropState, o: &RmsPr
     for (name, v) in [("lr", o.lr), ("alpha", o.alpha), ("momentum", o.momentum), ("epsilon", o.epsilon)] {
         expect_finite(OP, name, v)?;
     }
-    let shape = param.shape().to_vec();
-    with_float!(OP, param.dtype(), T => {
-        let (p, sq, ga, buf) = run::<T>(param, grad, state, o)?;
-        let state = RmsPropState {
-            square_avg: Some(wrap(sq, &shape)?),
-            grad_avg: ga.map(|b| wrap(b, &shape)).transpose()?,
-            momentum: buf.map(|b| wrap(b, &shape)).transpose()?,
-        };
-        Ok((wrap(p, &shape)?, state))
-    })
+    with_float!(OP, param.dtype(), T => run::<T>(param, grad, state, o))
 }
 
-type Buffers<T> = (Vec<T>, Vec<T>, Option<Vec<T>>, Option<Vec<T>>);
-
-fn run<T: FloatElement>(param: Tensor, grad: &Tensor, state: RmsPropState, o: &RmsPropOptions) -> Result<Buffers<T>> {
+fn run<T: FloatElement>(param: Tensor, grad: &Tensor, state: &mut RmsPropState, o: &RmsPropOptions) -> Result<Tensor> {
+    let shape = param.shape().to_vec();
     let g = contiguous_values::<T>(OP, grad)?;
-    let n = g.len();
-    let mut p = take::<T>(OP, param)?;
-    let mut sq = take_or_zeros::<T>(OP, state.square_avg, n)?;
+    // The old parameter stays alive (the old module): read, not copied.
+    let p0 = contiguous_values::<T>(OP, &param)?;
     let centered = o.centered;
     let with_momentum = o.momentum > 0.0;
-    // An empty buffer stands for a state this configuration does not keep.
-    let mut ga = if centered { take_or_zeros::<T>(OP, state.grad_avg, n)? } else { Vec::new() };
-    let mut buf = if with_momentum { take_or_zeros::<T>(OP, state.momentum, n)? } else { Vec::new() };
-
     // Averages that would go subnormal become zero (see `Scale`).
     let c = Coefs {
         lr: T::from_f64(o.lr),
@@ -92,16 +88,25 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, state: RmsPropState, o: &R
         eps: T::from_f64(o.epsilon),
         penalty: T::from_f64(o.weight_decay.unwrap_or(0.0)),
     };
+    // A state this configuration does not keep stays None; its pieces are empty.
+    let states = [
+        Some(&mut state.square_avg),
+        centered.then_some(&mut state.grad_avg),
+        with_momentum.then_some(&mut state.momentum),
+    ];
     macro_rules! run {
         ($d:literal, $c:literal, $m:literal) => {
-            chunked([&mut p, &mut sq, &mut ga, &mut buf], &g, #[inline(always)] move |b, g| update::<T, $d, $c, $m>(b, g, c))
+            // SAFETY: `update` writes every element of its output piece.
+            unsafe {
+                step_into(OP, &shape, [&p0[..], &g[..]], states, #[inline(always)] move |i, s, o| update::<T, $d, $c, $m>(i, s, o, c))
+            }
         };
     }
-    with_flags3!((o.weight_decay.is_some(), centered, with_momentum), run);
-    Ok((p, sq, centered.then_some(ga), with_momentum.then_some(buf)))
+    let [p] = with_flags3!((o.weight_decay.is_some(), centered, with_momentum), run)?;
+    wrap(p, &shape)
 }
 
-/// The step's constants, passed into the loop by value (see `chunked`).
+/// The step's constants, passed into the loop by value (see `step_into`).
 #[derive(Clone, Copy)]
 struct Coefs<T> {
     lr: T,
@@ -117,17 +122,18 @@ struct Coefs<T> {
 /// (`MOMENTUM`).
 #[inline(always)]
 fn update<T: FloatElement, const DECAYED: bool, const CENTERED: bool, const MOMENTUM: bool>(
-    [p, sq, ga, buf]: [&mut [T]; 4],
-    g: &[T],
+    [p0, g]: [&[T]; 2],
+    [sq, ga, buf]: [&mut [T]; 3],
+    [p]: [&mut [MaybeUninit<T>]; 1],
     c: Coefs<T>,
 ) {
     let n = g.len();
     // Equal lengths up front let the compiler drop the bounds checks and vectorise.
-    let (p, sq) = (&mut p[..n], &mut sq[..n]);
+    let (p0, sq, p) = (&p0[..n], &mut sq[..n], &mut p[..n]);
     let ga = &mut ga[..if CENTERED { n } else { 0 }];
     let buf = &mut buf[..if MOMENTUM { n } else { 0 }];
     for i in 0..n {
-        let gi = if DECAYED { g[i] + c.penalty * p[i] } else { g[i] };
+        let gi = if DECAYED { g[i] + c.penalty * p0[i] } else { g[i] };
         let sqi = c.alpha.of(sq[i]) + c.rest.of_square(gi);
         sq[i] = sqi;
         let avg = if CENTERED {
@@ -145,12 +151,13 @@ fn update<T: FloatElement, const DECAYED: bool, const CENTERED: bool, const MOME
             buf[i] = bi;
             d = bi;
         }
-        p[i] = p[i] - d * c.lr;
+        p[i].write(p0[i] - d * c.lr);
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::buffers::in_place;
     use super::*;
 
     fn t(v: &[f64]) -> Tensor {
@@ -175,18 +182,22 @@ mod tests {
         p
     }
 
+    /// Four steps of every element through the in-place harness (state
+    /// rewritten where it is unless shared), against the formulas.
     fn check(centered: bool, momentum: f64, weight_decay: Option<f64>) {
         let o = RmsPropOptions { lr: 0.01, alpha: 0.9, momentum, epsilon: 1e-8, centered, weight_decay };
-        let grads = [0.5, -1.0, 0.25, 2.0];
-        let (mut p, mut state) = (t(&[0.3, -0.2]), RmsPropState::default());
-        for &g in &grads {
-            (p, state) = rmsprop_step(p, &t(&[g, g]), state, &o).unwrap();
-        }
-        assert_eq!(state.grad_avg.is_some(), centered);
-        assert_eq!(state.momentum.is_some(), momentum > 0.0);
-        let got = p.to_vec::<f64>();
-        for (got, p0) in got.iter().zip([0.3, -0.2]) {
-            let expected = reference(p0, &grads, &o);
+        let grads: [&[f64]; 4] = [&[0.5, -0.25], &[-1.0, 0.5], &[0.25, 3.0], &[2.0, -1.0]];
+        let step = |_, p, g: &Tensor, [sq, ga, buf]: [&mut Option<Tensor>; 3]| {
+            let mut state = RmsPropState { square_avg: sq.take(), grad_avg: ga.take(), momentum: buf.take() };
+            let p = rmsprop_update(p, g, &mut state, &o);
+            (*sq, *ga, *buf) = (state.square_avg, state.grad_avg, state.momentum);
+            p
+        };
+        let (p, [_, grad_avg, buf]) = in_place::check(step, &[0.3, -0.2], &grads);
+        assert_eq!(grad_avg.is_some(), centered);
+        assert_eq!(buf.is_some(), momentum > 0.0);
+        for (k, (got, p0)) in p.to_vec::<f64>().into_iter().zip([0.3, -0.2]).enumerate() {
+            let expected = reference(p0, &grads.map(|g| g[k]), &o);
             assert!((got - expected).abs() < 1e-12, "{got} vs {expected}");
         }
     }

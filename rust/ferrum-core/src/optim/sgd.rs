@@ -8,7 +8,9 @@
 //! param = param - lr * g
 //! ```
 
-use super::buffers::{chunked, expect_finite, expect_like, take, take_or_zeros, wrap, Scale};
+use std::mem::MaybeUninit;
+
+use super::buffers::{expect_finite, expect_like, step_into, wrap, Scale};
 use crate::kernels::copy::contiguous_values;
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
@@ -35,53 +37,68 @@ pub struct SgdOptions {
 /// One SGD update of `param` from `grad`. `velocity` is the momentum state
 /// of the previous step (`None` on the first); it comes back updated when
 /// momentum is on.
-pub fn sgd_step(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, o: &SgdOptions) -> Result<(Tensor, Option<Tensor>)> {
+pub fn sgd_step(param: Tensor, grad: &Tensor, mut velocity: Option<Tensor>, o: &SgdOptions) -> Result<(Tensor, Option<Tensor>)> {
+    let p = sgd_update(param, grad, &mut velocity, o)?;
+    Ok((p, velocity))
+}
+
+/// [`sgd_step`] that leaves the new velocity in `velocity` and returns the
+/// new parameter. A velocity no other tensor shares is rewritten in its own
+/// buffer (a shared one is left as it was and replaced by a new tensor);
+/// on an error it is left untouched.
+pub fn sgd_update(param: Tensor, grad: &Tensor, velocity: &mut Option<Tensor>, o: &SgdOptions) -> Result<Tensor> {
     expect_like(OP, "the gradient", &param, grad)?;
     expect_finite(OP, "lr", o.lr)?;
-    if let Some(v) = &velocity {
+    if let Some(v) = velocity {
         if o.momentum.is_none() {
             return Err(Error::invalid(OP, "a velocity was given but momentum is off"));
         }
         expect_like(OP, "the velocity", &param, v)?;
     }
-    let shape = param.shape().to_vec();
-    with_float!(OP, param.dtype(), T => {
-        let (p, v) = run::<T>(param, grad, velocity, o)?;
-        Ok((wrap(p, &shape)?, v.map(|v| wrap(v, &shape)).transpose()?))
-    })
+    with_float!(OP, param.dtype(), T => run::<T>(param, grad, velocity, o))
 }
 
-fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: Option<Tensor>, o: &SgdOptions) -> Result<(Vec<T>, Option<Vec<T>>)> {
+fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: &mut Option<Tensor>, o: &SgdOptions) -> Result<Tensor> {
+    let shape = param.shape().to_vec();
     let g = contiguous_values::<T>(OP, grad)?;
-    let mut p = take::<T>(OP, param)?;
+    // The old parameter stays alive (the old module): the step reads it and
+    // writes a new buffer rather than copying it first.
+    let p0 = contiguous_values::<T>(OP, &param)?;
     let decayed = o.weight_decay.is_some();
     let (lr, decay) = (T::from_f64(o.lr), T::from_f64(o.weight_decay.unwrap_or(0.0)));
     // One compiled loop per variant, so the loop tests no flag per element.
     let Some(m) = o.momentum else {
-        if decayed {
-            chunked([&mut p], &g, #[inline(always)] move |b, g| plain::<T, true>(b, g, lr, decay));
-        } else {
-            chunked([&mut p], &g, #[inline(always)] move |b, g| plain::<T, false>(b, g, lr, decay));
+        macro_rules! run {
+            ($d:literal) => {
+                // SAFETY: `plain` writes every element of its output piece.
+                unsafe { step_into(OP, &shape, [&p0[..], &g[..]], [], #[inline(always)] move |i, [], o| plain::<T, $d>(i, o, lr, decay)) }
+            };
         }
-        return Ok((p, None));
+        let [p] = if decayed { run!(true) } else { run!(false) }?;
+        return wrap(p, &shape);
     };
     let momentum = T::from_f64(m.momentum);
     // The velocity decays by `momentum` and takes `1 - dampening` of the
     // gradient; what would be subnormal becomes zero (see `Scale`).
     let c = Coefs { lr, decay, momentum, fade: Scale::new(momentum), keep: Scale::new(T::from_f64(1.0 - m.dampening)) };
     let first = velocity.is_none();
-    let mut v = take_or_zeros::<T>(OP, velocity, g.len())?;
+    let states = [Some(velocity)];
     macro_rules! run {
         ($d:literal, $f:literal, $n:literal) => {
-            chunked([&mut p, &mut v], &g, #[inline(always)] move |b, g| with_velocity::<T, $d, $f, $n>(b, g, c))
+            // SAFETY: `with_velocity` writes every element of its output piece.
+            unsafe {
+                step_into(OP, &shape, [&p0[..], &g[..]], states, #[inline(always)] move |i, s, o| {
+                    with_velocity::<T, $d, $f, $n>(i, s, o, c)
+                })
+            }
         };
     }
-    with_flags3!((decayed, first, m.nesterov), run);
-    Ok((p, Some(v)))
+    let [p] = with_flags3!((decayed, first, m.nesterov), run)?;
+    wrap(p, &shape)
 }
 
 /// The constants of a step with momentum, passed into the loop by value
-/// (see `chunked`).
+/// (see `step_into`).
 #[derive(Clone, Copy)]
 struct Coefs<T> {
     lr: T,
@@ -93,35 +110,39 @@ struct Coefs<T> {
 
 /// The update without momentum; `lr` and `decay` by value, as `Coefs`.
 #[inline(always)]
-fn plain<T: FloatElement, const DECAYED: bool>([p]: [&mut [T]; 1], g: &[T], lr: T, decay: T) {
+fn plain<T: FloatElement, const DECAYED: bool>([p0, g]: [&[T]; 2], [p]: [&mut [MaybeUninit<T>]; 1], lr: T, decay: T) {
     let n = g.len();
     // Equal lengths up front let the compiler drop the bounds checks and vectorise.
-    let p = &mut p[..n];
+    let (p0, p) = (&p0[..n], &mut p[..n]);
     for i in 0..n {
-        let d = if DECAYED { g[i] + decay * p[i] } else { g[i] };
-        p[i] = p[i] - lr * d;
+        let d = if DECAYED { g[i] + decay * p0[i] } else { g[i] };
+        p[i].write(p0[i] - lr * d);
     }
 }
 
+/// The update with momentum: the velocity rewritten in place (on the
+/// first step it holds zeros, and is not read).
 #[inline(always)]
 fn with_velocity<T: FloatElement, const DECAYED: bool, const FIRST: bool, const NESTEROV: bool>(
-    [p, v]: [&mut [T]; 2],
-    g: &[T],
+    [p0, g]: [&[T]; 2],
+    [v]: [&mut [T]; 1],
+    [p]: [&mut [MaybeUninit<T>]; 1],
     c: Coefs<T>,
 ) {
     let n = g.len();
-    let (p, v) = (&mut p[..n], &mut v[..n]);
+    let (p0, v, p) = (&p0[..n], &mut v[..n], &mut p[..n]);
     for i in 0..n {
-        let d = if DECAYED { g[i] + c.decay * p[i] } else { g[i] };
+        let d = if DECAYED { g[i] + c.decay * p0[i] } else { g[i] };
         let vi = if FIRST { d } else { c.keep.of(d) + c.fade.of(v[i]) };
         v[i] = vi;
         let step = if NESTEROV { vi * c.momentum + d } else { vi };
-        p[i] = p[i] - c.lr * step;
+        p[i].write(p0[i] - c.lr * step);
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::buffers::in_place;
     use super::*;
 
     fn t(v: &[f64]) -> Tensor {
@@ -156,6 +177,33 @@ mod tests {
         let (p, v) = sgd_step(p, &t(&[1.0]), Some(v), &o).unwrap();
         close(&v.unwrap().to_vec::<f64>(), &[2.7]);
         close(&p.to_vec::<f64>(), &[0.8 - 0.27]);
+    }
+
+    #[test]
+    fn the_velocity_is_rewritten_in_place_unless_shared() {
+        let grads: [&[f64]; 4] = [&[0.5, -0.25], &[-1.0, 0.5], &[0.25, 3.0], &[2.0, -1.0]];
+        for (momentum, nesterov) in [(None, false), (Some(0.9), false), (Some(0.9), true)] {
+            let m = momentum.map(|momentum| Momentum { momentum, dampening: 0.1, nesterov });
+            let o = SgdOptions { lr: 0.1, weight_decay: Some(0.01), momentum: m };
+            let (p, [v]) = in_place::check(|_, p, g, [v]: [&mut Option<Tensor>; 1]| sgd_update(p, g, v, &o), &[0.3, -0.2], &grads);
+            assert_eq!(v.is_some(), momentum.is_some());
+            for (k, (got, p0)) in p.to_vec::<f64>().into_iter().zip([0.3, -0.2]).enumerate() {
+                let (mut p, mut v) = (p0, None);
+                for g in grads.map(|g| g[k]) {
+                    let d = g + 0.01 * p;
+                    let step = match momentum {
+                        None => d,
+                        Some(mu) => {
+                            let vi = v.map_or(d, |v| mu * v + 0.9 * d);
+                            v = Some(vi);
+                            if nesterov { mu * vi + d } else { vi }
+                        }
+                    };
+                    p -= 0.1 * step;
+                }
+                assert!((got - p).abs() < 1e-12, "{momentum:?} {nesterov}: {got} vs {p}");
+            }
+        }
     }
 
     #[test]
