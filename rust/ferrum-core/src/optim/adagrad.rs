@@ -9,8 +9,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::buffers::{expect_finite, expect_like, step_into, wrap, Scale};
-use crate::kernels::copy::contiguous_values;
+use super::buffers::{expect_finite, expect_like, step_into, Scale};
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -54,10 +53,6 @@ pub fn adagrad_update(param: Tensor, grad: &Tensor, sum: &mut Option<Tensor>, ti
 }
 
 fn run<T: FloatElement>(param: Tensor, grad: &Tensor, sum: &mut Option<Tensor>, time: u64, o: &AdaGradOptions) -> Result<Tensor> {
-    let shape = param.shape().to_vec();
-    let g = contiguous_values::<T>(OP, grad)?;
-    // The old parameter stays alive (the old module): read, not copied.
-    let p0 = contiguous_values::<T>(OP, &param)?;
     let c = Coefs {
         lr: T::from_f64(o.lr / (1.0 + (time as f64 - 1.0) * o.lr_decay)),
         eps: T::from_f64(o.epsilon),
@@ -73,11 +68,10 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, sum: &mut Option<Tensor>, 
     macro_rules! run {
         ($d:literal) => {
             // SAFETY: `update` writes every element of its output piece.
-            unsafe { step_into(OP, &shape, [&p0[..], &g[..]], states, #[inline(always)] move |i, s, o| update::<T, $d>(i, s, o, c)) }
+            unsafe { step_into(OP, &param, grad, states, #[inline(always)] move |i, s, o| update::<T, $d>(i, s, o, c)) }
         };
     }
-    let [p] = if o.weight_decay.is_some() { run!(true) } else { run!(false) }?;
-    wrap(p, &shape)
+    if o.weight_decay.is_some() { run!(true) } else { run!(false) }
 }
 
 /// The step's constants, passed into the loop by value (see `step_into`).

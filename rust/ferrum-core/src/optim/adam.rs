@@ -16,8 +16,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::buffers::{expect_finite, expect_like, step_into, wrap, Scale};
-use crate::kernels::copy::contiguous_values;
+use super::buffers::{expect_finite, expect_like, step_into, Scale};
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -135,14 +134,10 @@ fn run<T: FloatElement>(
     time: u64,
     o: &AdamOptions,
 ) -> Result<Tensor> {
-    let shape = param.shape().to_vec();
-    let g = contiguous_values::<T>(OP, grad)?;
-    // The old parameter stays alive (the old module), so the step reads it
-    // and writes a new buffer. The moments are rewritten where they are (the
-    // optimizer holds them alone): the step reads their cache lines and
-    // writes them back instead of also filling two fresh buffers, which each
-    // store first reads in (the W1 update of a 784-512 MLP: 259 -> 193 us).
-    let p0 = contiguous_values::<T>(OP, &param)?;
+    // The moments are rewritten where they are (the optimizer holds them
+    // alone): the step reads their cache lines and writes them back instead
+    // of also filling two fresh buffers, which each store first reads in
+    // (the W1 update of a 784-512 MLP: 259 -> 193 us).
     let c = Coefs::<T>::new(time, o);
     let decay = o.weight_decay.unwrap_or(0.0) != 0.0;
     let states = [Some(moment_1), Some(moment_2)];
@@ -151,18 +146,17 @@ fn run<T: FloatElement>(
         ($coupled:literal, $cautious:literal) => {
             // SAFETY: `update` writes every element of its output piece.
             unsafe {
-                step_into(OP, &shape, [&p0[..], &g[..]], states, #[inline(always)] move |i, s, o| {
+                step_into(OP, &param, grad, states, #[inline(always)] move |i, s, o| {
                     update::<T, $coupled, $cautious>(i, s, o, c)
                 })
             }
         };
     }
-    let [p] = match (!o.decoupled && decay, o.decoupled && o.cautious && decay) {
+    match (!o.decoupled && decay, o.decoupled && o.cautious && decay) {
         (true, _) => run!(true, false),
         (false, true) => run!(false, true),
         (false, false) => run!(false, false),
-    }?;
-    wrap(p, &shape)
+    }
 }
 
 /// One piece of the update: the new parameter from the old one and the

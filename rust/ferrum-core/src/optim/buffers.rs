@@ -5,6 +5,7 @@ use std::mem::MaybeUninit;
 
 use crate::dtype::{Element, FloatElement};
 use crate::error::{Error, Result};
+use crate::kernels::copy::contiguous_values;
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP};
 use crate::kernels::team::for_each_chunk_mut;
 use crate::shape::{try_filled, try_with_capacity};
@@ -44,10 +45,11 @@ pub(crate) fn wrap<T: Element>(buf: Vec<T>, shape: &[usize]) -> Result<Tensor> {
     Tensor::from_vec(buf, shape)
 }
 
-/// One optimizer step over `n` elements of `shape`: `f` reads matching
-/// pieces of the `I` inputs (the old parameter, the gradient), rewrites the
-/// `S` states in place and writes the `O` fresh outputs (the new
-/// parameter), split across threads when the tensors are large.
+/// One optimizer step: `f` reads matching pieces of the old parameter and
+/// the gradient, rewrites the `S` states in place and writes the new
+/// parameter, split across threads when the tensors are large. The old
+/// parameter stays alive (the old module holds it), so the step reads it and
+/// writes a new buffer, one pass, instead of copying it and updating the copy.
 ///
 /// A state given as `None` is one this configuration does not keep: its
 /// pieces are empty. A kept state is rewritten in its own buffer when no
@@ -58,8 +60,8 @@ pub(crate) fn wrap<T: Element>(buf: Vec<T>, shape: &[usize]) -> Result<Tensor> {
 /// allocated, and the loop itself cannot fail: a failed step leaves the
 /// state as it was.
 ///
-/// The outputs start uninitialised: zeroing them first would be one more
-/// pass over memory per buffer and step. Callers mark `f`
+/// The new parameter starts uninitialised: zeroing it first would be one
+/// more pass over memory per step. Callers mark `f`
 /// `#[inline(always)]`: only then is its loop compiled for the CPU's
 /// vectors inside `simd` (out of line, the Adam update ran as 4-wide SSE
 /// code). The step's constants go into `f` by value (each optimizer's
@@ -67,19 +69,18 @@ pub(crate) fn wrap<T: Element>(buf: Vec<T>, shape: &[usize]) -> Result<Tensor> {
 /// they were reloaded per element, and the loop ran one element at a time.
 ///
 /// # Safety
-/// `f` must write every element of the output pieces it is given.
-pub(crate) unsafe fn step_into<T: Element, const I: usize, const S: usize, const O: usize>(
+/// `f` must write every element of the output piece it is given.
+pub(crate) unsafe fn step_into<T: Element, const S: usize>(
     op: &'static str,
-    shape: &[usize],
-    inputs: [&[T]; I],
+    param: &Tensor,
+    grad: &Tensor,
     mut states: [Option<&mut Option<Tensor>>; S],
-    f: impl Fn([&[T]; I], [&mut [T]; S], [&mut [MaybeUninit<T>]; O]) + Sync + Send,
-) -> Result<[Vec<T>; O]> {
-    let n: usize = shape.iter().product();
-    let mut bufs: [Vec<T>; O] = std::array::from_fn(|_| Vec::new());
-    for b in &mut bufs {
-        *b = try_with_capacity(op, n)?;
-    }
+    f: impl Fn([&[T]; 2], [&mut [T]; S], [&mut [MaybeUninit<T>]; 1]) + Sync + Send,
+) -> Result<Tensor> {
+    let shape = param.shape();
+    let (p0, g) = (contiguous_values::<T>(op, param)?, contiguous_values::<T>(op, grad)?);
+    let n = p0.len();
+    let mut p: Vec<T> = try_with_capacity(op, n)?;
     // Every replacement is made before any is put in place.
     let mut replacements: [Option<Tensor>; S] = std::array::from_fn(|_| None);
     for (slot, state) in replacements.iter_mut().zip(&mut states) {
@@ -112,12 +113,10 @@ pub(crate) unsafe fn step_into<T: Element, const I: usize, const S: usize, const
     if lost {
         return Err(Error::Internal { reason: format!("{op}: a state buffer was shared after it was made the step's own") });
     }
-    in_pieces(n, inputs, slices, bufs.each_mut().map(|b| &mut b.spare_capacity_mut()[..n]), f);
-    for b in &mut bufs {
-        // SAFETY: the caller's `f` wrote all `n` elements of every buffer.
-        unsafe { b.set_len(n) };
-    }
-    Ok(bufs)
+    in_pieces(n, [&p0[..], &g[..]], slices, [&mut p.spare_capacity_mut()[..n]], f);
+    // SAFETY: the caller's `f` wrote all `n` elements.
+    unsafe { p.set_len(n) };
+    Tensor::from_vec(p, shape)
 }
 
 /// Matching pieces of the inputs, states and outputs of `in_pieces`.
@@ -230,8 +229,8 @@ pub(crate) mod in_place {
     }
 
     /// Run `update` (step `time` of an optimizer with `S` states, counting
-    /// from 1; the states are `None` before the first) from `p0` over `grads`. At every step the same
-    /// state is updated twice: once while someone else holds a copy of it
+    /// from 1; the states are `None` before the first) from `p0` over
+    /// `grads`. At every step the same state is updated twice: once while someone else holds a copy of it
     /// (those copies must keep their values), and once held by the update
     /// alone (existing states must be rewritten in their own buffers); both
     /// must give the same parameter and state. A step with a gradient of

@@ -1,9 +1,9 @@
 //! Fused optimizer updates. Each step is one pass over contiguous buffers
-//! that reads the gradient and rewrites the parameter and the optimizer
-//! state together, reusing any buffer this call owns alone: SGD, AdaGrad
-//! and RMSProp take their state by value, Adam's `adam_update` rewrites
-//! moments no other tensor shares where they are (the binding's
-//! `StateTensor` keeps them so) and writes new ones beside shared moments.
+//! that reads the old parameter and the gradient, writes the new parameter
+//! and rewrites the optimizer state where it is when no other tensor shares
+//! it (the binding's `StateTensor` keeps it so; a shared state is copied
+//! first): `sgd_update`, `adam_update`, `adagrad_update` and
+//! `rmsprop_update`, with by-value `*_step` forms beside them.
 //! The formulas are Burn's (`burn-optim`), so a model trains the same in both.
 
 /// `$run!(a, b, c)` with the literals `true`/`false` that match the three

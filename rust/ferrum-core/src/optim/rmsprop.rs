@@ -14,8 +14,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::buffers::{expect_finite, expect_like, step_into, wrap, Scale};
-use crate::kernels::copy::contiguous_values;
+use super::buffers::{expect_finite, expect_like, step_into, Scale};
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -72,10 +71,6 @@ pub fn rmsprop_update(param: Tensor, grad: &Tensor, state: &mut RmsPropState, o:
 }
 
 fn run<T: FloatElement>(param: Tensor, grad: &Tensor, state: &mut RmsPropState, o: &RmsPropOptions) -> Result<Tensor> {
-    let shape = param.shape().to_vec();
-    let g = contiguous_values::<T>(OP, grad)?;
-    // The old parameter stays alive (the old module): read, not copied.
-    let p0 = contiguous_values::<T>(OP, &param)?;
     let centered = o.centered;
     let with_momentum = o.momentum > 0.0;
     // Averages that would go subnormal become zero (see `Scale`).
@@ -98,12 +93,11 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, state: &mut RmsPropState, 
         ($d:literal, $c:literal, $m:literal) => {
             // SAFETY: `update` writes every element of its output piece.
             unsafe {
-                step_into(OP, &shape, [&p0[..], &g[..]], states, #[inline(always)] move |i, s, o| update::<T, $d, $c, $m>(i, s, o, c))
+                step_into(OP, &param, grad, states, #[inline(always)] move |i, s, o| update::<T, $d, $c, $m>(i, s, o, c))
             }
         };
     }
-    let [p] = with_flags3!((o.weight_decay.is_some(), centered, with_momentum), run)?;
-    wrap(p, &shape)
+    with_flags3!((o.weight_decay.is_some(), centered, with_momentum), run)
 }
 
 /// The step's constants, passed into the loop by value (see `step_into`).

@@ -10,8 +10,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::buffers::{expect_finite, expect_like, step_into, wrap, Scale};
-use crate::kernels::copy::contiguous_values;
+use super::buffers::{expect_finite, expect_like, step_into, Scale};
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -59,11 +58,6 @@ pub fn sgd_update(param: Tensor, grad: &Tensor, velocity: &mut Option<Tensor>, o
 }
 
 fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: &mut Option<Tensor>, o: &SgdOptions) -> Result<Tensor> {
-    let shape = param.shape().to_vec();
-    let g = contiguous_values::<T>(OP, grad)?;
-    // The old parameter stays alive (the old module): the step reads it and
-    // writes a new buffer rather than copying it first.
-    let p0 = contiguous_values::<T>(OP, &param)?;
     let decayed = o.weight_decay.is_some();
     let (lr, decay) = (T::from_f64(o.lr), T::from_f64(o.weight_decay.unwrap_or(0.0)));
     // One compiled loop per variant, so the loop tests no flag per element.
@@ -71,11 +65,10 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: &mut Option<Tens
         macro_rules! run {
             ($d:literal) => {
                 // SAFETY: `plain` writes every element of its output piece.
-                unsafe { step_into(OP, &shape, [&p0[..], &g[..]], [], #[inline(always)] move |i, [], o| plain::<T, $d>(i, o, lr, decay)) }
+                unsafe { step_into(OP, &param, grad, [], #[inline(always)] move |i, [], o| plain::<T, $d>(i, o, lr, decay)) }
             };
         }
-        let [p] = if decayed { run!(true) } else { run!(false) }?;
-        return wrap(p, &shape);
+        return if decayed { run!(true) } else { run!(false) };
     };
     let momentum = T::from_f64(m.momentum);
     // The velocity decays by `momentum` and takes `1 - dampening` of the
@@ -87,14 +80,13 @@ fn run<T: FloatElement>(param: Tensor, grad: &Tensor, velocity: &mut Option<Tens
         ($d:literal, $f:literal, $n:literal) => {
             // SAFETY: `with_velocity` writes every element of its output piece.
             unsafe {
-                step_into(OP, &shape, [&p0[..], &g[..]], states, #[inline(always)] move |i, s, o| {
+                step_into(OP, &param, grad, states, #[inline(always)] move |i, s, o| {
                     with_velocity::<T, $d, $f, $n>(i, s, o, c)
                 })
             }
         };
     }
-    let [p] = with_flags3!((decayed, first, m.nesterov), run)?;
-    wrap(p, &shape)
+    with_flags3!((decayed, first, m.nesterov), run)
 }
 
 /// The constants of a step with momentum, passed into the loop by value
