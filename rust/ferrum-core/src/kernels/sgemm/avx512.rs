@@ -14,7 +14,7 @@
 //! loops every step), which reached 69-93% of the FMA peak with its panels
 //! in cache. On two threads of a shared Xeon, medians of 15 alternating
 //! rounds against it: 256x784x512 1.07-1.09x, 784x256x512 (x^T @ dy, a weight
-//! gradient) 1.12-1.15x, 1024^3 1.08x, 512^3 1.06x faster. The compiled
+//! gradient) 1.09-1.14x, 1024^3 1.08x, 512^3 1.06x faster. The compiled
 //! loop unrolled by two (kept for the short tiles) gained about half of
 //! that; prefetching B ahead gained nothing.
 
