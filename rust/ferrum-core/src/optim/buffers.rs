@@ -116,7 +116,7 @@ pub(crate) unsafe fn step_into<T: Element, const S: usize>(
     in_pieces(n, [&p0[..], &g[..]], slices, [&mut p.spare_capacity_mut()[..n]], f);
     // SAFETY: the caller's `f` wrote all `n` elements.
     unsafe { p.set_len(n) };
-    Tensor::from_vec(p, shape)
+    wrap(p, shape)
 }
 
 /// Matching pieces of the inputs, states and outputs of `in_pieces`.
@@ -230,9 +230,10 @@ pub(crate) mod in_place {
 
     /// Run `update` (step `time` of an optimizer with `S` states, counting
     /// from 1; the states are `None` before the first) from `p0` over
-    /// `grads`. At every step the same state is updated twice: once while someone else holds a copy of it
-    /// (those copies must keep their values), and once held by the update
-    /// alone (existing states must be rewritten in their own buffers); both
+    /// `grads`. At every step the same state is updated twice: once while
+    /// someone else holds a copy of it (those copies must keep their
+    /// values), and once held by the update alone (existing states must be
+    /// rewritten in their own buffers); both
     /// must give the same parameter and state. A step with a gradient of
     /// the wrong shape must fail and leave the state as it was. Returns the
     /// last parameter and state, for the caller to check against its
