@@ -233,11 +233,10 @@ pub(crate) mod in_place {
     /// `grads`. At every step the same state is updated twice: once while
     /// someone else holds a copy of it (those copies must keep their
     /// values), and once held by the update alone (existing states must be
-    /// rewritten in their own buffers); both
-    /// must give the same parameter and state. A step with a gradient of
-    /// the wrong shape must fail and leave the state as it was. Returns the
-    /// last parameter and state, for the caller to check against its
-    /// formulas.
+    /// rewritten in their own buffers); both must give the same parameter
+    /// and state. A step with a gradient of the wrong shape must fail and
+    /// leave the state as it was. Returns the last parameter and state, for
+    /// the caller to check against its formulas.
     pub(crate) fn check<const S: usize>(
         update: impl Fn(u64, Tensor, &Tensor, [&mut Option<Tensor>; S]) -> Result<Tensor>,
         p0: &[f64],
