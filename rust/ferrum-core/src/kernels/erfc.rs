@@ -1,5 +1,7 @@
 //! A branch-free `erfc` for f32, so loops using it (GELU) vectorise; libm's
-//! `erfcf` is an opaque call per element.
+//! `erfcf` is an opaque call per element. Like `exp_f32` its multiply-adds
+//! are `mul_add`, one FMA each inside `simd` and a libm call outside it, so
+//! callers inline it into `simd` loops.
 
 use super::exp::exp_f32;
 
@@ -25,9 +27,9 @@ const C: [f32; 10] = [
 #[inline(always)]
 pub fn erfc_f32(x: f32) -> f32 {
     let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let p = C[1..].iter().rev().fold(0.0, |acc, &c| acc * t + c);
-    let tail = t * exp_f32(-z * z + (C[0] + t * p));
+    let t = 1.0 / 0.5f32.mul_add(z, 1.0);
+    let p = C[1..9].iter().rev().fold(C[9], |acc, &c| acc.mul_add(t, c));
+    let tail = t * exp_f32((-z).mul_add(z, t.mul_add(p, C[0])));
     // erfc(-z) = 2 - erfc(z); NaN fails the test and stays NaN either way.
     if x >= 0.0 { tail } else { 2.0 - tail }
 }
