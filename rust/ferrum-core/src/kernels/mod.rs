@@ -23,5 +23,6 @@ pub mod scan;
 pub mod sgemm;
 pub mod softmax;
 pub mod strided;
+pub mod tanh;
 pub mod team;
 pub mod vol2col;

@@ -13,6 +13,7 @@
 
 use super::gemm::{Dims, GemmElement, Mat};
 use super::parallel::simd;
+use super::tanh::tanh;
 use crate::dtype::FloatElement;
 use crate::interrupt;
 use crate::ops::unary::sigmoid;
@@ -68,30 +69,6 @@ impl<T: RnnFloat> Weight<'_, T> {
             _ => T::gemm_into(dst, n, accumulate, lhs, l, self.w, self.mat, Dims { m, k, n }, true),
         }
     }
-}
-
-/// `tanh` that vectorises for f32 (Cephes' `tanhf`: a polynomial below
-/// 0.625, `1 - 2 / (e^2x + 1)` above, both computed and one selected; about
-/// 1 ulp); libm's for f64.
-#[inline(always)]
-pub fn tanh<T: FloatElement>(v: T) -> T {
-    if std::mem::size_of::<T>() != 4 {
-        return v.tanh();
-    }
-    let c = T::from_f64;
-    let a = v.abs();
-    let z = v * v;
-    let poly = ((((c(-5.704_988_727_45e-3) * z + c(2.063_908_879_54e-2)) * z - c(5.373_971_555_31e-2)) * z
-        + c(1.333_144_220_36e-1))
-        * z
-        - c(3.333_328_194_22e-1))
-        * z
-        * v
-        + v;
-    let e = (a + a).simd_exp();
-    let big = T::one() - (T::one() + T::one()) / (e + T::one());
-    let big = if v < T::zero() { -big } else { big };
-    if a < c(0.625) { poly } else { big }
 }
 
 /// Sizes of a fused sequence: `gates` blocks of `hidden` columns per step.
@@ -476,26 +453,5 @@ fn gru_cell_backward<T: FloatElement>(gy: &[T], h_prev: &[T], a: &[T], dh: &mut 
         dr[n + j] = dpr;
         dr[2 * n + j] = dpn * r;
         dh[j] = d * z;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tanh_matches_libm() {
-        let mut worst = 0.0f64;
-        for i in -40_000..=40_000 {
-            let x = i as f32 * 2.5e-4;
-            let got = tanh(x) as f64;
-            let want = (x as f64).tanh();
-            worst = worst.max((got - want).abs() / want.abs().max(1e-30));
-        }
-        assert!(worst < 4e-7, "worst relative error {worst}");
-        assert_eq!(tanh(1e6f32), 1.0);
-        assert_eq!(tanh(-1e6f32), -1.0);
-        assert!(tanh(f32::NAN).is_nan());
-        assert_eq!(tanh(0.3f64), 0.3f64.tanh());
     }
 }

@@ -6,6 +6,7 @@ use crate::dtype::{Element, FloatElement, NumElement, Scalar};
 use crate::error::Result;
 use crate::kernels::elementwise::{map_same, zip_same, Operand};
 use crate::kernels::parallel::{PAR_CHEAP, PAR_COSTLY};
+use crate::kernels::tanh::tanh;
 use crate::tensor::Tensor;
 use crate::{with_float, with_num};
 
@@ -86,7 +87,7 @@ fn apply<T: FloatElement>(x: impl Operand, op: FloatUnary) -> Result<Tensor> {
         Tan => x.map(name, e, |v: T| v.tan()),
         Sinh => x.map(name, e, |v: T| v.sinh()),
         Cosh => x.map(name, e, |v: T| v.cosh()),
-        Tanh => x.map(name, e, |v: T| v.tanh()),
+        Tanh => x.map(name, e, |v: T| tanh(v)),
         Asin => x.map(name, e, |v: T| v.asin()),
         Asinh => x.map(name, e, |v: T| v.asinh()),
         Acos => x.map(name, e, |v: T| v.acos()),

@@ -13,6 +13,7 @@ use crate::kernels::elementwise::map_same;
 use crate::kernels::erfc::erfc_f32;
 use crate::kernels::log1p::ln_1p_unit_f32;
 use crate::kernels::parallel::{PAR_CHEAP, PAR_COSTLY};
+use crate::kernels::tanh::tanh;
 use crate::ops::unary::sigmoid;
 use crate::tensor::Tensor;
 use crate::{bail, with_float};
@@ -268,7 +269,7 @@ impl Var {
         let y = self.value.mish()?;
         Ok(self.pointwise("mish", y, |g, x| {
             with_float!("mish", g.dtype(), T => pointwise_grad("mish", g, x, |g: T, x: T| {
-                let t = softplus_of(x).tanh();
+                let t = tanh(softplus_of(x));
                 g * (t + x * (T::ONE - t * t) * sigmoid(x))
             }))
         }))
