@@ -8,7 +8,7 @@
 //! from the kernel ([`Tile`]): AVX-512 where the CPU has it, else AVX2.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use super::avx2::Avx2;
@@ -285,9 +285,10 @@ fn blocking<T: Tile>(m: usize, k: usize, n: usize) -> (usize, usize, usize) {
 /// library's spinning threads (OpenBLAS's spin for about 0.1 s after each
 /// call) held the whole call to one core's speed. With several parts per
 /// thread the threads that are running take the late one's share. Two per thread
-/// measured as steady as four (512^2 to 1024^2: p10/p50 0.93-0.97), and
-/// kept 2048^2 4% faster: a part's column block then feeds more panels of
-/// the shared packed A.
+/// measured as steady as four (512^2 to 1024^2: p10/p50 0.93-0.97). Only
+/// products below [`SHARE_FROM`] are cut this way, where a thread packs
+/// the operand every part reads once for all its parts; larger ones claim
+/// [`Spans`].
 const PARTS_PER_THREAD: usize = 2;
 
 /// The fewest micro-tiles in a part (two 32-column panels on AVX-512), so
@@ -308,13 +309,15 @@ pub(super) fn split_parts(tiles: usize, threads: usize) -> usize {
     (most / threads.max(1) * threads).max(threads.min(tiles))
 }
 
-/// Multiply-adds from which the parts of a threaded product pack the
-/// operand they all read once between them ([`Sharing::A`], [`Sharing::B`]);
+/// Multiply-adds from which a threaded product runs as one span per
+/// thread ([`Spans`]), each span packing the operand they all read whole
+/// itself or all of them sharing its packed blocks ([`OWN_PACKS_FROM`]);
 /// below it each thread packs that operand once, whole, and keeps it for
 /// every part it runs ([`Sharing::ThreadA`], [`Sharing::ThreadB`]). Shared
 /// packing makes each part wait for the other's panels and then read half
 /// of them from the other core's cache; packing per part (as before) packed
-/// the operand twice per thread. On two threads (Xeon, AVX-512), against
+/// the operand twice per thread. The gate was placed when the parts above
+/// it shared packed blocks: on two threads (Xeon, AVX-512), against
 /// sharing from 2^24 and packing per part below it, medians of 15-21
 /// alternating rounds: 256^3 1.20x faster, 320^3 1.12x, 384^3 1.08x, the
 /// MLP's 64x784x512 1.14x and its gradients' shapes 784x64x512 and
@@ -322,6 +325,65 @@ pub(super) fn split_parts(tiles: usize, threads: usize) -> usize {
 /// 256x784x512, 448^3, 512^3 and 384x784x1024 within 3% either way for a
 /// gate at 2^26, 2^27 or 2^28.
 const SHARE_FROM: usize = 1 << 26;
+
+/// Micro-tiles per thread from which the spans of a product from
+/// [`SHARE_FROM`] up each pack the operand they all read whole themselves,
+/// into the cache of the core that reads it, instead of sharing its blocks
+/// ([`with_shared`]): a shared block is half packed by the other core and
+/// read from its cache or from L3, where an own block is read from L2 right
+/// after it is packed. Each thread packs the whole operand whatever its
+/// share, so narrow shares (many threads) keep sharing. On two threads
+/// (Xeon, AVX-512, p50 of 30-800 single calls, two alternating runs), one
+/// own span per thread against the two shared parts per thread it
+/// replaced: 512^2 294-296 against 277-279 GF/s, 768^2 294 against
+/// 282-285, 1024^2 289 against 275-277, 2048^2 286-288 against 267-271,
+/// 256x784x512 282-283 against 268-270, 784x256x512 302-303 against
+/// 291-295, 4096x256x768 293 against 292; two own parts per thread (the
+/// operand packed twice per thread) ran 512^2 272, 768^2 275-279, 1024^2
+/// 272-273, 2048^2 277-279.
+const OWN_PACKS_FROM: usize = 8;
+
+/// The spans of micro-tiles that the threads of a product from
+/// [`SHARE_FROM`] up claim as they go.
+///
+/// A thread's first claim is an equal share, so when every thread starts
+/// on time each runs one span and packs what it reads once. A thread that
+/// finishes while tiles are left (another started late: woken from its
+/// park, or queued behind another program on its CPU) claims a part of
+/// what is left, `1 / threads` of it but at least [`MIN_PART_TILES`], so
+/// the late thread's share goes to the threads that are running and the
+/// late one still finds the rest.
+pub(super) struct Spans {
+    tiles: usize,
+    threads: usize,
+    /// Tiles claimed so far, from the front.
+    next: AtomicUsize,
+}
+
+impl Spans {
+    pub(super) fn new(tiles: usize, threads: usize) -> Spans {
+        Spans { tiles, threads: threads.max(1), next: AtomicUsize::new(0) }
+    }
+
+    /// The next span `(start, end)` of tiles, or None when every tile is
+    /// claimed. `first`: whether this is the calling thread's first claim.
+    pub(super) fn claim(&self, first: bool) -> Option<(usize, usize)> {
+        let share = self.tiles.div_ceil(self.threads);
+        let mut start = self.next.load(Ordering::Relaxed);
+        loop {
+            let left = self.tiles.saturating_sub(start);
+            if left == 0 {
+                return None;
+            }
+            let size = if first { share } else { left.div_ceil(self.threads).max(MIN_PART_TILES) };
+            let end = start + size.min(left);
+            match self.next.compare_exchange_weak(start, end, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return Some((start, end)),
+                Err(now) => start = now,
+            }
+        }
+    }
+}
 
 /// Which operand the parts of a threaded product pack together.
 #[derive(Clone, Copy)]
@@ -384,14 +446,17 @@ struct Product {
 impl Product {
     /// Compute the product on `threads` threads with tile `T`.
     ///
-    /// Split the larger output dimension in whole micro-tiles, into
-    /// contiguous parts that the threads claim one at a time
-    /// ([`split_parts`]); columns when square, which measured faster than
-    /// splitting rows (1024^3 on two threads: 14.1-15.9 ms vs 13.3-18.5 ms;
-    /// 2048^3: 119-129 vs 126-149 ms). The operand every part reads whole
-    /// (A when columns are split) is packed once for all parts
-    /// ([`with_shared`]) from [`SHARE_FROM`] multiply-adds up, and once per
-    /// thread below that (up to [`MAX_KEPT`] floats of it).
+    /// Split the larger output dimension in whole micro-tiles; columns
+    /// when square, which measured faster than splitting rows (1024^3 on
+    /// two threads: 14.1-15.9 ms vs 13.3-18.5 ms; 2048^3: 119-129 vs
+    /// 126-149 ms). Below [`SHARE_FROM`] multiply-adds, into contiguous
+    /// parts that the threads claim one at a time ([`split_parts`]), each
+    /// thread packing the operand every part reads whole (A when columns
+    /// are split) once for all the parts it runs (up to [`MAX_KEPT`] floats
+    /// of it). From there up, into one span per thread ([`Spans`]), each
+    /// packing its own blocks while a thread's share is at least
+    /// [`OWN_PACKS_FROM`] tiles, and the blocks every span reads packed
+    /// once for all ([`with_shared`]) when it is narrower.
     ///
     /// # Safety
     /// As for [`sgemm`], with `T` the tile of a supported kernel.
@@ -403,27 +468,25 @@ impl Product {
         let by_cols = self.n >= self.m;
         let (len, unit) = if by_cols { (self.n, T::NR) } else { (self.m, T::MR) };
         let tiles = len.div_ceil(unit);
-        let parts = split_parts(tiles, threads);
-        let run_parts = |sharing: Sharing<'_>| {
-            team::for_each_part(parts, |t| {
-                // Part t: output rows (or columns) s..e in whole micro-tiles.
-                let (s, e) = ((tiles * t / parts * unit).min(len), (tiles * (t + 1) / parts * unit).min(len));
-                if s >= e {
-                    return;
-                }
-                // SAFETY: forwarded from the caller; part t reads a sub-block
-                // of the operands and writes the rows (or columns) s..e of
-                // dst, disjoint from every other part, and the loop returns
-                // only when every part is done.
-                unsafe {
-                    let part = if by_cols {
-                        Product { out: self.out.from(0, s), b: self.b.from(0, s), n: e - s, ..self }
-                    } else {
-                        Product { out: self.out.from(s, 0), a: self.a.from(s, 0), m: e - s, ..self }
-                    };
-                    with_packs(|p| part.blocked::<T>(p, sharing));
-                }
-            });
+        // Micro-tiles s..e along the split dimension: output rows (or
+        // columns) in whole tiles.
+        let span = |s: usize, e: usize, sharing: Sharing<'_>| {
+            let (s, e) = ((s * unit).min(len), (e * unit).min(len));
+            if s >= e {
+                return;
+            }
+            // SAFETY: forwarded from the caller; a span reads a sub-block of
+            // the operands and writes the rows (or columns) s..e of dst,
+            // disjoint from every other span, and the loop returns only when
+            // every span is done.
+            unsafe {
+                let part = if by_cols {
+                    Product { out: self.out.from(0, s), b: self.b.from(0, s), n: e - s, ..self }
+                } else {
+                    Product { out: self.out.from(s, 0), a: self.a.from(s, 0), m: e - s, ..self }
+                };
+                with_packs(|p| part.blocked::<T>(p, sharing));
+            }
         };
         // Every part sees the whole shared operand, so it blocks it as the
         // whole product does.
@@ -441,10 +504,24 @@ impl Product {
                     Sharing::ThreadB(id)
                 }
             };
-            return run_parts(sharing);
+            let parts = split_parts(tiles, threads);
+            return team::for_each_part(parts, |t| span(tiles * t / parts, tiles * (t + 1) / parts, sharing));
+        }
+        let spans = Spans::new(tiles, threads);
+        let run_spans = |sharing: Sharing<'_>| {
+            team::for_each_part(threads, |_| {
+                let mut first = true;
+                while let Some((s, e)) = spans.claim(first) {
+                    first = false;
+                    span(s, e, sharing);
+                }
+            })
+        };
+        if tiles / threads >= OWN_PACKS_FROM {
+            return run_spans(Sharing::Neither);
         }
         with_shared(self.k.div_ceil(kc), across, block, |shared| {
-            run_parts(match shared {
+            run_spans(match shared {
                 Some(s) if by_cols => Sharing::A(s),
                 Some(s) => Sharing::B(s),
                 None => Sharing::Neither,

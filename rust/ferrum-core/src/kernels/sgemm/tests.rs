@@ -242,6 +242,11 @@ fn large_products_on_threads() {
     // Tall: split by rows.
     plain(700, 300, 90, Form::RowMajor, Form::RowMajor, true, true);
     plain(1000, 40, 70, Form::Transposed, Form::Sliced, false, true);
+    // Past the sharing gate (2^26 multiply-adds), in one span per thread:
+    // split by rows, each span packing its own blocks of B; and narrow
+    // (under 8 tiles per thread), the spans sharing the packed blocks of A.
+    plain(1100, 300, 210, Form::RowMajor, Form::Sliced, false, true);
+    plain(150, 2300, 200, Form::Transposed, Form::RowMajor, true, true);
 }
 
 #[test]
@@ -252,6 +257,9 @@ fn more_threads_than_cores() {
         plain(300, 800, 200, Form::RowMajor, Form::RowMajor, true, true);
         plain(97, 530, 61, Form::Sliced, Form::Flipped, false, true);
         plain(1500, 300, 40, Form::RowMajor, Form::Transposed, true, true);
+        // Spans past the sharing gate, own and shared.
+        plain(1100, 300, 210, Form::RowMajor, Form::RowMajor, false, true);
+        plain(150, 2300, 200, Form::RowMajor, Form::RowMajor, true, true);
     });
 }
 
@@ -388,6 +396,71 @@ fn parts_let_a_late_thread_leave_its_share_to_others() {
             // driver cuts them.
             let covered: usize = (0..parts).map(|t| tiles * (t + 1) / parts - tiles * t / parts).sum();
             assert_eq!(covered, tiles);
+        }
+    }
+}
+
+#[test]
+fn spans_give_each_thread_one_share_and_a_late_threads_share_to_the_others() {
+    use super::driver::Spans;
+    // Threads that all start on time: one equal span each.
+    let spans = Spans::new(64, 2);
+    assert_eq!(spans.claim(true), Some((0, 32)));
+    assert_eq!(spans.claim(true), Some((32, 64)));
+    assert_eq!(spans.claim(false), None);
+    // A thread that finishes while the other has not started takes half of
+    // what is left, and the late one still finds the rest.
+    let spans = Spans::new(64, 2);
+    assert_eq!(spans.claim(true), Some((0, 32)));
+    assert_eq!(spans.claim(false), Some((32, 48)));
+    assert_eq!(spans.claim(true), Some((48, 64)));
+    assert_eq!(spans.claim(false), None);
+    // A later claim is never a span under two tiles while there are two
+    // left.
+    let spans = Spans::new(5, 2);
+    assert_eq!(spans.claim(true), Some((0, 3)));
+    assert_eq!(spans.claim(false), Some((3, 5)));
+    // Simulated pools up to 16 threads, with threads starting late: each
+    // thread's claims are recorded in turn (one claim per thread per turn,
+    // the late threads joining after `late_turns`); the spans cover the
+    // tiles exactly, in order, and on-time threads each get a full share.
+    for threads in 1..=16 {
+        for tiles in [0, 1, 2, 7, 31, 64, 1000] {
+            for late in 0..threads {
+                let spans = Spans::new(tiles, threads);
+                let share = tiles.div_ceil(threads);
+                let mut claimed = Vec::new();
+                let mut first = vec![true; threads];
+                let mut turn = 0;
+                loop {
+                    let mut any = false;
+                    for t in 0..threads {
+                        // Threads `threads - late ..` join on turn 3.
+                        if t >= threads - late && turn < 3 {
+                            continue;
+                        }
+                        if let Some((s, e)) = spans.claim(first[t]) {
+                            if first[t] && turn == 0 {
+                                assert_eq!(e - s, share.min(tiles - s), "{tiles} tiles, {threads} threads: an on-time share");
+                            }
+                            assert!(first[t] || e - s >= 2.min(tiles - s), "{tiles} tiles, {threads} threads: a sliver {s}..{e}");
+                            first[t] = false;
+                            claimed.push((s, e));
+                            any = true;
+                        }
+                    }
+                    turn += 1;
+                    if !any && turn > 3 {
+                        break;
+                    }
+                }
+                let mut end = 0;
+                for &(s, e) in &claimed {
+                    assert!(s == end && e > s, "{tiles} tiles, {threads} threads, {late} late: spans {claimed:?}");
+                    end = e;
+                }
+                assert_eq!(end, tiles, "{tiles} tiles, {threads} threads, {late} late: spans {claimed:?}");
+            }
         }
     }
 }
