@@ -434,17 +434,17 @@ fn spans_give_each_thread_one_share_and_a_late_threads_share_to_the_others() {
                 let mut turn = 0;
                 loop {
                     let mut any = false;
-                    for t in 0..threads {
+                    for (t, first) in first.iter_mut().enumerate() {
                         // Threads `threads - late ..` join on turn 3.
                         if t >= threads - late && turn < 3 {
                             continue;
                         }
-                        if let Some((s, e)) = spans.claim(first[t]) {
-                            if first[t] && turn == 0 {
+                        if let Some((s, e)) = spans.claim(*first) {
+                            if *first && turn == 0 {
                                 assert_eq!(e - s, share.min(tiles - s), "{tiles} tiles, {threads} threads: an on-time share");
                             }
-                            assert!(first[t] || e - s >= 2.min(tiles - s), "{tiles} tiles, {threads} threads: a sliver {s}..{e}");
-                            first[t] = false;
+                            assert!(*first || e - s >= 2.min(tiles - s), "{tiles} tiles, {threads} threads: a sliver {s}..{e}");
+                            *first = false;
                             claimed.push((s, e));
                             any = true;
                         }
