@@ -287,8 +287,8 @@ fn blocking<T: Tile>(m: usize, k: usize, n: usize) -> (usize, usize, usize) {
 /// thread the threads that are running take the late one's share. Two per thread
 /// measured as steady as four (512^2 to 1024^2: p10/p50 0.93-0.97). Only
 /// products below [`SHARE_FROM`] are cut this way, where a thread packs
-/// the operand every part reads once for all its parts; larger ones claim
-/// [`Spans`].
+/// the operand every part reads once for all its parts (up to
+/// [`MAX_KEPT`] floats of it); larger ones claim [`Spans`].
 const PARTS_PER_THREAD: usize = 2;
 
 /// The fewest micro-tiles in a part (two 32-column panels on AVX-512), so

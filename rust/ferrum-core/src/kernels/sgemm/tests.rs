@@ -420,10 +420,10 @@ fn spans_give_each_thread_one_share_and_a_late_threads_share_to_the_others() {
     let spans = Spans::new(5, 2);
     assert_eq!(spans.claim(true), Some((0, 3)));
     assert_eq!(spans.claim(false), Some((3, 5)));
-    // Simulated pools up to 16 threads, with threads starting late: each
-    // thread's claims are recorded in turn (one claim per thread per turn,
-    // the late threads joining after `late_turns`); the spans cover the
-    // tiles exactly, in order, and on-time threads each get a full share.
+    // Simulated pools up to 16 threads, with threads starting late: one
+    // claim per thread per turn, the `late` last threads joining on turn 3;
+    // the spans cover the tiles exactly, in order, and on-time threads
+    // each get a full share.
     for threads in 1..=16 {
         for tiles in [0, 1, 2, 7, 31, 64, 1000] {
             for late in 0..threads {
