@@ -68,6 +68,24 @@ fn elementwise(c: &mut Criterion) {
     g.finish();
 }
 
+/// Random fills: a dropout mask (Bernoulli), uniform and normal draws, at the
+/// size of the guide CNN's second convolution output (64 x 16 x 24 x 24).
+fn random_fills(c: &mut Criterion) {
+    let mut g = c.benchmark_group("random_f32");
+    g.sample_size(20);
+    let n = 64 * 16 * 24 * 24;
+    g.throughput(Throughput::Elements(n as u64));
+    for (name, dist) in [
+        ("bernoulli", Distribution::Bernoulli(0.5)),
+        ("default", Distribution::Default),
+        ("uniform", Distribution::Uniform(-1.0, 1.0)),
+        ("normal", Distribution::Normal(0.0, 1.0)),
+    ] {
+        g.bench_function(BenchmarkId::new(name, "590K"), |bch| bch.iter(|| black_box(Tensor::random(&[n], dist, DType::F32).unwrap())));
+    }
+    g.finish();
+}
+
 fn reductions(c: &mut Criterion) {
     let mut g = c.benchmark_group("reduce_f32");
     g.sample_size(10);
@@ -131,5 +149,5 @@ fn after_pause(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, matmul, gemm_shapes, elementwise, reductions, tiny_dispatch, after_pause);
+criterion_group!(benches, matmul, gemm_shapes, elementwise, random_fills, reductions, tiny_dispatch, after_pause);
 criterion_main!(benches);
