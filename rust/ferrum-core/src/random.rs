@@ -174,21 +174,29 @@ fn piece_seeds(n: usize) -> Vec<u64> {
 /// Write `n` samples into `out` (which has room for them): `piece(seed, slots)`
 /// fills each piece of `PIECE` slots from its own seed, the pieces in
 /// parallel on the team.
-fn fill_pieces<T: Send>(out: &mut Vec<T>, n: usize, piece: impl Fn(u64, &mut [MaybeUninit<T>]) + Sync) {
+///
+/// # Safety
+/// `piece` writes every slot it is given: `out`'s length becomes `n`
+/// without any other check that the slots were initialised.
+unsafe fn fill_pieces<T: Send>(out: &mut Vec<T>, n: usize, piece: impl Fn(u64, &mut [MaybeUninit<T>]) + Sync) {
     let seeds = piece_seeds(n);
     team::for_each_chunk_mut(&mut out.spare_capacity_mut()[..n], PIECE, |i, slots| piece(seeds[i], slots));
-    // SAFETY: the pieces cover the first n slots and `piece` writes every slot it is given.
+    // SAFETY: the pieces cover the first n slots and the caller's `piece`
+    // wrote every slot it was given.
     unsafe { out.set_len(n) };
 }
 
 /// [`fill_pieces`] with one rand generator per piece.
 fn fill<T: Send>(out: &mut Vec<T>, n: usize, sample: impl Fn(&mut SmallRng) -> T + Sync) {
-    fill_pieces(out, n, |seed, slots| {
-        let mut rng = SmallRng::seed_from_u64(seed);
-        for slot in slots {
-            slot.write(sample(&mut rng));
-        }
-    });
+    // SAFETY: the loop writes every slot of the piece.
+    unsafe {
+        fill_pieces(out, n, |seed, slots| {
+            let mut rng = SmallRng::seed_from_u64(seed);
+            for slot in slots {
+                slot.write(sample(&mut rng));
+            }
+        })
+    };
 }
 
 /// [`fill_pieces`] for samples that are a function of one 64-bit draw
@@ -197,13 +205,17 @@ fn fill<T: Send>(out: &mut Vec<T>, n: usize, sample: impl Fn(&mut SmallRng) -> T
 /// 590K-element dropout mask took 1.5 ms with one rand generator per piece,
 /// 0.5 ms this way.
 fn fill_lanes<T: Send>(out: &mut Vec<T>, n: usize, map: impl Fn(u64) -> T + Sync) {
-    fill_pieces(out, n, |seed, slots| {
-        let mut lanes = Lanes::new(seed);
-        let map = &map;
-        // Inlined into `simd`'s frame, compiled for the CPU's widest instruction
-        // set: outside it the same fill measured 3x slower.
-        simd(#[inline(always)] || lanes.fill(slots, map));
-    });
+    // SAFETY: `Lanes::fill` writes every slot it is given, the tail past the
+    // last whole step of the lanes too.
+    unsafe {
+        fill_pieces(out, n, |seed, slots| {
+            let mut lanes = Lanes::new(seed);
+            let map = &map;
+            // Inlined into `simd`'s frame, compiled for the CPU's widest instruction
+            // set: outside it the same fill measured 3x slower.
+            simd(#[inline(always)] || lanes.fill(slots, map));
+        })
+    };
 }
 
 /// The largest f32 strictly below `x`.
