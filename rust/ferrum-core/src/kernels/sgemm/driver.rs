@@ -16,6 +16,7 @@ use super::avx512::Avx512;
 use super::pack::{pack_a, pack_b};
 use super::shared::{with_shared, SharedPacks};
 use super::small;
+use super::tail::{Open, Tail};
 use crate::kernels::team;
 
 /// A register-tile microkernel and the block sizes that suit it.
@@ -456,21 +457,23 @@ impl Product {
     /// of it). From there up, into one span per thread ([`Spans`]), each
     /// packing its own blocks while a thread's share is at least
     /// [`OWN_PACKS_FROM`] tiles, and the blocks every span reads packed
-    /// once for all ([`with_shared`]) when it is narrower.
+    /// once for all ([`with_shared`]) when it is narrower. Own spans let
+    /// threads that run out of spans take row blocks of the others' last
+    /// depth step ([`Tail`]).
     ///
     /// # Safety
     /// As for [`sgemm`], with `T` the tile of a supported kernel.
     unsafe fn run<T: Tile>(self, threads: usize) {
         if threads <= 1 {
             // SAFETY: forwarded from the caller.
-            return unsafe { with_packs(|p| self.blocked::<T>(p, Sharing::Neither)) };
+            return unsafe { with_packs(|p| self.blocked::<T>(p, Sharing::Neither, None)) };
         }
         let by_cols = self.n >= self.m;
         let (len, unit) = if by_cols { (self.n, T::NR) } else { (self.m, T::MR) };
         let tiles = len.div_ceil(unit);
         // Micro-tiles s..e along the split dimension: output rows (or
         // columns) in whole tiles.
-        let span = |s: usize, e: usize, sharing: Sharing<'_>| {
+        let span = |s: usize, e: usize, sharing: Sharing<'_>, tail: Option<&Tail<Step>>| {
             let (s, e) = ((s * unit).min(len), (e * unit).min(len));
             if s >= e {
                 return;
@@ -485,7 +488,7 @@ impl Product {
                 } else {
                     Product { out: self.out.from(s, 0), a: self.a.from(s, 0), m: e - s, ..self }
                 };
-                with_packs(|p| part.blocked::<T>(p, sharing));
+                with_packs(|p| part.blocked::<T>(p, sharing, tail));
             }
         };
         // Every part sees the whole shared operand, so it blocks it as the
@@ -505,26 +508,49 @@ impl Product {
                 }
             };
             let parts = split_parts(tiles, threads);
-            return team::for_each_part(parts, |t| span(tiles * t / parts, tiles * (t + 1) / parts, sharing));
+            return team::for_each_part(parts, |t| span(tiles * t / parts, tiles * (t + 1) / parts, sharing, None));
         }
         let spans = Spans::new(tiles, threads);
-        let run_spans = |sharing: Sharing<'_>| {
+        if tiles / threads >= OWN_PACKS_FROM {
+            // Each part's spans open their last steps in the part's tail;
+            // a part out of spans helps the others' until every part that
+            // has started is done.
+            let tails: Vec<Tail<Step>> = (0..threads).map(|_| Tail::default()).collect();
+            let running = AtomicUsize::new(0);
+            return team::for_each_part(threads, |t| {
+                running.fetch_add(1, Ordering::AcqRel);
+                let mut first = true;
+                while let Some((s, e)) = spans.claim(first) {
+                    first = false;
+                    span(s, e, Sharing::Neither, Some(&tails[t]));
+                }
+                running.fetch_sub(1, Ordering::AcqRel);
+                with_packs(|packs| loop {
+                    let mut helped = false;
+                    for tail in &tails {
+                        // SAFETY: a step opened in a tail stays valid while
+                        // its blocks are claimable (`Tail::share`).
+                        helped |= tail.help(|step, block| unsafe { step.pack_and_run::<T>(packs, block) });
+                    }
+                    if !helped && running.load(Ordering::Acquire) == 0 {
+                        break;
+                    }
+                    std::hint::spin_loop();
+                });
+            });
+        }
+        with_shared(self.k.div_ceil(kc), across, block, |shared| {
+            let sharing = match shared {
+                Some(s) if by_cols => Sharing::A(s),
+                Some(s) => Sharing::B(s),
+                None => Sharing::Neither,
+            };
             team::for_each_part(threads, |_| {
                 let mut first = true;
                 while let Some((s, e)) = spans.claim(first) {
                     first = false;
-                    span(s, e, sharing);
+                    span(s, e, sharing, None);
                 }
-            })
-        };
-        if tiles / threads >= OWN_PACKS_FROM {
-            return run_spans(Sharing::Neither);
-        }
-        with_shared(self.k.div_ceil(kc), across, block, |shared| {
-            run_spans(match shared {
-                Some(s) if by_cols => Sharing::A(s),
-                Some(s) => Sharing::B(s),
-                None => Sharing::Neither,
             })
         });
     }
@@ -533,7 +559,7 @@ impl Product {
     ///
     /// # Safety
     /// As for [`Product::run`].
-    unsafe fn blocked<T: Tile>(self, packs: &mut Packs, sharing: Sharing<'_>) {
+    unsafe fn blocked<T: Tile>(self, packs: &mut Packs, sharing: Sharing<'_>, tail: Option<&Tail<Step>>) {
         let Product { out, accumulate, a, b, m, k, n } = self;
         let (tm, tn) = (T::MR, T::NR);
         let (mc_max, kc_max, nc_max) = blocking::<T>(m, k, n);
@@ -562,7 +588,17 @@ impl Product {
                         pack_b::<T>(dst.add(j * kc), b, pc, jc + j, kc, (count * tn).min(nc - j));
                     })
                 };
-                for (ib, ic) in (0..m).step_by(mc_max).enumerate() {
+                let step = Step { out, a, m, pb, jc, nc, pc, kc, acc, mc_max };
+                // The last step writes the output for the last time, so
+                // other threads may run some of its row blocks.
+                if let Some(tail) = tail.filter(|_| jb + 1 == n_blocks && kb + 1 == k_blocks && m_blocks > 1) {
+                    // SAFETY: as below; the tail's helpers pack their own A
+                    // and `share` returns only when their blocks are done,
+                    // before `pb` is packed again.
+                    tail.share(Open { step, blocks: m_blocks }, |ib| unsafe { step.pack_and_run::<T>(packs, ib) });
+                    continue;
+                }
+                for ib in 0..m_blocks {
                     // Between blocks (about a millisecond of work each on a
                     // large product) a stopped call leaves the rest undone.
                     // Stopping here claims no shared panel, so no other part
@@ -570,7 +606,7 @@ impl Product {
                     if crate::interrupt::poll() {
                         return;
                     }
-                    let mc = mc_max.min(m - ic);
+                    let (ic, mc) = step.rows(ib);
                     // SAFETY: as for B, with mc_max a multiple of MR.
                     let pa = unsafe {
                         packed_block(packs, hold_a, pa, (kb, ib), (k_blocks, m_blocks), mc_max * kc_max, mc.div_ceil(tm), |dst, first, count| {
@@ -578,24 +614,86 @@ impl Product {
                             pack_a::<T>(dst.add(i * kc), a, ic + i, pc, (count * tm).min(mc - i), kc);
                         })
                     };
-                    let tile = |ir: usize, jr: usize| {
-                        let (mr, nr) = (tm.min(mc - ir), tn.min(nc - jr));
-                        // SAFETY: panels ir / MR and jr / NR of the packed
-                        // blocks; the tile (ic + ir, jc + jr) of size mr x nr
-                        // is inside dst.
-                        unsafe {
-                            let (ap, bp) = (pa.add(ir * kc), pb.add(jr * kc));
-                            let c = out.ptr.add((ic + ir) * out.rs + jc + jr);
-                            T::any(kc, ap, bp, c, out.rs, acc, mr, nr);
-                        }
-                    };
-                    for jr in (0..nc).step_by(tn) {
-                        for ir in (0..mc).step_by(tm) {
-                            tile(ir, jr);
-                        }
-                    }
+                    // SAFETY: pa holds row block ib's packed A.
+                    unsafe { step.run::<T>(ib, pa) };
                 }
             }
+        }
+    }
+}
+
+/// One step `(jc, pc)` of a part's blocked product, its block of B packed:
+/// what any thread needs to run one of its row blocks besides the block
+/// of A.
+#[derive(Clone, Copy)]
+pub(super) struct Step {
+    out: Out,
+    a: Operand,
+    /// Rows of the part.
+    m: usize,
+    /// The packed `kc x nc` block of B.
+    pb: *const f32,
+    jc: usize,
+    nc: usize,
+    pc: usize,
+    kc: usize,
+    /// Whether the step adds to the output.
+    acc: bool,
+    mc_max: usize,
+}
+
+// SAFETY: a step is shared only through a `Tail`, whose owner keeps the
+// packed block and the operands alive and unchanged while any thread can
+// claim a block of it; threads write disjoint row blocks of the output.
+unsafe impl Send for Step {}
+
+impl Step {
+    /// The first row and the rows of row block `ib`.
+    fn rows(&self, ib: usize) -> (usize, usize) {
+        let ic = ib * self.mc_max;
+        (ic, self.mc_max.min(self.m - ic))
+    }
+
+    /// Row block `ib`'s tiles from its packed block of A, `pa`.
+    ///
+    /// # Safety
+    /// `pa` holds row block `ib` of A packed for columns `pc .. pc + kc`
+    /// with tile `T`; the step's operands and packed B are alive, and no
+    /// other thread writes row block `ib` of the step's output meanwhile.
+    unsafe fn run<T: Tile>(&self, ib: usize, pa: *const f32) {
+        let (ic, mc) = self.rows(ib);
+        let (kc, out) = (self.kc, self.out);
+        for jr in (0..self.nc).step_by(T::NR) {
+            for ir in (0..mc).step_by(T::MR) {
+                let (mr, nr) = (T::MR.min(mc - ir), T::NR.min(self.nc - jr));
+                // SAFETY: panels ir / MR and jr / NR of the packed blocks;
+                // the tile (ic + ir, jc + jr) of size mr x nr is inside the
+                // output.
+                unsafe {
+                    let (ap, bp) = (pa.add(ir * kc), self.pb.add(jr * kc));
+                    let c = out.ptr.add((ic + ir) * out.rs + self.jc + jr);
+                    T::any(kc, ap, bp, c, out.rs, self.acc, mr, nr);
+                }
+            }
+        }
+    }
+
+    /// Pack row block `ib` of A into this thread's buffer and run it.
+    ///
+    /// # Safety
+    /// As for [`Step::run`], without `pa`; `packs` are the calling thread's.
+    unsafe fn pack_and_run<T: Tile>(&self, packs: &mut Packs, ib: usize) {
+        // As between the blocks of `blocked`.
+        if crate::interrupt::poll() {
+            return;
+        }
+        let (ic, mc) = self.rows(ib);
+        let pa = packs.a.ensure(self.mc_max * self.kc);
+        // SAFETY: pa has room for the block's panels (mc_max is a multiple
+        // of MR); the block lies inside A.
+        unsafe {
+            pack_a::<T>(pa, self.a, ic, self.pc, mc, self.kc);
+            self.run::<T>(ib, pa);
         }
     }
 }

@@ -46,6 +46,8 @@ mod shared;
 #[cfg(target_arch = "x86_64")]
 mod small;
 #[cfg(target_arch = "x86_64")]
+mod tail;
+#[cfg(target_arch = "x86_64")]
 mod weight_cache;
 
 #[cfg(target_arch = "x86_64")]

@@ -247,6 +247,10 @@ fn large_products_on_threads() {
     // (under 8 tiles per thread), the spans sharing the packed blocks of A.
     plain(1100, 300, 210, Form::RowMajor, Form::Sliced, false, true);
     plain(150, 2300, 200, Form::Transposed, Form::RowMajor, true, true);
+    // Past the gate split by columns, each span's last step open to the
+    // other threads: one depth block, and several added in order.
+    plain(400, 300, 600, Form::RowMajor, Form::RowMajor, false, true);
+    plain(300, 1700, 600, Form::Transposed, Form::RowMajor, true, true);
 }
 
 #[test]
@@ -260,6 +264,7 @@ fn more_threads_than_cores() {
         // Spans past the sharing gate, own and shared.
         plain(1100, 300, 210, Form::RowMajor, Form::RowMajor, false, true);
         plain(150, 2300, 200, Form::RowMajor, Form::RowMajor, true, true);
+        plain(300, 1700, 1200, Form::RowMajor, Form::Transposed, true, true);
     });
 }
 
@@ -463,4 +468,48 @@ fn spans_give_each_thread_one_share_and_a_late_threads_share_to_the_others() {
             }
         }
     }
+}
+
+#[test]
+fn a_shared_last_step_runs_each_row_block_once_whoever_takes_it() {
+    use super::tail::{Open, Tail};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+    // The owner's first block waits until the helper has taken one, so the
+    // helper is sure to run some; every block runs exactly once, and the
+    // owner returns only after the helper's blocks are done.
+    let tail: Tail<usize> = Tail::default();
+    let runs: Vec<AtomicUsize> = (0..40).map(|_| AtomicUsize::new(0)).collect();
+    let (by_helper, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !stop.load(Ordering::Acquire) {
+                tail.help(|step, block| {
+                    assert_eq!(*step, 7, "the step the owner opened");
+                    by_helper.fetch_add(1, Ordering::AcqRel);
+                    std::thread::sleep(Duration::from_millis(2));
+                    runs[block].fetch_add(1, Ordering::AcqRel);
+                });
+                std::hint::spin_loop();
+            }
+        });
+        for round in 0..3 {
+            let before = by_helper.load(Ordering::Acquire);
+            tail.share(Open { step: 7, blocks: 40 }, |block| {
+                let deadline = Instant::now() + Duration::from_secs(20);
+                while block == 0 && by_helper.load(Ordering::Acquire) == before && Instant::now() < deadline {
+                    std::hint::spin_loop();
+                }
+                runs[block].fetch_add(1, Ordering::AcqRel);
+            });
+            // Everything ran by the time `share` returned, once a round.
+            for (block, count) in runs.iter().enumerate() {
+                assert_eq!(count.load(Ordering::Acquire), round + 1, "block {block} in round {round}");
+            }
+            assert!(by_helper.load(Ordering::Acquire) > before, "round {round}: the helper ran none of the blocks");
+        }
+        // Closed between steps: a helper finds nothing.
+        assert!(!tail.help(|_, _| panic!("a block of a closed step")));
+        stop.store(true, Ordering::Release);
+    });
 }
