@@ -16,7 +16,7 @@ use super::avx512::Avx512;
 use super::pack::{pack_a, pack_b};
 use super::shared::{with_shared, SharedPacks};
 use super::small;
-use super::tail::{Open, Tail};
+use super::tail::{help_until_done, Open, Tail};
 use crate::kernels::team;
 
 /// A register-tile microkernel and the block sizes that suit it.
@@ -511,32 +511,26 @@ impl Product {
             return team::for_each_part(parts, |t| span(tiles * t / parts, tiles * (t + 1) / parts, sharing, None));
         }
         let spans = Spans::new(tiles, threads);
+        // One part's spans, claimed until none is left.
+        let claim_spans = |sharing: Sharing<'_>, tail: Option<&Tail<Step>>| {
+            let mut first = true;
+            while let Some((s, e)) = spans.claim(first) {
+                first = false;
+                span(s, e, sharing, tail);
+            }
+        };
         if tiles / threads >= OWN_PACKS_FROM {
             // Each part's spans open their last steps in the part's tail;
-            // a part out of spans helps the others' until every part that
-            // has started is done.
+            // a part out of spans helps with the others'.
             let tails: Vec<Tail<Step>> = (0..threads).map(|_| Tail::default()).collect();
             let running = AtomicUsize::new(0);
             return team::for_each_part(threads, |t| {
                 running.fetch_add(1, Ordering::AcqRel);
-                let mut first = true;
-                while let Some((s, e)) = spans.claim(first) {
-                    first = false;
-                    span(s, e, Sharing::Neither, Some(&tails[t]));
-                }
+                claim_spans(Sharing::Neither, Some(&tails[t]));
                 running.fetch_sub(1, Ordering::AcqRel);
-                with_packs(|packs| loop {
-                    let mut helped = false;
-                    for tail in &tails {
-                        // SAFETY: a step opened in a tail stays valid while
-                        // its blocks are claimable (`Tail::share`).
-                        helped |= tail.help(|step, block| unsafe { step.pack_and_run::<T>(packs, block) });
-                    }
-                    if !helped && running.load(Ordering::Acquire) == 0 {
-                        break;
-                    }
-                    std::hint::spin_loop();
-                });
+                // SAFETY: a step opened in a tail stays valid while its
+                // blocks are claimable (`Tail::share`).
+                with_packs(|packs| help_until_done(&tails, &running, |step, block| unsafe { step.pack_and_run::<T>(packs, block) }));
             });
         }
         with_shared(self.k.div_ceil(kc), across, block, |shared| {
@@ -545,13 +539,7 @@ impl Product {
                 Some(s) => Sharing::B(s),
                 None => Sharing::Neither,
             };
-            team::for_each_part(threads, |_| {
-                let mut first = true;
-                while let Some((s, e)) = spans.claim(first) {
-                    first = false;
-                    span(s, e, sharing, None);
-                }
-            })
+            team::for_each_part(threads, |_| claim_spans(sharing, None))
         });
     }
 

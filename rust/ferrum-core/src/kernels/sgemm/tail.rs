@@ -4,8 +4,8 @@
 //! A product from `SHARE_FROM` up runs one span per thread, each packing
 //! all of A itself, so a thread that finishes first has nothing left to
 //! claim: on two threads of a shared Xeon, 2048^3 calls ended with one
-//! thread idle for 2-5 ms of 70 (the other had been preempted or ran
-//! slower), and a second span per thread would pack A again, which costs
+//! thread idle for 1-5 ms of 65-83 (once 12 ms; the other had been
+//! preempted or ran slower), and a second span per thread would pack A again, which costs
 //! as much as it saves. The row blocks of a span's last depth step need
 //! no more packing of A than the owner does, and no other thread writes
 //! their output afterwards, so any thread can run some of them: it packs
@@ -37,12 +37,11 @@ pub(super) struct Tail<S> {
     /// Row blocks of the open step, 0 when none is open: read before the
     /// lock, so that threads waiting for work leave it to the owner.
     blocks: AtomicUsize,
-    generation: AtomicU64,
 }
 
 impl<S> Default for Tail<S> {
     fn default() -> Tail<S> {
-        Tail { open: Mutex::new(None), claim: AtomicU64::new(0), finished: AtomicUsize::new(0), blocks: AtomicUsize::new(0), generation: AtomicU64::new(0) }
+        Tail { open: Mutex::new(None), claim: AtomicU64::new(0), finished: AtomicUsize::new(0), blocks: AtomicUsize::new(0) }
     }
 }
 
@@ -76,7 +75,9 @@ impl<S: Copy> Tail<S> {
         let blocks = open.blocks.min(LOW as usize);
         let generation = {
             let mut slot = self.open.lock().unwrap_or_else(|e| e.into_inner());
-            let generation = (self.generation.fetch_add(1, Ordering::Relaxed) + 1) as u32;
+            // Only the owner opens steps, under the lock, so the last
+            // generation is the one in `claim`.
+            let generation = ((self.claim.load(Ordering::Relaxed) >> 32) as u32).wrapping_add(1);
             self.finished.store(0, Ordering::Relaxed);
             self.claim.store(u64::from(generation) << 32, Ordering::Release);
             self.blocks.store(blocks, Ordering::Release);
@@ -126,5 +127,23 @@ impl<S: Copy> Tail<S> {
                 Err(seen) => now = seen,
             }
         }
+    }
+}
+
+/// Help with the open steps of `tails` until no part is in its spans:
+/// what a part does once it has run out of spans. `running` counts the
+/// parts that have started on their spans and not finished them; a part
+/// not yet started does not count, so this never waits on a part queued
+/// behind the calling thread.
+pub(super) fn help_until_done<S: Copy>(tails: &[Tail<S>], running: &AtomicUsize, mut run: impl FnMut(&S, usize)) {
+    loop {
+        let mut helped = false;
+        for tail in tails {
+            helped |= tail.help(&mut run);
+        }
+        if !helped && running.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        std::hint::spin_loop();
     }
 }
