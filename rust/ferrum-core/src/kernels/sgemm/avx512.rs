@@ -8,15 +8,25 @@
 //! (Zen 4) it runs at the AVX2 tile's rate.
 //!
 //! The full tile's loop is written in assembly, two steps of k per pass,
-//! each broadcast of A folded into its FMA as a memory operand: 26
-//! instructions per step where the compiled loop ran 41 (the compiler
-//! keeps each broadcast a separate load, since it feeds two FMAs, and
-//! loops every step), which reached 69-93% of the FMA peak with its panels
-//! in cache. On two threads of a shared Xeon, medians of 15 alternating
-//! rounds against it: 256x784x512 1.07-1.09x, 784x256x512 (x^T @ dy, a weight
-//! gradient) 1.09-1.14x, 1024^3 1.08x, 512^3 1.06x faster. The compiled
+//! where the compiled loop went round every step. In its first form (each
+//! broadcast of A folded into its FMA as a memory operand) it was, on two
+//! threads of a shared Xeon, medians of 15 alternating rounds against the
+//! compiled loop: 256x784x512 1.07-1.09x, 784x256x512 (x^T @ dy, a weight
+//! gradient) 1.09-1.14x, 1024^3 1.08x, 512^3 1.06x faster; the compiled
 //! loop unrolled by two (kept for the short tiles) gained about half of
-//! that; prefetching B ahead gained nothing.
+//! that, and prefetching B ahead gained nothing.
+//!
+//! Each value of A is broadcast once into a register that its two FMAs
+//! read: 14 loads per step. With the broadcast folded into each FMA as a
+//! memory operand a step made 26 loads for its 24 FMAs, more than two load
+//! ports issue in the FMAs' 12 cycles. On a Xeon with AVX-512 (model 167,
+//! one thread, panels in L1 and L2) the folded loop ran at 75-80% of the
+//! FMA peak (178-190 GF/s against 240 of a loop of FMAs alone), the
+//! separate broadcasts at 80-88% (192-212); in the whole product, medians
+//! of 7 rounds of the same binary built both ways: 4096x256x768 on two
+//! threads 335 -> 362 GF/s, 256x784x512 295 -> 314, 784x256x512 316 -> 340,
+//! 1024^3 310 -> 330, and on one thread 256x784x512 159 -> 171. Unrolling
+//! four steps per pass or prefetching A ahead gained nothing more.
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
@@ -153,15 +163,16 @@ unsafe fn kernel_rows<const R: usize>(kc: usize, a: *const f32, b: *const f32, c
     }
 }
 
-/// Row `$row`'s two FMAs in step `$step` of a pass: its accumulators
-/// `zmm$lo`, `zmm$hi` gain B's two halves (zmm24, zmm25) times its value
-/// of A, broadcast from memory. A step of the packed A panel is MR = 12
-/// floats (48 bytes), of B NR = 32 (128 bytes).
+/// Row `$row`'s two FMAs in step `$step` of a pass: its value of A is
+/// broadcast into `zmm$bc`, then its accumulators `zmm$lo`, `zmm$hi` gain
+/// B's two halves (zmm24, zmm25) times it. A step of the packed A panel is
+/// MR = 12 floats (48 bytes), of B NR = 32 (128 bytes).
 macro_rules! fma_row {
-    ($step:literal, $lo:literal, $hi:literal, $row:literal) => {
+    ($step:literal, $lo:literal, $hi:literal, $row:literal, $bc:literal) => {
         concat!(
-            "vfmadd231ps zmm", $lo, ", zmm24, dword ptr [{a} + ", $step, " * 48 + ", $row, " * 4]{{1to16}}\n",
-            "vfmadd231ps zmm", $hi, ", zmm25, dword ptr [{a} + ", $step, " * 48 + ", $row, " * 4]{{1to16}}\n",
+            "vbroadcastss zmm", $bc, ", dword ptr [{a} + ", $step, " * 48 + ", $row, " * 4]\n",
+            "vfmadd231ps zmm", $lo, ", zmm24, zmm", $bc, "\n",
+            "vfmadd231ps zmm", $hi, ", zmm25, zmm", $bc, "\n",
         )
     };
 }
@@ -172,18 +183,18 @@ macro_rules! k_step {
         concat!(
             "vmovaps zmm24, zmmword ptr [{b} + ", $step, " * 128]\n",
             "vmovaps zmm25, zmmword ptr [{b} + ", $step, " * 128 + 64]\n",
-            fma_row!($step, 0, 1, 0),
-            fma_row!($step, 2, 3, 1),
-            fma_row!($step, 4, 5, 2),
-            fma_row!($step, 6, 7, 3),
-            fma_row!($step, 8, 9, 4),
-            fma_row!($step, 10, 11, 5),
-            fma_row!($step, 12, 13, 6),
-            fma_row!($step, 14, 15, 7),
-            fma_row!($step, 16, 17, 8),
-            fma_row!($step, 18, 19, 9),
-            fma_row!($step, 20, 21, 10),
-            fma_row!($step, 22, 23, 11),
+            fma_row!($step, 0, 1, 0, 26),
+            fma_row!($step, 2, 3, 1, 27),
+            fma_row!($step, 4, 5, 2, 28),
+            fma_row!($step, 6, 7, 3, 29),
+            fma_row!($step, 8, 9, 4, 30),
+            fma_row!($step, 10, 11, 5, 31),
+            fma_row!($step, 12, 13, 6, 26),
+            fma_row!($step, 14, 15, 7, 27),
+            fma_row!($step, 16, 17, 8, 28),
+            fma_row!($step, 18, 19, 9, 29),
+            fma_row!($step, 20, 21, 10, 30),
+            fma_row!($step, 22, 23, 11, 31),
         )
     };
 }
@@ -230,6 +241,8 @@ unsafe fn kernel_full(kc: usize, a: *const f32, b: *const f32, c: *mut f32, rs_c
                 inout("zmm22") acc[11][0], inout("zmm23") acc[11][1],
                 out("zmm24") _,
                 out("zmm25") _,
+                out("zmm26") _, out("zmm27") _, out("zmm28") _,
+                out("zmm29") _, out("zmm30") _, out("zmm31") _,
                 options(nostack, readonly),
             );
         }
