@@ -6,6 +6,8 @@ pub mod conv;
 pub mod conv_direct;
 pub mod alloc;
 pub mod copy;
+#[cfg(target_arch = "x86_64")]
+pub mod cpu_model;
 pub mod deform;
 pub mod elementwise;
 pub mod epilogue;

@@ -4,7 +4,7 @@
 //! reduction along one axis of a contiguous buffer is split into row or
 //! column-tile tasks that run on threads above a size gate.
 
-use super::parallel::{go_parallel, simd, CHUNK};
+use super::parallel::{go_parallel, simd, simd_streaming, CHUNK};
 use super::team::for_each_chunk_mut;
 
 /// Independent accumulators per leaf: four AVX-512 registers of f32 (eight
@@ -171,12 +171,14 @@ where
     T: Copy + Sync,
     A: Copy + Send + Sync,
 {
+    let bytes = std::mem::size_of_val(x);
     if !go_parallel(x.len(), gate) {
-        return combine_spans(x.chunks(PAR_SPAN).map(|s| simd(#[inline(always)] || fold_seq(s, id, &op, &map))), id, &op);
+        return combine_spans(x.chunks(PAR_SPAN).map(|s| simd_streaming(bytes, #[inline(always)] || fold_seq(s, id, &op, &map))), id, &op);
     }
     let mut spans = vec![id; x.len().div_ceil(PAR_SPAN)];
     for_each_chunk_mut(&mut spans, 1, |i, v| {
-        v[0] = simd(#[inline(always)] || fold_seq(&x[i * PAR_SPAN..][..PAR_SPAN.min(x.len() - i * PAR_SPAN)], id, &op, &map))
+        let span = &x[i * PAR_SPAN..][..PAR_SPAN.min(x.len() - i * PAR_SPAN)];
+        v[0] = simd_streaming(bytes, #[inline(always)] || fold_seq(span, id, &op, &map))
     });
     combine_spans(spans, id, &op)
 }
@@ -358,8 +360,10 @@ pub fn reduce_axis<T, U>(
         let rows_per_task = (CHUNK / n).max(1);
         // A `for` loop, not `for_each`: `Zip::fold` stayed out of line, so
         // the rows were folded by SSE2 code outside `simd`'s dispatch.
+        let bytes = std::mem::size_of_val(x);
         let task = |dst: &mut [U], src: &[T]| {
-            simd(
+            simd_streaming(
+                bytes,
                 #[inline(always)]
                 || {
                     for (o, r) in dst.iter_mut().zip(src.chunks_exact(n)) {
@@ -448,6 +452,27 @@ mod tests {
         }
         assert_eq!(seq.to_bits(), tree.finish(0.0, &|a, b| a + b).to_bits());
         assert_eq!(seq.to_bits(), fold_all(&x, 0, 0.0f32, |a, b| a + b, |v| v).to_bits());
+    }
+
+    #[test]
+    fn a_sum_past_the_cache_has_the_bits_of_the_widest_vectors() {
+        // 36 MiB: on a Zen 4 core with 32 MiB of L3 this runs at 256 bits
+        // (`simd_streaming`); the spans folded here run at the widest.
+        let x: Vec<f32> = (0..9 << 20).map(|i| ((i as f32) * 0.37).sin() * 1e3).collect();
+        let mut tree = Pairwise::new(0.0f32);
+        for s in x.chunks(PAR_SPAN) {
+            tree.push(simd(|| fold_seq(s, 0.0, &|a, b| a + b, &|v| v)), &|a, b| a + b);
+        }
+        let widest = tree.finish(0.0, &|a, b| a + b);
+        for gate in [usize::MAX, 0] {
+            assert_eq!(fold_all(&x, gate, 0.0f32, |a, b| a + b, |v| v).to_bits(), widest.to_bits(), "gate {gate}");
+        }
+        let rows = Axis { outer: 9 << 10, n: 1 << 10, inner: 1 };
+        let mut out = vec![0.0f32; rows.outer];
+        fold_axis(&x, rows, &mut out, 0, 0.0f32, |a, b| a + b, |v| v);
+        for (o, row) in out.iter().zip(x.chunks(rows.n)) {
+            assert_eq!(o.to_bits(), simd(|| fold_seq(row, 0.0, &|a, b| a + b, &|v| v)).to_bits());
+        }
     }
 
     #[test]
