@@ -29,14 +29,12 @@ pub fn cache_bytes(ebx: u32, ecx: u32) -> usize {
     ways * partitions * line * (ecx as usize + 1)
 }
 
-/// The size of the last-level cache when this is a Zen 4 core (AMD family
-/// 19h with AVX-512): a streaming loop over more bytes than that should use
+/// The size of the last-level cache when this is an AMD family 19h core
+/// (Zen 3 and Zen 4; only Zen 4 has AVX-512, so only there is a choice of
+/// width left): a streaming loop over more bytes than that should use
 /// 256-bit vectors. None on every other CPU, which keeps the widest.
 pub fn streams_better_at_256_bits() -> Option<usize> {
     use std::arch::x86_64::{__cpuid, __cpuid_count};
-    if !std::arch::is_x86_feature_detected!("avx512f") {
-        return None;
-    }
     let vendor = __cpuid(0);
     let amd = (vendor.ebx, vendor.edx, vendor.ecx) == (u32::from_le_bytes(*b"Auth"), u32::from_le_bytes(*b"enti"), u32::from_le_bytes(*b"cAMD"));
     // Leaves above the highest one the CPU reports are not read.

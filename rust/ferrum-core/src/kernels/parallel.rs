@@ -21,11 +21,15 @@ pub fn simd<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// The 256-bit level, and the bytes above which a streaming loop uses it,
-/// on a CPU where that reads memory faster
-/// ([`streams_better_at_256_bits`](super::cpu_model::streams_better_at_256_bits)).
+/// when [`simd`] would run 512-bit code on a CPU where 256 bits read memory
+/// faster ([`streams_better_at_256_bits`](super::cpu_model::streams_better_at_256_bits)).
 #[cfg(target_arch = "x86_64")]
-static STREAM_V3: LazyLock<Option<(pulp::x86::V3, usize)>> =
-    LazyLock::new(|| Some((pulp::x86::V3::try_new()?, super::cpu_model::streams_better_at_256_bits()?)));
+static STREAM_V3: LazyLock<Option<(pulp::x86::V3, usize)>> = LazyLock::new(|| {
+    if !matches!(*ARCH, pulp::Arch::V4(_)) {
+        return None;
+    }
+    Some((pulp::x86::V3::try_new()?, super::cpu_model::streams_better_at_256_bits()?))
+});
 
 /// As [`simd`], for a loop that reads `bytes` once, in order: above the
 /// last-level cache on a Zen 4 core it is compiled for 256-bit vectors.

@@ -459,11 +459,7 @@ mod tests {
         // 36 MiB: on a Zen 4 core with 32 MiB of L3 this runs at 256 bits
         // (`simd_streaming`); the spans folded here run at the widest.
         let x: Vec<f32> = (0..9 << 20).map(|i| ((i as f32) * 0.37).sin() * 1e3).collect();
-        let mut tree = Pairwise::new(0.0f32);
-        for s in x.chunks(PAR_SPAN) {
-            tree.push(simd(|| fold_seq(s, 0.0, &|a, b| a + b, &|v| v)), &|a, b| a + b);
-        }
-        let widest = tree.finish(0.0, &|a, b| a + b);
+        let widest = combine_spans(x.chunks(PAR_SPAN).map(|s| simd(|| fold_seq(s, 0.0, &|a, b| a + b, &|v| v))), 0.0f32, &|a, b| a + b);
         for gate in [usize::MAX, 0] {
             assert_eq!(fold_all(&x, gate, 0.0f32, |a, b| a + b, |v| v).to_bits(), widest.to_bits(), "gate {gate}");
         }
