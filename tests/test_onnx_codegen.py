@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -105,3 +107,21 @@ def test_cli_writes_files_and_reports_errors(tmp_path: Path) -> None:
     failed = _cli(tmp_path / "bad.onnx", tmp_path / "o2")
     assert failed.returncode == 1
     assert "NoSuchOp (node 'the_node')" in failed.stderr and not (tmp_path / "o2" / "bad.py").exists()
+
+
+def test_names_from_the_file_cannot_become_code(tmp_path: Path) -> None:
+    """A graph name (or file name) holding a triple quote stays text in the generated docstrings."""
+    payload = 'g"""; import os; os.environ["FERRUM_PWNED"] = "1"; """'
+    proto = single_node("Relu", ["x"], ["y"])
+    proto.graph.name = payload
+    path = tmp_path / 'x""";import os;os.environ["FERRUM_PWNED"]="2";""".onnx'
+    onnx.save(proto, path)
+    source = generate(path, tmp_path / "out", "relu").source
+    tree = ast.parse(source.read_text())
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.Assign) and "environ" in ast.unparse(n)]
+    module_doc = ast.get_docstring(tree) or ""
+    assert path.name in module_doc
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef))
+    assert payload in (ast.get_docstring(cls) or "")
+    import_generated(source)
+    assert "FERRUM_PWNED" not in os.environ

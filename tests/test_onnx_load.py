@@ -188,6 +188,35 @@ def test_cyclic_graph_is_a_clear_error() -> None:
         load(helper.make_model(graph), DEVICE)
 
 
+def test_body_reading_a_value_not_yet_computed_is_refused_at_load() -> None:
+    """An If branch whose output is the If's own output (or a later node's) is a cycle in disguise:
+    refused at load, not a KeyError when the branch runs."""
+    out = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])]
+    zeros = onnx.numpy_helper.from_array(np.zeros(2, np.float32))
+    branch = helper.make_graph(
+        [helper.make_node("Constant", [], ["z"], value=zeros)],
+        "branch",
+        [],
+        out,
+    )
+    cond = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
+    node = helper.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=branch)
+    own = helper.make_graph([node], "g", [cond], out)
+    with pytest.raises(OnnxError, match="body 'branch': output 'y' is produced by no node"):
+        load(helper.make_model(own, opset_imports=[helper.make_opsetid("", 17)]), DEVICE)
+    later = helper.make_graph(
+        [
+            helper.make_node("If", ["c"], ["w"], then_branch=branch, else_branch=branch),
+            helper.make_node("Identity", ["w"], ["y"]),
+        ],
+        "g",
+        [cond],
+        out,
+    )
+    with pytest.raises(OnnxError, match="body 'branch': output 'y' is produced by no node"):
+        load(helper.make_model(later, opset_imports=[helper.make_opsetid("", 17)]), DEVICE)
+
+
 def test_dangling_input_is_named() -> None:
     graph = helper.make_graph(
         [helper.make_node("Relu", ["ghost"], ["y"], name="r")],

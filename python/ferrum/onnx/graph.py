@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import Any
 
 import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
-from onnx import numpy_helper
 
 from ferrum.onnx.dtypes import compute_dtype
 from ferrum.onnx.errors import OnnxError, OnnxFileError
+from ferrum.onnx.external import resolve_external_data, tensor_array
 
 __all__ = ["MIN_OPSET", "Graph", "ValueInfo", "parse_graph", "read_model"]
 
@@ -57,10 +57,20 @@ class Graph:
     source: str
 
 
-def read_model(source: str | os.PathLike[str] | bytes | onnx.ModelProto) -> tuple[onnx.ModelProto, str]:
-    """Parse an ONNX model from a path, bytes or a ``ModelProto``; errors name the file."""
+def read_model(
+    source: str | os.PathLike[str] | bytes | onnx.ModelProto,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> tuple[onnx.ModelProto, str]:
+    """Parse an ONNX model from a path, bytes or a ``ModelProto``, with its external data read in.
+
+    External tensor data is read from ``base_dir`` when given, else from the
+    model file's own folder; a model given as bytes or a ``ModelProto`` with
+    external data needs ``base_dir`` (see ``ferrum.onnx.external``). Errors
+    name the file.
+    """
     if isinstance(source, onnx.ModelProto):
-        return source, source.graph.name or "<model>"
+        where = source.graph.name or "<model>"
+        return resolve_external_data(source, base_dir, where, owned=False), where
     if isinstance(source, bytes):
         where, data = "<bytes>", source
     else:
@@ -70,6 +80,8 @@ def read_model(source: str | os.PathLike[str] | bytes | onnx.ModelProto) -> tupl
                 data = f.read()
         except OSError as exc:
             raise OnnxFileError(f"cannot read ONNX file {where!r}: {exc.strerror or exc}") from exc
+        if base_dir is None:
+            base_dir = os.path.dirname(os.path.abspath(where))
     if not data:
         raise OnnxFileError(f"{where}: empty file, expected an ONNX model")
     try:
@@ -78,14 +90,7 @@ def read_model(source: str | os.PathLike[str] | bytes | onnx.ModelProto) -> tupl
         raise OnnxFileError(
             f"{where}: not a readable ONNX model (truncated or corrupt protobuf: {exc})"
         ) from exc
-    if not isinstance(source, bytes) and any(
-        t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer
-    ):
-        try:
-            onnx.load_external_data_for_model(model, os.path.dirname(os.path.abspath(where)))
-        except (OSError, ValueError, onnx.checker.ValidationError) as exc:
-            raise OnnxFileError(f"{where}: cannot read the model's external data: {exc}") from exc
-    return model, where
+    return resolve_external_data(model, base_dir, where, owned=True), where
 
 
 def _opset(model: onnx.ModelProto, where: str) -> int:
@@ -160,7 +165,7 @@ def _initializers(graph: onnx.GraphProto, where: str) -> dict[str, np.ndarray[An
     found: dict[str, np.ndarray[Any, Any]] = {}
     for tensor in graph.initializer:
         try:
-            found[tensor.name] = compute_dtype(numpy_helper.to_array(tensor))
+            found[tensor.name] = compute_dtype(tensor_array(tensor, where))
         except (ValueError, TypeError) as exc:
             raise OnnxError(f"{where}: initializer {tensor.name!r} cannot be read: {exc}") from exc
     return found
@@ -202,7 +207,7 @@ def _infer(model: onnx.ModelProto, where: str) -> dict[str, ValueInfo]:
     return {v.name: _value_info(v) for v in (*g.value_info, *g.input, *g.output)}
 
 
-def parse_subgraph(g: onnx.GraphProto, parent: Graph, visible: set[str], where: str) -> Graph:
+def parse_subgraph(g: onnx.GraphProto, parent: Graph, visible: Set[str], where: str) -> Graph:
     """A control-flow body as a ``Graph``: its inputs, initializers, ordered nodes; outer values visible."""
     initializers = _initializers(g, where)
     inputs = tuple(_value_info(v) for v in g.input)

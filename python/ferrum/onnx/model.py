@@ -113,9 +113,14 @@ def _check_kind(source: str, name: str, elem_type: int, x: Tensor[Any, Any, Any]
         )
 
 
-def load_program(source: str | os.PathLike[str] | bytes | onnx.ModelProto, device: Device[Any]) -> Program:
+def load_program(
+    source: str | os.PathLike[str] | bytes | onnx.ModelProto,
+    device: Device[Any],
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> Program:
     """Read, validate and translate an ONNX model (``load`` without building the module)."""
-    model, where = read_model(source)
+    model, where = read_model(source, base_dir)
     return translate(parse_graph(model, where), device)
 
 
@@ -143,12 +148,29 @@ def build(program: Program, device: Device[Any]) -> OnnxModel:
     return cls(**values)  # type: ignore[no-any-return]
 
 
-def load(source: str | os.PathLike[str] | bytes | onnx.ModelProto, device: Device[Any]) -> OnnxModel:
+def load(
+    source: str | os.PathLike[str] | bytes | onnx.ModelProto,
+    device: Device[Any],
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> OnnxModel:
     """Import an ONNX model as a ferrum module on ``device``.
 
     ``source`` is a path, the file's bytes or an ``onnx.ModelProto``. The file
     is validated (readable, opset 7 to the newest ``onnx`` knows, every op
     supported, acyclic) before any tensor is built; errors are ``OnnxError``
     naming the file, node, op and opset.
+
+    Tensors saved as external data (``onnx.save(..., save_as_external_data=True)``)
+    are read from the model file's own folder, or from ``base_dir`` when given;
+    a model given as bytes or a ``ModelProto`` with external data needs
+    ``base_dir``. A location must be a plain relative path to a regular file
+    inside that folder (no ``..``, absolute path, symbolic or hard link): the
+    current directory is never searched. ``OnnxFileError`` names the tensor
+    and the location refused.
+
+    Example:
+        >>> model = ferrum.onnx.load("resnet.onnx", device)  # doctest: +SKIP
+        >>> model = ferrum.onnx.load(data, device, base_dir="weights/")  # doctest: +SKIP
     """
-    return build(load_program(source, device), device)
+    return build(load_program(source, device, base_dir=base_dir), device)

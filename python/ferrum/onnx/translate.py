@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
 from ferrum._ferrum import Device, Tensor
 from ferrum.backend import NdArray
@@ -27,6 +26,7 @@ from ferrum.module import Module
 from ferrum.onnx.dtypes import compute_dtype
 from ferrum.onnx.errors import OnnxError, UnsupportedOpError
 from ferrum.onnx.execute import Subgraph
+from ferrum.onnx.external import tensor_array
 from ferrum.onnx.graph import Graph, ValueInfo, parse_subgraph
 from ferrum.onnx.ops import NodeInfo, OpSpec, lookup
 
@@ -164,7 +164,7 @@ def attribute_value(attr: onnx.AttributeProto, where: str) -> Any:
     if kind == A.STRINGS:
         return tuple(s.decode("utf-8", "replace") for s in attr.strings)
     if kind == A.TENSOR:
-        return compute_dtype(numpy_helper.to_array(attr.t))
+        return compute_dtype(tensor_array(attr.t, where))
     raise UnsupportedOpError(
         f"{where}: attribute {attr.name!r} of type {A.AttributeType.Name(kind)} is not supported"
     )
@@ -184,9 +184,15 @@ def check_supported(graph: Graph) -> None:
 
 class _Translator:
     def __init__(
-        self, graph: Graph, device: Device[Any], outer: dict[str, np.ndarray[Any, Any]] | None = None
+        self,
+        graph: Graph,
+        device: Device[Any],
+        outer: dict[str, np.ndarray[Any, Any]] | None = None,
+        scope: frozenset[str] = frozenset(),
     ) -> None:
         self.graph = graph
+        # the values of enclosing graphs defined before the node that holds this body
+        self.scope = scope
         # a subgraph sees its outer scope's constants; it holds no layers or parameters of its own
         self.subgraph_of = outer
         self.device = device
@@ -276,10 +282,12 @@ class _Translator:
 
     def subgraph(self, g: onnx.GraphProto, where: str) -> Subgraph:
         """Translate a control-flow body; the outer values it reads become its captures."""
-        visible = set(self.consts) | set(self.graph.values) | {o for s in self.steps for o in s.outputs}
+        # Only values defined before this node: a body reading the node's own output, or a later
+        # node's, would otherwise pass here and fail at run time on a value never computed.
+        visible = self.scope | set(self.consts) | {o for s in self.steps for o in s.outputs}
         visible |= {v.name for v in self.graph.inputs}
         graph = parse_subgraph(g, self.graph, visible, f"{where} body {g.name!r}")
-        inner = _Translator(graph, self.device, self.consts)
+        inner = _Translator(graph, self.device, self.consts, frozenset(visible))
         program = inner.run()
         own = {v.name for v in graph.inputs} | set(graph.initializers)
         produced = {o for s in program.steps for o in s.outputs}
