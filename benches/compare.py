@@ -3,7 +3,8 @@
 The single entry point of the comparison; the rows live beside it, one file per
 family: compare_matmul.py (matmul rows, per-call percentiles),
 compare_elementwise.py (element-wise, tiny-op dispatch, softmax),
-compare_reduce.py (sum, mean, sum_dim), compare_training.py (autodiff, conv,
+compare_reduce.py (sum, mean, sum_dim), compare_creation.py (tensors from
+Python lists), compare_training.py (autodiff, conv,
 training steps), compare_sequence.py (LSTM, transformer, attention) and
 compare_memory.py (peak memory of a training step); compare_core.py holds
 the timing, compare_torch.py the PyTorch side.
@@ -109,6 +110,7 @@ from compare_core import (
     format_cells,
     run,
 )
+from compare_creation import creation_workloads
 from compare_elementwise import elementwise_workloads
 from compare_matmul import (
     PERCENTILE_HEADER,
@@ -209,6 +211,7 @@ def build_workloads(torch: Any, settings: Settings, has_autodiff: bool) -> list[
         *matmul_workloads(torch, quick),
         *elementwise_workloads(torch, sizes, quick),
         *reduce_workloads(torch, sizes),
+        *creation_workloads(torch, quick),
     ]
     if has_autodiff:
         out.extend(autodiff_workloads(torch, quick))

@@ -15,7 +15,7 @@ from conftest import (
     shapes_with_zero,
     tensor,
 )
-from ferrum import Bool, DType, Float, Int, Tensor
+from ferrum import Bool, DType, Float, Int, KindError, ShapeError, Tensor
 from ferrum.backend import NdArray
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -155,6 +155,58 @@ def test_from_data_tuples_and_numpy_scalars() -> None:
     assert_equal(k, np.array([3, -4, 5]), "i64")
     bools = Tensor.from_data(flags, DEVICE)
     assert_equal(bools, np.array([True, False]), "bool")
+
+
+def _inferred_reference(values: list[Any]) -> np.ndarray:
+    """The kind nested data implies, built by NumPy: all bools Bool, bools and ints Int, else f32."""
+    if values and all(isinstance(v, (bool, np.bool_)) for v in values):
+        return np.array(values, np.bool_)
+    if values and all(isinstance(v, (bool, int, np.bool_, np.integer)) for v in values):
+        return np.array([int(v) for v in values], np.int64)
+    with np.errstate(over="ignore"):  # beyond f32 is inf, as a cast in the engine
+        return np.array([float(v) for v in values], np.float64).astype(np.float32)
+
+
+NUMBERS = st.one_of(
+    st.booleans(),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(width=64),
+    st.floats(width=32).map(np.float32),
+    st.integers(-(2**31), 2**31 - 1).map(np.int32),
+    st.booleans().map(np.bool_),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(NUMBERS, max_size=12))
+def test_from_data_infers_the_kind_of_any_mix(values: list[Any]) -> None:
+    """The kind widens as values arrive (a float after ints, an int after bools), mixed NumPy scalar
+    types in one list each read as their own kind, and the result is what NumPy builds."""
+    expected = _inferred_reference(values)
+    t = Tensor.from_data(values, DEVICE)
+    assert t.dtype == {"b": DType.Bool, "i": DType.I64, "f": DType.F32}[expected.dtype.kind]
+    np.testing.assert_array_equal(t.to_numpy(), expected)
+    rows = Tensor.from_data([values, values], DEVICE)
+    np.testing.assert_array_equal(rows.to_numpy(), np.stack([expected, expected]))
+
+
+def test_from_data_ragged_and_bad_leaves_are_named_at_any_position() -> None:
+    # mypy rejects these lists already; the runtime names the problem too
+    late_row: Any = [1.0, 2.0, [3.0]]
+    deep_row: Any = [[1, 2], [3, (4,)]]
+    text: Any = [1.5, "x"]
+    with pytest.raises(ShapeError, match="expected a number at depth 1, found a sequence"):
+        Tensor.from_data(late_row, DEVICE)
+    with pytest.raises(ShapeError, match="expected a number at depth 2, found a sequence"):
+        Tensor.from_data(deep_row, DEVICE)
+    with pytest.raises(KindError, match="expected numbers, found 'x'"):
+        Tensor.from_data(text, DEVICE)
+    with pytest.raises(KindError, match="fractional values cannot make an Int tensor"):
+        Tensor.from_data([1, 2, 2.5], DEVICE, Int)
+    with pytest.raises(KindError, match="does not fit in an Int tensor"):
+        Tensor.from_data([1, 2**64], DEVICE)
+    big = Tensor.from_data([1, 2**64], DEVICE, Float)
+    np.testing.assert_array_equal(big.to_numpy(), np.array([1, 2**64], np.float32))
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)

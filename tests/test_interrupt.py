@@ -42,6 +42,12 @@ WORKLOADS = {
         "loss = y.sum()",
         "loss.backward()",
     ),
+    # The nested-list walk polls between blocks of values; NumPy scalars take its slowest
+    # path (tens of ns each), so 40M of them are still being read when the signal comes.
+    "from_data list": (
+        "import numpy as np\ndata = [np.float32(0.5)] * 40_000_000",
+        "Tensor.from_data(data, d)",
+    ),
 }
 
 

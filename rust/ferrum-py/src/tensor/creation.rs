@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use super::from_numpy::{backend_default, tensor_from_numpy};
-use super::nested::{flatten_nested, from_scalars, inferred_dtype};
+use super::nested::tensor_from_nested;
 use super::{scalar_for, to_scalar, PyTensor};
 use crate::data::PyTensorData;
 use crate::device::{dtype_of_kind, PyDType, PyDevice};
@@ -58,9 +58,7 @@ pub fn tensor_from_any(py: Python<'_>, data: &Bound<'_, PyAny>, want: Option<DTy
     if to_scalar(data).is_some() && !data.is_instance_of::<PyTuple>() {
         return Err(shape_error(py, "from_data: expected nested sequences (rank >= 1), found a scalar; wrap it in a list"));
     }
-    let (shape, values) = flatten_nested(py, data, want)?;
-    let dtype = want.unwrap_or_else(|| inferred_dtype(&values));
-    from_scalars(py, &values, &shape, dtype)
+    tensor_from_nested(py, data, want)
 }
 
 #[pymethods]
