@@ -117,9 +117,11 @@ def test_writes_land_atomically_on_completion(tmp_path: Path) -> None:
     path = tmp_path / "atomic.db"
     writer = SqliteDatasetWriter(path, Small)
     writer.write("train", Small(1, 1.0))
-    assert not path.exists() and (tmp_path / "atomic.db.tmp").exists()
+    # the work in progress sits in a private folder beside the target, gone once it lands
+    (pending,) = tmp_path.glob(".atomic.db.*.tmp")
+    assert not path.exists() and (pending / "atomic.db").exists() and pending.stat().st_mode & 0o077 == 0
     writer.set_completed()
-    assert path.exists() and not (tmp_path / "atomic.db.tmp").exists()
+    assert path.exists() and sorted(tmp_path.iterdir()) == [path]
     with pytest.raises(ValueError, match="already completed or closed"):
         writer.write("train", Small(2, 2.0))
 

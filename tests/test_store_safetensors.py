@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from ferrum import DType, Tensor
 from ferrum.backend import NdArray
 from ferrum.module import Param
 from ferrum.store import PytorchStore, PyTorchToBurnAdapter, SafetensorsStore, StoreError
+from ferrum.store.atomic import write_atomically
 from safetensors.numpy import load_file, save_file
 from store_models import STORE_FIXTURES, mlp
 
@@ -82,3 +84,30 @@ def test_without_the_extra_the_error_says_what_to_install(
         mlp(DEVICE).save_into(SafetensorsStore.from_file(tmp_path / "m.safetensors"))
     with pytest.raises(ImportError, match=r"needs the safetensors package"):
         SafetensorsStore.from_file(STORE_FIXTURES / "mlp.safetensors").keys()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions and symbolic links")
+def test_save_writes_in_a_private_folder_and_replaces_a_planted_link(tmp_path: Path) -> None:
+    """The package reopens the temporary file by name: it sits in a folder only this user can
+    enter, so nothing planted beside the target redirects the write; a link at the target itself
+    is replaced, not written through."""
+    seen: list[tuple[Path, int]] = []
+
+    def spy(out: BinaryIO, tmp: str) -> None:
+        seen.append((Path(tmp).parent, Path(tmp).parent.stat().st_mode & 0o777))
+        out.write(b"data")
+
+    write_atomically(tmp_path / "m.bin", spy)
+    ((folder, mode),) = seen
+    assert folder.parent == tmp_path and mode == 0o700 and not folder.exists()
+    assert (tmp_path / "m.bin").read_bytes() == b"data"
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep")
+    target = tmp_path / "model.safetensors"
+    target.symlink_to(victim)
+    model = mlp(DEVICE).load_from(PytorchStore.from_file(STORE_FIXTURES / "mlp.pt"))
+    model.save_into(SafetensorsStore.from_file(target).overwrite(True))
+    assert victim.read_text() == "keep" and not target.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.bin", "model.safetensors", "victim.txt"]
+    assert set(load_file(target)) == {name for name, _ in model.named_parameters()}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import tempfile
 import threading
 import weakref
 from collections.abc import Iterable
@@ -73,8 +74,10 @@ class SqliteDatasetWriter(Generic[T]):
             raise FileExistsError(f"SQLite dataset file already exists: {self._path} (pass overwrite=True)")
         if not self._path.parent.is_dir():
             raise FileNotFoundError(f"directory for the SQLite dataset does not exist: {self._path.parent}")
-        self._tmp = self._path.with_name(self._path.name + ".tmp")
-        self._tmp.unlink(missing_ok=True)
+        # SQLite opens the file by name: in a folder only this user can enter, a link planted
+        # under a predictable name (in a folder others may write to) cannot redirect it.
+        self._tmp = Path(tempfile.mkdtemp(prefix=f".{self._path.name}.", suffix=".tmp", dir=self._path.parent))
+        self._tmp /= self._path.name
         self._connection = sqlite3.connect(self._tmp, check_same_thread=False)
         # The temporary file is discarded on any failure, so a rollback journal buys nothing.
         self._connection.execute("PRAGMA journal_mode = OFF")
@@ -107,6 +110,7 @@ class SqliteDatasetWriter(Generic[T]):
             with open(self._tmp, "rb+") as handle:
                 os.fsync(handle.fileno())
             os.replace(self._tmp, self._path)
+            self._tmp.parent.rmdir()
             self._completed = True
 
     def _insert(self, split: str, items: list[T]) -> int:
@@ -180,3 +184,5 @@ def _discard(connection: sqlite3.Connection, tmp: Path) -> None:
     connection.close()
     with contextlib.suppress(OSError):
         tmp.unlink()
+    with contextlib.suppress(OSError):
+        tmp.parent.rmdir()
