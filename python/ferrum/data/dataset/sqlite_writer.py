@@ -76,8 +76,8 @@ class SqliteDatasetWriter(Generic[T]):
             raise FileNotFoundError(f"directory for the SQLite dataset does not exist: {self._path.parent}")
         # SQLite opens the file by name: in a folder only this user can enter, a link planted
         # under a predictable name (in a folder others may write to) cannot redirect it.
-        self._tmp = Path(tempfile.mkdtemp(prefix=f".{self._path.name}.", suffix=".tmp", dir=self._path.parent))
-        self._tmp /= self._path.name
+        private = tempfile.mkdtemp(prefix=f".{self._path.name}.", suffix=".tmp", dir=self._path.parent)
+        self._tmp = Path(private) / self._path.name
         self._connection = sqlite3.connect(self._tmp, check_same_thread=False)
         # The temporary file is discarded on any failure, so a rollback journal buys nothing.
         self._connection.execute("PRAGMA journal_mode = OFF")
