@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import random
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +25,7 @@ from ferrum.train import (
     Split,
 )
 from ferrum.train.checkpoint import LearningCheckpointer, TrainingState
+from ferrum.train.checkpoint.state import write_atomically
 from ferrum.train.metric import NumericEntry
 from train_setup import learner
 
@@ -199,3 +202,26 @@ def test_training_state_file_is_checked_field_by_field() -> None:
     short = TrainingState.from_json(broken(engine_random="00" * 10), "s.json")
     with pytest.raises(ArgumentError, match="56 bytes"):
         short.restore_random()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="planting symbolic links needs privileges on Windows")
+def test_write_atomically_replaces_planted_links_never_their_targets(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    folder = tmp_path / "checkpoint"
+    folder.mkdir()
+    target = folder / "training-3.json"
+    # The old temporary name, the engine's temporary names for this process, and the file itself.
+    planted = [folder / "training-3.json.part", target]
+    planted += [folder / f".training-3.json.{os.getpid()}.{n}.tmp" for n in range(64)]
+    for link in planted:
+        link.symlink_to(victim)
+    write_atomically(target, '{"epoch": 3}')
+    assert victim.read_text() == "precious"
+    assert not target.is_symlink() and target.read_text() == '{"epoch": 3}'
+
+
+def test_write_atomically_names_the_file_it_cannot_write(tmp_path: Path) -> None:
+    missing = tmp_path / "missing" / "training-1.json"
+    with pytest.raises(FileNotFoundError, match=rf"cannot write {missing}: "):
+        write_atomically(missing, "{}")

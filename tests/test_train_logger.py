@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,16 @@ def test_in_memory_logger_keeps_entries_by_metric_split_and_epoch() -> None:
     logger.log([MetricEntry("Loss", "", "0.7,2")], 2, Split.Train)
     assert logger.read_numeric("Loss", 2, Split.Train) == [NumericEntry(0.7, 2)]
     assert logger.read_numeric("Loss", 2, Split.Valid) == []
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="planting symbolic links needs privileges on Windows")
+def test_a_link_planted_as_a_log_file_is_refused_not_truncated(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("precious")
+    path = tmp_path / "run" / "train" / "epoch-1" / "Loss.log"
+    path.parent.mkdir(parents=True)
+    path.symlink_to(victim)
+    logger = FileMetricLogger(tmp_path / "run")
+    with pytest.raises(OSError, match=rf"refusing to write through a symbolic link: {path}$"):
+        logger.log([MetricEntry("Loss", "", "0.5,2")], 1, Split.Train)
+    assert victim.read_text() == "precious"

@@ -99,6 +99,47 @@ def test_background_plotter_coalesces_requests_and_finishes_on_close(tmp_path: P
     assert not list((tmp_path / "plots").glob("*.part*"))
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="planting symbolic links needs privileges on Windows")
+def test_write_plots_never_writes_through_a_planted_link(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.png"
+    victim.write_bytes(b"precious")
+    run = tmp_path / "run"
+    write_logs(run)
+    (run / "plots").mkdir()
+    for name in ("Loss.png.part.png", "Loss.png"):
+        (run / "plots" / name).symlink_to(victim)
+    assert write_plots(run) == [run / "plots" / "Loss.png"]
+    assert victim.read_bytes() == b"precious"
+    assert sorted(p.name for p in (run / "plots").iterdir()) == ["Loss.png"]
+    assert not plot_file(run, "Loss").is_symlink() and plot_file(run, "Loss").stat().st_size > 0
+
+
+def test_the_worker_does_not_import_a_ferrum_folder_in_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    marker = tmp_path / "imported"
+    impostor = tmp_path / "cwd" / "ferrum"
+    impostor.mkdir(parents=True)
+    (impostor / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    write_logs(tmp_path / "run")
+    monkeypatch.chdir(tmp_path / "cwd")
+    monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
+    # The check is real: started with -m from here, Python imports the impostor.
+    subprocess.run([sys.executable, "-m", "ferrum.train.plot.worker"], capture_output=True, check=False)
+    assert marker.exists()
+    marker.unlink()
+    plotter = BackgroundPlotter(tmp_path / "run", ["Loss"])
+    plotter.request(2)
+    deadline = time.monotonic() + 120
+    while plotter.drawn != 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    plotter.close()
+    assert plotter.drawn == 2 and plot_file(tmp_path / "run", "Loss").is_file()
+    assert not marker.exists()
+
+
 def test_close_draws_in_process_only_when_the_worker_lags(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

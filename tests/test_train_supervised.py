@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import math
+import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +36,7 @@ from ferrum.train import (
     TrainingProgress,
 )
 from ferrum.train.metric import LearningRateMetric, LossMetric, MetricEntry, MetricMetadata, NumericEntry
+from ferrum.train.supervised import _remove_logs_from
 from train_setup import (
     Batch,
     Item,
@@ -447,6 +451,72 @@ def test_an_artifact_directory_that_cannot_be_written_is_named(tmp_path: Path) -
     blocker.write_text("not a directory")
     with pytest.raises(OSError, match=rf"the artifact directory {blocker / 'run'} cannot be written"):
         training(blocker / "run").launch(learner())
+
+
+symlinks = pytest.mark.skipif(sys.platform == "win32", reason="planting links needs privileges on Windows")
+
+
+def victims(tmp_path: Path) -> tuple[Path, Path]:
+    """A file and a folder outside the artifact directory, which planted links lead to."""
+    file, folder = tmp_path / "victim.txt", tmp_path / "victim-folder"
+    file.write_text("precious")
+    (folder / "epoch-1").mkdir(parents=True)
+    (folder / "epoch-1" / "Loss.log").write_text("precious")
+    return file, folder
+
+
+def untouched(file: Path, folder: Path) -> bool:
+    return file.read_text() == "precious" and sorted(p.name for p in folder.rglob("*")) == [
+        "Loss.log",
+        "epoch-1",
+    ]
+
+
+@symlinks
+def test_links_planted_in_the_artifact_directory_are_not_followed(tmp_path: Path) -> None:
+    file, folder = victims(tmp_path)
+    run = tmp_path / "run"
+    (run / "train").mkdir(parents=True)
+    (run / "checkpoint").mkdir()
+    for name in (
+        f".ferrum-write-check-{os.getpid()}",
+        "summary.txt",
+        "summary.txt.part",
+        "checkpoint/training-1.json",
+        "checkpoint/training-1.json.part",
+    ):
+        (run / name).symlink_to(file)
+    (run / "train" / "epoch-2").symlink_to(folder)  # a folder this run's logs replace
+    training(run).summary().launch(learner())
+    assert untouched(file, folder)
+    assert (run / "train" / "epoch-2" / "Loss.log").is_file() and not (run / "train" / "epoch-2").is_symlink()
+    assert not (run / "summary.txt").is_symlink()
+    assert not (run / f".ferrum-write-check-{os.getpid()}").exists()
+    assert json.loads((run / "checkpoint" / "training-1.json").read_text())["epoch"] == 1
+
+
+@symlinks
+def test_a_link_planted_as_experiment_log_is_refused(tmp_path: Path) -> None:
+    file, folder = victims(tmp_path)
+    (tmp_path / "run").mkdir()
+    log = tmp_path / "run" / "experiment.log"
+    log.symlink_to(file)
+    with pytest.raises(OSError, match=rf"refusing to write through a symbolic link: {log}$"):
+        training(tmp_path / "run").launch(learner())
+    assert untouched(file, folder)
+
+
+@symlinks
+def test_old_logs_are_never_deleted_through_a_linked_split_folder(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    file, folder = victims(tmp_path)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "valid").symlink_to(folder)
+    with caplog.at_level(logging.WARNING, logger="ferrum.train"):
+        _remove_logs_from(tmp_path / "run", 1)
+    assert untouched(file, folder)
+    assert f"{tmp_path / 'run' / 'valid'} is a symbolic link" in caplog.text
 
 
 def test_bad_settings_name_the_setting(tmp_path: Path) -> None:

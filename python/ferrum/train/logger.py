@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO, Protocol, runtime_checkable
 
 from ferrum.train.metric.base import MetricEntry, NumericEntry
+from ferrum.train.safe_open import open_no_follow
 from ferrum.train.store import Split
 
 __all__ = ["EPOCH_PREFIX", "FileMetricLogger", "InMemoryMetricLogger", "MetricLogger", "log_file_name"]
@@ -133,7 +134,8 @@ class FileMetricLogger:
     def _open(self, name: str, epoch: int, split: Split) -> IO[str]:
         path = self.file_path(name, epoch, split)
         path.parent.mkdir(parents=True, exist_ok=True)
-        return open(path, "w", encoding="utf-8")
+        # Truncating through a symbolic link planted under the log's name would empty its target.
+        return open_no_follow(path, "w")
 
     def __repr__(self) -> str:
         return f"FileMetricLogger({str(self.directory)!r})"

@@ -53,6 +53,7 @@ from ferrum.train.plot.background import BackgroundPlotter, start_plotter
 from ferrum.train.processor import EventProcessor, SplitMetrics, copy_metric
 from ferrum.train.renderer import MetricsRenderer, default_renderer
 from ferrum.train.renderer.base import MetricState, TrainingProgress
+from ferrum.train.safe_open import open_no_follow
 from ferrum.train.store import Aggregate, Direction, MetricStore, Split
 from ferrum.train.strategy import SingleDevice, TrainingStrategy
 from ferrum.train.summary import LearnerSummary
@@ -558,7 +559,10 @@ def _prepare_directory(directory: Path) -> Path:
     try:
         directory.mkdir(parents=True, exist_ok=True)
         probe = directory / f".ferrum-write-check-{os.getpid()}"  # per process: ranks share the directory
-        probe.write_bytes(b"")
+        # Created exclusively, so a link planted under this name is not followed (its target
+        # truncated); unlink removes a leftover or planted entry itself, never a link's target.
+        probe.unlink(missing_ok=True)
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         probe.unlink()
     except OSError as err:
         raise type(err)(
@@ -569,14 +573,25 @@ def _prepare_directory(directory: Path) -> Path:
 
 def _remove_logs_from(directory: Path, epoch: int) -> None:
     # A run owns the metric logs of the epochs it runs: older runs' logs of those epochs would mix in.
+    # A symbolic link is never descended into: its target (maybe outside the artifact directory,
+    # planted by whoever else can write there) is not this run's to delete.
     pattern = re.compile(r"epoch-(\d+)")
     for split in (Split.Train, Split.Valid):
         split_dir = directory / split.value
+        if split_dir.is_symlink():
+            _log.warning("%s is a symbolic link: the old metric logs it leads to are not removed", split_dir)
+            continue
         if not split_dir.is_dir():
             continue
         for child in split_dir.iterdir():
             match = pattern.fullmatch(child.name)
-            if match and int(match.group(1)) >= epoch and child.is_dir():
+            if not match or int(match.group(1)) < epoch:
+                continue
+            if child.is_symlink():
+                # Removing the link itself keeps this epoch's logs from being written through it.
+                _log.warning("%s is a symbolic link: removing the link, not what it leads to", child)
+                child.unlink(missing_ok=True)
+            elif child.is_dir():
                 shutil.rmtree(child)
 
 
@@ -606,7 +621,9 @@ def _application_log(directory: Path | None) -> Iterator[None]:
         yield
         return
     logger = logging.getLogger("ferrum")
-    handler = logging.FileHandler(directory / "experiment.log", encoding="utf-8")
+    # logging.FileHandler would append through a symbolic link planted as experiment.log.
+    stream = open_no_follow(directory / "experiment.log", "a")
+    handler = logging.StreamHandler(stream)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.setLevel(logging.INFO)
     level = logger.level
@@ -619,6 +636,7 @@ def _application_log(directory: Path | None) -> Iterator[None]:
         logger.removeHandler(handler)
         logger.setLevel(level)
         handler.close()
+        stream.close()
 
 
 def _epoch_values(store: MetricStore, names: list[str], epoch: int) -> str:

@@ -171,13 +171,14 @@ def _ints(values: object, length: int, bound: int) -> bool:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file, so a crash never leaves half a file."""
-    partial = path.with_name(path.name + ".part")
+    """Write ``text`` to ``path`` through a temporary file, so a crash never leaves half a file.
+
+    A symbolic link at ``path`` is replaced, never written through. The ``OSError`` names the file.
+    """
     try:
-        with open(partial, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+        # The engine's writer creates its temporary file exclusively (a link planted under a
+        # predictable temporary name is never followed), fsyncs it and renames it over ``path``.
+        _ferrum.write_file_atomic(os.fspath(path), text.encode("utf-8"))
+    except OSError as err:
+        # The engine's error says which step failed (and keeps its kind) but not which file.
+        raise type(err)(f"cannot write {path}: {err}") from err

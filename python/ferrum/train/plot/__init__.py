@@ -33,10 +33,12 @@ from typing import TYPE_CHECKING
 
 from ferrum.train.logger import log_file_name
 from ferrum.train.metric.base import NumericEntry
+from ferrum.train.safe_open import create_no_follow
 from ferrum.train.store import Split
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["PLOTS_DIR", "MetricHistory", "plot_file", "read_history", "write_plots"]
 
@@ -125,11 +127,23 @@ def write_plots(
         figure.suptitle(f"{title} ({Path(directory).resolve().name})")
         path = plot_file(directory, name)
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".part.png")
-        figure.savefig(partial, dpi=90)
-        os.replace(partial, path)
+        _save_atomically(figure, path)
         written.append(path)
     return written
+
+
+def _save_atomically(figure: Figure, path: Path) -> None:
+    # Drawn beside the PNG and renamed over it: a viewer never sees half a file. The temporary
+    # file is created exclusively after removing whatever is under its name (a killed worker's
+    # leftover, or a link planted there, removed itself), so no link's target is overwritten.
+    partial = path.with_name(path.name + ".part.png")
+    partial.unlink(missing_ok=True)
+    try:
+        with create_no_follow(partial) as out:
+            figure.savefig(out, dpi=90, format="png")
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def _draw_epochs(axes: Axes, title: str, splits: dict[Split, MetricHistory]) -> None:

@@ -3,11 +3,11 @@
 Drawing two figures with matplotlib takes a few hundred milliseconds of
 Python, longer than a small model's epoch may last; in a thread it would
 also hold the GIL the training loop needs. So the Learner starts one
-worker process (``python -m ferrum.train.plot.worker DIR NAME...``, at a
-lower CPU priority: it draws with what training leaves idle), asks it to
-redraw after each epoch and goes on training. A request made while the
-worker is drawing is kept and sent when it is done (requests coalesce: only
-the latest epoch matters).
+worker process (``python -m ferrum.train.plot.worker DIR NAME...``, but
+without the working directory on ``sys.path``, at a lower CPU priority: it
+draws with what training leaves idle), asks it to redraw after each epoch
+and goes on training. A request made while the worker is drawing is kept
+and sent when it is done (requests coalesce: only the latest epoch matters).
 
 At the end, ``close`` stops the worker; if its last drawing does not cover
 the last epoch yet (on a busy machine a low-priority process may lag far
@@ -34,6 +34,13 @@ _log = logging.getLogger("ferrum.train")
 # How long an idle worker gets to exit once its input closes, before it is killed.
 _EXIT_TIMEOUT = 10.0
 _hinted = False
+# Only an empty first entry is the working directory: with -P or PYTHONSAFEPATH there is none to remove.
+_RUN_WORKER = (
+    "import runpy, sys\n"
+    "if sys.path[:1] == ['']:\n"
+    "    del sys.path[0]\n"
+    "runpy.run_module('ferrum.train.plot.worker', run_name='__main__', alter_sys=True)\n"
+)
 
 
 def start_plotter(directory: Path, names: list[str]) -> BackgroundPlotter | None:
@@ -53,6 +60,13 @@ def start_plotter(directory: Path, names: list[str]) -> BackgroundPlotter | None
         return None
 
 
+def _worker_command(directory: Path, names: list[str]) -> list[str]:
+    # ``-m`` puts the working directory first on ``sys.path``, so a ``ferrum`` folder there (say, in
+    # a downloaded experiment) would be imported instead of the installed package. Python 3.10 has
+    # no ``-P``: the worker module is run from ``-c`` (which puts ``''`` first), without that entry.
+    return [sys.executable, "-c", _RUN_WORKER, str(directory), *names]
+
+
 class BackgroundPlotter:
     """A worker process redrawing ``<directory>/plots`` for metrics ``names`` on request."""
 
@@ -60,7 +74,7 @@ class BackgroundPlotter:
         self._directory = directory
         self._names = names
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "ferrum.train.plot.worker", str(directory), *names],
+            _worker_command(directory, names),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
