@@ -48,6 +48,13 @@ WORKLOADS = {
         "import numpy as np\ndata = [np.float32(0.5)] * 40_000_000",
         "Tensor.from_data(data, d)",
     ),
+    # Number-likes run Python code for every value (the Sequence ABC's check, __float__): the
+    # signal's handler runs inside that code, and the KeyboardInterrupt it raises must not be
+    # dropped as "not a number" (it was, so the walk never stopped).
+    "from_data number-likes": (
+        "import decimal\ndata = [decimal.Decimal('0.5')] * 20_000_000",
+        "Tensor.from_data(data, d)",
+    ),
 }
 
 

@@ -265,26 +265,50 @@ pub fn scalar_for(py: Python<'_>, op: &str, value: &Bound<'_, PyAny>, dtype: DTy
 /// it; complex numbers are not scalars here (their imaginary part would be
 /// lost).
 pub fn to_scalar(value: &Bound<'_, PyAny>) -> Option<Scalar> {
-    let integer = |v: &Bound<'_, PyAny>| v.extract::<i64>().ok().map(Scalar::Int).or_else(|| v.extract::<f64>().ok().map(Scalar::Float));
+    to_scalar_checked(value).ok().flatten()
+}
+
+/// [`to_scalar`], except that a `KeyboardInterrupt` (or `SystemExit`)
+/// raised while the value's own Python code runs (`__float__`, `__index__`,
+/// a `dtype` property) comes back as the error it is: dropped with "cannot
+/// convert", it would take the user's Ctrl-C with it.
+pub fn to_scalar_checked(value: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
+    let py = value.py();
+    // Ok(None) for "not this kind of number"; Err only for an interrupt.
+    let soft = |r: PyResult<Scalar>| match r {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => Ok(None),
+        Err(e) => Err(e),
+    };
+    let integer = |v: &Bound<'_, PyAny>| -> PyResult<Option<Scalar>> {
+        match soft(v.extract::<i64>().map(Scalar::Int))? {
+            Some(s) => Ok(Some(s)),
+            None => soft(v.extract::<f64>().map(Scalar::Float)),
+        }
+    };
     if value.is_instance_of::<PyBool>() {
-        return value.extract::<bool>().ok().map(Scalar::Bool);
+        return soft(value.extract::<bool>().map(Scalar::Bool));
     }
     if value.is_instance_of::<PyInt>() {
         return integer(value);
     }
     if value.is_instance_of::<PyFloat>() {
-        return value.extract::<f64>().ok().map(Scalar::Float);
+        return soft(value.extract::<f64>().map(Scalar::Float));
     }
     if value.is_instance_of::<PyComplex>() {
-        return None;
+        return Ok(None);
     }
     // NumPy scalars and other number-likes.
-    let kind: String = value.getattr("dtype").and_then(|d| d.getattr("kind")).and_then(|k| k.extract()).unwrap_or_default();
+    let kind = match value.getattr("dtype").and_then(|d| d.getattr("kind")).and_then(|k| k.extract::<String>()) {
+        Ok(k) => k,
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(py) => String::new(),
+        Err(e) => return Err(e),
+    };
     match kind.as_str() {
-        "b" => value.extract::<bool>().ok().map(Scalar::Bool),
+        "b" => soft(value.extract::<bool>().map(Scalar::Bool)),
         "i" | "u" => integer(value),
-        "c" => None,
-        _ => value.extract::<f64>().ok().map(Scalar::Float),
+        "c" => Ok(None),
+        _ => soft(value.extract::<f64>().map(Scalar::Float)),
     }
 }
 

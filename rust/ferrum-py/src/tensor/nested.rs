@@ -9,7 +9,7 @@ use ferrum_core::{DType, Kind, Scalar, Tensor};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PySequence, PyString, PyTuple, PyType};
 
-use super::to_scalar;
+use super::to_scalar_checked;
 use crate::error::{kind_error, shape_error, IntoPyResult};
 
 /// The deepest nesting accepted: far beyond any rank a model uses (ferrum's
@@ -36,21 +36,34 @@ fn repr(obj: &Bound<'_, PyAny>) -> String {
 
 /// A sequence whose items are data, not a string or bytes (which are
 /// sequences too, of characters and ints).
-fn as_data_sequence<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, PySequence>> {
-    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
-        return None;
+///
+/// Anything but a list or tuple is asked `isinstance(obj, Sequence)`, which
+/// runs Python code (the ABC's hooks): a Ctrl-C that lands there must come
+/// back as the error it is. PyO3's own sequence check swallows it (as an
+/// "exception ignored"), and with it the interrupt, which a long walk over
+/// number-likes then never saw.
+fn as_data_sequence<'a, 'py>(obj: &'a Bound<'py, PyAny>, abc: &Bound<'py, PyAny>) -> PyResult<Option<&'a Bound<'py, PySequence>>> {
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        return Ok(obj.cast::<PySequence>().ok());
     }
-    obj.cast::<PySequence>().ok()
+    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() || !obj.is_instance(abc)? {
+        return Ok(None);
+    }
+    Ok(obj.cast::<PySequence>().ok())
+}
+
+fn sequence_abc(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    py.import("collections.abc")?.getattr("Sequence")
 }
 
 /// The shape, read along the first item at each depth.
-fn probe_shape(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+fn probe_shape<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, abc: &Bound<'py, PyAny>) -> PyResult<Vec<usize>> {
     let mut shape = Vec::new();
     // The containers on the path so far: a list that holds itself would
     // otherwise be probed forever.
     let mut path: Vec<Bound<'_, PyAny>> = Vec::new();
     let mut probe = obj.clone();
-    while let Some(seq) = as_data_sequence(&probe) {
+    while let Some(seq) = as_data_sequence(&probe, abc)? {
         if path.iter().any(|p| p.is(&probe)) {
             return Err(shape_error(py, format!("from_data: the nested data contains itself (the sequence at depth {} is one of its own ancestors)", shape.len())));
         }
@@ -71,21 +84,28 @@ fn probe_shape(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
 
 /// A Python or NumPy integer (which `to_scalar` turns into a Float only
 /// when it is beyond i64).
-fn is_integer(obj: &Bound<'_, PyAny>) -> bool {
-    obj.is_instance_of::<PyInt>()
-        || obj.getattr("dtype").and_then(|d| d.getattr("kind")).and_then(|k| k.extract::<String>()).is_ok_and(|k| k == "i" || k == "u")
+fn is_integer(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if obj.is_instance_of::<PyInt>() {
+        return Ok(true);
+    }
+    match obj.getattr("dtype").and_then(|d| d.getattr("kind")).and_then(|k| k.extract::<String>()) {
+        Ok(k) => Ok(k == "i" || k == "u"),
+        // Only an interrupt is an error here (see `to_scalar_checked`).
+        Err(e) if e.is_instance_of::<pyo3::exceptions::PyException>(obj.py()) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// One number, as the scalar the target kind needs. A Python int beyond
 /// i64 can only become a Float; anything complex is refused rather than
 /// stripped of its imaginary part.
 fn leaf(py: Python<'_>, obj: &Bound<'_, PyAny>, want: Option<DType>) -> PyResult<Scalar> {
-    let s = to_scalar(obj).ok_or_else(|| {
+    let s = to_scalar_checked(obj)?.ok_or_else(|| {
         let found = obj.get_type().name().map(|n| n.to_string()).unwrap_or_default();
         let what = if found.contains("complex") { " (complex values cannot be stored: take .real or .imag)" } else { "" };
         kind_error(py, format!("from_data: expected numbers, found {}{what}", repr(obj)))
     })?;
-    if matches!(s, Scalar::Float(_)) && is_integer(obj) && want.is_none_or(|d| d.kind() != Kind::Float) {
+    if matches!(s, Scalar::Float(_)) && is_integer(obj)? && want.is_none_or(|d| d.kind() != Kind::Float) {
         return Err(kind_error(
             py,
             format!("from_data: {} does not fit in an Int tensor (i64); ask for a Float tensor (kind=Float or from_floats) to store it as a float", repr(obj)),
@@ -140,8 +160,9 @@ impl Values {
     }
 }
 
-struct Walk<'a> {
+struct Walk<'a, 'py> {
     shape: &'a [usize],
+    abc: Bound<'py, PyAny>,
     want: Option<DType>,
     values: Values,
     /// The NumPy scalar type met last and its dtype's kind (`b'f'`, `b'i'`,
@@ -150,12 +171,12 @@ struct Walk<'a> {
     numpy_kind: Option<(Py<PyType>, u8)>,
 }
 
-impl Walk<'_> {
+impl<'py> Walk<'_, 'py> {
     /// One number: Python's own floats, ints and bools, and NumPy scalars of a
     /// kind already met, are read directly (tens of nanoseconds at most);
     /// anything else (big ints, number-likes) through the general
     /// conversion, which also names what is wrong with a value.
-    fn push(&mut self, py: Python<'_>, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<()> {
+    fn push(&mut self, py: Python<'py>, obj: &Bound<'py, PyAny>, depth: usize) -> PyResult<()> {
         let s = if let Ok(f) = obj.cast_exact::<PyFloat>() {
             Scalar::Float(f.value())
         } else if let Some(i) = obj.cast_exact::<PyInt>().ok().and_then(|i| i.extract::<i64>().ok()) {
@@ -164,7 +185,7 @@ impl Walk<'_> {
             Scalar::Bool(b.is_true())
         } else if let Some(s) = self.numpy_scalar(obj) {
             s
-        } else if as_data_sequence(obj).is_some() {
+        } else if as_data_sequence(obj, &self.abc)?.is_some() {
             return Err(shape_error(py, format!("from_data: ragged nested data: expected a number at depth {depth}, found a sequence")));
         } else {
             leaf(py, obj, self.want)?
@@ -231,11 +252,11 @@ impl Walk<'_> {
     }
 
     /// Recursion is bounded by the shape's length (at most [`MAX_NESTING`]).
-    fn walk(&mut self, py: Python<'_>, obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<()> {
+    fn walk(&mut self, py: Python<'py>, obj: &Bound<'py, PyAny>, depth: usize) -> PyResult<()> {
         if depth == self.shape.len() {
             return self.push(py, obj, depth);
         }
-        let seq = as_data_sequence(obj).ok_or_else(|| {
+        let seq = as_data_sequence(obj, &self.abc)?.ok_or_else(|| {
             shape_error(py, format!("from_data: ragged nested data: expected a sequence of {} items at depth {depth}, found {}", self.shape[depth], repr(obj)))
         })?;
         let n = seq.len()?;
@@ -292,7 +313,8 @@ fn lengths_are_real(obj: &Bound<'_, PyAny>, depth: usize) -> bool {
 ///
 /// Ctrl-C is polled every [`SIGNAL_CHECK_EVERY`] values.
 pub fn tensor_from_nested(py: Python<'_>, obj: &Bound<'_, PyAny>, want: Option<DType>) -> PyResult<Tensor> {
-    let shape = probe_shape(py, obj)?;
+    let abc = sequence_abc(py)?;
+    let shape = probe_shape(py, obj, &abc)?;
     let total = ferrum_core::shape::checked_numel("from_data", &shape, 1).py(py)?;
     // The lengths are the data's own word: room is made for what memory
     // could hold, and only as items actually arrive past a first block
@@ -304,7 +326,7 @@ pub fn tensor_from_nested(py: Python<'_>, obj: &Bound<'_, PyAny>, want: Option<D
     // Inference starts from the narrowest kind; the first int or float widens it.
     let first = want.map_or(DType::Bool, DType::compute);
     let values = Values::with_capacity(first, room).map_err(|e| shape_error(py, format!("from_data: {total} values: {e}")))?;
-    let mut walk = Walk { shape: &shape, want, values, numpy_kind: None };
+    let mut walk = Walk { shape: &shape, abc, want, values, numpy_kind: None };
     walk.walk(py, obj, 0)?;
     let values = match walk.values {
         Values::Bool(v) if want.is_none() && v.is_empty() => Values::F32(Vec::new()),
