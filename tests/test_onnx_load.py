@@ -189,8 +189,8 @@ def test_cyclic_graph_is_a_clear_error() -> None:
 
 
 def test_body_reading_a_value_not_yet_computed_is_refused_at_load() -> None:
-    """An If branch whose output is the If's own output (or a later node's) is a cycle in disguise:
-    refused at load, not a KeyError when the branch runs."""
+    """An If branch whose output is the If's own output (or a value made from it) is a cycle through
+    the body: refused at load, not a KeyError when the branch runs."""
     out = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])]
     zeros = onnx.numpy_helper.from_array(np.zeros(2, np.float32))
     branch = helper.make_graph(
@@ -202,7 +202,7 @@ def test_body_reading_a_value_not_yet_computed_is_refused_at_load() -> None:
     cond = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
     node = helper.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=branch)
     own = helper.make_graph([node], "g", [cond], out)
-    with pytest.raises(OnnxError, match="body 'branch': output 'y' is produced by no node"):
+    with pytest.raises(OnnxError, match="cycle through nodes #0"):
         load(helper.make_model(own, opset_imports=[helper.make_opsetid("", 17)]), DEVICE)
     later = helper.make_graph(
         [
@@ -213,8 +213,35 @@ def test_body_reading_a_value_not_yet_computed_is_refused_at_load() -> None:
         [cond],
         out,
     )
-    with pytest.raises(OnnxError, match="body 'branch': output 'y' is produced by no node"):
+    with pytest.raises(OnnxError, match="cycle through nodes #0, #1"):
         load(helper.make_model(later, opset_imports=[helper.make_opsetid("", 17)]), DEVICE)
+
+
+def test_a_body_runs_after_the_outer_values_it_reads() -> None:
+    """Nodes are ordered by their bodies' reads too: an If listed before the node making the value
+    its branch reads (as ONNX's expanded AffineGrid tests are) still runs after it."""
+    out = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])]
+    reads_doubled = helper.make_graph([helper.make_node("Identity", ["doubled"], ["z"])], "then", [], [
+        helper.make_tensor_value_info("z", TensorProto.FLOAT, [2])
+    ])
+    negated = helper.make_graph([helper.make_node("Neg", ["x"], ["z"])], "else", [], [
+        helper.make_tensor_value_info("z", TensorProto.FLOAT, [2])
+    ])
+    nodes = [
+        helper.make_node("If", ["c"], ["y"], then_branch=reads_doubled, else_branch=negated),
+        helper.make_node("Add", ["x", "x"], ["doubled"]),
+    ]
+    inputs = [
+        helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+    ]
+    graph = helper.make_graph(nodes, "g", inputs, out)
+    model = load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), DEVICE)
+    x = Tensor.from_numpy(np.array([1.0, -2.0], np.float32), DEVICE)
+    yes = Tensor.from_data([True], DEVICE).reshape(())
+    no = Tensor.from_data([False], DEVICE).reshape(())
+    assert model.forward(yes, x).to_data().to_list() == [2.0, -4.0]
+    assert model.forward(no, x).to_data().to_list() == [-1.0, 2.0]
 
 
 def test_dangling_input_is_named() -> None:

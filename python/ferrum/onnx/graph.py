@@ -132,7 +132,9 @@ def _toposort(nodes: Sequence[onnx.NodeProto], known: set[str], where: str) -> l
     waiting = [0] * len(nodes)
     users: list[list[int]] = [[] for _ in nodes]
     for i, node in enumerate(nodes):
-        for name in node.input:
+        # A control-flow body's reads of outer values are inputs of its node too: the node must
+        # come after whatever produces them.
+        for name in (*node.input, *sorted(_outer_reads(node) & producer.keys())):
             if not name or (name in known and name not in producer):
                 continue
             if name not in producer:
@@ -155,6 +157,24 @@ def _toposort(nodes: Sequence[onnx.NodeProto], known: set[str], where: str) -> l
         stuck = [_node_name(nodes[i], i) for i in range(len(nodes)) if waiting[i] > 0]
         raise OnnxError(f"{where}: the graph has a cycle through nodes {', '.join(stuck[:8])}")
     return [nodes[i] for i in order]
+
+
+def _outer_reads(node: onnx.NodeProto) -> set[str]:
+    """The names a node's subgraphs (If/Loop/Scan bodies, nested ones included) read from outside."""
+    reads: set[str] = set()
+    stack = [g for a in node.attribute for g in ([a.g] if a.HasField("g") else []) + list(a.graphs)]
+    while stack:  # a stack, not recursion: the nesting depth is the file's
+        g = stack.pop()
+        defined = {v.name for v in g.input} | {t.name for t in g.initializer}
+        defined |= {t.values.name for t in g.sparse_initializer}
+        defined |= {o for n in g.node for o in n.output}
+        used = {name for n in g.node for name in n.input if name} | {o.name for o in g.output}
+        for n in g.node:
+            for a in n.attribute:
+                stack.extend(([a.g] if a.HasField("g") else []) + list(a.graphs))
+        # A nested body's outer reads surface through the node holding it, read here as plain names.
+        reads |= used - defined
+    return reads
 
 
 def _node_name(node: onnx.NodeProto, index: int) -> str:

@@ -23,15 +23,22 @@ from ferrum.onnx.ops import (  # noqa: F401  (each registers its ops)
     control,
     conv,
     creation,
+    einsum,
     elementwise,
     index,
+    linalg,
     linear,
     logic,
+    loss,
     norm,
     reduce,
     resize,
     rnn,
+    rotary,
+    scatter,
     shape,
+    spatial,
+    window,
 )
 from ferrum.onnx.ops.registry import LayerPlan, NodeInfo, OpSpec, lookup, registered_ops
 

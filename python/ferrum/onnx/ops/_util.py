@@ -18,7 +18,7 @@ from ferrum._ferrum import Bool, Float, Int, Tensor
 __all__ = ["AnyTensor", "IntArg", "axis", "broadcast", "broadcast_all", "float_of", "ints", "to_rank"]
 
 AnyTensor: TypeAlias = "Tensor[Any, Any, Any]"
-IntArg: TypeAlias = "Sequence[int] | Tensor[Any, Any, Any] | None"
+IntArg: TypeAlias = "int | Sequence[int] | Tensor[Any, Any, Any] | None"
 
 
 def to_rank(x: AnyTensor, rank: int) -> AnyTensor:
@@ -59,6 +59,9 @@ def ints(value: IntArg) -> list[int] | None:
         return None
     if isinstance(value, Tensor):
         return [int(v) for v in np.asarray(value.to_numpy()).reshape(-1)]
+    if isinstance(value, (int, np.integer)):
+        # A rank-0 constant input (CumSum's axis, Unsqueeze's axes in some exports) folds to an int.
+        return [int(value)]
     return [int(v) for v in value]
 
 

@@ -1,11 +1,11 @@
-"""Activations and the softmax family: Relu, Sigmoid, Gelu, LeakyRelu, PRelu, Clip, Softmax, ..."""
+"""Activations and the softmax family: Relu, Sigmoid, Gelu, Swish, SwiGLU, Shrink, PRelu, Clip, Softmax..."""
 
 from __future__ import annotations
 
 import math
 
 from ferrum import activation
-from ferrum._ferrum import Float, Tensor
+from ferrum._ferrum import Bool, DType, Float, KindError, Tensor
 from ferrum.onnx.ops._util import AnyTensor, axis, broadcast, same_kind
 from ferrum.onnx.ops.registry import op
 
@@ -23,10 +23,13 @@ __all__ = [
     "prelu",
     "relu",
     "selu",
+    "shrink",
     "sigmoid",
     "softmax",
     "softplus",
     "softsign",
+    "swiglu",
+    "swish",
     "tanh",
     "thresholded_relu",
 ]
@@ -180,6 +183,64 @@ def mish(x: AnyTensor) -> AnyTensor:
     Another kind raises ``KindError``.
     """
     return activation.mish(x)
+
+
+@op("Swish")
+def swish(x: AnyTensor, alpha: float = 1.0) -> AnyTensor:
+    """Swish (since opset 24): ``x * sigmoid(alpha * x)`` element-wise (attribute ``alpha``, 1.0 by default).
+
+    With ``alpha`` 1 it is SiLU. ``x`` is a Float tensor of any shape; the
+    result has its shape and dtype. Another kind raises ``KindError``.
+
+    Example:
+        >>> import numpy as np
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> x = Tensor.from_numpy(np.array([-1.0, 0.0, 2.0], np.float32), NdArray.device())
+        >>> swish(x).to_numpy().astype(float).round(4).tolist()
+        [-0.2689, 0.0, 1.7616]
+    """
+    return activation.silu(x) if alpha == 1.0 else x * activation.sigmoid(x * alpha)
+
+
+@op("SwiGLU")
+def swiglu(a: AnyTensor, b: AnyTensor | None = None, alpha: float = 1.0) -> AnyTensor:
+    """SwiGLU (since opset 28): ``Swish_alpha(a) * b``, the gate ``a`` times the value ``b``.
+
+    ``a`` and ``b`` are Float tensors of one shape (ONNX applies no
+    broadcasting: exporters split a packed projection upstream with Split,
+    Slice or Gather); the result has that shape. ``alpha`` (1.0 by default)
+    scales the sigmoid's argument, as Swish's does. Different shapes raise
+    ``ValueError``, and so does a node without ``B`` (ONNX's SwiGLU has no
+    one-input, split-in-halves form); another kind raises ``KindError``.
+    """
+    if b is None:
+        raise ValueError("SwiGLU takes two inputs, the gate A and the value B (split a packed projection)")
+    if tuple(a.dims()) != tuple(b.dims()):
+        raise ValueError(
+            f"SwiGLU: the gate A {list(a.dims())} and the value B {list(b.dims())} must have one shape "
+            "(ONNX applies no broadcasting)"
+        )
+    return swish(a, alpha) * b
+
+
+@op("Shrink")
+def shrink(x: AnyTensor, bias: float = 0.0, lambd: float = 0.5) -> AnyTensor:
+    """Shrink (since opset 9): ``x + bias`` where ``x < -lambd``, ``x - bias`` where ``x > lambd``, 0 between.
+
+    ``lambd`` is 0.5 and ``bias`` 0.0 by default (soft shrinkage sets
+    ``bias = lambd``, hard shrinkage leaves it 0). ``x`` is a Float or Int
+    tensor of any shape; the result has its shape and kind (an Int ``x`` is
+    compared and shifted in f64 and truncated back, as ONNX's reference
+    does). A Bool ``x`` raises ``KindError``.
+    """
+    if x.kind is Bool:
+        raise KindError("Shrink: a Bool tensor cannot be shrunk (Float or Int)")
+    if x.kind is not Float:
+        return shrink(x.cast(DType.F64), bias, lambd).int()
+    low, high = x.lower_elem(-lambd), x.greater_elem(lambd)
+    out = x.zeros_like().mask_where(low, x + bias)
+    return out.mask_where(high, x - bias)
 
 
 @op("Gelu")

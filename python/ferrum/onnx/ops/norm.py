@@ -1,4 +1,5 @@
-"""Normalization: BatchNormalization, InstanceNormalization, LayerNormalization, GroupNormalization, LRN.
+"""Normalization: BatchNormalization, InstanceNormalization, LayerNormalization, GroupNormalization, LRN,
+RMSNormalization, LpNormalization, MeanVarianceNormalization.
 
 BatchNormalization with constant statistics and affine parameters becomes a
 ``BatchNorm`` layer (ONNX's momentum weighs the running value, Burn's the
@@ -15,7 +16,7 @@ import numpy as np
 from ferrum._ferrum import Device, Tensor
 from ferrum.module import Param, RunningState
 from ferrum.nn.norm import BatchNorm
-from ferrum.onnx.ops._util import AnyTensor, broadcast
+from ferrum.onnx.ops._util import AnyTensor, axis, broadcast
 from ferrum.onnx.ops.registry import LayerPlan, NodeInfo, op
 
 __all__ = [
@@ -23,7 +24,10 @@ __all__ = [
     "group_normalization",
     "instance_normalization",
     "layer_normalization",
+    "lp_normalization",
     "lrn",
+    "mean_variance_normalization",
+    "rms_normalization",
 ]
 
 
@@ -164,3 +168,86 @@ def lrn(x: AnyTensor, size: int = 1, alpha: float = 1e-4, beta: float = 0.75, bi
     for i in range(1, size):
         total = total + padded.narrow(1, i, c)
     return x / (total * (alpha / size) + bias).powf_scalar(beta)
+
+
+@op("RMSNormalization")
+def rms_normalization(
+    x: AnyTensor, scale: AnyTensor, axis: int = -1, epsilon: float = 1e-5, stash_type: int = 1
+) -> AnyTensor:
+    """RMSNormalization (since opset 23): ``x / sqrt(mean(x ** 2) + epsilon) * scale``.
+
+    The mean runs over the dims from ``axis`` (-1 by default, negative counts
+    from the end) to the last; ``scale`` broadcasts to ``x`` from the right
+    (ONNX's unidirectional broadcasting), ``epsilon`` is 1e-5 by default. The
+    result has ``x``'s shape and dtype. ``x`` is a Float tensor: ferrum computes
+    f16 and bf16 in f32, which is what ``stash_type`` 1 (the default) asks for;
+    an f64 ``x`` is computed in f64. An ``axis`` outside ``[-rank, rank)``
+    raises ``ValueError``.
+
+    Example:
+        >>> import numpy as np
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> x = Tensor.from_numpy(np.array([[3.0, 4.0], [1.0, 1.0]], np.float32), NdArray.device())
+        >>> one = Tensor.from_numpy(np.ones(2, np.float32), NdArray.device())
+        >>> rms_normalization(x, one, epsilon=0.0).to_numpy().astype(float).round(4).tolist()
+        [[0.8485, 1.1314], [1.0, 1.0]]
+    """
+    del stash_type
+    start = _axis(axis, x.rank())
+    dims = list(range(start, x.rank()))
+    inv_rms = (x.square().mean_dims(dims) + epsilon).sqrt().recip()
+    y, s = broadcast(x * inv_rms, scale)
+    return y * s
+
+
+@op("LpNormalization")
+def lp_normalization(x: AnyTensor, axis: int = -1, p: int = 2) -> AnyTensor:
+    """LpNormalization: ``x`` divided by its L1 (``p=1``) or L2 (``p=2``, the default) norm along ``axis``.
+
+    ``axis`` is -1 by default (negative counts from the end). Where a norm is 0
+    the result is 0 (ONNX's 0/0 = 0), and the gradient there is finite (that of
+    ``x / 1``), not NaN.
+    ``x`` is a Float tensor of any rank >= 1; the result has its shape. A ``p``
+    other than 1 or 2 (the two ONNX defines) raises ``ValueError``, so does an
+    ``axis`` outside ``[-rank, rank)``.
+
+    Example:
+        >>> import numpy as np
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> x = Tensor.from_numpy(np.array([[3.0, 4.0], [0.0, 0.0]], np.float32), NdArray.device())
+        >>> lp_normalization(x).to_numpy().tolist()
+        [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
+    """
+    if p not in (1, 2):
+        raise ValueError(f"LpNormalization: p must be 1 or 2, found {p}")
+    dim = _axis(axis, x.rank())
+    total = x.abs().sum_dims([dim]) if p == 1 else x.square().sum_dims([dim])
+    # A zero norm becomes 1 before the root: the zero vector then divides to 0, and neither the
+    # root nor the division sees 0 (whose gradients are inf and NaN).
+    total = total.mask_fill(total.equal_elem(0.0), 1.0)
+    return x / (total if p == 1 else total.sqrt())
+
+
+@op("MeanVarianceNormalization")
+def mean_variance_normalization(x: AnyTensor, axes: tuple[int, ...] = (0, 2, 3)) -> AnyTensor:
+    """MeanVarianceNormalization (since opset 9): ``(x - mean) / (std + 1e-9)`` over ``axes``.
+
+    ``axes`` is ``[0, 2, 3]`` by default (per channel of an NCHW batch);
+    negative axes count from the end. The standard deviation is the biased one
+    (ONNX's function takes ``sqrt(mean(x ** 2) - mean(x) ** 2)``; ferrum takes
+    the equal ``sqrt(mean((x - mean) ** 2))``, which cannot go negative through
+    rounding). ``x`` is a Float tensor; the result has its shape. An axis outside
+    ``[-rank, rank)`` raises ``ValueError``.
+    """
+    dims = sorted({_axis(a, x.rank()) for a in axes})
+    if not dims:
+        return x - x
+    centered = x - x.mean_dims(dims)
+    std = centered.square().mean_dims(dims).sqrt()
+    return centered / (std + 1e-9)
+
+
+def _axis(value: int, rank: int) -> int:
+    return axis(value, rank)

@@ -1,4 +1,5 @@
-"""Reductions: ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare, ArgMax, ArgMin.
+"""Reductions: ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare, ArgMax, ArgMin, and the
+Lp norms over windows: GlobalLpPool, LpPool.
 
 The reduced axes come from the ``axes`` attribute (older opsets) or the
 ``axes`` input (ReduceSum from opset 13, the others from 18): both arrive
@@ -7,7 +8,9 @@ here as the ``axes`` keyword.
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -16,7 +19,7 @@ from ferrum._ferrum import Bool, Int, Tensor
 from ferrum.onnx.ops._util import AnyTensor, IntArg, axis, ints
 from ferrum.onnx.ops.registry import op
 
-__all__ = ["arg_max", "arg_min"]
+__all__ = ["arg_max", "arg_min", "global_lp_pool", "lp_pool"]
 
 
 def _axes(x: AnyTensor, axes: IntArg, noop_with_empty_axes: int) -> list[int] | None:
@@ -158,3 +161,128 @@ def arg_min(x: AnyTensor, axis: int = 0, keepdims: int = 1, select_last_index: i
     the first. An ``axis`` outside ``[-rank, rank)`` raises ``ValueError``.
     """
     return _arg(x, axis, keepdims, select_last_index, "argmin")
+
+
+def _powered(x: AnyTensor, p: float) -> AnyTensor:
+    """``|x| ** p``, element-wise."""
+    if p == 2:
+        return x.square()
+    return x.abs() if p == 1 else x.abs().powf_scalar(float(p))
+
+
+def _root(total: AnyTensor, p: float) -> AnyTensor:
+    if p == 2:
+        return total.sqrt()
+    return total if p == 1 else total.powf_scalar(1.0 / p)
+
+
+def _check_p(p: float, op_name: str) -> None:
+    if not p > 0:
+        raise ValueError(f"{op_name}: p must be positive, found {p}")
+
+
+@op("GlobalLpPool")
+def global_lp_pool(x: AnyTensor, p: int = 2) -> AnyTensor:
+    """GlobalLpPool: the Lp norm of each channel over all its spatial dims, ``sum(|x| ** p) ** (1 / p)``.
+
+    ``x`` is ``[batch, channels, *spatial]``; the result is ``[batch, channels,
+    1, ..., 1]``, of ``x``'s rank. ``p`` is 2 by default. ``x`` is a Float
+    tensor; a ``p`` that is not positive raises ``ValueError``.
+
+    Example:
+        >>> import numpy as np
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> x = Tensor.from_numpy(np.array([[[3.0, 4.0]]], np.float32), NdArray.device())
+        >>> global_lp_pool(x).to_numpy().tolist(), global_lp_pool(x, p=1).to_numpy().tolist()
+        ([[[5.0]]], [[[7.0]]])
+    """
+    _check_p(p, "GlobalLpPool")
+    dims = list(range(2, x.rank()))
+    if not dims:
+        return _root(_powered(x, p), p)
+    return _root(_powered(x, p).sum_dims(dims), p)
+
+
+def _pool_pads(
+    size: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    pads: Sequence[int] | None,
+    auto_pad: str,
+) -> list[tuple[int, int]]:
+    n = len(size)
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        out = []
+        for i in range(n):
+            target = -(-size[i] // strides[i])
+            total = max(0, (target - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - size[i])
+            small = total // 2
+            out.append((small, total - small) if auto_pad == "SAME_UPPER" else (total - small, small))
+        return out
+    if auto_pad == "VALID" or not pads:
+        return [(0, 0)] * n
+    if len(pads) != 2 * n:
+        raise ValueError(f"pads {list(pads)} must have two entries per spatial dim ({2 * n})")
+    return [(pads[i], pads[i + n]) for i in range(n)]
+
+
+@op("LpPool")
+def lp_pool(
+    x: AnyTensor,
+    auto_pad: str = "NOTSET",
+    ceil_mode: int = 0,
+    dilations: tuple[int, ...] | None = None,
+    kernel_shape: tuple[int, ...] = (),
+    p: int = 2,
+    pads: tuple[int, ...] | None = None,
+    strides: tuple[int, ...] | None = None,
+) -> AnyTensor:
+    """LpPool: the Lp norm ``sum(|x| ** p) ** (1 / p)`` of each window, over any number of spatial dims.
+
+    ``x`` is ``[batch, channels, *spatial]``; ``kernel_shape`` gives the
+    window, ``strides`` and ``dilations`` (1 by default) its step and spread,
+    ``pads`` (``[begin..., end...]``) or ``auto_pad`` (``SAME_UPPER``,
+    ``SAME_LOWER``, ``VALID``) the zero padding, ``ceil_mode`` (opset 18)
+    rounds the output size up. ``p`` is 2 by default. Padding adds zeros to
+    the sums, as ONNX's reference (``kernel_size * AveragePool(|x| ** p)``
+    with the padding counted) does. The window is summed by one strided slice
+    per kernel position, so it is differentiable. ``x`` is a Float tensor; a
+    window larger than the padded input or a ``p`` that is not positive raises
+    ``ValueError``.
+    """
+    _check_p(p, "LpPool")
+    kernel = list(kernel_shape)
+    n = len(kernel)
+    if n == 0 or n != x.rank() - 2:
+        raise ValueError(f"LpPool: kernel_shape {kernel} does not fit a rank-{x.rank()} input")
+    size = list(x.dims()[2:])
+    s = list(strides or [1] * n)
+    d = list(dilations or [1] * n)
+    padding = _pool_pads(size, kernel, s, d, pads, auto_pad)
+    outs, ends = [], []
+    for i in range(n):
+        span = (kernel[i] - 1) * d[i] + 1
+        room = size[i] + padding[i][0] + padding[i][1] - span
+        if room < 0:
+            raise ValueError(f"LpPool: window {span} is larger than the padded input {room + span}")
+        out = (-(-room // s[i]) if ceil_mode else room // s[i]) + 1
+        if ceil_mode and (out - 1) * s[i] >= size[i] + padding[i][0]:
+            out -= 1  # the last window would start in the end padding
+        outs.append(out)
+        ends.append(max(padding[i][1], (out - 1) * s[i] + span - size[i] - padding[i][0]))
+    powered = _powered(x, p)
+    flat: list[int] = []
+    for i in reversed(range(n)):
+        flat += [padding[i][0], ends[i]]
+    if any(flat):
+        powered = powered.pad(flat, 0.0)
+    total: AnyTensor | None = None
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        ranges: list[Any] = [None, None]
+        ranges += [slice(j * d[i], j * d[i] + (outs[i] - 1) * s[i] + 1, s[i]) for i, j in enumerate(offset)]
+        window = powered.slice(ranges)
+        total = window if total is None else total + window
+    assert total is not None
+    return _root(total, p)

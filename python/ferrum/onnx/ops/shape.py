@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ferrum._ferrum import Distribution, DType, PadMode, Tensor
+from ferrum._ferrum import Distribution, DType, Float, PadMode, Tensor
 from ferrum.onnx.dtypes import compute_kind, numpy_dtype
 from ferrum.onnx.ops._util import AnyTensor, IntArg, axis, check_size, ints, same_kind, to_rank
 from ferrum.onnx.ops.registry import op
@@ -315,7 +315,20 @@ def dropout(
 
 @op("Cast")
 def cast(x: AnyTensor, to: int = 1, saturate: int = 1, round_mode: str = "up") -> AnyTensor:
-    """``x`` in the type ferrum computes ONNX type ``to`` in (f32, f64, i64 or bool)."""
+    """``x`` in the type ferrum computes ONNX type ``to`` in (f32, f64, i64 or bool).
+
+    Floats become integers by truncation toward zero. A value the target
+    cannot hold (NaN, an infinity, out of range) does not raise, as it does
+    in ``Tensor.int()``: it converts as onnxruntime's Cast on x86-64 does
+    (and ONNX's NumPy reference evaluator there): to INT64_MIN for int64
+    (T5's relative-position bias casts ``-inf``), to INT32_MIN for int32 and
+    for the narrower types (int16, int8, uint16, uint8: the low bits of
+    INT32_MIN, 0, when the result leaves the graph); uint32 and uint64 follow
+    the compilers' unsigned conversion (``-inf`` and NaN give 2**31 and 2**63,
+    ``+inf`` and values at or above 2**32 (2**64) give 0). ``saturate`` and
+    ``round_mode`` (for the float8 types ferrum does not compute in) are
+    accepted and ignored.
+    """
     del saturate, round_mode
     target = numpy_dtype(to, "Cast: ")
     return _to_numpy_kind(x, target)
@@ -339,13 +352,54 @@ def _to_numpy_kind(x: AnyTensor, target: np.dtype[Any]) -> AnyTensor:
     if kind == "b":
         return x if x.dtype == DType.Bool else x.bool()
     if kind == "i":
-        return x if x.dtype == DType.I64 else x.int()
+        if x.dtype == DType.I64:
+            return x
+        return _float_to_int(x, target) if x.kind is Float else x.int()
     if kind == "f":
         want = DType.F64 if target == np.float64 else DType.F32
         if x.dtype == want:
             return x
         return (x if x.dtype in (DType.F32, DType.F64) else x.float()).cast(want)
     raise ValueError(f"Cast: cannot compute in {target}")
+
+
+def _truncated(x: AnyTensor, low: float, high: float, fill: int) -> AnyTensor:
+    """``x`` truncated to Int where ``low <= x < high``, ``fill`` elsewhere (NaN included).
+
+    The bounds are powers of two, exact in f32 and f64; a value just below
+    ``low`` that would truncate to it is filled instead, which is the same
+    value wherever ``fill`` is ``low``.
+    """
+    outside = x.greater_equal_elem(low).bool_and(x.lower_elem(high)).bool_not()
+    return x.mask_fill(outside, 0.0).int().mask_fill(outside, fill)
+
+
+def _float_to_int(x: AnyTensor, target: np.dtype[Any]) -> AnyTensor:
+    """A Float ``x`` as ONNX integer type ``target``, converted as onnxruntime does on x86-64.
+
+    C++'s ``static_cast`` from a float leaves the out-of-range values undefined;
+    x86-64 compilers emit ``cvttsd2si``, whose answer to NaN, an infinity or a
+    value out of range is the "integer indefinite" 0x80...0: INT64_MIN for a
+    64-bit target, INT32_MIN for int32 and (through the 32-bit instruction and
+    the low bits) the narrower types. Unsigned 32 and 64 bit targets go through
+    the signed conversion below 2**31 (2**63) and through ``x - 2**31`` (``2**63``)
+    with the top bit set again above, so ``+inf`` gives 0 there. ferrum computes
+    the narrow types in i64: the value kept is the one whose two's complement
+    bits the graph's output converts back to the declared type.
+    """
+    name = target.name
+    if name == "int64":
+        return _truncated(x, -(2.0**63), 2.0**63, -(1 << 63))
+    if name == "uint64":
+        below = _truncated(x, -(2.0**63), 2.0**63, -(1 << 63))
+        # [2**63, 2**64): kept as value - 2**64, whose bits read as uint64 are the value; above: 0
+        above = _truncated(x - 2.0**64, -(2.0**63), 0.0, 0)
+        return below.mask_where(x.greater_equal_elem(2.0**63), above)
+    signed32 = _truncated(x, -(2.0**31), 2.0**31, -(1 << 31))
+    if name == "uint32":
+        above = _truncated(x, 2.0**31, 2.0**32, 0)
+        return signed32.mask_where(x.greater_equal_elem(2.0**31), above)
+    return signed32
 
 
 @op("Pad", static=(None, "pads", "constant_value", "axes"))
