@@ -123,3 +123,29 @@ def test_training_dropout_zeroes_a_ratio_and_rescales_the_rest() -> None:
     assert abs(mask.mean() - 0.75) < 0.03
     np.testing.assert_allclose(y[mask], 1.0 / 0.75)
     assert (y[~mask] == 0).all()
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "step"),
+    [(-1, -(2**63) + 1, -1), (-1, -(2**63), -1), (3, -10, -2), (-1, 0, -1), (2, -1, -1), (-2, -100, -3)],
+)
+def test_backward_slices_through_index_zero(start: int, end: int, step: int) -> None:
+    """torch's F.pad export reverses the pads with Slice(-1, -INT64_MAX, -1): the whole axis, backwards
+    (it came out empty, breaking Swin's TorchScript export), checked against ONNX's reference."""
+    from onnx import numpy_helper
+    from onnx.reference import ReferenceEvaluator
+
+    values = {"s": start, "e": end, "a": 0, "st": step}
+    consts = [numpy_helper.from_array(np.array([v], np.int64), n) for n, v in values.items()]
+    graph = helper.make_graph(
+        [helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        consts,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = np.arange(10, dtype=np.float32).reshape(5, 2)
+    (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
+    (got,) = FerrumBackend.prepare(model).run([x])
+    np.testing.assert_array_equal(got, expected)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -19,7 +19,22 @@ from ferrum._ferrum import Bool, Int, Tensor
 from ferrum.onnx.ops._util import AnyTensor, IntArg, axis, ints
 from ferrum.onnx.ops.registry import op
 
-__all__ = ["arg_max", "arg_min", "global_lp_pool", "lp_pool"]
+__all__ = [
+    "arg_max",
+    "arg_min",
+    "global_lp_pool",
+    "lp_pool",
+    "reduce_l1",
+    "reduce_l2",
+    "reduce_log_sum",
+    "reduce_log_sum_exp",
+    "reduce_max",
+    "reduce_mean",
+    "reduce_min",
+    "reduce_prod",
+    "reduce_sum",
+    "reduce_sum_square",
+]
 
 
 def _axes(x: AnyTensor, axes: IntArg, noop_with_empty_axes: int) -> list[int] | None:
@@ -62,7 +77,15 @@ def _identity(x: AnyTensor, dims: list[int], kind: str) -> AnyTensor:
     return Tensor.from_numpy(np.full(shape, value, dtype=dtype), x.device())
 
 
-def _make(name: str, kind: str, pre: str | None = None, post: str | None = None) -> None:
+class _Reduce(Protocol):
+    """The signature every ReduceXxx op shares."""
+
+    def __call__(
+        self, x: AnyTensor, axes: IntArg = None, keepdims: int = 1, noop_with_empty_axes: int = 0
+    ) -> AnyTensor: ...
+
+
+def _make(name: str, kind: str, pre: str | None = None, post: str | None = None) -> _Reduce:
     def fn(x: AnyTensor, axes: IntArg = None, keepdims: int = 1, noop_with_empty_axes: int = 0) -> AnyTensor:
         dims = _axes(x, axes, noop_with_empty_axes)
         if dims is None:
@@ -80,8 +103,7 @@ def _make(name: str, kind: str, pre: str | None = None, post: str | None = None)
     fn.__name__ = fn.__qualname__ = _snake(name)
     fn.__doc__ = f"ONNX {name} over ``axes`` (all when absent), keeping them when ``keepdims``."
     op(name, static=(None, "axes"))(fn)
-    globals()[fn.__name__] = fn
-    __all__.append(fn.__name__)
+    return fn
 
 
 def _snake(name: str) -> str:
@@ -106,16 +128,17 @@ def _post(x: AnyTensor, post: str | None) -> AnyTensor:
     return x
 
 
-_make("ReduceSum", "sum")
-_make("ReduceMean", "mean")
-_make("ReduceMax", "max")
-_make("ReduceMin", "min")
-_make("ReduceProd", "prod")
-_make("ReduceL1", "sum", pre="abs")
-_make("ReduceL2", "sum", pre="square", post="sqrt")
-_make("ReduceSumSquare", "sum", pre="square")
-_make("ReduceLogSum", "sum", post="log")
-_make("ReduceLogSumExp", "sum", pre="exp", post="log")
+# Assigned by name (not through globals()) so that mypy sees them: generated code calls them.
+reduce_sum = _make("ReduceSum", "sum")
+reduce_mean = _make("ReduceMean", "mean")
+reduce_max = _make("ReduceMax", "max")
+reduce_min = _make("ReduceMin", "min")
+reduce_prod = _make("ReduceProd", "prod")
+reduce_l1 = _make("ReduceL1", "sum", pre="abs")
+reduce_l2 = _make("ReduceL2", "sum", pre="square", post="sqrt")
+reduce_sum_square = _make("ReduceSumSquare", "sum", pre="square")
+reduce_log_sum = _make("ReduceLogSum", "sum", post="log")
+reduce_log_sum_exp = _make("ReduceLogSumExp", "sum", pre="exp", post="log")
 
 
 def _arg(x: AnyTensor, axis_: int, keepdims: int, select_last_index: int, method: str) -> AnyTensor:

@@ -201,7 +201,9 @@ def slice_(
         # ferrum views step forwards: slice the mirrored range, then flip it.
         for d in flips:
             sl = index[d]
-            n = len(range(dims[d])[sl])
+            # range(start, stop, step), not range(dims)[sl]: the normalised stop of a backward slice
+            # through index 0 is -1, which slicing again would read as "the last element".
+            n = len(range(sl.start, sl.stop, sl.step))
             first = sl.start - (n - 1) * (-sl.step) if n else 0
             index[d] = slice(first, first + (n - 1) * (-sl.step) + 1 if n else 0, -sl.step)
     ranges: list[Any] = []
