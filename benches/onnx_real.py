@@ -1,0 +1,111 @@
+"""The real-model ONNX fixtures (tests/fixtures/onnx_real) run by ferrum.onnx against onnxruntime.
+
+    python benches/onnx_real.py [--rounds 9] [--only SUBSTRING]
+
+For each case (an architecture exported by one of torch's two exporters, on its stored inputs),
+the engines take turns round by round: in each round ferrum and then onnxruntime (2 intra-op
+threads, the machine's cores) each run calls for at least 50 ms, and the round keeps the mean per
+call. The table gives each engine's median over the rounds and the median of the per-round ratios
+``ferrum / onnxruntime`` with its lowest-highest (below 1: ferrum is faster). onnxruntime is never
+a dependency of ferrum: without it installed here only ferrum's column is printed.
+
+The fixtures are small configurations (hidden size 32, 2 layers; images of 32-64 pixels), so the
+times are dominated by the cost of each graph node, not by its arithmetic: this is where running
+a graph node by node from Python shows.
+
+Measured on 2026-12-05 on the 2-core development machine (Intel Xeon, AVX-512), onnxruntime 1.32.0,
+9 rounds, node-by-node execution from Python (ferrum / onnxruntime, medians):
+bert-dynamo 4.5, bert_s128 2.2, gpt2 5.0, llama 6.2-7.0, vit 7.0-8.2, resnet18 2.9-3.2,
+resnet18_b8 5.4, mobilenet_v3_small 5.1-5.2, swin-dynamo 4.4, swin-ts (1568 nodes) 22.7.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from ferrum import Tensor
+from ferrum.backend import NdArray
+from ferrum.onnx import load
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from onnx_real_models import FIXTURES, fill_weights
+
+MIN_ROUND_S = 0.05
+
+
+def _per_call(fn: Callable[[], object]) -> float:
+    """Mean seconds per call over calls lasting at least ``MIN_ROUND_S`` in all."""
+    calls, start = 0, time.perf_counter()
+    while True:
+        fn()
+        calls += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= MIN_ROUND_S:
+            return elapsed / calls
+
+
+def _runners(case: str, ort: Any) -> tuple[Callable[[], object], Callable[[], object] | None, int]:
+    proto = fill_weights(onnx.load(FIXTURES / f"{case}.onnx"))
+    data = np.load(FIXTURES / f"{case}.npz")
+    weights = {t.name for t in proto.graph.initializer}
+    names = [i.name for i in proto.graph.input if i.name not in weights]
+    device = NdArray.device()
+    model = load(proto, device)
+    inputs = [Tensor.from_numpy(data[f"in_{n}"], device) for n in names]
+    ours: Callable[[], object] = lambda: model.forward(*inputs)  # noqa: E731
+    if ort is None:
+        return ours, None, len(proto.graph.node)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 2
+    session = ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    feed = {n: data[f"in_{n}"] for n in names}
+    theirs: Callable[[], object] = lambda: session.run(None, feed)  # noqa: E731
+    return ours, theirs, len(proto.graph.node)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--only", default="", help="cases whose name contains this")
+    args = parser.parse_args(argv)
+    ort: Any
+    try:  # by name: onnxruntime is no dependency (and has no type stubs)
+        ort = importlib.import_module("onnxruntime")
+    except ImportError:
+        ort = None
+    cases = sorted(c for c in json.loads((FIXTURES / "manifest.json").read_text())["cases"] if args.only in c)
+    print(f"{'case':28s} {'nodes':>5s} {'ferrum ms':>10s} {'ort ms':>10s}  ferrum/ort (median, low-high)")
+    for case in cases:
+        ours, theirs, nodes = _runners(case, ort)
+        for _ in range(3):  # warm-up: first calls allocate and fold
+            ours()
+            if theirs is not None:
+                theirs()
+        mine, other = [], []
+        for _ in range(args.rounds):
+            mine.append(_per_call(ours))
+            if theirs is not None:
+                other.append(_per_call(theirs))
+        line = f"{case:28s} {nodes:5d} {statistics.median(mine) * 1e3:10.3f}"
+        if other:
+            ratios = [a / b for a, b in zip(mine, other, strict=True)]
+            line += (
+                f" {statistics.median(other) * 1e3:10.3f}  {statistics.median(ratios):.2f} "
+                f"({min(ratios):.2f}-{max(ratios):.2f})"
+            )
+        print(line, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
