@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from ferrum.backend import NdArray
 from ferrum.onnx.dtypes import compute_dtype, numpy_dtype
 from ferrum.onnx.errors import OnnxError
 from ferrum.onnx.model import OnnxModel, load
+from ferrum.onnx.values import map_tensors
 
 __all__ = ["FerrumBackend", "FerrumRep"]
 
@@ -41,12 +43,15 @@ class FerrumRep(BackendRep):
         ``inputs`` is a sequence of arrays in the order of the graph's inputs
         (initializers excluded), a dict from input name to array, or a single array
         for a one-input graph; each is converted to the type ferrum computes it in
-        (f32, f64, i64 or bool). The result is a tuple with one array per graph
-        output, converted back to the output's declared element type (integers wrap
-        as two's complement would). ``kwargs`` are accepted for the ``BackendRep``
-        contract and ignored. A missing input, or one whose shape or kind (Float,
-        Int, Bool) does not match the graph's declaration, raises ``OnnxError``; a
-        dict without an input's name raises ``KeyError``.
+        (f32, f64, i64 or bool). An input of an ONNX sequence type is a list of
+        arrays, one of an optional type its element or ``None``. The result is a
+        tuple with one array per graph output (a list of arrays for a sequence,
+        ``None`` for an empty optional), converted back to the output's declared
+        element type (integers wrap as two's complement would). ``kwargs`` are
+        accepted for the ``BackendRep`` contract and ignored. A missing input, or
+        one whose shape or kind (Float, Int, Bool) does not match the graph's
+        declaration, raises ``OnnxError``; a dict without an input's name raises
+        ``KeyError``.
         """
         del kwargs
         program = self.model.program
@@ -57,16 +62,30 @@ class FerrumRep(BackendRep):
         else:
             arrays = list(inputs)
         device = NdArray.device()
-        tensors = [Tensor.from_numpy(compute_dtype(np.asarray(a)), device) for a in arrays]
-        result = self.model.forward(*tensors)
+        declared = [info.containers for info in program.inputs]
+        # Extra inputs are converted as tensors, for forward to report the count.
+        declared += [()] * (len(arrays) - len(declared))
+        values = [_from_numpy(a, containers, device) for a, containers in zip(arrays, declared, strict=False)]
+        result = self.model.forward(*values)
         outs = result if isinstance(result, tuple) else (result,)
-        converted = []
-        for info, out in zip(program.outputs, outs, strict=True):
-            array = np.asarray(out.to_numpy())
-            if info.elem_type:
-                array = _convert(array, numpy_dtype(info.elem_type))
-            converted.append(array)
-        return tuple(converted)
+        return tuple(
+            map_tensors(out, functools.partial(_to_numpy, elem_type=info.elem_type))
+            for info, out in zip(program.outputs, outs, strict=True)
+        )
+
+
+def _from_numpy(value: Any, containers: tuple[str, ...], device: Any) -> Any:
+    """An input as ferrum values: a tensor, or for a sequence or optional input a list of tensors or None."""
+
+    def tensor(array: Any) -> Tensor[Any, Any, Any]:
+        return Tensor.from_numpy(compute_dtype(np.asarray(array)), device)
+
+    return map_tensors(value, tensor) if containers else tensor(value)
+
+
+def _to_numpy(tensor: Tensor[Any, Any, Any], elem_type: int) -> np.ndarray[Any, Any]:
+    array = np.asarray(tensor.to_numpy())
+    return _convert(array, numpy_dtype(elem_type)) if elem_type else array
 
 
 def _convert(array: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> np.ndarray[Any, Any]:

@@ -38,6 +38,7 @@ from ferrum.onnx.execute import Subgraph
 from ferrum.onnx.graph import ValueInfo
 from ferrum.onnx.model import build, load_program
 from ferrum.onnx.translate import Program, Step, unique
+from ferrum.onnx.values import CONTAINER_OPS
 from ferrum.record import NamedMpkFileRecorder
 
 __all__ = ["GeneratedFiles", "generate", "render"]
@@ -193,7 +194,25 @@ def _returns_tuple(step: Step) -> bool:
     return annotation.startswith("tuple")
 
 
+def _refuse_containers(program: Program) -> None:
+    """``OnnxError`` for a graph with sequence or optional values, which the generator does not write."""
+    for info in (*program.inputs, *program.outputs):
+        if info.containers:
+            raise OnnxError(
+                f"code generation: graph {'input' if info in program.inputs else 'output'} {info.name!r} is "
+                f"an ONNX {'/'.join(info.containers)} value, which the generator does not write yet; "
+                "ferrum.onnx.load runs it"
+            )
+    for step in program.steps:
+        if step.op_type in CONTAINER_OPS:
+            raise OnnxError(
+                f"code generation: sequence/optional op {step.op_type} (node {step.node!r}) is not written "
+                "by the generator yet; ferrum.onnx.load runs it"
+            )
+
+
 def _forward(program: Program, names: _Names, constants: dict[str, str]) -> Iterator[str]:
+    _refuse_containers(program)
     inputs = ", ".join(f"{names.of(i.name)}: {_tensor_type(i)}" for i in program.inputs)
     outs = [_tensor_type(o) for o in program.outputs]
     ret = outs[0] if len(outs) == 1 else f"tuple[{', '.join(outs)}]"

@@ -14,7 +14,42 @@ import onnx
 
 from ferrum.onnx.errors import OnnxError
 
-__all__ = ["compute_dtype", "compute_kind", "numpy_dtype"]
+__all__ = [
+    "compute_dtype",
+    "compute_kind",
+    "integer_range",
+    "is_narrow_float",
+    "narrow_float_values",
+    "numpy_dtype",
+]
+
+_T = onnx.TensorProto
+# The float8/float6/float4 types: ferrum holds their values in f32 (see ``narrow_float_values``).
+_NARROW_FLOATS = frozenset(
+    getattr(_T, name)
+    for name in (
+        "FLOAT8E4M3FN",
+        "FLOAT8E4M3FNUZ",
+        "FLOAT8E5M2",
+        "FLOAT8E5M2FNUZ",
+        "FLOAT8E8M0",
+        "FLOAT6E2M3",
+        "FLOAT6E3M2",
+        "FLOAT4E2M1",
+    )
+    if hasattr(_T, name)
+)
+# the float8 types whose ``saturate`` choice matters (the others have no infinity to overflow to)
+_SATURABLE = frozenset((_T.FLOAT8E4M3FN, _T.FLOAT8E4M3FNUZ, _T.FLOAT8E5M2, _T.FLOAT8E5M2FNUZ))
+_INTEGER_RANGES: dict[int, tuple[int, int]] = {
+    _T.UINT8: (0, 255),
+    _T.INT8: (-128, 127),
+    _T.UINT16: (0, 65535),
+    _T.INT16: (-32768, 32767),
+    _T.UINT4: (0, 15),
+    _T.INT4: (-8, 7),
+    **({_T.UINT2: (0, 3), _T.INT2: (-2, 1)} if hasattr(_T, "INT2") else {}),
+}
 
 
 def numpy_dtype(elem_type: int, where: str = "") -> np.dtype[Any]:
@@ -49,3 +84,35 @@ def compute_dtype(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     if kind == "i":
         return array.astype(np.int64, copy=False)
     raise OnnxError(f"cannot compute on {array.dtype} values (strings and complex numbers are not supported)")
+
+
+def is_narrow_float(elem_type: int) -> bool:
+    """Whether ONNX type ``elem_type`` is a float8, float6 or float4 type (held in f32 by ferrum)."""
+    return elem_type in _NARROW_FLOATS
+
+
+def integer_range(elem_type: int) -> tuple[int, int] | None:
+    """The values a quantized integer type holds (uint8: ``(0, 255)``...), or None for other types."""
+    return _INTEGER_RANGES.get(elem_type)
+
+
+def narrow_float_values(
+    array: np.ndarray[Any, Any], elem_type: int, saturate: bool = True, round_mode: str = "up"
+) -> np.ndarray[Any, Any]:
+    """``array`` rounded to float8/float6/float4 type ``elem_type``, as float32 holding exactly those values.
+
+    As ONNX's Cast: round to nearest even; with ``saturate`` a value beyond
+    the type's range (infinities included) becomes its largest finite value,
+    without it the type's NaN or infinity. FLOAT8E8M0 (powers of two) rounds
+    as ``round_mode`` says (``up``, ``down`` or ``nearest``). The rounding is
+    ``ml_dtypes``' (through ``onnx.numpy_helper``): ferrum's engine has no
+    such types.
+    """
+    dtype = numpy_dtype(elem_type)
+    if elem_type == _T.FLOAT8E8M0:
+        rounded = onnx.numpy_helper.to_float8e8m0(array.astype(np.float32), saturate, round_mode)
+    elif saturate and elem_type in _SATURABLE:
+        rounded = onnx.numpy_helper.saturate_cast(array, dtype)
+    else:
+        rounded = array.astype(dtype)
+    return np.asarray(rounded).astype(np.float32)

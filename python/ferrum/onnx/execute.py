@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ferrum._ferrum import Device, Tensor
 from ferrum.onnx.errors import OnnxError
+from ferrum.onnx.values import Value
 
 if TYPE_CHECKING:
     from ferrum.module import Module
@@ -24,9 +26,10 @@ class Subgraph:
 
 
 def run_steps(
-    program: Program, env: dict[str, Tensor[Any, Any, Any]], device: Device[Any], module: Module[Any] | None
+    program: Program, env: dict[str, Value], device: Device[Any], module: Module[Any] | None
 ) -> None:
-    """Run ``program``'s steps on ``env`` (value name -> tensor), adding every output to it."""
+    """Run ``program``'s steps on ``env`` (value name -> tensor, sequence or optional), adding every output
+    to it."""
     for step in program.steps:
         run_step(program, step, env, device, module)
         for name in step.free:
@@ -36,7 +39,7 @@ def run_steps(
 def run_step(
     program: Program,
     step: Step,
-    env: dict[str, Tensor[Any, Any, Any]],
+    env: dict[str, Value],
     device: Device[Any],
     module: Module[Any] | None,
 ) -> None:
@@ -65,13 +68,17 @@ def run_step(
 
 def run_subgraph(
     body: Subgraph,
-    inputs: list[Tensor[Any, Any, Any]],
-    captured: dict[str, Tensor[Any, Any, Any]],
+    inputs: Sequence[Value],
+    captured: Mapping[str, Value],
     device: Device[Any],
-) -> list[Tensor[Any, Any, Any]]:
-    """The outputs of ``body`` run on ``inputs`` (its declared inputs, in order) and the outer values."""
+) -> list[Any]:
+    """The outputs of ``body`` run on ``inputs`` (its declared inputs, in order) and the outer values.
+
+    Each output is a ``Value`` (a tensor, a sequence or None); typed ``Any`` so that a caller whose body
+    computes tensors only (a FlexAttention modifier) reads them as tensors.
+    """
     program = body.program
-    env: dict[str, Tensor[Any, Any, Any]] = dict(captured)
+    env: dict[str, Value] = dict(captured)
     for info, value in zip(program.inputs, inputs, strict=True):
         env[info.name] = value
     for name, array in (*program.constants.items(), *program.output_constants.items()):

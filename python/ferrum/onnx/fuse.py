@@ -23,6 +23,7 @@ from ferrum._ferrum import Device, Tensor
 from ferrum.nn.conv import Conv2d
 from ferrum.nn.norm import BatchNorm
 from ferrum.onnx.execute import run_step
+from ferrum.onnx.values import Value
 
 if TYPE_CHECKING:
     from ferrum.module import Module
@@ -177,7 +178,7 @@ def _frees(program: Program, actions: list[int | FusedConv]) -> tuple[tuple[str,
 def run_scheduled(
     program: Program,
     plan: Schedule,
-    env: dict[str, Tensor[Any, Any, Any]],
+    env: dict[str, Value],
     device: Device[Any],
     module: Module[Any],
 ) -> None:
@@ -194,15 +195,15 @@ def run_scheduled(
 def _run_fused(
     program: Program,
     group: FusedConv,
-    env: dict[str, Tensor[Any, Any, Any]],
+    env: dict[str, Value],
     device: Device[Any],
     module: Module[Any],
 ) -> None:
     conv: Conv2d[Any] = getattr(module, group.conv)
     x = env[group.x]
     residual = env[group.residual] if group.residual is not None else None
-    if x.rank() != 4:
-        # Bad input, for the steps to report.
+    if not isinstance(x, Tensor) or not isinstance(residual, (Tensor, type(None))) or x.rank() != 4:
+        # Bad input (a sequence, a wrong rank), for the steps to report.
         _run_steps(program, group, env, device, module)
         return
     height, width = x.dims()[-2:]
@@ -238,7 +239,7 @@ def _run_fused(
 def _run_steps(
     program: Program,
     group: FusedConv,
-    env: dict[str, Tensor[Any, Any, Any]],
+    env: dict[str, Value],
     device: Device[Any],
     module: Module[Any],
 ) -> None:

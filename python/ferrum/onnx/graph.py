@@ -35,6 +35,9 @@ class ValueInfo:
     name: str
     elem_type: int
     shape: tuple[Dim, ...] | None
+    containers: tuple[str, ...] = ()
+    """``()`` for a tensor; for a sequence or optional value its containers, outermost first
+    (``("optional", "sequence")``), ``elem_type`` then being its tensors' and ``shape`` None."""
 
     def static_shape(self) -> tuple[int, ...] | None:
         """The shape when every dim is a known number."""
@@ -97,6 +100,11 @@ def _opset(model: onnx.ModelProto, where: str) -> int:
     versions = {o.domain: o.version for o in model.opset_import}
     found = [versions[d] for d in _DEFAULT_DOMAINS if d in versions]
     newest = onnx.defs.onnx_opset_version()
+    other_domains = ("ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training")
+    if not found and any(d in versions for d in other_domains):
+        # A model of ML or training ops only: no default-domain op runs, so no opset's semantics
+        # matter; the newest stands in (the registry's `since` counts in the default domain's opset).
+        return newest
     if not found:
         if model.ir_version >= 3 or model.opset_import:
             raise OnnxError(
@@ -111,11 +119,18 @@ def _opset(model: onnx.ModelProto, where: str) -> int:
 
 
 def _value_info(info: onnx.ValueInfoProto) -> ValueInfo:
-    t = info.type.tensor_type
+    kind, containers = info.type, []
+    # A sequence's or optional's element type is the tensor type inside it.
+    while kind.HasField("sequence_type") or kind.HasField("optional_type"):
+        outer = "sequence" if kind.HasField("sequence_type") else "optional"
+        containers.append(outer)
+        kind = kind.sequence_type.elem_type if outer == "sequence" else kind.optional_type.elem_type
+    t = kind.tensor_type
     shape: tuple[Dim, ...] | None = None
-    if t.HasField("shape"):
+    # A sequence's shape would be its elements' (which may differ): None, so no rank is read from it.
+    if t.HasField("shape") and not containers:
         shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim)
-    return ValueInfo(info.name, t.elem_type, shape)
+    return ValueInfo(info.name, t.elem_type, shape, tuple(containers))
 
 
 def _toposort(nodes: Sequence[onnx.NodeProto], known: set[str], where: str) -> list[onnx.NodeProto]:
@@ -203,6 +218,8 @@ def parse_graph(model: onnx.ModelProto, where: str) -> Graph:
         if out.name not in known and not any(out.name in n.output for n in nodes):
             raise OnnxError(f"{where}: graph output {out.name!r} is produced by no node")
     values = _infer(model, where)
+    for t in graph.initializer:  # their declared types, which shape inference lists only for inputs
+        values.setdefault(t.name, ValueInfo(t.name, t.data_type, tuple(int(d) for d in t.dims)))
     for v in (*inputs, *(_value_info(o) for o in graph.output)):
         values.setdefault(v.name, v)
     return Graph(

@@ -23,6 +23,7 @@ from ferrum.onnx.execute import run_steps
 from ferrum.onnx.fuse import Schedule, run_scheduled, schedule
 from ferrum.onnx.graph import parse_graph, read_model
 from ferrum.onnx.translate import Program, translate
+from ferrum.onnx.values import Value, check_value, tensors_in
 
 __all__ = ["OnnxModel", "load", "load_program"]
 
@@ -30,8 +31,11 @@ __all__ = ["OnnxModel", "load", "load_program"]
 class OnnxModel(Module[Any]):
     """An ONNX graph run with ferrum ops; made by ``ferrum.onnx.load``.
 
-    ``forward(*inputs)`` takes one tensor per graph input, in the graph's
-    order, and returns a tensor (one graph output) or a tuple of tensors.
+    ``forward(*inputs)`` takes one value per graph input, in the graph's
+    order, and returns one value (one graph output) or a tuple of them. A
+    value is a tensor; for an input or output of an ONNX sequence type, a
+    list of tensors; for an optional type, its element, or ``None`` when it
+    is empty (see ``ferrum.onnx.values``).
 
     Example:
         >>> import numpy as np
@@ -51,8 +55,8 @@ class OnnxModel(Module[Any]):
     program: ClassVar[Program]
     schedule: ClassVar[Schedule]
 
-    def forward(self, *inputs: Tensor[Any, Any, Any]) -> Any:
-        """Run the graph on ``inputs`` (one per graph input); a tensor, or a tuple for several outputs."""
+    def forward(self, *inputs: Value) -> Any:
+        """Run the graph on ``inputs`` (one per graph input); a value, or a tuple for several outputs."""
         program = self.program
         if len(inputs) != len(program.inputs):
             names = ", ".join(v.name for v in program.inputs)
@@ -61,15 +65,13 @@ class OnnxModel(Module[Any]):
                 f"found {len(inputs)}"
             )
         device = self._device(inputs)
-        env: dict[str, Tensor[Any, Any, Any]] = {}
+        env: dict[str, Value] = {}
         for info, x in zip(program.inputs, inputs, strict=True):
-            if not isinstance(x, Tensor):
-                raise OnnxError(
-                    f"{program.source}: input {info.name!r} must be a ferrum Tensor, found {type(x).__name__}"
-                )
-            _check_shape(program.source, info.name, info.shape, tuple(x.dims()))
-            _check_kind(program.source, info.name, info.elem_type, x)
-            env[info.name] = x
+            value = check_value(x, info.containers, f"{program.source}: input {info.name!r}")
+            for t in tensors_in(value):
+                _check_shape(program.source, info.name, info.shape, tuple(t.dims()))
+                _check_kind(program.source, info.name, info.elem_type, t)
+            env[info.name] = value
         for name, field in program.fields.items():
             holder = getattr(self, field)
             env[name] = holder.val() if isinstance(holder, Param) else holder.value()
@@ -85,9 +87,12 @@ class OnnxModel(Module[Any]):
         outs = tuple(env[o.name] for o in program.outputs)
         return outs[0] if len(outs) == 1 else outs
 
-    def _device(self, inputs: tuple[Tensor[Any, Any, Any], ...]) -> Device[Any]:
-        if inputs and isinstance(inputs[0], Tensor):
-            return inputs[0].device()
+    def _device(self, inputs: tuple[Value, ...]) -> Device[Any]:
+        first = inputs[0] if inputs else None
+        if isinstance(first, list) and first:
+            first = first[0]  # a sequence: where its tensors are
+        if isinstance(first, Tensor):
+            return first.device()
         devices = self.devices()
         return devices[0] if devices else NdArray.device()
 

@@ -165,6 +165,9 @@ def attribute_value(attr: onnx.AttributeProto, where: str) -> Any:
         return tuple(s.decode("utf-8", "replace") for s in attr.strings)
     if kind == A.TENSOR:
         return compute_dtype(tensor_array(attr.t, where))
+    if kind == A.TYPE_PROTO:
+        # Optional's type: what an empty optional would hold, as text (an empty optional is None at run time).
+        return " ".join(str(attr.tp).split())
     raise UnsupportedOpError(
         f"{where}: attribute {attr.name!r} of type {A.AttributeType.Name(kind)} is not supported"
     )
@@ -174,7 +177,7 @@ def check_supported(graph: Graph) -> None:
     """Raise ``UnsupportedOpError`` naming every unsupported op, with its first node and the opset."""
     missing: dict[str, str] = {}
     for i, node in enumerate(graph.nodes):
-        if node.domain not in ("", "ai.onnx") or lookup(node.op_type, graph.opset) is None:
+        if lookup(node.op_type, graph.opset, node.domain) is None:
             label = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}::{node.op_type}"
             missing.setdefault(label, node.name or f"#{i}")
     if missing:
@@ -234,6 +237,10 @@ class _Translator:
             kwargs["opset"] = self.graph.opset
         if "outputs" in params:
             kwargs["outputs"] = len(node.output)
+        if "input_types" in params:
+            # ferrum computes int8..uint16 in i64 and float8 in f32: ops whose result depends on an
+            # input's declared ONNX type (QuantizeLinear's zero point, BitCast) are told it (0: unknown).
+            kwargs["input_types"] = tuple(self.elem_type(n) for n in node.input)
         names = list(node.input)
         positional: list[str | None] = []
         tensor_kwargs: dict[str, str] = {}
@@ -300,6 +307,10 @@ class _Translator:
         )
         return Subgraph(program, tuple(captures))
 
+    def elem_type(self, name: str) -> int:
+        info = self.graph.values.get(name) if name else None
+        return info.elem_type if info is not None else 0
+
     def rank(self, name: str) -> int | None:
         info = self.graph.values.get(name)
         if info is not None and info.shape is not None:
@@ -343,9 +354,11 @@ class _Translator:
             return False
         if not isinstance(results, tuple):
             results = (results,)
-        for name, value in zip(outputs, results, strict=False):
-            if name:
-                self.consts[name] = np.asarray(value.to_numpy())
+        named = [(name, value) for name, value in zip(outputs, results, strict=False) if name]
+        if not all(isinstance(value, Tensor) for _, value in named):
+            return False  # a sequence or optional (SequenceConstruct of constants...): made at run time
+        for name, value in named:
+            self.consts[name] = np.asarray(value.to_numpy())
         return True
 
     def finish(self) -> Program:

@@ -1,8 +1,9 @@
 """Control flow: If, Loop and Scan, whose bodies are subgraphs run by ferrum.onnx's interpreter.
 
 A body reads the values it declares as inputs and, by name, values of the
-enclosing graph (its captures, passed in ``captured``). Sequence and optional
-values are not supported: bodies carry tensors only.
+enclosing graph (its captures, passed in ``captured``). Sequences and
+optionals (``ferrum.onnx.values``) pass through If's branches and Loop's
+carried values as they are; Loop's and Scan's scanned values are tensors.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ferrum.backend import NdArray
 from ferrum.onnx.execute import Subgraph, run_subgraph
 from ferrum.onnx.ops._util import AnyTensor
 from ferrum.onnx.ops.registry import op
+from ferrum.onnx.values import Value, as_tensor
 
 __all__ = ["if_", "loop", "scan"]
 
@@ -27,8 +29,8 @@ def _on(device: Device[Any] | None) -> Device[Any]:
     return device if device is not None else NdArray.device()
 
 
-def _truth(t: AnyTensor) -> bool:
-    return bool(t.to_numpy().reshape(-1)[0])
+def _truth(t: Value, what: str = "a condition") -> bool:
+    return bool(as_tensor(t, what).to_numpy().reshape(-1)[0])
 
 
 @op("If", deterministic=False)
@@ -36,9 +38,9 @@ def if_(
     cond: AnyTensor,
     then_branch: Subgraph | None = None,
     else_branch: Subgraph | None = None,
-    captured: dict[str, AnyTensor] | None = None,
+    captured: dict[str, Value] | None = None,
     device: Device[Any] | None = None,
-) -> tuple[AnyTensor, ...]:
+) -> tuple[Value, ...]:
     """The outputs of ``then_branch`` when ``cond`` holds, else those of ``else_branch``."""
     branch = then_branch if _truth(cond) else else_branch
     assert branch is not None, "If without its branches"
@@ -49,11 +51,11 @@ def if_(
 def loop(
     trip_count: AnyTensor | None,
     cond: AnyTensor | None,
-    *carried: AnyTensor,
+    *carried: Value,
     body: Subgraph | None = None,
-    captured: dict[str, AnyTensor] | None = None,
+    captured: dict[str, Value] | None = None,
     device: Device[Any] | None = None,
-) -> tuple[AnyTensor, ...]:
+) -> tuple[Value, ...]:
     """Run ``body`` while ``cond`` holds and fewer than ``trip_count`` times; final carried values, then the
     per-iteration scan outputs stacked along a new first dim."""
     assert body is not None, "Loop without its body"
@@ -74,8 +76,8 @@ def loop(
         if not scans:
             scans = [[] for _ in scan_out]
         for acc, value in zip(scans, scan_out, strict=True):
-            acc.append(value.unsqueeze_dims([0]))
-        keep_going = _truth(cond_out)
+            acc.append(as_tensor(value, "a Loop scan output").unsqueeze_dims([0]))
+        keep_going = _truth(cond_out, "Loop's condition output")
         i += 1
     stacked = [Tensor.cat(acc, 0) for acc in scans]
     if not scans and len(body.program.outputs) > 1 + n_state:
@@ -85,21 +87,22 @@ def loop(
 
 @op("Scan", since=9, deterministic=False)
 def scan(
-    *inputs: AnyTensor,
+    *inputs: Value,
     body: Subgraph | None = None,
     num_scan_inputs: int = 1,
     scan_input_axes: tuple[int, ...] | None = None,
     scan_input_directions: tuple[int, ...] | None = None,
     scan_output_axes: tuple[int, ...] | None = None,
     scan_output_directions: tuple[int, ...] | None = None,
-    captured: dict[str, AnyTensor] | None = None,
+    captured: dict[str, Value] | None = None,
     device: Device[Any] | None = None,
-) -> tuple[AnyTensor, ...]:
+) -> tuple[Value, ...]:
     """Run ``body`` over slices of the scan inputs, carrying states; final states, then stacked outputs."""
     assert body is not None, "Scan without its body"
     on = _on(device)
     n_state = len(inputs) - num_scan_inputs
-    state, xs = list(inputs[:n_state]), inputs[n_state:]
+    state = list(inputs[:n_state])
+    xs = [as_tensor(x, "a Scan input") for x in inputs[n_state:]]
     in_axes = [
         a if a >= 0 else a + x.rank() for a, x in zip(scan_input_axes or [0] * len(xs), xs, strict=True)
     ]
@@ -116,7 +119,7 @@ def scan(
         if not per_step:
             per_step = [[] for _ in ys]
         for acc, y in zip(per_step, ys, strict=True):
-            acc.append(y)
+            acc.append(as_tensor(y, "a Scan output"))
     out_axes = list(scan_output_axes or [0] * len(per_step))
     out_dirs = list(scan_output_directions or [0] * len(per_step))
     stacked = []

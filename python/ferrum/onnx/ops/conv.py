@@ -12,6 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ferrum import functional as F
 from ferrum._ferrum import Device, Float, PadMode, Tensor
 from ferrum.module import Param
@@ -213,12 +215,16 @@ def max_pool(
     strides: tuple[int, ...] | None = None,
     outputs: int = 1,
 ) -> tuple[AnyTensor, ...]:
-    """Max pooling over 1 to 3 spatial dims; with a second output, the flat (row-major) indices of the
-    maxima (1 or 2 spatial dims)."""
-    if storage_order:
-        raise ValueError("MaxPool storage_order=1 (column-major indices) is not supported")
+    """Max pooling over 1 to 3 spatial dims; with a second output, the flat indices of the maxima
+    (1 or 2 spatial dims), row-major or, with ``storage_order=1``, column-major within each plane."""
+    if storage_order not in (0, 1):
+        raise ValueError(
+            f"MaxPool storage_order must be 0 (row-major) or 1 (column-major), found {storage_order}"
+        )
     if x.kind is not Float:
-        found = max_pool(x.float(), auto_pad, ceil_mode, dilations, kernel_shape, pads, 0, strides, outputs)
+        found = max_pool(
+            x.float(), auto_pad, ceil_mode, dilations, kernel_shape, pads, storage_order, strides, outputs
+        )
         return (same_kind(found[0], x), *found[1:])
     kernel = list(kernel_shape)
     n = len(kernel)
@@ -254,6 +260,10 @@ def max_pool(
         idx = (row - top) * width + (col - left)
     if n == 1:
         out, idx = out.squeeze_dims([2]), idx.squeeze_dims([2])
+    elif storage_order:
+        # column-major within each plane: h + w * height instead of h * width + w
+        height, width = source.dims()[2:]
+        idx = idx / width + idx.remainder(idx * 0 + width) * height
     return out, _global_index(idx, source)
 
 
@@ -295,6 +305,67 @@ def _global_index(idx: AnyTensor, x: AnyTensor) -> AnyTensor:
     return idx + offsets
 
 
+def _window_matrix(
+    size: int, kernel: int, stride: int, dilation: int, pad: tuple[int, int], ceil: bool, include_pad: int
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """One axis of a dilated average pool: the ``[size, out]`` 0/1 tap matrix and each window's count.
+
+    Windows start at ``o * stride - pad[0]`` and take every ``dilation``-th sample; a ceil-mode window
+    must start inside the input or the leading padding. Taps in the padding read zero and count
+    only with ``include_pad``; taps past the trailing padding (ceil mode) never count.
+    """
+    span = dilation * (kernel - 1) + 1
+    room = size + pad[0] + pad[1] - span
+    out = -(-room // stride) + 1 if ceil else room // stride + 1
+    if ceil and (out - 1) * stride >= size + pad[0]:
+        out -= 1
+    if out < 1:
+        raise ValueError(
+            f"AveragePool: a window of span {span} does not fit an axis of {size} (padded {pad})"
+        )
+    taps = (np.arange(out) * stride - pad[0])[None, :] + (np.arange(kernel) * dilation)[:, None]
+    real = (taps >= 0) & (taps < size)
+    counted = (taps < size + pad[1]) if include_pad else real
+    matrix = np.zeros((size, out), np.float64)
+    cols = np.broadcast_to(np.arange(out)[None, :], taps.shape)
+    np.add.at(matrix, (np.clip(taps, 0, size - 1)[real], cols[real]), 1.0)
+    return matrix, counted.sum(axis=0).astype(np.float64)
+
+
+def _dilated_average(
+    x: AnyTensor,
+    kernel: list[int],
+    s: list[int],
+    d: list[int],
+    p: list[tuple[int, int]],
+    ceil: bool,
+    include_pad: int,
+) -> AnyTensor:
+    """An average pool with dilations over any number of spatial dims.
+
+    A box window's sum is separable: one matmul per axis with its tap matrix, then a division by the
+    product of the per-axis counts (ferrum's pooling kernels take no dilation for averages).
+    """
+    out = x
+    counts = np.ones((), np.float64)
+    for axis, size in enumerate(x.dims()[2:]):
+        matrix, count = _window_matrix(int(size), kernel[axis], s[axis], d[axis], p[axis], ceil, include_pad)
+        out = _pool_along(out, axis + 2, matrix)
+        counts = np.multiply.outer(counts, count)
+    divisor = Tensor.from_numpy(np.maximum(counts, 1.0)[None, None], x.device(), dtype=x.dtype)
+    return out / divisor
+
+
+def _pool_along(x: AnyTensor, axis: int, matrix: np.ndarray[Any, Any]) -> AnyTensor:
+    """``x`` with ``axis`` (size ``in``) replaced by ``x @ matrix`` along it (size ``out``)."""
+    rank = x.rank()
+    order = [a for a in range(rank) if a != axis] + [axis]
+    moved = x.permute(order)
+    dims = tuple(moved.dims())
+    flat = moved.reshape((-1, dims[-1])) @ Tensor.from_numpy(matrix, x.device(), dtype=x.dtype)
+    return flat.reshape((*dims[:-1], matrix.shape[1])).permute([order.index(a) for a in range(rank)])
+
+
 @op("AveragePool")
 def average_pool(
     x: AnyTensor,
@@ -306,12 +377,18 @@ def average_pool(
     pads: tuple[int, ...] | None = None,
     strides: tuple[int, ...] | None = None,
 ) -> AnyTensor:
-    """Average pooling over 1 or 2 spatial dims (padding counted only with ``count_include_pad``)."""
+    """Average pooling over 1 to 3 spatial dims (padding counted only with ``count_include_pad``).
+
+    With ``dilations``, any number of spatial dims, as a matmul per axis (see ``_dilated_average``).
+    """
     kernel = list(kernel_shape)
     n = len(kernel)
     s, d, p = _settings(x, kernel, strides, dilations, pads, auto_pad)
     if any(v != 1 for v in d):
-        raise ValueError(f"AveragePool with dilations {d} is not supported")
+        if x.kind is not Float:
+            found = _dilated_average(x.float(), kernel, s, d, p, bool(ceil_mode), count_include_pad)
+            return same_kind(found, x)
+        return _dilated_average(x, kernel, s, d, p, bool(ceil_mode), count_include_pad)
     if n == 3:
         volume = _separable_3d(_prepad(x, p), kernel, s, d, [(0, 0)] * 3, bool(ceil_mode), "avg")
         if count_include_pad or not any(v for pair in p for v in pair):

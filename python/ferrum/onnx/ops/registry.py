@@ -6,7 +6,9 @@ which inputs are positional tensors and which are keyword arguments (the
 constant, a tensor read at run time otherwise), how attribute names map to
 keyword names (snake_case by default), and optionally a layer factory that
 turns the node into a ferrum layer (Conv2d, Linear, BatchNorm, ...) when its
-weights are constants.
+weights are constants. An op outside the default ONNX domain names its
+``domain`` (``ai.onnx.ml``, ``ai.onnx.preview``, ``ai.onnx.preview.training``); ``DOMAINS`` lists
+those ferrum knows.
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ import numpy as np
 
 from ferrum.module import Module
 
-__all__ = ["LayerPlan", "NodeInfo", "OpSpec", "lookup", "op", "registered_ops"]
+__all__ = ["DOMAINS", "LayerPlan", "NodeInfo", "OpSpec", "lookup", "op", "registered_ops"]
+
+DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training")
+"""The op domains ferrum registers ops in: ONNX's default one (``""``, also spelled ``ai.onnx``) and these."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +70,7 @@ class OpSpec:
     layer: LayerFactory | None = None
     since: int = 1
     deterministic: bool = True
+    domain: str = ""
 
     def keyword(self, attribute: str) -> str:
         """The keyword argument an ONNX attribute is passed as."""
@@ -90,12 +96,18 @@ def op(
     layer: LayerFactory | None = None,
     since: int = 1,
     deterministic: bool = True,
+    domain: str = "",
 ) -> Callable[[Fn], Fn]:
-    """Register the decorated function as the implementation of the ONNX ops ``names`` (its type is kept)."""
+    """Register the decorated function as the implementation of the ONNX ops ``names`` (its type is kept).
+
+    ``domain`` is the ops' domain (one of ``DOMAINS``); ``since`` counts in the default domain's opset.
+    """
+    if domain not in DOMAINS:
+        raise ValueError(f"op domain must be one of {DOMAINS}, found {domain!r}")
 
     def register(fn: Fn) -> Fn:
         for name in names:
-            spec = OpSpec(name, fn, static, dict(attrs or {}), layer, since, deterministic)
+            spec = OpSpec(name, fn, static, dict(attrs or {}), layer, since, deterministic, domain)
             _TABLE.setdefault(name, []).append(spec)
             _TABLE[name].sort(key=lambda s: s.since)
         return fn
@@ -103,11 +115,17 @@ def op(
     return register
 
 
-def lookup(name: str, opset: int) -> OpSpec | None:
-    """The registration of ``name`` that applies at ``opset`` (the latest one since at or before it)."""
+def lookup(name: str, opset: int, domain: str | None = None) -> OpSpec | None:
+    """The registration of ``name`` that applies at ``opset`` (the latest one since at or before it).
+
+    With ``domain`` (``"ai.onnx"`` is the default domain ``""``), only that domain's ops; without,
+    any domain's (no op name is registered in two domains).
+    """
+    if domain == "ai.onnx":
+        domain = ""
     found = None
     for spec in _TABLE.get(name, []):
-        if spec.since <= opset:
+        if spec.since <= opset and (domain is None or spec.domain == domain):
             found = spec
     return found
 

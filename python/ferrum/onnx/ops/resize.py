@@ -14,7 +14,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from ferrum._ferrum import Float, Tensor
+from ferrum._ferrum import Float, KindError, Tensor
 from ferrum.onnx.ops._util import AnyTensor, ints, same_kind
 from ferrum.onnx.ops.registry import op
 
@@ -42,7 +42,10 @@ def _source(
     if mode == "pytorch_half_pixel":
         return (x + 0.5) / scale - 0.5 if out_len > 1 else np.zeros_like(x)
     if mode == "align_corners":
-        return x * (in_len - 1) / (out_len - 1) if out_len > 1 else np.zeros_like(x)
+        # ONNX's reference divides by the unrounded output length (scale * in_len), not the size made
+        # of it: they differ when the scale does not land on an integer (downsample by 0.6).
+        width = scale * in_len
+        return x * (in_len - 1) / (width - 1) if width != 1 else np.zeros_like(x)
     if mode == "asymmetric":
         return x / scale
     if mode == "tf_crop_and_resize":
@@ -97,6 +100,41 @@ def _weights(
     return w
 
 
+def _antialias_weights(
+    src: np.ndarray[Any, Any], in_len: int, mode: str, a: float, exclude_outside: bool, scale: float
+) -> np.ndarray[Any, Any]:
+    """The ``[in_len, out_len]`` weights of an antialiased resize: the kernel stretched by ``1 / scale``.
+
+    Downsampling by ``scale < 1`` widens the linear (triangle) or cubic kernel to cover every input
+    sample that falls in an output sample's footprint, normalised to sum 1 (ONNX's reference, as
+    Pillow and TensorFlow's ``antialias``); upsampling uses the plain kernel.
+    """
+    s = min(scale, 1.0)
+    base = np.floor(src)
+    # An exact integer coordinate takes the pixel on its left with ratio 1 (the reference's choice).
+    ratio = np.where(src == base, 1.0, src - base)
+    start = int(np.floor((-1.0 if mode == "linear" else -2.0) / s) + 1)
+    n = 2 - 2 * start
+    args = np.abs(s * (np.arange(start, start + n)[None, :] - ratio[:, None]))
+    if mode == "linear":
+        coeffs = np.clip(1 - args, 0, 1)
+    else:
+        near = (a + 2) * args**3 - (a + 3) * args**2 + 1
+        far = a * args**3 - 5 * a * args**2 + 8 * a * args - 4 * a
+        coeffs = np.where(args <= 1, near, np.where(args < 2, far, 0.0))
+    coeffs = coeffs / coeffs.sum(axis=1, keepdims=True)
+    # Tap i of the window sits at floor(src) + i (src - 1 + i at an exact integer).
+    index = np.where(src == base, src - 1, base)[:, None] + np.arange(start, start + n)[None, :]
+    if exclude_outside:
+        coeffs = np.where((index < 0) | (index > in_len - 1), 0.0, coeffs)
+        total = coeffs.sum(axis=1, keepdims=True)
+        coeffs = coeffs / np.where(total == 0, 1.0, total)
+    w = np.zeros((in_len, len(src)), np.float64)
+    cols = np.broadcast_to(np.arange(len(src))[:, None], index.shape)
+    np.add.at(w, (np.clip(index, 0, in_len - 1).astype(np.int64), cols), coeffs)
+    return w
+
+
 def _along(x: AnyTensor, axis: int, matrix: np.ndarray[Any, Any]) -> AnyTensor:
     rank = x.rank()
     order = [d for d in range(rank) if d != axis] + [axis]
@@ -127,9 +165,11 @@ def resize(
     mode: str = "nearest",
     nearest_mode: str = "round_prefer_floor",
 ) -> AnyTensor:
-    """``x`` resized to ``sizes`` or by ``scales`` over ``axes`` (all by default)."""
-    if antialias:
-        raise ValueError("Resize antialias=1 is not supported")
+    """``x`` resized to ``sizes`` or by ``scales`` over ``axes`` (all by default).
+
+    ``antialias=1`` widens the linear or cubic kernel when downsampling (see
+    ``_antialias_weights``); it does not change ``nearest``.
+    """
     if mode not in ("nearest", "linear", "cubic"):
         raise ValueError(f"Resize mode must be nearest, linear or cubic, found {mode!r}")
     rank = x.rank()
@@ -164,7 +204,10 @@ def resize(
             index = Tensor.from_numpy(_nearest(src, in_len, nearest_mode), x.device())
             out = out.take(a, index)
         else:
-            matrix = _weights(src, in_len, mode, cubic_coeff_a, bool(exclude_outside))
+            if antialias:
+                matrix = _antialias_weights(src, in_len, mode, cubic_coeff_a, bool(exclude_outside), scale)
+            else:
+                matrix = _weights(src, in_len, mode, cubic_coeff_a, bool(exclude_outside))
             out = same_kind(_along(out if out.kind is Float else out.float(), a, matrix), x)
     if valid:
         keep = np.ones(tuple(out.dims()), dtype=bool)
@@ -200,18 +243,117 @@ def upsample(x: AnyTensor, scales: Any = None, mode: str = "nearest") -> AnyTens
     return resize_v10(x, scales, mode)
 
 
+def _reflect(v: np.ndarray[Any, Any], lo: float, hi: float) -> np.ndarray[Any, Any]:
+    """``v`` folded back into ``[lo, hi]`` by reflecting at the borders (PyTorch's and ONNX's rule)."""
+    span = hi - lo
+    if span <= 0:
+        return np.full_like(v, lo)
+    below, above = lo - v, v - hi
+    dx = np.where(v < lo, below, above)
+    n = np.trunc(dx / span)
+    r = dx - n * span
+    even = n % 2 == 0
+    low_side = np.where(even, lo + r, hi - r)
+    high_side = np.where(even, hi - r, lo + r)
+    return np.where(v < lo, low_side, np.where(v > hi, high_side, v)).astype(v.dtype)
+
+
+def _cubic(t: np.ndarray[Any, Any]) -> list[np.ndarray[Any, Any]]:
+    a = -0.75
+    return [
+        ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
+        ((a + 2) * t - (a + 3)) * t * t + 1,
+        ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
+        ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a,
+    ]
+
+
+def _grid_taps(
+    g: np.ndarray[Any, Any], size: int, mode: str, padding: str, align: bool
+) -> list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]:
+    """For one spatial dim: each tap's ``(index, weight)`` arrays over the grid's points."""
+    x = (g + 1) / 2 * (size - 1) if align else ((g + 1) * size - 1) / 2
+    lo, hi = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
+    if mode == "nearest":
+        x = np.rint(x)  # half to even, as PyTorch
+    if padding == "border":
+        x = np.where((x < lo) | (x > hi), np.clip(x, 0, size - 1), x)
+    elif padding == "reflection":
+        x = _reflect(x, lo, hi)
+    if mode == "nearest":
+        taps = [(np.trunc(x), np.ones_like(x))]
+    else:
+        base = np.floor(x)
+        t = x - base
+        offsets = [0, 1] if mode == "linear" else [-1, 0, 1, 2]
+        weights = [1 - t, t] if mode == "linear" else _cubic(t)
+        taps = [(base + o, w) for o, w in zip(offsets, weights, strict=True)]
+    found = []
+    for index, weight in taps:
+        # Taps outside the image read 0 (zeros), the edge (border) or their mirror (reflection).
+        if padding == "zeros":
+            weight = np.where((index >= 0) & (index <= size - 1), weight, 0)
+        elif padding == "reflection":
+            index = np.trunc(_reflect(index, lo, hi))
+        found.append((np.clip(index, 0, size - 1).astype(np.int64), weight))
+    return found
+
+
+def _grid_sample_nd(x: AnyTensor, grid: AnyTensor, mode: str, padding: str, align: bool) -> AnyTensor:
+    """GridSample over any number of spatial dims: per-dim taps in NumPy, one gather from ``x``."""
+    n, c, *spatial = (int(d) for d in x.dims())
+    points = tuple(int(d) for d in grid.dims()[1:-1])
+    g = np.asarray(grid.to_numpy()).reshape(n, -1, len(spatial))
+    flat_index = np.zeros((1, n, g.shape[1]), np.int64)
+    flat_weight = np.ones((1, n, g.shape[1]), g.dtype)
+    for d, size in enumerate(spatial):
+        # The grid's last dim lists coordinates innermost dim first: (x, y[, z]) for [.., (d,) h, w].
+        taps = _grid_taps(g[..., len(spatial) - 1 - d], size, mode, padding, align)
+        flat_index = np.concatenate([flat_index * size + i for i, _ in taps])
+        flat_weight = np.concatenate([flat_weight * w for _, w in taps])
+    taps_n = flat_index.shape[0]
+    index = np.ascontiguousarray(flat_index.transpose(1, 0, 2).reshape(n, 1, -1))
+    weight = np.ascontiguousarray(flat_weight.transpose(1, 0, 2).reshape(n, 1, -1))
+    source = x.reshape((n, c, -1))
+    picked = source.gather(2, Tensor.from_numpy(index, x.device()).expand((n, c, index.shape[2])))
+    weighted = picked * Tensor.from_numpy(weight.astype(np.float64), x.device(), dtype=x.dtype)
+    return weighted.reshape((n, c, taps_n, -1)).sum_dim(2).reshape((n, c, *points))
+
+
 @op("GridSample")
 def grid_sample(
     x: AnyTensor, grid: AnyTensor, align_corners: int = 0, mode: str = "linear", padding_mode: str = "zeros"
 ) -> AnyTensor:
-    """Bilinear samples of ``[n, c, h, w]`` at the ``[n, h_out, w_out, 2]`` grid's (x, y) in [-1, 1]."""
-    if mode not in ("linear", "bilinear"):
-        raise ValueError(f"GridSample mode {mode!r} is not supported (linear only)")
-    if x.rank() != 4:
-        raise ValueError(f"GridSample over {x.rank() - 2} spatial dims is not supported (2 only)")
+    """GridSample: samples of ``[n, c, *spatial]`` at the ``[n, *out, k]`` grid's points in [-1, 1].
+
+    The grid lists each point's coordinates innermost dim first (``x, y`` for
+    a 2-d image, ``x, y, z`` for a volume). ``mode`` is ``linear`` (``bilinear``
+    before opset 20), ``nearest`` (rounding half to even, as PyTorch) or
+    ``cubic`` (``bicubic``; Keys' kernel with ``a = -0.75``); ``padding_mode``
+    what points outside read (``zeros``, ``border`` or ``reflection``).
+    Bilinear 2-d sampling runs in the engine (differentiable in ``x`` and the
+    grid); the other modes and volumes compute taps and weights from the grid's
+    values in NumPy and gather from ``x`` with engine ops (differentiable in
+    ``x`` only).
+    """
+    # opset 16 spells linear and cubic "bilinear" and "bicubic"
+    modes = {"bilinear": "linear", "bicubic": "cubic", "linear": "linear", "cubic": "cubic"}
+    modes["nearest"] = "nearest"
+    if mode not in modes:
+        raise ValueError(f"GridSample mode must be linear, nearest or cubic, found {mode!r}")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(
             f"GridSample padding_mode must be zeros, border or reflection, found {padding_mode!r}"
         )
-    padding = cast(Literal["zeros", "border", "reflection"], padding_mode)
-    return x.grid_sample_2d(grid, "bilinear", padding, bool(align_corners))
+    fits = grid.rank() == x.rank() and grid.dims()[-1] == x.rank() - 2 and grid.dims()[0] == x.dims()[0]
+    if x.rank() < 3 or not fits:
+        raise ValueError(
+            f"GridSample: expected x [n, c, *spatial] and grid [n, *out, {max(x.rank() - 2, 1)}], "
+            f"found {list(x.dims())} and {list(grid.dims())}"
+        )
+    if x.kind is not Float:
+        raise KindError(f"GridSample: x must be a float tensor, found {x.kind.__name__}")
+    if modes[mode] == "linear" and x.rank() == 4:
+        padding = cast(Literal["zeros", "border", "reflection"], padding_mode)
+        return x.grid_sample_2d(grid, "bilinear", padding, bool(align_corners))
+    return _grid_sample_nd(x, grid, modes[mode], padding_mode, bool(align_corners))

@@ -47,14 +47,16 @@ def lstm(
     input_forget: int = 0,
     layout: int = 0,
 ) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
-    """Y ``[seq, dirs, batch, hidden]`` (layout 0), Y_h and Y_c ``[dirs, batch, hidden]``."""
+    """Y ``[seq, dirs, batch, hidden]`` (layout 0), Y_h and Y_c ``[dirs, batch, hidden]``.
+
+    With peephole weights ``p`` the sequence is stepped with tensor ops (``_peephole_lstm``);
+    otherwise it runs on the fused LSTM kernel.
+    """
     del activation_alpha, activation_beta
     if activations is not None and any(
         a.lower() != d for a, d in zip(activations, ["sigmoid", "tanh", "tanh"] * 2, strict=False)
     ):
         raise ValueError(f"LSTM activations {list(activations)} are not supported (Sigmoid, Tanh, Tanh only)")
-    if p is not None:
-        raise ValueError("LSTM peephole weights (input P) are not supported")
     if input_forget:
         raise ValueError("LSTM input_forget=1 is not supported")
     seq_first = x if layout == 0 else x.swap_dims(0, 1)
@@ -79,7 +81,11 @@ def lstm(
         zeros = Tensor.zeros((batch, hidden), x.device(), dtype=x.dtype)
         h0 = initial_h.narrow(0, d, 1).reshape((batch, hidden)) if initial_h is not None else zeros
         c0 = initial_c.narrow(0, d, 1).reshape((batch, hidden)) if initial_c is not None else zeros
-        out, h, c = _ferrum.lstm_sequence(xp, w_hh, h0, c0, reverse, clip, False)
+        if p is None:
+            out, h, c = _ferrum.lstm_sequence(xp, w_hh, h0, c0, reverse, clip, False)
+        else:
+            peep = p.narrow(0, d, 1).reshape((3, 1, hidden))
+            out, h, c = _peephole_lstm(xp, w_hh, h0, c0, peep, reverse, clip)
         outs.append(out.swap_dims(0, 1).unsqueeze_dims([1]))  # [seq, 1, batch, hidden]
         hs.append(h.unsqueeze_dims([0]))
         cs.append(c.unsqueeze_dims([0]))
@@ -89,6 +95,42 @@ def lstm(
     if layout:
         return y.permute([2, 0, 1, 3]), y_h.swap_dims(0, 1), y_c.swap_dims(0, 1)
     return y, y_h, y_c
+
+
+def _peephole_lstm(
+    xp: AnyTensor,
+    w_hh: AnyTensor,
+    h0: AnyTensor,
+    c0: AnyTensor,
+    peep: AnyTensor,
+    reverse: bool,
+    clip: float | None,
+) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
+    """An LSTM with peephole weights ``peep [3 (i, o, f), 1, hidden]``, stepped with tensor ops.
+
+    The fused kernel has no peepholes: here the input and forget gates also see the previous cell
+    state, and the output gate the new one. ``xp [batch, seq, 4 hidden]`` and ``w_hh`` are in ferrum's
+    gate order (i, f, cell, o); returns every step's ``h`` ``[batch, seq, hidden]``, the last h and c.
+    """
+    batch, seq, width = xp.dims()
+    hidden = width // 4
+    p_i, p_o, p_f = (peep.narrow(0, k, 1).reshape((1, hidden)) for k in range(3))
+    clamp = _clipped(clip)
+    h, c = h0, c0
+    outs: list[AnyTensor] = []
+    for t in reversed(range(seq)) if reverse else range(seq):
+        gates = xp.narrow(1, t, 1).reshape((batch, width)) + h @ w_hh
+        i = clamp(gates.narrow(1, 0, hidden) + p_i * c).sigmoid()
+        f = clamp(gates.narrow(1, hidden, hidden) + p_f * c).sigmoid()
+        cell = clamp(gates.narrow(1, 2 * hidden, hidden)).tanh()
+        c = f * c + i * cell
+        o = clamp(gates.narrow(1, 3 * hidden, hidden) + p_o * c).sigmoid()
+        h = o * c.tanh()
+        outs.append(h)
+    if reverse:
+        outs.reverse()
+    y = Tensor.stack(outs, 1) if seq else Tensor.zeros((batch, 0, hidden), xp.device(), dtype=xp.dtype)
+    return y, h, c
 
 
 # --- RNN and GRU -----------------------------------------------------------------------------------

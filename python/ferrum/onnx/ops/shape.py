@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ferrum._ferrum import Distribution, DType, Float, PadMode, Tensor
-from ferrum.onnx.dtypes import compute_kind, numpy_dtype
+from ferrum.onnx.dtypes import compute_kind, is_narrow_float, narrow_float_values, numpy_dtype
 from ferrum.onnx.ops._util import AnyTensor, IntArg, axis, check_size, ints, same_kind, to_rank
 from ferrum.onnx.ops.registry import op
 
@@ -49,6 +49,9 @@ def reshape(x: AnyTensor, shape: IntArg = None, allowzero: int = 0) -> AnyTensor
         target[target.index(-1)] = total // known if known else 0
     if math.prod(target) != math.prod(dims):
         raise ValueError(f"Reshape: cannot reshape {list(dims)} to {target}")
+    if not math.prod(dims) and 0 in target:
+        # The engine reads a 0 in a reshape target as "keep this dim"; an empty result is made afresh.
+        return Tensor.zeros(tuple(target), x.device(), x.kind, dtype=x.dtype)
     return x.reshape(tuple(target))
 
 
@@ -299,8 +302,13 @@ def dropout(
     is_test: int = 1,
 ) -> tuple[AnyTensor, AnyTensor]:
     """``x`` and an all-true mask; in training mode, elements zeroed with probability ``ratio`` (the
-    rest scaled by ``1 / (1 - ratio)``) and the mask of those kept."""
-    del seed, is_test
+    rest scaled by ``1 / (1 - ratio)``) and the mask of those kept.
+
+    Without ``seed`` the draws come from ferrum's generator. With one, they are NumPy's
+    ``RandomState(seed).uniform`` (ONNX's reference draws so), so a seeded node gives the same mask on
+    every run, and the mask ONNX's reference and node tests give.
+    """
+    del is_test
     if training_mode is not None and not isinstance(training_mode, bool):
         training_mode = bool(training_mode.to_numpy().reshape(-1)[0])
     if isinstance(ratio, Tensor):
@@ -310,8 +318,12 @@ def dropout(
         return x, Tensor.from_numpy(np.ones(tuple(x.dims()), dtype=np.bool_), x.device())
     if not 0.0 <= p < 1.0:
         raise ValueError(f"Dropout ratio must be in [0, 1), found {p}")
-    draws = Tensor.random(tuple(x.dims()), Distribution.Uniform(0.0, 1.0), x.device())
-    keep = draws.greater_equal_elem(p)
+    if seed is None:
+        draws = Tensor.random(tuple(x.dims()), Distribution.Uniform(0.0, 1.0), x.device())
+        keep = draws.greater_equal_elem(p)
+    else:
+        uniform = np.random.RandomState(seed % 2**32).uniform(0.0, 1.0, tuple(x.dims()))
+        keep = Tensor.from_numpy(uniform >= p, x.device())
     return x.mask_fill(keep.bool_not(), 0.0) * (1.0 / (1.0 - p)), keep
 
 
@@ -327,25 +339,44 @@ def cast(x: AnyTensor, to: int = 1, saturate: int = 1, round_mode: str = "up") -
     for the narrower types (int16, int8, uint16, uint8: the low bits of
     INT32_MIN, 0, when the result leaves the graph); uint32 and uint64 follow
     the compilers' unsigned conversion (``-inf`` and NaN give 2**31 and 2**63,
-    ``+inf`` and values at or above 2**32 (2**64) give 0). ``saturate`` and
-    ``round_mode`` (for the float8 types ferrum does not compute in) are
-    accepted and ignored.
+    ``+inf`` and values at or above 2**32 (2**64) give 0).
+
+    The float8/float4 types (FLOAT8E4M3FN, ..., FLOAT8E8M0, FLOAT4E2M1) give
+    an f32 tensor holding exactly the values the type represents: rounded to
+    nearest even (FLOAT8E8M0 as ``round_mode`` says), values out of range
+    clamped to the largest finite one when ``saturate`` (the default), else
+    NaN or infinity. ferrum has no such dtypes: this rounding runs in NumPy
+    (``ml_dtypes``).
+
+    Example: ``cast(x, to=TensorProto.FLOAT8E4M3FN)`` maps ``[0.3, 1e6]`` to ``[0.3125, 448.0]``.
     """
-    del saturate, round_mode
+    if is_narrow_float(to):
+        values = x if x.kind is Float else x.float()
+        rounded = narrow_float_values(np.asarray(values.to_numpy()), to, bool(saturate), round_mode)
+        return Tensor.from_numpy(rounded, x.device())
     target = numpy_dtype(to, "Cast: ")
     return _to_numpy_kind(x, target)
 
 
 @op("CastLike")
-def cast_like(x: AnyTensor, like: AnyTensor, saturate: int = 1, round_mode: str = "up") -> AnyTensor:
-    """CastLike (since opset 15): ``x`` converted to the kind (and float dtype) of ``like``.
+def cast_like(
+    x: AnyTensor,
+    like: AnyTensor,
+    saturate: int = 1,
+    round_mode: str = "up",
+    input_types: tuple[int, ...] = (),
+) -> AnyTensor:
+    """CastLike (since opset 15): ``x`` cast (as ``cast`` does) to the ONNX type of ``like``.
 
-    Only ``like``'s type is read: a Float ``like`` gives ``x`` as Float in
-    ``like``'s dtype (f32 or f64), an Int one as Int (i64), a Bool one as Bool.
-    The shape is ``x``'s. ``saturate`` and ``round_mode`` (for the float8 types
-    ferrum does not compute in) are accepted and ignored.
+    Only ``like``'s type is read; the shape is ``x``'s. The runner passes the
+    inputs' declared ONNX types as ``input_types``: with ``like``'s known this
+    is ``cast(x, to=input_types[1], saturate=..., round_mode=...)`` (float8
+    rounding, narrow integer conversion included). Unknown (0 or absent), a
+    Float ``like`` gives ``x`` as Float in ``like``'s dtype (f32 or f64), an
+    Int one as Int (i64), a Bool one as Bool.
     """
-    del saturate, round_mode
+    if len(input_types) > 1 and input_types[1]:
+        return cast(x, to=input_types[1], saturate=saturate, round_mode=round_mode)
     return same_kind(x, like)
 
 

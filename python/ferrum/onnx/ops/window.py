@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ferrum._ferrum import Device, Tensor
+from ferrum._ferrum import Device, DType, Tensor
 from ferrum.backend import NdArray
 from ferrum.onnx.dtypes import compute_dtype, numpy_dtype
 from ferrum.onnx.ops._util import AnyTensor, IntArg, check_size, ints
@@ -48,7 +48,9 @@ def _window(
     on = size.device() if isinstance(size, Tensor) else (device if device is not None else NdArray.device())
     with np.errstate(invalid="ignore"):
         array = values.astype(target)
-    return Tensor.from_numpy(compute_dtype(array), on)
+    array = compute_dtype(array)
+    # from_numpy makes f64 data the backend's f32 unless told: DOUBLE windows stay f64.
+    return Tensor.from_numpy(array, on, dtype=DType.F64 if array.dtype == np.float64 else None)
 
 
 @op("HannWindow", static=("size",))
