@@ -88,3 +88,29 @@ def same_kind(x: AnyTensor, like: AnyTensor) -> AnyTensor:
     if like.kind is Bool:
         return x if x.kind is Bool else x.bool()
     return x
+
+
+def pool_pads(
+    size: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    pads: Sequence[int] | None,
+    auto_pad: str,
+) -> list[tuple[int, int]]:
+    """Each spatial dim's (begin, end) padding of a convolution or pool window, from ONNX's
+    ``pads`` (``[begin..., end...]``) or ``auto_pad`` (SAME_UPPER puts the odd one at the end)."""
+    n = len(size)
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        out = []
+        for i in range(n):
+            target = -(-size[i] // strides[i])
+            total = max(0, (target - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - size[i])
+            small = total // 2
+            out.append((small, total - small) if auto_pad == "SAME_UPPER" else (total - small, small))
+        return out
+    if auto_pad == "VALID" or not pads:
+        return [(0, 0)] * n
+    if len(pads) != 2 * n:
+        raise ValueError(f"pads {list(pads)} must have two entries per spatial dim ({2 * n})")
+    return [(pads[i], pads[i + n]) for i in range(n)]

@@ -19,33 +19,10 @@ from ferrum._ferrum import Device, Float, PadMode, Tensor
 from ferrum.module import Param
 from ferrum.nn.conv import Conv1d, Conv2d
 from ferrum.nn.padding import PaddingConfig1d, PaddingConfig2d
-from ferrum.onnx.ops._util import AnyTensor, same_kind
+from ferrum.onnx.ops._util import AnyTensor, pool_pads, same_kind
 from ferrum.onnx.ops.registry import LayerPlan, NodeInfo, op
 
 __all__ = ["average_pool", "conv", "conv_transpose", "global_average_pool", "global_max_pool", "max_pool"]
-
-
-def _pads(
-    size: Sequence[int],
-    kernel: Sequence[int],
-    strides: Sequence[int],
-    dilations: Sequence[int],
-    pads: Sequence[int] | None,
-    auto_pad: str,
-    ceil: bool = False,
-) -> list[tuple[int, int]]:
-    n = len(size)
-    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        out = []
-        for i in range(n):
-            target = -(-size[i] // strides[i])
-            total = max(0, (target - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - size[i])
-            small = total // 2
-            out.append((small, total - small) if auto_pad == "SAME_UPPER" else (total - small, small))
-        return out
-    if auto_pad == "VALID" or not pads:
-        return [(0, 0)] * n
-    return [(pads[i], pads[i + n]) for i in range(n)]
 
 
 def _settings(
@@ -59,7 +36,7 @@ def _settings(
     n = x.rank() - 2
     strides_l = list(strides or [1] * n)
     dilations_l = list(dilations or [1] * n)
-    return strides_l, dilations_l, _pads(x.dims()[2:], kernel, strides_l, dilations_l, pads, auto_pad)
+    return strides_l, dilations_l, pool_pads(x.dims()[2:], kernel, strides_l, dilations_l, pads, auto_pad)
 
 
 def _prepad(x: AnyTensor, pads: list[tuple[int, int]], value: float = 0.0) -> AnyTensor:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
 from ferrum._ferrum import Bool, Int, Tensor
-from ferrum.onnx.ops._util import AnyTensor, IntArg, axis, ints
+from ferrum.onnx.ops._util import AnyTensor, IntArg, axis, ints, pool_pads
 from ferrum.onnx.ops.registry import op
 
 __all__ = [
@@ -227,30 +226,6 @@ def global_lp_pool(x: AnyTensor, p: int = 2) -> AnyTensor:
     return _root(_powered(x, p).sum_dims(dims), p)
 
 
-def _pool_pads(
-    size: Sequence[int],
-    kernel: Sequence[int],
-    strides: Sequence[int],
-    dilations: Sequence[int],
-    pads: Sequence[int] | None,
-    auto_pad: str,
-) -> list[tuple[int, int]]:
-    n = len(size)
-    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        out = []
-        for i in range(n):
-            target = -(-size[i] // strides[i])
-            total = max(0, (target - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - size[i])
-            small = total // 2
-            out.append((small, total - small) if auto_pad == "SAME_UPPER" else (total - small, small))
-        return out
-    if auto_pad == "VALID" or not pads:
-        return [(0, 0)] * n
-    if len(pads) != 2 * n:
-        raise ValueError(f"pads {list(pads)} must have two entries per spatial dim ({2 * n})")
-    return [(pads[i], pads[i + n]) for i in range(n)]
-
-
 @op("LpPool")
 def lp_pool(
     x: AnyTensor,
@@ -283,7 +258,7 @@ def lp_pool(
     size = list(x.dims()[2:])
     s = list(strides or [1] * n)
     d = list(dilations or [1] * n)
-    padding = _pool_pads(size, kernel, s, d, pads, auto_pad)
+    padding = pool_pads(size, kernel, s, d, pads, auto_pad)
     outs, ends = [], []
     for i in range(n):
         span = (kernel[i] - 1) * d[i] + 1
