@@ -149,3 +149,25 @@ def test_backward_slices_through_index_zero(start: int, end: int, step: int) -> 
     (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
     (got,) = FerrumBackend.prepare(model).run([x])
     np.testing.assert_array_equal(got, expected)
+
+
+def test_reduce_log_sum_exp_does_not_overflow() -> None:
+    """log(sum(exp(x))) of values past 88 is inf in f32 unless shifted by the max; NumPy in f64 is the
+    reference, and a window of -inf stays -inf."""
+    x = np.array([[100.0, 101.0, 99.0], [-np.inf, -np.inf, -np.inf], [0.5, -3.0, 2.0]], np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("ReduceLogSumExp", ["x", "axes"], ["y"], keepdims=0)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [onnx.numpy_helper.from_array(np.array([1], np.int64), "axes")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    (got,) = FerrumBackend.prepare(model).run([x])
+    wide = x.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        top = wide.max(axis=1, keepdims=True)
+        shift = np.where(np.isinf(top), 0.0, top)
+        expected = (np.log(np.exp(wide - shift).sum(axis=1, keepdims=True)) + shift)[:, 0]
+    np.testing.assert_allclose(got, expected.astype(np.float32), rtol=1e-6)
+    assert np.isfinite(got[0]) and got[1] == -np.inf

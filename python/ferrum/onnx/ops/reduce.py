@@ -60,6 +60,12 @@ def _reduce(x: AnyTensor, dims: list[int], kind: str) -> AnyTensor:
         return x.max_dims(dims)
     if kind == "min":
         return x.min_dims(dims)
+    if kind == "logsumexp":
+        # log(sum(exp(x))) overflows to inf past x = 88 in f32: sum exp(x - max) and add the max back
+        # (an all -inf or inf window keeps its infinite max, shifted by 0).
+        top = x.max_dims(dims)
+        shift = top.mask_fill(top.is_inf(), 0.0)
+        return (x - shift).exp().sum_dims(dims).log() + shift
     raise AssertionError(kind)
 
 
@@ -95,8 +101,9 @@ def _make(name: str, kind: str, pre: str | None = None, post: str | None = None)
                 empty = Tensor.from_numpy(np.full(shape, kind == "min"), x.device())
                 return _finish(empty, dims, keepdims)
             return fn(x.int(), dims, keepdims).bool()
-        if any(x.dims()[d] == 0 for d in dims) and kind in ("max", "min"):
-            return _finish(_identity(x, dims, kind), dims, keepdims)
+        if any(x.dims()[d] == 0 for d in dims) and kind in ("max", "min", "logsumexp"):
+            # log(sum of nothing) = log(0) = -inf: the max's identity, as the max's own.
+            return _finish(_identity(x, dims, "max" if kind == "logsumexp" else kind), dims, keepdims)
         return _finish(_post(_reduce(_pre(x, pre), dims, kind), post), dims, keepdims)
 
     fn.__name__ = fn.__qualname__ = _snake(name)
@@ -137,7 +144,7 @@ reduce_l1 = _make("ReduceL1", "sum", pre="abs")
 reduce_l2 = _make("ReduceL2", "sum", pre="square", post="sqrt")
 reduce_sum_square = _make("ReduceSumSquare", "sum", pre="square")
 reduce_log_sum = _make("ReduceLogSum", "sum", post="log")
-reduce_log_sum_exp = _make("ReduceLogSumExp", "sum", pre="exp", post="log")
+reduce_log_sum_exp = _make("ReduceLogSumExp", "logsumexp")
 
 
 def _arg(x: AnyTensor, axis_: int, keepdims: int, select_last_index: int, method: str) -> AnyTensor:
