@@ -12,7 +12,7 @@ Example:
 
 from ferrum.data.dataloader.batcher import Batcher, takes_device
 from ferrum.data.dataloader.builder import DataLoaderBuilder
-from ferrum.data.dataloader.loader import DataLoader, DataLoaderIterator, Progress, Shard
+from ferrum.data.dataloader.loader import DataLoader, DataLoaderIterator, DataLoaderTimeout, Progress, Shard
 from ferrum.data.dataloader.prefetch import WORKER_THREAD_PREFIX
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "DataLoader",
     "DataLoaderBuilder",
     "DataLoaderIterator",
+    "DataLoaderTimeout",
     "Progress",
     "Shard",
     "takes_device",

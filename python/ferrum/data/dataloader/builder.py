@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Generic, TypeVar
 
 from ferrum._ferrum import Device
@@ -25,12 +26,14 @@ class _Settings:
     num_workers: int = 0
     device: Device[Any] | None = None
     shard: Shard | None = None
+    timeout: float | None = None
 
 
 class DataLoaderBuilder(Generic[ItemT, BatchT]):
     """Configures and builds a ``DataLoader``: Burn's ``DataLoaderBuilder``.
 
-    Defaults: batch size 1, no shuffling, batches made in the iterating thread.
+    Defaults: batch size 1, no shuffling, batches made in the iterating thread,
+    no timeout.
     Each setter returns a new builder, so a builder can be shared and reused.
     Bad settings raise ``ValueError`` (or ``TypeError``) naming the setting.
 
@@ -81,6 +84,40 @@ class DataLoaderBuilder(Generic[ItemT, BatchT]):
         """Give rank ``rank`` of ``world_size`` its share of every epoch (see ``DataLoader.shard``)."""
         return self._with(shard=Shard.checked(rank, world_size, drop_last))
 
+    def timeout(self, seconds: float | None) -> DataLoaderBuilder[ItemT, BatchT]:
+        """Fail a batch that is not ready within ``seconds``, instead of waiting forever; None turns it off.
+
+        Off by default, as PyTorch's ``DataLoader(timeout=0)``: no single limit
+        suits both a memory-backed dataset and one reading a slow network
+        share, and a spurious failure hours into training costs more than a
+        hang that someone notices. Set it when a dataset ``get`` can block
+        (network, locks, subprocesses). It bounds how long ``next()`` waits
+        for one batch; when it expires, ``next()`` raises ``DataLoaderTimeout``
+        naming the batch, the item whose ``get`` had not returned and the
+        worker thread. That thread cannot be interrupted: it is a daemon,
+        abandoned to finish on its own, and the loader can be iterated again.
+        With a timeout, ``num_workers(0)`` makes each batch on one worker
+        thread when it is asked for (the iterating thread cannot be freed from
+        a ``get`` that never returns). Not Burn's: its builder has no timeout.
+
+        Example:
+            >>> from ferrum.data.dataloader import Batcher, DataLoaderBuilder
+            >>> from ferrum.data.dataset import InMemDataset
+            >>> class AsList(Batcher[int, list[int]]):
+            ...     def batch(self, items: list[int]) -> list[int]:
+            ...         return items
+            >>> loader = DataLoaderBuilder(AsList()).batch_size(2).timeout(30).build(InMemDataset(range(3)))
+            >>> loader.timeout, list(loader)
+            (30.0, [[0, 1], [2]])
+        """
+        if seconds is None:
+            return self._with(timeout=None)
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+            raise TypeError(f"timeout must be a number of seconds or None, found {type(seconds).__name__}")
+        if not (math.isfinite(seconds) and seconds > 0):
+            raise ValueError(f"timeout must be a finite number of seconds > 0 (or None), found {seconds}")
+        return self._with(timeout=float(seconds))
+
     def build(self, dataset: Dataset[ItemT]) -> DataLoader[BatchT]:
         """The data loader over ``dataset``."""
         if not isinstance(dataset, Dataset):
@@ -94,6 +131,7 @@ class DataLoaderBuilder(Generic[ItemT, BatchT]):
             num_workers=settings.num_workers,
             device=settings.device,
             shard=settings.shard,
+            timeout=settings.timeout,
         )
 
     def _with(self, **changes: Any) -> DataLoaderBuilder[ItemT, BatchT]:
@@ -105,7 +143,9 @@ class DataLoaderBuilder(Generic[ItemT, BatchT]):
         s = self._settings
         return (
             f"DataLoaderBuilder({type(self._batcher).__name__}, batch_size={s.batch_size}, "
-            f"shuffle_seed={s.shuffle_seed}, num_workers={s.num_workers})"
+            f"shuffle_seed={s.shuffle_seed}, num_workers={s.num_workers}"
+            + ("" if s.timeout is None else f", timeout={s.timeout:g}")
+            + ")"
         )
 
 

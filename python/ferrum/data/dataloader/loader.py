@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -12,17 +14,79 @@ import numpy as np
 
 from ferrum._ferrum import Device
 from ferrum.data.dataloader.batcher import Batcher, takes_device
-from ferrum.data.dataloader.prefetch import OrderedPrefetcher
+from ferrum.data.dataloader.prefetch import WORKER_THREAD_PREFIX, OrderedPrefetcher
 from ferrum.data.dataset.base import Dataset
 from ferrum.data.dataset.partial import PartialDataset
 
-__all__ = ["DataLoader", "DataLoaderIterator", "Progress"]
+__all__ = ["DataLoader", "DataLoaderIterator", "DataLoaderTimeout", "Progress"]
 
 ItemT = TypeVar("ItemT")
 BatchT = TypeVar("BatchT")
 
 # Batches computed ahead of the consumer, per worker: enough to hide uneven batch times.
 _PREFETCH_PER_WORKER = 2
+
+
+class DataLoaderTimeout(TimeoutError):
+    """A batch was not ready within the loader's ``timeout`` (``DataLoaderBuilder.timeout``).
+
+    Usually a dataset ``get`` that never returns (a dead network share, a lock
+    never released). ``index`` is the item whose ``get`` had not returned, or
+    None if the batch was stuck in ``Batcher.batch`` or never started;
+    ``batch`` is the batch's number in its epoch and ``items`` its item
+    indices; ``worker`` names the thread making it. That thread cannot be
+    interrupted: it is a daemon thread, left to finish on its own (it never
+    holds up the interpreter's exit) and its result is dropped. The epoch is
+    stopped; the loader can be iterated again.
+
+    Example:
+        >>> import threading
+        >>> from ferrum.data.dataloader import Batcher, DataLoaderBuilder, DataLoaderTimeout
+        >>> from ferrum.data.dataset import Dataset
+        >>> class Stuck(Dataset[int]):
+        ...     never = threading.Event()
+        ...     def get(self, index: int) -> int | None:
+        ...         if index == 1:
+        ...             self.never.wait()
+        ...         return index
+        ...     def len(self) -> int:
+        ...         return 3
+        >>> class AsList(Batcher[int, list[int]]):
+        ...     def batch(self, items: list[int]) -> list[int]:
+        ...         return items
+        >>> loader = DataLoaderBuilder(AsList()).timeout(0.05).build(Stuck())
+        >>> try:
+        ...     list(loader)
+        ... except DataLoaderTimeout as error:
+        ...     print(error.index, error.batch, error.worker)
+        1 1 ferrum-dataloader-worker-0
+        >>> Stuck.never.set()
+    """
+
+    def __init__(
+        self, timeout: float, batch: int, items: Sequence[int], index: int | None, worker: str | None
+    ) -> None:
+        self.timeout = timeout
+        self.batch = batch
+        self.items = list(items)
+        self.index = index
+        self.worker = worker
+        if worker is None:
+            where = "no worker thread had started it"
+        elif index is None:
+            where = f"worker thread {worker!r} was still in Batcher.batch"
+        else:
+            where = f"dataset.get({index}) had not returned on worker thread {worker!r}"
+        shown = self.items if len(self.items) <= 8 else [*self.items[:8], "..."]
+        super().__init__(
+            f"DataLoader timeout: expected batch {batch} (items {shown}) within {timeout:g} s, "
+            f"found it not ready after {timeout:g} s: {where}. The worker is abandoned (a daemon thread) "
+            "and this epoch stopped; raise DataLoaderBuilder.timeout if the dataset is merely slow"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exceptions pickle as type(*args), and args holds only the message; other processes need the fields.
+        return (type(self), (self.timeout, self.batch, self.items, self.index, self.worker))
 
 
 @dataclass(frozen=True)
@@ -44,7 +108,10 @@ class DataLoader(Generic[BatchT]):
     order. ``len(loader)`` is the number of batches per epoch. A batcher of
     Burn 0.20's form ``batch(items, device)`` gets the loader's ``device``
     (``NdArray.device()`` unless set): ``to_device`` gives the same loader on
-    another device, ``slice`` one over part of the dataset.
+    another device, ``slice`` one over part of the dataset. With a ``timeout``
+    (off by default), a batch not ready within that many seconds raises
+    ``DataLoaderTimeout``; an error raised by the dataset or batcher reaches
+    the iterating thread unchanged, with a note naming the item and thread.
 
     Example:
         >>> from ferrum.data.dataloader import Batcher, DataLoaderBuilder
@@ -67,6 +134,7 @@ class DataLoader(Generic[BatchT]):
         num_workers: int,
         device: Device[Any] | None = None,
         shard: Shard | None = None,
+        timeout: float | None = None,
     ) -> None:
         self._dataset = dataset
         self._batcher = batcher
@@ -75,6 +143,7 @@ class DataLoader(Generic[BatchT]):
         self._num_workers = num_workers
         self._device = device
         self._shard = shard
+        self._timeout = timeout
         self._epoch = 0
 
     @property
@@ -160,6 +229,7 @@ class DataLoader(Generic[BatchT]):
             num_workers=self._num_workers,
             device=device,
             shard=self._shard if shard is True else (shard or None),
+            timeout=self._timeout,
         )
         loader._epoch = self._epoch
         return loader
@@ -173,6 +243,11 @@ class DataLoader(Generic[BatchT]):
     def num_workers(self) -> int:
         """Worker threads making batches; 0 makes them in the iterating thread."""
         return self._num_workers
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds ``next()`` waits for a batch before ``DataLoaderTimeout``; None (the default): forever."""
+        return self._timeout
 
     @property
     def epoch(self) -> int:
@@ -224,7 +299,10 @@ class DataLoader(Generic[BatchT]):
         batches = [order[start : start + self._batch_size] for start in range(0, size, self._batch_size)]
         device = self.device if takes_device(self._batcher) else None
         return DataLoaderIterator(
-            _BatchMaker(self._dataset, self._batcher, device), batches, self._num_workers
+            _BatchMaker(self._dataset, self._batcher, device),
+            batches,
+            self._num_workers,
+            timeout=self._timeout,
         )
 
     def __repr__(self) -> str:
@@ -232,6 +310,7 @@ class DataLoader(Generic[BatchT]):
             f"DataLoader(batches={len(self)}, batch_size={self._batch_size}, "
             f"shuffle_seed={self._shuffle_seed}, num_workers={self._num_workers}"
             + ("" if self._shard is None else f", shard={self._shard.rank}/{self._shard.world_size}")
+            + ("" if self._timeout is None else f", timeout={self._timeout:g}")
             + ")"
         )
 
@@ -274,11 +353,20 @@ class DataLoaderIterator(Generic[BatchT]):
     Abandoning it (``break``, an exception, ``close()``, leaving a ``with``
     block, or dropping the last reference) stops its worker threads at once,
     without waiting for batches in the making: those finish in the
-    background and are thrown away.
+    background and are thrown away. With a ``timeout``, ``next()`` waits at
+    most that long for a batch, then raises ``DataLoaderTimeout``; batches
+    are then made on worker threads even with ``num_workers`` 0 (one thread,
+    making each batch only when asked for), since a thread stuck in the
+    dataset cannot be interrupted, only abandoned.
     """
 
     def __init__(
-        self, make_batch: Callable[[Sequence[int]], BatchT], batches: list[list[int]], num_workers: int
+        self,
+        make_batch: Callable[[Sequence[int]], BatchT],
+        batches: list[list[int]],
+        num_workers: int,
+        *,
+        timeout: float | None = None,
     ) -> None:
         self._make_batch = make_batch
         self._batches = batches
@@ -286,14 +374,16 @@ class DataLoaderIterator(Generic[BatchT]):
         self._processed = 0
         self._next = 0
         self._prefetcher: OrderedPrefetcher[BatchT] | None = None
-        if num_workers > 0 and batches:
+        if (num_workers > 0 or timeout is not None) and batches:
             # The workers see only the prefetcher, never this iterator, so dropping
             # the iterator frees it at once and the finalizer stops the threads.
             self._prefetcher = OrderedPrefetcher(
                 lambda k: make_batch(batches[k]),
                 len(batches),
-                num_workers,
+                max(num_workers, 1),
                 num_workers * _PREFETCH_PER_WORKER,
+                timeout=timeout,
+                on_timeout=None if timeout is None else _timeout_error(make_batch, batches, timeout),
             )
             self._finalizer = weakref.finalize(self, self._prefetcher.close)
 
@@ -334,6 +424,19 @@ class DataLoaderIterator(Generic[BatchT]):
         self.close()
 
 
+def _timeout_error(
+    make_batch: Callable[[Sequence[int]], Any], batches: list[list[int]], timeout: float
+) -> Callable[[int, threading.Thread | None], BaseException]:
+    def error(batch: int, worker: threading.Thread | None) -> BaseException:
+        index = None
+        if worker is not None and isinstance(make_batch, _BatchMaker):
+            index = make_batch.reading(worker)
+        name = None if worker is None else worker.name
+        return DataLoaderTimeout(timeout, batch, batches[batch], index, name)
+
+    return error
+
+
 class _BatchMaker(Generic[ItemT, BatchT]):
     """Reads the items at some indices and batches them: the work of one batch."""
 
@@ -344,17 +447,63 @@ class _BatchMaker(Generic[ItemT, BatchT]):
         self._batcher = batcher
         # Burn 0.20's batcher form takes the device per call; ferrum's holds its own.
         self._device = device
+        # The item each thread is reading (by thread id), so a timeout can say which `get` hangs.
+        self._reading: dict[int, int] = {}
+
+    def reading(self, thread: threading.Thread) -> int | None:
+        """The item whose ``get`` ``thread`` is in, or None if it is not reading one."""
+        return None if thread.ident is None else self._reading.get(thread.ident)
 
     def __call__(self, indices: Sequence[int]) -> BatchT:
+        thread = threading.get_ident()
         items: list[ItemT] = []
         for index in indices:
-            item = self._dataset.get(index)
-            if item is None:
-                raise IndexError(
-                    f"{type(self._dataset).__name__}.get({index}) returned None "
-                    f"although len() is {self._dataset.len()}"
-                )
+            self._reading[thread] = index
+            try:
+                item = self._dataset.get(index)
+                if item is None:
+                    raise IndexError(
+                        f"{type(self._dataset).__name__}.get({index}) returned None "
+                        f"although len() is {self._dataset.len()}"
+                    )
+            except Exception as error:
+                _add_note(error, f"raised by dataset.get({index}) {_thread_description()}")
+                raise
+            finally:
+                self._reading.pop(thread, None)
             items.append(item)
-        if self._device is not None:
-            return self._batcher.batch(items, self._device)
-        return self._batcher.batch(items)
+        try:
+            if self._device is not None:
+                return self._batcher.batch(items, self._device)
+            return self._batcher.batch(items)
+        except Exception as error:
+            _add_note(error, f"raised by Batcher.batch of items {list(indices)} {_thread_description()}")
+            raise
+
+
+def _thread_description() -> str:
+    thread = threading.current_thread()
+    if thread.name.startswith(WORKER_THREAD_PREFIX):
+        return f"on data loader worker thread {thread.name!r}"
+    return f"on the iterating thread {thread.name!r} (num_workers=0)"
+
+
+def _add_note(error: BaseException, note: str) -> None:
+    """Say where a dataset or batcher error happened, keeping the exception itself (and so its type)."""
+    note = f"ferrum DataLoader: {note}"
+    if note in getattr(error, "__notes__", ()):  # a dataset may re-raise one cached exception
+        return
+    if sys.version_info >= (3, 11):
+        error.add_note(note)
+        return
+    # Python 3.10 has no add_note and does not print __notes__: keep them (as 3.11 would, for code
+    # that reads them) and chain the note as the cause, which tracebacks do print.
+    notes = getattr(error, "__notes__", None)
+    # Through vars(): typeshed gives BaseException no __notes__ before 3.11.
+    vars(error)["__notes__"] = [*notes, note] if isinstance(notes, list) else [note]
+    if error.__cause__ is None:
+        error.__cause__ = _DataLoaderContext(note)
+
+
+class _DataLoaderContext(Exception):
+    """Where a dataset error happened, chained as its cause on Python 3.10 (which cannot add notes)."""
