@@ -205,6 +205,7 @@ def test_default_strategy_keeps_the_last_two_and_the_best_valid_loss(tmp_path: P
 def test_keep_last_n_strategy_is_used(tmp_path: Path) -> None:
     training(tmp_path, epochs=3).with_checkpointing_strategy(KeepLastNCheckpoints(1)).launch(learner())
     assert sorted(p.name for p in (tmp_path / "checkpoint").iterdir()) == [
+        "manifest-3.json",
         "model-3.mpk",
         "optim-3.mpk",
         "scheduler-3.mpk",

@@ -19,6 +19,7 @@ from ferrum.train.checkpoint import (
     ComposedCheckpointingStrategy,
     ComposedCheckpointingStrategyBuilder,
     FileCheckpointer,
+    IncompleteCheckpointError,
     KeepLastNCheckpoints,
     MetricCheckpointingStrategy,
 )
@@ -31,7 +32,7 @@ from ferrum.train.renderer import MetricsRenderer, MetricState, PlainRenderer, T
 from ferrum.train.step import InferenceStep, TrainOutput, TrainStep
 from ferrum.train.store import Aggregate, Direction, MetricStore, Split
 from ferrum.train.summary import LearnerSummary, MetricSummary
-from ferrum.train.supervised import SupervisedTraining
+from ferrum.train.supervised import SupervisedTraining, TrainingTerminated
 
 __all__ = [
     "Aggregate",
@@ -45,6 +46,7 @@ __all__ = [
     "FileCheckpointer",
     "FileMetricLogger",
     "InMemoryMetricLogger",
+    "IncompleteCheckpointError",
     "InferenceStep",
     "Interrupter",
     "KeepLastNCheckpoints",
@@ -67,4 +69,5 @@ __all__ = [
     "TrainOutput",
     "TrainStep",
     "TrainingProgress",
+    "TrainingTerminated",
 ]

@@ -73,6 +73,8 @@ class FileMetricLogger:
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
         self._files: dict[tuple[str, Split], IO[str]] = {}
+        # The files' paths: a file from os.fdopen is named by its descriptor number only.
+        self._paths: dict[tuple[str, Split], Path] = {}
         self._epoch: dict[Split, int] = {}
 
     def file_path(self, name: str, epoch: int, split: Split) -> Path:
@@ -88,6 +90,7 @@ class FileMetricLogger:
         for entry in entries:
             file = files.get((entry.name, split))
             if file is None:
+                self._paths[(entry.name, split)] = self.file_path(entry.name, epoch, split)
                 file = files[(entry.name, split)] = self._open(entry.name, epoch, split)
             file.write(entry.serialized)
             file.write("\n")
@@ -116,9 +119,23 @@ class FileMetricLogger:
         return entries
 
     def end_epoch(self, epoch: int, split: Split) -> None:
-        """Close (and so flush) ``split``'s files of the epoch."""
+        """Close (and so flush) ``split``'s files of the epoch.
+
+        Every file is closed; the first that fails (a full disk, a quota) is an ``OSError`` naming it.
+        """
+        failure: OSError | None = None
         for key in [key for key in self._files if key[1] is split]:
-            self._files.pop(key).close()
+            file, path = self._files.pop(key), self._paths.pop(key, None)
+            try:
+                file.close()
+            except OSError as err:
+                if failure is None:
+                    failure = type(err)(
+                        err.errno, f"cannot write the metric log {path}: {err.strerror or err}"
+                    )
+                    failure.__cause__ = err
+        if failure is not None:
+            raise failure
 
     def epochs(self) -> int:
         """The highest epoch that has a folder under any split (0 when none)."""

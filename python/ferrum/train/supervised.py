@@ -15,8 +15,14 @@ Example (the Burn Book guide, ``examples/guide``, in full)::
 The artifact directory gets Burn's layout: ``experiment.log`` (the
 application log), ``train/epoch-N/<Metric>.log`` and
 ``valid/epoch-N/<Metric>.log`` (one entry per step), ``checkpoint/``
-(``model-N``, ``optim-N``, ``scheduler-N`` plus ferrum's ``training-N.json``),
+(``model-N``, ``optim-N``, ``scheduler-N`` plus ferrum's ``training-N.json``,
+and ``manifest-N.json``, written last, which makes the checkpoint complete),
 and ferrum's ``plots/<Metric>.png`` and ``summary.txt``.
+
+A run in the main thread stops cleanly on the first Ctrl-C (``launch``
+returns) and on the first SIGTERM, what ``kill`` and job schedulers send
+(``launch`` raises ``TrainingTerminated``, a ``SystemExit`` of status 143):
+the current step finishes and a checkpoint is written first.
 """
 
 from __future__ import annotations
@@ -25,10 +31,14 @@ import logging
 import os
 import re
 import shutil
+import signal
+import sys
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from types import FrameType
+from typing import Any, Generic, Literal, TypeVar
 
 from typing_extensions import Self
 
@@ -58,13 +68,36 @@ from ferrum.train.store import Aggregate, Direction, MetricStore, Split
 from ferrum.train.strategy import SingleDevice, TrainingStrategy
 from ferrum.train.summary import LearnerSummary
 
-__all__ = ["SupervisedTraining"]
+__all__ = ["SupervisedTraining", "TrainingTerminated"]
 
 TrainBatchT = TypeVar("TrainBatchT")
 ValidBatchT = TypeVar("ValidBatchT")
 M = TypeVar("M", bound=Module[Any])
 
 _log = logging.getLogger("ferrum.train")
+
+
+class TrainingTerminated(SystemExit):
+    """SIGTERM stopped ``launch``, after the current step and a checkpoint (Lightning's ``SIGTERMException``).
+
+    A ``SystemExit``: uncaught, the process exits quietly with status 143 (128 + SIGTERM, the
+    status a process killed by SIGTERM reports), so a scheduler sees the job was terminated;
+    ``except Exception`` blocks let it through. ``checkpoint`` is the epoch whose checkpoint was
+    written (``None`` without a file checkpointer).
+
+    Example:
+        >>> error = TrainingTerminated("SIGTERM: stopped at epoch 2, iteration 3", 2)
+        >>> error.code, error.checkpoint, str(error)
+        (143, 2, 'SIGTERM: stopped at epoch 2, iteration 3')
+    """
+
+    def __init__(self, message: str, checkpoint: int | None) -> None:
+        super().__init__(128 + int(signal.SIGTERM))
+        self.message = message
+        self.checkpoint = checkpoint
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def _default_strategy() -> CheckpointingStrategy:
@@ -150,7 +183,7 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         self._train = SplitMetrics(Split.Train)
         self._valid = SplitMetrics(Split.Valid)
         self._num_epochs = 1
-        self._checkpoint: int | None = None
+        self._checkpoint: int | Literal["latest"] | None = None
         self._recorder: FileRecorder | None = None
         self._strategy = _default_strategy()
         self._accumulation: int | None = None
@@ -213,9 +246,17 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         self._strategy = strategy
         return self
 
-    def checkpoint(self, epoch: int) -> Self:
-        """Resume from the checkpoint of ``epoch``: training continues at ``epoch + 1``."""
-        self._checkpoint = _positive("checkpoint", epoch)
+    def checkpoint(self, epoch: int | Literal["latest"]) -> Self:
+        """Resume from the checkpoint of ``epoch``: training continues at ``epoch + 1``.
+
+        ``"latest"`` resumes from the newest complete checkpoint, and starts at epoch 1 when
+        there is none (what a job that may be requeued wants). A checkpoint whose save was cut
+        short (no ``manifest-N.json``) is never resumed from: ``checkpoint(N)`` raises
+        ``IncompleteCheckpointError`` naming what is missing.
+        """
+        if isinstance(epoch, str) and epoch != "latest":
+            raise ValueError(f"checkpoint takes an epoch (an int >= 1) or 'latest', found {epoch!r}")
+        self._checkpoint = "latest" if epoch == "latest" else _positive("checkpoint", epoch)
         return self
 
     def num_epochs(self, num_epochs: int) -> Self:
@@ -312,11 +353,19 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         try:
             directory = _prepare_directory(self._directory)
             main = strategy.is_main
+            if self._recorder is not None and main:
+                # Found now, not when the first epoch's checkpoint fails to be written.
+                _prepare_directory(directory / "checkpoint", "checkpoint directory")
             with _application_log(directory if self._application_log and main else None):
-                return self._run(learner, directory, strategy)
+                result, terminated = self._run(learner, directory, strategy)
         except BaseException as error:
             strategy.failed(error)
             raise
+        if terminated is not None:
+            # Raised once the run is over (logs closed, handlers restored); the other ranks got
+            # SIGTERM too, so this is no failure to tell them about.
+            raise terminated
+        return result
 
     def _check(self, learner: Learner[Any]) -> None:
         model = learner.model
@@ -344,7 +393,7 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
                 )
         if self._checkpoint is not None and self._recorder is None:
             raise ValueError(
-                f"checkpoint({self._checkpoint}) resumes from checkpoint files: "
+                f"checkpoint({self._checkpoint!r}) resumes from checkpoint files: "
                 "call with_file_checkpointer(recorder) too"
             )
 
@@ -358,7 +407,9 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         if takes_device(self._loader_valid.batcher):
             self._loader_valid = self._loader_valid.to_device(device.inner)
 
-    def _run(self, learner: Learner[M], directory: Path, strategy: TrainingStrategy) -> LearningResult[M]:
+    def _run(
+        self, learner: Learner[M], directory: Path, strategy: TrainingStrategy
+    ) -> tuple[LearningResult[M], TrainingTerminated | None]:
         # Logs, progress, plots and checkpoint files are the main rank's; the others train in silence.
         main = strategy.is_main
         loggers: list[MetricLogger] = (self._loggers or [FileMetricLogger(directory)]) if main else []
@@ -375,20 +426,31 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
             set(self._train.names(numeric_only=True)) | set(self._valid.names(numeric_only=True))
         )
         num_epochs = self._num_epochs
-        start = 1 if self._checkpoint is None else self._checkpoint + 1
-        if checkpointer is not None and self._checkpoint is not None:
+        resume = self._checkpoint
+        if checkpointer is not None and resume == "latest":
+            resume = checkpointer.latest()
+            if resume is None:
+                _log.info(
+                    "checkpoint('latest'): no complete checkpoint in %s, training starts at epoch 1",
+                    checkpointer.directory,
+                )
+        assert resume != "latest"  # resolved above: checkpoint() without a checkpointer is refused in _check
+        start = 1 if resume is None else resume + 1
+        if checkpointer is not None and resume is not None:
             # Every rank reads the checkpoint (the artifact directory is shared, as in PyTorch's DDP);
             # the broadcast below makes sure they start from the same model all the same.
-            self._restore(learner, checkpointer, self._checkpoint)
+            self._restore(learner, checkpointer, resume)
         learner.model = strategy.prepare_model(learner.model)
         # The rank's share of each epoch; kept as the run's loader so checkpoints record its epoch.
         self._loader_train = loader_train = strategy.prepare_loader(self._loader_train)
         if main:
             # Only once the checkpoint is in: a failed resume must not cost the logs it would have replaced.
             _remove_logs_from(directory, start)
+            if checkpointer is not None:
+                checkpointer.remove_incomplete()
         store.forget_from(start)
-        if checkpointer is not None and self._checkpoint is not None:
-            self._replay(checkpointer, store, self._checkpoint)
+        if checkpointer is not None and resume is not None:
+            self._replay(checkpointer, store, resume)
         if not main:
             checkpointer = None
         _log.info(
@@ -403,8 +465,10 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         )
         stop_reason: str | None = None
         last_epoch = start - 1
+        saved: int | None = None  # the epoch of the checkpoint written on an interruption
         plotter = start_plotter(directory, numeric) if self._plots and main else None
-        with sigint_stops(self._interrupter), _cleanup(plotter, loggers, num_epochs):
+        sigterm = _SigtermStops(self._interrupter)
+        with sigint_stops(self._interrupter), sigterm.installed(), _cleanup(plotter, loggers, num_epochs):
             for epoch in range(start, num_epochs + 1):
                 trained = train_epoch(
                     learner,
@@ -424,7 +488,9 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
                     stop_reason = trained.stop_reason
                     if main:  # the checkpoint and the report are the main rank's
                         iterations = trained.iterations
-                        self._save_on_interrupt(learner, checkpointer, epoch, iterations, complete=False)
+                        saved = self._save_on_interrupt(
+                            learner, checkpointer, epoch, iterations, complete=False
+                        )
                     break
                 if not main:
                     # Validation, checkpoints and early stopping happen on the main rank (as Burn's
@@ -439,7 +505,9 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
                 _log.info("epoch %d/%d: %s", epoch, num_epochs, _epoch_values(store, numeric, epoch))
                 if valid.stop_reason is not None:
                     stop_reason = valid.stop_reason
-                    self._save_on_interrupt(learner, checkpointer, epoch, trained.iterations, complete=True)
+                    saved = self._save_on_interrupt(
+                        learner, checkpointer, epoch, trained.iterations, complete=True
+                    )
                     strategy.decide(True)
                     break
                 if checkpointer is not None:
@@ -459,7 +527,14 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
             text = str(summary)
             print(text)
             write_atomically(directory / "summary.txt", text + "\n")
-        return LearningResult(learner.model.valid(), summary, stop_reason)
+        terminated = None
+        if sigterm.received:
+            where = f"checkpoint of epoch {saved} written" if saved is not None else "no checkpoint written"
+            terminated = TrainingTerminated(
+                f"training terminated by SIGTERM at epoch {last_epoch}; {where}", saved
+            )
+            _log.info("%s; exiting with status %d", terminated, terminated.code)
+        return LearningResult(learner.model.valid(), summary, stop_reason), terminated
 
     def _restore(self, learner: Learner[Any], checkpointer: LearningCheckpointer, epoch: int) -> None:
         """The learner, random generators and loader epochs as the checkpoint of ``epoch`` left them."""
@@ -502,13 +577,14 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         iteration: int,
         *,
         complete: bool,
-    ) -> None:
+    ) -> int | None:
         if checkpointer is None:
             report("training interrupted; no checkpoint written (no file checkpointer)")
-            return
+            return None
         checkpointer.save(learner, epoch, self._state(epoch, iteration, complete))
         files = checkpointer.model.file(epoch)
         report(f"training interrupted at epoch {epoch}, iteration {iteration}; checkpoint written: {files}")
+        return epoch
 
     def __repr__(self) -> str:
         return (
@@ -554,8 +630,8 @@ def _positive(setting: str, value: int) -> int:
     return value
 
 
-def _prepare_directory(directory: Path) -> Path:
-    """Create the artifact directory and check it can be written, before any training."""
+def _prepare_directory(directory: Path, what: str = "artifact directory") -> Path:
+    """Create ``directory`` (artifacts or checkpoints) and check it can be written, before any training."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
         probe = directory / f".ferrum-write-check-{os.getpid()}"  # per process: ranks share the directory
@@ -566,7 +642,7 @@ def _prepare_directory(directory: Path) -> Path:
         probe.unlink()
     except OSError as err:
         raise type(err)(
-            err.errno, f"the artifact directory {directory} cannot be written ({err.strerror or err})"
+            err.errno, f"the {what} {directory} cannot be written ({err.strerror or err})"
         ) from err
     return directory
 
@@ -593,6 +669,48 @@ def _remove_logs_from(directory: Path, epoch: int) -> None:
                 child.unlink(missing_ok=True)
             elif child.is_dir():
                 shutil.rmtree(child)
+
+
+class _SigtermStops:
+    """While ``installed``, the first SIGTERM stops the interrupter (as the first Ctrl-C); the next aborts.
+
+    Python's default for SIGTERM is to die at once, with no checkpoint: a scheduler's
+    pre-emption or time limit would lose the epoch.
+    """
+
+    def __init__(self, interrupter: Interrupter) -> None:
+        self.interrupter = interrupter
+        self.received = False
+
+    def _on_sigterm(self, signum: int, frame: FrameType | None) -> None:
+        if self.received:
+            raise TrainingTerminated("a second SIGTERM: training aborted with no checkpoint", None)
+        self.received = True
+        self.interrupter.stop("SIGTERM")
+        print(
+            "\nferrum.train: SIGTERM: finishing the current step, then writing a checkpoint and exiting "
+            "(status 143); a second SIGTERM aborts at once",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        """Handle SIGTERM inside, then restore the previous handler; outside the main thread, do nothing."""
+        if threading.current_thread() is not threading.main_thread():
+            yield  # only the main thread may set signal handlers
+            return
+        previous = signal.getsignal(signal.SIGTERM)
+        if previous is None:
+            # A handler set outside Python (by an MPI runtime, an embedding program) could not be
+            # put back afterwards: it stays in charge.
+            yield
+            return
+        signal.signal(signal.SIGTERM, self._on_sigterm)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
 
 @contextmanager

@@ -7,7 +7,7 @@ Example:
     [CheckpointingAction.Save()]
 """
 
-from ferrum.train.checkpoint.file import FileCheckpointer, LearningCheckpointer
+from ferrum.train.checkpoint.file import FileCheckpointer, IncompleteCheckpointError, LearningCheckpointer
 from ferrum.train.checkpoint.state import TrainingState
 from ferrum.train.checkpoint.strategy import (
     CheckpointingAction,
@@ -24,6 +24,7 @@ __all__ = [
     "ComposedCheckpointingStrategy",
     "ComposedCheckpointingStrategyBuilder",
     "FileCheckpointer",
+    "IncompleteCheckpointError",
     "KeepLastNCheckpoints",
     "LearningCheckpointer",
     "MetricCheckpointingStrategy",

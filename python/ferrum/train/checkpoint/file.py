@@ -5,7 +5,10 @@
 with the recorder's extension (``.mpk`` for ``CompactRecorder``), as Burn
 does, plus ferrum's ``checkpoint/training-N.json`` (the random generators
 and data loader epochs, for a bit-exact resume). Every file is written
-atomically.
+atomically, and ``checkpoint/manifest-N.json`` (each file's name and size)
+last: a checkpoint without its manifest was cut short (the process killed
+while saving or deleting it) and is never resumed from
+(``IncompleteCheckpointError``); the next run removes its files.
 
 Example:
     >>> import tempfile
@@ -20,23 +23,63 @@ Example:
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ferrum._ferrum import Device
 from ferrum.record import FileRecorder
-from ferrum.train.checkpoint.state import TrainingState, write_atomically
+from ferrum.train.checkpoint.state import TrainingState, state_version, write_atomically
 from ferrum.train.checkpoint.strategy import CheckpointingAction, CheckpointingStrategy
 from ferrum.train.learner import Learner
 from ferrum.train.store import MetricStore
 
-__all__ = ["FileCheckpointer", "LearningCheckpointer"]
+__all__ = ["FileCheckpointer", "IncompleteCheckpointError", "LearningCheckpointer"]
+
+_MANIFEST_FORMAT = "ferrum-checkpoint-manifest"
+_MANIFEST_VERSION = 1
+# Every file a checkpoint of some epoch may leave, the engine's temporary files of a write cut
+# short included (``.<name>.<pid>[.<n>].tmp``): what the orphan clean-up looks at.
+_CHECKPOINT_FILE = re.compile(r"(model|optim|scheduler|training|manifest)-(\d+)\.[^.]+")
+_TEMPORARY_FILE = re.compile(
+    r"\.((?:model|optim|scheduler|training|manifest)-(\d+)\.[^.]+)\.(\d+)(?:\.\d+)?\.tmp"
+)
+
 
 _log = logging.getLogger("ferrum.train")
+
+
+class IncompleteCheckpointError(FileNotFoundError):
+    """A checkpoint that cannot be resumed from: files (or the manifest that completes it) are missing.
+
+    ``missing`` names each missing or damaged part, ``epoch`` and ``directory`` the checkpoint.
+
+    Example:
+        >>> error = IncompleteCheckpointError(3, "checkpoint", ["manifest-3.json"], "found: 2")
+        >>> error.missing, isinstance(error, FileNotFoundError)
+        (('manifest-3.json',), True)
+        >>> print(error)
+        cannot resume from epoch 3: manifest-3.json missing from checkpoint (found: 2)
+    """
+
+    def __init__(
+        self, epoch: int, directory: str | os.PathLike[str], missing: list[str], detail: str
+    ) -> None:
+        self.epoch = epoch
+        self.directory = Path(directory)
+        self.missing = tuple(missing)
+        super().__init__(
+            f"cannot resume from epoch {epoch}: {', '.join(missing)} missing from {directory} ({detail})"
+        )
+
+    def __str__(self) -> str:
+        # OSError's own text would be the tuple of arguments.
+        return str(self.args[0])
 
 
 class FileCheckpointer:
@@ -91,7 +134,13 @@ class FileCheckpointer:
 
 
 class LearningCheckpointer:
-    """The model, optimizer and scheduler checkpointers, the training state files and the strategy."""
+    """The model, optimizer and scheduler checkpointers, the training state files and the strategy.
+
+    An epoch's checkpoint is complete once ``manifest-<epoch>.json`` is written, after every
+    other file; deleting one removes the manifest first. So a process killed at any moment
+    leaves complete checkpoints and files without a manifest, which ``remove_incomplete``
+    clears.
+    """
 
     def __init__(self, recorder: FileRecorder, directory: Path, strategy: CheckpointingStrategy) -> None:
         self.directory = directory
@@ -104,6 +153,14 @@ class LearningCheckpointer:
         """ferrum's training state of ``epoch``: ``training-<epoch>.json``."""
         return self.directory / f"training-{epoch}.json"
 
+    def manifest_file(self, epoch: int) -> Path:
+        """The file that completes ``epoch``'s checkpoint: ``manifest-<epoch>.json``."""
+        return self.directory / f"manifest-{epoch}.json"
+
+    def files(self, epoch: int) -> list[Path]:
+        """The files of ``epoch``'s checkpoint the manifest lists: model, optimizer, scheduler, state."""
+        return [c.file(epoch) for c in (self.model, self.optim, self.scheduler)] + [self.state_file(epoch)]
+
     def checkpoint(self, learner: Learner[Any], epoch: int, store: MetricStore, state: TrainingState) -> None:
         """Apply the strategy's actions for ``epoch``."""
         for action in self.strategy.checkpointing(epoch, store):
@@ -113,31 +170,124 @@ class LearningCheckpointer:
                 self.save(learner, epoch, state)
 
     def save(self, learner: Learner[Any], epoch: int, state: TrainingState) -> None:
-        """Write every file of ``epoch``'s checkpoint."""
+        """Write every file of ``epoch``'s checkpoint, then the manifest that makes it complete."""
+        # A save over an older checkpoint of the same epoch must not leave it looking complete
+        # while its files are being replaced.
+        self.manifest_file(epoch).unlink(missing_ok=True)
         self.model.save(epoch, learner.model.into_record())
         self.optim.save(epoch, learner.optimizer.to_record())
         self.scheduler.save(epoch, learner.lr_scheduler.to_record())
         write_atomically(self.state_file(epoch), state.to_json())
+        self._write_manifest(epoch)
         _log.info("checkpoint of epoch %d written to %s", epoch, self.directory)
 
+    def _write_manifest(self, epoch: int) -> None:
+        sizes = {path.name: path.stat().st_size for path in self.files(epoch)}
+        manifest = {"format": _MANIFEST_FORMAT, "version": _MANIFEST_VERSION, "epoch": epoch, "files": sizes}
+        write_atomically(self.manifest_file(epoch), json.dumps(manifest))
+
     def delete(self, epoch: int) -> None:
-        """Remove every file of ``epoch``'s checkpoint."""
-        for checkpointer in (self.model, self.optim, self.scheduler):
-            checkpointer.delete(epoch)
-        self.state_file(epoch).unlink(missing_ok=True)
+        """Remove every file of ``epoch``'s checkpoint, the manifest first."""
+        self.manifest_file(epoch).unlink(missing_ok=True)
+        for path in self.files(epoch):
+            path.unlink(missing_ok=True)
         _log.info("checkpoint of epoch %d deleted", epoch)
+
+    def missing(self, epoch: int) -> list[str]:
+        """What keeps ``epoch``'s checkpoint from being resumed: missing or damaged parts (empty: none).
+
+        A checkpoint of an older ferrum (a version-1 training state, no manifest) with all its
+        files counts as complete. The training state file may be missing from a complete
+        checkpoint (removed by hand, to resume without restoring the random generators).
+        """
+        names = [path.name for path in self.files(epoch)]
+        present = {path.name: path.stat().st_size for path in self.files(epoch) if path.is_file()}
+        manifest = self.manifest_file(epoch)
+        if not manifest.is_file():
+            absent = [name for name in names if name not in present]
+            if not absent and self._legacy(epoch):
+                return []
+            # ferrum's own parts first, Burn's files after: "model-2.mpk, optim-2.mpk, scheduler-2.mpk
+            # missing" reads as it did before manifests.
+            state = self.state_file(epoch).name
+            ours = [manifest.name] + [state] * (state in absent)
+            return ours + [name for name in absent if name != state]
+        listed = self._read_manifest(epoch)
+        problems = []
+        for name in names:
+            if name not in listed:
+                problems.append(f"{name} (not in {manifest.name})")
+            elif name not in present:
+                if name != self.state_file(epoch).name:
+                    problems.append(name)
+            elif present[name] != listed[name]:
+                problems.append(f"{name} ({present[name]} bytes, {manifest.name} says {listed[name]})")
+        return problems
+
+    def complete_epochs(self) -> list[int]:
+        """The epochs whose checkpoint can be resumed from, in order."""
+        complete = []
+        for epoch in self._epochs_with_files():
+            try:
+                if not self.missing(epoch):
+                    complete.append(epoch)
+            except ValueError as err:
+                _log.warning("the checkpoint of epoch %d is skipped: %s", epoch, err)
+        return complete
+
+    def latest(self) -> int | None:
+        """The newest epoch with a complete checkpoint (``None`` when there is none)."""
+        complete = self.complete_epochs()
+        return complete[-1] if complete else None
+
+    def remove_incomplete(self) -> list[int]:
+        """Delete the files of every checkpoint cut short (no manifest, not an older ferrum's complete one).
+
+        A process killed while saving or deleting a checkpoint leaves them; nothing resumes from
+        them, so they would stay forever. Checkpoints with a manifest are left alone, even with a
+        file missing (that is someone's doing, not a kill's). The epochs cleared are returned.
+        """
+        if not self.directory.is_dir():
+            return []
+        cleared = []
+        for epoch in self._epochs_with_files():
+            if self.manifest_file(epoch).is_file() or not self.missing(epoch):
+                continue
+            for path in self.files(epoch):
+                path.unlink(missing_ok=True)
+            cleared.append(epoch)
+        for path in self.directory.iterdir():
+            match = _TEMPORARY_FILE.fullmatch(path.name)
+            if match and not _alive(int(match.group(3))):
+                path.unlink(missing_ok=True)
+        if cleared:
+            _log.warning(
+                "removed the incomplete checkpoints of epochs %s from %s (their saves were cut short)",
+                ", ".join(map(str, cleared)),
+                self.directory,
+            )
+        return cleared
 
     def load(self, learner: Learner[Any], epoch: int) -> TrainingState | None:
         """Restore ``learner`` from ``epoch``'s checkpoint; the training state, if that file exists.
 
-        ``FileNotFoundError`` names every missing file and the epochs that do have checkpoints.
+        ``IncompleteCheckpointError`` (a ``FileNotFoundError``) names every missing part and the
+        epochs that do have complete checkpoints.
         """
-        needed = [c.file(epoch) for c in (self.model, self.optim, self.scheduler)]
-        missing = [path.name for path in needed if not path.is_file()]
+        missing = self.missing(epoch)
         if missing:
-            raise FileNotFoundError(
-                f"cannot resume from epoch {epoch}: {', '.join(missing)} missing from {self.directory} "
-                f"(checkpoints found: {self._epochs_found()})"
+            complete = self.complete_epochs()
+            found = ", ".join(map(str, complete)) if complete else "none"
+            partial = self.manifest_file(epoch).name in missing and epoch in self._epochs_with_files()
+            detail = (
+                "its save or deletion was cut short; " if partial else ""
+            ) + f"checkpoints found: {found}"
+            raise IncompleteCheckpointError(epoch, self.directory, missing, detail)
+        if not self.manifest_file(epoch).is_file():
+            _log.warning(
+                "the checkpoint of epoch %d has no %s (written by an older ferrum): resuming from its files",
+                epoch,
+                self.manifest_file(epoch).name,
             )
         devices = learner.model.devices()
         if not devices:
@@ -158,9 +308,48 @@ class LearningCheckpointer:
             return None
         return TrainingState.from_json(path.read_text(encoding="utf-8"), str(path))
 
-    def _epochs_found(self) -> str:
-        pattern = re.compile(r"model-(\d+)\.")
-        found = sorted(
-            {int(m.group(1)) for p in self.directory.glob("model-*") if (m := pattern.match(p.name))}
+    def _legacy(self, epoch: int) -> bool:
+        # Only an older ferrum wrote version-1 states, and it wrote the state file last.
+        path = self.state_file(epoch)
+        return state_version(path.read_text(encoding="utf-8")) == 1
+
+    def _read_manifest(self, epoch: int) -> dict[str, int]:
+        path = self.manifest_file(epoch)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path}: not a checkpoint manifest (invalid JSON: {err})") from None
+        files = data.get("files") if isinstance(data, dict) else None
+        if (
+            not isinstance(data, dict)
+            or data.get("format") != _MANIFEST_FORMAT
+            or data.get("version") != _MANIFEST_VERSION
+            or data.get("epoch") != epoch
+            or not isinstance(files, dict)
+            or not all(isinstance(size, int) and not isinstance(size, bool) for size in files.values())
+        ):
+            raise ValueError(
+                f"{path}: expected a {_MANIFEST_FORMAT!r} version {_MANIFEST_VERSION} of epoch {epoch} "
+                "mapping file names to sizes"
+            )
+        return {str(name): int(size) for name, size in files.items()}
+
+    def _epochs_with_files(self) -> list[int]:
+        if not self.directory.is_dir():
+            return []
+        return sorted(
+            {int(m.group(2)) for p in self.directory.iterdir() if (m := _CHECKPOINT_FILE.fullmatch(p.name))}
         )
-        return ", ".join(map(str, found)) if found else "none"
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (on Windows, always assumed: probing a process there can end it)."""
+    if sys.platform == "win32" or pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process
+    return True

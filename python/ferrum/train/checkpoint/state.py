@@ -29,10 +29,14 @@ import numpy as np
 
 from ferrum import _ferrum
 
-__all__ = ["TrainingState", "write_atomically"]
+__all__ = ["TrainingState", "state_version", "write_atomically"]
 
 _FORMAT = "ferrum-training-state"
-_VERSION = 1
+# Version 2 has version 1's fields; it says the checkpoint is completed by a manifest
+# (``manifest-<epoch>.json``, see ``file.py``), so a version-1 file without one is an older
+# ferrum's complete checkpoint, while a version-2 file without one is a save cut short.
+_VERSION = 2
+_READABLE = (1, 2)
 _MT_WORDS = 624
 
 
@@ -97,9 +101,9 @@ class TrainingState:
         except json.JSONDecodeError as err:
             raise ValueError(f"{source}: not a training state (invalid JSON: {err})") from None
         check = _Checker(source, data)
-        if data.get("format") != _FORMAT or data.get("version") != _VERSION:
+        if data.get("format") != _FORMAT or data.get("version") not in _READABLE:
             found = (data.get("format"), data.get("version"))
-            raise ValueError(f"{source}: expected format {_FORMAT!r} version {_VERSION}, found {found}")
+            raise ValueError(f"{source}: expected format {_FORMAT!r} version 1 or 2, found {found}")
         try:
             engine = bytes.fromhex(check.field("engine_random", str))
         except ValueError:
@@ -155,6 +159,16 @@ class _Checker:
         if value < 0:
             raise ValueError(f"{self.source}: '{name}' must be >= 0, found {value}")
         return value
+
+
+def state_version(text: str) -> int | None:
+    """The ``version`` of a training state file's text (``None`` when it is not a training state)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    version = data.get("version") if isinstance(data, dict) and data.get("format") == _FORMAT else None
+    return version if isinstance(version, int) and not isinstance(version, bool) else None
 
 
 def _listed(state: tuple[Any, ...]) -> list[Any]:
