@@ -12,6 +12,7 @@ import dataclasses
 import enum
 import io
 import json
+import math
 import types
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -106,10 +107,7 @@ def decode_column(value: Any, spec: FieldSpec, where: str) -> Any:
     if storage == "npy":
         if not isinstance(value, bytes):
             raise ValueError(f"{where}: expected an .npy BLOB, found {type(value).__name__}")
-        try:
-            return np.load(io.BytesIO(value), allow_pickle=False)
-        except ValueError as err:
-            raise ValueError(f"{where}: BLOB is not a valid .npy array ({err})") from None
+        return _load_npy(value, where)
     if storage == "json" and isinstance(value, str):
         try:
             value = json.loads(value)
@@ -120,6 +118,35 @@ def decode_column(value: Any, spec: FieldSpec, where: str) -> Any:
     # A number column can still hold text (SQLite types are affinities), which is then parsed.
     numeric = storage in ("integer", "bool", "real")
     return convert_value(value, spec.hint, where, text=numeric and isinstance(value, str))
+
+
+def _load_npy(blob: bytes, where: str) -> Any:
+    """The array in an .npy ``blob``, its header's size checked against the blob before anything is made.
+
+    ``np.load`` allocates what the header claims before reading the data, so a few bytes claiming
+    terabytes would end in a MemoryError instead of an error naming the row and field.
+    """
+    stream = io.BytesIO(blob)
+    try:
+        version = np.lib.format.read_magic(stream)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+        else:  # 2.0 and 3.0 share the layout (a 4-byte header length)
+            shape, _, dtype = np.lib.format.read_array_header_2_0(stream)
+    except ValueError as err:
+        raise ValueError(f"{where}: BLOB is not a valid .npy array ({err})") from None
+    if not dtype.hasobject:  # object arrays are refused by np.load(allow_pickle=False) below
+        claimed = math.prod(shape) * dtype.itemsize
+        held = len(blob) - stream.tell()
+        if claimed > held:
+            raise ValueError(
+                f"{where}: .npy header claims shape {shape} of {dtype} ({claimed} bytes),"
+                f" but the BLOB holds {held} bytes of data"
+            )
+    try:
+        return np.load(io.BytesIO(blob), allow_pickle=False)
+    except ValueError as err:
+        raise ValueError(f"{where}: BLOB is not a valid .npy array ({err})") from None
 
 
 def _jsonable(value: Any) -> Any:

@@ -21,13 +21,17 @@ from typing_extensions import Buffer
 
 from ferrum.store.result import StoreError
 
-__all__ = ["Allowed", "PickleError", "read_pickle"]
+__all__ = ["Allowed", "PickleError", "bounded_repr", "read_pickle"]
 
 _MAX_LONG_BYTES = 1024  # a state dict's integers are small; a 1 KiB integer is already hostile
 _MAX_DEPTH_MARKS = 10_000
 # Each opcode makes at most one object: this bounds the memory a hostile stream can make us spend
 # (about 1 GB); a state dict of 10 000 tensors takes well under a million opcodes.
 _MAX_OPCODES = 10_000_000
+# Hashing or comparing a tuple walks every path through it, and the memo lets a few bytes build a tuple
+# with 2**40 paths: a dict key or set member may expand to at most this many values, nested this deep.
+_MAX_KEY_NODES = 10_000
+_MAX_KEY_DEPTH = 100
 
 
 class PickleError(StoreError):
@@ -77,6 +81,8 @@ class _Reader:
         self.stack: list[Any] = []
         self.memo: dict[int, Any] = {}
         self.marks: list[int] = []
+        # The expanded size of each tuple already used as a key, kept with the tuple so its id stays its own.
+        self.key_nodes: dict[int, tuple[object, int]] = {}
 
     # ---- primitives ------------------------------------------------------------------------
     def fail(self, message: str) -> PickleError:
@@ -167,6 +173,98 @@ def _describe(value: object) -> str:
     return repr(value) if isinstance(value, Allowed) else type(value).__name__
 
 
+def bounded_repr(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, in work bounded by ``limit``.
+
+    An unpickled value may share one object along 2**40 paths (or hold a megabyte string), and the
+    built-in ``repr`` (even as ``f"{value!r:.80}"``, which cuts after rendering) walks all of it.
+    Each step emits at least one character, and a container queues at most ``limit`` items.
+    """
+    out: list[str] = []
+    size = 0
+    todo: list[object] = [value]
+    while todo and size <= limit:
+        item = todo.pop()
+        if isinstance(item, _Text):
+            text = item.text
+        elif isinstance(item, (list, tuple, dict, set, frozenset)):
+            text = _open_container(item, todo, limit)
+        elif isinstance(item, (str, bytes)):
+            text = repr(item[: limit + 1])
+        elif isinstance(item, int) and not isinstance(item, bool) and item.bit_length() > 128:
+            text = f"<int of {item.bit_length()} bits>"
+        elif item is None or isinstance(item, (int, float, Allowed)):
+            text = repr(item)
+        else:
+            text = f"<{type(item).__name__}>"
+        out.append(text)
+        size += len(text)
+    text = "".join(out)
+    return text if len(text) <= limit and not todo else text[: max(limit - 3, 0)] + "..."
+
+
+class _Text:
+    """Literal text queued by ``bounded_repr`` (brackets and separators), told apart from str values."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _open_container(item: Any, todo: list[object], limit: int) -> str:
+    if isinstance(item, (set, frozenset)) and not item:
+        return f"{type(item).__name__}()"
+    if isinstance(item, dict):
+        opening, closing = "{", "}"
+        entries: list[list[object]] = []
+        for key, value in item.items():
+            if len(entries) > limit:
+                break
+            entries.append([key, _Text(": "), value])
+    else:
+        if isinstance(item, list):
+            opening, closing = "[", "]"
+        elif isinstance(item, tuple):
+            opening, closing = "(", ",)" if len(item) == 1 else ")"
+        elif isinstance(item, set):
+            opening, closing = "{", "}"
+        else:
+            opening, closing = "frozenset({", "})"
+        entries = []
+        for member in item:
+            if len(entries) > limit:
+                break
+            entries.append([member])
+    queued: list[object] = []
+    for i, entry in enumerate(entries):
+        if i:
+            queued.append(_Text(", "))
+        queued.extend(entry)
+    queued.append(_Text(closing))
+    todo.extend(reversed(queued))
+    return opening
+
+
+def _check_key(r: _Reader, key: object, depth: int = 0) -> int:
+    """The values hashing ``key`` walks, refused past ``_MAX_KEY_NODES``; each tuple is counted once."""
+    if not isinstance(key, tuple):
+        return 1  # a frozenset caches its hash, and its members were checked when it was built
+    known = r.key_nodes.get(id(key))
+    if known is not None:
+        return known[1]
+    if depth >= _MAX_KEY_DEPTH:
+        raise r.fail(f"a dict key or set member nests tuples deeper than {_MAX_KEY_DEPTH} levels")
+    total = 1
+    for item in key:
+        total += _check_key(r, item, depth + 1)
+        if total > _MAX_KEY_NODES:
+            raise r.fail(
+                f"a dict key or set member expands to more than {_MAX_KEY_NODES} values"
+                " (a tuple repeating shared tuples): too large to hash"
+            )
+    r.key_nodes[id(key)] = (key, total)
+    return total
+
+
 def _append_many(r: _Reader, target: object, items: list[Any]) -> None:
     if not isinstance(target, list):
         raise r.fail(f"APPENDS onto {_describe(target)}, expected a list")
@@ -179,6 +277,7 @@ def _set_items(r: _Reader, target: object, items: list[Any]) -> None:
     if len(items) % 2:
         raise r.fail("SETITEMS with an odd number of items")
     for key, value in zip(items[::2], items[1::2], strict=True):
+        _check_key(r, key)
         try:
             target[key] = value
         except TypeError:
@@ -255,7 +354,10 @@ def _build(r: _Reader) -> None:
 def _persid(r: _Reader, pid: Any) -> None:
     if r.persistent_load is None:
         raise r.fail("persistent id in a pickle that allows none")
-    r.stack.append(r.persistent_load(pid))
+    try:
+        r.stack.append(r.persistent_load(pid))
+    except PickleError as err:
+        raise r.fail(str(err)) from None
 
 
 def _stack_global(r: _Reader) -> None:
@@ -277,6 +379,8 @@ def _put(r: _Reader, key: int) -> None:
 
 
 def _frozen(r: _Reader, items: list[Any]) -> frozenset[Any]:
+    for item in items:
+        _check_key(r, item)
     try:
         return frozenset(items)
     except TypeError:
@@ -286,6 +390,8 @@ def _frozen(r: _Reader, items: list[Any]) -> frozenset[Any]:
 def _add_items(r: _Reader, target: object, items: list[Any]) -> None:
     if not isinstance(target, set):
         raise r.fail(f"ADDITEMS onto {_describe(target)}, expected a set")
+    for item in items:
+        _check_key(r, item)
     try:
         target.update(items)
     except TypeError:

@@ -10,6 +10,7 @@ count and its bytes.
 
 from __future__ import annotations
 
+import dataclasses
 import mmap
 import os
 import struct
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ferrum.store.pytorch.pickle import PickleError, read_pickle
+from ferrum.store.pytorch.pickle import PickleError, bounded_repr, read_pickle
 from ferrum.store.pytorch.torch_globals import ALLOWED, StorageRef, TensorRef, storage_dtype
 from ferrum.store.result import StoreError
 from ferrum.store.snapshot import DTYPE_SIZES, NUMPY_DTYPES, TensorSnapshot, bf16_to_f32
@@ -45,9 +46,30 @@ _ZIP_ERRORS = (
     struct.error,
 )
 _MAX_PICKLE_BYTES = 256 << 20  # a data.pkl holds structure, not tensor bytes: a few MB for a large model
+# A compressed storage is inflated whole (once, up to the last byte a tensor reads), so one that inflates
+# far beyond what its tensors use is a deflate bomb: 1 MiB of deflate becomes 1 GiB.
+_INFLATE_FACTOR = 4
+_INFLATE_SLACK = 64 << 10
+_INFLATE_CHUNK = 1 << 20
+# The shared references of a pickle let a few hundred bytes name one tensor along 2**40 paths. Walking the
+# object tree may visit this many times the distinct items it holds (a checkpoint holding the same state
+# dict under two keys is legitimate), plus a fixed allowance; beyond that the file is refused.
+_EXPANSION_FACTOR = 4
+_EXPANSION_SLACK = 100_000
 
-# Where a storage's bytes are: (file buffer, byte offset) or a callable giving bytes (compressed zip entries).
+# Where a storage's bytes are: (buffer, byte offset of the storage's first element in it).
 Located = tuple[Any, int]
+
+
+@dataclasses.dataclass
+class StorageUse:
+    """What the tensors listed so far read of one storage: the sum of their spans and the furthest byte."""
+
+    nbytes: int = 0
+    end: int = 0
+
+
+Locate = Callable[[StorageRef, StorageUse], Located]
 
 
 def _map(path: Path) -> mmap.mmap:
@@ -85,16 +107,17 @@ def _read_zip(path: Path, buffer: mmap.mmap) -> tuple[Any, Callable[[TensorRef, 
 
     def persistent_load(pid: Any) -> StorageRef:
         if not isinstance(pid, tuple) or len(pid) < 5 or pid[0] != "storage":
-            raise PickleError(f"{path}: unexpected persistent id {pid!r:.80}")
+            raise PickleError(f"unexpected persistent id {bounded_repr(pid, 80)}")
         _, storage_type, key, _location, numel = pid[:5]
         if not isinstance(key, str) or not isinstance(numel, int) or isinstance(numel, bool) or numel < 0:
-            raise PickleError(f"{path}: malformed storage id {pid!r:.80}")
+            raise PickleError(f"malformed storage id {bounded_repr(pid, 80)}")
         return StorageRef(key, storage_dtype(storage_type), numel)
 
     data = _zip_bytes(path, archive, infos[pickles[0]], _MAX_PICKLE_BYTES)
     root, _ = read_pickle(data, ALLOWED, persistent_load, what=f"{path}:data.pkl")
+    inflated: dict[str, bytes] = {}
 
-    def locate(ref: StorageRef) -> Located:
+    def locate(ref: StorageRef, use: StorageUse) -> Located:
         info = infos.get(f"{prefix}data/{ref.key}")
         if info is None:
             raise StoreError(f"{path}: storage '{ref.key}' is not in the archive")
@@ -104,9 +127,36 @@ def _read_zip(path: Path, buffer: mmap.mmap) -> tuple[Any, Callable[[TensorRef, 
         if info.compress_type == zipfile.ZIP_STORED:
             start = _entry_start(path, buffer, info)
             return buffer, start
-        return _zip_bytes(path, archive, info, nbytes), 0
+        limit = _INFLATE_FACTOR * use.nbytes + _INFLATE_SLACK
+        if info.file_size > limit:
+            raise StoreError(
+                f"{path}: compressed storage '{ref.key}' inflates to {info.file_size} bytes while its"
+                f" tensors read {use.nbytes}; at most {_INFLATE_FACTOR} times that plus {_INFLATE_SLACK}"
+                f" ({limit} bytes) is inflated (a deflate bomb?)"
+            )
+        data = inflated.get(ref.key, b"")
+        if len(data) < use.end:
+            data = inflated[ref.key] = _inflate(path, archive, info, use.end)
+        return data, 0
 
     return root, _snapshotter(path, locate, big_endian)
+
+
+def _inflate(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo, size: int) -> bytes:
+    """The first ``size`` bytes of a compressed entry, inflated in chunks so nothing past them is made."""
+    out = bytearray()
+    try:
+        with archive.open(info) as entry:
+            while len(out) < size:
+                chunk = entry.read(min(size - len(out), _INFLATE_CHUNK))
+                if not chunk:
+                    break
+                out += chunk
+    except _ZIP_ERRORS as err:
+        raise StoreError(f"{path}: archive entry {info.filename} cannot be read: {err}") from None
+    if len(out) < size:
+        raise StoreError(f"{path}: archive entry {info.filename} inflates to {len(out)} bytes, needs {size}")
+    return bytes(out)
 
 
 def _zip_bytes(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo | None, limit: int) -> bytes:
@@ -142,25 +192,25 @@ def _read_legacy(path: Path, buffer: mmap.mmap) -> tuple[Any, Callable[[TensorRe
         raise StoreError(f"{path} is neither a torch.save zip file nor a legacy torch.save file")
     protocol, pos = read_pickle(buffer, {}, start=pos, what=what)
     if protocol != _LEGACY_PROTOCOL:
-        raise StoreError(f"{path}: legacy protocol {protocol!r:.20}, expected {_LEGACY_PROTOCOL}")
+        raise StoreError(f"{path}: legacy protocol {bounded_repr(protocol, 20)}, expected {_LEGACY_PROTOCOL}")
     sys_info, pos = read_pickle(buffer, {}, start=pos, what=what)
     little = not isinstance(sys_info, dict) or sys_info.get("little_endian", True)
     roots: dict[str, StorageRef] = {}
 
     def persistent_load(pid: Any) -> StorageRef:
         if not isinstance(pid, tuple) or len(pid) != 6 or pid[0] != "storage":
-            raise PickleError(f"{what}: unexpected persistent id {pid!r:.80}")
+            raise PickleError(f"unexpected persistent id {bounded_repr(pid, 80)}")
         _, storage_type, key, _location, numel, view = pid
         if not isinstance(key, str) or not isinstance(numel, int) or isinstance(numel, bool) or numel < 0:
-            raise PickleError(f"{what}: malformed storage id {pid!r:.80}")
+            raise PickleError(f"malformed storage id {bounded_repr(pid, 80)}")
         root = roots.setdefault(key, StorageRef(key, storage_dtype(storage_type), numel))
         if view is None:
             return root
         if not (isinstance(view, tuple) and len(view) == 3 and all(isinstance(v, int) for v in view[1:])):
-            raise PickleError(f"{what}: malformed storage view {view!r:.80}")
+            raise PickleError(f"malformed storage view {bounded_repr(view, 80)}")
         _, offset, size = view
         if offset < 0 or size < 0 or offset + size > root.numel:
-            raise PickleError(f"{what}: storage view [{offset}, {offset + size}) outside storage '{key}'")
+            raise PickleError(f"storage view [{offset}, {offset + size}) outside storage '{key}'")
         return StorageRef(key, root.dtype, root.numel, offset)
 
     root_obj, pos = read_pickle(buffer, ALLOWED, persistent_load, start=pos, what=what)
@@ -181,7 +231,7 @@ def _read_legacy(path: Path, buffer: mmap.mmap) -> tuple[Any, Callable[[TensorRe
         offsets[key] = pos + 8
         pos += 8 + nbytes
 
-    def locate(ref: StorageRef) -> Located:
+    def locate(ref: StorageRef, use: StorageUse) -> Located:
         if ref.key not in offsets:
             raise StoreError(f"{what}: storage '{ref.key}' has no data")
         return buffer, offsets[ref.key]
@@ -189,12 +239,15 @@ def _read_legacy(path: Path, buffer: mmap.mmap) -> tuple[Any, Callable[[TensorRe
     return root_obj, _snapshotter(path, locate, not little)
 
 
-def _snapshotter(
-    path: Path, locate: Callable[[StorageRef], Located], big_endian: bool
-) -> Callable[[TensorRef, str], TensorSnapshot]:
+def _snapshotter(path: Path, locate: Locate, big_endian: bool) -> Callable[[TensorRef, str], TensorSnapshot]:
+    # Snapshots are all made before any is read, so a storage's reader knows every tensor's span.
+    uses: dict[str, StorageUse] = {}
+    counted: set[TensorRef] = set()
+
     def snapshot(tensor: TensorRef, name: str) -> TensorSnapshot:
         storage = tensor.storage
         offset = tensor.offset + storage.base
+        span = 0
         if all(tensor.size):
             last = offset + sum((n - 1) * s for n, s in zip(tensor.size, tensor.stride, strict=True))
             if last >= storage.numel:
@@ -202,10 +255,17 @@ def _snapshotter(
                     f"{path}: tensor '{name}' (size {list(tensor.size)}, stride {list(tensor.stride)},"
                     f" offset {offset}) reaches past its storage of {storage.numel} elements"
                 )
+            span = last + 1 - offset
+        itemsize = DTYPE_SIZES[storage.dtype]
+        use = uses.setdefault(storage.key, StorageUse())
+        if span and tensor not in counted:  # a tensor named along many paths reads its bytes once
+            counted.add(tensor)
+            use.nbytes += span * itemsize
+            use.end = max(use.end, (offset + span) * itemsize)
 
         def read() -> npt.NDArray[Any]:
-            buffer, start = locate(storage)
-            return _view(buffer, start, storage, offset, tensor, big_endian)
+            buffer, start = locate(storage, use)
+            return _view(buffer, start + offset * itemsize, span, storage.dtype, tensor, big_endian)
 
         return TensorSnapshot(name, tensor.size, storage.dtype, read)
 
@@ -213,36 +273,98 @@ def _snapshotter(
 
 
 def _view(
-    buffer: Any, start: int, storage: StorageRef, offset: int, tensor: TensorRef, big_endian: bool
+    buffer: Any, start: int, span: int, dtype: str, tensor: TensorRef, big_endian: bool
 ) -> npt.NDArray[Any]:
-    raw_dtype = np.dtype(np.uint16) if storage.dtype == "BF16" else NUMPY_DTYPES[storage.dtype]
-    if storage.dtype == "Bool":
+    """The tensor whose ``span`` elements (first to last, strides included) start at byte ``start``."""
+    raw_dtype = np.dtype(np.uint16) if dtype == "BF16" else NUMPY_DTYPES[dtype]
+    if dtype == "Bool":
         raw_dtype = np.dtype(np.uint8)
     if big_endian:
         raw_dtype = raw_dtype.newbyteorder(">")
-    flat = np.frombuffer(buffer, dtype=raw_dtype, count=storage.numel, offset=start)
     if not all(tensor.size):
         view = np.zeros(tensor.size, dtype=raw_dtype)
     else:
+        flat = np.frombuffer(buffer, dtype=raw_dtype, count=span, offset=start)
         strides = tuple(s * raw_dtype.itemsize for s in tensor.stride)
-        view = np.lib.stride_tricks.as_strided(flat[offset:], tensor.size, strides, writeable=False)
-    if storage.dtype == "BF16":
+        view = np.lib.stride_tricks.as_strided(flat, tensor.size, strides, writeable=False)
+    if dtype == "BF16":
         return bf16_to_f32(view)
-    if storage.dtype == "Bool":
+    if dtype == "Bool":
         return np.not_equal(view, 0)
     return view if not big_endian else view.astype(raw_dtype.newbyteorder("="))
 
 
-def flatten(value: object, prefix: str, out: dict[str, TensorRef], depth: int = 0) -> None:
-    """Every tensor under ``value`` by dotted path; other leaves (epoch numbers, strings) are left out."""
+def flatten(value: object, prefix: str, out: dict[str, TensorRef], *, what: str = "state dict") -> None:
+    """Every tensor under ``value`` by dotted path; other leaves (epoch numbers, strings) are left out.
+
+    Shared objects are reached once per path; a tree whose paths outnumber its distinct items by more
+    than ``_EXPANSION_FACTOR`` (plus ``_EXPANSION_SLACK``) is refused before any path is made.
+    """
+    sizes: dict[int, tuple[int, int]] = {}
+    expanded, _ = _walk_size(value, (None, prefix) if prefix else None, 0, sizes, what)
+    distinct = sum(own for _, own in sizes.values()) + 1
+    limit = _EXPANSION_FACTOR * distinct + _EXPANSION_SLACK
+    if expanded > limit:
+        raise StoreError(
+            f"{what}: the saved object reaches {expanded} items along all paths of its shared references,"
+            f" but holds only {distinct} distinct ones; at most {limit} are walked"
+            f" ({_EXPANSION_FACTOR} times that plus {_EXPANSION_SLACK})"
+        )
+    _flatten(value, prefix, out)
+
+
+def _children(value: object) -> list[tuple[object, object]]:
+    """(key, item) of each item ``_flatten`` descends into."""
+    if isinstance(value, dict):
+        return [
+            (key, item)
+            for key, item in value.items()
+            if isinstance(key, (str, int)) and not isinstance(key, bool)
+        ]
+    if isinstance(value, (list, tuple)):
+        return list(enumerate(value))
+    return []
+
+
+# A path as a chain of (parent, key): its dotted name is only made for an error message.
+_Path = tuple[Any, object] | None
+
+
+def _path_name(path: _Path) -> str:
+    keys: list[str] = []
+    while path is not None:
+        path, key = path
+        keys.append(str(key)[:40])
+    return ".".join(reversed(keys))
+
+
+def _walk_size(
+    value: object, path: _Path, depth: int, sizes: dict[int, tuple[int, int]], what: str
+) -> tuple[int, int]:
+    """(items ``_flatten`` visits under ``value``, items ``value`` holds itself), each container once.
+
+    ``sizes`` maps a container's id to both; every container stays alive under the root meanwhile.
+    """
+    if not isinstance(value, (dict, list, tuple)):
+        return 1, 0
+    known = sizes.get(id(value))
+    if known is not None:
+        return known
     if depth > _MAX_DEPTH:
-        raise StoreError(f"nesting deeper than {_MAX_DEPTH} levels at '{prefix}'")
+        raise StoreError(f"{what}: nesting deeper than {_MAX_DEPTH} levels at '{_path_name(path)}'")
+    children = _children(value)
+    expanded = 1 + sum(_walk_size(item, (path, key), depth + 1, sizes, what)[0] for key, item in children)
+    sizes[id(value)] = (expanded, len(children))
+    return expanded, len(children)
+
+
+def _flatten(value: object, prefix: str, out: dict[str, TensorRef]) -> None:
     if isinstance(value, TensorRef):
         out[prefix] = value
     elif isinstance(value, dict):
         for key, item in value.items():
             if isinstance(key, (str, int)) and not isinstance(key, bool):
-                flatten(item, f"{prefix}.{key}" if prefix else str(key), out, depth + 1)
+                _flatten(item, f"{prefix}.{key}" if prefix else str(key), out)
     elif isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
-            flatten(item, f"{prefix}.{i}" if prefix else str(i), out, depth + 1)
+            _flatten(item, f"{prefix}.{i}" if prefix else str(i), out)

@@ -16,6 +16,7 @@ from typing_extensions import Self
 
 from ferrum.store.adapter import ModuleAdapter, PyTorchToBurnAdapter
 from ferrum.store.base import ModuleStore
+from ferrum.store.pytorch.pickle import bounded_repr
 from ferrum.store.pytorch.reader import flatten, read_torch_file
 from ferrum.store.pytorch.torch_globals import TensorRef
 from ferrum.store.result import StoreError
@@ -50,7 +51,7 @@ class PytorchStore(ModuleStore):
         if self.top_level_key is not None:
             root = self._under_key(root)
         tensors: dict[str, TensorRef] = {}
-        flatten(root, "", tensors)
+        flatten(root, "", tensors, what=str(self.path))
         return {name: snapshot(ref, name) for name, ref in tensors.items()}
 
     def _under_key(self, root: Any) -> Any:
@@ -59,7 +60,7 @@ class PytorchStore(ModuleStore):
                 f"{self.path} holds a {type(root).__name__}, not a dict with '{self.top_level_key}'"
             )
         if self.top_level_key not in root:
-            keys = ", ".join(repr(k) for k in list(root)[:12])
+            keys = ", ".join(bounded_repr(k, 60) for k in list(root)[:12])
             raise StoreError(f"{self.path} has no top-level key '{self.top_level_key}' (its keys: {keys})")
         return root[self.top_level_key]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ferrum.store.pytorch.pickle import Allowed, PickleError
+from ferrum.store.pytorch.pickle import Allowed, PickleError, bounded_repr
 
 __all__ = ["ALLOWED", "StorageRef", "TensorRef", "storage_dtype"]
 
@@ -57,7 +57,9 @@ def _ints(value: object, what: str) -> tuple[int, ...]:
     if not isinstance(value, (tuple, list)) or not all(
         isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value
     ):
-        raise PickleError(f"tensor {what} must be a tuple of non-negative integers, found {value!r:.80}")
+        raise PickleError(
+            f"tensor {what} must be a tuple of non-negative integers, found {bounded_repr(value, 80)}"
+        )
     return tuple(value)
 
 
@@ -66,7 +68,9 @@ def rebuild_tensor(storage: object, offset: object, size: object, stride: object
     if not isinstance(storage, StorageRef):
         raise PickleError(f"a tensor must view a storage, found {type(storage).__name__}")
     if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
-        raise PickleError(f"tensor storage offset must be a non-negative integer, found {offset!r:.40}")
+        raise PickleError(
+            f"tensor storage offset must be a non-negative integer, found {bounded_repr(offset, 40)}"
+        )
     shape, strides = _ints(size, "size"), _ints(stride, "stride")
     if len(shape) != len(strides):
         raise PickleError(f"tensor size {list(shape)} and stride {list(strides)} differ in rank")
@@ -82,7 +86,9 @@ def _rebuild_parameter(data: object, *_: object) -> object:
 def _rebuild_from_type(func: object, new_type: object, args: object, state: object) -> object:
     # torch._tensor._rebuild_from_type_v2: a Tensor subclass (Parameter) around a rebuilt tensor.
     if not isinstance(func, Allowed) or func.call is None or not isinstance(args, tuple):
-        raise PickleError(f"_rebuild_from_type_v2 needs an allow-listed rebuilder, found {func!r:.60}")
+        raise PickleError(
+            f"_rebuild_from_type_v2 needs an allow-listed rebuilder, found {bounded_repr(func, 60)}"
+        )
     return func.call(*args)
 
 
@@ -113,7 +119,7 @@ def _device(*args: object) -> str:
         or not isinstance(args[0], str)
         or (len(args) == 2 and not isinstance(args[1], int))
     ):
-        raise PickleError(f"torch.device{args!r:.60} is not a device name")
+        raise PickleError(f"torch.device{bounded_repr(args, 60)} is not a device name")
     return ":".join(str(a) for a in args)
 
 
@@ -134,13 +140,13 @@ class NumpyDtype:
     def build_state(self, state: object) -> None:
         """NumPy's dtype state: ``(version, byte order, ...)``."""
         if not isinstance(state, tuple) or len(state) < 2 or state[1] not in ("<", ">", "|", "="):
-            raise PickleError(f"numpy.dtype state {state!r:.60} is malformed")
+            raise PickleError(f"numpy.dtype state {bounded_repr(state, 60)} is malformed")
         self.order = "<" if state[1] in ("|", "=") else state[1]
 
 
 def _numpy_dtype(name: object, *_: object) -> NumpyDtype:
     if not isinstance(name, str) or name not in _NUMPY_SCALARS:
-        raise PickleError(f"numpy.dtype({name!r:.20}) is not a plain number type")
+        raise PickleError(f"numpy.dtype({bounded_repr(name, 20)}) is not a plain number type")
     return NumpyDtype(name)
 
 
@@ -207,4 +213,4 @@ def storage_dtype(storage_type: object) -> str:
         dtype = _STORAGES.get(storage_type.name.removeprefix("torch."))
         if dtype is not None:
             return dtype
-    raise PickleError(f"persistent id names {storage_type!r:.60}, not a torch storage type")
+    raise PickleError(f"persistent id names {bounded_repr(storage_type, 60)}, not a torch storage type")
