@@ -193,7 +193,7 @@ def table(results: list[CaseResult], counts: dict[str, int]) -> str:
         f"{len(burn_supported)} ({', '.join(missing) or 'none'} missing)",
         f"- node tests of implemented ops: {passed} passed of {len(own)} "
         f"({100.0 * passed / max(1, len(own)):.1f}%)",
-        f"- all node tests (every op of the default domain that has one): {everything} passed of "
+        f"- all node tests in `onnx.backend.test` (every op, every domain): {everything} passed of "
         f"{len(results)} ({100.0 * everything / max(1, len(results)):.1f}%); every failure is listed "
         "with its reason at the end of this page",
         "",

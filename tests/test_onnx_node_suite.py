@@ -59,7 +59,6 @@ def test_most_node_tests_of_supported_ops_pass(results: list[CaseResult]) -> Non
 NO_PASSING_CASE = {
     "Bernoulli": "random draws: the reference's values cannot be reproduced",
     "Not": "its node tests import opset 1, below the supported 7",
-    "LabelEncoder": "its node tests all map strings, which ferrum tensors cannot hold",
 }
 
 

@@ -26,7 +26,7 @@ from ferrum.backend import NdArray
 from ferrum.onnx.dtypes import compute_dtype, numpy_dtype
 from ferrum.onnx.errors import OnnxError
 from ferrum.onnx.model import OnnxModel, load
-from ferrum.onnx.values import map_tensors
+from ferrum.onnx.values import is_strings, map_tensors, to_strings
 
 __all__ = ["FerrumBackend", "FerrumRep"]
 
@@ -43,11 +43,14 @@ class FerrumRep(BackendRep):
         ``inputs`` is a sequence of arrays in the order of the graph's inputs
         (initializers excluded), a dict from input name to array, or a single array
         for a one-input graph; each is converted to the type ferrum computes it in
-        (f32, f64, i64 or bool). An input of an ONNX sequence type is a list of
+        (f32, f64, i64 or bool); an input of type ``tensor(string)`` is an array of
+        ``str`` (dtype ``object`` or ``str``; ``bytes`` read as UTF-8) and stays one.
+        An input of an ONNX sequence type is a list of
         arrays, one of an optional type its element or ``None``. The result is a
         tuple with one array per graph output (a list of arrays for a sequence,
         ``None`` for an empty optional), converted back to the output's declared
-        element type (integers wrap as two's complement would). ``kwargs`` are
+        element type (integers wrap as two's complement would; strings as an
+        ``object`` array of ``str``). ``kwargs`` are
         accepted for the ``BackendRep`` contract and ignored. A missing input, or
         one whose shape or kind (Float, Int, Bool) does not match the graph's
         declaration, raises ``OnnxError``; a dict without an input's name raises
@@ -62,10 +65,13 @@ class FerrumRep(BackendRep):
         else:
             arrays = list(inputs)
         device = NdArray.device()
-        declared = [info.containers for info in program.inputs]
+        declared = [(info.containers, info.elem_type) for info in program.inputs]
         # Extra inputs are converted as tensors, for forward to report the count.
-        declared += [()] * (len(arrays) - len(declared))
-        values = [_from_numpy(a, containers, device) for a, containers in zip(arrays, declared, strict=False)]
+        declared += [((), 0)] * (len(arrays) - len(declared))
+        values = [
+            _from_numpy(a, containers, elem_type, device)
+            for a, (containers, elem_type) in zip(arrays, declared, strict=False)
+        ]
         result = self.model.forward(*values)
         outs = result if isinstance(result, tuple) else (result,)
         return tuple(
@@ -74,16 +80,28 @@ class FerrumRep(BackendRep):
         )
 
 
-def _from_numpy(value: Any, containers: tuple[str, ...], device: Any) -> Any:
-    """An input as ferrum values: a tensor, or for a sequence or optional input a list of tensors or None."""
+def _from_numpy(value: Any, containers: tuple[str, ...], elem_type: int, device: Any) -> Any:
+    """An input as ferrum values: a tensor (a string tensor for ``tensor(string)``), or for a sequence or
+    optional input a list of tensors or None."""
 
-    def tensor(array: Any) -> Tensor[Any, Any, Any]:
-        return Tensor.from_numpy(compute_dtype(np.asarray(array)), device)
+    def tensor(array: Any) -> Any:
+        if elem_type == onnx.TensorProto.STRING:
+            try:
+                return to_strings(array, "a string input")
+            except ValueError as exc:
+                raise OnnxError(str(exc)) from exc
+        computed = compute_dtype(np.asarray(array))
+        if is_strings(computed):
+            declared = onnx.TensorProto.DataType.Name(elem_type) if elem_type else "a number type"
+            raise OnnxError(f"a string (object) array for an input of ONNX type {declared}")
+        return Tensor.from_numpy(computed, device)
 
     return map_tensors(value, tensor) if containers else tensor(value)
 
 
-def _to_numpy(tensor: Tensor[Any, Any, Any], elem_type: int) -> np.ndarray[Any, Any]:
+def _to_numpy(tensor: Any, elem_type: int) -> np.ndarray[Any, Any]:
+    if is_strings(tensor):
+        return tensor
     array = np.asarray(tensor.to_numpy())
     return _convert(array, numpy_dtype(elem_type)) if elem_type else array
 

@@ -211,8 +211,20 @@ def _refuse_containers(program: Program) -> None:
             )
 
 
+def _refuse_strings(program: Program) -> None:
+    """``OnnxError`` naming a ``tensor(string)`` value: generated modules compute on ferrum tensors only."""
+    if program.strings:
+        shown = ", ".join(repr(n) for n in program.strings[:5])
+        one = len(program.strings) == 1
+        what = f"value {shown} is an ONNX string tensor" if one else f"values {shown} are ONNX string tensors"
+        raise OnnxError(
+            f"code generation: {what}, which the generator does not write; ferrum.onnx.load runs it"
+        )
+
+
 def _forward(program: Program, names: _Names, constants: dict[str, str]) -> Iterator[str]:
     _refuse_containers(program)
+    _refuse_strings(program)
     inputs = ", ".join(f"{names.of(i.name)}: {_tensor_type(i)}" for i in program.inputs)
     outs = [_tensor_type(o) for o in program.outputs]
     ret = outs[0] if len(outs) == 1 else f"tuple[{', '.join(outs)}]"

@@ -2,7 +2,8 @@
 
 ferrum computes in f32/f64, i64 and bool: the narrower ONNX types (float16,
 int8, uint32, ...) are computed in the nearest of these and converted back to
-the declared type when a result leaves the graph.
+the declared type when a result leaves the graph. Strings are no ferrum
+tensors: they stay NumPy arrays of ``str`` (``ferrum.onnx.values``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 import onnx
 
 from ferrum.onnx.errors import OnnxError
+from ferrum.onnx.values import to_strings
 
 __all__ = [
     "compute_dtype",
@@ -75,15 +77,25 @@ def compute_kind(dtype: np.dtype[Any]) -> str:
 
 
 def compute_dtype(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """``array`` in the dtype ferrum computes it in (f32, f64, i64 or bool)."""
+    """``array`` in the dtype ferrum computes it in (f32, f64, i64 or bool).
+
+    Strings (a ``str``, ``bytes`` or ``object`` array of them, ONNX's ``tensor(string)``) are not computed
+    by ferrum's engine: they come back as a string tensor (``ferrum.onnx.values.StringTensor``, dtype
+    ``object`` holding ``str``), which only the string ops read.
+    """
     kind = compute_kind(array.dtype)
+    if array.dtype.kind in "OUS":
+        try:
+            return to_strings(array, "a string tensor")
+        except ValueError as exc:
+            raise OnnxError(f"cannot compute on {array.dtype} values: {exc}") from exc
     if kind == "b":
         return array
     if kind == "f":
         return array if array.dtype == np.float64 else array.astype(np.float32, copy=False)
     if kind == "i":
         return array.astype(np.int64, copy=False)
-    raise OnnxError(f"cannot compute on {array.dtype} values (strings and complex numbers are not supported)")
+    raise OnnxError(f"cannot compute on {array.dtype} values (complex numbers are not supported)")
 
 
 def is_narrow_float(elem_type: int) -> bool:

@@ -6,9 +6,9 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ferrum._ferrum import Device, Tensor
+from ferrum._ferrum import Device
 from ferrum.onnx.errors import OnnxError
-from ferrum.onnx.values import Value
+from ferrum.onnx.values import Value, constant_value
 
 if TYPE_CHECKING:
     from ferrum.module import Module
@@ -28,8 +28,8 @@ class Subgraph:
 def run_steps(
     program: Program, env: dict[str, Value], device: Device[Any], module: Module[Any] | None
 ) -> None:
-    """Run ``program``'s steps on ``env`` (value name -> tensor, sequence or optional), adding every output
-    to it."""
+    """Run ``program``'s steps on ``env`` (value name -> tensor, string tensor, sequence or optional), adding
+    every output to it."""
     for step in program.steps:
         run_step(program, step, env, device, module)
         for name in step.free:
@@ -74,14 +74,14 @@ def run_subgraph(
 ) -> list[Any]:
     """The outputs of ``body`` run on ``inputs`` (its declared inputs, in order) and the outer values.
 
-    Each output is a ``Value`` (a tensor, a sequence or None); typed ``Any`` so that a caller whose body
-    computes tensors only (a FlexAttention modifier) reads them as tensors.
+    Each output is a ``Value`` (a tensor, a string tensor, a sequence or None); typed ``Any`` so that a
+    caller whose body computes tensors only (a FlexAttention modifier) reads them as tensors.
     """
     program = body.program
     env: dict[str, Value] = dict(captured)
     for info, value in zip(program.inputs, inputs, strict=True):
         env[info.name] = value
     for name, array in (*program.constants.items(), *program.output_constants.items()):
-        env[name] = Tensor.from_numpy(array, device)
+        env[name] = constant_value(array, device)
     run_steps(program, env, device, None)
     return [env[o.name] for o in program.outputs]

@@ -23,7 +23,7 @@ from ferrum.onnx.execute import run_steps
 from ferrum.onnx.fuse import Schedule, run_scheduled, schedule
 from ferrum.onnx.graph import parse_graph, read_model
 from ferrum.onnx.translate import Program, translate
-from ferrum.onnx.values import Value, check_value, tensors_in
+from ferrum.onnx.values import Value, check_value, constant_value, is_strings, tensors_in
 
 __all__ = ["OnnxModel", "load", "load_program"]
 
@@ -35,7 +35,8 @@ class OnnxModel(Module[Any]):
     order, and returns one value (one graph output) or a tuple of them. A
     value is a tensor; for an input or output of an ONNX sequence type, a
     list of tensors; for an optional type, its element, or ``None`` when it
-    is empty (see ``ferrum.onnx.values``).
+    is empty; for a ``tensor(string)`` one, a NumPy array of ``str`` (dtype
+    ``object``; see ``ferrum.onnx.values``).
 
     Example:
         >>> import numpy as np
@@ -67,7 +68,10 @@ class OnnxModel(Module[Any]):
         device = self._device(inputs)
         env: dict[str, Value] = {}
         for info, x in zip(program.inputs, inputs, strict=True):
-            value = check_value(x, info.containers, f"{program.source}: input {info.name!r}")
+            strings = info.elem_type == onnx.TensorProto.STRING
+            value = check_value(x, info.containers, f"{program.source}: input {info.name!r}", strings=strings)
+            if is_strings(value):
+                _check_shape(program.source, info.name, info.shape, tuple(value.shape))
             for t in tensors_in(value):
                 _check_shape(program.source, info.name, info.shape, tuple(t.dims()))
                 _check_kind(program.source, info.name, info.elem_type, t)
@@ -75,26 +79,28 @@ class OnnxModel(Module[Any]):
         for name, field in program.fields.items():
             holder = getattr(self, field)
             env[name] = holder.val() if isinstance(holder, Param) else holder.value()
-        for name, array in program.constants.items():
-            env[name] = Tensor.from_numpy(array, device)
-        for name, array in program.output_constants.items():
-            env[name] = Tensor.from_numpy(array, device)
+        for name, array in (*program.constants.items(), *program.output_constants.items()):
+            env[name] = constant_value(array, device)
         if device.is_autodiff:
             run_steps(program, env, device, self)
         else:
             # Inference: BatchNorm on its running statistics, so it fuses into the convolution before it.
             run_scheduled(program, self.schedule, env, device, self)
-        outs = tuple(env[o.name] for o in program.outputs)
+        # A string output is a NumPy array, which the caller may change: a copy, so no constant changes.
+        outs = tuple(_copied(env[o.name]) for o in program.outputs)
         return outs[0] if len(outs) == 1 else outs
 
     def _device(self, inputs: tuple[Value, ...]) -> Device[Any]:
-        first = inputs[0] if inputs else None
-        if isinstance(first, list) and first:
-            first = first[0]  # a sequence: where its tensors are
-        if isinstance(first, Tensor):
-            return first.device()
+        for x in inputs:  # the first ferrum tensor's (a sequence's tensors'; string tensors have none)
+            held = tensors_in(x)
+            if held and isinstance(held[0], Tensor):  # not checked yet: any object may come
+                return held[0].device()
         devices = self.devices()
         return devices[0] if devices else NdArray.device()
+
+
+def _copied(value: Value) -> Value:
+    return value.copy() if is_strings(value) else value
 
 
 def _check_shape(source: str, name: str, declared: tuple[Any, ...] | None, found: tuple[int, ...]) -> None:

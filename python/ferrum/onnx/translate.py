@@ -29,6 +29,7 @@ from ferrum.onnx.execute import Subgraph
 from ferrum.onnx.external import tensor_array
 from ferrum.onnx.graph import Graph, ValueInfo, parse_subgraph
 from ferrum.onnx.ops import NodeInfo, OpSpec, lookup
+from ferrum.onnx.values import constant_value, is_strings
 
 __all__ = ["Program", "Step", "field_name", "translate", "unique"]
 
@@ -75,6 +76,9 @@ class Program:
     """Value name -> the param or buffer field holding it."""
     output_constants: dict[str, np.ndarray[Any, Any]]
     """Graph outputs that are constants (no step computes them)."""
+    strings: tuple[str, ...] = ()
+    """The values of ONNX type ``tensor(string)`` (NumPy arrays of ``str`` at run time, never ferrum
+    tensors), sorted: as declared or inferred, and the string constants."""
 
 
 def field_name(name: str, taken: set[str]) -> str:
@@ -332,6 +336,10 @@ class _Translator:
         """Run the node now if its inputs are all known; its outputs become constants."""
         if not spec.deterministic or tensor_kwargs:
             return False
+        if node.op_type == "Constant" and is_strings(kwargs.get("value")) and outputs[0]:
+            # a string constant stays a NumPy array of str: ferrum tensors hold numbers only
+            self.consts[outputs[0]] = kwargs["value"]
+            return True
         if node.op_type in ("Shape", "Size") and positional and positional[0] is not None:
             info = self.graph.values.get(positional[0])
             shape = info.static_shape() if info is not None else None
@@ -343,7 +351,7 @@ class _Translator:
             results = spec.fn(fake, **kwargs)
         elif all(name is None or name in self.consts for name in positional):
             args = [
-                None if n is None else Tensor.from_numpy(self.consts[n], self.fold_device) for n in positional
+                None if n is None else constant_value(self.consts[n], self.fold_device) for n in positional
             ]
             extra = {"device": self.fold_device} if "device" in _params(spec) else {}
             try:
@@ -355,10 +363,10 @@ class _Translator:
         if not isinstance(results, tuple):
             results = (results,)
         named = [(name, value) for name, value in zip(outputs, results, strict=False) if name]
-        if not all(isinstance(value, Tensor) for _, value in named):
+        if not all(isinstance(value, Tensor) or is_strings(value) for _, value in named):
             return False  # a sequence or optional (SequenceConstruct of constants...): made at run time
         for name, value in named:
-            self.consts[name] = np.asarray(value.to_numpy())
+            self.consts[name] = value if is_strings(value) else np.asarray(value.to_numpy())
         return True
 
     def finish(self) -> Program:
@@ -397,6 +405,11 @@ class _Translator:
             )
             steps.append(dataclasses.replace(step, free=free))
         output_constants = {o.name: self.consts[o.name] for o in graph.outputs if o.name in self.consts}
+        live = {*read, *(o for s in self.steps for o in s.outputs)}
+        live |= {v.name for v in (*graph.inputs, *graph.outputs)}
+        typed = {n for n, info in graph.values.items() if info.elem_type == onnx.TensorProto.STRING}
+        strings = live & typed
+        strings |= {name for name in (*constants, *output_constants) if is_strings(self.consts[name])}
         return Program(
             name=graph.name,
             opset=graph.opset,
@@ -410,6 +423,7 @@ class _Translator:
             layers=self.layers,
             fields=fields,
             output_constants=output_constants,
+            strings=tuple(sorted(strings)),
         )
 
 

@@ -47,6 +47,8 @@ from ferrum.onnx.ops import (  # noqa: F401  (each registers its ops)
     shape,
     signal,
     spatial,
+    strings,
+    text,
     training,
     window,
 )

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from ferrum._ferrum import Bool
+from typing import Any
+
+import numpy as np
+
+from ferrum._ferrum import Bool, Device, Tensor
+from ferrum.backend import NdArray
 from ferrum.onnx.ops._util import AnyTensor, broadcast, broadcast_all, same_kind
 from ferrum.onnx.ops.registry import op
+from ferrum.onnx.values import StringTensor, as_strings, is_strings
 
 __all__ = [
     "and_",
@@ -35,12 +41,16 @@ def _compare(a: AnyTensor, b: AnyTensor, method: str) -> AnyTensor:
 
 
 @op("Equal")
-def equal(a: AnyTensor, b: AnyTensor) -> AnyTensor:
+def equal(
+    a: AnyTensor | StringTensor, b: AnyTensor | StringTensor, device: Device[Any] | None = None
+) -> AnyTensor:
     """Equal: ``a == b`` element-wise, as a Bool tensor, with NumPy broadcasting.
 
     ``b`` is converted to ``a``'s kind (a Bool ``a`` is compared as Int); the
     result has the broadcast shape. Shapes that do not broadcast raise
-    ``ShapeError``.
+    ``ShapeError``. Two string tensors (``ferrum.onnx.values``) compare their
+    strings, the result on ``device``; a string tensor and a ferrum tensor
+    raise ``ValueError``.
 
     Example:
         >>> import numpy as np
@@ -51,6 +61,14 @@ def equal(a: AnyTensor, b: AnyTensor) -> AnyTensor:
         >>> equal(a, Tensor.from_numpy(np.array([1, 4]), device)).to_numpy().tolist()
         [[True, False], [False, True]]
     """
+    if is_strings(a) or is_strings(b):
+        x, y = as_strings(a, "Equal: input 0"), as_strings(b, "Equal: input 1")
+        try:
+            same = np.array(np.equal(x, y), dtype=bool)
+        except ValueError as exc:
+            raise ValueError(f"Equal: shapes {list(x.shape)} and {list(y.shape)} do not broadcast") from exc
+        return Tensor.from_numpy(same, device if device is not None else NdArray.device())
+    assert isinstance(a, Tensor) and isinstance(b, Tensor)
     return _compare(a, b, "equal")
 
 

@@ -1,8 +1,8 @@
-"""The ``ai.onnx.ml`` domain ops on numbers: Binarizer, ArrayFeatureExtractor, LabelEncoder, TreeEnsemble.
+"""The ``ai.onnx.ml`` domain ops: Binarizer, ArrayFeatureExtractor, LabelEncoder, TreeEnsemble.
 
-ferrum's tensors hold no strings, so the string forms of these ops
-(LabelEncoder with string keys or values) are refused with a clear error.
-Binarizer and ArrayFeatureExtractor are engine ops (differentiable);
+ferrum's tensors hold no strings: LabelEncoder's string keys read, and its
+string values give, string tensors (NumPy arrays of ``str``, see
+``ferrum.onnx.values``). Binarizer and ArrayFeatureExtractor are engine ops (differentiable);
 LabelEncoder (a table lookup) and TreeEnsemble (walking data-dependent
 branches) have no engine equivalent and run in NumPy.
 """
@@ -13,9 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from ferrum._ferrum import DType, Float, Int, KindError, Tensor
+from ferrum._ferrum import Device, DType, Float, Int, KindError, Tensor
+from ferrum.backend import NdArray
 from ferrum.onnx.ops._util import AnyTensor, same_kind
 from ferrum.onnx.ops.registry import op
+from ferrum.onnx.values import StringTensor, is_strings, to_strings
 
 __all__ = ["array_feature_extractor", "binarizer", "label_encoder", "tree_ensemble"]
 
@@ -59,23 +61,34 @@ def array_feature_extractor(x: AnyTensor, indices: AnyTensor) -> AnyTensor:
     return picked.reshape((1, values.size)) if x.rank() == 1 else picked
 
 
-def _numbers(name: str, *found: Any) -> np.ndarray[Any, Any] | None:
-    """The first of an attribute's numeric spellings that is given (string ones refused)."""
+def _table(*found: Any) -> np.ndarray[Any, Any] | None:
+    """The first of an attribute's spellings that is given, 1-D: strings as a string tensor."""
     for value in found:
         if value is None:
             continue
-        array = np.asarray(value)
-        if array.dtype.kind in "OSU":
-            raise ValueError(
-                f"LabelEncoder: string {name} are not supported (ferrum tensors hold no strings)"
-            )
-        return array.reshape(-1)
+        array = np.asarray(value).reshape(-1)
+        return to_strings(array, "LabelEncoder: a string attribute") if array.dtype.kind in "OSU" else array
     return None
+
+
+def _lookup(
+    data: np.ndarray[Any, Any], keys: np.ndarray[Any, Any], values: np.ndarray[Any, Any], default: Any
+) -> np.ndarray[Any, Any]:
+    """Each element of ``data`` looked up in ``keys`` (the last of repeated keys wins), by a dict."""
+    table = dict(zip(keys.tolist(), values.tolist(), strict=True))
+    nan_keys = [i for i, k in enumerate(keys.tolist()) if isinstance(k, float) and k != k]
+    nan_value = values[nan_keys[-1]] if nan_keys else default
+    found = [
+        nan_value if isinstance(v, float) and v != v else table.get(v, default) for v in data.reshape(-1)
+    ]
+    if values.dtype == object:
+        return to_strings(np.array(found, dtype=object).reshape(data.shape), "LabelEncoder")
+    return np.array(found, dtype=values.dtype).reshape(data.shape)
 
 
 @op("LabelEncoder", domain=_DOMAIN)
 def label_encoder(
-    x: AnyTensor,
+    x: AnyTensor | StringTensor,
     keys_int64s: tuple[int, ...] | None = None,
     keys_floats: tuple[float, ...] | None = None,
     keys_strings: tuple[str, ...] | None = None,
@@ -88,43 +101,75 @@ def label_encoder(
     default_float: float = -0.0,
     default_string: str = "_Unused",
     default_tensor: np.ndarray[Any, Any] | None = None,
-) -> AnyTensor:
+    device: Device[Any] | None = None,
+) -> AnyTensor | StringTensor:
     """LabelEncoder: each element of ``x`` replaced by the value of its key, or the default if none.
 
-    Keys and values are numbers (``*_int64s``, ``*_floats`` or ``*_tensor``);
-    a NaN key matches NaN. The default is ``default_tensor`` when given, else
-    ``default_int64`` or ``default_float`` by the values' type. String keys or
-    values raise ``ValueError``. A table lookup in NumPy.
+    Keys and values are numbers (``*_int64s``, ``*_floats`` or a numeric ``*_tensor``) or strings
+    (``*_strings`` or a string ``*_tensor``): string keys read a string tensor ``x``, string values give
+    one (see ``ferrum.onnx.values``); a number result is on ``x``'s device, or ``device`` for a string
+    ``x``. A NaN key matches NaN; of repeated keys the last wins. The default is ``default_tensor`` when
+    given, else ``default_string``, ``default_int64`` or ``default_float`` by the values' type. A table
+    lookup in NumPy (a dict for strings).
     """
-    del default_string
-    keys = _numbers("keys", keys_strings, keys_int64s, keys_floats, keys_tensor)
-    values = _numbers("values", values_strings, values_int64s, values_floats, values_tensor)
+    keys = _table(keys_strings, keys_int64s, keys_floats, keys_tensor)
+    values = _table(values_strings, values_int64s, values_floats, values_tensor)
     if keys is None or values is None or len(keys) != len(values):
         raise ValueError(
             "LabelEncoder: expected as many keys as values, found "
             f"{None if keys is None else len(keys)} and {None if values is None else len(values)}"
         )
+    if keys_floats is not None:
+        keys = keys.astype(np.float32)  # as x's floats, so that 0.1 matches 0.1
     if values_int64s is not None:
         values = values.astype(np.int64)
     elif values_floats is not None:
         values = values.astype(np.float32)
     if default_tensor is not None:
         default = np.asarray(default_tensor).reshape(-1)[0]
+        default = str(default) if is_strings(values) else default
+    elif is_strings(values):
+        default = default_string
     else:
         default = default_int64 if values.dtype.kind in "iu" else default_float
-    data = np.asarray(x.to_numpy())
+    if is_strings(keys) and not is_strings(x):
+        raise ValueError(
+            "LabelEncoder: string keys are not supported on a number tensor x (they need a string tensor x)"
+        )
+    if is_strings(x) and not is_strings(keys):
+        raise ValueError("LabelEncoder: a string tensor x needs string keys, found number keys")
+    if is_strings(x):
+        data: np.ndarray[Any, Any] = x
+        on = device if device is not None else NdArray.device()
+    else:
+        assert isinstance(x, Tensor)
+        data, on = np.asarray(x.to_numpy()), x.device()
+    if is_strings(keys) or is_strings(values):
+        out = _lookup(data, keys, values, default)
+    else:
+        out = _number_lookup(data, keys, values, default)
+    if is_strings(out):
+        return out
+    wide = out.dtype == np.float64  # from_numpy makes f32 unless told
+    return Tensor.from_numpy(np.ascontiguousarray(out), on, dtype=DType.F64 if wide else None)
+
+
+def _number_lookup(
+    data: np.ndarray[Any, Any], keys: np.ndarray[Any, Any], values: np.ndarray[Any, Any], default: Any
+) -> np.ndarray[Any, Any]:
+    """LabelEncoder's lookup of numbers: a binary search in the sorted keys."""
     out = np.full(data.shape, default, dtype=values.dtype)
     order = np.argsort(keys, kind="stable")
     ordered = keys[order]
     if len(keys):
-        at = np.clip(np.searchsorted(ordered, data), 0, len(keys) - 1)
+        # the rightmost of equal keys: the stable sort keeps them in order, so the last one given
+        at = np.clip(np.searchsorted(ordered, data, side="right") - 1, 0, len(keys) - 1)
         hit = ordered[at] == data
         out[hit] = values[order][at][hit]
         nan_keys = np.isnan(keys) if keys.dtype.kind == "f" else np.zeros(len(keys), bool)
         if nan_keys.any() and data.dtype.kind == "f":
-            out[np.isnan(data)] = values[np.flatnonzero(nan_keys)[0]]
-    wide = out.dtype == np.float64  # from_numpy makes f32 unless told
-    return Tensor.from_numpy(np.ascontiguousarray(out), x.device(), dtype=DType.F64 if wide else None)
+            out[np.isnan(data)] = values[np.flatnonzero(nan_keys)[-1]]
+    return out
 
 
 _MODES = ("BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ", "BRANCH_MEMBER")
