@@ -113,6 +113,43 @@ def test_one_rank_communicator_is_the_identity() -> None:
         comm.all_reduce(np.zeros(2))  # type: ignore[type-var]
 
 
+def test_uneven_and_mismatch_errors_name_every_rank() -> None:
+    from ferrum.distributed import DistributedError, GradientMismatchError, UnevenRanksError
+
+    uneven = UnevenRanksError([3, 2, 3], "shard one dataset")
+    assert isinstance(uneven, DistributedError) and uneven.on_every_rank
+    assert uneven.counts == (3, 2, 3)
+    assert "(rank 0: 3, rank 1: 2, rank 2: 3)" in str(uneven)
+    assert "expected every rank to hold rank 0's 3, found rank 1 with 2;" in str(uneven)
+    assert "gradients by rank: rank 0: 4, rank 1: 3" in str(GradientMismatchError([4, 3], "hint"))
+    assert "each rank holds 4, of parameters whose ids" in str(GradientMismatchError([4, 4], "hint"))
+
+
+@pytest.mark.parametrize(
+    ("learner", "hint"), [(False, "broadcast the module"), (True, "the Learner broadcast")]
+)
+def test_the_mismatch_hint_fits_the_caller(learner: bool, hint: str) -> None:
+    # A custom loop is told to broadcast the module; the Learner did, so its users are told what else differs.
+    from ferrum.backend import NdArray
+    from ferrum.distributed import GradientMismatchError
+    from ferrum.distributed.gradients import sync_gradients
+    from ferrum.nn import LinearConfig
+    from ferrum.optim import GradientsParams
+
+    class TwoRanks:  # what the all-gather of two ranks with different gradients returns
+        size = 2
+
+        def all_gather_ints(self, values: list[int], what: str) -> list[list[int]]:
+            return [values, [values[0] - 1, values[1]]]
+
+    model = LinearConfig(2, 1).init(NdArray.device())
+    grads = GradientsParams()
+    for param in model.parameters():
+        grads.register(param.id, param.val())
+    with pytest.raises(GradientMismatchError, match=f"rank 0: 2, rank 1: 1\\); {hint}"):
+        sync_gradients(TwoRanks(), grads, 25.0, learner=learner)  # type: ignore[arg-type]
+
+
 # ------------------------------------------------------------------ on MPI ranks
 
 
@@ -168,6 +205,25 @@ def test_a_rank_that_raises_stops_the_others_with_its_name() -> None:
     assert "RankFailedError: rank 1 failed (ValueError: a bad batch on rank 1)" in done.stderr, done.stderr
     assert "finished without noticing" not in done.stdout
     assert took < 60, took
+
+
+@needs_mpi
+@pytest.mark.parametrize(("mode", "counts"), [("learner", (3, 2)), ("loop", (6, 3))])
+def test_ranks_with_uneven_batches_fail_at_once_naming_each_count(mode: str, counts: tuple[int, int]) -> None:
+    # Without the check, the Learner failed after 11 s blaming a non-finite loss or unbroadcast
+    # parameters, and a custom loop's rank 0 waited in sync_gradients for the collective timeout.
+    done, took = run(2, "tests.mpi.uneven", mode, timeout=120)
+    assert done.returncode != 0
+    assert "finished without noticing" not in done.stdout
+    named = f"UnevenRanksError: the ranks hold different numbers of batches this epoch (rank 0: {counts[0]}, "
+    named += f"rank 1: {counts[1]})"
+    assert done.stderr.count(named) == 2, done.stderr  # raised on both ranks, before any step
+    assert "RankFailedError" not in done.stderr and "not finite" not in done.stderr, done.stderr
+    hint = (
+        "give every rank the same training dataset" if mode == "learner" else ".shard(comm.rank, comm.size)"
+    )
+    assert hint in done.stderr, done.stderr
+    assert took < 30, took
 
 
 @needs_mpi

@@ -8,6 +8,7 @@ gradients between ``from_grads`` and ``optim.step``::
     comm = Communicator()
     model = comm.broadcast_module(model)              # the same start everywhere
     loader = builder.shard(comm.rank, comm.size).build(dataset)
+    comm.check_even(loader)                           # each epoch: every rank as many steps
     for batch in loader:
         grads = GradientsParams.from_grads(model.forward(batch).backward(), model)
         model = optim.step(lr, model, comm.sync_gradients(grads))
@@ -17,15 +18,23 @@ See ``docs/distributed.md`` for launch commands and measured scaling.
 
 from ferrum.distributed.communicator import Communicator, ReduceOp, launched_rank, launched_ranks
 from ferrum.distributed.data_parallel import DataParallel
-from ferrum.distributed.errors import CollectiveTimeoutError, DistributedError, RankFailedError
+from ferrum.distributed.errors import (
+    CollectiveTimeoutError,
+    DistributedError,
+    GradientMismatchError,
+    RankFailedError,
+    UnevenRanksError,
+)
 
 __all__ = [
     "CollectiveTimeoutError",
     "Communicator",
     "DataParallel",
     "DistributedError",
+    "GradientMismatchError",
     "RankFailedError",
     "ReduceOp",
+    "UnevenRanksError",
     "launched_rank",
     "launched_ranks",
 ]

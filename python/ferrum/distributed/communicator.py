@@ -14,7 +14,7 @@ import enum
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sized
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -22,7 +22,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ferrum._ferrum import Tensor
-from ferrum.distributed.errors import CollectiveTimeoutError, DistributedError, RankFailedError
+from ferrum.distributed.errors import (
+    CollectiveTimeoutError,
+    DistributedError,
+    RankFailedError,
+    UnevenRanksError,
+)
 
 if TYPE_CHECKING:
     from mpi4py import MPI
@@ -45,6 +50,14 @@ _SPIN_SECONDS = 0.02
 _MAX_PAUSE = 1e-3
 # How long a failed rank waits for the others to report its failure before it ends the job.
 _ABORT_GRACE = 10.0
+# The same for an error every rank raised at once (the ranks uneven): the others print theirs
+# at the same moment, and need only the time to write it.
+_AGREED_GRACE = 1.0
+# What a custom loop's uneven ranks should do (the Learner's DataParallel gives its own hint).
+_EVEN_HINT = (
+    "build every rank's loader from the same dataset with .shard(comm.rank, comm.size), "
+    "which gives every rank as many batches"
+)
 
 
 class ReduceOp(enum.Enum):
@@ -226,6 +239,28 @@ class Communicator:
         """Whether any rank passed True (every rank gets the same answer)."""
         return bool(self.all_reduce_array(np.array([int(bool(flag))], np.int64), ReduceOp.MAX)[0])
 
+    def all_gather_ints(self, values: list[int], what: str = "all_gather") -> list[list[int]]:
+        """Every rank's ``values`` (as many on each rank), in rank order: one small exchange."""
+        send = np.array(values, np.int64)
+        out = np.empty((self.size, send.size), np.int64)
+        self._wait(self._comm.Iallgather(send, out), what)
+        return [[int(value) for value in row] for row in out]
+
+    def check_even(self, loader: Sized, *, hint: str | None = None) -> int:
+        """This rank's ``len(loader)``, once every rank is known to hold as many batches.
+
+        A custom loop calls it at the start of each epoch: a rank with fewer
+        batches would leave its loop while the others wait in
+        ``sync_gradients`` for its gradients until the timeout. Raises
+        ``UnevenRanksError`` on every rank, naming each rank's count, when
+        they differ. ``hint`` replaces the advice the error ends with.
+        """
+        count = len(loader)
+        counts = [row[0] for row in self.all_gather_ints([count], "check_even")]
+        if any(other != count for other in counts):
+            raise UnevenRanksError(counts, _EVEN_HINT if hint is None else hint)
+        return count
+
     # ---- gradients and modules (see gradients.py and module_sync.py)
 
     def sync_gradients(self, grads: GradientsParams, *, bucket_mb: float = 25.0) -> GradientsParams:
@@ -233,7 +268,9 @@ class Communicator:
 
         Call it between ``GradientsParams.from_grads`` and ``optim.step``;
         every rank must hold gradients for the same parameters (ids agree
-        once ``broadcast_module`` gave every rank rank 0's module).
+        once ``broadcast_module`` gave every rank rank 0's module), else it
+        raises ``GradientMismatchError`` on every rank. Every rank must also
+        take as many steps: call ``check_even(loader)`` at each epoch's start.
         """
         from ferrum.distributed.gradients import sync_gradients
 
@@ -251,6 +288,8 @@ class Communicator:
         """Tell every other rank that this one failed with ``error`` (they raise ``RankFailedError``)."""
         if isinstance(error, RankFailedError) or self._notified:
             return  # the others were told already (by the rank that failed first, or by this one)
+        if isinstance(error, DistributedError) and error.on_every_rank:
+            return  # every rank raised it too: a notice would only be left unread
         self._notified = True
         reason = f"{type(error).__name__}: {error}"
         requests = [
@@ -349,6 +388,9 @@ def _install_hook(comm: Communicator) -> None:
             comm.notify_failure(error)
             if isinstance(error, RankFailedError):
                 why = f"rank {error.rank} failed"
+            elif isinstance(error, DistributedError) and error.on_every_rank:
+                why = "every rank found the same error"
+                time.sleep(_AGREED_GRACE)
             else:
                 why = "it failed"
                 # The others raise RankFailedError, print it and end the job themselves; wait for

@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from ferrum.data.dataloader import DataLoader
 from ferrum.distributed.communicator import Communicator, ReduceOp
+from ferrum.distributed.gradients import sync_gradients
 from ferrum.module import Module
 from ferrum.optim import GradientsParams
 from ferrum.train.strategy import TrainingStrategy
@@ -28,6 +29,13 @@ from ferrum.train.strategy import TrainingStrategy
 M = TypeVar("M", bound=Module[Any])
 
 __all__ = ["DataParallel"]
+
+# The advice for uneven ranks under the Learner: it shards the loader itself, so uneven shards
+# come from ranks that were given datasets of different sizes.
+_EVEN_HINT = (
+    "DataParallel deals every rank its share of the training loader it is given: give every rank "
+    "the same training dataset, not a part of its own"
+)
 
 
 class DataParallel(TrainingStrategy):
@@ -83,8 +91,14 @@ class DataParallel(TrainingStrategy):
             return loader
         return loader.shard(self.comm.rank, self.world_size, drop_last=self.drop_last)
 
+    def start_epoch(self, loader: DataLoader[Any], epoch: int) -> None:
+        # Every epoch, not once: a loader's length may change between epochs. Failing here, on
+        # every rank and before the first step, beats the collectives of different steps meeting.
+        if self.world_size > 1:
+            self.comm.check_even(loader, hint=_EVEN_HINT)
+
     def sync_gradients(self, grads: GradientsParams) -> GradientsParams:
-        return self.comm.sync_gradients(grads, bucket_mb=self.bucket_mb)
+        return sync_gradients(self.comm, grads, self.bucket_mb, learner=True)
 
     def reduce_sum(self, values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         return self.comm.all_reduce_array(values, ReduceOp.SUM)

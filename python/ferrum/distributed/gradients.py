@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ferrum._ferrum import Tensor
-from ferrum.distributed.errors import DistributedError
+from ferrum.distributed.errors import GradientMismatchError
 from ferrum.module import ParamId
 from ferrum.optim import GradientsParams
 
@@ -27,8 +27,26 @@ __all__ = ["sync_gradients"]
 _MASK = (1 << 63) - 1
 
 
-def sync_gradients(comm: Communicator, grads: GradientsParams, bucket_mb: float) -> GradientsParams:
-    """The mean over ranks of each gradient in ``grads`` (see ``Communicator.sync_gradients``)."""
+# What to do about gradients of different parameters depends on who broadcast the module: a
+# custom loop must do it itself, the Learner (DataParallel) did it at launch.
+_BROADCAST_HINT = (
+    "broadcast the module from rank 0 first (comm.broadcast_module(model)) so that parameter ids "
+    "agree, and let every rank's loss reach the same parameters"
+)
+_LEARNER_HINT = (
+    "the Learner broadcast rank 0's model at launch, so the ids agree: every rank's loss must reach "
+    "the same parameters (a layer used only for some batches, or only on some ranks, leaves it out)"
+)
+
+
+def sync_gradients(
+    comm: Communicator, grads: GradientsParams, bucket_mb: float, *, learner: bool = False
+) -> GradientsParams:
+    """The mean over ranks of each gradient in ``grads`` (see ``Communicator.sync_gradients``).
+
+    ``learner``: called by the Learner's ``DataParallel``, which broadcast the
+    module itself (the error on mismatched parameters gives the hint that fits).
+    """
     if not isinstance(grads, GradientsParams):
         raise TypeError(
             "sync_gradients needs GradientsParams (GradientsParams.from_grads(...)), "
@@ -37,7 +55,7 @@ def sync_gradients(comm: Communicator, grads: GradientsParams, bucket_mb: float)
     if not bucket_mb > 0:
         raise ValueError(f"sync_gradients: bucket_mb must be > 0, found {bucket_mb!r}")
     entries = sorted(grads, key=lambda entry: entry[0].value)
-    _check_same_parameters(comm, entries)
+    _check_same_parameters(comm, entries, _LEARNER_HINT if learner else _BROADCAST_HINT)
     if comm.size == 1:
         return grads
     arrays = [(pid, tensor, np.ascontiguousarray(tensor.to_numpy())) for pid, tensor in entries]
@@ -78,14 +96,16 @@ def _buckets(
     return [bucket for bucket in buckets if bucket]
 
 
-def _check_same_parameters(comm: Communicator, entries: list[tuple[ParamId, Tensor[Any, Any, Any]]]) -> None:
-    """Every rank must send gradients of the same parameters: compare counts and an id checksum."""
+def _check_same_parameters(
+    comm: Communicator, entries: list[tuple[ParamId, Tensor[Any, Any, Any]]], hint: str
+) -> None:
+    """Every rank must send gradients of the same parameters: compare counts and an id checksum.
+
+    One all-gather, so that every rank raises the same error naming each rank's count.
+    """
     digest = 0
     for pid, tensor in entries:
         digest = (digest * 1_000_003 + pid.value + sum(tensor.dims())) & _MASK
-    if not comm.same_everywhere([len(entries), digest]):
-        raise DistributedError(
-            f"sync_gradients: the ranks hold gradients of different parameters (this rank: {len(entries)}); "
-            "broadcast the module from rank 0 first (comm.broadcast_module(model)) so that parameter ids "
-            "agree, and let every rank's loss reach the same parameters"
-        )
+    rows = comm.all_gather_ints([len(entries), digest], "sync_gradients")
+    if any(row != rows[0] for row in rows):
+        raise GradientMismatchError([row[0] for row in rows], hint)

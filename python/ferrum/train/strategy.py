@@ -50,6 +50,9 @@ class TrainingStrategy:
         """The training loader of this process (its share of each epoch)."""
         return loader
 
+    def start_epoch(self, loader: DataLoader[Any], epoch: int) -> None:
+        """Called before training epoch ``epoch`` on ``loader`` (data-parallel: the ranks must agree)."""
+
     def sync_gradients(self, grads: GradientsParams) -> GradientsParams:
         """The gradients the optimizer applies: this step's, combined over processes."""
         return grads

@@ -470,6 +470,7 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         sigterm = _SigtermStops(self._interrupter)
         with sigint_stops(self._interrupter), sigterm.installed(), _cleanup(plotter, loggers, num_epochs):
             for epoch in range(start, num_epochs + 1):
+                strategy.start_epoch(loader_train, epoch)
                 trained = train_epoch(
                     learner,
                     loader_train,
