@@ -249,3 +249,52 @@ def test_centered_rmsprop_grad_avg_is_an_option_in_bincode(tmp_path: Path) -> No
         # count, bytes, shape and dtype.
         some = dims + b"\x01" + b"\x01" + bytes([len(data)]) + data + dims + b"\x01"
         assert raw.count(some) == 1
+
+
+def test_file_system_errors_are_os_errors_with_errno_and_file(tmp_path: Path) -> None:
+    """A record the disk would not take is an OSError (errno, filename) and still a RecordError."""
+    import errno
+
+    from ferrum.record import RecordFileError
+
+    target = tmp_path / "no" / "such" / "folder" / "model"
+    with pytest.raises(OSError, match="cannot create a temporary file") as saved:
+        NamedMpkFileRecorder().record({"w": 1.0}, target)
+    assert isinstance(saved.value, RecordFileError) and isinstance(saved.value, RecordError)
+    assert saved.value.errno == errno.ENOENT and saved.value.filename == f"{target}.mpk"
+    (tmp_path / "folder.mpk").mkdir()  # a folder where the file should be
+    with pytest.raises(OSError) as loaded:
+        NamedMpkFileRecorder().load(tmp_path / "folder", DEVICE)
+    assert loaded.value.errno == errno.EISDIR and loaded.value.filename == str(tmp_path / "folder.mpk")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE and SIGXFSZ are POSIX")
+def test_a_full_disk_is_an_os_error_naming_the_file(tmp_path: Path) -> None:
+    """A write the file-size limit cuts short (as a full disk would) raises EFBIG naming the file,
+    and leaves neither the file nor a temporary beside it."""
+    import subprocess
+    import sys
+    import textwrap
+
+    child = textwrap.dedent(
+        f"""
+        import errno, resource, signal
+        import numpy as np
+        from ferrum import Tensor
+        from ferrum.backend import NdArray
+        from ferrum.record import NamedMpkFileRecorder
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+        big = Tensor.from_numpy(np.zeros(100_000, np.float32), NdArray.device())
+        try:
+            NamedMpkFileRecorder().record({{"w": big}}, {str(tmp_path / "model")!r})
+        except OSError as err:
+            print(type(err).__name__, err.errno == errno.EFBIG, err.filename)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["RecordFileError", "True", str(tmp_path / "model.mpk")], done.stdout
+    assert list(tmp_path.iterdir()) == []

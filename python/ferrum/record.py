@@ -49,6 +49,7 @@ __all__ = [
     "PrecisionSettings",
     "PrettyJsonFileRecorder",
     "RecordError",
+    "RecordFileError",
     "Some",
     "SomeConstant",
     "rank_problem",
@@ -59,6 +60,21 @@ class RecordError(FerrumError, ValueError):
     """A record that cannot be written or read: damaged, foreign or of another architecture.
 
     A ``FerrumError`` like every error ferrum raises, and a ``ValueError``.
+    """
+
+
+class RecordFileError(OSError, RecordError):
+    """A record file the file system would not write or read (a full or read-only disk, a
+    missing folder): an ``OSError`` with ``errno`` and ``filename`` set, and a ``RecordError``.
+
+    Example:
+        >>> import errno
+        >>> from ferrum.record import NamedMpkFileRecorder, RecordFileError
+        >>> try:
+        ...     NamedMpkFileRecorder().record({"w": 1.0}, "/no/such/folder/model")
+        ... except OSError as err:
+        ...     print(type(err).__name__, err.errno == errno.ENOENT, err.filename)
+        RecordFileError True /no/such/folder/model.mpk
     """
 
 
@@ -431,6 +447,8 @@ class FileRecorder(_Recorder):
         target = self.file_path(path)
         try:
             _ferrum.record_save(self._wire(record), target, self.format, self.settings.name)
+        except OSError as err:
+            raise RecordFileError(err.errno, err.strerror, err.filename) from err
         except ValueError as err:
             raise RecordError(str(err)) from err
 
@@ -448,6 +466,8 @@ class FileRecorder(_Recorder):
             raise FileNotFoundError(f"no record file at {target}")
         try:
             loaded = _ferrum.record_load(target, self.format, self._wire(schema), device)
+        except OSError as err:
+            raise RecordFileError(err.errno, err.strerror, err.filename) from err
         except ValueError as err:
             raise RecordError(str(err)) from err
         return _as_record(loaded, target)

@@ -36,6 +36,11 @@ pub enum Error {
     #[error("{op}: {reason}")]
     InvalidArgument { op: &'static str, reason: String },
 
+    /// A file-system call failed (a full or read-only disk, a missing folder): the OS's error
+    /// code is kept, so the binding raises an `OSError` a caller's `except OSError` catches.
+    #[error("{op}: {path}: {message}")]
+    File { op: &'static str, path: String, errno: Option<i32>, message: String },
+
     /// The call was stopped by an interrupt (Ctrl-C) before it finished.
     #[error("interrupted")]
     Interrupted,
@@ -64,9 +69,17 @@ impl Error {
             Error::StorageDType { dtype, .. } => Error::StorageDType { op: name, dtype },
             Error::Reshape { from, to, numel, .. } => Error::Reshape { op: name, from, to, numel },
             Error::InvalidArgument { reason, .. } => Error::InvalidArgument { op: name, reason },
+            Error::File { path, errno, message, .. } => Error::File { op: name, path, errno, message },
             Error::Internal { reason } => Error::Internal { reason: format!("{name}: {reason}") },
             Error::Interrupted => Error::Interrupted,
         }
+    }
+
+    /// A file-system error on `path`, keeping the OS's error code (also when
+    /// the record writer wrapped it with the step that failed).
+    pub fn file(op: &'static str, path: &std::path::Path, e: &std::io::Error) -> Self {
+        let errno = crate::record::file::os_code(e);
+        Error::File { op, path: path.display().to_string(), errno, message: e.to_string() }
     }
 
     pub fn shapes(op: &'static str, lhs: &[usize], rhs: &[usize], reason: impl Into<String>) -> Self {

@@ -132,6 +132,10 @@ pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
         Error::InvalidArgument { .. } => &ex.argument,
         Error::Internal { .. } => &ex.base,
         Error::Interrupted => return crate::interrupt::raised(),
+        // Python's own OSError(errno, strerror, filename): `except OSError` and `.errno` work.
+        Error::File { op, path, errno, message } => {
+            return pyo3::exceptions::PyOSError::new_err((errno, format!("{op}: {message}"), path));
+        }
     };
     raise(py, ty, msg)
 }

@@ -28,10 +28,36 @@ fn in_flight<T>(f: impl FnOnce(&mut HashSet<PathBuf>) -> T) -> T {
     f(guard.get_or_insert_with(HashSet::new))
 }
 
+/// A failed step of [`write_atomic`], wrapping the OS's error so its code
+/// survives the added context (see [`os_code`]).
+#[derive(Debug)]
+struct Step {
+    what: &'static str,
+    source: io::Error,
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.what, self.source)
+    }
+}
+
+impl std::error::Error for Step {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// The OS's error code (errno) behind `e`, also when [`write_atomic`] added
+/// which step failed.
+pub fn os_code(e: &io::Error) -> Option<i32> {
+    e.raw_os_error().or_else(|| e.get_ref()?.downcast_ref::<Step>()?.source.raw_os_error())
+}
+
 /// Write `data` to `path` atomically. The error says which step failed
-/// and keeps the OS error's kind.
+/// and keeps the OS error's kind and code ([`os_code`]).
 pub fn write_atomic(path: &Path, data: &[u8]) -> io::Result<()> {
-    let fail = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
+    let fail = |what: &'static str, e: io::Error| io::Error::new(e.kind(), Step { what, source: e });
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => Path::new(".").to_path_buf(),
@@ -106,7 +132,7 @@ fn is_alive(_pid: u32) -> bool {
 }
 
 pub fn read(path: &Path) -> Result<Vec<u8>> {
-    fs::read(path).map_err(|e| Error::invalid("load record", format!("{}: cannot read: {e}", path.display())))
+    fs::read(path).map_err(|e| Error::file("load record", path, &e))
 }
 
 #[cfg(test)]

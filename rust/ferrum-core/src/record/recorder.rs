@@ -173,7 +173,7 @@ fn with_file(path: &Path, e: Error) -> Error {
 /// Write a record file atomically at exactly `path` (the caller adds the extension).
 pub fn save_file(item: &Item, path: &Path, format: Format, precision: Precision) -> Result<()> {
     let bytes = to_bytes(item, format, precision).map_err(|e| with_file(path, e))?;
-    file::write_atomic(path, &bytes).map_err(|e| Error::invalid("save record", format!("{}: {e}", path.display())))
+    file::write_atomic(path, &bytes).map_err(|e| Error::file("save record", path, &e))
 }
 
 /// Read and decode a whole record file; every error names the file.
