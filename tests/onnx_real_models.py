@@ -54,10 +54,10 @@ def _float_initializers(graph: onnx.GraphProto) -> list[onnx.TensorProto]:
 
 
 def strip_weights(model: onnx.ModelProto) -> onnx.ModelProto:
-    """``model`` with its large float initializers replaced by recipes (remade by ``fill_weights``).
+    """``model`` with its large float initializers' bytes dropped and their recipes in its metadata.
 
-    The values are drawn here too (and written back), so the caller computes
-    reference outputs on exactly the weights a test will remake.
+    ``fill_weights`` remakes them: the caller computes reference outputs on a
+    filled copy, so they are exactly the weights a test will remake.
     """
     recipe: dict[str, list[float]] = {}
     for t in _float_initializers(model.graph):

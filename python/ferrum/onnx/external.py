@@ -87,10 +87,11 @@ def resolve_external_data(
     is never changed). Raises ``OnnxFileError`` naming the tensor, its
     location and the reason when a location is refused or cannot be read.
     """
-    if not any(t.data_location == _EXTERNAL for t in model_tensors(model)):
+    external = [t for t in model_tensors(model) if t.data_location == _EXTERNAL]
+    if not external:
         return model
     if base_dir is None:
-        first = next(t for t in model_tensors(model) if t.data_location == _EXTERNAL)
+        first = external[0]
         raise OnnxFileError(
             f"{where}: tensor {first.name!r} keeps its data in an external file "
             f"({_entries(first).get('location', '')!r}); a model given as bytes or a ModelProto has no "
@@ -106,9 +107,10 @@ def resolve_external_data(
         copy = onnx.ModelProto()
         copy.CopyFrom(model)
         model = copy
-    for tensor in model_tensors(model):
-        if tensor.data_location == _EXTERNAL:
-            _read_into(tensor, folder, where)
+        # the copy's own tensors, in the same walk order
+        external = [t for t in model_tensors(model) if t.data_location == _EXTERNAL]
+    for tensor in external:
+        _read_into(tensor, folder, where)
     return model
 
 
