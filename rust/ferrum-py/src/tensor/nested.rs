@@ -56,9 +56,12 @@ fn sequence_abc(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     py.import("collections.abc")?.getattr("Sequence")
 }
 
-/// The shape, read along the first item at each depth.
-fn probe_shape<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, abc: &Bound<'py, PyAny>) -> PyResult<Vec<usize>> {
+/// The shape, read along the first item at each depth, and whether every
+/// container on that path is a list or tuple: their lengths are real, so
+/// room for all the values can be made at once.
+fn probe_shape<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, abc: &Bound<'py, PyAny>) -> PyResult<(Vec<usize>, bool)> {
     let mut shape = Vec::new();
+    let mut real = true;
     // The containers on the path so far: a list that holds itself would
     // otherwise be probed forever.
     let mut path: Vec<Bound<'_, PyAny>> = Vec::new();
@@ -70,6 +73,7 @@ fn probe_shape<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, abc: &Bound<'py, P
         if shape.len() == MAX_NESTING {
             return Err(shape_error(py, format!("from_data: data nested deeper than {MAX_NESTING} levels; a tensor of that rank is not supported")));
         }
+        real &= probe.is_exact_instance_of::<PyList>() || probe.is_exact_instance_of::<PyTuple>();
         let n = seq.len()?;
         shape.push(n);
         if n == 0 {
@@ -79,7 +83,7 @@ fn probe_shape<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>, abc: &Bound<'py, P
         path.push(probe);
         probe = first;
     }
-    Ok(shape)
+    Ok((shape, real))
 }
 
 /// A Python or NumPy integer (which `to_scalar` turns into a Float only
@@ -288,33 +292,13 @@ fn int_of_float(py: Python<'_>, f: f64) -> PyResult<i64> {
     exact_i64(f).ok_or_else(|| kind_error(py, format!("from_data: {f:?} does not fit in an Int tensor (i64)")))
 }
 
-/// Whether every container on the first path is a list or tuple: their
-/// lengths are real, so room for all the values can be made at once.
-fn lengths_are_real(obj: &Bound<'_, PyAny>, depth: usize) -> bool {
-    let mut probe = obj.clone();
-    for _ in 0..depth {
-        let next = if let Ok(l) = probe.cast_exact::<PyList>() {
-            l.get_item(0)
-        } else if let Ok(t) = probe.cast_exact::<PyTuple>() {
-            t.get_item(0)
-        } else {
-            return false;
-        };
-        match next {
-            Ok(n) => probe = n,
-            Err(_) => return false,
-        }
-    }
-    true
-}
-
 /// The tensor nested sequences make, checked rectangular: of `want` (its
 /// compute dtype read, then cast to it), or of the kind the values imply.
 ///
 /// Ctrl-C is polled every [`SIGNAL_CHECK_EVERY`] values.
 pub fn tensor_from_nested(py: Python<'_>, obj: &Bound<'_, PyAny>, want: Option<DType>) -> PyResult<Tensor> {
     let abc = sequence_abc(py)?;
-    let shape = probe_shape(py, obj, &abc)?;
+    let (shape, real) = probe_shape(py, obj, &abc)?;
     let total = ferrum_core::shape::checked_numel("from_data", &shape, 1).py(py)?;
     // The lengths are the data's own word: room is made for what memory
     // could hold, and only as items actually arrive past a first block
@@ -322,7 +306,7 @@ pub fn tensor_from_nested(py: Python<'_>, obj: &Bound<'_, PyAny>, want: Option<D
     if ferrum_core::shape::ensure_fits::<f64>("from_data", total).is_err() {
         return Err(shape_error(py, format!("from_data: the nested sequences report lengths {shape:?}, {total} values in all: more than this machine's memory holds")));
     }
-    let room = if lengths_are_real(obj, shape.len()) { total } else { total.min(FIRST_BLOCK) };
+    let room = if real { total } else { total.min(FIRST_BLOCK) };
     // Inference starts from the narrowest kind; the first int or float widens it.
     let first = want.map_or(DType::Bool, DType::compute);
     let values = Values::with_capacity(first, room).map_err(|e| shape_error(py, format!("from_data: {total} values: {e}")))?;
