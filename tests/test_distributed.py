@@ -7,6 +7,7 @@ communicator are checked in this process.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -285,8 +286,103 @@ def test_the_guide_trains_on_two_ranks(tmp_path: Path) -> None:
     # Rank 0 alone reports, and writes the artifacts once.
     assert done.stdout.count("test digits right") == 1, done.stdout
     assert (tmp_path / "guide" / "model.mpk").is_file()
+    assert json.loads((tmp_path / "guide" / "result.json").read_text())["world_size"] == 2
     assert "model-1.mpk" in {p.name for p in (tmp_path / "guide" / "checkpoint").iterdir()}
     summary = (tmp_path / "guide" / "summary.txt").read_text()
     valid = [line for line in summary.splitlines() if "| Valid | Accuracy" in line]
     # One epoch on 4,000 digits (each rank 2,000, batch 32) reaches ~87%, as one process does.
     assert valid and float(valid[0].split("|")[3]) > 70.0, summary
+
+
+@needs_mpi
+@pytest.mark.parametrize(
+    ("mode", "what", "shown"),
+    [
+        ("lr", "learning rate schedule", "rank 0's: ConstantLr(lr=0.001); this rank's: ConstantLr(lr=0.002)"),
+        ("structure", "model structure", "rank 0's: 'weight (8, 1) f32' (line 2 of 3); this rank's: 'weight"),
+    ],
+)
+def test_ranks_started_differently_fail_before_the_first_step(mode: str, what: str, shown: str) -> None:
+    # Before the check, another learning rate on one rank trained to the end with replicas 0.2
+    # apart, and broadcast_module loaded rank 0's record into a model of another shape.
+    done, took = run(2, "tests.mpi.drift", mode, timeout=120)
+    assert done.returncode != 0
+    assert "finished without noticing" not in done.stdout
+    named = f"ReplicaMismatchError: the ranks were started with different {what}: rank 1 differs from rank 0"
+    assert done.stderr.count(named) == 2, done.stderr  # every rank raises it
+    assert done.stderr.count(shown) == 1, done.stderr  # rank 1 shows both settings
+    assert "RankFailedError" not in done.stderr, done.stderr
+    assert took < 30, took
+
+
+@needs_mpi
+@pytest.mark.parametrize(("mode", "where"), [("loop", "'bias' on rank 1"), ("learner", "in epoch 1: 'fc")])
+def test_replicas_that_drift_apart_are_found_after_the_epoch(mode: str, where: str) -> None:
+    done, took = run(2, "tests.mpi.drift", mode, timeout=120)
+    assert done.returncode != 0
+    assert "finished without noticing" not in done.stdout
+    assert done.stderr.count("ReplicaDriftError: the ranks' parameters drifted apart") == 2, done.stderr
+    assert where in done.stderr, done.stderr
+    assert took < 30, took
+
+
+@needs_mpi
+def test_a_rank_whose_program_ends_stops_the_others_at_once(tmp_path: Path) -> None:
+    # rank 1 calls sys.exit(0) inside the loop: rank 0 waited in sync_gradients for the timeout.
+    done, took = run(2, "tests.mpi.early_exit", "loop", str(tmp_path), timeout=120)
+    assert done.returncode != 0
+    assert "RankFailedError: rank 1 failed (its program ended" in done.stderr, done.stderr
+    assert "this rank stopped in sync_gradients" in done.stderr
+    assert "rank 0 finished" not in done.stdout
+    assert took < 30, took
+
+
+@needs_mpi
+def test_only_a_run_nobody_cut_leaves_its_result(tmp_path: Path) -> None:
+    # os._exit(0) on rank 1 ends the job, and MPICH's launcher may report success: result.json,
+    # written last by rank 0, is what tells the cut run from the finished one.
+    cut, _ = run(2, "tests.mpi.early_exit", "hard", str(tmp_path / "cut"), timeout=120)
+    assert "rank 0 finished" not in cut.stdout, cut.stdout
+    assert (tmp_path / "cut" / "experiment.log").is_file()
+    assert not (tmp_path / "cut" / "result.json").exists()
+    whole, _ = run(2, "tests.mpi.early_exit", "none", str(tmp_path / "whole"), timeout=120)
+    assert whole.returncode == 0, whole.stderr
+    result = json.loads((tmp_path / "whole" / "result.json").read_text())
+    assert (result["status"], result["last_epoch"], result["world_size"]) == ("finished", 2, 2)
+
+
+def test_descriptions_compare_settings_not_addresses() -> None:
+    from ferrum.distributed.replicas import describe
+    from ferrum.lr_scheduler import CosineAnnealingLrSchedulerConfig
+    from ferrum.optim import AdamConfig
+
+    # Built twice, alike; a default repr would hold each object's address and differ.
+    assert describe(AdamConfig().init()) == describe(AdamConfig().init())
+    assert describe(AdamConfig().init()) != describe(AdamConfig(beta_1=0.8).init())
+    first = describe(CosineAnnealingLrSchedulerConfig(0.1, 10).init())
+    assert first == "CosineAnnealingLrScheduler(current_iter=-1, max_lr=0.1, min_lr=0.0, num_iters=10)"
+
+    class Holder:
+        def __init__(self) -> None:
+            self.rng = np.random.default_rng(0)
+            self.fn = print
+            self.values = {"b": [1.5, None], "a": (True,)}
+
+    held = "Holder(fn=builtin_function_or_method, rng=Generator, values={'a': (True,), 'b': [1.5, None]})"
+    assert describe(Holder()).endswith(held)
+
+
+def test_mismatch_messages_show_the_first_difference() -> None:
+    from ferrum.distributed import ReplicaMismatchError
+    from ferrum.distributed.replicas import _first_difference
+
+    root, mine = "Net\nfc.weight (4, 2) f32\nfc.bias (2,) f32", "Net\nfc.weight (4, 3) f32\nfc.bias (3,) f32"
+    assert _first_difference(root, mine) == (
+        "'fc.weight (4, 2) f32' (line 2 of 3)",
+        "'fc.weight (4, 3) f32' (line 2 of 3)",
+    )
+    assert _first_difference("Net\na", "Net\na\nb") == ("2 lines", "'b' (line 3 of 3)")
+    assert _first_difference("x" * 1000, "y")[0].endswith("... (1000 characters)")
+    error = ReplicaMismatchError("optimizer", [1, 3])
+    assert "started with different optimizer: ranks 1, 3 differ from rank 0" in str(error)
+    assert error.ranks == (1, 3) and error.on_every_rank

@@ -255,9 +255,17 @@ def test_sigterm_writes_a_checkpoint_that_resumes_and_exits_with_143(tmp_path: P
     assert not checkpointer(run).missing(2)
     state = json.loads((run / "checkpoint" / "training-2.json").read_text())
     assert (state["epoch"], state["complete"], state["iteration"]) == (2, False, 3)
+    assert not (run / "result.json").exists()  # a cut run: no result
 
     resumed = training(run, epochs=3).checkpoint("latest").launch(learner(seed=99))
     assert resumed.stop_reason is None
+    assert json.loads((run / "result.json").read_text()) == {
+        "status": "finished",
+        "last_epoch": 3,
+        "num_epochs": 3,
+        "stop_reason": None,
+        "world_size": 1,
+    }
     assert [e for e, _ in resumed.summary.metric("Loss", Split.Train).entries][-1] == 3
     assert "resumed from the checkpoint of epoch 2" in (run / "experiment.log").read_text()
 

@@ -23,6 +23,8 @@ from ferrum.distributed.errors import (
     DistributedError,
     GradientMismatchError,
     RankFailedError,
+    ReplicaDriftError,
+    ReplicaMismatchError,
     UnevenRanksError,
 )
 
@@ -34,6 +36,8 @@ __all__ = [
     "GradientMismatchError",
     "RankFailedError",
     "ReduceOp",
+    "ReplicaDriftError",
+    "ReplicaMismatchError",
     "UnevenRanksError",
     "launched_rank",
     "launched_ranks",

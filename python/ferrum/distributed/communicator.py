@@ -10,6 +10,7 @@ between polls (releasing the GIL) and a Ctrl-C lands as ``KeyboardInterrupt``.
 
 from __future__ import annotations
 
+import atexit
 import enum
 import os
 import sys
@@ -53,6 +54,11 @@ _ABORT_GRACE = 10.0
 # The same for an error every rank raised at once (the ranks uneven): the others print theirs
 # at the same moment, and need only the time to write it.
 _AGREED_GRACE = 1.0
+# A rank whose program ended tells the others; one waiting in a collective raises if the
+# collective has not completed this long after the notice came (the notice travels apart from
+# the collective's own messages, so it may overtake the last contribution of a rank that did join).
+_EXIT_GRACE = 1.0
+_EXITED = "exited"
 # What a custom loop's uneven ranks should do (the Learner's DataParallel gives its own hint).
 _EVEN_HINT = (
     "build every rank's loader from the same dataset with .shard(comm.rank, comm.size), "
@@ -113,9 +119,11 @@ class Communicator:
         self._control: Any = base.Dup()
         self._timeout = timeout
         self._failed: RankFailedError | None = None
+        self._exited: tuple[int, float] | None = None
         self._notified = False
         if abort_on_uncaught:
             _install_hook(self)
+            atexit.register(self._notify_exit)
 
     @property
     def rank(self) -> int:
@@ -241,10 +249,16 @@ class Communicator:
 
     def all_gather_ints(self, values: list[int], what: str = "all_gather") -> list[list[int]]:
         """Every rank's ``values`` (as many on each rank), in rank order: one small exchange."""
-        send = np.array(values, np.int64)
-        out = np.empty((self.size, send.size), np.int64)
-        self._wait(self._comm.Iallgather(send, out), what)
+        out = self.all_gather_array(np.array(values, np.int64), what)
         return [[int(value) for value in row] for row in out]
+
+    def all_gather_array(self, array: npt.NDArray[Any], what: str = "all_gather") -> npt.NDArray[Any]:
+        """Every rank's 1-D ``array`` (the same length and dtype on each) as the rows of a
+        ``[size, n]`` array, in rank order."""
+        send = np.ascontiguousarray(array).reshape(-1)
+        out = np.empty((self.size, send.size), send.dtype)
+        self._wait(self._comm.Iallgather(send, out), what)
+        return out
 
     def check_even(self, loader: Sized, *, hint: str | None = None) -> int:
         """This rank's ``len(loader)``, once every rank is known to hold as many batches.
@@ -277,10 +291,41 @@ class Communicator:
         return sync_gradients(self, grads, bucket_mb)
 
     def broadcast_module(self, module: ModuleT, root: int = 0) -> ModuleT:
-        """``root``'s module (parameters, ids and running statistics) on every rank."""
+        """``root``'s module (parameters, ids and running statistics) on every rank.
+
+        Every rank must pass a module of the same structure (parameter
+        paths, shapes and dtypes), else ``ReplicaMismatchError`` on every
+        rank: a record is never loaded into a model built differently.
+        """
         from ferrum.distributed.module_sync import broadcast_module
 
         return broadcast_module(self, module, root)
+
+    def require_same(self, what: str, description: str) -> None:
+        """Raise ``ReplicaMismatchError`` on every rank unless every rank passed the same ``description``.
+
+        A custom loop checks its settings once at the start, e.g.
+        ``comm.require_same("optimizer", repr(optim_config))``; the Learner
+        checks its optimizer, schedule and run settings itself. One exchange
+        of a digest; rank 0's text is sent only when they differ.
+        """
+        from ferrum.distributed.replicas import require_same
+
+        require_same(self, what, description)
+
+    def check_replicas(self, module: Module[Any], *, when: str = "", tolerance: float = 1e-5) -> None:
+        """Raise ``ReplicaDriftError`` on every rank when the ranks' parameters are no longer equal.
+
+        Compares each parameter's sum and sum of magnitudes across ranks (one
+        exchange of two floats per parameter, one pass over the weights): a
+        difference above ``tolerance`` of the parameter's magnitude is drift.
+        A custom loop calls it once per epoch; ``DataParallel`` does so after
+        every training epoch unless built with ``check_replicas=False``.
+        ``when`` is added to the message (``"after epoch 3"``).
+        """
+        from ferrum.distributed.replicas import check_replicas
+
+        check_replicas(self, module, when, tolerance)
 
     # ---- failure
 
@@ -290,17 +335,30 @@ class Communicator:
             return  # the others were told already (by the rank that failed first, or by this one)
         if isinstance(error, DistributedError) and error.on_every_rank:
             return  # every rank raised it too: a notice would only be left unread
+        self._notify(f"{type(error).__name__}: {error}", 5.0)
+
+    def _notify(self, reason: str, wait: float) -> None:
         self._notified = True
-        reason = f"{type(error).__name__}: {error}"
         requests = [
             self._control.isend((self.rank, reason), dest=peer, tag=_FAILURE_TAG)
             for peer in range(self.size)
             if peer != self.rank
         ]
-        deadline = time.monotonic() + 5.0
+        deadline = time.monotonic() + wait
         while requests and time.monotonic() < deadline:
             requests = [r for r in requests if not r.Test()]
             time.sleep(1e-3)
+
+    def _notify_exit(self) -> None:
+        # At interpreter exit (sys.exit, the end of the script): a rank that leaves while the
+        # others still wait in a collective would otherwise hold them until the timeout. Sent at
+        # every exit; the others read it only while they wait for a collective this rank left.
+        if self.size == 1 or self._notified:
+            return
+        try:
+            self._notify(_EXITED, 1.0)
+        except Exception:  # MPI may be finalized already; the exit must go on
+            pass
 
     def abort(self, code: int = 1) -> None:
         """End every rank of the job now (MPI's abort)."""
@@ -335,7 +393,14 @@ class Communicator:
             raise self._failed
         if self._control.iprobe(source=self._mpi.ANY_SOURCE, tag=_FAILURE_TAG):
             rank, reason = self._control.recv(source=self._mpi.ANY_SOURCE, tag=_FAILURE_TAG)
-            self._failed = RankFailedError(int(rank), str(reason), what)
+            if reason != _EXITED:
+                self._failed = RankFailedError(int(rank), str(reason), what)
+                raise self._failed
+            if self._exited is None:
+                self._exited = (int(rank), time.monotonic())
+        if self._exited is not None and time.monotonic() - self._exited[1] > _EXIT_GRACE:
+            why = "its program ended, by sys.exit or the end of the script, without joining"
+            self._failed = RankFailedError(self._exited[0], why, what)
             raise self._failed
 
     def _check_same(self, what: str, array: npt.NDArray[Any]) -> None:

@@ -22,6 +22,7 @@ import numpy.typing as npt
 from ferrum.data.dataloader import DataLoader
 from ferrum.distributed.communicator import Communicator, ReduceOp
 from ferrum.distributed.gradients import sync_gradients
+from ferrum.distributed.replicas import describe
 from ferrum.module import Module
 from ferrum.optim import GradientsParams
 from ferrum.train.strategy import TrainingStrategy
@@ -46,7 +47,11 @@ class DataParallel(TrainingStrategy):
     layers) from ``seed`` and the rank; without it rank 0 keeps its
     generator and the others get seeds drawn on rank 0. ``drop_last``:
     each rank gets ``len // world_size`` items of an epoch instead of the
-    order padded to an equal share.
+    order padded to an equal share. At launch the ranks compare their
+    model's structure, optimizer, schedule and run settings
+    (``ReplicaMismatchError`` when they differ); after each training epoch
+    their parameters (``ReplicaDriftError``; ``check_replicas=False`` skips
+    this one pass over the weights).
 
     Example (``mpiexec -n 2 python train.py``)::
 
@@ -60,7 +65,13 @@ class DataParallel(TrainingStrategy):
     """
 
     def __init__(
-        self, comm: Communicator, *, bucket_mb: float = 25.0, seed: int | None = None, drop_last: bool = False
+        self,
+        comm: Communicator,
+        *,
+        bucket_mb: float = 25.0,
+        seed: int | None = None,
+        drop_last: bool = False,
+        check_replicas: bool = True,
     ) -> None:
         if not isinstance(comm, Communicator):
             raise TypeError(
@@ -72,6 +83,7 @@ class DataParallel(TrainingStrategy):
         self.bucket_mb = float(bucket_mb)
         self.seed = seed
         self.drop_last = bool(drop_last)
+        self.check_replicas = bool(check_replicas)
 
     @property
     def is_main(self) -> bool:
@@ -91,11 +103,19 @@ class DataParallel(TrainingStrategy):
             return loader
         return loader.shard(self.comm.rank, self.world_size, drop_last=self.drop_last)
 
+    def require_same(self, what: str, value: object) -> None:
+        if self.world_size > 1:
+            self.comm.require_same(what, describe(value))
+
     def start_epoch(self, loader: DataLoader[Any], epoch: int) -> None:
         # Every epoch, not once: a loader's length may change between epochs. Failing here, on
         # every rank and before the first step, beats the collectives of different steps meeting.
         if self.world_size > 1:
             self.comm.check_even(loader, hint=_EVEN_HINT)
+
+    def end_epoch(self, model: Module[Any], epoch: int) -> None:
+        if self.world_size > 1 and self.check_replicas:
+            self.comm.check_replicas(model, when=f"in epoch {epoch}")
 
     def sync_gradients(self, grads: GradientsParams) -> GradientsParams:
         return sync_gradients(self.comm, grads, self.bucket_mb, learner=True)

@@ -12,6 +12,8 @@ __all__ = [
     "DistributedError",
     "GradientMismatchError",
     "RankFailedError",
+    "ReplicaDriftError",
+    "ReplicaMismatchError",
     "UnevenRanksError",
 ]
 
@@ -97,4 +99,72 @@ class GradientMismatchError(DistributedError):
         )
         super().__init__(
             f"sync_gradients: the ranks hold gradients of different parameters ({detail}); {hint}"
+        )
+
+
+def _ranks(ranks: Sequence[int]) -> str:
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(rank) for rank in ranks)
+
+
+class ReplicaMismatchError(DistributedError):
+    """The ranks were started with different models or settings (raised on every rank, before training).
+
+    ``what`` names the part that differs (``"model structure"``,
+    ``"optimizer"``, ``"learning rate schedule"``, ...); ``ranks`` are the
+    ranks whose ``what`` differs from rank 0's. Data-parallel replicas must
+    be built the same way on every rank: the same script, arguments and
+    configuration files. The message of a rank that differs shows rank 0's
+    setting beside its own (for a model, the first parameter that differs).
+
+    Example:
+        >>> error = ReplicaMismatchError("optimizer", [1], "Sgd(lr=0.1)", "Sgd(lr=0.2)")
+        >>> error.what, error.ranks
+        ('optimizer', (1,))
+        >>> print(error)  # doctest: +NORMALIZE_WHITESPACE
+        the ranks were started with different optimizer: rank 1 differs from rank 0; every rank must
+        build it the same way (same script, arguments and configuration); rank 0's: Sgd(lr=0.1);
+        this rank's: Sgd(lr=0.2)
+    """
+
+    on_every_rank = True
+
+    def __init__(
+        self, what: str, ranks: Sequence[int], root: str | None = None, mine: str | None = None
+    ) -> None:
+        self.what = what
+        self.ranks = tuple(int(rank) for rank in ranks)
+        message = (
+            f"the ranks were started with different {what}: {_ranks(self.ranks)} "
+            f"{'differs' if len(self.ranks) == 1 else 'differ'} from rank 0; every rank must build it "
+            "the same way (same script, arguments and configuration)"
+        )
+        if root is not None and mine is not None:
+            message += f"; rank 0's: {root}; this rank's: {mine}"
+        super().__init__(message)
+
+
+class ReplicaDriftError(DistributedError):
+    """The ranks' parameters are no longer equal (raised on every rank by the replica check).
+
+    Data-parallel ranks apply the same averaged gradients with the same
+    optimizer, so their parameters stay equal; when they drift apart a rank
+    stepped differently (another learning rate or optimizer state, a
+    gradient it did not average, a parameter it changed by hand).
+    ``parameter`` is the path of the parameter that differs most, ``ranks``
+    the ranks whose copy differs from rank 0's, ``relative`` the largest
+    difference of the parameter's sums relative to its size.
+    """
+
+    on_every_rank = True
+
+    def __init__(self, parameter: str, ranks: Sequence[int], relative: float, when: str) -> None:
+        self.parameter = parameter
+        self.ranks = tuple(int(rank) for rank in ranks)
+        self.relative = float(relative)
+        when = f" {when}" if when else ""
+        super().__init__(
+            f"the ranks' parameters drifted apart{when}: {parameter!r} on {_ranks(self.ranks)} differs "
+            f"from rank 0's by {self.relative:.3g} of its size (expected equal copies); every rank must "
+            "apply the same update: the same optimizer and learning rate, gradients averaged by "
+            "sync_gradients, no parameter changed on one rank only"
         )

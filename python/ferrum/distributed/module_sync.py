@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ferrum.distributed.replicas import require_same, structure
 from ferrum.module import Module
 from ferrum.record import NamedMpkBytesRecorder
 
@@ -16,11 +17,19 @@ M = TypeVar("M", bound=Module[Any])
 
 
 def broadcast_module(comm: Communicator, module: M, root: int) -> M:
-    """``root``'s ``module`` on every rank, as a record (full precision), loaded onto each rank's device."""
+    """``root``'s ``module`` on every rank, as a record (full precision), loaded onto each rank's device.
+
+    ``ReplicaMismatchError`` on every rank when the ranks' modules differ in structure.
+    """
     if not isinstance(module, Module):
         raise TypeError(f"broadcast_module needs a Module, found {type(module).__name__}")
+    if comm.size == 1:
+        return module
+    # Before any record moves: a record loaded into a model of another shape would be filled in
+    # from this rank's own weights wherever the two differ, with no error.
+    require_same(comm, "model structure", structure(module))
     devices = module.devices()
-    if comm.size == 1 or not devices:
+    if not devices:
         return module
     recorder = NamedMpkBytesRecorder()
     data = comm.broadcast_bytes(recorder.record(module.into_record()) if comm.rank == root else None, root)

@@ -50,8 +50,16 @@ class TrainingStrategy:
         """The training loader of this process (its share of each epoch)."""
         return loader
 
+    def require_same(self, what: str, value: object) -> None:
+        """Called at launch with each setting every process must share (``"optimizer"``: the optimizer);
+        data-parallel: raises when the ranks' settings differ."""
+
     def start_epoch(self, loader: DataLoader[Any], epoch: int) -> None:
         """Called before training epoch ``epoch`` on ``loader`` (data-parallel: the ranks must agree)."""
+
+    def end_epoch(self, model: Module[Any], epoch: int) -> None:
+        """Called on every process once training epoch ``epoch`` ended, before validation
+        (data-parallel: the ranks' parameters must still be equal)."""
 
     def sync_gradients(self, grads: GradientsParams) -> GradientsParams:
         """The gradients the optimizer applies: this step's, combined over processes."""

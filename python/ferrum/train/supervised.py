@@ -17,7 +17,8 @@ application log), ``train/epoch-N/<Metric>.log`` and
 ``valid/epoch-N/<Metric>.log`` (one entry per step), ``checkpoint/``
 (``model-N``, ``optim-N``, ``scheduler-N`` plus ferrum's ``training-N.json``,
 and ``manifest-N.json``, written last, which makes the checkpoint complete),
-and ferrum's ``plots/<Metric>.png`` and ``summary.txt``.
+and ferrum's ``plots/<Metric>.png``, ``summary.txt`` and ``result.json``:
+written last, once ``launch`` returns, it tells a finished run from a cut one.
 
 A run in the main thread stops cleanly on the first Ctrl-C (``launch``
 returns) and on the first SIGTERM, what ``kill`` and job schedulers send
@@ -27,6 +28,7 @@ the current step finishes and a checkpoint is written first.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -75,6 +77,8 @@ ValidBatchT = TypeVar("ValidBatchT")
 M = TypeVar("M", bound=Module[Any])
 
 _log = logging.getLogger("ferrum.train")
+# In the artifact directory, written last by a run that returned: status, last epoch, stop reason.
+RESULT_FILE = "result.json"
 
 
 class TrainingTerminated(SystemExit):
@@ -440,10 +444,21 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
             # Every rank reads the checkpoint (the artifact directory is shared, as in PyTorch's DDP);
             # the broadcast below makes sure they start from the same model all the same.
             self._restore(learner, checkpointer, resume)
+        # Checked before the model is broadcast: a rank started differently fails here, at once,
+        # instead of training to the end with replicas that silently differ.
+        strategy.require_same("optimizer", learner.optimizer)
+        strategy.require_same("learning rate schedule", learner.lr_scheduler)
+        strategy.require_same(
+            "run settings",
+            {"epochs": (start, num_epochs), "grads_accumulation": self._accumulation, "checkpoint": resume},
+        )
         learner.model = strategy.prepare_model(learner.model)
         # The rank's share of each epoch; kept as the run's loader so checkpoints record its epoch.
         self._loader_train = loader_train = strategy.prepare_loader(self._loader_train)
         if main:
+            # A result.json left by an earlier run in this directory would make this one, if cut,
+            # look finished.
+            (directory / RESULT_FILE).unlink(missing_ok=True)
             # Only once the checkpoint is in: a failed resume must not cost the logs it would have replaced.
             _remove_logs_from(directory, start)
             if checkpointer is not None:
@@ -484,6 +499,7 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
                 if trained.diverged:
                     stop_reason = trained.stop_reason
                     break
+                strategy.end_epoch(learner.model, epoch)
                 last_epoch = epoch
                 if trained.stop_reason is not None:
                     stop_reason = trained.stop_reason
@@ -529,6 +545,8 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
             print(text)
             write_atomically(directory / "summary.txt", text + "\n")
         terminated = None
+        if main and not sigterm.received:
+            _write_result(directory, last_epoch, num_epochs, stop_reason, strategy.world_size)
         if sigterm.received:
             where = f"checkpoint of epoch {saved} written" if saved is not None else "no checkpoint written"
             terminated = TrainingTerminated(
@@ -646,6 +664,24 @@ def _prepare_directory(directory: Path, what: str = "artifact directory") -> Pat
             err.errno, f"the {what} {directory} cannot be written ({err.strerror or err})"
         ) from err
     return directory
+
+
+def _write_result(
+    directory: Path, last_epoch: int, num_epochs: int, stop_reason: str | None, world_size: int
+) -> None:
+    # Written last, by the main rank, once the run returns: what tells a finished run from one
+    # that was cut (a kill, a node lost, a rank of an MPI job that ended and took the job with it,
+    # which the launcher may even report as success).
+    status = "finished" if stop_reason is None else "stopped"
+    result = {
+        "status": status,
+        "last_epoch": last_epoch,
+        "num_epochs": num_epochs,
+        "stop_reason": stop_reason,
+        "world_size": world_size,
+    }
+    write_atomically(directory / RESULT_FILE, json.dumps(result, indent=2) + "\n")
+    _log.info("training %s at epoch %d of %d; wrote %s", status, last_epoch, num_epochs, RESULT_FILE)
 
 
 def _remove_logs_from(directory: Path, epoch: int) -> None:
