@@ -37,8 +37,8 @@ from ferrum import Tensor
 from ferrum.backend import NdArray
 from ferrum.onnx import load
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from onnx_real_models import FIXTURES, fill_weights
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.support.onnx_real_models import FIXTURES, fill_weights
 
 MIN_ROUND_S = 0.05
 

@@ -91,7 +91,7 @@ def main() -> None:
     ):
         write("param_id", f"id-{i}", text.encode())
     write("param_id", "gzip", gzip.compress(b"a record" * 10, mtime=0))
-    # Configs (tests/test_fuzz_entry_points.py loads them as its FuzzConfig).
+    # Configs (tests/fuzz/test_entry_points.py loads them as its FuzzConfig).
     config = {
         "name": "run",
         "sizes": [64, 32],

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the PyTorch references that tests/test_nn_torch_parity.py compares ferrum's layers to (needs torch).
+"""Write the PyTorch references that tests/nn/test_torch_parity.py compares ferrum's layers to (needs torch).
 
     /path/to/torch-venv/bin/python scripts/make_nn_torch_fixtures.py   # writes tests/fixtures/nn_torch
 

@@ -9,7 +9,7 @@ environment, never ferrum's dependencies); not run by the tests, which need none
 with a fixed seed (random weights, eval mode, small configs where the architecture allows) and
 exported twice: ``ts`` is the TorchScript exporter (``dynamo=False``) at opset 17, ``dynamo`` torch's
 default exporter at its default opset. Large weights are committed as recipes
-(tests/onnx_real_models.py); the ``.npz`` holds the inputs (``in_<name>``) and onnxruntime's outputs
+(tests/support/onnx_real_models.py); the ``.npz`` holds the inputs (``in_<name>``) and onnxruntime's outputs
 (``out_<i>``) on the remade weights. ``manifest.json`` lists every case, the versions used, and the
 cases that could not be exported, with why.
 """
@@ -32,8 +32,8 @@ import torchvision
 import transformers
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from onnx_real_models import FIXTURES, fill_weights, strip_weights
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.support.onnx_real_models import FIXTURES, fill_weights, strip_weights
 
 Inputs = dict[str, np.ndarray]
 

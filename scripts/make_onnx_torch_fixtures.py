@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Export the PyTorch models that tests/test_onnx_torch_models.py imports with ferrum.onnx (needs torch).
+"""Export the PyTorch models that tests/onnx/test_torch_models.py imports with ferrum.onnx (needs torch).
 
     /path/to/torch-venv/bin/python scripts/make_onnx_torch_fixtures.py   # writes tests/fixtures/onnx_torch
 

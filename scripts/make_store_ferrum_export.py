@@ -20,8 +20,8 @@ from ferrum import Tensor
 from ferrum.backend import NdArray
 from ferrum.store import BurnToPyTorchAdapter, SafetensorsStore
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from store_models import STORE_FIXTURES, mlp
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.support.store_models import STORE_FIXTURES, mlp
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the PyTorch-made files that tests/test_store_pytorch.py and friends load (needs torch, safetensors).
+"""Write the PyTorch-made files that tests/store/test_pytorch.py and friends load (needs torch, safetensors).
 
     /path/to/torch-venv/bin/python scripts/make_store_fixtures.py            # writes tests/fixtures/store
     /path/to/torch-venv/bin/python scripts/make_store_fixtures.py --verify   # checks ferrum's export in torch
@@ -23,7 +23,7 @@ tensors.pt / tensors_legacy.pt: f16, bf16, f64, int, bool tensors, a transposed 
 slice sharing one storage; tensors_expected.npz holds their values (bf16 as float32).
 dtypes.safetensors: bf16, f16 and i32 tensors.
 
---verify loads ferrum_mlp.safetensors (written by tests/test_store_pytorch_models.py with the
+--verify loads ferrum_mlp.safetensors (written by tests/store/test_models.py with the
 BurnToPyTorchAdapter) into the torch MLP with load_state_dict and compares its output to
 ferrum_mlp_io.npz.
 """

@@ -6,7 +6,7 @@ writes ``docs/onnx-ops.md`` (one row per op of every node test and of Burn's
 list: in Burn's supported list or not, registered in ferrum.onnx or not, node
 tests passed / run, the first failure; then every failing node test with
 why) and ``tests/fixtures/onnx_node_failures.txt`` (every node test that fails
-today, of any op, with why), which ``tests/test_onnx_node_suite.py`` checks
+today, of any op, with why), which ``tests/onnx/test_node_suite.py`` checks
 against: a newly failing case or a newly passing one both fail that test
 until this script is run again.
 """

@@ -3,7 +3,7 @@
 Types only: the documentation of these classes and functions is the Rust
 binding's doc comments, which are their runtime ``__doc__`` (what ``help()``
 shows and what the documentation site reads), so this file holds no
-docstrings that could drift from them (tests/test_docstring_coverage.py).
+docstrings that could drift from them (tests/typing/test_docstring_coverage.py).
 """
 
 import builtins

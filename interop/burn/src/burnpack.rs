@@ -4,7 +4,7 @@
 //! `load` loads ferrum's `ferrum_model.bpk` into a fresh model and checks every
 //! value against the formulas. Burn's loader keeps the module's own parameter
 //! ids (it applies values only), so ids are checked on ferrum's side: ferrum
-//! writes the same model byte for byte (tests/test_store_burnpack.py).
+//! writes the same model byte for byte (tests/store/test_burnpack.py).
 
 use std::path::Path;
 

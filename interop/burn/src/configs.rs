@@ -5,7 +5,7 @@
 //! `save` writes `configs/<Name>.json` with Burn's `Config::save`; `load`
 //! reads ferrum's files of the same names with Burn's `Config::load` and
 //! compares them, as JSON values, with the configs built here. The same
-//! values are written in ferrum's tests (tests/burn_interop_configs.py):
+//! values are written in ferrum's tests (tests/support/burn_interop_configs.py):
 //! keep them in sync.
 
 use std::path::Path;

@@ -5,7 +5,7 @@
 //!
 //! Values and ids come from the formulas of `main.rs`, numbered in visit order
 //! from `FIRST_SALT` (a `ModuleMapper` fills them, a `ModuleVisitor` checks
-//! them), so the Python mirror (tests/burn_interop_layers.py) needs no table of
+//! them), so the Python mirror (tests/support/burn_interop_layers.py) needs no table of
 //! paths: it numbers the leaves of ferrum's record in the same order.
 
 use std::path::Path;

@@ -6,7 +6,7 @@
 //! (src/sqlite.rs); `load <dir>` loads the files ferrum wrote under the same
 //! names and checks every value and id against the formulas, exiting non-zero
 //! when any file fails. The formulas are repeated in ferrum's tests
-//! (tests/burn_interop_model.py and its neighbours): keep them in sync.
+//! (tests/support/burn_interop_model.py and its neighbours): keep them in sync.
 
 mod burnpack;
 mod configs;

@@ -3,7 +3,7 @@
 //! of serde's compact form: a struct as an array of its fields); `load` reads
 //! ferrum's `dataset.db` with Burn's `SqliteDataset` and checks every item.
 //! The items follow the formula of `item` below, repeated in ferrum's tests
-//! (tests/burn_interop_sqlite.py): keep them in sync.
+//! (tests/support/burn_interop_sqlite.py): keep them in sync.
 
 use std::path::Path;
 

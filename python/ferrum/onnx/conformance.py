@@ -1,6 +1,6 @@
 """Running ONNX's backend node tests (``onnx.backend.test.case.node``) on ferrum's backend.
 
-Used by ``tests/test_onnx_node_suite.py`` and by ``scripts/onnx_op_table.py``
+Used by ``tests/onnx/test_node_suite.py`` and by ``scripts/onnx_op_table.py``
 (which writes the per-op pass table, ``docs/onnx-ops.md``). Each case is one
 generated model with its inputs and expected outputs; it passes when
 ``FerrumBackend`` reproduces them under the runner's own comparison

@@ -1,0 +1,1 @@
+"""Tests of autodiff: the API, gradients against finite differences and torch, memory."""

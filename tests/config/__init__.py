@@ -1,0 +1,1 @@
+"""Tests of ``@config`` and the serde forms of configs."""

@@ -1,0 +1,1 @@
+"""Tests of ferrum.data: datasets, SQLite datasets, MNIST and the data loader."""

@@ -1,0 +1,1 @@
+"""Tests of ferrum.distributed on real MPI ranks."""

@@ -1,0 +1,1 @@
+"""Fuzzing the entry points that read untrusted bytes."""

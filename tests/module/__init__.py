@@ -1,0 +1,1 @@
+"""Tests of the module system (ferrum.module): traversal, records, calls, declarations."""

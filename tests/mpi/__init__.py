@@ -1,1 +1,0 @@
-"""Scripts that tests/test_distributed.py runs under mpiexec (not collected by pytest)."""

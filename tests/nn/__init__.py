@@ -1,0 +1,1 @@
+"""Tests of ferrum.nn layers, ferrum.functional, initializers, and parity with PyTorch."""

@@ -1,0 +1,1 @@
+"""Tests of the optimizers and the learning-rate schedulers."""

@@ -1,0 +1,1 @@
+"""The distribution as a whole: metadata, README and docstring examples, examples, error types."""

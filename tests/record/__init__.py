@@ -1,0 +1,1 @@
+"""Tests of ferrum.record: the recorders, their file formats and hostile files."""

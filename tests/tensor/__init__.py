@@ -1,0 +1,1 @@
+"""Tests of tensors: creation, conversion, element-wise ops, indexing, views, reductions, printing."""

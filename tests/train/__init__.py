@@ -1,0 +1,1 @@
+"""Tests of ferrum.train: the Learner, checkpoints, loggers, renderers, faults and interrupts."""

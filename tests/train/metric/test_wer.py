@@ -1,0 +1,43 @@
+"""WordErrorRate: Burn's cases, padding, epoch weights and the text of its errors."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from ferrum.train.metric import NumericEntry, WerInput, WordErrorRate
+
+from tests.support.metric_reference import META, ints
+
+
+def test_burn_cases() -> None:
+    metric = WordErrorRate()
+    metric.update(WerInput(ints([[1, 2], [3, 4]]), ints([[1, 2], [3, 4]])), META)
+    assert metric.value().current() == 0.0
+    metric.update(WerInput(ints([[1, 2], [3, 5]]), ints([[1, 3], [3, 4]])), META)
+    assert metric.value().current() == 50.0
+    padded = WordErrorRate().with_pad_token(9)
+    padded.update(WerInput(ints([[1, 2, 9], [3, 5, 9]]), ints([[1, 3, 9], [3, 4, 9]])), META)
+    assert padded.value() == NumericEntry(50.0, 4)
+    assert padded.name() == "WER" and padded.higher_is_better is False and padded.unit == "%"
+
+
+def test_burn_clear_resets_state() -> None:
+    metric = WordErrorRate()
+    metric.update(WerInput(ints([[1, 2]]), ints([[1, 3]])), META)
+    metric.clear()
+    assert math.isnan(metric.value().current())
+
+
+def test_a_sequence_ends_at_its_first_pad_token() -> None:
+    metric = WordErrorRate(pad_token=9)
+    # Reference [4, 5] (the 6 after the pad is not read); prediction [4, 5, 6]: one insertion.
+    metric.update(WerInput(ints([[4, 5, 6, 9]]), ints([[4, 5, 9, 6]])), META)
+    assert metric.value() == NumericEntry(50.0, 2)
+
+
+def test_bad_input() -> None:
+    with pytest.raises(TypeError, match=r"WerInput\.outputs must be an Int tensor"):
+        WerInput(ints([[1.5]]).float(), ints([[1]]))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="pad token"):
+        WordErrorRate(pad_token=-3)

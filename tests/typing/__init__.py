@@ -1,0 +1,1 @@
+"""Typing: the mypy plugin, pyright on the examples, the stub and docstring coverage."""
