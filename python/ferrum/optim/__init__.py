@@ -29,6 +29,7 @@ from ferrum.optim.clipping import GradientClipping, GradientClippingConfig, clip
 from ferrum.optim.decay import WeightDecayConfig
 from ferrum.optim.grads import GradientsParams
 from ferrum.optim.momentum import MomentumConfig
+from ferrum.optim.muon import AdjustLrFn, Muon, MuonConfig
 from ferrum.optim.rmsprop import RmsProp, RmsPropConfig
 from ferrum.optim.sgd import Sgd, SgdConfig
 
@@ -39,11 +40,14 @@ __all__ = [
     "AdamConfig",
     "AdamW",
     "AdamWConfig",
+    "AdjustLrFn",
     "GradientClipping",
     "GradientClippingConfig",
     "GradientsAccumulator",
     "GradientsParams",
     "MomentumConfig",
+    "Muon",
+    "MuonConfig",
     "Optimizer",
     "RmsProp",
     "RmsPropConfig",
