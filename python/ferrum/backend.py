@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from typing_extensions import Self
 
-from ferrum import _ferrum
+import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Device
 
 __all__ = ["Autodiff", "Backend", "NdArray"]

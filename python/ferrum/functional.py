@@ -22,7 +22,7 @@ import enum
 import math
 from typing import Any, TypeVar
 
-from ferrum import _ferrum
+import ferrum._ferrum as _ferrum
 from ferrum._ferrum import (
     Bool,
     Int,

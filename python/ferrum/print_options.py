@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ferrum import _ferrum
+import ferrum._ferrum as _ferrum
 
 __all__ = ["PrintOptions", "print_options", "set_print_options"]
 

@@ -1,4 +1,4 @@
-"""Configs standing for Rust enums in serde's JSON form (ferrum.config_serde), as Burn's files hold them.
+"""Configs standing for Rust enums in serde's JSON form (ferrum.config.serde), as Burn's files hold them.
 
 Configs written by Burn itself are read in tests/interop/test_burn_interop.py; here
 the forms are checked one by one, with ferrum's older ``{"kind": ...}``

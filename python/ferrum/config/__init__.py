@@ -8,7 +8,7 @@ through JSON, nested configs included; ``load`` checks every value against
 the field's type and names the offending field when one does not fit. The
 files are Burn's: a config standing for a Rust enum (an initializer, a
 padding) is written in serde's form (``"Valid"``, ``{"Explicit": [1, 1]}``,
-see ``ferrum.config_serde``), so Burn loads ferrum's files and ferrum
+see ``ferrum.config.serde``), so Burn loads ferrum's files and ferrum
 Burn's.
 
 Example:
@@ -41,9 +41,9 @@ from typing import Any, TypeVar
 
 from typing_extensions import dataclass_transform
 
-from ferrum import _ferrum
-from ferrum.config_decode import CONFIG_MARKER, ConfigError, decode_config, field_hints, is_config, type_name
-from ferrum.config_serde import serde_enum_of, serde_names, serde_union_of
+import ferrum._ferrum as _ferrum
+from ferrum.config.decode import CONFIG_MARKER, ConfigError, decode_config, field_hints, is_config, type_name
+from ferrum.config.serde import serde_enum_of, serde_names, serde_union_of
 
 __all__ = ["ConfigError", "config", "is_config"]
 

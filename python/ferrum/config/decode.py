@@ -7,7 +7,7 @@ dotted path of its field, as one ``ConfigError``.
 
 Example:
     >>> from ferrum import config
-    >>> from ferrum.config_decode import ConfigError, decode_config
+    >>> from ferrum.config.decode import ConfigError, decode_config
     >>> @config
     ... class Layer:
     ...     size: int
@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from ferrum._ferrum import FerrumError
+from ferrum.config.serde import serde_enum_of, serde_names, serde_union_of
 
 __all__ = ["CONFIG_MARKER", "ConfigError", "decode_config", "field_hints", "is_config", "type_name"]
 
@@ -161,8 +162,6 @@ def field_hints(cls: type) -> dict[str, Any]:
 
 
 def _decode_object(cls: type, data: object, path: str, problems: list[_Problem]) -> object:
-    from ferrum.config_serde import serde_enum_of, serde_names
-
     spec = serde_enum_of(cls)
     if spec is not None:
         # A Rust enum in serde's form ("Valid", {"Explicit": [1, 1]}) or ferrum's tagged object.
@@ -237,8 +236,6 @@ def _decode(value: object, hint: object, path: str, problems: list[_Problem]) ->
 
 
 def _decode_annotated(value: object, hint: object, path: str, problems: list[_Problem]) -> object:
-    from ferrum.config_serde import serde_union_of
-
     inner = typing.get_args(hint)[0]
     union = serde_union_of(hint)
     if union is not None and isinstance(value, Mapping) and len(value) == 1:

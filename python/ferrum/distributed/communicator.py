@@ -29,6 +29,10 @@ from ferrum.distributed.errors import (
     RankFailedError,
     UnevenRanksError,
 )
+from ferrum.distributed.gradients import sync_gradients as _sync_gradients
+from ferrum.distributed.module_sync import broadcast_module as _broadcast_module
+from ferrum.distributed.replicas import check_replicas as _check_replicas
+from ferrum.distributed.replicas import require_same as _require_same
 
 if TYPE_CHECKING:
     from mpi4py import MPI
@@ -286,9 +290,7 @@ class Communicator:
         raises ``GradientMismatchError`` on every rank. Every rank must also
         take as many steps: call ``check_even(loader)`` at each epoch's start.
         """
-        from ferrum.distributed.gradients import sync_gradients
-
-        return sync_gradients(self, grads, bucket_mb)
+        return _sync_gradients(self, grads, bucket_mb)
 
     def broadcast_module(self, module: ModuleT, root: int = 0) -> ModuleT:
         """``root``'s module (parameters, ids and running statistics) on every rank.
@@ -297,9 +299,7 @@ class Communicator:
         paths, shapes and dtypes), else ``ReplicaMismatchError`` on every
         rank: a record is never loaded into a model built differently.
         """
-        from ferrum.distributed.module_sync import broadcast_module
-
-        return broadcast_module(self, module, root)
+        return _broadcast_module(self, module, root)
 
     def require_same(self, what: str, description: str) -> None:
         """Raise ``ReplicaMismatchError`` on every rank unless every rank passed the same ``description``.
@@ -309,9 +309,7 @@ class Communicator:
         checks its optimizer, schedule and run settings itself. One exchange
         of a digest; rank 0's text is sent only when they differ.
         """
-        from ferrum.distributed.replicas import require_same
-
-        require_same(self, what, description)
+        _require_same(self, what, description)
 
     def check_replicas(self, module: Module[Any], *, when: str = "", tolerance: float = 1e-5) -> None:
         """Raise ``ReplicaDriftError`` on every rank when the ranks' parameters are no longer equal.
@@ -323,9 +321,7 @@ class Communicator:
         every training epoch unless built with ``check_replicas=False``.
         ``when`` is added to the message (``"after epoch 3"``).
         """
-        from ferrum.distributed.replicas import check_replicas
-
-        check_replicas(self, module, when, tolerance)
+        _check_replicas(self, module, when, tolerance)
 
     # ---- failure
 

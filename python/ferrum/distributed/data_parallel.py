@@ -23,9 +23,9 @@ from ferrum.data.dataloader import DataLoader
 from ferrum.distributed.communicator import Communicator, ReduceOp
 from ferrum.distributed.gradients import sync_gradients
 from ferrum.distributed.replicas import describe
+from ferrum.distributed.strategy import TrainingStrategy
 from ferrum.module import Module
 from ferrum.optim import GradientsParams
-from ferrum.train.strategy import TrainingStrategy
 
 M = TypeVar("M", bound=Module[Any])
 

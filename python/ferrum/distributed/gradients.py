@@ -9,18 +9,16 @@ overlaps the exchange of the previous one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ferrum._ferrum import Tensor
+from ferrum.distributed.collectives import Collectives
 from ferrum.distributed.errors import GradientMismatchError
 from ferrum.module import ParamId
 from ferrum.optim import GradientsParams
-
-if TYPE_CHECKING:
-    from ferrum.distributed.communicator import Communicator
 
 __all__ = ["sync_gradients"]
 
@@ -40,7 +38,7 @@ _LEARNER_HINT = (
 
 
 def sync_gradients(
-    comm: Communicator, grads: GradientsParams, bucket_mb: float, *, learner: bool = False
+    comm: Collectives, grads: GradientsParams, bucket_mb: float, *, learner: bool = False
 ) -> GradientsParams:
     """The mean over ranks of each gradient in ``grads`` (see ``Communicator.sync_gradients``).
 
@@ -97,7 +95,7 @@ def _buckets(
 
 
 def _check_same_parameters(
-    comm: Communicator, entries: list[tuple[ParamId, Tensor[Any, Any, Any]]], hint: str
+    comm: Collectives, entries: list[tuple[ParamId, Tensor[Any, Any, Any]]], hint: str
 ) -> None:
     """Every rank must send gradients of the same parameters: compare counts and an id checksum.
 

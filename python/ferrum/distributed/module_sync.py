@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
+from ferrum.distributed.collectives import Collectives
 from ferrum.distributed.replicas import require_same, structure
 from ferrum.module import Module
 from ferrum.record import NamedMpkBytesRecorder
-
-if TYPE_CHECKING:
-    from ferrum.distributed.communicator import Communicator
 
 __all__ = ["broadcast_module"]
 
 M = TypeVar("M", bound=Module[Any])
 
 
-def broadcast_module(comm: Communicator, module: M, root: int) -> M:
+def broadcast_module(comm: Collectives, module: M, root: int) -> M:
     """``root``'s ``module`` on every rank, as a record (full precision), loaded onto each rank's device.
 
     ``ReplicaMismatchError`` on every rank when the ranks' modules differ in structure.

@@ -12,17 +12,15 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ferrum._ferrum import Tensor
+from ferrum.distributed.collectives import Collectives
 from ferrum.distributed.errors import ReplicaDriftError, ReplicaMismatchError
 from ferrum.module import Module, tree
 from ferrum.module.param import Param
-
-if TYPE_CHECKING:
-    from ferrum.distributed.communicator import Communicator
 
 __all__ = ["check_replicas", "describe", "require_same", "structure"]
 
@@ -74,7 +72,7 @@ def structure(module: Module[Any]) -> str:
     return "\n".join(lines)
 
 
-def require_same(comm: Communicator, what: str, description: str) -> None:
+def require_same(comm: Collectives, what: str, description: str) -> None:
     """``Communicator.require_same``: every rank's ``description`` equal to rank 0's, or an error on each."""
     digest = int.from_bytes(hashlib.blake2b(description.encode(), digest_size=8).digest(), "little") >> 1
     digests = [row[0] for row in comm.all_gather_ints([digest], f"require_same({what})")]
@@ -109,7 +107,7 @@ def _cut(text: str) -> str:
     return text if len(text) <= _SHOWN else text[:_SHOWN] + f"... ({len(text)} characters)"
 
 
-def check_replicas(comm: Communicator, module: Module[Any], when: str, tolerance: float) -> None:
+def check_replicas(comm: Collectives, module: Module[Any], when: str, tolerance: float) -> None:
     """``Communicator.check_replicas``: the parameters' sums compared across ranks."""
     if not tolerance >= 0:
         raise ValueError(f"check_replicas tolerance must be >= 0, found {tolerance!r}")

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any
 
 from ferrum.config import config
-from ferrum.config_serde import SerdeUnion
+from ferrum.config.serde import SerdeUnion
 from ferrum.lr_scheduler.base import LrScheduler
 from ferrum.lr_scheduler.cosine import CosineAnnealingLrSchedulerConfig
 from ferrum.lr_scheduler.exponential import ExponentialLrSchedulerConfig

@@ -44,11 +44,13 @@ from ferrum.module.record import load_record as _load_record
 
 if TYPE_CHECKING:
     from ferrum.record import FileRecorder
-    from ferrum.store import ApplyResult, ModuleStore
 
-__all__ = ["Module", "ModuleMapper", "ModuleVisitor"]
+__all__ = ["Module", "ModuleMapper", "ModuleVisitor", "TensorStore"]
 
 B = TypeVar("B", bound=Backend)
+M = TypeVar("M", bound="Module[Any]")
+R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
 
 
 class ModuleVisitor(Protocol):
@@ -81,8 +83,26 @@ class ModuleMapper(Protocol):
         ...
 
 
+class TensorStore(Protocol[R_co]):
+    """A file of tensors a module loads from and saves into: the stores of ``ferrum.store``
+    (``PytorchStore``, ``SafetensorsStore``, ``BurnpackStore``), Burn's ``ModuleStore``.
+
+    The store does the work (``load_from`` calls ``store.apply_to(module)``),
+    so the module system knows no file format; ``R_co`` is what loading
+    reports (``ferrum.store.ApplyResult``).
+    """
+
+    def apply_to(self, module: M) -> tuple[M, R_co]:
+        """A copy of ``module`` holding the store's tensors, and what was applied."""
+        ...
+
+    def collect_from(self, module: Module[Any]) -> None:
+        """Write ``module``'s tensors into the store."""
+        ...
+
+
 @dataclass_transform(eq_default=False)
-class Module(Generic[B]):
+class Module(tree.ModuleNode, Generic[B]):
     """Base class of every module; subclasses are dataclasses over their annotated fields.
 
     Example:
@@ -119,10 +139,6 @@ class Module(Generic[B]):
             if name not in getattr(self, "__dataclass_fields__", ()) and declaration.holds_tree_value(value):
                 raise declaration.undeclared_error(self, name, value)
             object.__setattr__(self, name, value)
-
-    def _display_settings(self) -> list[tuple[str, object]] | None:
-        """Settings shown on one line (``Linear {d_input: 4, ...}``); None prints the field tree."""
-        return None
 
     def _record_variant(self) -> tuple[str, int, Module[Any]] | None:
         """Burn's enum modules (``Activation``, ``Normalization``): the variant's name,
@@ -188,7 +204,7 @@ class Module(Generic[B]):
             record = resolve(self.into_record())
         return _load_record(self, record, "")  # type: ignore[no-any-return]
 
-    def load_from(self, store: ModuleStore) -> Self:
+    def load_from(self, store: TensorStore[Any]) -> Self:
         """A copy holding the tensors of ``store`` (a ``ferrum.store`` store: PyTorch, safetensors, Burnpack).
 
         ``ferrum.store.StoreError`` names missing tensors (unless the store
@@ -198,20 +214,16 @@ class Module(Generic[B]):
         """
         return self.load_from_with_result(store)[0]
 
-    def load_from_with_result(self, store: ModuleStore) -> tuple[Self, ApplyResult]:
+    def load_from_with_result(self, store: TensorStore[R]) -> tuple[Self, R]:
         """``load_from``, with what was applied, skipped, missing and unused (Burn's ``ApplyResult``)."""
-        from ferrum.store.apply import load_into
+        return store.apply_to(self)
 
-        return load_into(self, store)
-
-    def save_into(self, store: ModuleStore) -> None:
+    def save_into(self, store: TensorStore[Any]) -> None:
         """Write the module's tensors into ``store`` (a safetensors or Burnpack file).
 
         Example: ``model.save_into(SafetensorsStore.from_file("model.safetensors"))``.
         """
-        from ferrum.store.apply import save_from
-
-        save_from(self, store)
+        store.collect_from(self)
 
     def save_file(self, path: str | os.PathLike[str], recorder: FileRecorder) -> None:
         """Write the record to ``path`` plus the recorder's extension, atomically.

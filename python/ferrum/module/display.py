@@ -23,15 +23,11 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from ferrum._ferrum import Tensor
 from ferrum.module.param import Param, RunningState
-from ferrum.module.tree import is_module, leaves
+from ferrum.module.tree import ModuleNode, is_module, leaves
 from ferrum.rust_text import rust_display
-
-if TYPE_CHECKING:
-    from ferrum.module.base import Module
 
 __all__ = ["display_params", "format_module", "format_value", "tensor_summary"]
 
@@ -70,7 +66,7 @@ def format_value(value: object) -> str:
     return str(value) if isinstance(value, (int, str)) else repr(value)
 
 
-def display_params(module: Module[Any]) -> int:
+def display_params(module: ModuleNode) -> int:
     """The count Burn prints: every float tensor of the module, running states included.
 
     (``Module.num_params`` counts the trainable parameters only.)
@@ -81,7 +77,7 @@ def display_params(module: Module[Any]) -> int:
     )
 
 
-def format_module(module: Module[Any], level: int = 1) -> str:
+def format_module(module: ModuleNode, level: int = 1) -> str:
     """Burn's display of a module: a layer's settings on one line, else its fields' tree (at ``level``)."""
     name = type(module).__name__
     count = display_params(module)

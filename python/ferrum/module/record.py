@@ -22,6 +22,7 @@ import numpy as np
 from ferrum._ferrum import Device, Float, Tensor, TensorData
 from ferrum.module.param import Param, ParamId, RunningState
 from ferrum.module.tree import is_module, is_tree_node, join, node_fields
+from ferrum.record import Some, SomeConstant, _Variant
 
 __all__ = ["into_record", "load_record"]
 
@@ -37,8 +38,6 @@ def into_record(node: object) -> Any:
             return None
         variant = node._record_variant()  # type: ignore[attr-defined]
         if variant is not None:
-            from ferrum.record import _Variant
-
             name, index, inner = variant
             return _Variant(name, index, into_record(inner))
         keys = node._record_keys  # type: ignore[attr-defined]
@@ -51,8 +50,6 @@ def into_record(node: object) -> Any:
 
 
 def _field_record(module: object, field: dataclasses.Field[Any]) -> Any:
-    from ferrum.record import Some, SomeConstant
-
     value = getattr(module, field.name)
     if value is None:
         return None

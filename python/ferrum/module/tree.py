@@ -12,29 +12,32 @@ import copy
 import dataclasses
 import weakref
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ferrum.module.param import Param, RunningState
 
-if TYPE_CHECKING:
-    from ferrum.module.base import Module
-
-__all__ = ["Leaf", "is_module", "is_tree_node", "join", "leaves", "node_fields", "rebuild"]
+__all__ = ["Leaf", "ModuleNode", "is_module", "is_tree_node", "join", "leaves", "node_fields", "rebuild"]
 
 Leaf = Param[Any] | RunningState[Any]
 
 
-_module_class: type[Any] | None = None
+class ModuleNode:
+    """The base class of ``Module``: what the walks of this folder (records, display) know of one.
+
+    ``Module`` (in ``base.py``) derives from it, so these files tell a module
+    from any other value without importing ``base.py``, which stands on them.
+    """
+
+    __slots__ = ()
+
+    def _display_settings(self) -> list[tuple[str, object]] | None:
+        """Settings shown on one line (``Linear {d_input: 4, ...}``); None prints the field tree."""
+        return None
 
 
 def is_module(value: object) -> bool:
-    """Whether ``value`` is a ``Module`` (imported late: ``base`` imports this file)."""
-    global _module_class
-    if _module_class is None:
-        from ferrum.module.base import Module
-
-        _module_class = Module
-    return isinstance(value, _module_class)
+    """Whether ``value`` is a ``Module``."""
+    return isinstance(value, ModuleNode)
 
 
 def _is_item(value: object) -> bool:
@@ -108,7 +111,7 @@ def _shape(cls: type[Any]) -> _Shape:
 _MISSING = object()
 
 
-def node_fields(module: Module[Any]) -> list[tuple[str, object]]:
+def node_fields(module: ModuleNode) -> list[tuple[str, object]]:
     """The (name, value) of every field of ``module`` that belongs to the tree, in declaration order."""
     found: list[tuple[str, object]] = []
     for name in _shape(type(module)).names:

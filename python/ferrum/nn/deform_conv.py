@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import TypeVar
 
-from ferrum import _ferrum
+import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Device, Tensor
 from ferrum.backend import Backend
 from ferrum.config import config

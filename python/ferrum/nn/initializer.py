@@ -35,7 +35,7 @@ import numpy as np
 from ferrum._ferrum import Device, Distribution, Tensor
 from ferrum.backend import Backend
 from ferrum.config import config
-from ferrum.config_serde import SerdeEnum, Variant
+from ferrum.config.serde import SerdeEnum, Variant
 from ferrum.module.param import Param
 from ferrum.rank import D1, D2, D3, D4
 

@@ -24,7 +24,7 @@ import enum
 import math
 from typing import Any, TypeVar
 
-from ferrum import _ferrum
+import ferrum._ferrum as _ferrum
 from ferrum._ferrum import ArgumentError, ShapeError, Tensor
 from ferrum.backend import Backend
 from ferrum.config import config

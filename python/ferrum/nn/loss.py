@@ -19,7 +19,6 @@ Example:
 
 from __future__ import annotations
 
-import enum
 import math
 from typing import Any, TypeVar
 
@@ -29,6 +28,16 @@ from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
 from ferrum.module.display import tensor_summary
+
+# Burn's `burn::nn::loss` also holds these (in their own file here).
+from ferrum.nn.loss_extra import (
+    CosineEmbeddingLoss,
+    CosineEmbeddingLossConfig,
+    PoissonNllLoss,
+    PoissonNllLossConfig,
+)
+from ferrum.nn.reduction import Reduction
+from ferrum.nn.reduction import reduce_loss as _reduce
 from ferrum.rank import D1, D2, Rank
 
 __all__ = [
@@ -48,29 +57,6 @@ __all__ = [
 
 B = TypeVar("B", bound=Backend)
 D = TypeVar("D", bound=Rank)
-
-
-class Reduction(enum.Enum):
-    """How an element-wise loss becomes one value: ``Mean`` (also ``Auto``) or ``Sum``.
-
-    Example:
-        >>> from ferrum import Tensor
-        >>> from ferrum.backend import NdArray
-        >>> device = NdArray.device()
-        >>> output, target = Tensor.from_data([1.0, 3.0], device), Tensor.zeros((2,), device)
-        >>> MseLoss().forward(output, target, Reduction.Sum).into_scalar()
-        10.0
-    """
-
-    Mean = "Mean"
-    Sum = "Sum"
-    Auto = "Auto"
-
-
-def _reduce(loss: Tensor[B, Any, Float], reduction: Reduction) -> Tensor[B, D1, Float]:
-    if not isinstance(reduction, Reduction):
-        raise TypeError(f"reduction must be a Reduction (Mean, Sum or Auto), found {reduction!r}")
-    return loss.sum() if reduction is Reduction.Sum else loss.mean()
 
 
 def _same_dims(op: str, a: Tensor[Any, Any, Any], b: Tensor[Any, Any, Any], names: tuple[str, str]) -> None:
@@ -457,12 +443,3 @@ class HuberLoss(Module[Any]):
 
     def _display_settings(self) -> list[tuple[str, object]]:
         return [("delta", self.delta), ("lin_bias", self.lin_bias)]
-
-
-# Burn's `burn::nn::loss` also holds these (in their own file here).
-from ferrum.nn.loss_extra import (  # noqa: E402
-    CosineEmbeddingLoss,
-    CosineEmbeddingLossConfig,
-    PoissonNllLoss,
-    PoissonNllLossConfig,
-)

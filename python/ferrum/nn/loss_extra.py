@@ -23,7 +23,8 @@ from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.linalg import cosine_similarity
 from ferrum.module import Module
-from ferrum.nn.loss import Reduction, _reduce
+from ferrum.nn.reduction import Reduction
+from ferrum.nn.reduction import reduce_loss as _reduce
 from ferrum.rank import D1, D2, Rank
 
 __all__ = ["CosineEmbeddingLoss", "CosineEmbeddingLossConfig", "PoissonNllLoss", "PoissonNllLossConfig"]

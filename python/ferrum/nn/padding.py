@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import ClassVar, Literal
 
 from ferrum.config import config
-from ferrum.config_serde import SerdeEnum, Variant
+from ferrum.config.serde import SerdeEnum, Variant
 
 __all__ = ["PaddingConfig1d", "PaddingConfig2d", "PaddingConfig3d", "PaddingKind", "calculate_conv_padding"]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar, TypeVar
 
-from ferrum import _ferrum
+import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Int, Tensor
 from ferrum.backend import Backend
 from ferrum.config import config

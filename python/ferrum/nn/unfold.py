@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from ferrum import _ferrum
+import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Tensor
 from ferrum.backend import Backend
 from ferrum.config import config

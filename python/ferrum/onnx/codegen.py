@@ -34,9 +34,9 @@ from ferrum.nn import BatchNorm, Linear
 from ferrum.nn.conv import Conv1d, Conv2d
 from ferrum.onnx.dtypes import compute_kind, numpy_dtype
 from ferrum.onnx.errors import OnnxError
-from ferrum.onnx.execute import Subgraph
 from ferrum.onnx.graph import ValueInfo
 from ferrum.onnx.model import build, load_program
+from ferrum.onnx.program import Subgraph
 from ferrum.onnx.translate import Program, Step, unique
 from ferrum.onnx.values import CONTAINER_OPS
 from ferrum.record import NamedMpkFileRecorder

@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ferrum._ferrum import Device
 from ferrum.onnx.errors import OnnxError
+from ferrum.onnx.program import Program, Step, Subgraph
 from ferrum.onnx.values import Value, constant_value
 
 if TYPE_CHECKING:
     from ferrum.module import Module
-    from ferrum.onnx.translate import Program, Step
 
 __all__ = ["Subgraph", "run_step", "run_steps", "run_subgraph"]
-
-
-@dataclasses.dataclass(frozen=True)
-class Subgraph:
-    """A control-flow body (Loop, Scan, If): its translated program and the outer values it reads."""
-
-    program: Program
-    captures: tuple[str, ...]
 
 
 def run_steps(

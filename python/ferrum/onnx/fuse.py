@@ -27,7 +27,7 @@ from ferrum.onnx.values import Value
 
 if TYPE_CHECKING:
     from ferrum.module import Module
-    from ferrum.onnx.translate import Program, Step
+    from ferrum.onnx.program import Program, Step
 
 __all__ = ["FusedConv", "Schedule", "run_scheduled", "schedule"]
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,60 +24,13 @@ from ferrum.backend import NdArray
 from ferrum.module import Module
 from ferrum.onnx.dtypes import compute_dtype
 from ferrum.onnx.errors import OnnxError, UnsupportedOpError
-from ferrum.onnx.execute import Subgraph
 from ferrum.onnx.external import tensor_array
-from ferrum.onnx.graph import Graph, ValueInfo, parse_subgraph
+from ferrum.onnx.graph import Graph, parse_subgraph
 from ferrum.onnx.ops import NodeInfo, OpSpec, lookup
+from ferrum.onnx.program import Program, Step, Subgraph
 from ferrum.onnx.values import constant_value, is_strings
 
 __all__ = ["Program", "Step", "field_name", "translate", "unique"]
-
-
-@dataclasses.dataclass(frozen=True)
-class Step:
-    """One node as a ferrum call: ``outputs = layer(*inputs)`` or ``outputs = fn(*inputs, **kwargs)``."""
-
-    node: str
-    op_type: str
-    fn: Callable[..., Any]
-    inputs: tuple[str | None, ...]
-    kwargs: dict[str, Any]
-    tensor_kwargs: dict[str, str]
-    """Static inputs not known at load time: keyword -> value name, read at run time."""
-    outputs: tuple[str, ...]
-    layer: str | None = None
-    device: bool = False
-    """Whether ``fn`` takes the run's device (ops that make tensors from nothing)."""
-    free: tuple[str, ...] = ()
-    """Values no later step reads: dropped after this step to bound memory."""
-    captures: tuple[str, ...] = ()
-    """Outer values the node's subgraphs read, passed as ``captured={name: tensor}``."""
-
-
-@dataclasses.dataclass
-class Program:
-    """A translated graph (see the module docstring)."""
-
-    name: str
-    opset: int
-    source: str
-    inputs: tuple[ValueInfo, ...]
-    outputs: tuple[ValueInfo, ...]
-    steps: list[Step]
-    params: dict[str, np.ndarray[Any, Any]]
-    """Float initializers read by steps: trainable parameters, by field name."""
-    buffers: dict[str, np.ndarray[Any, Any]]
-    """Other float constants read by steps (folded values, Constant nodes): saved, not trained."""
-    constants: dict[str, np.ndarray[Any, Any]]
-    """Int and Bool constants read by steps, by value name."""
-    layers: dict[str, Module[Any]]
-    fields: dict[str, str]
-    """Value name -> the param or buffer field holding it."""
-    output_constants: dict[str, np.ndarray[Any, Any]]
-    """Graph outputs that are constants (no step computes them)."""
-    strings: tuple[str, ...] = ()
-    """The values of ONNX type ``tensor(string)`` (NumPy arrays of ``str`` at run time, never ferrum
-    tensors), sorted: as declared or inferred, and the string constants."""
 
 
 def field_name(name: str, taken: set[str]) -> str:

@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from ferrum import _ferrum
+import ferrum._ferrum as _ferrum
 from ferrum.config import config
 from ferrum.optim import record
 from ferrum.optim.base import FloatTensor, Optimizer

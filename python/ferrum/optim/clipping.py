@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal, TypeVar
 
-from ferrum import _ferrum
+import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Float, Tensor
 from ferrum.backend import Backend
 from ferrum.config import config
-from ferrum.config_serde import SerdeEnum, Variant
+from ferrum.config.serde import SerdeEnum, Variant
 from ferrum.optim.checks import check_number
 from ferrum.optim.grads import GradientsParams
 from ferrum.rank import Rank

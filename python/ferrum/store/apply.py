@@ -7,20 +7,43 @@ also knows the class of the module holding it, which the adapters need.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
 from ferrum._ferrum import DType, Tensor
 from ferrum.module.param import Param, ParamId, RunningState
 from ferrum.module.tree import Leaf, is_module, join, node_fields, rebuild
-from ferrum.store.base import ModuleStore
+from ferrum.store.adapter import ModuleAdapter
+from ferrum.store.filter import PathFilter
+from ferrum.store.remap import KeyRemapper
 from ferrum.store.result import ApplyError, ApplyResult, StoreError
 from ferrum.store.snapshot import TensorSnapshot
 
 __all__ = ["collect", "load_into", "save_from"]
 
 _MAX_LISTED = 8
+
+
+class StoreOptions(Protocol):
+    """What applying reads of a store: ``ferrum.store.ModuleStore``'s options, its tensors and its writer
+    (``ModuleStore.apply_to`` and ``collect_from`` call this file)."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def path_filter(self) -> PathFilter: ...
+    @property
+    def remapper(self) -> KeyRemapper: ...
+    @property
+    def from_adapter(self) -> ModuleAdapter: ...
+    @property
+    def to_adapter(self) -> ModuleAdapter: ...
+    @property
+    def partial(self) -> bool: ...
+    def snapshots(self) -> dict[str, TensorSnapshot]: ...
+    def _write(self, snapshots: list[TensorSnapshot]) -> None: ...
 
 
 def module_leaves(node: object, path: str = "", container: str = "") -> Iterator[tuple[str, str, Leaf]]:
@@ -40,7 +63,7 @@ def _value(leaf: Leaf) -> Tensor[Any, Any, Any]:
     return tensor
 
 
-def collect(module: object, store: ModuleStore) -> list[TensorSnapshot]:
+def collect(module: object, store: StoreOptions) -> list[TensorSnapshot]:
     """The module's tensors as snapshots, filtered, adapted and renamed as ``store`` says."""
     snapshots: list[TensorSnapshot] = []
     for path, container, leaf in module_leaves(module):
@@ -62,12 +85,12 @@ def collect(module: object, store: ModuleStore) -> list[TensorSnapshot]:
     return snapshots
 
 
-def save_from(module: object, store: ModuleStore) -> None:
+def save_from(module: object, store: StoreOptions) -> None:
     """Write the module's tensors into ``store``."""
     store._write(collect(module, store))
 
 
-def load_into(module: Any, store: ModuleStore) -> tuple[Any, ApplyResult]:
+def load_into(module: Any, store: StoreOptions) -> tuple[Any, ApplyResult]:
     """A copy of ``module`` holding the store's tensors, and what was applied.
 
     Raises ``StoreError`` (with ``.result``) on a shape mismatch or an
@@ -116,7 +139,7 @@ def load_into(module: Any, store: ModuleStore) -> tuple[Any, ApplyResult]:
     return rebuild(module, on_param, on_state), result
 
 
-def _find(path: str, container: str, found: dict[str, TensorSnapshot], store: ModuleStore) -> str | None:
+def _find(path: str, container: str, found: dict[str, TensorSnapshot], store: StoreOptions) -> str | None:
     if path in found:
         return path
     prefix, _, name = path.rpartition(".")
@@ -155,7 +178,7 @@ def _listed(paths: list[str]) -> str:
     return shown + (f" and {len(paths) - _MAX_LISTED} more" if len(paths) > _MAX_LISTED else "")
 
 
-def _raise_on_failure(result: ApplyResult, store: ModuleStore, found: dict[str, TensorSnapshot]) -> None:
+def _raise_on_failure(result: ApplyResult, store: StoreOptions, found: dict[str, TensorSnapshot]) -> None:
     where = f"{type(store).__name__} {store.path}"
     if result.errors:
         errors = "; ".join(str(err) for err in result.errors[:_MAX_LISTED])

@@ -12,17 +12,20 @@ import dataclasses
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from typing_extensions import Self
 
 from ferrum.store.adapter import IdentityAdapter, ModuleAdapter, PyTorchToBurnAdapter
+from ferrum.store.apply import load_into, save_from
 from ferrum.store.filter import PathFilter
 from ferrum.store.remap import KeyRemapper, map_indices_contiguous
-from ferrum.store.result import StoreError
+from ferrum.store.result import ApplyResult, StoreError
 from ferrum.store.snapshot import TensorSnapshot
 
 __all__ = ["MetadataStore", "ModuleStore"]
+
+M = TypeVar("M")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,6 +134,20 @@ class ModuleStore(abc.ABC):
     def describe(self) -> str:
         """One line per tensor of the file: path, dtype and shape."""
         return "\n".join(f"{s.path}: {s.dtype} {list(s.shape)}" for s in self.snapshots().values())
+
+    # ---- applying (Burn's ModuleStore::apply_to and collect_from) ------------------------------
+    def apply_to(self, module: M) -> tuple[M, ApplyResult]:
+        """A copy of ``module`` holding the store's tensors, and what was applied (``module.load_from``).
+
+        Raises ``StoreError`` (with ``.result``) on a shape mismatch or an
+        unreadable tensor, and on missing tensors unless the store allows partial loads.
+        """
+        loaded: tuple[M, ApplyResult] = load_into(module, self)
+        return loaded
+
+    def collect_from(self, module: Any) -> None:
+        """Write ``module``'s tensors into the file (``module.save_into``)."""
+        save_from(module, self)
 
     def snapshots(self) -> dict[str, TensorSnapshot]:
         """The file's tensors by path: unpacked by the load adapter, then renamed by the remapping

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ferrum.data.dataloader import DataLoader, Progress
+from ferrum.distributed.strategy import SingleDevice, TrainingStrategy
 from ferrum.optim import GradientsAccumulator
 from ferrum.train.interrupter import Interrupter
 from ferrum.train.learner import Learner
 from ferrum.train.processor import EventProcessor, is_finite, loss_value
 from ferrum.train.store import Split
-from ferrum.train.strategy import SingleDevice, TrainingStrategy
 
 __all__ = ["EpochResult", "report", "train_epoch", "valid_epoch"]
 

@@ -12,7 +12,7 @@ Example:
     >>> import tempfile
     >>> from ferrum.train.logger import FileMetricLogger
     >>> from ferrum.train.metric import MetricEntry
-    >>> from ferrum.train.store import Split
+    >>> from ferrum.train.split import Split
     >>> logger = FileMetricLogger(tempfile.mkdtemp())
     >>> logger.log([MetricEntry("Loss", "0.50", "0.5,64")], 1, Split.Train)
     >>> logger.log([MetricEntry("Loss", "0.25", "0.25,36")], 1, Split.Train)
@@ -31,7 +31,7 @@ from typing import IO, Protocol, runtime_checkable
 
 from ferrum.train.metric.base import MetricEntry, NumericEntry
 from ferrum.train.safe_open import open_no_follow
-from ferrum.train.store import Split
+from ferrum.train.split import Split
 
 __all__ = ["EPOCH_PREFIX", "FileMetricLogger", "InMemoryMetricLogger", "MetricLogger", "log_file_name"]
 
@@ -164,7 +164,7 @@ class InMemoryMetricLogger:
     Example:
         >>> from ferrum.train.logger import InMemoryMetricLogger
         >>> from ferrum.train.metric import MetricEntry
-        >>> from ferrum.train.store import Split
+        >>> from ferrum.train.split import Split
         >>> logger = InMemoryMetricLogger()
         >>> logger.log([MetricEntry("Loss", "0.5", "0.5,2")], 1, Split.Valid)
         >>> logger.values[("Loss", Split.Valid, 1)]

@@ -25,30 +25,12 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+from ferrum.train.logger import MetricLogger
 from ferrum.train.metric.base import NumericEntry
-
-if TYPE_CHECKING:
-    from ferrum.train.logger import MetricLogger
+from ferrum.train.split import Split
 
 __all__ = ["Aggregate", "Direction", "MetricStore", "Split"]
-
-
-class Split(enum.Enum):
-    """Burn's ``Split``: which data a metric value comes from; its value names the log folder.
-
-    Example:
-        >>> str(Split.Valid), Split("train") is Split.Train
-        ('valid', True)
-    """
-
-    Train = "train"
-    Valid = "valid"
-    Test = "test"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class Aggregate(enum.Enum):

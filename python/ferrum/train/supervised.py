@@ -45,6 +45,7 @@ from typing import Any, Generic, Literal, TypeVar
 from typing_extensions import Self
 
 from ferrum.data.dataloader import DataLoader, takes_device
+from ferrum.distributed.strategy import SingleDevice, TrainingStrategy
 from ferrum.module import Module
 from ferrum.record import FileRecorder
 from ferrum.train.checkpoint.file import LearningCheckpointer
@@ -67,7 +68,6 @@ from ferrum.train.renderer import MetricsRenderer, default_renderer
 from ferrum.train.renderer.base import MetricState, TrainingProgress
 from ferrum.train.safe_open import open_no_follow
 from ferrum.train.store import Aggregate, Direction, MetricStore, Split
-from ferrum.train.strategy import SingleDevice, TrainingStrategy
 from ferrum.train.summary import LearnerSummary
 
 __all__ = ["SupervisedTraining", "TrainingTerminated"]

@@ -26,7 +26,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from ferrum import _ferrum
+import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Bool, Device, KindError, ShapeError, Tensor
 from ferrum.activation import quiet_softmax
 from ferrum.backend import Backend

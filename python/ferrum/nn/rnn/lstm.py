@@ -29,7 +29,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import ClassVar, Generic, TypeVar
 
-from ferrum import _ferrum
+import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Device, Tensor
 from ferrum.backend import Backend
 from ferrum.config import config

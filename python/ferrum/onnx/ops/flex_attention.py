@@ -11,9 +11,10 @@ from typing import Any
 from ferrum import activation
 from ferrum._ferrum import Device, DType, Float, KindError
 from ferrum.backend import NdArray
-from ferrum.onnx.execute import Subgraph, run_subgraph
+from ferrum.onnx.execute import run_subgraph
 from ferrum.onnx.ops._util import AnyTensor
 from ferrum.onnx.ops.registry import op
+from ferrum.onnx.program import Subgraph
 
 __all__ = ["flex_attention"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ferrum import _ferrum
+import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Float, Tensor
 from ferrum.onnx.ops._util import AnyTensor
 from ferrum.onnx.ops.registry import op

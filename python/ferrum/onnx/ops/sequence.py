@@ -15,9 +15,10 @@ import numpy as np
 
 from ferrum._ferrum import Device, Tensor
 from ferrum.backend import NdArray
-from ferrum.onnx.execute import Subgraph, run_subgraph
+from ferrum.onnx.execute import run_subgraph
 from ferrum.onnx.ops._util import AnyTensor, IntArg, axis, ints
 from ferrum.onnx.ops.registry import op
+from ferrum.onnx.program import Subgraph
 from ferrum.onnx.values import TensorSeq, Value, as_sequence, as_tensor
 
 __all__ = [

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ferrum import _ferrum
+import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Float, PadMode, Tensor
 from ferrum.onnx.ops._util import AnyTensor, IntArg, axis, check_size, ints
 from ferrum.onnx.ops.registry import op

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ferrum import _ferrum
+import ferrum._ferrum as _ferrum
 
 __all__ = ["TrainingState", "state_version", "write_atomically"]
 
