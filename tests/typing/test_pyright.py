@@ -31,13 +31,16 @@ CONTRACT = Path(os.environ.get("FERRUM_CONTRACT_DIR", REPO.parent / "shared" / "
 CONFIG_MEMBER = re.compile(r'Cannot access attribute "(with_\w+|save|load|to_dict|from_dict)" for class')
 #: A quoted generic type in a message, with its first type argument (the backend): "Tensor[TrainB, D2]".
 GENERIC = re.compile(r'"(\w+)\[(\w+(?:\[\w+\])?)')
+#: A generic of a generic, with the inner one's backend: "LearningResult[Model[TrainB]]".
+NESTED = re.compile(r'"(\w+)\[(\w+)\[(\w+(?:\[\w+\])?)\]\]"')
 AUTODIFF = {"TrainB", "Autodiff[NdArray]"}
 INNER = {"NdArray", "InferB"}
 
 
 def inner_backend(message: str) -> bool:
     """One class on the autodiff backend where the other side wants it on the inner one (or back)."""
-    found = GENERIC.findall(message.splitlines()[0])
+    first = message.splitlines()[0]
+    found = GENERIC.findall(first) + [(f"{outer}[{inner}]", b) for outer, inner, b in NESTED.findall(first)]
     backends = {cls: {b for c, b in found if c == cls} for cls, _ in found}
     return any(kinds & AUTODIFF and kinds & INNER for kinds in backends.values())
 
