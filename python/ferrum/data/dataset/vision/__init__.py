@@ -1,4 +1,4 @@
-"""Vision datasets: MNIST digits read from IDX files.
+"""Vision datasets: MNIST digits read from IDX files, and images on disk (``ImageFolderDataset``).
 
 Example:
     >>> from ferrum.data.dataset.vision import MnistDataset
@@ -8,6 +8,39 @@ Example:
 """
 
 from ferrum.data.dataset.vision.idx import read_idx
+from ferrum.data.dataset.vision.image_folder import (
+    SUPPORTED_FILES,
+    Annotation,
+    AnnotationVariant,
+    BoundingBox,
+    ImageDatasetItem,
+    ImageFolderDataset,
+    ImageLoaderError,
+    ImageLoaderIOError,
+    ImageParsingError,
+    InvalidFileExtensionError,
+    PixelDepth,
+    SegmentationMask,
+)
 from ferrum.data.dataset.vision.mnist import MNIST_MIRROR, Downloader, MnistDataset, MnistItem, download_file
 
-__all__ = ["MNIST_MIRROR", "Downloader", "MnistDataset", "MnistItem", "download_file", "read_idx"]
+__all__ = [
+    "MNIST_MIRROR",
+    "SUPPORTED_FILES",
+    "Annotation",
+    "AnnotationVariant",
+    "BoundingBox",
+    "Downloader",
+    "ImageDatasetItem",
+    "ImageFolderDataset",
+    "ImageLoaderError",
+    "ImageLoaderIOError",
+    "ImageParsingError",
+    "InvalidFileExtensionError",
+    "MnistDataset",
+    "MnistItem",
+    "PixelDepth",
+    "SegmentationMask",
+    "download_file",
+    "read_idx",
+]

@@ -1,0 +1,125 @@
+"""Decode throughput of ``ImageFolderDataset`` through the DataLoader: ``python benches/image_folder.py``.
+
+Writes ``--items`` MNIST digits of ferrum's shipped sample as 28x28 grey PNGs
+into a temporary ``root/<digit>/<index>.png`` folder (``--size 224 --format jpg``:
+224x224 RGB JPEGs instead, where decoding, which Pillow does without the GIL,
+outweighs the per-file Python work), builds
+``ImageFolderDataset.new_classification(root)`` and times epochs of a
+DataLoader (batch ``--batch-size``, shuffled) with 0 and 2 worker threads
+whose batcher stacks the decoded ``uint8`` images into one ``[batch, H, W]``
+(grey) or ``[batch, H, W, 3]`` float tensor scaled to [0, 1] and the labels into an Int tensor. Prints
+images/s per worker count: the best, median and worst of ``--repeat`` epochs
+after one warm-up epoch (the files are then in the OS page cache, so this is
+decoding, not disk, throughput).
+
+Times vary with the machine and its load: compare rows within one run.
+``--tiny`` runs a seconds-long smoke version.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from ferrum import D1, Device, Int, Tensor
+from ferrum.backend import NdArray
+from ferrum.data.dataloader import Batcher, DataLoaderBuilder
+from ferrum.data.dataset.vision import (
+    Annotation,
+    ImageDatasetItem,
+    ImageFolderDataset,
+    MnistDataset,
+    PixelDepth,
+)
+from PIL import Image
+
+
+@dataclass
+class DigitBatch:
+    images: Tensor[NdArray, Any]  # [batch, H, W] (grey) or [batch, H, W, 3] (RGB), in [0, 1]
+    targets: Tensor[NdArray, D1, Int]  # [batch]
+
+
+class DigitBatcher(Batcher[ImageDatasetItem, DigitBatch]):
+    def batch(self, items: list[ImageDatasetItem], device: Device[NdArray]) -> DigitBatch:
+        images_u8 = [item.image_as(PixelDepth.U8) for item in items]  # [H, W, 1] or [H, W, 3]
+        pixels = np.stack([image[:, :, 0] if image.shape[2] == 1 else image for image in images_u8])
+        labels = [item.annotation.label for item in items if isinstance(item.annotation, Annotation.Label)]
+        images: Tensor[NdArray, Any] = Tensor.from_numpy(pixels, device).float().div_scalar(255.0)
+        targets: Tensor[NdArray, D1, Int] = Tensor.from_numpy(np.array(labels, np.int64), device)
+        return DigitBatch(images, targets)
+
+
+def make_folder(root: Path, items: int, size: int = 28, extension: str = "png") -> None:
+    """``items`` digits of the shipped MNIST sample as ``root/<digit>/<index>.<extension>``.
+
+    At 28 pixels, grey as MNIST; at any other size, resized and made RGB
+    (the digit, its negative and their mean as channels).
+    """
+    sample = MnistDataset.sample("train")
+    for index in range(items):
+        digit = sample[index % sample.len()]
+        folder = root / str(digit.label)
+        folder.mkdir(parents=True, exist_ok=True)
+        image = Image.fromarray(np.asarray(digit.image))
+        if size != 28:
+            grey = np.asarray(image.resize((size, size), Image.Resampling.BILINEAR))
+            image = Image.fromarray(np.dstack([grey, 255 - grey, grey // 2 + 64]))
+        image.save(folder / f"{index:05d}.{extension}")
+
+
+def bench(root: Path, workers: int, batch_size: int, repeat: int) -> list[float]:
+    """Images/s of each of ``repeat`` epochs, after a warm-up epoch."""
+    dataset = ImageFolderDataset.new_classification(root)
+    loader = (
+        DataLoaderBuilder(DigitBatcher())
+        .batch_size(batch_size)
+        .shuffle(0)
+        .num_workers(workers)
+        .set_device(NdArray.device())
+        .build(dataset)
+    )
+    rates = []
+    for epoch in range(repeat + 1):
+        start = time.perf_counter()
+        seen = sum(batch.images.dims()[0] for batch in loader)
+        elapsed = time.perf_counter() - start
+        assert seen == dataset.len(), f"saw {seen} images, expected {dataset.len()}"
+        if epoch:
+            rates.append(seen / elapsed)
+    return rates
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--items", type=int, default=2000, help="PNG files to decode per epoch")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--repeat", type=int, default=5, help="timed epochs per worker count")
+    parser.add_argument("--size", type=int, default=28, help="image side; other than 28: RGB")
+    parser.add_argument("--format", choices=["png", "jpg"], default="png")
+    parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
+    args = parser.parse_args()
+    items, repeat = (100, 2) if args.tiny else (args.items, args.repeat)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        start = time.perf_counter()
+        make_folder(root, items, args.size, args.format)
+        kind = "grey" if args.size == 28 else "RGB"
+        elapsed = time.perf_counter() - start
+        print(f"wrote {items} {args.size}x{args.size} {kind} {args.format.upper()}s in {elapsed:.2f} s")
+        print(f"{'workers':>7}  {'best':>9}  {'median':>9}  {'worst':>9}   images/s, {repeat} epochs")
+        for workers in (0, 2):
+            rates = bench(root, workers, args.batch_size, repeat)
+            print(f"{workers:>7}  {max(rates):>9.0f}  {statistics.median(rates):>9.0f}  {min(rates):>9.0f}")
+
+
+if __name__ == "__main__":
+    main()
