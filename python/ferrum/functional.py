@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import enum
 import math
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import (
+    ArgumentError,
     Bool,
     Int,
     ShapeError,
@@ -51,6 +52,7 @@ from ferrum.rank import D1, D2, D3, D4, Rank
 
 __all__ = [
     "InterpolateMode",
+    "InterpolateModeName",
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
     "attention",
@@ -86,8 +88,19 @@ class InterpolateMode(enum.Enum):
     Bicubic = "bicubic"
 
 
-def interpolate(x: Tensor[B, D4], output_size: tuple[int, int], mode: InterpolateMode) -> Tensor[B, D4]:
+InterpolateModeName = Literal["nearest", "bilinear", "bicubic"]
+"""The modes as PyTorch users spell them, accepted by ``interpolate`` beside ``InterpolateMode``."""
+
+
+def interpolate(
+    x: Tensor[B, D4], output_size: tuple[int, int], mode: InterpolateMode | InterpolateModeName
+) -> Tensor[B, D4]:
     """``[batch, channels, h, w]`` resized to ``output_size``.
+
+    ``mode`` is an ``InterpolateMode`` or its name as PyTorch spells it:
+    ``"nearest"``, ``"bilinear"``, ``"bicubic"``. The semantics stay Burn's:
+    bilinear and bicubic align the corners (PyTorch's ``align_corners=True``,
+    not its default), nearest takes the source pixel ``floor(i * in / out)``.
 
     Example:
         >>> from ferrum import Tensor, functional as F
@@ -95,9 +108,19 @@ def interpolate(x: Tensor[B, D4], output_size: tuple[int, int], mode: Interpolat
         >>> x = Tensor.from_floats([[[[0.0, 2.0]]]], NdArray.device())
         >>> F.interpolate(x, (1, 3), F.InterpolateMode.Bilinear).to_data().to_list()
         [[[[0.0, 1.0, 2.0]]]]
+        >>> F.interpolate(x, (1, 4), "nearest").to_data().to_list()
+        [[[[0.0, 0.0, 2.0, 2.0]]]]
     """
+    if isinstance(mode, str):
+        names = [m.value for m in InterpolateMode]
+        if mode not in names:
+            raise ArgumentError(
+                f"interpolate: mode must be an InterpolateMode or one of {', '.join(map(repr, names))},"
+                f" found {mode!r}"
+            )
+        mode = InterpolateMode(mode)
     if not isinstance(mode, InterpolateMode):
-        raise TypeError(f"interpolate: mode must be an InterpolateMode, found {mode!r}")
+        raise TypeError(f"interpolate: mode must be an InterpolateMode or its name, found {mode!r}")
     return _ferrum.interpolate(x, output_size, mode.value)
 
 

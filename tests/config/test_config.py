@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import errno
 import json
 import os
+import pickle
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,7 +16,7 @@ from typing import Literal, Optional, Union
 
 import pytest
 from ferrum import ConfigError, config
-from ferrum.config import is_config
+from ferrum.config import ConfigFileNotFoundError, is_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -455,6 +457,33 @@ def test_unreadable_file_names_the_file(tmp_path: Path) -> None:
         ExperimentConfig.load(path)
     assert str(info.value) == f"cannot read config file '{path}': No such file or directory"
     assert info.value.file == str(path)
+
+
+def test_a_missing_file_is_also_file_not_found(tmp_path: Path) -> None:
+    path = tmp_path / "nope.json"
+    with pytest.raises(FileNotFoundError) as info:
+        ExperimentConfig.load(path)
+    err = info.value
+    assert isinstance(err, ConfigError) and isinstance(err, ConfigFileNotFoundError)
+    assert err.errno == errno.ENOENT and err.strerror == "No such file or directory"
+    assert err.filename == str(path) and err.file == str(path)
+    assert str(err) == f"cannot read config file '{path}': No such file or directory"
+    assert isinstance(err.__cause__, FileNotFoundError) and not isinstance(err.__cause__, ConfigError)
+    copy = pickle.loads(pickle.dumps(err))
+    assert type(copy) is ConfigFileNotFoundError and str(copy) == str(err)
+    assert (copy.errno, copy.filename, copy.file, copy.problems) == (
+        err.errno,
+        err.filename,
+        err.file,
+        err.problems,
+    )
+
+
+def test_other_read_failures_stay_plain_config_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        ExperimentConfig.load(tmp_path)  # a directory: IsADirectoryError, not a missing file
+    assert not isinstance(info.value, FileNotFoundError)
+    assert info.value.file == str(tmp_path)
 
 
 def test_non_utf8_file_is_refused(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from ferrum import DType, ShapeError, Tensor
+from ferrum import ArgumentError, DType, ShapeError, Tensor
 from ferrum import functional as F
 from ferrum.backend import NdArray
 
@@ -187,8 +187,31 @@ def test_interpolate_bicubic_keeps_linear_ramps() -> None:
     got = F.interpolate(f64(ramp), (3, 15), F.InterpolateMode.Bicubic).to_numpy()
     np.testing.assert_allclose(got[0, 0, 1, 2:-2], np.linspace(0.0, 7.0, 15)[2:-2], atol=1e-12)
     assert got[0, 0, 0, 0] == 0.0 and got[0, 0, 0, -1] == 7.0
+
+
+@pytest.mark.parametrize(
+    ("name", "mode"),
+    [
+        ("nearest", F.InterpolateMode.Nearest),
+        ("bilinear", F.InterpolateMode.Bilinear),
+        ("bicubic", F.InterpolateMode.Bicubic),
+    ],
+)
+def test_interpolate_takes_pytorchs_mode_names(name: F.InterpolateModeName, mode: F.InterpolateMode) -> None:
+    x = f64(smooth((2, 3, 4, 5), seed="names"))
+    np.testing.assert_array_equal(
+        F.interpolate(x, (6, 3), name).to_numpy(), F.interpolate(x, (6, 3), mode).to_numpy()
+    )
+
+
+def test_interpolate_refuses_other_modes() -> None:
+    x = f64(np.ones((1, 1, 2, 2)))
+    for wrong in ("Bilinear", "linear", "area", ""):
+        with pytest.raises(ArgumentError, match="'nearest', 'bilinear', 'bicubic'") as info:
+            F.interpolate(x, (3, 3), wrong)  # type: ignore[arg-type]
+        assert repr(wrong) in str(info.value)
     with pytest.raises(TypeError, match="InterpolateMode"):
-        F.interpolate(f64(ramp), (2, 2), "bilinear")  # type: ignore[arg-type]
+        F.interpolate(x, (3, 3), 1)  # type: ignore[arg-type]
 
 
 def np_unfold4d(x: Array, k: Any, stride: Any, pad: Any, dil: Any) -> Array:

@@ -15,6 +15,7 @@ from ferrum.nn.loss import (
     HuberLossConfig,
     MseLoss,
     Reduction,
+    cross_entropy_with_logits,
 )
 
 DEVICE = NdArray.device()
@@ -65,6 +66,54 @@ def test_cross_entropy_gradient_is_softmax_minus_one_hot() -> None:
     assert grad is not None
     expected = (np.exp(log_softmax(x)) - np.eye(x.shape[1])[t]) / len(t)
     np.testing.assert_allclose(arr(grad), expected, atol=1e-12)
+
+
+def np_cross_entropy_with_logits(x: Array, p: Array) -> float:
+    """Burn's formula in NumPy: -mean over samples of sum over the last dim of p * log_softmax(x)."""
+    shifted = x - x.max(axis=-1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    return float(-(p * log_p).sum(axis=-1).mean())
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (3, 5, 7), (9,)])
+def test_cross_entropy_with_logits_matches_numpy(shape: tuple[int, ...]) -> None:
+    rng = np.random.default_rng(len(shape))
+    x = rng.normal(scale=3.0, size=shape)
+    p = rng.random(shape)
+    p /= p.sum(axis=-1, keepdims=True)
+    for dtype, rel in ((DType.F64, 1e-12), (DType.F32, 1e-5)):
+        got = cross_entropy_with_logits(
+            Tensor.from_numpy(x, DEVICE, dtype=dtype), Tensor.from_numpy(p, DEVICE, dtype=dtype)
+        )
+        assert scalar(got) == pytest.approx(np_cross_entropy_with_logits(x, p), rel=rel)
+
+
+def test_cross_entropy_with_logits_of_one_hot_targets_is_cross_entropy() -> None:
+    x, t = sample(seed=4)
+    one_hot = np.eye(x.shape[1])[t]
+    soft = cross_entropy_with_logits(
+        Tensor.from_numpy(x, DEVICE, dtype=DType.F64), Tensor.from_numpy(one_hot, DEVICE, dtype=DType.F64)
+    )
+    hard = (
+        CrossEntropyLossConfig().init(DEVICE).forward(Tensor.from_numpy(x, DEVICE, dtype=DType.F64), ints(t))
+    )
+    assert scalar(soft) == pytest.approx(scalar(hard), rel=1e-12)
+
+
+def test_cross_entropy_with_logits_gradient_and_errors() -> None:
+    rng = np.random.default_rng(7)
+    x, p = rng.normal(size=(5, 3)), rng.dirichlet(np.ones(3), size=5)
+    logits = Tensor.from_numpy(x, AD, dtype=DType.F64).require_grad()
+    loss = cross_entropy_with_logits(logits, Tensor.from_numpy(p, AD, dtype=DType.F64))
+    grad = logits.grad(loss.backward())
+    assert grad is not None
+    # d/dx of -sum(p * log_softmax(x)) / n is (softmax(x) * sum(p) - p) / n.
+    expected = (np.exp(log_softmax(x)) * p.sum(axis=1, keepdims=True) - p) / 5
+    np.testing.assert_allclose(arr(grad), expected, atol=1e-12)
+    with pytest.raises(ShapeError, match=r"logits \[5, 3\] and target_probs \[5, 4\]"):
+        cross_entropy_with_logits(Tensor.zeros((5, 3), DEVICE), Tensor.zeros((5, 4), DEVICE))
+    with pytest.raises(KindError, match="Float"):
+        cross_entropy_with_logits(Tensor.zeros((2, 3), DEVICE), Tensor.ones((2, 3), DEVICE).int())  # type: ignore[arg-type]
 
 
 def test_class_weights_normalise_by_the_picked_weights() -> None:

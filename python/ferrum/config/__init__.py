@@ -42,10 +42,18 @@ from typing import Any, TypeVar
 from typing_extensions import dataclass_transform
 
 import ferrum._ferrum as _ferrum
-from ferrum.config.decode import CONFIG_MARKER, ConfigError, decode_config, field_hints, is_config, type_name
+from ferrum.config.decode import (
+    CONFIG_MARKER,
+    ConfigError,
+    ConfigFileNotFoundError,
+    decode_config,
+    field_hints,
+    is_config,
+    type_name,
+)
 from ferrum.config.serde import serde_enum_of, serde_names, serde_union_of
 
-__all__ = ["ConfigError", "config", "is_config"]
+__all__ = ["ConfigError", "ConfigFileNotFoundError", "config", "is_config"]
 
 _T = TypeVar("_T")
 _C = TypeVar("_C")
@@ -207,11 +215,17 @@ def _parse(text: str, source: str) -> object:
 
 
 def _load(cls: type[_C], path: str | os.PathLike[str]) -> _C:
-    """Read a config saved by ``save``, checking every value against its field's type."""
+    """Read a config saved by ``save``, checking every value against its field's type.
+
+    A missing file raises ``ConfigFileNotFoundError`` (a ``ConfigError`` and a ``FileNotFoundError``).
+    """
     source = os.fspath(path)
     try:
         with open(source, encoding="utf-8") as file:
             text = file.read()
+    except FileNotFoundError as err:
+        message = f"cannot read config file '{source}': {err.strerror or err}"
+        raise ConfigFileNotFoundError(message, source, err.strerror) from err
     except OSError as err:
         raise ConfigError(f"cannot read config file '{source}': {err.strerror or err}", file=source) from err
     except UnicodeDecodeError as err:

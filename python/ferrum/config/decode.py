@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import errno
+import os
 import types
 import typing
 import weakref
@@ -33,7 +35,15 @@ from typing import Any, TypeVar
 from ferrum._ferrum import FerrumError
 from ferrum.config.serde import serde_enum_of, serde_names, serde_union_of
 
-__all__ = ["CONFIG_MARKER", "ConfigError", "decode_config", "field_hints", "is_config", "type_name"]
+__all__ = [
+    "CONFIG_MARKER",
+    "ConfigError",
+    "ConfigFileNotFoundError",
+    "decode_config",
+    "field_hints",
+    "is_config",
+    "type_name",
+]
 
 _C = TypeVar("_C")
 
@@ -72,6 +82,37 @@ class ConfigError(FerrumError, ValueError):
         super().__init__(message)
         self.problems: tuple[str, ...] = tuple(problems) or (message,)
         self.file = file
+
+
+class ConfigFileNotFoundError(ConfigError, FileNotFoundError):
+    """``load`` was given a file that does not exist.
+
+    Both a ``ConfigError`` (so ``except ConfigError`` still catches it) and
+    the ``FileNotFoundError`` Python users expect, with ``errno``
+    (``ENOENT``), ``strerror`` and ``filename`` set as ``open`` sets them.
+    ``str(err)`` is the ``ConfigError`` message.
+
+    Example:
+        >>> from ferrum.config import ConfigFileNotFoundError
+        >>> err = ConfigFileNotFoundError("cannot read config file 'a.json'", "a.json")
+        >>> isinstance(err, FileNotFoundError), isinstance(err, ConfigError), err.errno == errno.ENOENT
+        (True, True, True)
+        >>> err.filename, err.file, str(err)
+        ('a.json', 'a.json', "cannot read config file 'a.json'")
+    """
+
+    def __init__(self, message: str, file: str | None = None, strerror: str | None = None) -> None:
+        ConfigError.__init__(self, message, file=file)
+        self.errno = errno.ENOENT
+        self.strerror = strerror or os.strerror(errno.ENOENT)
+        self.filename = file
+
+    def __str__(self) -> str:
+        return BaseException.__str__(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # OSError's own reduce would rebuild from (errno, strerror, filename).
+        return type(self), (self.args[0], self.file, self.strerror), {"problems": self.problems}
 
 
 def decode_config(cls: type[_C], data: object) -> _C:

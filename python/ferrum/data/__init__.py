@@ -1,5 +1,5 @@
-"""Data pipelines, as in Burn: datasets (``ferrum.data.dataset``) and the data loader
-(``ferrum.data.dataloader``).
+"""Data pipelines, as in Burn: datasets (``ferrum.data.dataset``), the data loader
+(``ferrum.data.dataloader``) and transforms (``ferrum.data.transform``, images in ``.vision``).
 
 Example:
     >>> from ferrum.data.dataloader import Batcher, DataLoaderBuilder
@@ -11,6 +11,6 @@ Example:
     [3, 3]
 """
 
-from ferrum.data import dataloader, dataset
+from ferrum.data import dataloader, dataset, transform
 
-__all__ = ["dataloader", "dataset"]
+__all__ = ["dataloader", "dataset", "transform"]

@@ -1,7 +1,8 @@
 """Loss functions, as in Burn's ``burn::nn::loss``.
 
 ``CrossEntropyLoss`` (padding tokens, class weights, label smoothing, logits
-or probabilities), ``BinaryCrossEntropyLoss``, ``MseLoss``, ``HuberLoss``,
+or probabilities), ``cross_entropy_with_logits`` (soft targets),
+``BinaryCrossEntropyLoss``, ``MseLoss``, ``HuberLoss``,
 ``PoissonNllLoss`` and ``CosineEmbeddingLoss``
 with a ``Reduction``. Losses are modules without parameters; each returns a
 rank-1 tensor of one element, differentiable on an autodiff backend.
@@ -53,6 +54,7 @@ __all__ = [
     "PoissonNllLoss",
     "PoissonNllLossConfig",
     "Reduction",
+    "cross_entropy_with_logits",
 ]
 
 B = TypeVar("B", bound=Backend)
@@ -105,6 +107,40 @@ def _weights_shown(weights: tuple[float, ...] | None) -> str | None:
 
 
 # --------------------------------------------------------------------------- cross entropy
+
+
+def cross_entropy_with_logits(
+    logits: Tensor[B, D, Float], target_probs: Tensor[B, D, Float]
+) -> Tensor[B, D1, Float]:
+    """The cross entropy of ``logits`` against target probabilities (Burn's ``cross_entropy_with_logits``).
+
+    ``-mean(sum(target_probs * log_softmax(logits, -1), -1))``: the classes
+    are the last dim, every other dim indexes samples (``[batch, classes]``,
+    ``[batch, seq, classes]``, ...), and ``target_probs`` has the shape of
+    ``logits`` (soft labels, such as mixup's or a teacher's). Returns one
+    element ``[1]``, differentiable. ``CrossEntropyLoss`` takes class ids instead.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn.loss import cross_entropy_with_logits
+        >>> device = NdArray.device()
+        >>> targets = Tensor.from_data([[0.5, 0.5, 0.0, 0.0]], device)
+        >>> loss = cross_entropy_with_logits(Tensor.zeros((1, 4), device), targets)
+        >>> round(loss.into_scalar(), 4)  # log(4)
+        1.3863
+    """
+    _same_dims("cross_entropy_with_logits", logits, target_probs, ("logits", "target_probs"))
+    rank = logits.rank()
+    if rank == 0:
+        raise ShapeError("cross_entropy_with_logits: logits need a class dim, found a scalar")
+    if logits.kind is not Float or target_probs.kind is not Float:
+        raise KindError(
+            "cross_entropy_with_logits: logits and target_probs must be Float tensors,"
+            f" found {logits.kind.__name__} and {target_probs.kind.__name__}"
+        )
+    last = rank - 1
+    return log_softmax(logits, last).mul(target_probs).sum_dim(last).mean().neg()
 
 
 @config
