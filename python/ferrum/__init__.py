@@ -36,6 +36,7 @@ from ferrum._ferrum import (
 )
 from ferrum.config import ConfigError, config
 from ferrum.module import Module, ModuleMapper, ModuleVisitor, Param, ParamId
+from ferrum.named import Dim, NamedTensor
 from ferrum.print_options import PrintOptions, print_options, set_print_options
 from ferrum.rank import D1, D2, D3, D4, D5, D6, Rank
 from ferrum.transaction import Transaction
@@ -56,6 +57,7 @@ __all__ = [
     "ConfigError",
     "DType",
     "Device",
+    "Dim",
     "Distribution",
     "FerrumError",
     "Float",
@@ -66,6 +68,7 @@ __all__ = [
     "Module",
     "ModuleMapper",
     "ModuleVisitor",
+    "NamedTensor",
     "OutOfBoundsError",
     "PadMode",
     "Param",

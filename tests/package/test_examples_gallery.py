@@ -161,3 +161,18 @@ def test_custom_learning_strategy_clips_and_reports() -> None:
     assert len(clipped) == 3 and sum(c[0] for c in clipped) == total and steps == 24
     assert last < first
     assert "Learner Summary" in out
+
+
+# ------------------------------------------------------------------ named_tensor
+
+
+def test_named_tensor_prints_the_named_shapes() -> None:
+    out = smoke("named_tensor")
+    assert out.splitlines() == [
+        "Weights => NamedTensor[shape=[1, 4, 4], dims=[Batch, DModel, DModel]]",
+        "Input   => NamedTensor[shape=[2, 3, 4], dims=[Batch, SeqLength, DModel]]",
+        "Output  => NamedTensor[shape=[2, 3, 4], dims=[Batch, SeqLength, DModel]]",
+        "Permute  => NamedTensor[shape=[2, 4, 3], dims=[Batch, DModel, SeqLength]]",
+        "Run-time check => NamedTensor.matmul: the names do not chain ([..., X, Y] @ [..., Y, Z]): "
+        "lhs [Batch, DModel, DModel] @ rhs [Batch, SeqLength, DModel]",
+    ]

@@ -1,0 +1,28 @@
+"""``python -m examples.named_tensor``: Burn's named-tensor example, dims named by the types.
+
+Options: ``--smoke`` (batch 2, sequence 3, d_model 4: the same program on
+small tensors).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ferrum.backend import NdArray
+
+from .lib import run
+
+
+def main() -> None:
+    summary = __doc__.splitlines()[0] if __doc__ else None
+    parser = argparse.ArgumentParser(prog="python -m examples.named_tensor", description=summary)
+    parser.add_argument("--smoke", action="store_true")
+    args = parser.parse_args()
+    if args.smoke:
+        run(NdArray.device(), batch_size=2, seq_length=3, d_model=4)
+    else:
+        run(NdArray.device())
+
+
+if __name__ == "__main__":
+    main()
