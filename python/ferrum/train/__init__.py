@@ -5,7 +5,9 @@ checkpointing, epochs, early stopping) and ``launch`` it with a
 ``Learner(model, optimizer, lr)``. The model defines ``train_step(batch)``
 (returning a ``TrainOutput``) and ``inference_step(batch)``; its outputs
 (``ClassificationOutput``, ``RegressionOutput``, ...) feed the metrics of
-``ferrum.train.metric``. ``examples/guide`` is the Burn Book guide in full.
+``ferrum.train.metric``. ``EvaluatorBuilder(...).build(model).eval(name, loader)``
+measures a trained model on a test set (Burn's evaluator). ``examples/guide``
+is the Burn Book guide in full.
 
 Example:
     >>> from ferrum.train import SupervisedTraining, Learner, Split, Direction
@@ -24,6 +26,7 @@ from ferrum.train.checkpoint import (
     MetricCheckpointingStrategy,
 )
 from ferrum.train.early_stopping import EarlyStoppingStrategy, MetricEarlyStoppingStrategy, StoppingCondition
+from ferrum.train.evaluator import EvaluationResult, EvaluationSummary, Evaluator, EvaluatorBuilder
 from ferrum.train.interrupter import Interrupter
 from ferrum.train.learner import Learner, LearningResult
 from ferrum.train.logger import FileMetricLogger, InMemoryMetricLogger, MetricLogger
@@ -43,6 +46,10 @@ __all__ = [
     "ComposedCheckpointingStrategyBuilder",
     "Direction",
     "EarlyStoppingStrategy",
+    "EvaluationResult",
+    "EvaluationSummary",
+    "Evaluator",
+    "EvaluatorBuilder",
     "FileCheckpointer",
     "FileMetricLogger",
     "InMemoryMetricLogger",

@@ -129,12 +129,18 @@ def valid_epoch(
     epoch_total: int,
     processor: EventProcessor,
     interrupter: Interrupter,
+    split: Split = Split.Valid,
 ) -> EpochResult:
-    """Run ``model.inference_step`` (a model on the inner backend) over ``loader``."""
-    _log.info("epoch %d/%d: validation", epoch, epoch_total)
+    """Run ``model.inference_step`` (a model on the inner backend) over ``loader``.
+
+    ``split`` is ``Split.Valid`` for the Learner's validation and ``Split.Test`` for an evaluation
+    (``Evaluator.eval``, which runs it as epoch 1 of 1).
+    """
+    what = "validation" if split is Split.Valid else "evaluation"
+    _log.info("epoch %d/%d: %s", epoch, epoch_total, what)
     iterator = iter(loader)
     progress: Progress = iterator.progress()
-    processor.start(Split.Valid, epoch, epoch_total, progress.items_total)
+    processor.start(split, epoch, epoch_total, progress.items_total)
     iteration = 0
     stop: str | None = None
     warned = False
@@ -146,11 +152,11 @@ def valid_epoch(
                 loss = loss_value(output)
                 if not is_finite(loss):
                     warned = True
-                    report(f"the validation loss is {loss} at epoch {epoch}, iteration {iteration}")
+                    report(f"the {what} loss is {loss} at epoch {epoch}, iteration {iteration}")
             progress = iterator.progress()
-            processor.process(Split.Valid, output, progress, epoch, epoch_total, iteration, None)
+            processor.process(split, output, progress, epoch, epoch_total, iteration, None)
             if interrupter.should_stop():
                 stop = _interrupted(interrupter)
                 break
-    processor.end(Split.Valid, epoch, epoch_total, iteration, progress)
+    processor.end(split, epoch, epoch_total, iteration, progress)
     return EpochResult(iteration, progress.items_processed, stop)

@@ -48,8 +48,13 @@ class SplitMetrics:
         self.split = split
         self._metrics: list[_Registered] = []
 
-    def register(self, metric: Metric[Any], *, numeric: bool) -> None:
-        """Add ``metric``; ``ValueError`` if one of the same name is already there (they share a log file)."""
+    def register(self, metric: Metric[Any], *, numeric: bool, text: bool = False) -> None:
+        """Add ``metric``; ``ValueError`` if one of the same name is already there (they share a log file).
+
+        ``numeric`` requires the metric to be numeric; ``text`` registers it as a text metric
+        (Burn's ``metrics_text``) even if it is numeric: its entries are logged and shown as
+        text, but not stored, summarised or plotted.
+        """
         if not isinstance(metric, Metric):
             raise TypeError(
                 f"a metric has name(), update(item, metadata) and clear(); found {type(metric).__name__}"
@@ -64,7 +69,8 @@ class SplitMetrics:
                 f"metric {name!r} ({type(metric).__name__}) is not numeric: it needs higher_is_better, "
                 "value() and running_value()"
             )
-        self._metrics.append(_Registered(metric, name, metric if isinstance(metric, Numeric) else None))
+        as_numeric = metric if isinstance(metric, Numeric) and not text else None
+        self._metrics.append(_Registered(metric, name, as_numeric))
 
     def names(self, *, numeric_only: bool = False) -> list[str]:
         """The registered metrics' names."""
@@ -171,8 +177,12 @@ class EventProcessor:
         store: MetricStore,
         renderer: MetricsRenderer,
         reduce: Reduce | None = None,
+        test: SplitMetrics | None = None,
+        evaluation: str | None = None,
     ) -> None:
-        self._metrics = {Split.Train: train, Split.Valid: valid}
+        self._metrics = {Split.Train: train, Split.Valid: valid, Split.Test: test or SplitMetrics(Split.Test)}
+        # The name of the evaluation whose test split this processor handles (Burn's EvaluationName).
+        self._evaluation = evaluation
         # Only training runs on every rank; validation runs where the logs are.
         self._reduce = reduce
         self._loggers = list(loggers)
@@ -181,7 +191,7 @@ class EventProcessor:
 
     def start(self, split: Split, epoch: int, epoch_total: int, items_total: int) -> None:
         """A split's epoch begins."""
-        self.renderer.start(TrainingProgress(split, epoch, epoch_total, 0, Progress(0, items_total)))
+        self.renderer.start(self._progress(split, epoch, epoch_total, 0, Progress(0, items_total)))
 
     def process(
         self,
@@ -202,14 +212,20 @@ class EventProcessor:
         if entries:
             for logger in self._loggers:
                 logger.log(entries, epoch, split)
-        self.renderer.update(TrainingProgress(split, epoch, epoch_total, iteration, progress), states)
+        self.renderer.update(self._progress(split, epoch, epoch_total, iteration, progress), states)
 
     def end(self, split: Split, epoch: int, epoch_total: int, iteration: int, progress: Progress) -> None:
         """A split's epoch is over: metrics cleared, loggers flushed, renderer told."""
         self._metrics[split].clear()
         for logger in self._loggers:
             logger.end_epoch(epoch, split)
-        self.renderer.end(TrainingProgress(split, epoch, epoch_total, iteration, progress))
+        self.renderer.end(self._progress(split, epoch, epoch_total, iteration, progress))
+
+    def _progress(
+        self, split: Split, epoch: int, epoch_total: int, iteration: int, progress: Progress
+    ) -> TrainingProgress:
+        evaluation = self._evaluation if split is Split.Test else None
+        return TrainingProgress(split, epoch, epoch_total, iteration, progress, evaluation)
 
 
 def loss_value(item: object) -> float | None:

@@ -209,6 +209,20 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
             self._valid.register(copy_metric(metric), numeric=False)
         return self
 
+    def metrics_text(self, *metrics: Metric[Any]) -> Self:
+        """Register each metric on both splits as a text metric (Burn's ``metrics_text``).
+
+        Text metrics read the step outputs as the others do (CER and WER read
+        token sequences: an output with ``output`` and ``targets`` Int
+        [batch, length], or a ``cer_input()``/``wer_input()`` method); their
+        entries are logged and shown, but not aggregated: they are not in the
+        summary, the plots, or what checkpointing and early stopping can watch.
+        """
+        for metric in metrics:
+            self._train.register(metric, numeric=False, text=True)
+            self._valid.register(copy_metric(metric), numeric=False, text=True)
+        return self
+
     def metric_train(self, metric: Metric[Any]) -> Self:
         """Register a training metric."""
         self._train.register(metric, numeric=False)
@@ -770,14 +784,14 @@ def _cleanup(plotter: BackgroundPlotter | None, loggers: list[MetricLogger], epo
 
 
 @contextmanager
-def _application_log(directory: Path | None) -> Iterator[None]:
-    """While inside, ferrum's log (INFO and up) goes to ``<directory>/experiment.log`` too."""
+def _application_log(directory: Path | None, file_name: str = "experiment.log") -> Iterator[None]:
+    """While inside, ferrum's log (INFO and up) goes to ``<directory>/<file_name>`` too."""
     if directory is None:
         yield
         return
     logger = logging.getLogger("ferrum")
     # logging.FileHandler would append through a symbolic link planted as experiment.log.
-    stream = open_no_follow(directory / "experiment.log", "a")
+    stream = open_no_follow(directory / file_name, "a")
     handler = logging.StreamHandler(stream)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.setLevel(logging.INFO)

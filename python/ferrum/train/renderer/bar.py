@@ -58,7 +58,7 @@ class ProgressBarRenderer:
         fallback = shutil.get_terminal_size()
         self._bar = tqdm(
             total=progress.progress.items_total,
-            desc=f"{progress.split} {progress.epoch}/{progress.epoch_total}",
+            desc=_description(progress),
             unit="item",
             file=stream,
             dynamic_ncols=sized,
@@ -94,6 +94,13 @@ class ProgressBarRenderer:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+def _description(progress: TrainingProgress) -> str:
+    """``"train 1/3"``; an evaluation's bar is named after it: ``"test Plain"``."""
+    if progress.evaluation is not None:
+        return f"{progress.split} {progress.evaluation}"
+    return f"{progress.split} {progress.epoch}/{progress.epoch_total}"
 
 
 def _sized(stream: TextIO) -> bool:

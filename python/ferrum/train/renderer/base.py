@@ -39,7 +39,10 @@ class TrainingProgress:
     """Where a split's epoch stands (Burn's ``TrainingProgress``, with the split).
 
     ``iteration`` counts the steps of this epoch (0 at ``start``);
-    ``progress`` the items done and the epoch's total.
+    ``progress`` the items done and the epoch's total. An evaluation
+    (``Evaluator.eval``) reports the ``Split.Test`` split as epoch 1 of 1,
+    with ``evaluation`` its name (Burn's ``EvaluationProgress`` and
+    ``EvaluationName``); training leaves it ``None``.
     """
 
     split: Split
@@ -47,6 +50,7 @@ class TrainingProgress:
     epoch_total: int
     iteration: int
     progress: Progress
+    evaluation: str | None = None
 
 
 @dataclass(frozen=True)

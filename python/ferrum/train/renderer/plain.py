@@ -102,4 +102,6 @@ class PlainRenderer:
 
 
 def _prefix(progress: TrainingProgress) -> str:
+    if progress.evaluation is not None:
+        return f"[{progress.split}] {progress.evaluation}"
     return f"[{progress.split}] epoch {progress.epoch}/{progress.epoch_total}"
