@@ -116,6 +116,7 @@ from compare_matmul import (
     PERCENTILE_HEADER,
     PERCENTILE_WIDTHS,
     CallRates,
+    half_matmul_workloads,
     matmul_workloads,
     median_percentiles,
     pass_percentiles,
@@ -209,6 +210,7 @@ def build_workloads(torch: Any, settings: Settings, has_autodiff: bool) -> list[
     sizes = (1 << 10, 1 << 16) if quick else (1 << 10, 1 << 20, 1 << 24)
     out = [
         *matmul_workloads(torch, quick),
+        *half_matmul_workloads(torch, quick),
         *elementwise_workloads(torch, sizes, quick),
         *reduce_workloads(torch, sizes),
         *creation_workloads(torch, quick),

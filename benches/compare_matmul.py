@@ -19,6 +19,10 @@ A name writes each operand as stored; ``^T`` marks one the product reads
 through a view that swaps its last two dims (``.transpose()`` in ferrum,
 ``np.swapaxes`` in NumPy, ``.transpose(-2, -1)`` in torch).
 
+``matmul bf16`` rows: the same square products and the MLP layer ``X[64,1024] @
+W[1024,4096]`` with both operands in bfloat16 (ferrum's ``DType.BF16``, torch's
+``torch.bfloat16``; NumPy has no bfloat16), f32 accumulation in both.
+
 Every row states its flops, so compare.py times single calls of it too and
 reports p10, p50 and p90 of their GF/s (``percentile_rows``): the best round
 hides calls that run slower (e.g. on one core), the 10th percentile shows them.
@@ -36,7 +40,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 from compare_core import F32, FERRUM, FRAMEWORKS, NAME_WIDTH, NUMPY, Result, Thunk, Workload, rand, with_torch
-from ferrum import Tensor
+from ferrum import DType, Tensor
 from ferrum.backend import NdArray
 
 
@@ -122,6 +126,34 @@ def matmul_workloads(torch: Any, quick: bool) -> list[Workload]:
     for label, a, b in MLP_B64 if quick else TRAINING:
         out.append(row(f"matmul {label} {a.label()}x{b.label()}", a, b))
     return out
+
+
+def half_matmul_workloads(torch: Any, quick: bool) -> list[Workload]:
+    """bfloat16 products (square, then the MLP layer; one small square in quick mode)."""
+    rng = np.random.default_rng(1)
+    device = NdArray.device()
+
+    def setup(a: tuple[int, int], b: tuple[int, int]) -> dict[str, Thunk]:
+        na, nb = rand(rng, a), rand(rng, b)
+        fa, fb = (Tensor.from_numpy(x, device, dtype=DType.BF16) for x in (na, nb))
+        cases: dict[str, Thunk] = {FERRUM: partial(matmul, fa, fb)}
+
+        def torch_case() -> Thunk:
+            return partial(matmul, torch.from_numpy(na).bfloat16(), torch.from_numpy(nb).bfloat16())
+
+        return with_torch(cases, torch, torch_case)
+
+    shapes = [((n, n), (n, n)) for n in ((64,) if quick else (512, 1024, 2048))]
+    if not quick:
+        shapes.append(((64, 1024), (1024, 4096)))
+    return [
+        Workload(
+            f"matmul bf16 {'x'.join(map(str, a))}x{b[1]}",
+            partial(setup, a, b),
+            flops=matmul_flops(Operand(a), Operand(b)),
+        )
+        for a, b in shapes
+    ]
 
 
 # --------------------------------------------------------------------------- percentiles

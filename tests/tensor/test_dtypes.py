@@ -111,7 +111,9 @@ def test_f16_matches_numpy_float16() -> None:
 def test_bf16_rounds_to_nearest_even() -> None:
     rng = np.random.default_rng(4)
     ties = np.array([1.00390625, 1.01171875, 3e38, -0.0], np.float32)  # ties both ways; near f32 max
-    x = np.concatenate([rng.standard_normal(64).astype(np.float32) * 100, ties])
+    # Just above a midpoint by a few of the lowest bits: these rounded down before (0xbec48005).
+    near_ties = np.array([0xBEC48005, 0x3F808001, 0xBD748002, 0x3F7F8001], np.uint32).view(np.float32)
+    x = np.concatenate([rng.standard_normal(20000).astype(np.float32) * 100, ties, near_ties])
     t = Tensor.from_numpy(x, DEVICE).cast(DType.BF16)
     assert t.dtype == DType.BF16
     out = t.to_numpy()

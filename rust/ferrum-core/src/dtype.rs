@@ -197,7 +197,28 @@ element!(f32, F32, 0.0, 1.0, |s: Scalar| s.to_f64() as f32, |v: f32| Scalar::Flo
 element!(f64, F64, 0.0, 1.0, |s: Scalar| s.to_f64(), Scalar::Float, |v: f64| v, |v: f64| v);
 element!(i64, I64, 0, 1, |s: Scalar| s.to_i64(), Scalar::Int, |v: i64| v as f64, |v: f64| v as i64);
 element!(half::f16, F16, half::f16::ZERO, half::f16::ONE, |s: Scalar| half::f16::from_f64(s.to_f64()), |v: half::f16| Scalar::Float(v.to_f64()), |v: half::f16| v.to_f64(), half::f16::from_f64);
-element!(half::bf16, BF16, half::bf16::ZERO, half::bf16::ONE, |s: Scalar| half::bf16::from_f64(s.to_f64()), |v: half::bf16| Scalar::Float(v.to_f64()), |v: half::bf16| v.to_f64(), half::bf16::from_f64);
+element!(half::bf16, BF16, half::bf16::ZERO, half::bf16::ONE, |s: Scalar| bf16_from_f64(s.to_f64()), |v: half::bf16| Scalar::Float(v.to_f64()), |v: half::bf16| v.to_f64(), bf16_from_f64);
+
+/// `value` rounded to the nearest bf16, ties to even.
+///
+/// `half::bf16::from_f64` (2.7) drops the bits below the round bit that
+/// decide a near-tie: f32 0xbec48005 (-0.38378918), just above the midpoint
+/// of two bf16 values, came out 0xbec4 instead of 0xbec5, about one value in
+/// 20,000 of a normal sample. Rounded to f32 by round-to-odd first (the
+/// nearest f32 towards zero, its last bit set when inexact), the second
+/// rounding to bf16 is exact: f32 keeps 16 bits more than bf16.
+pub fn bf16_from_f64(value: f64) -> half::bf16 {
+    let nearest = value as f32;
+    if value.is_nan() || nearest as f64 == value || nearest.is_infinite() {
+        return half::bf16::from_f32(nearest);
+    }
+    // Inexact: step back towards zero if the cast rounded away from it, then mark the loss.
+    let mut bits = nearest.to_bits();
+    if (nearest as f64).abs() > value.abs() {
+        bits -= 1;
+    }
+    half::bf16::from_f32(f32::from_bits(bits | 1))
+}
 // Saturating, as `as` is: checked conversions (casts, NumPy) refuse
 // out-of-range values before they get here.
 element!(i32, I32, 0, 1, |s: Scalar| s.to_i64().clamp(i32::MIN as i64, i32::MAX as i64) as i32, |v: i32| Scalar::Int(v as i64), |v: i32| v as f64, |v: f64| v as i32);
@@ -344,5 +365,43 @@ impl FloatElement for f64 {
     #[inline(always)]
     fn simd_exp(self) -> Self {
         self.exp()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bf16_from_f64;
+    use half::bf16;
+
+    #[test]
+    fn bf16_from_f64_rounds_f32_values_as_from_f32_does() {
+        // `bf16::from_f32` rounds correctly; `bf16::from_f64` missed near-ties such as these.
+        let near_ties = [0xbec4_8005u32, 0x3f80_8001, 0x3f80_8000, 0x3f81_8000, 0x7f7f_ffff, 0x0000_8001, 0x8080_8001];
+        let walk = (0..300_000u32).map(|i| i.wrapping_mul(2_654_435_761));
+        for bits in near_ties.into_iter().chain(walk) {
+            let value = f32::from_bits(bits);
+            let (got, expected) = (bf16_from_f64(value as f64), bf16::from_f32(value));
+            if value.is_nan() {
+                assert!(got.is_nan());
+            } else {
+                assert_eq!(got.to_bits(), expected.to_bits(), "{value:e} ({bits:#x})");
+            }
+        }
+    }
+
+    #[test]
+    fn bf16_from_f64_rounds_once() {
+        // Just above and below the midpoint between 1 and 1 + 2^-7, by less than f32 can hold:
+        // rounding to f32 first would land on the midpoint and round to even (1).
+        let mid = 1.0 + 2f64.powi(-8);
+        assert_eq!(bf16_from_f64(mid + 2f64.powi(-40)), bf16::from_f32(1.0 + 2f32.powi(-7)));
+        assert_eq!(bf16_from_f64(-(mid + 2f64.powi(-40))), bf16::from_f32(-(1.0 + 2f32.powi(-7))));
+        assert_eq!(bf16_from_f64(mid - 2f64.powi(-40)), bf16::ONE);
+        assert_eq!(bf16_from_f64(mid), bf16::ONE);
+        assert_eq!(bf16_from_f64(1e300), bf16::INFINITY);
+        assert_eq!(bf16_from_f64(-1e300), bf16::NEG_INFINITY);
+        assert_eq!(bf16_from_f64(1e-300).to_bits(), 0);
+        assert_eq!(bf16_from_f64(-1e-300).to_bits(), 0x8000);
+        assert!(bf16_from_f64(f64::NAN).is_nan());
     }
 }

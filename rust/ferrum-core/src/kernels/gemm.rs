@@ -63,7 +63,7 @@ pub(crate) fn fits(mat: Mat, rows: usize, cols: usize, len: usize) -> bool {
 /// Check the arguments of a GEMM and handle the cases without a product.
 /// Returns whether a product remains to compute.
 #[allow(clippy::too_many_arguments)]
-fn prepare<T: Copy + Default>(dst: &mut [T], dst_rs: usize, accumulate: bool, lhs: &[T], l: Mat, rhs: &[T], r: Mat, dims: Dims) -> bool {
+pub(crate) fn prepare<T: Copy + Default>(dst: &mut [T], dst_rs: usize, accumulate: bool, lhs: &[T], l: Mat, rhs: &[T], r: Mat, dims: Dims) -> bool {
     let Dims { m, k, n } = dims;
     if m == 0 || n == 0 {
         return false;
@@ -82,7 +82,7 @@ fn prepare<T: Copy + Default>(dst: &mut [T], dst_rs: usize, accumulate: bool, lh
 }
 
 /// Threads for one product: all of rayon's above the size gate, else one.
-fn threads_for(dims: Dims, threads: bool) -> usize {
+pub(crate) fn threads_for(dims: Dims, threads: bool) -> usize {
     let Dims { m, k, n } = dims;
     if threads && m.saturating_mul(n).saturating_mul(k) >= PAR_GEMM_FLOPS {
         rayon::current_num_threads()

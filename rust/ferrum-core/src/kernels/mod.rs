@@ -5,6 +5,7 @@ pub mod conv;
 #[cfg(target_arch = "x86_64")]
 pub mod conv_direct;
 pub mod alloc;
+pub mod bgemm;
 pub mod copy;
 #[cfg(target_arch = "x86_64")]
 pub mod cpu_model;
@@ -14,6 +15,7 @@ pub mod epilogue;
 pub mod erfc;
 pub mod exp;
 pub mod gemm;
+pub mod gemm_half;
 pub mod im2col;
 pub mod log1p;
 pub mod parallel;

@@ -55,6 +55,9 @@ impl Tensor {
             DType::F32 => batched::<f32>(self, other, &batch, m, k, n),
             DType::F64 => batched::<f64>(self, other, &batch, m, k, n),
             DType::I64 => batched::<i64>(self, other, &batch, m, k, n),
+            // f32 accumulation, rounded once: on AVX512_BF16 for bf16, else through the f32 kernel.
+            DType::BF16 => batched::<half::bf16>(self, other, &batch, m, k, n),
+            DType::F16 => batched::<half::f16>(self, other, &batch, m, k, n),
             DType::Bool => Err(Error::KindMismatch { op, expected: crate::Kind::Float, found: crate::Kind::Bool }),
             storage => Err(Error::StorageDType { op, dtype: storage }),
         }
