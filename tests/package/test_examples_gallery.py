@@ -176,3 +176,47 @@ def test_named_tensor_prints_the_named_shapes() -> None:
         "Run-time check => NamedTensor.matmul: the names do not chain ([..., X, Y] @ [..., Y, Z]): "
         "lhs [Batch, DModel, DModel] @ rhs [Batch, SeqLength, DModel]",
     ]
+
+
+# ------------------------------------------------------------------ import_model_weights
+
+
+def test_import_model_weights_matches_torch() -> None:
+    import numpy as np
+
+    out = smoke("import_model_weights")
+    expected = np.load(ROOT / "examples" / "import_model_weights" / "expected.npz")
+    torch_predictions = [int(p) for p in expected["logits"][:2].argmax(1)]
+    labels = [int(label) for label in expected["labels"][:2]]
+    # Every tensor of the model came from each file; torch's BatchNorm counter is the one left over.
+    loaded = re.findall(r"(?m)^(\S+): ApplyResult\(applied=12, skipped=0, missing=0, unused=1, errors=0", out)
+    assert loaded == ["model.pt", "model.safetensors"], out
+    assert out.count("unused: norm1.num_batches_tracked") == 2
+    rows = floats(r"(?m)^ +(\d+) +(\d+) +(\d+) +(\d+)$", out)  # digit, label, torch, ferrum
+    assert [int(r[0]) for r in rows] == [0, 1, 0, 1] and [int(r[1]) for r in rows] == labels * 2
+    assert [int(r[2]) for r in rows] == [int(r[3]) for r in rows] == torch_predictions * 2
+    diffs = floats(r"same predictions: True; max \|logit difference\| ([\d.e+-]+)", out)
+    assert len(diffs) == 2 and all(d <= 1e-4 for (d,) in diffs)
+    assert "both files give torch's predictions on 2 digits" in out
+
+
+# ------------------------------------------------------------------ onnx_inference
+
+
+def test_onnx_inference_runs_both_import_paths() -> None:
+    import numpy as np
+
+    out = smoke("onnx_inference")
+    expected = np.load(ROOT / "examples" / "onnx_inference" / "expected.npz")
+    reference = [int(p) for p in expected["log_probs"][:2].argmax(1)]
+    labels = [int(label) for label in expected["labels"][:2]]
+    assert re.search(r"wrote \S+mnist_model\.py \(class MnistModel\) and \S+mnist_model\.mpk", out), out
+    assert "MnistModel fields: node_conv" in out
+    for name in ("ferrum.onnx.load:", "generated code:"):
+        section = out.split(f"\n{name}\n", 1)[1].split("same predictions")
+        rows = floats(r"(?m)^ +(\d+) +(\d+) +(\d+) +(\d+)$", section[0])
+        assert [int(r[0]) for r in rows] == [0, 1] and [int(r[1]) for r in rows] == labels
+        assert [int(r[2]) for r in rows] == reference and [int(r[3]) for r in rows] == reference
+        [(diff,)] = floats(r"^: True; max \|output difference\| ([\d.e+-]+)", section[1])
+        assert diff <= 1e-4
+    assert "both import paths give onnxruntime's predictions on 2 digits" in out

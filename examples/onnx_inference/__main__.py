@@ -1,0 +1,119 @@
+"""``python -m examples.onnx_inference``: an ONNX MNIST model run by ferrum, at run time and as code.
+
+The same ``mnist.onnx`` goes through both of ferrum's import paths:
+``ferrum.onnx.load`` (a module built from the graph at run time) and
+``python -m ferrum.onnx MODEL OUT_DIR`` (a typed Python module and its
+weights, written into a temporary folder, then imported). Both run on
+digits of ferrum's MNIST test sample and are checked against onnxruntime's
+outputs (``expected.npz``). Options: ``--model PATH``, ``--expected PATH``
+(your own files), ``--digits N`` (default 8), ``--smoke`` (2 digits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import ferrum.onnx
+import numpy as np
+from ferrum import D4, Tensor
+from ferrum.backend import NdArray
+from ferrum.data.dataset.vision import MnistDataset
+
+HERE = Path(__file__).resolve().parent
+MEAN, STD = 0.1307, 0.3081  # the normalisation the model was trained with
+TOLERANCE = 1e-4
+
+Array = np.ndarray[Any, np.dtype[np.float32]]
+
+
+def digits(indices: list[int]) -> Array:
+    """The test sample's digits ``indices``, normalised as in training: [n, 1, 28, 28]."""
+    test = MnistDataset.sample("test")
+    items = [test.get(i) for i in indices]
+    pixels = np.stack([item.image for item in items if item is not None]).astype(np.float32)
+    if len(pixels) != len(indices):
+        raise SystemExit(f"the test sample has {test.len()} digits; asked for {indices}")
+    return ((pixels / 255.0 - MEAN) / STD)[:, None].astype(np.float32)
+
+
+def generate(model: Path, out_dir: Path) -> ModuleType:
+    """``python -m ferrum.onnx model out_dir``, as a user runs it, then the written module imported."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ferrum.onnx", str(model), str(out_dir), "--name", "mnist_model"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"python -m ferrum.onnx failed:\n{done.stderr}")
+    print(f"  {done.stdout.strip()}")
+    source = out_dir / "mnist_model.py"
+    spec = importlib.util.spec_from_file_location("mnist_model", source)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot import {source}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses (ferrum's Modules are) look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def compare(name: str, ours: Array, indices: list[int], labels: Array, theirs: Array) -> bool:
+    diff = float(np.abs(ours - theirs).max())
+    same = bool((ours.argmax(1) == theirs.argmax(1)).all())
+    print(f"{name}:")
+    print("  digit  label  onnxruntime  ferrum")
+    for i, label, a, b in zip(indices, labels, theirs.argmax(1), ours.argmax(1), strict=True):
+        print(f"  {i:5d}  {label:5d}  {a:11d}  {b:6d}")
+    print(f"  same predictions: {same}; max |output difference| {diff:.2e} (tolerance {TOLERANCE:.0e})")
+    return same and diff <= TOLERANCE
+
+
+def main() -> int:
+    summary = __doc__.splitlines()[0] if __doc__ else None
+    parser = argparse.ArgumentParser(prog="python -m examples.onnx_inference", description=summary)
+    parser.add_argument("--model", type=Path, default=HERE / "mnist.onnx")
+    parser.add_argument("--expected", type=Path, default=HERE / "expected.npz")
+    parser.add_argument("--digits", type=int, default=8)
+    parser.add_argument("--smoke", action="store_true")
+    args = parser.parse_args()
+
+    expected = np.load(args.expected)
+    count = 2 if args.smoke else args.digits
+    indices = [int(i) for i in expected["indices"][:count]]
+    if len(indices) < count:
+        parser.error(f"{args.expected} holds {len(indices)} digits, fewer than {count}")
+    labels, reference = expected["labels"][:count], expected["log_probs"][:count]
+
+    device = NdArray.device()
+    x: Tensor[NdArray, D4] = Tensor.from_numpy(digits(indices), device)
+    results: dict[str, Array] = {}
+
+    # 1. At run time: the graph becomes a ferrum Module whose initializers are Params.
+    runtime = ferrum.onnx.load(args.model, device)
+    results["ferrum.onnx.load"] = np.asarray(runtime.forward(x).to_numpy(), np.float32)
+
+    # 2. As code: a typed module and its .mpk weights, generated, imported and loaded.
+    with tempfile.TemporaryDirectory() as tmp:
+        print(f"python -m ferrum.onnx {args.model.name} {tmp}")
+        generated = generate(args.model, Path(tmp))
+        model = generated.load(Path(tmp) / "mnist_model.mpk", device)
+        print(f"  {type(model).__name__} fields: {', '.join(vars(model))}")
+        results["generated code"] = np.asarray(model.forward(x).to_numpy(), np.float32)
+
+    ok = [compare(name, ours, indices, labels, reference) for name, ours in results.items()]
+    if not all(ok):
+        print("ferrum's outputs differ from onnxruntime's", file=sys.stderr)
+        return 1
+    print(f"both import paths give onnxruntime's predictions on {count} digits")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
