@@ -24,8 +24,9 @@ def check_number(
     too_low = low is not None and (number <= low if low_open else number < low)
     too_high = high is not None and (number >= high if high_open else number > high)
     if too_low or too_high:
-        left = "-inf" if low is None else f"{'(' if low_open else '['}{low}"
-        right = "inf" if high is None else f"{high}{')' if high_open else ']'}"
+        # An unbounded side is open: (-inf and inf).
+        left = "(-inf" if low is None else f"{'(' if low_open else '['}{low}"
+        right = "inf)" if high is None else f"{high}{')' if high_open else ']'}"
         raise ValueError(f"{owner}.{name} must be in {left}, {right}, found {value!r}")
     return number
 

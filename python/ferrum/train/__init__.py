@@ -34,6 +34,7 @@ from ferrum.train.output import ClassificationOutput, MultiLabelClassificationOu
 from ferrum.train.renderer import MetricsRenderer, MetricState, PlainRenderer, TrainingProgress
 from ferrum.train.step import InferenceStep, TrainOutput, TrainStep
 from ferrum.train.store import Aggregate, Direction, MetricStore, Split
+from ferrum.train.strategy import SingleDevice, TrainingStrategy
 from ferrum.train.summary import LearnerSummary, MetricSummary
 from ferrum.train.supervised import SupervisedTraining, TrainingTerminated
 
@@ -70,11 +71,13 @@ __all__ = [
     "MultiLabelClassificationOutput",
     "PlainRenderer",
     "RegressionOutput",
+    "SingleDevice",
     "Split",
     "StoppingCondition",
     "SupervisedTraining",
     "TrainOutput",
     "TrainStep",
     "TrainingProgress",
+    "TrainingStrategy",
     "TrainingTerminated",
 ]
