@@ -129,6 +129,7 @@ from compare_torch import load_torch
 from compare_training import autodiff_workloads, training_workloads
 from ferrum import Tensor
 from ferrum.backend import Autodiff, NdArray
+from harness import cpu_model
 
 MICRO = "\u00b5s"
 
@@ -145,17 +146,6 @@ def autodiff_works() -> bool:
         return g is not None and g.to_data().to_list() == [2.0, 4.0]
     except Exception:
         return False
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _blas_note() -> str:

@@ -13,7 +13,9 @@
 
 Times vary with the machine and its load: compare rows within one run, never
 across machines. ``--tiny`` runs a seconds-long smoke version (used by the
-tests). Flags: --tiny, --repeat N, --params N, --items N, --only loader|records.
+tests). Flags: --tiny, --repeat N, --params N, --items N, --only loader|records,
+--json PATH (save the rows with the machine), --compare-with OLD.json (new/old
+against an earlier run).
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -45,6 +46,7 @@ from ferrum.record import (
     PrecisionSettings,
     PrettyJsonFileRecorder,
 )
+from harness import Report, Stats, add_report_args, alternate
 
 B = TypeVar("B", bound=Backend)
 DEVICE = NdArray.device()
@@ -79,21 +81,14 @@ class ImageBatcher(Batcher[np.ndarray[Any, Any], Tensor[NdArray, D2, Any]]):
         return x.matmul(self.encode).tanh().matmul(self.decode).tanh()
 
 
-def best_of(repeat: int, run: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def bench_loader(items: int, batch_size: int, repeat: int) -> list[tuple[int, float]]:
+def bench_loader(items: int, batch_size: int, repeat: int) -> list[tuple[int, float, Stats]]:
+    """Items/s per worker count, the best of ``repeat`` epochs after a warm-up epoch
+    (threads, allocator); the worker counts take turns, one epoch each per round."""
     rng = np.random.default_rng(0)
     images = [rng.integers(0, 256, IMAGE, dtype=np.uint8) for _ in range(items)]
     dataset = InMemDataset(images)
     batcher = ImageBatcher(512)
-    rows = []
+    epochs: dict[int, Callable[[], object]] = {}
     for workers in (0, 1, 2):
         loader = (
             DataLoaderBuilder(batcher).batch_size(batch_size).shuffle(0).num_workers(workers).build(dataset)
@@ -103,9 +98,9 @@ def bench_loader(items: int, batch_size: int, repeat: int) -> list[tuple[int, fl
             seen = sum(batch.dims()[0] for batch in loader)
             assert seen == items, f"saw {seen} items, expected {items}"
 
-        epoch()  # warm up: threads, allocator
-        rows.append((workers, items / best_of(repeat, epoch)))
-    return rows
+        epochs[workers] = epoch
+    stats = alternate({str(w): fn for w, fn in epochs.items()}, repeat, warmup=1)
+    return [(workers, items / stats[str(workers)].best, stats[str(workers)]) for workers in epochs]
 
 
 class Mlp(Module[B]):
@@ -119,7 +114,11 @@ def mlp(params: int) -> Mlp[NdArray]:
     return Mlp([LinearConfig(width, width).init(DEVICE) for _ in range(count)])
 
 
-def bench_records(params: int, repeat: int) -> tuple[int, list[tuple[str, str, float, float, int]]]:
+RecordRow = tuple[str, str, Stats, Stats, int]
+
+
+def bench_records(params: int, repeat: int) -> tuple[int, list[RecordRow]]:
+    """Save and load times (best of ``repeat``, a save then a load each round) and file size."""
     model = mlp(params)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -127,9 +126,15 @@ def bench_records(params: int, repeat: int) -> tuple[int, list[tuple[str, str, f
             for settings in PRECISIONS:
                 recorder = recorder_cls(settings)
                 path = os.path.join(tmp, f"{recorder_cls.__name__}_{settings.name}")
-                save = best_of(repeat, lambda: model.save_file(path, recorder))  # noqa: B023
+                stats = alternate(
+                    {
+                        "save": lambda: model.save_file(path, recorder),  # noqa: B023
+                        "load": lambda: model.load_file(path, recorder, DEVICE),  # noqa: B023
+                    },
+                    repeat,
+                )
+                save, load = stats["save"], stats["load"]
                 size = os.path.getsize(recorder.file_path(path))
-                load = best_of(repeat, lambda: model.load_file(path, recorder, DEVICE))  # noqa: B023
                 rows.append(
                     (
                         recorder_cls.__name__,
@@ -151,17 +156,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--params", type=int, default=10_000_000)
     parser.add_argument("--items", type=int, default=4096)
     parser.add_argument("--only", choices=["loader", "records"])
+    add_report_args(parser)
     args = parser.parse_args(argv)
     if args.tiny:
         args.repeat, args.params, args.items = 1, 20_000, 64
+    settings = {"repeat": args.repeat, "params": args.params, "items": args.items, "only": args.only}
+    report = Report("data_records", settings)
 
     if args.only in (None, "loader"):
         batch_size = 32 if not args.tiny else 16
         print(f"DataLoader: {args.items} items of {IMAGE} uint8, batch {batch_size}, best of {args.repeat}")
         print(f"{'workers':>8} {'items/s':>12} {'vs 0':>7}")
         rows = bench_loader(args.items, batch_size, args.repeat)
-        for workers, rate in rows:
+        for workers, rate, epoch_stats in rows:
             print(f"{workers:>8} {rate:>12.0f} {rate / rows[0][1]:>6.2f}x")
+            report.add(f"loader {workers} workers", {"items/s": rate, "vs 0": rate / rows[0][1]}, epoch_stats)
         print()
 
     if args.only in (None, "records"):
@@ -171,12 +180,16 @@ def main(argv: list[str] | None = None) -> int:
             f"{'recorder':<24} {'precision':<9} {'save ms':>9} {'load ms':>9}"
             f" {'size MB':>9} {'MB/s save':>10}"
         )
-        for name, precision, save, load, size in record_rows:
+        for name, precision, save_stats, load_stats, size in record_rows:
             mb = size / 1e6
+            save, load = save_stats.best, load_stats.best
             print(
                 f"{name:<24} {precision:<9} {save * 1e3:>9.1f} {load * 1e3:>9.1f}"
                 f" {mb:>9.3f} {mb / save:>10.1f}"
             )
+            metrics = {"save ms": save * 1e3, "load ms": load * 1e3, "size MB": mb, "MB/s save": mb / save}
+            report.add(f"{name} {precision}", metrics)
+    report.finish(args)
     return 0
 
 

@@ -9,11 +9,13 @@ DataLoader (batch ``--batch-size``, shuffled) with 0 and 2 worker threads
 whose batcher stacks the decoded ``uint8`` images into one ``[batch, H, W]``
 (grey) or ``[batch, H, W, 3]`` float tensor scaled to [0, 1] and the labels into an Int tensor. Prints
 images/s per worker count: the best, median and worst of ``--repeat`` epochs
-after one warm-up epoch (the files are then in the OS page cache, so this is
+after one warm-up epoch, the worker counts taking turns (the files are then in the OS page cache, so this is
 decoding, not disk, throughput).
 
 Times vary with the machine and its load: compare rows within one run.
-``--tiny`` runs a seconds-long smoke version.
+``--tiny`` runs a seconds-long smoke version; ``--json PATH`` saves the rows
+with the machine, ``--compare-with OLD.json`` prints new/old against an
+earlier run.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +40,7 @@ from ferrum.data.dataset.vision import (
     MnistDataset,
     PixelDepth,
 )
+from harness import Report, Stats, add_report_args, alternate
 from PIL import Image
 
 
@@ -74,26 +78,28 @@ def make_folder(root: Path, items: int, size: int = 28, extension: str = "png") 
         image.save(folder / f"{index:05d}.{extension}")
 
 
-def bench(root: Path, workers: int, batch_size: int, repeat: int) -> list[float]:
-    """Images/s of each of ``repeat`` epochs, after a warm-up epoch."""
+def bench(root: Path, worker_counts: tuple[int, ...], batch_size: int, repeat: int) -> dict[int, Stats]:
+    """Seconds of each of ``repeat`` epochs per worker count, after a warm-up epoch each;
+    the worker counts take turns, one epoch each per round."""
     dataset = ImageFolderDataset.new_classification(root)
-    loader = (
-        DataLoaderBuilder(DigitBatcher())
-        .batch_size(batch_size)
-        .shuffle(0)
-        .num_workers(workers)
-        .set_device(NdArray.device())
-        .build(dataset)
-    )
-    rates = []
-    for epoch in range(repeat + 1):
-        start = time.perf_counter()
-        seen = sum(batch.images.dims()[0] for batch in loader)
-        elapsed = time.perf_counter() - start
-        assert seen == dataset.len(), f"saw {seen} images, expected {dataset.len()}"
-        if epoch:
-            rates.append(seen / elapsed)
-    return rates
+    epochs: dict[str, Callable[[], object]] = {}
+    for workers in worker_counts:
+        loader = (
+            DataLoaderBuilder(DigitBatcher())
+            .batch_size(batch_size)
+            .shuffle(0)
+            .num_workers(workers)
+            .set_device(NdArray.device())
+            .build(dataset)
+        )
+
+        def epoch(loader: Any = loader) -> None:
+            seen = sum(batch.images.dims()[0] for batch in loader)
+            assert seen == dataset.len(), f"saw {seen} images, expected {dataset.len()}"
+
+        epochs[str(workers)] = epoch
+    stats = alternate(epochs, repeat, warmup=1)
+    return {workers: stats[str(workers)] for workers in worker_counts}
 
 
 def main() -> None:
@@ -106,6 +112,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=28, help="image side; other than 28: RGB")
     parser.add_argument("--format", choices=["png", "jpg"], default="png")
     parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
+    add_report_args(parser)
     args = parser.parse_args()
     items, repeat = (100, 2) if args.tiny else (args.items, args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
@@ -116,9 +123,18 @@ def main() -> None:
         elapsed = time.perf_counter() - start
         print(f"wrote {items} {args.size}x{args.size} {kind} {args.format.upper()}s in {elapsed:.2f} s")
         print(f"{'workers':>7}  {'best':>9}  {'median':>9}  {'worst':>9}   images/s, {repeat} epochs")
-        for workers in (0, 2):
-            rates = bench(root, workers, args.batch_size, repeat)
-            print(f"{workers:>7}  {max(rates):>9.0f}  {statistics.median(rates):>9.0f}  {min(rates):>9.0f}")
+        settings = {"items": items, "batch_size": args.batch_size, "repeat": repeat}
+        report = Report("image_folder", settings | {"size": args.size, "format": args.format})
+        for workers, stats in bench(root, (0, 2), args.batch_size, repeat).items():
+            rates = [items / seconds for seconds in stats.times_s]
+            best, median, worst = max(rates), statistics.median(rates), min(rates)
+            print(f"{workers:>7}  {best:>9.0f}  {median:>9.0f}  {worst:>9.0f}")
+            report.add(
+                f"{workers} workers",
+                {"best images/s": best, "median images/s": median, "worst images/s": worst},
+                stats,
+            )
+    report.finish(args)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ the engines take turns round by round: in each round ferrum and then onnxruntime
 threads, the machine's cores) each run calls for at least 50 ms, and the round keeps the mean per
 call. The table gives each engine's median over the rounds and the median of the per-round ratios
 ``ferrum / onnxruntime`` with its lowest-highest (below 1: ferrum is faster). onnxruntime is never
-a dependency of ferrum: without it installed here only ferrum's column is printed.
+a dependency of ferrum: without it installed here only ferrum's column is printed. ``--json PATH``
+saves the rows with the machine, ``--compare-with OLD.json`` prints new/old against an earlier run.
 
 The fixtures are small configurations (hidden size 32, 2 layers; images of 32-64 pixels), so the
 times are dominated by the cost of each graph node, not by its arithmetic: this is where running
@@ -26,7 +27,6 @@ import importlib
 import json
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,22 +36,12 @@ import onnx
 from ferrum import Tensor
 from ferrum.backend import NdArray
 from ferrum.onnx import load
+from harness import Report, add_report_args, alternate, mean_over
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.support.onnx_real_models import FIXTURES, fill_weights
 
 MIN_ROUND_S = 0.05
-
-
-def _per_call(fn: Callable[[], object]) -> float:
-    """Mean seconds per call over calls lasting at least ``MIN_ROUND_S`` in all."""
-    calls, start = 0, time.perf_counter()
-    while True:
-        fn()
-        calls += 1
-        elapsed = time.perf_counter() - start
-        if elapsed >= MIN_ROUND_S:
-            return elapsed / calls
 
 
 def _runners(case: str, ort: Any) -> tuple[Callable[[], object], Callable[[], object] | None, int]:
@@ -77,7 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--only", default="", help="cases whose name contains this")
+    add_report_args(parser)
     args = parser.parse_args(argv)
+    report = Report("onnx_real", {"rounds": args.rounds, "only": args.only})
     ort: Any
     try:  # by name: onnxruntime is no dependency (and has no type stubs)
         ort = importlib.import_module("onnxruntime")
@@ -87,23 +79,23 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'case':28s} {'nodes':>5s} {'ferrum ms':>10s} {'ort ms':>10s}  ferrum/ort (median, low-high)")
     for case in cases:
         ours, theirs, nodes = _runners(case, ort)
-        for _ in range(3):  # warm-up: first calls allocate and fold
-            ours()
-            if theirs is not None:
-                theirs()
-        mine, other = [], []
-        for _ in range(args.rounds):
-            mine.append(_per_call(ours))
-            if theirs is not None:
-                other.append(_per_call(theirs))
+        engines = {"ferrum": ours} if theirs is None else {"ferrum": ours, "ort": theirs}
+        # warm-up: first calls allocate and fold
+        stats = alternate(engines, args.rounds, warmup=3, measure=mean_over(MIN_ROUND_S))
+        mine = stats["ferrum"].times_s
+        metrics: dict[str, float] = {"nodes": nodes, "ferrum ms": statistics.median(mine) * 1e3}
         line = f"{case:28s} {nodes:5d} {statistics.median(mine) * 1e3:10.3f}"
-        if other:
+        if "ort" in stats:
+            other = stats["ort"].times_s
             ratios = [a / b for a, b in zip(mine, other, strict=True)]
             line += (
                 f" {statistics.median(other) * 1e3:10.3f}  {statistics.median(ratios):.2f} "
                 f"({min(ratios):.2f}-{max(ratios):.2f})"
             )
+            metrics |= {"ort ms": statistics.median(other) * 1e3, "ferrum/ort": statistics.median(ratios)}
         print(line, flush=True)
+        report.add(case, metrics, stats["ferrum"])
+    report.finish(args)
     return 0
 
 

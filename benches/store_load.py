@@ -4,7 +4,8 @@ Writes a file of ``--mb`` megabytes (default 500) of float32 weights: 25 Linear
 layers of equal size, as a PyTorch state dict would hold them, in four formats
 (.safetensors; .pt in torch's zip format, made by torch when ``--torch-python``
 names a Python that has it; .bpk written by ferrum), then times, median of
-``--repeat`` runs each, on a warm page cache:
+``--repeat`` runs each (the loads taking turns, one run each per round), on a
+warm page cache:
 
 - ``read bytes``: reading the file once into memory (the floor for a load);
 - ``safetensors.numpy.load_file`` and (with torch) ``torch.load`` (weights_only, mmap off);
@@ -14,18 +15,17 @@ names a Python that has it; .bpk written by ferrum), then times, median of
 
 MB/s is file size over time. torch runs in its own process (``--torch-python``)
 so that ferrum's environment never needs torch. ``--tiny`` runs a seconds-long
-smoke version (used by the tests).
+smoke version (used by the tests); ``--json PATH`` saves the rows with the
+machine, ``--compare-with OLD.json`` prints new/old against an earlier run.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,6 +35,7 @@ from ferrum.backend import Backend, NdArray
 from ferrum.module import Module
 from ferrum.nn import Linear, LinearConfig
 from ferrum.store import BurnpackStore, ModuleStore, PytorchStore, PyTorchToBurnAdapter, SafetensorsStore
+from harness import Report, Stats, add_report_args, alternate
 from safetensors.numpy import load_file, save_file
 
 B = TypeVar("B", bound=Backend)
@@ -66,15 +67,6 @@ def _stack(width: int) -> Stack[NdArray]:
     return Stack([LinearConfig(width, width).init(device) for _ in range(LAYERS)])
 
 
-def _median(run: Callable[[], Any], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def _arrays(store: ModuleStore) -> None:
     # A copy touches every byte: a memory-mapped view alone reads nothing.
     for snap in store.snapshots().values():
@@ -87,6 +79,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--torch-python", default=os.environ.get("FERRUM_TORCH_PYTHON"))
     parser.add_argument("--tiny", action="store_true")
+    add_report_args(parser)
     args = parser.parse_args()
     if args.tiny:
         args.mb, args.repeat = 2.0, 1
@@ -112,40 +105,53 @@ def main() -> None:
         size_mb = st_path.stat().st_size / 1e6
         st_store = SafetensorsStore.from_file(st_path).with_from_adapter(PyTorchToBurnAdapter())
 
-        def timed(run: Callable[[], Any]) -> float:
-            return _median(run, args.repeat)
-
-        rows: list[tuple[str, Path, float | None]] = [
-            ("read bytes (.safetensors)", st_path, timed(st_path.read_bytes)),
-            ("safetensors.numpy.load_file", st_path, timed(lambda: load_file(st_path))),
-            ("ferrum SafetensorsStore -> arrays", st_path, timed(lambda: _arrays(st_store))),
-            ("ferrum SafetensorsStore load_from", st_path, timed(lambda: model.load_from(st_store))),
-        ]
+        # Every load takes its turn in each of --repeat rounds (see harness.alternate).
+        candidates: dict[str, tuple[Path, Callable[[], Any]]] = {
+            "read bytes (.safetensors)": (st_path, st_path.read_bytes),
+            "safetensors.numpy.load_file": (st_path, lambda: load_file(st_path)),
+            "ferrum SafetensorsStore -> arrays": (st_path, lambda: _arrays(st_store)),
+            "ferrum SafetensorsStore load_from": (st_path, lambda: model.load_from(st_store)),
+        }
         if pt_path.exists():
             pt_store = PytorchStore.from_file(pt_path)
-            rows += [
-                ("read bytes (.pt)", pt_path, timed(pt_path.read_bytes)),
-                ("torch.load", pt_path, torch_time),
-                ("ferrum PytorchStore -> arrays", pt_path, timed(lambda: _arrays(pt_store))),
-                ("ferrum PytorchStore load_from", pt_path, timed(lambda: model.load_from(pt_store))),
-            ]
+            candidates |= {
+                "read bytes (.pt)": (pt_path, pt_path.read_bytes),
+                "ferrum PytorchStore -> arrays": (pt_path, lambda: _arrays(pt_store)),
+                "ferrum PytorchStore load_from": (pt_path, lambda: model.load_from(pt_store)),
+            }
         bpk_store = BurnpackStore.from_file(bpk_path)
-        rows += [
-            ("read bytes (.bpk)", bpk_path, timed(bpk_path.read_bytes)),
-            ("ferrum BurnpackStore -> arrays", bpk_path, timed(lambda: _arrays(bpk_store))),
-            ("ferrum BurnpackStore load_from", bpk_path, timed(lambda: model.load_from(bpk_store))),
+        candidates |= {
+            "read bytes (.bpk)": (bpk_path, bpk_path.read_bytes),
+            "ferrum BurnpackStore -> arrays": (bpk_path, lambda: _arrays(bpk_store)),
+            "ferrum BurnpackStore load_from": (bpk_path, lambda: model.load_from(bpk_store)),
+        }
+        stats = alternate({name: fn for name, (_, fn) in candidates.items()}, args.repeat)
+        rows: list[tuple[str, Path, Stats | float | None]] = [
+            (name, path, stats[name]) for name, (path, _) in candidates.items()
         ]
+        if pt_path.exists():
+            # torch.load, timed in torch's process, goes after the .pt file's read.
+            at = [name for name, _, _ in rows].index("read bytes (.pt)") + 1
+            rows.insert(at, ("torch.load", pt_path, torch_time))
+        report = Report("store_load", {"mb": args.mb, "repeat": args.repeat, "width": width})
         layers = f"{LAYERS} Linear layers of {width}x{width}"
         print(f"{layers}, {size_mb:.0f} MB of f32; median of {args.repeat} runs")
         print(f"{'load':<36} {'file MB':>8} {'ms':>9} {'MB/s':>8}")
-        for name, path, seconds in rows:
+        for name, path, timing in rows:
             mb = path.stat().st_size / 1e6
+            seconds = timing.median if isinstance(timing, Stats) else timing
             if seconds is None:
                 print(f"{name:<36} {mb:>8.1f} {'-':>9} {'-':>8}")
-            else:
-                print(f"{name:<36} {mb:>8.1f} {seconds * 1e3:>9.1f} {mb / seconds:>8.0f}")
+                continue
+            print(f"{name:<36} {mb:>8.1f} {seconds * 1e3:>9.1f} {mb / seconds:>8.0f}")
+            report.add(
+                name,
+                {"file MB": mb, "ms": seconds * 1e3, "MB/s": mb / seconds},
+                timing if isinstance(timing, Stats) else None,
+            )
         if not args.torch_python:
             print("(no --torch-python: the .pt rows need torch to write the file)", file=sys.stderr)
+    report.finish(args)
 
 
 if __name__ == "__main__":
