@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch  # type: ignore[import-not-found]  # torch is in the torch venv only
 from safetensors.torch import save_file
-from torch import nn
+from torch import nn  # pyright: ignore[reportMissingImports]
 
 HERE = Path(__file__).resolve().parent
 SAMPLE = HERE.parent.parent / "python" / "ferrum" / "data" / "dataset" / "vision" / "mnist_sample"
@@ -73,13 +73,15 @@ def main() -> None:
     model.train()
     for epoch in range(EPOCHS):
         order = torch.randperm(len(targets))
+        last = float("nan")
         for start in range(0, len(order), 64):
             idx = order[start : start + 64]
             loss = nn.functional.cross_entropy(model(train_x[idx]), targets[idx])
             optim.zero_grad()
             loss.backward()
             optim.step()
-        print(f"epoch {epoch + 1}: last batch loss {loss.item():.3f}")
+            last = loss.item()
+        print(f"epoch {epoch + 1}: last batch loss {last:.3f}")
 
     model.eval()
     state = model.state_dict()
