@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnxruntime  # type: ignore[import-untyped,unused-ignore]  # untyped where it is installed
+import onnxruntime  # type: ignore[import-not-found,import-untyped,unused-ignore]  # absent or untyped
 import torch  # type: ignore[import-not-found]  # torch is in the torch venv only
 from torch import nn  # pyright: ignore[reportMissingImports]
 
