@@ -21,6 +21,7 @@ pub mod log1p;
 pub mod parallel;
 pub mod placement;
 pub mod pool;
+pub mod qgemm;
 pub mod recurrent;
 pub mod reduce;
 pub mod scan;

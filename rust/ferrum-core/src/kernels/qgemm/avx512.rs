@@ -1,0 +1,53 @@
+//! The 12 x 32 register tile on `vpdpbusd`, with the f32 epilogue.
+
+use std::arch::x86_64::*;
+
+use super::driver::Epilogue;
+use super::{MR, NR};
+
+/// `c[0..rows][0..cols] = sx[r] * sw[j] * (Σ_k a[r,k] b[k,j] - zx[r] * colsum[j]) + bias[j]`
+/// over `kq` quads of k.
+///
+/// # Safety
+/// The CPU has AVX-512 F, BW and VNNI; `a` holds `kq * MR` words and `b`
+/// `kq * NR`; the epilogue's column slices hold NR values each; `c`
+/// addresses a writable `rows x cols` tile (`rows <= MR`, `cols <= NR`)
+/// whose rows start `rs_c` elements apart.
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+pub(super) unsafe fn tile(kq: usize, a: *const u32, b: *const u32, e: &Epilogue, c: *mut f32, rs_c: usize, rows: usize, cols: usize) {
+    let mut acc = [[_mm512_setzero_si512(); 2]; MR];
+    // SAFETY: the reads stay inside the panels and the epilogue's slices,
+    // the writes inside the tile (caller's contract).
+    unsafe {
+        for q in 0..kq {
+            let b0 = _mm512_loadu_si512(b.add(q * NR) as *const _);
+            let b1 = _mm512_loadu_si512(b.add(q * NR + 16) as *const _);
+            let aq = a.add(q * MR);
+            for (r, row) in acc.iter_mut().enumerate() {
+                let av = _mm512_set1_epi32(*aq.add(r) as i32);
+                row[0] = _mm512_dpbusd_epi32(row[0], av, b0);
+                row[1] = _mm512_dpbusd_epi32(row[1], av, b1);
+            }
+        }
+        for half in 0..2 {
+            let lanes = cols.saturating_sub(half * 16).min(16);
+            if lanes == 0 {
+                break;
+            }
+            let mask: __mmask16 = if lanes == 16 { 0xFFFF } else { (1u16 << lanes) - 1 };
+            let colsum = _mm512_loadu_si512(e.colsum.as_ptr().add(half * 16) as *const _);
+            let sw = _mm512_loadu_ps(e.sw.as_ptr().add(half * 16));
+            let bias = match e.bias {
+                Some(bias) => _mm512_maskz_loadu_ps(mask, bias.as_ptr().add(half * 16)),
+                None => _mm512_setzero_ps(),
+            };
+            for (r, row) in acc.iter().enumerate().take(rows) {
+                let centred = _mm512_sub_epi32(row[half], _mm512_mullo_epi32(colsum, _mm512_set1_epi32(e.zx[r])));
+                let scale = _mm512_mul_ps(sw, _mm512_set1_ps(e.sx[r]));
+                let y = _mm512_fmadd_ps(_mm512_cvtepi32_ps(centred), scale, bias);
+                _mm512_mask_storeu_ps(c.add(r * rs_c + half * 16), mask, y);
+            }
+        }
+    }
+}

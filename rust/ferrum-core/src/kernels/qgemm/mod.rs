@@ -1,0 +1,57 @@
+//! int8 GEMM for dynamically quantized linear layers: u8 activations times
+//! s8 weights, summed exactly in i32, scaled back to f32 in the epilogue.
+//!
+//! The weights are quantized once, symmetric per output column (Burn's
+//! `Q8S`: `w ≈ scale[j] * q`, `q` in -127..=127), and packed once into the
+//! layout the kernel reads ([`PackedQ8`]). The activations are quantized at
+//! each call, affine per row (`x ≈ scale[i] * (q - zero[i])`, `q` in
+//! 0..=255): a row of the input is one sample, so a sample's range never
+//! coarsens another's, and the row pass is needed anyway to pack it.
+//!
+//! With `acc = Σ_k qx[i,k] * qw[k,j]` exact in i32,
+//! `y[i,j] = sx[i] * sw[j] * (acc - zero[i] * colsum[j]) + bias[j]`,
+//! where `colsum[j] = Σ_k qw[k,j]` is kept from packing. The sum cannot
+//! overflow below k = 66 000 (255 * 127 per product); [`pack_weights`]
+//! refuses longer rows.
+//!
+//! On AVX512-VNNI, `vpdpbusd` multiplies four u8 by four s8 and adds the four
+//! products to an i32 lane without intermediate saturation, so both
+//! operands are packed as quads of consecutive k (the bf16 kernel's layout
+//! with four bytes to a word instead of two halves). Elsewhere a portable
+//! tile computes the same sums on the same packing.
+
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+mod driver;
+mod pack;
+mod portable;
+
+pub use driver::linear_q8;
+pub use pack::{pack_weights, quantize_symmetric_columns, PackedQ8};
+
+/// Rows of the register tile.
+pub const MR: usize = 12;
+/// Columns of the register tile: two registers of 16 i32 lanes.
+pub const NR: usize = 32;
+/// The longest shared dimension whose exact i32 sum cannot overflow:
+/// `MAX_K * 255 * 127 < 2^31`.
+pub const MAX_K: usize = 66_000;
+
+/// Whether this CPU runs the VNNI kernel (AVX-512 F, BW and VNNI), detected once.
+pub fn vnni_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::sync::OnceLock;
+        static HAS: OnceLock<bool> = OnceLock::new();
+        *HAS.get_or_init(|| {
+            is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw") && is_x86_feature_detected!("avx512vnni")
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests;

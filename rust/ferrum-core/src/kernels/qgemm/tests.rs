@@ -1,0 +1,86 @@
+//! The int8 linear against an f64 evaluation of the quantized product (the
+//! same quantization written out independently), on the VNNI tile and the
+//! portable one, and against the f32 product within the quantization error.
+
+use super::driver::linear_q8_on;
+use super::{pack_weights, quantize_symmetric_columns};
+
+fn value(seed: usize) -> f32 {
+    (((seed as f64 * 0.618_034).fract() - 0.5) * 4.0) as f32
+}
+
+/// Burn's test values for `Q8S`: `[5, 0, 4, -12.7]` quantizes to `[50, 0, 40, -127]` with scale 0.1.
+#[test]
+fn symmetric_columns_follow_burns_q8s() {
+    let (q, scales) = quantize_symmetric_columns(&[5.0, 0.0, 4.0, -12.7], 4, 1);
+    assert_eq!(q, vec![50, 0, 40, -127]);
+    assert!((scales[0] - 0.1).abs() < 1e-7);
+    // Two columns: each its own scale; an all-zero column gets scale 1.
+    let (q, scales) = quantize_symmetric_columns(&[1.0, 0.0, -0.5, 0.0], 2, 2);
+    assert_eq!(q, vec![127, 0, -64, 0]);
+    assert_eq!(scales, vec![1.0 / 127.0, 1.0]);
+}
+
+/// The reference: rows quantized affine to u8 (range holding 0, zero point rounded), sums in f64.
+fn reference(x: &[f32], m: usize, k: usize, q: &[i8], sw: &[f32], n: usize, bias: Option<&[f32]>) -> Vec<f64> {
+    let mut out = vec![0f64; m * n];
+    for i in 0..m {
+        let row = &x[i * k..(i + 1) * k];
+        let lo = row.iter().cloned().fold(0f32, f32::min);
+        let hi = row.iter().cloned().fold(0f32, f32::max);
+        let s = if hi > lo { (hi - lo) / 255.0 } else { 1.0 };
+        let z = (-lo / s).round().clamp(0.0, 255.0);
+        let qx: Vec<f64> = row.iter().map(|&v| ((v * (1.0 / s) + z).round().clamp(0.0, 255.0) - z) as f64).collect();
+        for j in 0..n {
+            let sum: f64 = (0..k).map(|kk| qx[kk] * q[kk * n + j] as f64).sum();
+            out[i * n + j] = sum * s as f64 * sw[j] as f64 + bias.map_or(0.0, |b| b[j] as f64);
+        }
+    }
+    out
+}
+
+#[test]
+fn linear_matches_the_quantized_product() {
+    let shapes = [(1, 1, 1), (3, 5, 7), (13, 4, 33), (12, 64, 32), (25, 67, 70), (64, 256, 96), (7, 1030, 5)];
+    for (case, &(m, k, n)) in shapes.iter().enumerate() {
+        let x: Vec<f32> = (0..m * k).map(|i| value(i + 11 * case) + if i % 5 == 0 { 1.5 } else { 0.0 }).collect();
+        let w: Vec<f32> = (0..k * n).map(|i| value(3 * i + 7 + case)).collect();
+        let bias: Vec<f32> = (0..n).map(|j| value(j + 100)).collect();
+        let (q, sw) = quantize_symmetric_columns(&w, k, n);
+        let packed = pack_weights(&q, &sw, k, n).unwrap();
+        assert_eq!(packed.values(), q, "{m}x{k}x{n}: packing keeps the values");
+        let expected = reference(&x, m, k, &q, &sw, n, Some(&bias));
+        for vnni in [true, false] {
+            for threads in [1, 2] {
+                let mut out = vec![f32::NAN; m * n];
+                linear_q8_on(&x, m, &packed, Some(&bias), &mut out, threads, vnni).unwrap();
+                for (idx, (&got, &want)) in out.iter().zip(&expected).enumerate() {
+                    // The sums are exact; only the f32 epilogue rounds.
+                    assert!((got as f64 - want).abs() <= 1e-5 * (1.0 + want.abs()), "{m}x{k}x{n} vnni={vnni} threads={threads} at {idx}: {got} vs {want}");
+                }
+            }
+        }
+        // Against the float product: within the error both quantizations allow.
+        let mut out = vec![0f32; m * n];
+        linear_q8_on(&x, m, &packed, None, &mut out, 1, true).unwrap();
+        for i in 0..m {
+            let xmax = x[i * k..(i + 1) * k].iter().fold(0f32, |a, &v| a.max(v.abs())) as f64;
+            for j in 0..n {
+                let exact: f64 = (0..k).map(|kk| x[i * k + kk] as f64 * w[kk * n + j] as f64).sum();
+                let wsum: f64 = (0..k).map(|kk| w[kk * n + j].abs() as f64).sum();
+                let bound = k as f64 * (xmax / 255.0 + 1e-6) * (sw[j] as f64 * 127.0) + xmax * wsum / 127.0 * 0.5 + 1e-4;
+                assert!((out[i * n + j] as f64 - exact).abs() <= bound, "{m}x{k}x{n} at ({i},{j}): {} vs {exact}", out[i * n + j]);
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_sizes_are_errors() {
+    assert!(pack_weights(&[1, 2, 3], &[1.0], 2, 2).is_err());
+    assert!(pack_weights(&[0; 4], &[1.0; 2], 2, 2).is_ok());
+    let packed = pack_weights(&[1; 6], &[1.0; 3], 2, 3).unwrap();
+    let mut out = vec![0f32; 3];
+    assert!(super::linear_q8(&[1.0; 3], 1, &packed, None, &mut out, 1).is_err());
+    assert!(super::linear_q8(&[1.0; 2], 1, &packed, Some(&[0.0; 2]), &mut out, 1).is_err());
+}
