@@ -39,6 +39,7 @@ from ferrum.module import Module, ModuleMapper, ModuleVisitor, Param, ParamId
 from ferrum.named import Dim, NamedTensor
 from ferrum.print_options import PrintOptions, print_options, set_print_options
 from ferrum.rank import D1, D2, D3, D4, D5, D6, Rank
+from ferrum.report import check_closeness
 from ferrum.transaction import Transaction
 
 # The distribution is ferrum-dl (the name ferrum is taken on the package registry).
@@ -82,6 +83,7 @@ __all__ = [
     "__version__",
     "activation",
     "backend",
+    "check_closeness",
     "config",
     "functional",
     "grid",

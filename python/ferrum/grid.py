@@ -1,11 +1,12 @@
-"""Coordinate grids from 1-d tensors: Burn's ``burn::tensor::grid`` (``meshgrid``, ``meshgrid_stack``).
+"""Coordinate grids: Burn's ``burn::tensor::grid`` (``meshgrid``, ``meshgrid_stack``, ``affine_grid_2d``).
 
 ``meshgrid(tensors)`` turns ``n`` tensors of lengths ``(s1, ..., sn)`` into
 ``n`` tensors of shape ``(s1, ..., sn)``: the ``i``-th holds ``tensors[i]``
 along dim ``i``. ``GridIndexing.Cartesian`` swaps the first two dims (x
 varies along columns, as NumPy's ``indexing="xy"``); ``GridSparsity.Sparse``
 keeps size-1 dims instead of expanding. For integer index grids see
-``Tensor.cartesian_grid``.
+``Tensor.cartesian_grid``. ``affine_grid_2d`` maps an image's normalised pixel
+coordinates through affine transforms, for ``Tensor.grid_sample_2d``.
 
 Example:
     >>> from ferrum import Tensor
@@ -26,11 +27,19 @@ import enum
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from ferrum._ferrum import Tensor
+from ferrum._ferrum import Float, KindError, ShapeError, Tensor
 from ferrum.backend import Backend
-from ferrum.rank import D1
+from ferrum.rank import D1, D3, D4
 
-__all__ = ["GridIndexing", "GridOptions", "GridSparsity", "IndexPos", "meshgrid", "meshgrid_stack"]
+__all__ = [
+    "GridIndexing",
+    "GridOptions",
+    "GridSparsity",
+    "IndexPos",
+    "affine_grid_2d",
+    "meshgrid",
+    "meshgrid_stack",
+]
 
 B = TypeVar("B", bound=Backend)
 
@@ -124,6 +133,71 @@ def meshgrid_stack(
     grids = meshgrid(tensors)
     dim = 0 if index_pos == IndexPos.First else len(grids)
     return Tensor.stack(grids, dim)
+
+
+def affine_grid_2d(transform: Tensor[B, D3, Float], dims: Sequence[int]) -> Tensor[B, D4, Float]:
+    """The sampling grid of a batch of 2-d affine transforms: ``[batch, 2, 3] -> [batch, height, width, 2]``.
+
+    ``dims`` is the image's ``(batch, channels, height, width)``. Entry ``[b, i, j]``
+    is ``transform[b] @ (x_j, y_i, 1)``, where ``x_j`` and ``y_i`` run evenly from -1
+    (the first pixel's centre) to 1 (the last one's): PyTorch's
+    ``affine_grid(theta, size, align_corners=True)``, the only convention Burn has.
+    The last dim holds ``(x, y)``, as ``Tensor.grid_sample_2d(grid, align_corners=True)``
+    reads it. A ``transform`` with batch 1 serves every image of the batch. A height
+    or width of 1 puts its one coordinate at 0, as PyTorch does.
+
+    Raises:
+        ShapeError: ``transform`` is not ``[batch, 2, 3]`` (or ``[1, 2, 3]``), or ``dims``
+            is not four sizes with height and width at least 1.
+        KindError: ``transform`` is not Float.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.grid import affine_grid_2d
+        >>> shift_right = Tensor.from_floats([[[1.0, 0.0, 0.5], [0.0, 1.0, 0.0]]], NdArray.device())
+        >>> grid = affine_grid_2d(shift_right, (1, 3, 2, 3))
+        >>> grid.shape()
+        (1, 2, 3, 2)
+        >>> grid.to_data().to_list()[0][0]
+        [[-0.5, -1.0], [0.5, -1.0], [1.5, -1.0]]
+    """
+    if not isinstance(transform, Tensor):
+        raise TypeError(f"affine_grid_2d: expected a Tensor transform, found {type(transform).__name__}")
+    if transform.kind is not Float:
+        raise KindError(f"affine_grid_2d: expected a Float transform, found kind {transform.kind.__name__}")
+    sizes = tuple(dims) if isinstance(dims, Sequence) else ()
+    if len(sizes) != 4 or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in sizes):
+        raise ShapeError(
+            f"affine_grid_2d: dims must be four sizes (batch, channels, height, width), found {dims!r}"
+        )
+    batch, _channels, height, width = sizes
+    if height < 1 or width < 1:
+        raise ShapeError(f"affine_grid_2d: height and width must be at least 1, found {height} and {width}")
+    shape = transform.dims()
+    if len(shape) != 3 or shape[1:] != (2, 3) or shape[0] not in (batch, 1):
+        raise ShapeError(
+            f"affine_grid_2d: expected a transform of shape [{batch}, 2, 3] (or [1, 2, 3])"
+            f" for dims {list(sizes)}, found {list(shape)}"
+        )
+    device, dtype = transform.device(), transform.dtype
+    xs = _unit_coordinates(width, device, dtype).reshape((1, 1, width)).expand((batch, height, width))
+    ys = _unit_coordinates(height, device, dtype).reshape((1, height, 1)).expand((batch, height, width))
+    row_x, row_y = transform.slice([slice(None), (0, 1)]), transform.slice([slice(None), (1, 2)])
+    a11, a12, tx = (row_x.slice([slice(None), slice(None), (j, j + 1)]) for j in range(3))
+    a21, a22, ty = (row_y.slice([slice(None), slice(None), (j, j + 1)]) for j in range(3))
+    grid_x = a11 * xs + a12 * ys + tx
+    grid_y = a21 * xs + a22 * ys + ty
+    return Tensor.stack([grid_x, grid_y], 3)
+
+
+def _unit_coordinates(size: int, device: Any, dtype: Any) -> Tensor[Any, D1, Float]:
+    """``size`` points from -1 to 1, the ends included (0 alone when ``size`` is 1)."""
+    index: Tensor[Any, D1, Float] = Tensor.arange(0, size, device).float().cast(dtype)
+    if size == 1:
+        # Burn divides by size - 1 = 0 here (NaN); PyTorch's affine_grid gives 0.
+        return index
+    return index.div_scalar((size - 1) / 2.0).sub_scalar(1.0)
 
 
 def _options(options: GridOptions | GridIndexing | GridSparsity | None) -> GridOptions:

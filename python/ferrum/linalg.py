@@ -19,17 +19,26 @@ import dataclasses
 import math
 from typing import Any, ClassVar, TypeVar
 
-from ferrum._ferrum import Float, Int, KindError, ShapeError, Tensor
+from ferrum._ferrum import ArgumentError, Float, Int, KindError, ShapeError, Tensor
 from ferrum.backend import Backend
-from ferrum.rank import D1, Rank
+from ferrum.rank import D1, D2, Rank
 
 __all__ = [
     "DEFAULT_EPSILON",
+    "LU_PIVOT_TOLERANCE",
     "Norm",
     "cosine_similarity",
     "diag",
+    "l0_norm",
+    "l1_norm",
+    "l2_norm",
+    "lp_norm",
+    "lu_decomposition",
     "matvec",
+    "max_abs_norm",
+    "min_abs_norm",
     "outer",
+    "outer_dim",
     "trace",
     "vector_norm",
     "vector_normalize",
@@ -41,6 +50,9 @@ K = TypeVar("K", Float, Int)
 
 DEFAULT_EPSILON = 1e-8
 """Burn's floor on each norm in ``cosine_similarity``."""
+
+LU_PIVOT_TOLERANCE = 1e-6
+"""``lu_decomposition`` refuses a pivot whose magnitude is at most this (Burn's check)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,16 +111,94 @@ def vector_norm(x: Tensor[B, D, Float], norm: Norm | float, dim: int) -> Tensor[
     """
     n = Norm.of(norm)
     if n.kind == "L0":
-        return x.zeros_like().mask_fill(x.not_equal_elem(0.0), 1.0).sum_dim(dim)
+        return l0_norm(x, dim)
     if n.kind == "L1":
-        return x.abs().sum_dim(dim)
+        return l1_norm(x, dim)
     if n.kind == "L2":
-        return x.abs().square().sum_dim(dim).sqrt()
+        return l2_norm(x, dim)
     if n.kind == "LInf":
-        return x.max_abs_dim(dim)
+        return max_abs_norm(x, dim)
     if n.kind == "LNegInf":
-        return x.abs().min_dim(dim)
-    return x.abs().powf_scalar(n.p).sum_dim(dim).powf_scalar(1.0 / n.p)
+        return min_abs_norm(x, dim)
+    return lp_norm(x, n.p, dim)
+
+
+def l0_norm(x: Tensor[B, D, K], dim: int) -> Tensor[B, D, K]:
+    """The number of non-zero entries along ``dim`` (kept with size 1), in ``x``'s kind.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.linalg import l0_norm
+        >>> l0_norm(Tensor.from_ints([[3, 0, -1], [0, 0, 0]], NdArray.device()), 1).to_data().to_list()
+        [[2], [0]]
+    """
+    return x.zeros_like().mask_fill(x.not_equal_elem(0), 1).sum_dim(dim)
+
+
+def l1_norm(x: Tensor[B, D, K], dim: int) -> Tensor[B, D, K]:
+    """The sum of absolute values along ``dim`` (kept with size 1), in ``x``'s kind.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.linalg import l1_norm
+        >>> l1_norm(Tensor.from_ints([[3, 0, -1]], NdArray.device()), 1).to_data().to_list()
+        [[4]]
+    """
+    return x.abs().sum_dim(dim)
+
+
+def l2_norm(x: Tensor[B, D, Float], dim: int) -> Tensor[B, D, Float]:
+    """The Euclidean norm along ``dim`` (kept with size 1).
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.linalg import l2_norm
+        >>> l2_norm(Tensor.from_floats([[3.0, -4.0]], NdArray.device()), 1).to_data().to_list()
+        [[5.0]]
+    """
+    return x.abs().square().sum_dim(dim).sqrt()
+
+
+def lp_norm(x: Tensor[B, D, Float], p: float, dim: int) -> Tensor[B, D, Float]:
+    """``(sum |x|^p)^(1/p)`` along ``dim`` (kept with size 1).
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.linalg import lp_norm
+        >>> lp_norm(Tensor.from_floats([[1.0, 1.0, 1.0, 1.0]], NdArray.device()), 0.5, 1).to_data().to_list()
+        [[16.0]]
+    """
+    return x.abs().powf_scalar(p).sum_dim(dim).powf_scalar(1.0 / p)
+
+
+def max_abs_norm(x: Tensor[B, D, K], dim: int) -> Tensor[B, D, K]:
+    """The largest absolute value along ``dim`` (kept with size 1): the L-infinity norm.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.linalg import max_abs_norm
+        >>> max_abs_norm(Tensor.from_ints([[3, 0, -7]], NdArray.device()), 1).to_data().to_list()
+        [[7]]
+    """
+    return x.max_abs_dim(dim)
+
+
+def min_abs_norm(x: Tensor[B, D, K], dim: int) -> Tensor[B, D, K]:
+    """The smallest absolute value along ``dim`` (kept with size 1): the L-negative-infinity norm.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.linalg import min_abs_norm
+        >>> min_abs_norm(Tensor.from_ints([[3, -2, -7]], NdArray.device()), 1).to_data().to_list()
+        [[2]]
+    """
+    return x.abs().min_dim(dim)
 
 
 def vector_normalize(x: Tensor[B, D, Float], norm: Norm | float, dim: int, eps: float) -> Tensor[B, D, Float]:
@@ -208,6 +298,37 @@ def outer(x: Tensor[B, Any, K], y: Tensor[B, Any, K]) -> Tensor[B, Any, K]:
     return x.unsqueeze_dim(rank) * y.unsqueeze_dim(rank - 1)
 
 
+def outer_dim(x: Tensor[B, Any, K], y: Tensor[B, Any, K], dim: int) -> Tensor[B, Any, K]:
+    """The outer product along ``dim`` (negative counts from the end), broadcasting the other dims:
+    ``x [..., n, ...]`` and ``y [..., m, ...]`` give ``[..., n, m, ...]``, with
+    ``out[..., i, j, ...] = x[..., i, ...] * y[..., j, ...]``.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.linalg import outer_dim
+        >>> device = NdArray.device()
+        >>> x = Tensor.from_floats([[1.0, 10.0], [2.0, 20.0]], device)  # the product runs down dim 0
+        >>> y = Tensor.from_floats([[1.0, 1.0], [0.0, 1.0], [3.0, 1.0]], device)
+        >>> outer_dim(x, y, 0).shape()
+        (2, 3, 2)
+        >>> outer_dim(x, y, 0).to_data().to_list()[1]
+        [[2.0, 20.0], [0.0, 20.0], [6.0, 20.0]]
+    """
+    rank = len(x.dims())
+    if rank != len(y.dims()) or rank == 0:
+        raise ShapeError(
+            "outer_dim: expected two tensors of the same rank >= 1,"
+            f" found {list(x.dims())} and {list(y.dims())}"
+        )
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -rank <= dim < rank:
+        raise ShapeError(
+            f"outer_dim: dim must be in [{-rank}, {rank}) for rank-{rank} tensors, found {dim!r}"
+        )
+    d = dim % rank
+    return x.unsqueeze_dim(d + 1) * y.unsqueeze_dim(d)
+
+
 def matvec(matrix: Tensor[B, Any, K], vector: Tensor[B, Any, K]) -> Tensor[B, Any, K]:
     """``matrix @ vector``: ``[..., rows, cols], [..., cols] -> [..., rows]`` (batch dims broadcast).
 
@@ -233,3 +354,67 @@ def matvec(matrix: Tensor[B, Any, K], vector: Tensor[B, Any, K]) -> Tensor[B, An
         )
     out = matrix @ vector.unsqueeze_dim(len(v))
     return out.squeeze_dim(len(m) - 1)
+
+
+def lu_decomposition(tensor: Tensor[B, D2, Float]) -> tuple[Tensor[B, D2, Float], Tensor[B, D1, Int]]:
+    """LU decomposition with partial pivoting of a square matrix: ``(lu, perm)`` with ``A[perm] = L @ U``.
+
+    ``lu`` ``[n, n]`` packs ``U`` (upper triangle with the diagonal) and the multipliers
+    of the unit lower-triangular ``L`` (strictly below the diagonal; ``L``'s ones are
+    not stored). ``perm`` ``[n]`` (Int) lists, for each row of ``L @ U``, the row of
+    ``A`` it came from. Each step swaps in the row with the largest magnitude in the
+    current column, as Burn does; the result is differentiable in ``A`` for a fixed
+    pivot order (the pivots are chosen on values read back, one read per column).
+
+    Raises:
+        ShapeError: ``tensor`` is not a square rank-2 matrix.
+        KindError: ``tensor`` is not Float.
+        ArgumentError: a pivot's magnitude is at most ``LU_PIVOT_TOLERANCE`` (1e-6) or not
+            a number: the matrix is singular or nearly so.
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.linalg import lu_decomposition
+        >>> lu, perm = lu_decomposition(Tensor.from_floats([[1.0, 2.0], [4.0, 4.0]], NdArray.device()))
+        >>> lu.to_data().to_list(), perm.to_data().to_list()
+        ([[4.0, 4.0], [0.25, 1.0]], [1, 0])
+    """
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"lu_decomposition: expected a Tensor, found {type(tensor).__name__}")
+    if tensor.kind is not Float:
+        raise KindError(f"lu_decomposition: expected a Float tensor, found kind {tensor.kind.__name__}")
+    dims = tensor.dims()
+    if len(dims) != 2 or dims[0] != dims[1]:
+        raise ShapeError(f"lu_decomposition: expected a square matrix [n, n], found shape {list(dims)}")
+    n = dims[0]
+    device = tensor.device()
+    lu = tensor
+    rows = list(range(n))
+    for k in range(n):
+        # One read per column: pivot choice is data-dependent, as in Burn (argmax, first of ties).
+        column = [float(v) for v in lu.slice([slice(k, n), (k, k + 1)]).abs().to_data().to_vec()]
+        offset = max(range(len(column)), key=lambda i: (column[i], -i))
+        p, pivot = k + offset, column[offset]
+        if not pivot > LU_PIVOT_TOLERANCE:
+            raise ArgumentError(
+                f"lu_decomposition: the matrix is singular or nearly so: pivot {pivot:g} in column {k}"
+                f" (after {k} elimination steps) has magnitude <= {LU_PIVOT_TOLERANCE:g}"
+            )
+        if p != k:
+            row_k, row_p = lu.slice([(k, k + 1)]), lu.slice([(p, p + 1)])
+            lu = lu.slice_assign([(k, k + 1)], row_p).slice_assign([(p, p + 1)], row_k)
+            rows[k], rows[p] = rows[p], rows[k]
+        if k == n - 1:
+            break
+        multipliers = lu.slice([slice(k + 1, n), (k, k + 1)]) / lu.slice([(k, k + 1), (k, k + 1)])
+        lu = lu.slice_assign([slice(k + 1, n), (k, k + 1)], multipliers)
+        # Burn updates the trailing rows one by one; the rank-1 update below computes the
+        # same a_ij - l_ik * u_kj for every element, in one op.
+        trailing = lu.slice([slice(k + 1, n), slice(k + 1, n)])
+        update = multipliers * lu.slice([(k, k + 1), slice(k + 1, n)])
+        lu = lu.slice_assign([slice(k + 1, n), slice(k + 1, n)], trailing - update)
+    perm: Tensor[B, D1, Int] = Tensor.arange(0, n, device)
+    if rows != list(range(n)):
+        perm = Tensor.from_ints(rows, device)
+    return lu, perm

@@ -10,5 +10,6 @@ Example:
 
 from ferrum.module.base import Module, ModuleMapper, ModuleVisitor
 from ferrum.module.param import Param, ParamId, RunningState
+from ferrum.module.reinit import Reinitializer
 
-__all__ = ["Module", "ModuleMapper", "ModuleVisitor", "Param", "ParamId", "RunningState"]
+__all__ = ["Module", "ModuleMapper", "ModuleVisitor", "Param", "ParamId", "Reinitializer", "RunningState"]
