@@ -37,6 +37,7 @@ from ferrum.train.store import Aggregate, Direction, MetricStore, Split
 from ferrum.train.strategy import SingleDevice, TrainingStrategy
 from ferrum.train.summary import LearnerSummary, MetricSummary
 from ferrum.train.supervised import SupervisedTraining, TrainingTerminated
+from ferrum.train.tensorboard import TensorBoardLogger
 
 __all__ = [
     "Aggregate",
@@ -75,6 +76,7 @@ __all__ = [
     "Split",
     "StoppingCondition",
     "SupervisedTraining",
+    "TensorBoardLogger",
     "TrainOutput",
     "TrainStep",
     "TrainingProgress",

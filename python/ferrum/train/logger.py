@@ -6,7 +6,11 @@ serialized entry per line (``"value,count"`` for numeric metrics). A file
 is truncated when its epoch starts, so a resumed run rewrites the epochs it
 runs. ``InMemoryMetricLogger`` keeps the same entries in memory. A user
 logger implements the ``MetricLogger`` protocol and is registered with
-``SupervisedTraining.with_metric_logger``.
+``SupervisedTraining.with_metric_logger``. A logger may also define
+``start_training(learner)`` and ``end_training()``: ``launch`` calls them
+before the first step and once the run is over, failed or not (the
+``TensorBoardLogger`` reads the learning rate and the parameters through
+the learner, and closes its files at the end).
 
 Example:
     >>> import tempfile
@@ -33,7 +37,15 @@ from ferrum.train.metric.base import MetricEntry, NumericEntry
 from ferrum.train.safe_open import open_no_follow
 from ferrum.train.split import Split
 
-__all__ = ["EPOCH_PREFIX", "FileMetricLogger", "InMemoryMetricLogger", "MetricLogger", "log_file_name"]
+__all__ = [
+    "EPOCH_PREFIX",
+    "FileMetricLogger",
+    "InMemoryMetricLogger",
+    "MetricLogger",
+    "end_training",
+    "log_file_name",
+    "start_training",
+]
 
 EPOCH_PREFIX = "epoch-"
 """Prefix of the per-epoch folders: ``train/epoch-1``."""
@@ -56,6 +68,28 @@ class MetricLogger(Protocol):
     def end_epoch(self, epoch: int, split: Split) -> None:
         """``split``'s epoch ended: flush and release what it held open."""
         ...
+
+
+def start_training(loggers: Sequence[MetricLogger], learner: object) -> None:
+    """Call ``start_training(learner)`` on each logger that defines it (a run begins)."""
+    for logger in loggers:
+        hook = getattr(logger, "start_training", None)
+        if callable(hook):
+            hook(learner)
+
+
+def end_training(loggers: Sequence[MetricLogger]) -> None:
+    """Call ``end_training()`` on each logger that defines it; every one is called even if one fails."""
+    failure: BaseException | None = None
+    for logger in loggers:
+        hook = getattr(logger, "end_training", None)
+        if callable(hook):
+            try:
+                hook()
+            except Exception as err:
+                failure = failure or err
+    if failure is not None:
+        raise failure
 
 
 def log_file_name(name: str) -> str:

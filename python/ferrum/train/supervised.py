@@ -37,7 +37,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
 from typing import Any, Generic, Literal, TypeVar
@@ -60,7 +60,7 @@ from ferrum.train.early_stopping import EarlyStoppingStrategy
 from ferrum.train.epoch import report, train_epoch, valid_epoch
 from ferrum.train.interrupter import Interrupter, sigint_stops
 from ferrum.train.learner import Learner, LearningResult
-from ferrum.train.logger import FileMetricLogger, MetricLogger
+from ferrum.train.logger import FileMetricLogger, MetricLogger, end_training, start_training
 from ferrum.train.metric.base import Metric
 from ferrum.train.plot.background import BackgroundPlotter, start_plotter
 from ferrum.train.processor import EventProcessor, SplitMetrics, copy_metric
@@ -331,7 +331,11 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         return self
 
     def with_metric_logger(self, logger: MetricLogger) -> Self:
-        """Log metrics with ``logger``; once one is given the default file logger is not added (as Burn)."""
+        """Log metrics with ``logger``; once one is given the default file logger is not added (as Burn).
+
+        ``with_metric_logger(FileMetricLogger(dir)).with_metric_logger(TensorBoardLogger(dir / "tb"))``
+        keeps Burn's files and adds TensorBoard's.
+        """
         if not isinstance(logger, MetricLogger):
             raise TypeError(
                 f"a metric logger has log, read_numeric and end_epoch methods, found {type(logger).__name__}"
@@ -497,7 +501,13 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         saved: int | None = None  # the epoch of the checkpoint written on an interruption
         plotter = start_plotter(directory, numeric) if self._plots and main else None
         sigterm = _SigtermStops(self._interrupter)
-        with sigint_stops(self._interrupter), sigterm.installed(), _cleanup(plotter, loggers, num_epochs):
+        start_training(loggers, learner)
+        with (
+            sigint_stops(self._interrupter),
+            sigterm.installed(),
+            _cleanup(plotter, loggers, num_epochs),
+            _closed_at_end(renderer),
+        ):
             for epoch in range(start, num_epochs + 1):
                 strategy.start_epoch(loader_train, epoch)
                 trained = train_epoch(
@@ -776,11 +786,25 @@ def _cleanup(plotter: BackgroundPlotter | None, loggers: list[MetricLogger], epo
         for logger in loggers:
             for split in (Split.Train, Split.Valid):
                 logger.end_epoch(epoch, split)
+        with suppress(Exception):  # the training's own error is the one to report
+            end_training(loggers)
         if plotter is not None:
             plotter.close(draw=False)
         raise
     if plotter is not None:
         plotter.close()
+    end_training(loggers)
+
+
+@contextmanager
+def _closed_at_end(renderer: MetricsRenderer) -> Iterator[None]:
+    """A renderer with a ``close()`` (the dashboard) gives the terminal back however the run ends."""
+    try:
+        yield
+    finally:
+        close = getattr(renderer, "close", None)
+        if callable(close):
+            close()
 
 
 @contextmanager

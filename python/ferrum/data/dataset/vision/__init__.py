@@ -1,4 +1,5 @@
-"""Vision datasets: MNIST digits read from IDX files, and images on disk (``ImageFolderDataset``).
+"""Vision datasets: MNIST digits read from IDX files, CIFAR-10/100 from their binary files, and images
+on disk (``ImageFolderDataset``).
 
 Example:
     >>> from ferrum.data.dataset.vision import MnistDataset
@@ -7,6 +8,13 @@ Example:
     10000
 """
 
+from ferrum.data.dataset.vision.cifar import (
+    CIFAR10_CLASSES,
+    CIFAR100_CLASSES,
+    CifarDataset,
+    CifarImageDataset,
+    CifarType,
+)
 from ferrum.data.dataset.vision.idx import read_idx
 from ferrum.data.dataset.vision.image_folder import (
     SUPPORTED_FILES,
@@ -25,11 +33,16 @@ from ferrum.data.dataset.vision.image_folder import (
 from ferrum.data.dataset.vision.mnist import MNIST_MIRROR, Downloader, MnistDataset, MnistItem, download_file
 
 __all__ = [
+    "CIFAR10_CLASSES",
+    "CIFAR100_CLASSES",
     "MNIST_MIRROR",
     "SUPPORTED_FILES",
     "Annotation",
     "AnnotationVariant",
     "BoundingBox",
+    "CifarDataset",
+    "CifarImageDataset",
+    "CifarType",
     "Downloader",
     "ImageDatasetItem",
     "ImageFolderDataset",
