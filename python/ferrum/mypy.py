@@ -20,6 +20,22 @@ What it adds:
 - ``Learner(model, ...)`` with a model on a plain backend (``M[NdArray]``) is
   an error: the Learner trains on an autodiff backend, as ``backward()`` and
   the model's ``train_step(self: M[Autodiff[I]], ...)`` need.
+- ``SupervisedTraining.launch(learner)`` checks what Burn's trait bounds
+  check (``TrainStep``, ``InferenceStep``, the loaders' item types, the
+  metrics' ``Adaptor``): the model is on an autodiff backend (also when it
+  came through a generic helper), it has a ``train_step`` returning a
+  ``TrainOutput`` and an ``inference_step``; the training loader's batches
+  are what ``train_step`` takes, the validation loader's what
+  ``model.valid().inference_step`` takes (on the inner backend); and every
+  metric registered in the builder chain ending in ``launch`` (``metrics``,
+  ``metric_train``, ...) reads the step output of its split.
+- ``load_record`` takes records of its own kind, as Burn's ``Module::Record``
+  and the optimizer's record types say: a module's ``into_record()`` (a
+  ``ModuleRecord[M]``) loads into a module of that class only, and never into
+  an optimizer; an optimizer's ``to_record()`` never into a module. Records
+  read from files (plain dicts) load anywhere, checked at run time.
+- ``M[NdArray].to_device(Autodiff[NdArray].device())`` is a
+  ``M[Autodiff[NdArray]]`` (Burn's ``AutodiffModule::from_inner``).
 - A name may be bound again to a value of another type (mypy's
   ``allow_redefinition``, turned on for the checked project): tensor code
   rebinds names whose type changes with each step, ``x = x.reshape((b, d))``
@@ -53,7 +69,20 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from mypy.nodes import ARG_POS, Argument, DataclassTransformSpec, TypeInfo, Var
+from mypy import errorcodes as codes
+from mypy.checker import TypeChecker
+from mypy.messages import format_type
+from mypy.nodes import (
+    ARG_POS,
+    Argument,
+    CallExpr,
+    Context,
+    DataclassTransformSpec,
+    Expression,
+    MemberExpr,
+    TypeInfo,
+    Var,
+)
 from mypy.options import Options
 from mypy.plugin import (
     ClassDefContext,
@@ -64,7 +93,19 @@ from mypy.plugin import (
 )
 from mypy.plugins.common import add_method_to_class
 from mypy.plugins.dataclasses import DataclassAttribute, DataclassTransformer, dataclass_tag_callback
-from mypy.types import AnyType, Instance, NoneType, ProperType, Type, TypeOfAny, UnionType, get_proper_type
+from mypy.subtypes import is_subtype
+from mypy.types import (
+    AnyType,
+    CallableType,
+    Instance,
+    NoneType,
+    ProperType,
+    Type,
+    TypeOfAny,
+    TypeVarType,
+    UnionType,
+    get_proper_type,
+)
 from mypy.typevars import fill_typevars
 
 __all__ = ["FerrumPlugin", "plugin"]
@@ -75,6 +116,20 @@ LAUNCH_METHOD = "ferrum.train.supervised.SupervisedTraining.launch"
 LEARNER_CLASS = "ferrum.train.learner.Learner"
 BACKEND_CLASS = "ferrum.backend.Backend"
 AUTODIFF_CLASS = "ferrum.backend.Autodiff"
+DEVICE_CLASS = "ferrum._ferrum.Device"
+OPTIMIZER_CLASS = "ferrum.optim.base.Optimizer"
+MODULE_RECORD_CLASS = "ferrum.record.ModuleRecord"
+OPTIMIZER_RECORD_CLASS = "ferrum.record.OptimizerRecord"
+TRAIN_OUTPUT_CLASS = "ferrum.train.step.TrainOutput"
+# SupervisedTraining's builder methods that register metrics, and the splits each registers on.
+_METRIC_METHODS: dict[str, tuple[str, ...]] = {
+    "metrics": ("train", "valid"),
+    "metrics_text": ("train", "valid"),
+    "metric_train": ("train",),
+    "metric_train_numeric": ("train",),
+    "metric_valid": ("valid",),
+    "metric_valid_numeric": ("valid",),
+}
 
 # `@config` is `dataclass(frozen=True)`; mirrors the decorator's @dataclass_transform(frozen_default=True).
 _CONFIG_SPEC = DataclassTransformSpec(frozen_default=True)
@@ -146,7 +201,12 @@ def module_valid(ctx: MethodContext) -> Type:
 
 
 def training_launch(ctx: MethodContext) -> Type:
-    """``launch(Learner[M[Autodiff[I]]]) -> LearningResult[M[I]]``: the result holds ``model.valid()``."""
+    """``launch(Learner[M[Autodiff[I]]]) -> LearningResult[M[I]]``: the result holds ``model.valid()``.
+
+    Before that, the learner is checked against the run (``_check_launch``).
+    """
+    if isinstance(ctx.api, TypeChecker):
+        _check_launch(ctx, ctx.api)
     returned = get_proper_type(ctx.default_return_type)
     if not isinstance(returned, Instance) or len(returned.args) != 1:
         return ctx.default_return_type
@@ -155,6 +215,212 @@ def training_launch(ctx: MethodContext) -> Type:
         return ctx.default_return_type
     inner = model.copy_modified(args=[_strip_autodiff(arg) for arg in model.args])
     return returned.copy_modified(args=[inner])
+
+
+def _check_launch(ctx: MethodContext, api: TypeChecker) -> None:
+    """What Burn's bounds on ``Learner`` and ``SupervisedTraining`` reject, reported as type errors."""
+    learner = get_proper_type(ctx.arg_types[0][0]) if ctx.arg_types and ctx.arg_types[0] else None
+    if not (isinstance(learner, Instance) and learner.type.fullname == LEARNER_CLASS and learner.args):
+        return
+    model = get_proper_type(learner.args[0])
+    if not (isinstance(model, Instance) and model.type.has_base(MODULE_CLASS)):
+        return
+    plain = _plain_backend(model)
+    if plain is not None:
+        api.fail(
+            "launch trains the Learner's model on an autodiff backend"
+            f' (e.g. "Autodiff[{plain.type.name}]"), found "{model.type.name}[{plain.type.name}]"',
+            ctx.context,
+            code=codes.ARG_TYPE,
+        )
+        return
+    if any(isinstance(get_proper_type(arg), TypeVarType) for arg in model.args):
+        return  # a generic model: its backend is only known where the helper is called
+    loaders = get_proper_type(ctx.type)
+    batches = loaders.args if isinstance(loaders, Instance) and len(loaders.args) == 2 else None
+    train_item = _check_step(ctx, api, model, "train_step", batches[0] if batches else None)
+    inner = model.copy_modified(args=[_strip_autodiff(arg) for arg in model.args])
+    valid_item = _check_step(ctx, api, inner, "inference_step", batches[1] if batches else None)
+    items = {"train": train_item, "valid": valid_item}
+    for split_names, metric in _chained_metrics(ctx.context):
+        for split in split_names:
+            item = items[split]
+            if item is not None:
+                _check_metric(api, metric, item, split, ctx.context)
+
+
+def _check_step(
+    ctx: MethodContext, api: TypeChecker, model: Instance, method: str, batch: Type | None
+) -> Type | None:
+    """Check ``model.<method>`` against the loader's ``batch``; the step output (None: unknown)."""
+    name = _type_name(model, api)
+    burn = "TrainStep" if method == "train_step" else "InferenceStep"
+    if model.type.get(method) is None:
+        api.fail(
+            f"{name} has no {method}(batch) method: the Learner needs it"
+            f" (Burn's {burn}; see ferrum.train.step)",
+            ctx.context,
+            code=codes.ARG_TYPE,
+        )
+        return None
+    with api.msg.filter_errors():
+        bound = get_proper_type(api.expr_checker.analyze_external_member_access(method, model, ctx.context))
+    if not isinstance(bound, CallableType) or not bound.arg_types:
+        return None
+    returned = get_proper_type(bound.ret_type)
+    item: Type | None = bound.ret_type
+    if method == "train_step":
+        item = None
+        if isinstance(returned, Instance) and returned.type.fullname == TRAIN_OUTPUT_CLASS:
+            item = returned.args[0] if returned.args else None
+        elif not isinstance(returned, AnyType):
+            api.fail(
+                f"{name}.train_step must return a TrainOutput (TrainOutput(self, loss.backward(), item)),"
+                f" found {format_type(bound.ret_type, api.options)}",
+                ctx.context,
+                code=codes.ARG_TYPE,
+            )
+    if batch is not None and not is_subtype(batch, bound.arg_types[0]):
+        loader, where = (
+            ("dataloader_train", "training batches are on the autodiff backend the model trains on")
+            if method == "train_step"
+            else ("dataloader_valid", "validation runs model.valid(), on the inner backend")
+        )
+        api.fail(
+            f"{loader} yields {format_type(batch, api.options)}, but {name}.{method} takes"
+            f" {format_type(bound.arg_types[0], api.options)} ({where})",
+            ctx.context,
+            code=codes.ARG_TYPE,
+        )
+    return item if item is None else _synced(api, item, ctx.context)
+
+
+def _synced(api: TypeChecker, item: Type, context: Context) -> Type:
+    """What metrics see: ``item.sync()`` where the item has one (Burn's ``ItemLazy``)."""
+    proper = get_proper_type(item)
+    if not (isinstance(proper, Instance) and proper.type.get("sync") is not None):
+        return item
+    with api.msg.filter_errors():
+        sync = get_proper_type(api.expr_checker.analyze_external_member_access("sync", proper, context))
+    return sync.ret_type if isinstance(sync, CallableType) and not sync.arg_types else item
+
+
+def _chained_metrics(call: Context) -> list[tuple[tuple[str, ...], Expression]]:
+    """The metric arguments of the builder calls chained before ``.launch(...)``."""
+    found: list[tuple[tuple[str, ...], Expression]] = []
+    if not (isinstance(call, CallExpr) and isinstance(call.callee, MemberExpr)):
+        return found
+    expr = call.callee.expr
+    while isinstance(expr, CallExpr) and isinstance(expr.callee, MemberExpr):
+        splits = _METRIC_METHODS.get(expr.callee.name)
+        if splits is not None:
+            found.extend((splits, arg) for arg in expr.args)
+        expr = expr.callee.expr
+    return found
+
+
+def _check_metric(api: TypeChecker, metric: Expression, item: Type, split: str, context: Context) -> None:
+    """The metric's ``update`` must take the split's step output (Burn ties them through ``Adaptor``)."""
+    try:
+        metric_type = get_proper_type(api.lookup_type(metric))
+    except KeyError:
+        return
+    if not isinstance(metric_type, Instance) or metric_type.type.get("update") is None:
+        return
+    with api.msg.filter_errors():
+        update = get_proper_type(
+            api.expr_checker.analyze_external_member_access("update", metric_type, context)
+        )
+    if not isinstance(update, CallableType) or not update.arg_types:
+        return
+    if not is_subtype(item, update.arg_types[0]):
+        output = "training" if split == "train" else "validation"
+        api.fail(
+            f"{metric_type.type.name} cannot read the {output} step output {format_type(item, api.options)}:"
+            f" its update takes {format_type(update.arg_types[0], api.options)}"
+            " (Burn's Adaptor; see ferrum.train.metric.adaptor)",
+            metric,
+            code=codes.ARG_TYPE,
+        )
+
+
+def record_kind(ctx: MethodContext) -> Type:
+    """``load_record(record)``: a record of another module class, or another kind of owner, is an error."""
+    receiver = get_proper_type(ctx.type)
+    record = get_proper_type(ctx.arg_types[0][0]) if ctx.arg_types and ctx.arg_types[0] else None
+    if not (isinstance(receiver, Instance) and isinstance(record, Instance)):
+        return ctx.default_return_type
+    owner = receiver.type.name
+    made_by = get_proper_type(record.args[0]) if record.args else None
+    if record.type.fullname == MODULE_RECORD_CLASS and isinstance(made_by, Instance):
+        maker = made_by.type.name
+        if receiver.type.has_base(OPTIMIZER_CLASS):
+            ctx.api.fail(
+                f"{owner}.load_record takes an optimizer's record (optimizer.to_record()),"
+                f" found the record of a {maker} module ({maker}.into_record())",
+                ctx.context,
+                code=codes.ARG_TYPE,
+            )
+        elif receiver.type.has_base(MODULE_CLASS) and not (
+            receiver.type.has_base(made_by.type.fullname) or made_by.type.has_base(receiver.type.fullname)
+        ):
+            ctx.api.fail(
+                f"{owner}.load_record takes the record of a {owner}, found the record of a {maker}"
+                f" ({maker}.into_record(); Burn's Module::Record)",
+                ctx.context,
+                code=codes.ARG_TYPE,
+            )
+    elif record.type.fullname == OPTIMIZER_RECORD_CLASS and receiver.type.has_base(MODULE_CLASS):
+        ctx.api.fail(
+            f"{owner}.load_record takes the record of a {owner} (its into_record()),"
+            " found an optimizer's record (optimizer.to_record())",
+            ctx.context,
+            code=codes.ARG_TYPE,
+        )
+    return ctx.default_return_type
+
+
+def module_to_device(ctx: MethodContext) -> Type:
+    """``M[I].to_device(Device[Autodiff[I]]) -> M[Autodiff[I]]``: Burn's ``AutodiffModule::from_inner``."""
+    receiver = get_proper_type(ctx.type)
+    returned = get_proper_type(ctx.default_return_type)
+    device = get_proper_type(ctx.arg_types[0][0]) if ctx.arg_types and ctx.arg_types[0] else None
+    if not (
+        isinstance(receiver, Instance)
+        and receiver.type.has_base(MODULE_CLASS)
+        and isinstance(returned, Instance)
+        and returned.type is receiver.type
+        and isinstance(device, Instance)
+        and device.type.fullname == DEVICE_CLASS
+        and device.args
+    ):
+        return ctx.default_return_type
+    target = get_proper_type(device.args[0])
+    if not (isinstance(target, Instance) and target.type.fullname == AUTODIFF_CLASS and target.args):
+        return ctx.default_return_type
+    inner = get_proper_type(target.args[0])
+    args = [
+        target if isinstance(get_proper_type(arg), Instance) and get_proper_type(arg) == inner else arg
+        for arg in returned.args
+    ]
+    return returned.copy_modified(args=args)
+
+
+def _plain_backend(model: Instance) -> Instance | None:
+    """The first backend argument of ``model`` that is a plain backend (``NdArray``), if any."""
+    for arg in model.args:
+        backend = get_proper_type(arg)
+        if (
+            isinstance(backend, Instance)
+            and backend.type.has_base(BACKEND_CLASS)
+            and not backend.type.has_base(AUTODIFF_CLASS)
+        ):
+            return backend
+    return None
+
+
+def _type_name(model: Instance, api: TypeChecker) -> str:
+    return format_type(model, api.options).strip('"')
 
 
 def learner_model_on_autodiff(ctx: FunctionContext) -> Type:
@@ -194,7 +460,11 @@ _CLASS_DECORATOR_HOOKS: dict[str, _ClassHook] = {CONFIG_DECORATOR: dataclass_tag
 _MethodHook = Callable[[MethodContext], Type]
 # Method hooks are looked up by the receiver's class, so these match on the method name;
 # the hook itself checks that the receiver is a Module.
-_METHOD_NAME_HOOKS: dict[str, _MethodHook] = {"valid": module_valid}
+_METHOD_NAME_HOOKS: dict[str, _MethodHook] = {
+    "valid": module_valid,
+    "to_device": module_to_device,
+    "load_record": record_kind,
+}
 # Methods of one class, by fully qualified name.
 _METHOD_HOOKS: dict[str, _MethodHook] = {LAUNCH_METHOD: training_launch}
 _FunctionHook = Callable[[FunctionContext], Type]

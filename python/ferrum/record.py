@@ -26,7 +26,7 @@ import hashlib
 import os
 import secrets
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Device, FerrumError, Tensor
@@ -44,6 +44,7 @@ __all__ = [
     "FullPrecisionSettings",
     "HalfPrecisionSettings",
     "JsonGzFileRecorder",
+    "ModuleRecord",
     "NamedMpkBytesRecorder",
     "NamedMpkFileRecorder",
     "NamedMpkGzFileRecorder",
@@ -212,6 +213,29 @@ class OptimizerRecord(dict[str, Any]):
         >>> record = SgdConfig().init().to_record()
         >>> isinstance(record, OptimizerRecord), record == {}
         (True, True)
+    """
+
+
+ModuleT_co = TypeVar("ModuleT_co", covariant=True)
+
+
+class ModuleRecord(dict[str, Any], Generic[ModuleT_co]):
+    """A module's record, typed by the module that made it (Burn's ``Module::Record``).
+
+    ``Linear[B].into_record()`` is a ``ModuleRecord[Linear[B]]``: the nested
+    dict of the module's fields, ``{"id", "param"}`` per parameter. At run time
+    it is that dict; the type parameter lets mypy with ``ferrum.mypy`` reject
+    the record of another module type in ``load_record``, and a module's
+    record in an optimizer's ``load_record``, as Burn's compiler does. Records
+    read from files (a recorder's ``load``) are plain dicts, which any
+    ``load_record`` takes: their structure is checked when they are loaded.
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> from ferrum.nn import LinearConfig
+        >>> record = LinearConfig(2, 1).init(NdArray.device()).into_record()
+        >>> isinstance(record, ModuleRecord), sorted(record)
+        (True, ['bias', 'weight'])
     """
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, TypeVar
 
 import pytest
@@ -62,14 +63,16 @@ def test_a_plain_tensor_suggests_param_to_train_it() -> None:
     assert "w: Param[Tensor[B, D2]]" in message
 
 
-def test_declared_fields_and_constants_are_still_assignable() -> None:
+def test_declared_fields_and_constants_change_in_a_copy() -> None:
     model = Declared(LinearConfig(4, 2).init(DEVICE), 3)
-    model.fc1 = LinearConfig(4, 3).init(DEVICE)  # a declared field
-    # An undeclared constant holds no parameters: allowed, as before.
-    model.note = "hidden width"  # type: ignore[attr-defined]
-    model.sizes = [1, 2]  # type: ignore[attr-defined]
-    assert model.num_params() == 15
-    assert model.note == "hidden width"  # type: ignore[attr-defined]
+    # A built module is a value: assignment is refused (tests/module/test_sealed.py), replace copies.
+    with pytest.raises(dataclasses.FrozenInstanceError, match=r"module\.replace\(fc1=\.\.\.\)"):
+        model.fc1 = LinearConfig(4, 3).init(DEVICE)
+    with pytest.raises(dataclasses.FrozenInstanceError, match="takes no new attributes"):
+        model.note = "hidden width"  # type: ignore[attr-defined]
+    wider = model.replace(fc1=LinearConfig(4, 3).init(DEVICE), width=4)
+    assert (wider.num_params(), wider.width) == (15, 4)
+    assert (model.num_params(), model.width) == (10, 3)
 
 
 def test_an_init_that_assigns_declared_fields_works() -> None:

@@ -44,9 +44,7 @@ def with_affine(layer: Any, channels: int, device: Any) -> Any:
     """The layer with random gamma/beta, so the affine part is tested too."""
     gamma = Param(Tensor.from_floats(floats(channels, shift=1.0), device))
     beta = Param(Tensor.from_floats(floats(channels), device))
-    layer.gamma = gamma
-    layer.beta = beta
-    return layer
+    return layer.replace(gamma=gamma, beta=beta)
 
 
 # ------------------------------------------------------------------ BatchNorm
@@ -144,7 +142,7 @@ def test_batchnorm_config_and_shape_errors() -> None:
 @pytest.mark.parametrize("bias", [True, False])
 def test_layernorm_matches_numpy(shape: tuple[int, ...], bias: bool) -> None:
     layer: LayerNorm[Any] = LayerNormConfig(7).with_bias(bias).init(DEVICE)
-    layer.gamma = Param(Tensor.from_floats(floats(7, shift=1.0), DEVICE))
+    layer = layer.replace(gamma=Param(Tensor.from_floats(floats(7, shift=1.0), DEVICE)))
     x = floats(*shape, scale=4.0, shift=1.0).astype(np.float64)
     out = layer.forward(Tensor.from_floats(x.astype(np.float32), DEVICE))
     normalized = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
@@ -184,7 +182,7 @@ def test_layernorm_gradient_matches_finite_differences() -> None:
 
 def test_rmsnorm_matches_numpy() -> None:
     layer = RmsNormConfig(5).with_epsilon(1e-6).init(DEVICE)
-    layer.gamma = Param(Tensor.from_floats(floats(5, shift=1.0), DEVICE))
+    layer = layer.replace(gamma=Param(Tensor.from_floats(floats(5, shift=1.0), DEVICE)))
     x = floats(2, 3, 5, scale=2.0).astype(np.float64)
     out = layer.forward(Tensor.from_floats(x.astype(np.float32), DEVICE))
     expected = x / np.sqrt((x**2).mean(-1, keepdims=True) + 1e-6) * arr(layer.gamma.val())

@@ -83,7 +83,7 @@ def test_without_the_extra_the_error_says_what_to_install(
     monkeypatch.setitem(sys.modules, "safetensors", None)  # as if not installed
     with pytest.raises(ImportError, match=r"pip install 'ferrum-dl\[safetensors\]'"):
         mlp(DEVICE).save_into(SafetensorsStore.from_file(tmp_path / "m.safetensors"))
-    with pytest.raises(ImportError, match=r"needs the safetensors package"):
+    with pytest.raises(ImportError, match=r"SafetensorsStore needs safetensors"):
         SafetensorsStore.from_file(STORE_FIXTURES / "mlp.safetensors").keys()
 
 

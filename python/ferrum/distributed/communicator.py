@@ -33,6 +33,7 @@ from ferrum.distributed.gradients import sync_gradients as _sync_gradients
 from ferrum.distributed.module_sync import broadcast_module as _broadcast_module
 from ferrum.distributed.replicas import check_replicas as _check_replicas
 from ferrum.distributed.replicas import require_same as _require_same
+from ferrum.extras import require
 
 if TYPE_CHECKING:
     from mpi4py import MPI
@@ -80,14 +81,8 @@ class ReduceOp(enum.Enum):
 
 
 def _mpi() -> Any:
-    try:
-        from mpi4py import MPI
-    except ImportError as err:
-        raise ImportError(
-            "ferrum.distributed runs on MPI through mpi4py: pip install 'ferrum-dl[mpi]' "
-            "(brings mpi4py and an MPICH build), or mpi4py built against your cluster's MPI"
-        ) from err
-    return MPI
+    note = " (brings mpi4py and an MPICH build), or mpi4py built against your cluster's MPI"
+    return require("mpi4py.MPI", "ferrum.distributed (MPI)", "mpi", note)
 
 
 class Communicator:

@@ -35,12 +35,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 from typing_extensions import Self, dataclass_transform
 
 from ferrum._ferrum import Device, Float, Tensor
-from ferrum.backend import Backend
-from ferrum.module import declaration, display, tree
+from ferrum.backend import Autodiff, Backend
+from ferrum.module import declaration, display, sealed, tree
 from ferrum.module.call import CallForward
 from ferrum.module.param import Param, ParamId, RunningState
 from ferrum.module.record import into_record as _into_record
 from ferrum.module.record import load_record as _load_record
+from ferrum.record import ModuleRecord
 
 if TYPE_CHECKING:
     from ferrum.record import FileRecorder
@@ -129,6 +130,9 @@ class Module(tree.ModuleNode, Generic[B]):
         super().__init_subclass__(**kwargs)
         # repr=False keeps Module.__repr__ (the tree) unless the subclass writes its own.
         dataclasses.dataclass(eq=False, repr=False)(cls)
+        init = cls.__dict__.get("__init__")
+        if init is not None:
+            cls.__init__ = sealed.sealing(init)  # type: ignore[method-assign]
 
     if not TYPE_CHECKING:
         # Only at run time: a __setattr__ seen by type checkers would let them accept any attribute.
@@ -138,7 +142,45 @@ class Module(tree.ModuleNode, Generic[B]):
             # (no parameters, nothing trained or saved): refuse it, showing the field to declare.
             if name not in getattr(self, "__dataclass_fields__", ()) and declaration.holds_tree_value(value):
                 raise declaration.undeclared_error(self, name, value)
+            # Modules are values, as in Burn: once built, a field only changes in a copy.
+            if sealed.is_sealed(self):
+                raise sealed.sealed_error(self, name, "assign")
             object.__setattr__(self, name, value)
+
+        def __delattr__(self, name: str) -> None:
+            if sealed.is_sealed(self):
+                raise sealed.sealed_error(self, name, "delete")
+            object.__delattr__(self, name)
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with the fields in ``changes`` set: Burn's struct update ``Linear { bias: None, ..layer }``.
+
+        A built module refuses assignment (``layer.bias = None`` raises
+        ``dataclasses.FrozenInstanceError``): modules are values. ``replace``
+        is how to change one; the original is left as it was, and the other
+        fields (parameters included, with their ids) are shared with it.
+        ``__post_init__`` is not run again; ``dataclasses.replace(module, ...)``
+        builds the copy through the constructor instead (checked by mypy).
+
+        Raises:
+            TypeError: a name in ``changes`` is not a field of the module.
+
+        Example:
+            >>> from ferrum.backend import NdArray
+            >>> from ferrum.nn import LinearConfig
+            >>> layer = LinearConfig(4, 2).init(NdArray.device())
+            >>> no_bias = layer.replace(bias=None)
+            >>> no_bias.bias is None, layer.bias is not None, no_bias.weight is layer.weight
+            (True, True, True)
+        """
+        names = tree.field_names(self)
+        unknown = [name for name in changes if name not in names]
+        if unknown:
+            raise TypeError(
+                f"{type(self).__name__}.replace: no field named {', '.join(map(repr, unknown))};"
+                f" its fields are {', '.join(names) or 'none'}"
+            )
+        return tree.with_fields(self, changes)  # type: ignore[no-any-return]
 
     def _record_variant(self) -> tuple[str, int, Module[Any]] | None:
         """Burn's enum modules (``Activation``, ``Normalization``): the variant's name,
@@ -188,9 +230,15 @@ class Module(tree.ModuleNode, Generic[B]):
 
         return tree.rebuild(self, on_param, on_state)  # type: ignore[no-any-return]
 
-    def into_record(self) -> dict[str, Any]:
-        """Nested dict of ``{"id": str, "param": Tensor}`` per parameter; constants are left out."""
-        return _into_record(self)  # type: ignore[no-any-return]
+    def into_record(self) -> ModuleRecord[Self]:
+        """Nested dict of ``{"id": str, "param": Tensor}`` per parameter; constants are left out.
+
+        A ``ModuleRecord`` typed by this module (Burn's ``Module::Record``): mypy
+        with ``ferrum.mypy`` rejects it in another module type's ``load_record``.
+        """
+        record = _into_record(self)
+        # Enum modules' records (and None for constant modules) keep their own kind for the encoders.
+        return ModuleRecord(record) if type(record) is dict else record
 
     def load_record(self, record: Mapping[str, Any]) -> Self:
         """A new module holding the record's tensors and ids.
@@ -268,8 +316,15 @@ class Module(tree.ModuleNode, Generic[B]):
         """A copy on ``device`` whose parameters are fresh leaves (no link to any earlier graph)."""
         return self.to_device(device)
 
-    def to_device(self, device: Device[Any]) -> Self:
-        """A copy with every tensor moved to ``device``."""
+    def to_device(self, device: Device[B] | Device[Autodiff[B]]) -> Self:
+        """A copy with every tensor moved to ``device``, a device of the module's backend.
+
+        A module on a plain backend may also move to its autodiff backend
+        (Burn's ``AutodiffModule::from_inner``); mypy with ``ferrum.mypy``
+        types ``M[NdArray].to_device(Autodiff[NdArray].device())`` as
+        ``M[Autodiff[NdArray]]``. A device of any other backend is a type error,
+        as in Burn (``valid()`` gives a trained module on the inner backend).
+        """
         if not isinstance(device, Device):
             raise TypeError(f"to_device needs a Device, found {type(device).__name__}")
 

@@ -12,7 +12,6 @@ records of constants, as Burn does.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Mapping
 from typing import Any
@@ -21,7 +20,7 @@ import numpy as np
 
 from ferrum._ferrum import Device, Float, Tensor, TensorData
 from ferrum.module.param import Param, ParamId, RunningState
-from ferrum.module.tree import is_module, is_tree_node, join, node_fields
+from ferrum.module.tree import is_module, is_tree_node, join, node_fields, with_fields
 from ferrum.record import Some, SomeConstant, _Variant
 
 __all__ = ["into_record", "load_record"]
@@ -141,10 +140,7 @@ def _load_module(module: Any, record: object, path: str) -> Any:
             kind = type(value).__name__
             raise ValueError(f"record has no value for '{sub}' (None), but {name}.{field} is a {kind}")
         loaded[field] = load_record(value, rec, sub)
-    new = copy.copy(module)
-    for field, value in loaded.items():
-        object.__setattr__(new, field, value)
-    return new
+    return with_fields(module, loaded)
 
 
 def _load_variant(module: Any, record: object, path: str) -> Any:
@@ -163,9 +159,7 @@ def _load_variant(module: Any, record: object, path: str) -> Any:
     if len(fields) != 1:
         owner = type(module).__name__
         raise TypeError(f"{owner} is an enum module: it holds its variant in exactly one field")
-    new = copy.copy(module)
-    object.__setattr__(new, fields[0][0], load_record(inner, rec, join(path, name)))
-    return new
+    return with_fields(module, {fields[0][0]: load_record(inner, rec, join(path, name))})
 
 
 def _leaf(record: object, current: Tensor[Any, Any, Any], pid: ParamId, where: str) -> tuple[Any, ParamId]:

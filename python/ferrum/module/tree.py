@@ -11,12 +11,23 @@ from __future__ import annotations
 import copy
 import dataclasses
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ferrum.module.param import Param, RunningState
 
-__all__ = ["Leaf", "ModuleNode", "is_module", "is_tree_node", "join", "leaves", "node_fields", "rebuild"]
+__all__ = [
+    "Leaf",
+    "ModuleNode",
+    "field_names",
+    "is_module",
+    "is_tree_node",
+    "join",
+    "leaves",
+    "node_fields",
+    "rebuild",
+    "with_fields",
+]
 
 Leaf = Param[Any] | RunningState[Any]
 
@@ -111,6 +122,24 @@ def _shape(cls: type[Any]) -> _Shape:
 _MISSING = object()
 
 
+def field_names(module: ModuleNode) -> tuple[str, ...]:
+    """The names of every field of ``module``'s class (tree nodes and constants), in declaration order."""
+    return _shape(type(module)).names
+
+
+def with_fields(node: Any, changes: Mapping[str, object]) -> Any:
+    """A shallow copy of the module ``node`` whose fields in ``changes`` hold the new values.
+
+    The one way code in ferrum changes a built module's fields: a built module
+    refuses assignment (``Module.__setattr__``), so the copy's fields are set
+    here, before anyone else holds it. ``node`` is left as it was.
+    """
+    new = _shallow_copy(node)
+    for name, value in changes.items():
+        object.__setattr__(new, name, value)
+    return new
+
+
 def node_fields(module: ModuleNode) -> list[tuple[str, object]]:
     """The (name, value) of every field of ``module`` that belongs to the tree, in declaration order."""
     found: list[tuple[str, object]] = []
@@ -165,10 +194,10 @@ def rebuild(node: Any, on_param: OnParam, on_state: OnState = _copy_state, path:
     if isinstance(node, RunningState):
         return on_state(path, node)
     if is_module(node):
-        new = _shallow_copy(node)
-        for name, value in node_fields(node):
-            object.__setattr__(new, name, rebuild(value, on_param, on_state, join(path, name)))
-        return new
+        changes = {
+            name: rebuild(value, on_param, on_state, join(path, name)) for name, value in node_fields(node)
+        }
+        return with_fields(node, changes)
     if isinstance(node, (list, tuple)):
         items = [rebuild(item, on_param, on_state, join(path, str(i))) for i, item in enumerate(node)]
         return items if isinstance(node, list) else tuple(items)

@@ -145,6 +145,8 @@ class MaxPool2dConfig:
         >>> from ferrum.nn.pool import MaxPool2dConfig
         >>> MaxPool2dConfig((2, 2)).with_stride((1, 1)).init().stride
         (1, 1)
+        >>> MaxPool2dConfig((2, 2)).with_strides((1, 2)).stride  # Burn's name of the builder
+        (1, 2)
     """
 
     kernel_size: tuple[int, int]
@@ -162,6 +164,10 @@ class MaxPool2dConfig:
             # Burn's `new` sets the stride to the kernel size; a file then always holds one.
             object.__setattr__(self, "stride", self.kernel_size)
         check_pair("MaxPool2dConfig", "dilation", self.dilation)
+
+    def with_strides(self, strides: tuple[int, int]) -> MaxPool2dConfig:
+        """A copy with ``stride`` set to ``strides``: Burn's builder, named after Burn's field ``strides``."""
+        return dataclasses.replace(self, stride=strides)
 
     def init(self) -> MaxPool2d:
         """The layer (it has no parameters, so no device)."""
@@ -294,6 +300,10 @@ class AvgPool2dConfig:
         if self.stride is None:
             # Burn's `new` sets the stride to the kernel size; a file then always holds one.
             object.__setattr__(self, "stride", self.kernel_size)
+
+    def with_strides(self, strides: tuple[int, int]) -> AvgPool2dConfig:
+        """A copy with ``stride`` set to ``strides``: Burn's builder, named after Burn's field ``strides``."""
+        return dataclasses.replace(self, stride=strides)
 
     def init(self) -> AvgPool2d:
         """The layer (it has no parameters, so no device)."""

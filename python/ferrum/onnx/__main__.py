@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ferrum.extras import run_main
 from ferrum.onnx.codegen import generate
 from ferrum.onnx.errors import OnnxError
 
@@ -28,4 +29,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -30,6 +30,7 @@ from typing import Any, Generic, TypeVar
 from typing_extensions import Self
 
 from ferrum._ferrum import Device, FerrumError, Float, Tensor
+from ferrum.backend import Autodiff
 from ferrum.module import Module, ParamId
 from ferrum.optim.checks import check_learning_rate
 from ferrum.optim.clipping import GradientClipping
@@ -38,7 +39,8 @@ from ferrum.record import OptimizerRecord, rank_problem
 
 __all__ = ["Optimizer"]
 
-M = TypeVar("M", bound=Module[Any])
+# Burn's Optimizer<M, B: AutodiffBackend>: the stepped module is on an autodiff backend.
+M = TypeVar("M", bound="Module[Autodiff[Any]]")
 S = TypeVar("S")
 
 FloatTensor = Tensor[Any, Any, Float]
@@ -65,6 +67,8 @@ class Optimizer(abc.ABC, Generic[S]):
         """The module with every parameter that has a gradient in ``grads`` updated.
 
         The returned module keeps the parameter ids; the old module is unchanged.
+        ``module`` is typed on an autodiff backend, as in Burn: stepping the
+        inner-backend copy (``model.valid()``) is a type error.
         """
         rate = check_learning_rate(lr)
         if not isinstance(module, Module):

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ferrum._ferrum import Float, Gradients, Tensor
+from ferrum.backend import Autodiff
 from ferrum.module import Module, ParamId
 
 __all__ = ["GradientsParams"]
@@ -52,18 +53,22 @@ class GradientsParams:
         self._grads: dict[ParamId, FloatTensor] = {}
 
     @staticmethod
-    def from_grads(grads: Gradients, module: Module[Any]) -> GradientsParams:
+    def from_grads(grads: Gradients, module: Module[Autodiff[Any]]) -> GradientsParams:
         """The gradient of every parameter of ``module`` that ``grads`` holds.
 
         Parameters that are not trained (``require_grad`` off) or that the
-        loss does not depend on have no gradient and are left out.
+        loss does not depend on have no gradient and are left out. ``module``
+        is typed on an autodiff backend (Burn's ``AutodiffModule``): the
+        inner-backend copy ``model.valid()`` has no gradients to collect.
         """
         if not isinstance(grads, Gradients):
             raise TypeError(f"from_grads needs the Gradients of backward(), found {type(grads).__name__}")
         return GradientsParams._collect(grads, module, None)
 
     @staticmethod
-    def from_params(grads: Gradients, module: Module[Any], params: list[ParamId]) -> GradientsParams:
+    def from_params(
+        grads: Gradients, module: Module[Autodiff[Any]], params: list[ParamId]
+    ) -> GradientsParams:
         """As ``from_grads``, for the listed parameters of ``module`` only."""
         return GradientsParams._collect(grads, module, set(params))
 

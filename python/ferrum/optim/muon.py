@@ -52,6 +52,7 @@ from typing import Any, TypeVar
 from typing_extensions import Self
 
 from ferrum._ferrum import Device, ShapeError, Tensor
+from ferrum.backend import Autodiff
 from ferrum.config import config
 from ferrum.module import Module
 from ferrum.optim import record
@@ -64,7 +65,7 @@ from ferrum.optim.momentum import MomentumConfig
 
 __all__ = ["AdjustLrFn", "Muon", "MuonConfig", "MuonState"]
 
-M = TypeVar("M", bound=Module[Any])
+M = TypeVar("M", bound="Module[Autodiff[Any]]")
 
 
 class AdjustLrFn(enum.Enum):

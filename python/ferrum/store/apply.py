@@ -15,7 +15,7 @@ import numpy as np
 from ferrum._ferrum import DType, Tensor
 from ferrum.module.param import Param, ParamId, RunningState
 from ferrum.module.tree import Leaf, is_module, join, node_fields, rebuild
-from ferrum.store.adapter import ModuleAdapter
+from ferrum.store.adapter import ModuleAdapter, PyTorchToBurnAdapter
 from ferrum.store.filter import PathFilter
 from ferrum.store.remap import KeyRemapper
 from ferrum.store.result import ApplyError, ApplyResult, StoreError
@@ -116,7 +116,7 @@ def load_into(module: Any, store: StoreOptions) -> tuple[Any, ApplyResult]:
             )
         )
         current = _value(leaf)
-        error = _load_one(snap, current, loaded)
+        error = _load_one(snap, current, loaded, store.from_adapter)
         if error is None:
             result.applied.append(path)
         else:
@@ -155,10 +155,12 @@ def _load_one(
     snap: TensorSnapshot,
     current: Tensor[Any, Any, Any],
     loaded: dict[str, tuple[Tensor[Any, Any, Any], ParamId | None]],
+    adapter: ModuleAdapter,
 ) -> ApplyError | None:
     expected = tuple(current.dims())
     if snap.shape != expected:
-        return ApplyError("shape", snap.path, f"expected shape {list(expected)}, found {list(snap.shape)}")
+        message = f"expected shape {list(expected)}, found {list(snap.shape)}"
+        return ApplyError("shape", snap.path, message + _transpose_hint(snap, expected, adapter))
     try:
         values = snap.to_numpy()
     except (StoreError, ValueError, OSError) as err:
@@ -171,6 +173,24 @@ def _load_one(
     # One copy, whatever the strides (a transposed or memory-mapped view), into the module's dtype.
     loaded[snap.path] = (Tensor.from_numpy(values, current.device(), dtype=current.dtype), pid)
     return None
+
+
+def _transpose_hint(snap: TensorSnapshot, expected: tuple[int, ...], adapter: ModuleAdapter) -> str:
+    """What to do when the file holds the transpose of a matrix: most often a PyTorch ``Linear`` weight."""
+    if len(expected) != 2 or snap.shape != expected[::-1]:
+        return ""
+    if snap.container != "Linear" or snap.name != "weight":
+        return " (the file holds its transpose)"
+    if isinstance(adapter, PyTorchToBurnAdapter):
+        # The adapter transposed a weight that was in Burn's layout already.
+        return (
+            " (after PyTorchToBurnAdapter transposed it: the file holds Burn's layout [d_input, d_output];"
+            " load it without the adapter)"
+        )
+    return (
+        " (its transpose: PyTorch stores a Linear weight as [d_output, d_input]; load PyTorch's layout"
+        " with .with_from_adapter(PyTorchToBurnAdapter()))"
+    )
 
 
 def _listed(paths: list[str]) -> str:

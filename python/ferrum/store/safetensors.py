@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from ferrum.extras import require
 from ferrum.store.atomic import write_atomically
 from ferrum.store.base import MetadataStore
 from ferrum.store.result import StoreError
@@ -27,14 +28,8 @@ __all__ = ["SafetensorsStore"]
 
 
 def _safetensors() -> Any:
-    try:
-        import safetensors  # noqa: F401  (the NumPy API lives in safetensors.numpy)
-        from safetensors import numpy as st_numpy
-    except ImportError:
-        raise ImportError(
-            "SafetensorsStore needs the safetensors package: pip install 'ferrum-dl[safetensors]'"
-        ) from None
-    return st_numpy
+    # The NumPy API lives in safetensors.numpy.
+    return require("safetensors.numpy", "SafetensorsStore", "safetensors")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -71,7 +71,7 @@ def main(mode: str) -> None:
             model = optim.step(1e-2, model, comm.sync_gradients(grads))
             if comm.rank == 1 and step == 1:
                 assert model.bias is not None
-                model.bias = model.bias.map(lambda tensor: tensor + 0.2)
+                model = model.replace(bias=model.bias.map(lambda tensor: tensor + 0.2))
         comm.check_replicas(model, when="after epoch 1")
     print(f"rank {comm.rank} finished without noticing", flush=True)
 

@@ -18,7 +18,7 @@ def test_without_psutil_construction_says_how_to_install(
 ) -> None:
     monkeypatch.setitem(sys.modules, "psutil", None)  # makes `import psutil` fail
     with pytest.raises(
-        ImportError, match=r"needs psutil: install it with pip install 'ferrum-dl\[sys-metrics\]'"
+        ImportError, match=r"needs psutil: pip install 'ferrum-dl\[sys-metrics\]'"
     ):
         metric()
 

@@ -9,10 +9,10 @@ its ``sys-metrics`` feature. Without it, constructing one raises an
 from __future__ import annotations
 
 import abc
-import importlib
 import time
 from types import ModuleType
 
+from ferrum.extras import require
 from ferrum.train.metric.base import MetricEntry, NumericEntry
 
 __all__ = ["SystemMetric", "require_psutil"]
@@ -22,19 +22,13 @@ REFRESH_SECONDS = 0.2
 
 
 def require_psutil(metric: str) -> ModuleType:
-    """The ``psutil`` module, or an ``ImportError`` saying that ``metric`` needs it and how to install it.
+    """The ``psutil`` module, or ``ferrum.extras.MissingExtraError`` saying that ``metric`` needs it.
 
     Example:
         >>> require_psutil("CPU Usage").__name__
         'psutil'
     """
-    try:
-        return importlib.import_module("psutil")
-    except ImportError:
-        raise ImportError(
-            f"the {metric} metric needs psutil: install it with pip install 'ferrum-dl[sys-metrics]' "
-            "(or pip install psutil)"
-        ) from None
+    return require("psutil", f"the {metric} metric", "sys-metrics", " (or pip install psutil)")
 
 
 class SystemMetric(abc.ABC):
@@ -91,6 +85,17 @@ class SystemMetric(abc.ABC):
     def running_value(self) -> NumericEntry:
         """The last reading (a system reading has no epoch aggregate)."""
         return NumericEntry(self._value)
+
+    def __getstate__(self) -> dict[str, object]:
+        # A module cannot be pickled or deep-copied; the copy imports psutil again
+        # (the Learner copies a metric for the validation split).
+        state = dict(self.__dict__)
+        del state["_psutil"]
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._psutil = require_psutil(self._name)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

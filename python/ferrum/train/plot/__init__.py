@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ferrum.extras import require
 from ferrum.train.logger import log_file_name
 from ferrum.train.metric.base import NumericEntry
 from ferrum.train.safe_open import create_no_follow
@@ -109,8 +110,10 @@ def write_plots(
 ) -> list[Path]:
     """Draw every numeric metric logged under ``directory`` (or only ``names``); the files written.
 
-    ``last_epoch`` leaves later (still running) epochs out. ``ImportError`` when matplotlib is missing.
+    ``last_epoch`` leaves later (still running) epochs out. ``ferrum.extras.MissingExtraError``
+    (an ``ImportError``) when matplotlib is missing.
     """
+    require("matplotlib", "plotting the metrics", "plot")
     from matplotlib.figure import Figure
 
     history = read_history(directory, last_epoch)

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ferrum.extras import run_main
 from ferrum.train.plot import read_history, write_plots
 
 
@@ -27,15 +28,11 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    try:
-        written = write_plots(directory)
-    except ImportError:
-        print("error: plotting needs matplotlib: pip install 'ferrum-dl[plot]'", file=sys.stderr)
-        return 1
+    written = write_plots(directory)  # without matplotlib: one line from run_main, status 1
     for path in written:
         print(path)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

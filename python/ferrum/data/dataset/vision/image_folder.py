@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ferrum.data.dataset.base import Dataset
+from ferrum.extras import require
 
 __all__ = [
     "SUPPORTED_FILES",
@@ -52,9 +53,6 @@ SUPPORTED_FILES: tuple[str, ...] = ("bmp", "jpg", "jpeg", "png")
 """The image file extensions the dataset reads, as Burn's list (matched without regard to case)."""
 
 _BBOX_MIN_NUM_VALUES = 4
-_PILLOW_HINT = (
-    "ImageFolderDataset decodes images with Pillow, which is not installed: pip install 'ferrum-dl[vision]'"
-)
 
 PathLike: TypeAlias = Union[str, "os.PathLike[str]"]
 
@@ -300,11 +298,7 @@ class _Raw:
 
 def _pillow() -> ModuleType:
     """``PIL.Image``, imported on first use."""
-    try:
-        from PIL import Image
-    except ImportError as err:
-        raise ImportError(_PILLOW_HINT) from err
-    return Image
+    return require("PIL.Image", "ImageFolderDataset (decoding images with Pillow)", "vision")
 
 
 def _extension(path: Path) -> str:
