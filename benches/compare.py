@@ -74,7 +74,11 @@ importable), ``--torch-threads N`` (default 2, the machine's cores),
 ``--repeat N`` (N passes over the rows, then each row's median ratios and
 their spread: on a shared machine one pass can swing a row by 1.5x),
 ``--memory`` (run the peak-memory check, also in quick mode or with
-``--only``; once, after the passes). PyTorch runs with
+``--only``; once, after the passes), ``--json PATH`` (write each row's
+figures, the settings and the machine, in the format of the scripts on
+``harness.py``; with ``--repeat``, medians over the passes),
+``--compare-with OLD.json`` (after the tables, new/old per row and figure
+against an earlier ``--json`` file). PyTorch runs with
 ``torch.set_num_threads(N)`` and under ``torch.no_grad()`` except for the
 autodiff rows.
 
@@ -89,7 +93,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import platform
 import statistics
 import sys
 from typing import Any
@@ -122,14 +125,15 @@ from compare_matmul import (
     pass_percentiles,
     percentile_rows,
 )
-from compare_memory import memory_report
+from compare_memory import TITLE as MEMORY_TITLE
+from compare_memory import memory_metrics, memory_report
 from compare_reduce import reduce_workloads
 from compare_sequence import sequence_cases
 from compare_torch import load_torch
 from compare_training import autodiff_workloads, training_workloads
 from ferrum import Tensor
 from ferrum.backend import Autodiff, NdArray
-from harness import cpu_model
+from harness import Report, Stats, add_report_args, machine
 
 MICRO = "\u00b5s"
 
@@ -167,14 +171,12 @@ def load_average() -> str:
 
 
 def machine_info(torch: Any, settings: Settings, has_autodiff: bool) -> list[str]:
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count() or 0
+    host = machine()
     lines = [
-        f"cpu: {cpu_model()}",
-        f"cores: {os.cpu_count()} logical, {usable} usable by this process; load average {load_average()}",
-        f"python: {platform.python_version()} ({sys.executable})",
+        f"cpu: {host['cpu']}",
+        f"cores: {host['cores']} logical, {host['usable_cores']} usable by this process; "
+        f"load average {load_average()}",
+        f"python: {host['python']} ({sys.executable})",
         f"ferrum: {ferrum.__version__} ({os.path.dirname(ferrum.__file__)}); "
         f"autodiff: {'yes' if has_autodiff else 'no (autodiff rows skipped)'}",
         f"numpy: {np.__version__}{_blas_note()}",
@@ -284,14 +286,23 @@ def rate_rows(results: list[Result]) -> list[tuple[str, ...]]:
     """GF/s or GB/s of each row that states its flops or bytes, from its best-round times."""
     rows: list[tuple[str, ...]] = []
     for r in results:
-        work, unit = (r.flops, "GF/s") if r.flops else (r.nbytes, "GB/s")
+        work, unit = _work(r)
         if not work:
             continue
-        # work per microsecond / 1e3 = giga-units per second
-        times = [r.times_us.get(framework) for framework in FRAMEWORKS]
-        cells = tuple("-" if t is None or t <= 0 else f"{work / t / 1e3:.1f}" for t in times)
+        rates = [_rate(work, r.times_us.get(framework)) for framework in FRAMEWORKS]
+        cells = tuple("-" if rate is None else f"{rate:.1f}" for rate in rates)
         rows.append((r.name, *cells, unit))
     return rows
+
+
+def _work(result: Result) -> tuple[int, str]:
+    """What one call of a row does, and the unit of its rate: flops (GF/s), else bytes read (GB/s)."""
+    return (result.flops, "GF/s") if result.flops else (result.nbytes, "GB/s")
+
+
+def _rate(work: int, time_us: float | None) -> float | None:
+    # work per microsecond / 1e3 = giga-units per second
+    return None if time_us is None or time_us <= 0 else work / time_us / 1e3
 
 
 def print_percentiles(title: str, named: list[tuple[str, dict[str, CallRates]]]) -> None:
@@ -327,6 +338,29 @@ def summary_rows(passes: list[list[Result]]) -> list[tuple[str, ...]]:
     return rows
 
 
+def report_rows(report: Report, passes: list[list[Result]]) -> None:
+    """Each main-table row into ``report``: per framework its microseconds per call
+    (``ferrum us``) and, for rows that state their work, its rate (``ferrum GF/s``),
+    and the ratios ``numpy/ferrum`` and ``torch/ferrum``; with several passes, the
+    median time over the passes and the median of the per-pass ratios (as the
+    summary table). Rows with single calls keep their statistics (ferrum's calls)."""
+    for i, first in enumerate(passes[0]):
+        results = [p[i] for p in passes]
+        metrics: dict[str, float | None] = {}
+        for framework in FRAMEWORKS:
+            times = [r.times_us[framework] for r in results if framework in r.times_us]
+            metrics[f"{framework} us"] = statistics.median(times) if times else None
+        for other in (NUMPY, TORCH):
+            ratios = [x for x in (_ratio(r.times_us, other) for r in results) if x is not None]
+            metrics[f"{other}/ferrum"] = statistics.median(ratios) if ratios else None
+        work, unit = _work(first)
+        if work:
+            for framework in FRAMEWORKS:
+                metrics[f"{framework} {unit}"] = _rate(work, metrics[f"{framework} us"])
+        calls = [ns / 1e9 for r in results for ns in r.calls_ns.get(FERRUM, [])]
+        report.add(first.name, metrics, Stats(calls) if calls else None)
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -351,6 +385,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="measure the peak RSS of guide CNN training steps, each framework in a fresh process "
         "(default: in full runs without --only)",
     )
+    add_report_args(parser)
     return parser.parse_args(argv)
 
 
@@ -381,7 +416,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"no workload matches --only {only!r}", file=sys.stderr)
             return 2
 
+    report = Report(
+        "compare",
+        {
+            "quick": settings.quick,
+            "only": only,
+            "repeat": args.repeat,
+            "memory": memory,
+            "numpy": np.__version__,
+            "torch": None if torch is None else str(torch.__version__),
+            "torch_threads": args.torch_threads,
+        },
+    )
     passes = [run_pass(workloads, torch, settings, n + 1, args.repeat) for n in range(args.repeat)]
+    if workloads:
+        report_rows(report, passes)
     if args.repeat > 1 and workloads:
         print(f"median over {args.repeat} passes: each row's median ratio, then its per-pass lowest-highest")
         print_table(SUMMARY_HEADER, SUMMARY_WIDTHS, summary_rows(passes))
@@ -392,11 +441,14 @@ def main(argv: list[str] | None = None) -> int:
         )
     failed = any(r.note for results in passes for r in results)
     if memory:
-        lines, ok = memory_report(settings.memory_steps, torch is not None, args.torch_threads)
+        lines, ok, found = memory_report(settings.memory_steps, torch is not None, args.torch_threads)
         print("\n".join(lines))
         print()
         failed = failed or not ok
+        for framework, figures in found.items():
+            report.add(f"{MEMORY_TITLE} {framework}", memory_metrics(figures))
     print(f"load average at the end: {load_average()}")
+    report.finish(args)
     return 1 if failed else 0
 
 

@@ -136,11 +136,20 @@ def _mib(kib: int) -> str:
     return f"{kib / 1024:.1f}"
 
 
+def memory_metrics(memory: Memory) -> dict[str, float]:
+    """One child's figures in MiB, as the table shows them."""
+    return {
+        "before MiB": memory.before_kib / 1024,
+        "peak MiB": memory.peak_kib / 1024,
+        "growth MiB": memory.growth_kib / 1024,
+    }
+
+
 WIDTHS = (10, 9, 9, 9)
 
 
-def memory_report(steps: int, with_torch: bool, threads: int) -> tuple[list[str], bool]:
-    """The peak-memory section's lines, and whether every child gave its figures."""
+def memory_report(steps: int, with_torch: bool, threads: int) -> tuple[list[str], bool, dict[str, Memory]]:
+    """The peak-memory section's lines, whether every child gave its figures, and the figures."""
     lines = [
         f"{TITLE}: {steps} steps, each framework in a fresh process",
         "(MiB; before: RSS after imports, model and data; peak: VmHWM over the steps; growth: peak - before)",
@@ -165,7 +174,7 @@ def memory_report(steps: int, with_torch: bool, threads: int) -> tuple[list[str]
         ratio = found[TORCH].peak_kib / found[FERRUM].peak_kib
         growth = found[TORCH].growth_kib / max(found[FERRUM].growth_kib, 1)
         lines.append(f"torch/ferrum peak: {ratio:.2f}x, growth: {growth:.2f}x (above 1: ferrum holds less)")
-    return lines, ok
+    return lines, ok, found
 
 
 if __name__ == "__main__":

@@ -4,20 +4,22 @@
     mpiexec -n 2 python benches/distributed.py          # 2 ranks
     RAYON_NUM_THREADS=1 mpiexec -n 2 python benches/distributed.py   # one engine thread per rank
 
-Rank 0 prints one line per measurement (medians over rounds). Throughput is
+Rank 0 prints one line per measurement (medians over rounds, every rank starting each
+round together; the all-reduce through tensors and the MPI exchange alone take turns,
+see ``harness.alternate``), and with ``--json PATH`` writes the rows with the machine
+(``--compare-with OLD.json``: new/old against an earlier run). Throughput is
 weak scaling: every rank trains on its own batch of the given size, the
 gradients averaged over ranks each step (``Communicator.sync_gradients``),
 so samples/s counts every rank's samples. docs/distributed.md has the
-figures for this machine and what they imply for N machines.
+figures for this machine and what they imply for N machines. ``--tiny`` is the
+smoke run the tests use (one round, the 1 MB all-reduce only).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,35 +30,37 @@ from ferrum.backend import Autodiff, NdArray
 from ferrum.distributed import Communicator
 from ferrum.nn.transformer import TransformerEncoderConfig, TransformerEncoderInput
 from ferrum.optim import AdamConfig, GradientsParams
+from harness import Measure, Report, Stats, Thunk, add_report_args, alternate, time_call
 
 B = Autodiff[NdArray]
 
 
-def timed(step: Callable[[], None], comm: Communicator, rounds: int) -> list[float]:
-    """Seconds per call of ``step``, every rank starting each round together."""
-    step()
-    times = []
-    for _ in range(rounds):
+def together(comm: Communicator) -> Measure:
+    """A ``Measure``: the seconds of one call, every rank starting it together (after a barrier)."""
+
+    def measure(fn: Thunk) -> float:
         comm.barrier()
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return times
+        return time_call(fn)
+
+    return measure
 
 
-def all_reduce_cost(comm: Communicator, megabytes: float, rounds: int) -> tuple[float, float]:
-    """Median seconds to all-reduce ``megabytes`` of f32: through tensors, and the MPI exchange alone."""
+def all_reduce_cost(comm: Communicator, megabytes: float, rounds: int) -> dict[str, Stats]:
+    """Seconds to all-reduce ``megabytes`` of f32, through tensors (``"tensors"``) and the MPI
+    exchange alone (``"exchange"``), the two taking turns round by round."""
     count = int(megabytes * 2**20 / 4)
     tensor = Tensor.from_numpy(np.ones(count, np.float32), NdArray.device())
-    with_tensors = timed(lambda: _discard(comm.all_reduce(tensor)), comm, rounds)
     buffer = np.ones(count, np.float32)
     out = np.empty_like(buffer)
-    exchange = timed(lambda: comm._wait(comm._comm.Iallreduce(buffer, out), "bench"), comm, rounds)
-    return statistics.median(with_tensors), statistics.median(exchange)
-
-
-def _discard(_: object) -> None:
-    pass
+    return alternate(
+        {
+            "tensors": lambda: comm.all_reduce(tensor),
+            "exchange": lambda: comm._wait(comm._comm.Iallreduce(buffer, out), "bench"),
+        },
+        rounds,
+        warmup=1,
+        measure=together(comm),
+    )
 
 
 def guide_cnn(batch: int) -> tuple[Any, Callable[[Any], Any], Any]:
@@ -84,8 +88,11 @@ def encoder(batch: int) -> tuple[Any, Callable[[Any], Any], Any]:
     return model, loss, batch
 
 
-def throughput(comm: Communicator, make: Callable[[int], Any], batch: int, steps: int, rounds: int) -> float:
-    """Samples per second over all ranks, median over rounds of ``steps`` training steps."""
+def throughput(
+    comm: Communicator, make: Callable[[int], Any], batch: int, steps: int, rounds: int
+) -> tuple[float, Stats]:
+    """Samples per second over all ranks (median over rounds of ``steps`` training steps), and the
+    rounds' seconds."""
     model, loss, batch = make(batch)
     model = comm.broadcast_module(model)
     optim = AdamConfig().init()
@@ -98,28 +105,39 @@ def throughput(comm: Communicator, make: Callable[[int], Any], batch: int, steps
             m = optim.step(1e-4, m, comm.sync_gradients(grads))
         state["model"] = m
 
-    seconds = statistics.median(timed(run, comm, rounds))
-    return float(comm.size * batch * steps / seconds)
+    stats = alternate({"train": run}, rounds, warmup=1, measure=together(comm))["train"]
+    return float(comm.size * batch * steps / stats.median), stats
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run (1 round, 1 MB)")
+    add_report_args(parser)
     args = parser.parse_args()
+    rounds, sizes = (1, (1,)) if args.tiny else (args.rounds, (1, 10, 100))
     comm = Communicator()
     threads = os.environ.get("RAYON_NUM_THREADS", "all")
+    report = Report("distributed", {"rounds": rounds, "ranks": comm.size, "threads/rank": threads})
 
     def say(text: str) -> None:
         if comm.is_main:
             print(f"ranks {comm.size}  threads/rank {threads}  {text}", flush=True)
 
     if comm.size > 1:
-        for mb in (1, 10, 100):
-            full, exchange = all_reduce_cost(comm, mb, args.rounds)
-            say(f"all_reduce {mb:>3} MB: {full * 1e3:8.2f} ms (MPI exchange alone {exchange * 1e3:8.2f} ms)")
-    say(f"guide CNN, batch 64/rank: {throughput(comm, guide_cnn, 64, 10, args.rounds):8.0f} samples/s")
-    rate = throughput(comm, encoder, 16, 2, args.rounds)
+        for mb in sizes:
+            cost = all_reduce_cost(comm, mb, rounds)
+            full, exchange = cost["tensors"].median * 1e3, cost["exchange"].median * 1e3
+            say(f"all_reduce {mb:>3} MB: {full:8.2f} ms (MPI exchange alone {exchange:8.2f} ms)")
+            report.add(f"all_reduce {mb} MB", {"ms": full, "exchange ms": exchange}, cost["tensors"])
+    rate, stats = throughput(comm, guide_cnn, 64, 10, rounds)
+    say(f"guide CNN, batch 64/rank: {rate:8.0f} samples/s")
+    report.add("guide CNN, batch 64/rank", {"samples/s": rate}, stats)
+    rate, stats = throughput(comm, encoder, 16, 2, rounds)
     say(f"encoder d256 L4 s128, batch 16/rank: {rate:8.1f} samples/s")
+    report.add("encoder d256 L4 s128, batch 16/rank", {"samples/s": rate}, stats)
+    if comm.is_main:
+        report.finish(args)
 
 
 if __name__ == "__main__":

@@ -123,6 +123,32 @@ def mean_over(min_s: float) -> Measure:
     return measure
 
 
+def median_of(calls: int, warmup: int = 1) -> Measure:
+    """A ``Measure``: after ``warmup`` untimed calls, the median seconds of
+    ``calls`` calls of ``fn`` timed one by one (a round of a few long calls)."""
+    if calls < 1:
+        raise ValueError(f"calls must be at least 1, got {calls}")
+
+    def measure(fn: Thunk) -> float:
+        for _ in range(warmup):
+            fn()
+        return statistics.median(time_call(fn) for _ in range(calls))
+
+    return measure
+
+
+def reported(fn: Thunk) -> float:
+    """A ``Measure`` for candidates that time themselves: ``fn`` returns the
+    seconds it measured (a span inside it, past its setup; a time taken in
+    another process)."""
+    seconds = fn()
+    if not isinstance(seconds, (int, float)):
+        raise TypeError(
+            f"a candidate timed with harness.reported returns its seconds, found {type(seconds).__name__}"
+        )
+    return float(seconds)
+
+
 def alternate(
     candidates: Mapping[str, Thunk],
     rounds: int,
@@ -130,6 +156,7 @@ def alternate(
     settle_s: float = 0.0,
     measure: Measure = time_call,
     no_gc: bool = False,
+    rotate: bool = False,
 ) -> dict[str, Stats]:
     """Time every candidate ``rounds`` times, the candidates taking turns.
 
@@ -142,7 +169,9 @@ def alternate(
     one (a load after its save), and ``Stats.times_s`` are in round order, so
     two candidates' rounds pair up. ``no_gc``: the cyclic garbage collector
     off while measuring (off by default: a script's collections are part of
-    what it costs).
+    what it costs). ``rotate``: round ``r`` starts at the ``r``-th candidate
+    (in a ring), so none always runs right after the same other one (for
+    independent candidates whose runs leave state behind: caches, threads).
     """
     if rounds < 1:
         raise ValueError(f"rounds must be at least 1, got {rounds}")
@@ -150,8 +179,11 @@ def alternate(
         for _ in range(warmup):
             fn()
     times: dict[str, list[float]] = {name: [] for name in candidates}
-    for _ in range(rounds):
-        for name, fn in candidates.items():
+    names = list(candidates)
+    for r in range(rounds):
+        first = r % len(names) if rotate and names else 0
+        for name in names[first:] + names[:first]:
+            fn = candidates[name]
             if settle_s:
                 time.sleep(settle_s)
             gc_was_on = gc.isenabled()
@@ -163,6 +195,18 @@ def alternate(
                 if gc_was_on:
                     gc.enable()
     return {name: Stats(ts) for name, ts in times.items()}
+
+
+def round_ratios(numerator: Stats, denominator: Stats) -> list[float]:
+    """Per round, ``numerator``'s time over ``denominator``'s (both from one
+    ``alternate`` call, so a round's two times were taken close together: on a
+    shared machine their ratio moves less than either time)."""
+    return [a / b for a, b in zip(numerator.times_s, denominator.times_s, strict=True)]
+
+
+def median_range(values: list[float]) -> str:
+    """``median (lowest-highest)`` of ratios, two decimals: ``1.37 (1.33-1.54)``."""
+    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
 
 
 # --------------------------------------------------------------------------- machine

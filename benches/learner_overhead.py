@@ -12,12 +12,13 @@ per variant:
   launched for one epoch, its training epoch timed from the renderer's
   ``start`` to its ``end`` (metric logs written, plain-line renderer).
 
-Each round runs every variant once, in a rotating order, from the same seed
-and model; the ratio of a round is learner / hand+metrics, and the figure
-is the median of the rounds' ratios (the machine is shared: single epochs
-swing by several percent). Then the Learner's own work per step, timed
-without a model (one real output reused: metric updates alone, then the
-Learner's loop around them), which the machine's noise hardly touches. A
+Each round runs every variant once, in a rotating order (``harness.alternate``),
+from the same seed and model, each variant timing its own epoch; the ratio of
+a round is learner / hand+metrics, and the figure is the median of the rounds'
+ratios (the machine is shared: single epochs swing by several percent). Then
+the Learner's own work per step, timed without a model (one real output
+reused: metric updates alone, then the Learner's loop around them, taking
+turns), which the machine's noise hardly touches. A
 last table times a whole one-epoch ``launch``
 (setup, training, validation, a checkpoint with ``CompactRecorder``)
 against the hand loop's training and validation epochs; plots are
@@ -25,7 +26,9 @@ left out there: a separate process draws them, and waiting for its last
 drawing adds about a second once per launch, not per epoch.
 
 Flags: --rounds N (default 7), --items N (training digits, default all
-4,000), --tiny (a seconds-long smoke run, used by the tests).
+4,000), --tiny (a seconds-long smoke run, used by the tests), --json PATH
+(save the rows with the machine), --compare-with OLD.json (new/old against
+an earlier run).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from ferrum.data.dataset.vision import MnistDataset  # noqa: E402
 from ferrum.optim import AdamConfig, GradientsParams  # noqa: E402
 from ferrum.record import CompactRecorder  # noqa: E402
 from ferrum.train import (  # noqa: E402
+    ClassificationOutput,
     Learner,
     MetricState,
     PlainRenderer,
@@ -64,6 +68,7 @@ from ferrum.train.processor import EventProcessor, SplitMetrics, loss_value  # n
 from ferrum.train.store import MetricStore  # noqa: E402
 from guide.data import MnistBatch, MnistBatcher  # noqa: E402
 from guide.model import Model, ModelConfig  # noqa: E402
+from harness import Report, Stats, add_report_args, alternate, reported, round_ratios  # noqa: E402
 
 TrainB = Autodiff[NdArray]
 SEED = 42
@@ -165,17 +170,15 @@ def learner_run(items: int, *, whole: bool) -> float:
     return launch_seconds if whole else timer.train_seconds
 
 
-def bookkeeping(steps: int) -> tuple[float, float]:
-    """Microseconds per step: the metric updates alone, and everything the Learner does around a step.
-
-    One real output of the guide CNN is reused, so no model time is in either
-    figure: the difference is the Learner's own work (metadata, the loss
-    check, the schedule, log files, the store, the renderer), free of the
-    machine's noise on whole epochs.
-    """
+def reused_output() -> ClassificationOutput[TrainB]:
+    """One real output of the guide CNN's training step, to feed the Learner's bookkeeping without a model."""
     train, _ = loaders(BATCH)
     batch = next(iter(train))
-    item = fresh_model().forward_classification(batch.images, batch.targets)
+    return fresh_model().forward_classification(batch.images, batch.targets)
+
+
+def metric_updates(item: ClassificationOutput[TrainB], steps: int) -> float:
+    """Seconds per step of the metric updates alone (output synced, ``AccuracyMetric`` and ``LossMetric``)."""
     progress = Progress(BATCH, BATCH)
     metrics: list[Metric[Any]] = [AccuracyMetric(), LossMetric()]
     start = time.perf_counter()
@@ -184,7 +187,17 @@ def bookkeeping(steps: int) -> tuple[float, float]:
         metadata = MetricMetadata(progress, 1, 1, iteration, LR)
         for metric in metrics:
             metric.update(synced, metadata)
-    alone = (time.perf_counter() - start) / steps
+    return (time.perf_counter() - start) / steps
+
+
+def learner_loop(item: ClassificationOutput[TrainB], steps: int) -> float:
+    """Seconds per step of everything the Learner does around a step, ``item`` being every step's output.
+
+    No model time is in it: against ``metric_updates`` the difference is the
+    Learner's own work (metadata, the loss check, the schedule, log files, the
+    store, the renderer), free of the machine's noise on whole epochs.
+    """
+    progress = Progress(BATCH, BATCH)
     learner = Learner(fresh_model(), AdamConfig().init(), LR)
     split = SplitMetrics(Split.Train)
     for metric in (AccuracyMetric(), LossMetric()):
@@ -201,23 +214,14 @@ def bookkeeping(steps: int) -> tuple[float, float]:
             learner.lr_step()
             loss_value(item)
             processor.process(Split.Train, item, progress, 1, 1, iteration, learner.lr_current())
-        whole = (time.perf_counter() - start) / steps
+        seconds = (time.perf_counter() - start) / steps
         processor.end(Split.Train, 1, 1, steps, progress)
-    return 1e6 * alone, 1e6 * whole
+    return seconds
 
 
-def rounds(variants: dict[str, Callable[[], float]], count: int) -> dict[str, list[float]]:
-    times: dict[str, list[float]] = {name: [] for name in variants}
-    names = list(variants)
-    for r in range(count):
-        order = names[r % len(names) :] + names[: r % len(names)]
-        for name in order:
-            times[name].append(variants[name]())
-    return times
-
-
-def ratios(times: dict[str, list[float]], numerator: str, denominator: str) -> list[float]:
-    return [a / b for a, b in zip(times[numerator], times[denominator], strict=True)]
+def take_turns(variants: dict[str, Callable[[], float]], count: int) -> dict[str, Stats]:
+    """``count`` rounds of every variant once, in a rotating order, each returning its own seconds."""
+    return alternate(variants, count, measure=reported, rotate=True)
 
 
 def main() -> None:
@@ -225,12 +229,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--items", type=int, default=4000)
     parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
+    add_report_args(parser)
     args = parser.parse_args()
     count, items = (1, 256) if args.tiny else (args.rounds, args.items)
     steps = -(-items // BATCH)
+    report = Report("learner_overhead", {"rounds": count, "items": items, "batch": BATCH})
 
     hand_epoch(items, with_metrics=True)  # warm up: imports, allocator, caches
-    epoch = rounds(
+    # Each variant times its own training epoch (past building its loaders and model).
+    epoch = take_turns(
         {
             "hand": lambda: hand_epoch(items, with_metrics=False),
             "hand+metrics": lambda: hand_epoch(items, with_metrics=True),
@@ -244,33 +251,58 @@ def main() -> None:
     print(f"{'variant':<14} {'median s':>9} {'min s':>7} {'ratio':>7}  ratios of the rounds")
     for name, denominator in (("hand", None), ("hand+metrics", "hand"), ("learner", "hand+metrics")):
         seconds = epoch[name]
-        row = f"{name:<14} {statistics.median(seconds):>9.3f} {min(seconds):>7.3f}"
+        row = f"{name:<14} {seconds.median:>9.3f} {seconds.best:>7.3f}"
+        metrics = {"median s": seconds.median, "min s": seconds.best}
         if denominator is None:
             print(row)
-            continue
-        per_round = ratios(epoch, name, denominator)
-        print(f"{row} {statistics.median(per_round):>6.3f}x  {' '.join(f'{r:.3f}' for r in per_round)}")
-    overhead = ratios(epoch, "learner", "hand+metrics")
-    per_step = (statistics.median(epoch["learner"]) - statistics.median(epoch["hand+metrics"])) / steps
-    of_medians = statistics.median(epoch["learner"]) / statistics.median(epoch["hand+metrics"])
+        else:
+            per_round = round_ratios(seconds, epoch[denominator])
+            print(f"{row} {statistics.median(per_round):>6.3f}x  {' '.join(f'{r:.3f}' for r in per_round)}")
+            metrics["ratio"] = statistics.median(per_round)
+        report.add(name, metrics, seconds)
+    learner, with_metrics = epoch["learner"], epoch["hand+metrics"]
+    overhead = statistics.median(round_ratios(learner, with_metrics)) - 1
+    of_medians = learner.median / with_metrics.median - 1
+    per_step = (learner.median - with_metrics.median) / steps
+    bare = statistics.median(round_ratios(learner, epoch["hand"])) - 1
     print(
-        f"Learner overhead: {100 * (statistics.median(overhead) - 1):+.1f}% of a training epoch "
-        f"(ratio of the medians {100 * (of_medians - 1):+.1f}%, {1e6 * per_step:+.0f} us per step; "
-        f"vs the bare loop {100 * (statistics.median(ratios(epoch, 'learner', 'hand')) - 1):+.1f}%)"
+        f"Learner overhead: {100 * overhead:+.1f}% of a training epoch "
+        f"(ratio of the medians {100 * of_medians:+.1f}%, {1e6 * per_step:+.0f} us per step; "
+        f"vs the bare loop {100 * bare:+.1f}%)"
+    )
+    report.add(
+        "Learner overhead",
+        {
+            "%": 100 * overhead,
+            "of medians %": 100 * of_medians,
+            # a difference of medians, either sign under noise: recorded, not compared as a time
+            "us per step": 1e6 * per_step,
+            "vs bare %": 100 * bare,
+        },
     )
 
-    pairs = [bookkeeping(200 if args.tiny else 2000) for _ in range(count)]
-    alone = statistics.median(a for a, _ in pairs)
-    whole_step = statistics.median(w for _, w in pairs)
-    step = statistics.median(epoch["hand+metrics"]) / steps
+    item, bookkeeping_steps = reused_output(), 200 if args.tiny else 2000
+    bookkeeping = alternate(
+        {
+            "metric updates": lambda: metric_updates(item, bookkeeping_steps),
+            "learner loop": lambda: learner_loop(item, bookkeeping_steps),
+        },
+        count,
+        measure=reported,
+    )
+    alone, around = bookkeeping["metric updates"].median * 1e6, bookkeeping["learner loop"].median * 1e6
+    step = with_metrics.median / steps
+    share = 100 * (around - alone) / (1e6 * step)
     print(
         f"per step, no model (medians of {count}): metric updates {alone:.0f} us, "
-        f"the Learner's loop around them {whole_step:.0f} us: "
-        f"its own work is {whole_step - alone:.0f} us, {100 * (whole_step - alone) / (1e6 * step):.2f}% "
-        f"of a {1e3 * step:.1f} ms step"
+        f"the Learner's loop around them {around:.0f} us: "
+        f"its own work is {around - alone:.0f} us, {share:.2f}% of a {1e3 * step:.1f} ms step"
     )
+    report.add("metric updates per step", {"us": alone}, bookkeeping["metric updates"])
+    report.add("Learner loop per step", {"us": around}, bookkeeping["learner loop"])
+    report.add("Learner's own work", {"us per step": around - alone, "% of a step": share})
 
-    whole = rounds(
+    whole = take_turns(
         {
             "hand train+valid": lambda: hand_train_and_valid(items),
             "learner launch": lambda: learner_run(items, whole=True),
@@ -279,9 +311,14 @@ def main() -> None:
     )
     print()
     print("a whole epoch: training and validation; the Learner's launch also sets up and checkpoints")
-    for name in whole:
-        print(f"{name:<18} {statistics.median(whole[name]):>9.3f} s median")
-    print(f"ratio {statistics.median(ratios(whole, 'learner launch', 'hand train+valid')):.3f}x")
+    for name, seconds in whole.items():
+        print(f"{name:<18} {seconds.median:>9.3f} s median")
+    ratio = statistics.median(round_ratios(whole["learner launch"], whole["hand train+valid"]))
+    print(f"ratio {ratio:.3f}x")
+    hand, launch = whole["hand train+valid"], whole["learner launch"]
+    report.add("hand train+valid", {"median s": hand.median}, hand)
+    report.add("learner launch", {"median s": launch.median, "ratio": ratio}, launch)
+    report.finish(args)
 
 
 if __name__ == "__main__":

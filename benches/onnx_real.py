@@ -36,7 +36,7 @@ import onnx
 from ferrum import Tensor
 from ferrum.backend import NdArray
 from ferrum.onnx import load
-from harness import Report, add_report_args, alternate, mean_over
+from harness import Report, add_report_args, alternate, mean_over, median_range, round_ratios
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.support.onnx_real_models import FIXTURES, fill_weights
@@ -82,17 +82,14 @@ def main(argv: list[str] | None = None) -> int:
         engines = {"ferrum": ours} if theirs is None else {"ferrum": ours, "ort": theirs}
         # warm-up: first calls allocate and fold
         stats = alternate(engines, args.rounds, warmup=3, measure=mean_over(MIN_ROUND_S))
-        mine = stats["ferrum"].times_s
-        metrics: dict[str, float] = {"nodes": nodes, "ferrum ms": statistics.median(mine) * 1e3}
-        line = f"{case:28s} {nodes:5d} {statistics.median(mine) * 1e3:10.3f}"
+        mine = stats["ferrum"]
+        metrics: dict[str, float] = {"nodes": nodes, "ferrum ms": mine.median * 1e3}
+        line = f"{case:28s} {nodes:5d} {mine.median * 1e3:10.3f}"
         if "ort" in stats:
-            other = stats["ort"].times_s
-            ratios = [a / b for a, b in zip(mine, other, strict=True)]
-            line += (
-                f" {statistics.median(other) * 1e3:10.3f}  {statistics.median(ratios):.2f} "
-                f"({min(ratios):.2f}-{max(ratios):.2f})"
-            )
-            metrics |= {"ort ms": statistics.median(other) * 1e3, "ferrum/ort": statistics.median(ratios)}
+            other = stats["ort"]
+            ratios = round_ratios(mine, other)
+            line += f" {other.median * 1e3:10.3f}  {median_range(ratios)}"
+            metrics |= {"ort ms": other.median * 1e3, "ferrum/ort": statistics.median(ratios)}
         print(line, flush=True)
         report.add(case, metrics, stats["ferrum"])
     report.finish(args)

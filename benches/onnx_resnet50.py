@@ -1,12 +1,14 @@
 """ResNet-50 (the onnx wheel's light graph) inference: ferrum.onnx against onnxruntime.
 
 Times one forward pass at batch 1 and batch 16 (the graph's batch dim and its final Reshape are
-rewritten to the batch size). The engines take turns round by round (``--rounds``): in each round
-onnxruntime (in its own process) and then ferrum run ``--repeats`` timed passes per batch after a
-warm-up, and the round's ratio ``ferrum / onnxruntime`` is the ratio of the two medians (below 1
-means ferrum is faster). The table gives each engine's median over rounds and the median ratio with
-its lowest-highest: on a shared machine the load from other processes moves both engines by tens of
-percent from minute to minute, so only ratios taken close together compare.
+rewritten to the batch size). The engines take turns round by round (``--rounds``, see
+``harness.alternate``): in each round, batch by batch, onnxruntime (in its own process) and then
+ferrum run ``--repeats`` timed passes after a warm-up, and the round's ratio ``ferrum / onnxruntime``
+is the ratio of the two medians (below 1 means ferrum is faster). The table gives each engine's
+median over rounds and the median ratio with its lowest-highest: on a shared machine the load from
+other processes moves both engines by tens of percent from minute to minute, so only ratios taken
+close together compare. ``--json PATH`` saves the rows with the machine, ``--compare-with OLD.json``
+prints new/old against an earlier run.
 
 onnxruntime is never a dependency of ferrum. Install it into a separate virtual environment and
 name its Python with ``--ort-python``; this script then runs onnxruntime's passes there::
@@ -42,15 +44,19 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import statistics
 import subprocess
 import sys
-import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
+from harness import Report, add_report_args, alternate, median_of, median_range, reported, round_ratios
 from onnx import numpy_helper
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / "light_resnet50.onnx"
@@ -75,34 +81,21 @@ def image(batch: int) -> np.ndarray:
     return np.random.default_rng(0).random((batch, 3, 224, 224), np.float32)
 
 
-def ort_times(model_bytes: bytes, x: np.ndarray, repeats: int) -> list[float]:
+def ort_median(batch: int, repeats: int) -> float:
+    """onnxruntime's median seconds of ``repeats`` passes at ``batch``, after one warm-up pass, here."""
     ort = importlib.import_module("onnxruntime")  # optional: only for this column
-    session = ort.InferenceSession(model_bytes, providers=["CPUExecutionProvider"])
-    name = session.get_inputs()[0].name
-    session.run(None, {name: x})
-    out = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        session.run(None, {name: x})
-        out.append(time.perf_counter() - start)
-    return out
+    session = ort.InferenceSession(batched(batch).SerializeToString(), providers=["CPUExecutionProvider"])
+    feed = {session.get_inputs()[0].name: image(batch)}
+    return median_of(repeats)(lambda: session.run(None, feed))
 
 
-def ort_round(ort_python: str | None, batches: list[int], repeats: int) -> dict[int, float]:
-    """onnxruntime's median seconds per batch for one round: in ``ort_python``, else here."""
-    if ort_python:
-        args = [ort_python, __file__, "--ort-child", "--repeats", str(repeats)]
-        done = subprocess.run(
-            [*args, "--batches", ",".join(map(str, batches))], capture_output=True, text=True, check=True
-        )
-        return {int(k): v for k, v in json.loads(done.stdout).items()}
-    try:
-        return {
-            b: statistics.median(ort_times(batched(b).SerializeToString(), image(b), repeats))
-            for b in batches
-        }
-    except ImportError:
-        return {}
+def ort_round(ort_python: str | None, batch: int, repeats: int) -> float:
+    """``ort_median`` for one round: in ``ort_python``'s process, else in this one."""
+    if not ort_python:
+        return ort_median(batch, repeats)
+    args = [ort_python, __file__, "--ort-child", "--repeats", str(repeats), "--batches", str(batch)]
+    done = subprocess.run(args, capture_output=True, text=True, check=True)
+    return float(json.loads(done.stdout)[str(batch)])
 
 
 def main() -> int:
@@ -112,48 +105,46 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--batches", default="1,16")
     parser.add_argument("--ort-child", action="store_true", help=argparse.SUPPRESS)
+    add_report_args(parser)
     args = parser.parse_args()
     batches = [int(b) for b in args.batches.split(",")]
     if args.ort_child:
-        result = {
-            b: statistics.median(ort_times(batched(b).SerializeToString(), image(b), args.repeats))
-            for b in batches
-        }
-        print(json.dumps(result))
+        print(json.dumps({b: ort_median(b, args.repeats) for b in batches}))
         return 0
     # imported here: the onnxruntime child process runs in a venv without ferrum
     from ferrum import Tensor
     from ferrum.backend import NdArray
-    from ferrum.onnx import load
+    from ferrum.onnx import OnnxModel, load
 
+    with_ort = bool(args.ort_python) or importlib.util.find_spec("onnxruntime") is not None
     device = NdArray.device()
-    nets = {b: (load(batched(b), device), Tensor.from_numpy(image(b), device)) for b in batches}
-    ferrum_s: dict[int, list[float]] = {b: [] for b in batches}
-    ort_s: dict[int, list[float]] = {b: [] for b in batches}
-    ratios: dict[int, list[float]] = {b: [] for b in batches}
-    for _ in range(args.rounds):
-        ort = ort_round(args.ort_python, batches, args.repeats)
-        for b in batches:
-            net, x = nets[b]
-            net.forward(x)
-            times = []
-            for _ in range(args.repeats):
-                start = time.perf_counter()
-                net.forward(x).to_numpy()
-                times.append(time.perf_counter() - start)
-            ferrum_s[b].append(statistics.median(times))
-            if b in ort:
-                ort_s[b].append(ort[b])
-                ratios[b].append(ferrum_s[b][-1] / ort[b])
+
+    def ferrum_round(net: OnnxModel, x: Tensor[NdArray, Any]) -> float:
+        return median_of(args.repeats)(lambda: net.forward(x).to_numpy())
+
+    # Batch by batch, onnxruntime then ferrum: a round's two medians are taken close together.
+    engines: dict[str, Callable[[], float]] = {}
+    for b in batches:
+        if with_ort:
+            engines[f"ort {b}"] = partial(ort_round, args.ort_python, b, args.repeats)
+        x = Tensor.from_numpy(image(b), device)
+        engines[f"ferrum {b}"] = partial(ferrum_round, load(batched(b), device), x)
+    stats = alternate(engines, args.rounds, measure=reported)
+
+    report = Report("onnx_resnet50", {"rounds": args.rounds, "repeats": args.repeats, "batches": batches})
     print(f"{'batch':>5} {'ferrum ms':>10} {'onnxruntime ms':>15}  ferrum/ort (median, lowest-highest)")
     for b in batches:
-        ferrum_ms = statistics.median(ferrum_s[b]) * 1e3
-        if ratios[b]:
-            ort_ms = f"{statistics.median(ort_s[b]) * 1e3:15.1f}"
-            ratio = f"{statistics.median(ratios[b]):.2f} ({min(ratios[b]):.2f}-{max(ratios[b]):.2f})"
-        else:
-            ort_ms, ratio = f"{'-':>15}", "-"
-        print(f"{b:>5} {ferrum_ms:10.1f} {ort_ms}  {ratio}")
+        mine = stats[f"ferrum {b}"]
+        metrics = {"ferrum ms": mine.median * 1e3}
+        ort_ms, ratio = f"{'-':>15}", "-"
+        if with_ort:
+            theirs = stats[f"ort {b}"]
+            ratios = round_ratios(mine, theirs)
+            ort_ms, ratio = f"{theirs.median * 1e3:15.1f}", median_range(ratios)
+            metrics |= {"onnxruntime ms": theirs.median * 1e3, "ferrum/ort": statistics.median(ratios)}
+        print(f"{b:>5} {mine.median * 1e3:10.1f} {ort_ms}  {ratio}")
+        report.add(f"batch {b}", metrics, mine)
+    report.finish(args)
     return 0
 
 

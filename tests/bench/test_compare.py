@@ -4,20 +4,16 @@ memory growth) agree with each other (no timing checks)."""
 
 import statistics
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benches" / "compare.py"
+from tests.bench.scripts import bench_process
 
 Rows = list[tuple[str, list[str]]]
 
 
 def run_compare(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=600, check=False
-    )
+    return bench_process("compare.py", *args)
 
 
 def table(lines: list[str], title: str, cells: int) -> Rows:

@@ -2,20 +2,13 @@
 the machine's CPU model, ``--compare-with`` prints new/old against that file."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-BENCHES = Path(__file__).resolve().parents[2] / "benches"
+from tests.bench.scripts import compared, run_bench
 
 
 def _run(script: str, *args: str) -> str:
-    proc = subprocess.run(
-        [sys.executable, str(BENCHES / script), "--tiny", *args],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout
+    return run_bench(script, "--tiny", *args)
 
 
 def test_json_records_the_machine_and_compares(tmp_path: Path) -> None:
@@ -34,7 +27,7 @@ def test_json_records_the_machine_and_compares(tmp_path: Path) -> None:
 
     out = _run("store_load.py", "--torch-python", "", "--compare-with", str(old))
     assert "compared with an earlier run of store_load" in out, out
-    ratios = [line.split() for line in out.splitlines() if line.endswith(("now", "then", "same"))]
+    ratios = compared(out)
     # 7 rows x (ms, MB/s); the file size is no speed and is left out
     assert len(ratios) == 14, out
     assert all(float(row[-2]) > 0 for row in ratios), out
