@@ -1,4 +1,4 @@
-"""Smoke test of benches/distributed.py on two MPI ranks: rank 0 alone prints each line and writes
+"""Smoke test of benches/distributed_scaling.py on two MPI ranks: rank 0 alone prints each line and writes
 ``--json`` (no timing checks)."""
 
 import json
@@ -22,7 +22,7 @@ def test_two_ranks_tiny_run_prints_and_writes_once(tmp_path: Path) -> None:
     if mpiexec is None:
         pytest.skip("mpiexec not found beside the interpreter or on PATH")
     path = tmp_path / "distributed.json"
-    out = run_bench("distributed.py", "--tiny", "--json", str(path), launcher=[mpiexec, "-n", "2"])
+    out = run_bench("distributed_scaling.py", "--tiny", "--json", str(path), launcher=[mpiexec, "-n", "2"])
     lines = [line for line in out.splitlines() if line.startswith("ranks 2")]
     # one line per measurement: printed by rank 0 only
     assert len(lines) == 3, out

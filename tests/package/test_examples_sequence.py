@@ -1,4 +1,4 @@
-"""The sequence examples (examples/text_classification.py, examples/lstm_time_series.py)
+"""The sequence examples (examples/text_classification/, examples/lstm_time_series.py)
 learn their tasks: run with fewer steps than the scripts use, they must already beat
 chance (or the series' variance) by far."""
 
@@ -10,11 +10,21 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 
 import lstm_time_series
-import text_classification
+from ferrum.backend import Autodiff, NdArray
+from ferrum.optim import AdamConfig
+from ferrum.train import Split
+from text_classification.data import MAX_LEN, CountingDataset
+from text_classification.model import TextClassificationModelConfig
+from text_classification.training import ExperimentConfig, train
 
 
-def test_text_classification_learns_the_counting_task() -> None:
-    assert text_classification.main(steps=200) > 0.9
+def test_text_classification_learns_the_counting_task(tmp_path: Path) -> None:
+    # 200 steps of 32 sentences (2 epochs of 3200), then the 500 test sentences.
+    model = TextClassificationModelConfig(CountingDataset.num_classes(), 20, MAX_LEN)
+    cfg = ExperimentConfig(model, AdamConfig(), num_epochs=2)
+    data = CountingDataset.train(3200), CountingDataset.test(500)
+    result = train(str(tmp_path), cfg, *data, Autodiff[NdArray].device())
+    assert result.summary.metric("Accuracy", Split.Valid).last > 90.0
 
 
 def test_lstm_forecasts_far_below_the_series_variance() -> None:

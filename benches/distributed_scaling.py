@@ -1,8 +1,8 @@
 """Data-parallel scaling on MPI: all-reduce cost per size, and training throughput on 1 and N ranks.
 
-    python benches/distributed.py                       # 1 rank
-    mpiexec -n 2 python benches/distributed.py          # 2 ranks
-    RAYON_NUM_THREADS=1 mpiexec -n 2 python benches/distributed.py   # one engine thread per rank
+    python benches/distributed_scaling.py                       # 1 rank
+    mpiexec -n 2 python benches/distributed_scaling.py          # 2 ranks
+    RAYON_NUM_THREADS=1 mpiexec -n 2 python benches/distributed_scaling.py   # one engine thread per rank
 
 Rank 0 prints one line per measurement (medians over rounds, every rank starting each
 round together; the all-reduce through tensors and the MPI exchange alone take turns,
