@@ -7,6 +7,7 @@ Each runs as a user runs it, ``python -m examples.<name> --smoke`` from the repo
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
 import struct
@@ -52,7 +53,7 @@ def test_mnist_names_the_missing_files(tmp_path: Path) -> None:
 
 def test_mnist_affine_transforms_give_burns_test_values() -> None:
     """burn-vision's Transform2D tests (transform2d.rs), on the 2x2 image [[1, 2], [3, 4]]."""
-    from examples.mnist.data import Transform2D
+    Transform2D = importlib.import_module("examples.mnist.data").Transform2D
 
     image = Tensor.from_floats([[[[1.0, 2.0], [3.0, 4.0]]]], NdArray.device())
     cases = [
@@ -106,7 +107,7 @@ def test_wgan_trains_clips_and_draws_digits(tmp_path: Path) -> None:
 def test_wgan_grid_is_the_images_in_rows(tmp_path: Path) -> None:
     from PIL import Image
 
-    from examples.wgan.training import save_image
+    save_image = importlib.import_module("examples.wgan.training").save_image
 
     images = np.zeros((7, 2, 3, 1), np.float32)
     for i in range(7):
@@ -136,7 +137,7 @@ def test_modern_lstm_learns_and_predicts() -> None:
 
 
 def test_modern_lstm_sequences_follow_the_recurrence() -> None:
-    from examples.modern_lstm.dataset import SequenceDataset
+    SequenceDataset = importlib.import_module("examples.modern_lstm.dataset").SequenceDataset
 
     exact = [(*item.sequence, item.target) for item in SequenceDataset(20, 10, 0.0, seed=3)]
     for seq in exact:
@@ -152,7 +153,7 @@ def test_modern_lstm_sequences_follow_the_recurrence() -> None:
 def test_modern_lstm_cell_matches_numpy() -> None:
     from ferrum.nn import LstmState
 
-    from examples.modern_lstm.model import LstmCellConfig
+    LstmCellConfig = importlib.import_module("examples.modern_lstm.model").LstmCellConfig
 
     device = NdArray.device()
     NdArray.seed(0)
