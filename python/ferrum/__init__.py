@@ -14,7 +14,7 @@ Example:
 
 from importlib.metadata import version as _distribution_version
 
-from ferrum import activation, backend, functional, grid, linalg
+from ferrum import activation, backend, functional, grid, linalg, quantization
 from ferrum._ferrum import (
     ArgumentError,
     BackendError,
@@ -30,6 +30,7 @@ from ferrum._ferrum import (
     KindError,
     OutOfBoundsError,
     PadMode,
+    QTensor,
     ShapeError,
     Tensor,
     TensorData,
@@ -75,6 +76,7 @@ __all__ = [
     "Param",
     "ParamId",
     "PrintOptions",
+    "QTensor",
     "Rank",
     "ShapeError",
     "Tensor",
@@ -89,5 +91,6 @@ __all__ = [
     "grid",
     "linalg",
     "print_options",
+    "quantization",
     "set_print_options",
 ]

@@ -44,6 +44,7 @@ from ferrum.module.record import load_record as _load_record
 from ferrum.record import ModuleRecord
 
 if TYPE_CHECKING:
+    from ferrum.quantization.quantizer import Quantizer
     from ferrum.record import FileRecorder
 
 __all__ = ["Module", "ModuleMapper", "ModuleVisitor", "TensorStore"]
@@ -229,6 +230,30 @@ class Module(tree.ModuleNode, Generic[B]):
             return RunningState(_checked(path, value, mapper.map_float(state.id, value)), state.id)
 
         return tree.rebuild(self, on_param, on_state)  # type: ignore[no-any-return]
+
+    def quantize_weights(self, quantizer: Quantizer) -> Self:
+        """A copy whose float parameters are quantized by ``quantizer`` (Burn's
+        ``quantize_weights``); see ``ferrum.quantization``. Linear layers then run
+        on an int8 product where the scheme allows it; every parameter's
+        ``quantized()`` holds its quantized tensor.
+
+        Example:
+            >>> from ferrum.backend import NdArray
+            >>> from ferrum.nn import LinearConfig
+            >>> from ferrum.quantization import QuantScheme, QuantValue, Quantizer
+            >>> layer = LinearConfig(4, 2).init(NdArray.device())
+            >>> quantizer = Quantizer(scheme=QuantScheme().with_value(QuantValue.Q8S))
+            >>> layer.quantize_weights(quantizer).weight.quantized() is not None
+            True
+        """
+
+        def on_param(path: str, param: Param[Any]) -> Param[Any]:
+            try:
+                return param.with_quantized(quantizer.quantize(param.val().detach()))
+            except (ValueError, TypeError) as err:
+                raise type(err)(f"quantize_weights: parameter {path!r}: {err}") from err
+
+        return tree.rebuild(self, on_param)  # type: ignore[no-any-return]
 
     def into_record(self) -> ModuleRecord[Self]:
         """Nested dict of ``{"id": str, "param": Tensor}`` per parameter; constants are left out.

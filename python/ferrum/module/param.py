@@ -20,10 +20,14 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from ferrum import _ferrum
 from ferrum._ferrum import Device, Float, Tensor
 from ferrum.record import ParamId
+
+if TYPE_CHECKING:
+    from ferrum._ferrum import QTensor
 
 __all__ = ["Param", "ParamId", "RunningState"]
 
@@ -70,7 +74,7 @@ class Param(Generic[T]):
         [3.0, 3.0]
     """
 
-    __slots__ = ("_id", "_load_mapper", "_require_grad", "_save_mapper", "_tensor")
+    __slots__ = ("_id", "_load_mapper", "_quantized", "_require_grad", "_save_mapper", "_tensor")
 
     def __init__(
         self,
@@ -91,6 +95,7 @@ class Param(Generic[T]):
         # record's tensor goes through load_mapper (a transposed layout, say).
         self._save_mapper = save_mapper
         self._load_mapper = load_mapper
+        self._quantized: QTensor[Any, Any] | None = None
 
     @property
     def id(self) -> ParamId:
@@ -114,6 +119,26 @@ class Param(Generic[T]):
             save_mapper=self._save_mapper,
             load_mapper=self._load_mapper,
         )
+
+    def quantized(self) -> QTensor[Any, Any] | None:
+        """The quantized tensor this parameter holds after ``Module.quantize_weights``, else None."""
+        return self._quantized
+
+    def with_quantized(self, qtensor: QTensor[Any, Any]) -> Param[T]:
+        """This parameter (id, record mappers) holding ``qtensor``: ``val()`` is the
+        float tensor it stands for, in this parameter's dtype; not trained."""
+        if not isinstance(qtensor, _ferrum.QTensor):
+            raise TypeError(f"Param.with_quantized: expected a QTensor, found {type(qtensor).__name__}")
+        if qtensor.dims() != self.shape():
+            raise ValueError(
+                f"Param.with_quantized: expected shape {list(self.shape())}, found {list(qtensor.dims())}"
+            )
+        value: Any = qtensor.dequantize()
+        if value.dtype != self._tensor.dtype:
+            value = value.cast(self._tensor.dtype)
+        out = Param(value, self._id, False, save_mapper=self._save_mapper, load_mapper=self._load_mapper)
+        out._quantized = qtensor
+        return out
 
     def set_require_grad(self, require_grad: bool) -> Param[T]:
         """A new parameter with the flag changed; ``False`` keeps it out of training but in records."""

@@ -113,7 +113,18 @@ class Linear(Module[B]):
     bias: Param[Tensor[B, D1]] | None
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
-        """``[..., d_input] -> [..., d_output]``."""
+        """``[..., d_input] -> [..., d_output]``.
+
+        After ``quantize_weights`` with 8-bit values and one scale, the product
+        runs on int8 (the input quantized per row at each call).
+        """
+        quantized = self.weight.quantized()
+        if quantized is not None and quantized.has_int8_product():
+            bias = None if self.bias is None else self.bias.val()
+            try:
+                return quantized.linear(x, bias)
+            except ShapeError as err:
+                raise ShapeError(f"Linear.forward: {err}") from None
         weight = self.weight.val()
         d_input, d_output = weight.dims()
         dims = x.dims()

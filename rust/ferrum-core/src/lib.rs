@@ -13,6 +13,7 @@ pub mod kernels;
 pub mod layout;
 pub mod ops;
 pub mod optim;
+pub mod quant;
 pub mod random;
 pub mod record;
 pub mod shape;

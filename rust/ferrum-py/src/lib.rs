@@ -14,6 +14,7 @@ mod interrupt;
 mod module_ops;
 mod optim;
 mod pad_mode;
+mod quantized;
 mod record;
 mod recurrent;
 mod tensor;
@@ -80,5 +81,6 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     record::register(m)?;
     recurrent::register(m)?;
     optim::register(m)?;
+    quantized::register(m)?;
     Ok(())
 }

@@ -78,7 +78,8 @@ pub(super) fn linear_q8_on(x: &[f32], m: usize, w: &PackedQ8, bias: Option<&[f32
     let row_blocks = row_panels.div_ceil(rows_per_block);
     let dst = Shared(out.as_mut_ptr());
     team::for_each_part_if(threaded, row_blocks * col_blocks, |part| {
-        let dst = dst;
+        // A reference to the whole `Shared` (Sync), not a capture of its raw-pointer field.
+        let dst = &dst;
         let (rb, cb) = (part / col_blocks, part % col_blocks);
         for jp in cb * COL_PANELS..((cb + 1) * COL_PANELS).min(col_panels) {
             let j0 = jp * NR;

@@ -1,0 +1,13 @@
+//! Quantized tensors as Burn 0.20 has them: float values stored as small
+//! integers and scales (`x ≈ scale * q`, symmetric), per tensor or per
+//! block of consecutive values, with min-max calibration; and the int8
+//! product that a linear layer with quantized weights runs on.
+
+mod qtensor;
+mod scheme;
+
+pub use qtensor::QTensor;
+pub use scheme::{QuantLevel, QuantParam, QuantScheme, QuantValue};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,137 @@
+//! Quantized tensors (`ferrum.QTensor`) and the `Tensor` methods that make
+//! them; the schemes are `ferrum.quantization.QuantScheme` objects, read
+//! through their `_engine_args()`.
+
+use ferrum_core::quant::{QTensor, QuantScheme};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use crate::device::PyDevice;
+use crate::error::to_py;
+use crate::tensor::PyTensor;
+
+/// A tensor stored quantized: integer values and scales, `value ≈ scale * q`
+/// (symmetric), one scale per tensor or per block of consecutive values,
+/// as Burn's quantized tensors. Made by `Tensor.quantize(scheme, qparams)` or
+/// `Tensor.quantize_dynamic(scheme)`; `dequantize()` gives the float tensor
+/// back. A rank-2 `[d_input, d_output]` QTensor with 8-bit values and one
+/// scale runs `linear(x, bias)` on an int8 product (the input quantized per
+/// row at each call); other schemes dequantize first.
+///
+/// Example:
+///     >>> from ferrum.quantization import QuantScheme, QuantValue
+///     >>> x = Tensor.from_data([5.0, 0.0, 4.0, -12.7], device)
+///     >>> q = x.quantize_dynamic(QuantScheme().with_value(QuantValue.Q8S))
+///     >>> q.values().to_data().to_list()
+///     [50, 0, 40, -127]
+///     >>> [round(v, 4) for v in q.dequantize().to_data().to_list()]
+///     [5.0, 0.0, 4.0, -12.7]
+#[pyclass(frozen, name = "QTensor", module = "ferrum")]
+pub struct PyQTensor {
+    pub q: QTensor,
+    pub device: Py<PyDevice>,
+    scheme: Py<PyAny>,
+}
+
+fn engine_scheme(scheme: &Bound<'_, PyAny>) -> PyResult<QuantScheme> {
+    let (value, block, param): (String, Option<Vec<usize>>, String) = scheme.call_method0("_engine_args")?.extract()?;
+    QuantScheme::from_names(&value, block, &param).map_err(|e| to_py(scheme.py(), e))
+}
+
+#[pymethods]
+impl PyTensor {
+    /// This float tensor quantized with precomputed scales (Burn's
+    /// `quantize`): `q = clamp(round(x / scale), a, b)` for the value type's
+    /// range `[a, b]`; `qparams.scales` holds one scale per tensor or block.
+    fn quantize(&self, py: Python<'_>, scheme: &Bound<'_, PyAny>, qparams: &Bound<'_, PyAny>) -> PyResult<PyQTensor> {
+        let s = engine_scheme(scheme)?;
+        let scales: PyRef<'_, PyTensor> = qparams.getattr("scales")?.extract()?;
+        self.same_backend(py, "quantize", &scales)?;
+        let scales = scales.t.clone();
+        let q = self.run(py, |t| QTensor::quantize(t, &s, &scales))?;
+        Ok(PyQTensor { q, device: self.device.clone_ref(py), scheme: scheme.clone().unbind() })
+    }
+
+    /// This float tensor quantized with scales from its own range (Burn's
+    /// `quantize_dynamic`, min-max calibration): per tensor or per block,
+    /// `scale = 2 * max(|min|, |max|) / (b - a)`.
+    fn quantize_dynamic(&self, py: Python<'_>, scheme: &Bound<'_, PyAny>) -> PyResult<PyQTensor> {
+        let s = engine_scheme(scheme)?;
+        let q = self.run(py, |t| QTensor::quantize_dynamic(t, &s))?;
+        Ok(PyQTensor { q, device: self.device.clone_ref(py), scheme: scheme.clone().unbind() })
+    }
+}
+
+#[pymethods]
+impl PyQTensor {
+    /// The shape as a tuple of ints.
+    fn dims<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.q.shape())
+    }
+
+    /// The number of dims.
+    fn rank(&self) -> usize {
+        self.q.shape().len()
+    }
+
+    /// The number of values.
+    fn num_elements(&self) -> usize {
+        self.q.shape().iter().product()
+    }
+
+    /// The scheme it was quantized with.
+    fn scheme(&self, py: Python<'_>) -> Py<PyAny> {
+        self.scheme.clone_ref(py)
+    }
+
+    /// The device of the tensor it was quantized from.
+    fn device(&self, py: Python<'_>) -> Py<PyDevice> {
+        self.device.clone_ref(py)
+    }
+
+    /// Bytes of the values at their bit width, plus the scales.
+    fn nbytes(&self) -> usize {
+        self.q.nbytes()
+    }
+
+    /// The float tensor the values stand for, `scale * q` (f32).
+    fn dequantize(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        Ok(PyTensor::new(self.q.dequantize().map_err(|e| to_py(py, e))?, self.device.clone_ref(py)))
+    }
+
+    /// The integer values, an Int tensor of the same shape.
+    fn values(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        Ok(PyTensor::new(self.q.values().map_err(|e| to_py(py, e))?, self.device.clone_ref(py)))
+    }
+
+    /// The scales, one per tensor or block (Burn's parameter shape).
+    fn scales(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        Ok(PyTensor::new(self.q.scales().map_err(|e| to_py(py, e))?, self.device.clone_ref(py)))
+    }
+
+    /// Whether `linear` runs on the int8 product (rank 2, 8-bit values, one scale).
+    fn has_int8_product(&self) -> bool {
+        self.q.has_int8_product()
+    }
+
+    /// `x @ self + bias` for `x` `[..., d_input]` and this QTensor a
+    /// `[d_input, d_output]` weight, in `x`'s dtype; inference only (no backward).
+    #[pyo3(signature = (x, bias = None))]
+    fn linear(&self, py: Python<'_>, x: PyRef<'_, PyTensor>, bias: Option<PyRef<'_, PyTensor>>) -> PyResult<PyTensor> {
+        if let Some(b) = &bias {
+            x.same_backend(py, "quantized linear", b)?;
+        }
+        let b = bias.as_deref().map(|b| b.t.clone());
+        x.op(py, "quantized linear", |t| self.q.linear(t, b.as_ref()))
+    }
+
+    fn __repr__(&self) -> String {
+        let s = self.q.scheme();
+        format!("QTensor(shape={:?}, value={}, scales={})", self.q.shape(), s.value.name(), self.q.raw_scales().len())
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyQTensor>()?;
+    Ok(())
+}
