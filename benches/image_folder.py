@@ -12,6 +12,15 @@ images/s per worker count: the best, median and worst of ``--repeat`` epochs
 after one warm-up epoch, the worker counts taking turns (the files are then in the OS page cache, so this is
 decoding, not disk, throughput).
 
+Beside them, when torch and torchvision import (run the script with a Python
+that has them, ferrum on its path: ``PYTHONPATH=python /path/to/torch-venv/bin/python
+benches/image_folder.py``), the same epochs of ``torchvision.datasets.ImageFolder``
+through ``torch.utils.data.DataLoader`` with 0 and 2 workers (worker
+processes, kept between epochs): each file decoded by Pillow into a ``uint8``
+array as ferrum's does, the batch stacked and scaled to [0, 1] floats with
+its labels in the collate function. ``--no-torchvision`` leaves them out.
+All candidates take turns, one epoch each per round.
+
 Times vary with the machine and its load: compare rows within one run.
 ``--tiny`` runs a seconds-long smoke version; ``--json PATH`` saves the rows
 with the machine, ``--compare-with OLD.json`` prints new/old against an
@@ -24,6 +33,7 @@ import argparse
 import statistics
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,9 +88,10 @@ def make_folder(root: Path, items: int, size: int = 28, extension: str = "png") 
         image.save(folder / f"{index:05d}.{extension}")
 
 
-def bench(root: Path, worker_counts: tuple[int, ...], batch_size: int, repeat: int) -> dict[int, Stats]:
-    """Seconds of each of ``repeat`` epochs per worker count, after a warm-up epoch each;
-    the worker counts take turns, one epoch each per round."""
+def ferrum_epochs(
+    root: Path, worker_counts: tuple[int, ...], batch_size: int
+) -> dict[str, Callable[[], object]]:
+    """One epoch of ferrum's DataLoader over the folder per worker count, keyed by the count."""
     dataset = ImageFolderDataset.new_classification(root)
     epochs: dict[str, Callable[[], object]] = {}
     for workers in worker_counts:
@@ -98,8 +109,65 @@ def bench(root: Path, worker_counts: tuple[int, ...], batch_size: int, repeat: i
             assert seen == dataset.len(), f"saw {seen} images, expected {dataset.len()}"
 
         epochs[str(workers)] = epoch
+    return epochs
+
+
+def torchvision_epochs(
+    root: Path, worker_counts: tuple[int, ...], batch_size: int
+) -> dict[str, Callable[[], object]]:
+    """One epoch of ``torchvision.datasets.ImageFolder`` through torch's DataLoader per worker count;
+    none when torch or torchvision does not import."""
+    try:
+        import torch  # type: ignore[import-not-found, unused-ignore]
+        import torchvision  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return {}
+    # Pillow's arrays are read-only, as ferrum's; the tensors made from them are only read here.
+    warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+
+    def load(path: str) -> Any:
+        # As ferrum's decoding: the file's own mode (grey stays one channel), uint8 [H, W] or [H, W, 3].
+        with Image.open(path) as image:
+            return torch.from_numpy(np.asarray(image))
+
+    def collate(items: list[tuple[Any, int]]) -> tuple[Any, Any]:
+        images = torch.stack([image for image, _ in items]).float().div_(255.0)
+        return images, torch.tensor([label for _, label in items], dtype=torch.int64)
+
+    dataset = torchvision.datasets.ImageFolder(str(root), loader=load)
+    epochs: dict[str, Callable[[], object]] = {}
+    for workers in worker_counts:
+        loader = torch.utils.data.DataLoader(
+            dataset,
+            batch_size=batch_size,
+            shuffle=True,
+            generator=torch.Generator().manual_seed(0),
+            num_workers=workers,
+            collate_fn=collate,
+            persistent_workers=workers > 0,
+        )
+
+        def epoch(loader: Any = loader) -> None:
+            seen = sum(images.shape[0] for images, _ in loader)
+            assert seen == len(dataset), f"saw {seen} images, expected {len(dataset)}"
+
+        epochs[str(workers)] = epoch
+    return epochs
+
+
+def bench(
+    root: Path, worker_counts: tuple[int, ...], batch_size: int, repeat: int, torchvision: bool = True
+) -> dict[tuple[str, int], Stats]:
+    """Seconds of each of ``repeat`` epochs per loader (``"ferrum"``, ``"torchvision"``) and worker count,
+    after a warm-up epoch each; all of them take turns, one epoch each per round."""
+    loaders = {"ferrum": ferrum_epochs(root, worker_counts, batch_size)}
+    if torchvision:
+        loaders["torchvision"] = torchvision_epochs(root, worker_counts, batch_size)
+    epochs = {f"{name} {workers}": fn for name, fns in loaders.items() for workers, fn in fns.items()}
     stats = alternate(epochs, repeat, warmup=1)
-    return {workers: stats[str(workers)] for workers in worker_counts}
+    return {
+        (name, int(workers)): stats[f"{name} {workers}"] for name, fns in loaders.items() for workers in fns
+    }
 
 
 def main() -> None:
@@ -112,6 +180,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=28, help="image side; other than 28: RGB")
     parser.add_argument("--format", choices=["png", "jpg"], default="png")
     parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
+    parser.add_argument("--no-torchvision", action="store_true", help="time ferrum's loader only")
     add_report_args(parser)
     args = parser.parse_args()
     items, repeat = (100, 2) if args.tiny else (args.items, args.repeat)
@@ -122,18 +191,25 @@ def main() -> None:
         kind = "grey" if args.size == 28 else "RGB"
         elapsed = time.perf_counter() - start
         print(f"wrote {items} {args.size}x{args.size} {kind} {args.format.upper()}s in {elapsed:.2f} s")
-        print(f"{'workers':>7}  {'best':>9}  {'median':>9}  {'worst':>9}   images/s, {repeat} epochs")
+        header = f"{'workers':>7}  {'best':>9}  {'median':>9}  {'worst':>9}  {'spread':>6}  loader"
+        print(f"{header}   images/s, {repeat} epochs")
         settings = {"items": items, "batch_size": args.batch_size, "repeat": repeat}
         report = Report("image_folder", settings | {"size": args.size, "format": args.format})
-        for workers, stats in bench(root, (0, 2), args.batch_size, repeat).items():
+        results = bench(root, (0, 2), args.batch_size, repeat, not args.no_torchvision)
+        for (loader, workers), stats in results.items():
             rates = [items / seconds for seconds in stats.times_s]
             best, median, worst = max(rates), statistics.median(rates), min(rates)
-            print(f"{workers:>7}  {best:>9.0f}  {median:>9.0f}  {worst:>9.0f}")
+            rates_text = f"{best:>9.0f}  {median:>9.0f}  {worst:>9.0f}  {stats.spread:>6.0%}"
+            print(f"{workers:>7}  {rates_text}  {loader}")
+            # ferrum's rows keep their names of earlier runs, for --compare-with.
+            row = f"{workers} workers" if loader == "ferrum" else f"{loader} {workers} workers"
             report.add(
-                f"{workers} workers",
+                row,
                 {"best images/s": best, "median images/s": median, "worst images/s": worst},
                 stats,
             )
+        if not args.no_torchvision and not any(loader == "torchvision" for loader, _ in results):
+            print("no torchvision rows: torch or torchvision does not import in this Python")
     report.finish(args)
 
 
