@@ -99,6 +99,14 @@ def test_what_the_quantized_module_holds(trained: Mlp) -> None:
         scale = float(q.scales().to_numpy().reshape(-1)[0])
         np.testing.assert_allclose(after.val().to_numpy(), before.val().to_numpy(), atol=scale / 2 + 1e-7)
         np.testing.assert_allclose(after.val().to_numpy(), q.values().to_numpy() * scale, rtol=1e-6)
+    # Only the quantized values are kept: a quarter of the float32 bytes, plus one scale per tensor.
+    held = 0
+    for param in quantized.parameters():
+        q = param.quantized()
+        assert q is not None and param.val() is not param.val(), "dequantized at each call, not stored"
+        held += q.nbytes()
+    assert held == sum(p.num_params() for p in trained.parameters()) + 4 * len(trained.parameters())
+    assert quantized.num_params() == trained.num_params()
     # The float module is untouched.
     assert all(p.quantized() is None for p in trained.parameters())
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ferrum import _ferrum
-from ferrum._ferrum import Device, Float, Tensor
+from ferrum._ferrum import Device, DType, Float, Tensor
 from ferrum.record import ParamId
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ class Param(Generic[T]):
         [3.0, 3.0]
     """
 
-    __slots__ = ("_id", "_load_mapper", "_quantized", "_require_grad", "_save_mapper", "_tensor")
+    __slots__ = ("_id", "_load_mapper", "_qdtype", "_quantized", "_require_grad", "_save_mapper", "_tensor")
 
     def __init__(
         self,
@@ -90,12 +90,14 @@ class Param(Generic[T]):
             raise TypeError(f"Param id must be a ParamId, found {type(id).__name__}")
         self._id = id if id is not None else ParamId.new()
         self._require_grad = bool(require_grad)
-        self._tensor = _tracked(value, self._require_grad)
+        # None once quantized: the QTensor stands in for it (a quarter of the bytes at 8 bits).
+        self._tensor: Any = _tracked(value, self._require_grad)
         # Burn's Param mappers: what records hold is save_mapper(val()); a loaded
         # record's tensor goes through load_mapper (a transposed layout, say).
         self._save_mapper = save_mapper
         self._load_mapper = load_mapper
         self._quantized: QTensor[Any, Any] | None = None
+        self._qdtype: DType | None = None
 
     @property
     def id(self) -> ParamId:
@@ -103,12 +105,20 @@ class Param(Generic[T]):
         return self._id
 
     def val(self) -> T:
-        """The tensor (a tracked leaf on an autodiff device when require_grad is set)."""
-        return self._tensor
+        """The tensor (a tracked leaf on an autodiff device when require_grad is set).
+
+        A quantized parameter (``quantized()`` is not None) keeps only its
+        quantized values: ``val()`` dequantizes them at each call.
+        """
+        if self._quantized is not None:
+            value: Any = self._quantized.dequantize()
+            return value if value.dtype == self._qdtype else value.cast(self._qdtype)  # type: ignore[no-any-return]
+        return self._tensor  # type: ignore[no-any-return]
 
     def map(self, f: Callable[[T], T]) -> Param[T]:
         """A new parameter holding ``f(val())``, with the same id and require-grad flag."""
-        return self.with_value(_same_backend(f(self._tensor), self._tensor.device()))
+        value = self.val()
+        return self.with_value(_same_backend(f(value), value.device()))
 
     def with_value(self, value: T, id: ParamId | None = None) -> Param[T]:
         """This parameter (id, require-grad flag, record mappers) holding ``value`` (and ``id``, if given)."""
@@ -125,31 +135,35 @@ class Param(Generic[T]):
         return self._quantized
 
     def with_quantized(self, qtensor: QTensor[Any, Any]) -> Param[T]:
-        """This parameter (id, record mappers) holding ``qtensor``: ``val()`` is the
-        float tensor it stands for, in this parameter's dtype; not trained."""
+        """This parameter (id, record mappers) holding ``qtensor`` instead of its float
+        tensor: ``val()`` is the float tensor it stands for, in this parameter's
+        dtype, made at each call; not trained."""
         if not isinstance(qtensor, _ferrum.QTensor):
             raise TypeError(f"Param.with_quantized: expected a QTensor, found {type(qtensor).__name__}")
         if qtensor.dims() != self.shape():
             raise ValueError(
                 f"Param.with_quantized: expected shape {list(self.shape())}, found {list(qtensor.dims())}"
             )
-        value: Any = qtensor.dequantize()
-        if value.dtype != self._tensor.dtype:
-            value = value.cast(self._tensor.dtype)
-        out = Param(value, self._id, False, save_mapper=self._save_mapper, load_mapper=self._load_mapper)
-        out._quantized = qtensor
+        dtype = self.val().dtype
+        placeholder: Any = qtensor.dequantize()
+        out: Param[T] = Param(
+            placeholder, self._id, False, save_mapper=self._save_mapper, load_mapper=self._load_mapper
+        )
+        out._quantized, out._qdtype, out._tensor = qtensor, dtype, None
         return out
 
     def set_require_grad(self, require_grad: bool) -> Param[T]:
         """A new parameter with the flag changed; ``False`` keeps it out of training but in records."""
-        out = self.with_value(self._tensor)
+        value = self.val()
+        out = self.with_value(value)
         out._require_grad = bool(require_grad)
-        out._tensor = _tracked(self._tensor, out._require_grad)
+        out._tensor = _tracked(value, out._require_grad)
         return out
 
     def record_value(self) -> T:
         """The tensor as records hold it (``save_mapper(val())``, or ``val()``)."""
-        return self._tensor if self._save_mapper is None else self._save_mapper(self._tensor)
+        value = self.val()
+        return value if self._save_mapper is None else self._save_mapper(value)
 
     def from_record_value(self, value: T) -> T:
         """A tensor read from a record, back in this parameter's layout (``load_mapper``)."""
@@ -161,15 +175,15 @@ class Param(Generic[T]):
 
     def shape(self) -> tuple[int, ...]:
         """The tensor's shape."""
-        return self._tensor.dims()
+        return self._quantized.dims() if self._quantized is not None else self._tensor.dims()
 
     def device(self) -> Device[Any]:
         """The tensor's device."""
-        return self._tensor.device()
+        return self._quantized.device() if self._quantized is not None else self._tensor.device()
 
     def num_params(self) -> int:
         """The number of scalars in the tensor."""
-        return self._tensor.num_elements()
+        return self._quantized.num_elements() if self._quantized is not None else self._tensor.num_elements()
 
     def __repr__(self) -> str:
         return f"Param(id={self._id}, shape={list(self.shape())}, require_grad={self._require_grad})"

@@ -3,8 +3,8 @@ by ``Module.quantize_weights``).
 
 Every float parameter is quantized with the quantizer's calibration and
 scheme. A parameter then holds the quantized tensor (``param.quantized()``)
-and, as its value, the float tensor the quantized values stand for, so every
-layer runs unchanged; ``Linear`` runs its product on int8 where the scheme
+instead of its float tensor, and ``val()`` dequantizes it at each call, so
+every layer runs unchanged; ``Linear`` runs its product on int8 where the scheme
 allows it (8-bit values, one scale per tensor), with the input quantized per
 row at each call (dynamic quantization). Quantized parameters are not
 trained (their require-grad flag is off).

@@ -1,0 +1,87 @@
+//! DLPack (`__dlpack__`, `__dlpack_device__`, `Tensor.from_dlpack`): handing
+//! a tensor to NumPy, PyTorch or JAX and taking theirs, through NumPy's
+//! implementation of the protocol.
+
+use ferrum_core::DType;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use super::convert::numpy_view;
+use super::from_numpy::tensor_from_numpy;
+use super::PyTensor;
+use crate::device::PyDevice;
+use crate::error::{argument_error, kind_error};
+
+/// DLPack's device type for CPU memory (`kDLCPU`).
+const DL_CPU: i32 = 1;
+
+#[pymethods]
+impl PyTensor {
+    /// This tensor as a DLPack capsule, sharing its buffer (no copy), for
+    /// `numpy.from_dlpack`, `torch.from_dlpack` and other consumers.
+    ///
+    /// The buffer is read-only, as ferrum's tensors are immutable: it is
+    /// marked so under DLPack 1.0 (`max_version=(1, 0)` or later, which NumPy
+    /// 2 and PyTorch ask for); a consumer of the older protocol, which cannot
+    /// be told, gets `BufferError`, as NumPy's read-only arrays give. bf16
+    /// tensors are refused (the protocol goes through NumPy, which has no
+    /// bfloat16): cast them first.
+    ///
+    /// Example:
+    ///     >>> import numpy as np
+    ///     >>> np.from_dlpack(Tensor.from_data([[1.0, 2.0]], device)).tolist()
+    ///     [[1.0, 2.0]]
+    #[pyo3(signature = (*, stream = None, max_version = None, dl_device = None, copy = None))]
+    fn __dlpack__<'py>(
+        slf: &Bound<'py, Self>,
+        stream: Option<Bound<'py, PyAny>>,
+        max_version: Option<Bound<'py, PyAny>>,
+        dl_device: Option<Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let t = &slf.get().t;
+        if t.dtype() == DType::BF16 {
+            return Err(kind_error(py, "__dlpack__: a bf16 tensor has no DLPack export here (NumPy has no bfloat16); cast it to DType.F32 first"));
+        }
+        let array = numpy_view(py, t, slf.clone().into_any())?;
+        let kwargs = PyDict::new(py);
+        for (name, value) in [("stream", stream), ("max_version", max_version), ("dl_device", dl_device)] {
+            if let Some(value) = value {
+                kwargs.set_item(name, value)?;
+            }
+        }
+        if let Some(copy) = copy {
+            kwargs.set_item("copy", copy)?;
+        }
+        array.call_method("__dlpack__", (), Some(&kwargs))
+    }
+
+    /// `(device type, device id)` of the buffer for DLPack: `(1, 0)`, the CPU.
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        (DL_CPU, 0)
+    }
+
+    /// A tensor on `device` holding the values of `obj`, any object with
+    /// `__dlpack__` on the CPU (a NumPy array, a PyTorch or JAX CPU tensor),
+    /// in its own dtype (float64 stays f64). The values are copied: ferrum
+    /// tensors own their buffers.
+    ///
+    /// Example:
+    ///     >>> import numpy as np
+    ///     >>> Tensor.from_dlpack(np.arange(3.0), device).to_data().to_list()
+    ///     [0.0, 1.0, 2.0]
+    #[staticmethod]
+    fn from_dlpack(py: Python<'_>, obj: &Bound<'_, PyAny>, device: Py<PyDevice>) -> PyResult<PyTensor> {
+        if !obj.hasattr("__dlpack__")? {
+            return Err(argument_error(py, format!("from_dlpack: expected an object with __dlpack__, found {}", obj.get_type().name()?)));
+        }
+        let np = py.import("numpy")?;
+        let array = np.call_method1("from_dlpack", (obj,)).map_err(|e| {
+            let err = argument_error(py, format!("from_dlpack: the object's DLPack capsule cannot be read (a CPU buffer of a dtype NumPy knows is needed; bf16: cast to f32 first): {}", e.value(py)));
+            err.set_cause(py, Some(e));
+            err
+        })?;
+        Ok(PyTensor::new(tensor_from_numpy(py, &array, None)?, device))
+    }
+}
