@@ -2,23 +2,17 @@
 ``--json`` (no timing checks)."""
 
 import json
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.bench.scripts import run_bench
-
-
-def _mpiexec() -> str | None:
-    beside = Path(sys.executable).parent / "mpiexec"
-    return str(beside) if beside.exists() else shutil.which("mpiexec")
+from tests.support.mpi import find_mpiexec
 
 
 def test_two_ranks_tiny_run_prints_and_writes_once(tmp_path: Path) -> None:
     pytest.importorskip("mpi4py")
-    mpiexec = _mpiexec()
+    mpiexec = find_mpiexec()
     if mpiexec is None:
         pytest.skip("mpiexec not found beside the interpreter or on PATH")
     path = tmp_path / "distributed.json"

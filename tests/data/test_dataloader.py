@@ -14,7 +14,6 @@ import pytest
 from ferrum import D1, D2, Device, Int, Tensor
 from ferrum.backend import Autodiff, NdArray
 from ferrum.data.dataloader import (
-    WORKER_THREAD_PREFIX,
     Batcher,
     DataLoader,
     DataLoaderBuilder,
@@ -23,6 +22,8 @@ from ferrum.data.dataloader import (
     takes_device,
 )
 from ferrum.data.dataset import Dataset, InMemDataset
+
+from tests.support.loader_workers import workers_gone
 
 
 class AsList(Batcher[int, list[int]]):
@@ -39,21 +40,6 @@ class Calling(Batcher[int, list[int]]):
     def batch(self, items: list[int]) -> list[int]:
         self.hook(items)
         return list(items)
-
-
-def workers_alive() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith(WORKER_THREAD_PREFIX)]
-
-
-def workers_gone(timeout: float = 5.0) -> bool:
-    """Whether every worker has exited within ``timeout``: a stopped loader does
-    not wait for its workers, which exit as soon as their current batch ends."""
-    deadline = time.monotonic() + timeout
-    while workers_alive():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.001)
-    return True
 
 
 def loader(

@@ -23,6 +23,8 @@ from ferrum.data.dataloader import (
 from ferrum.data.dataloader import loader as loader_module
 from ferrum.data.dataset import Dataset
 
+from tests.support.loader_workers import workers_alive, workers_gone
+
 TIMEOUT = 0.3
 # Generous: the 2 shared cores may be busy, but a hang would take forever.
 SLACK = 3.0
@@ -67,19 +69,6 @@ class Faulty(Dataset[int]):
 
     def len(self) -> int:
         return self.size
-
-
-def workers_alive() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith(WORKER_THREAD_PREFIX)]
-
-
-def workers_gone(timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while workers_alive():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.001)
-    return True
 
 
 def only_worker_left(name: str, timeout: float = 5.0) -> bool:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -20,24 +19,9 @@ import pytest
 from ferrum.data.dataloader import Batcher, DataLoaderBuilder, Shard
 from ferrum.data.dataset import InMemDataset
 
+from tests.support.mpi import MPIEXEC, WHY, needs_mpi
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _mpiexec() -> str | None:
-    beside = Path(sys.executable).parent / "mpiexec"
-    return str(beside) if beside.exists() else shutil.which("mpiexec")
-
-
-try:
-    import mpi4py  # noqa: F401
-
-    MPIEXEC = _mpiexec()
-    WHY = "mpiexec not found beside the interpreter or on PATH"
-except ImportError:
-    MPIEXEC = None
-    WHY = "mpi4py is not installed (pip install 'ferrum-dl[mpi]')"
-
-needs_mpi = pytest.mark.skipif(MPIEXEC is None, reason=WHY)
 
 
 def run(ranks: int, *args: str, timeout: float = 180) -> tuple[subprocess.CompletedProcess[str], float]:

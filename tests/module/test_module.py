@@ -12,6 +12,8 @@ from ferrum.backend import Autodiff, Backend, NdArray
 from ferrum.module import Module, Param, ParamId, RunningState
 from ferrum.nn import Linear, LinearConfig, Relu
 
+from tests.support.f64 import arr
+
 B = TypeVar("B", bound=Backend)
 DEVICE = NdArray.device()
 AD = Autodiff[NdArray].device()
@@ -49,10 +51,6 @@ def net(device: Any = DEVICE, extra: bool = False) -> Net[Any]:
         relu=Relu(),
         width=7,
     )
-
-
-def arr(t: Tensor[Any, Any, Any]) -> Any:
-    return np.asarray(t.to_numpy(), dtype=np.float64)
 
 
 # ------------------------------------------------------------------ ParamId

@@ -28,20 +28,13 @@ from ferrum.nn.conv import (
     ConvTranspose2dConfig,
 )
 
+from tests.support.f64 import arr, f64
 from tests.support.gradcheck import case, check_case, smooth
 
 Array = npt.NDArray[Any]
 DEVICE = NdArray.device()
 AD = Autodiff[NdArray].device()
 Pair = tuple[int, int]
-
-
-def arr(t: Tensor[Any, Any, Any]) -> Array:
-    return np.asarray(t.to_numpy(), dtype=np.float64)
-
-
-def f64(a: Array, device: Any = DEVICE) -> Tensor[Any, Any, Any]:
-    return Tensor.from_numpy(np.ascontiguousarray(a, dtype=np.float64), device, dtype=DType.F64)
 
 
 def f32(a: Array, device: Any = DEVICE) -> Tensor[Any, Any, Any]:

@@ -9,19 +9,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from ferrum import ArgumentError, DType, ShapeError, Tensor
+from ferrum import ArgumentError, ShapeError, Tensor
 from ferrum import functional as F
 from ferrum.backend import NdArray
 
+from tests.support.f64 import f64
 from tests.support.gradcheck import case, check_case, distinct, smooth
 
 Array = npt.NDArray[Any]
 DEVICE = NdArray.device()
 FEW_LAYOUTS = ("contiguous", "transposed")
-
-
-def f64(a: Array) -> Tensor[Any, Any, Any]:
-    return Tensor.from_numpy(np.ascontiguousarray(a, dtype=np.float64), DEVICE, dtype=DType.F64)
 
 
 def np_conv3d(x: Array, w: Array, b: Array | None, stride: Any, pad: Any, dil: Any, groups: int) -> Array:

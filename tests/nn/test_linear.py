@@ -12,12 +12,10 @@ from ferrum import D2, D3, ShapeError, Tensor
 from ferrum.backend import Autodiff, NdArray
 from ferrum.nn import Initializer, Linear, LinearConfig
 
+from tests.support.f64 import arr
+
 DEVICE = NdArray.device()
 AD = Autodiff[NdArray].device()
-
-
-def arr(t: Tensor[Any, Any, Any]) -> Any:
-    return np.asarray(t.to_numpy(), dtype=np.float64)
 
 
 def reference(layer: Linear[Any], x: Any) -> Any:

@@ -18,13 +18,11 @@ from ferrum.nn.loss import (
     cross_entropy_with_logits,
 )
 
+from tests.support.f64 import arr
+
 DEVICE = NdArray.device()
 AD = Autodiff[NdArray].device()
 Array = npt.NDArray[Any]
-
-
-def arr(t: Tensor[Any, Any, Any]) -> Array:
-    return np.asarray(t.to_numpy(), dtype=np.float64)
 
 
 def scalar(t: Tensor[Any, Any, Any]) -> float:

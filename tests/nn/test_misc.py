@@ -30,13 +30,11 @@ from ferrum.nn import (
     Tanh,
 )
 
+from tests.support.f64 import arr
+
 DEVICE = NdArray.device()
 AD = Autodiff[NdArray].device()
 RNG = np.random.default_rng(99)
-
-
-def arr(t: Tensor[Any, Any, Any]) -> Any:
-    return np.asarray(t.to_numpy(), dtype=np.float64)
 
 
 def floats(*shape: int, scale: float = 1.0) -> Any:

@@ -23,13 +23,12 @@ from ferrum.nn import (
 )
 from ferrum.record import BinFileRecorder, NamedMpkFileRecorder
 
+from tests.support.f64 import arr
+from tests.support.gradcheck import central_differences
+
 DEVICE = NdArray.device()
 AD = Autodiff[NdArray].device()
 RNG = np.random.default_rng(1234)
-
-
-def arr(t: Tensor[Any, Any, Any]) -> Any:
-    return np.asarray(t.to_numpy(), dtype=np.float64)
 
 
 def floats(*shape: int, scale: float = 1.0, shift: float = 0.0) -> Any:
@@ -114,13 +113,7 @@ def test_batchnorm_gradients_match_finite_differences() -> None:
     grads = (bn.forward(xt) * Tensor.from_floats(c.astype(np.float32), AD)).sum().backward()
     grad = xt.grad(grads)
     assert grad is not None
-    numeric = np.zeros_like(x)
-    for idx in np.ndindex(*x.shape):
-        up, down = x.copy(), x.copy()
-        up[idx] += 1e-6
-        down[idx] -= 1e-6
-        numeric[idx] = (loss(up) - loss(down)) / 2e-6
-    np.testing.assert_allclose(arr(grad), numeric, rtol=1e-2, atol=1e-3)
+    np.testing.assert_allclose(arr(grad), central_differences(loss, x), rtol=1e-2, atol=1e-3)
 
 
 def test_batchnorm_config_and_shape_errors() -> None:
@@ -169,13 +162,7 @@ def test_layernorm_gradient_matches_finite_differences() -> None:
     grad = xt.grad(grads)
     gamma_grad = layer.gamma.val().grad(grads)
     assert grad is not None and gamma_grad is not None
-    numeric = np.zeros_like(x)
-    for idx in np.ndindex(*x.shape):
-        up, down = x.copy(), x.copy()
-        up[idx] += 1e-6
-        down[idx] -= 1e-6
-        numeric[idx] = (loss(up) - loss(down)) / 2e-6
-    np.testing.assert_allclose(arr(grad), numeric, rtol=1e-2, atol=1e-3)
+    np.testing.assert_allclose(arr(grad), central_differences(loss, x), rtol=1e-2, atol=1e-3)
     normalized = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
     np.testing.assert_allclose(arr(gamma_grad), (normalized * c).sum(0), rtol=1e-3, atol=1e-4)
 

@@ -16,52 +16,28 @@ import onnx
 import pytest
 from ferrum import Tensor
 from ferrum.backend import Autodiff, NdArray
-from ferrum.onnx import OnnxError, load
+from ferrum.onnx import OnnxError
 from ferrum.onnx.codegen import generate
 from ferrum.onnx.ops import attention, flex_attention
-from onnx import TensorProto, helper
-from onnx.reference import ReferenceEvaluator
+from onnx import helper
 
+from tests.support.onnx_graphs import check_against_reference, ferrum_outputs, graph_model, reference_outputs
 from tests.support.onnx_models import import_generated, mypy_strict
 
 Arrays = dict[str, np.ndarray]
 DEVICE = NdArray.device()
 AD = Autodiff[NdArray].device()
-_TYPES = {
-    np.dtype(np.float32): TensorProto.FLOAT,
-    np.dtype(np.int64): TensorProto.INT64,
-    np.dtype(np.bool_): TensorProto.BOOL,
-}
 RNG = np.random.default_rng(7)
 
 
 def _model(
     nodes: list[onnx.NodeProto], inputs: Arrays, outputs: list[str], opset: int = 27
 ) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info(k, _TYPES[v.dtype], list(v.shape)) for k, v in inputs.items()],
-        [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in outputs],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-
-
-def _ferrum(model: onnx.ModelProto, inputs: Arrays) -> list[np.ndarray]:
-    out = load(model, DEVICE).forward(*(Tensor.from_numpy(v, DEVICE) for v in inputs.values()))
-    return [np.asarray(o.to_numpy()) for o in (out if isinstance(out, tuple) else (out,))]
-
-
-def _reference(model: onnx.ModelProto, inputs: Arrays) -> list[np.ndarray]:
-    return [np.asarray(o) for o in ReferenceEvaluator(model).run(None, inputs)]
+    return graph_model(nodes, inputs, outputs, {"": opset})
 
 
 def _check(model: onnx.ModelProto, inputs: Arrays, tol: float = 1e-5) -> None:
-    got, want = _ferrum(model, inputs), _reference(model, inputs)
-    assert len(got) == len(want)
-    for g, w in zip(got, want, strict=True):
-        assert g.shape == w.shape
-        np.testing.assert_allclose(g, w.astype(g.dtype), rtol=tol, atol=tol)
+    check_against_reference(model, inputs, tol)
 
 
 def _rand(*shape: int) -> np.ndarray:
@@ -203,7 +179,7 @@ def test_linear_attention_matches_a_numpy_recurrence() -> None:
         q_num_heads=1,
         kv_num_heads=1,
     )
-    out, state = _ferrum(_model([node], inputs, ["out", "state"]), inputs)
+    out, state = ferrum_outputs(_model([node], inputs, ["out", "state"]), inputs)
     prefix = np.cumsum(k[0][:, :, None] * v[0][:, None, :], axis=0)
     want = np.einsum("td,tdm->tm", q[0], prefix) / np.sqrt(3)
     np.testing.assert_allclose(out[0], want, rtol=1e-5, atol=1e-6)
@@ -231,7 +207,7 @@ def test_causal_conv_with_state_matches_numpy(activation: str) -> None:
     x, w, b, past = _rand(2, 3, 5), _rand(3, 1, 4), _rand(3), _rand(2, 3, 3)
     inputs = {"x": x, "w": w, "b": b, "past": past}
     node = helper.make_node("CausalConvWithState", list(inputs), ["y", "state"], activation=activation)
-    y, state = _ferrum(_model([node], inputs, ["y", "state"]), inputs)
+    y, state = ferrum_outputs(_model([node], inputs, ["y", "state"]), inputs)
     want_y, want_state = _causal_conv_numpy(x, w, b, past)
     if activation == "silu":
         want_y = want_y / (1.0 + np.exp(-want_y))
@@ -247,7 +223,7 @@ def test_causal_conv_decoding_step_by_step_equals_the_whole_sequence() -> None:
     steps = []
     for t in range(6):
         inputs = {"x": x[:, :, t : t + 1], "w": w, "past": past}
-        y, past = _ferrum(_model([node], inputs, ["y", "state"]), inputs)
+        y, past = ferrum_outputs(_model([node], inputs, ["y", "state"]), inputs)
         steps.append(y)
     want, _ = _causal_conv_numpy(x, w, np.zeros(2, np.float32), np.zeros((1, 2, 2), np.float32))
     np.testing.assert_allclose(np.concatenate(steps, axis=2), want, rtol=1e-5, atol=1e-6)
@@ -329,7 +305,7 @@ def test_flex_attention_rejects_mismatched_heads() -> None:
 )
 def test_bad_input_raises_a_clear_onnx_error(node: onnx.NodeProto, inputs: Arrays, message: str) -> None:
     with pytest.raises(OnnxError, match=message):
-        _ferrum(_model([node], inputs, list(node.output)), inputs)
+        ferrum_outputs(_model([node], inputs, list(node.output)), inputs)
 
 
 # --- generated code
@@ -375,5 +351,5 @@ def test_generated_code_of_the_attention_family_passes_mypy_and_runs(tmp_path: P
     assert status == 0, report
     net = import_generated(files.source, "attention_family").load(files.weights, DEVICE)
     got = net.forward(*(_t(a) for a in inputs.values()))
-    for g, w in zip(got, _reference(model, inputs), strict=True):
+    for g, w in zip(got, reference_outputs(model, inputs), strict=True):
         np.testing.assert_allclose(g.to_numpy(), w, rtol=1e-5, atol=1e-5)

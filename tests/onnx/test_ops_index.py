@@ -22,19 +22,14 @@ from ferrum.onnx import OnnxError, load
 from ferrum.onnx.codegen import generate
 from ferrum.onnx.ops import index, scatter
 from ferrum.optim import GradientsParams
-from onnx import TensorProto, helper, numpy_helper
-from onnx.reference import ReferenceEvaluator
+from onnx import TensorProto, helper
 
+from tests.support.onnx_graphs import check_against_reference, ferrum_outputs, graph_model, reference_outputs
 from tests.support.onnx_models import import_generated, mypy_strict
 
 Arrays = dict[str, np.ndarray]
 DEVICE = NdArray.device()
 AD = Autodiff[NdArray].device()
-_TYPES = {
-    np.dtype(np.float32): TensorProto.FLOAT,
-    np.dtype(np.int64): TensorProto.INT64,
-    np.dtype(np.bool_): TensorProto.BOOL,
-}
 
 
 def _model(
@@ -44,33 +39,13 @@ def _model(
     initializers: dict[str, np.ndarray] | None = None,
     opset: int = 18,
 ) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info(k, _TYPES[v.dtype], list(v.shape)) for k, v in inputs.items()],
-        [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in outputs],
-        [numpy_helper.from_array(v, k) for k, v in (initializers or {}).items()],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model = graph_model(nodes, inputs, outputs, {"": opset}, initializers)
     model.ir_version = 8
     return model
 
 
-def _ferrum(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
-    out = load(model, DEVICE).forward(*(Tensor.from_numpy(v, DEVICE) for v in inputs.values()))
-    return [np.asarray(o.to_numpy()) for o in (out if isinstance(out, tuple) else (out,))]
-
-
-def _reference(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
-    return [np.asarray(o) for o in ReferenceEvaluator(model).run(None, inputs)]
-
-
 def _check(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> None:
-    got, want = _ferrum(model, inputs), _reference(model, inputs)
-    assert len(got) == len(want)
-    for g, w in zip(got, want, strict=True):
-        assert g.shape == w.shape
-        np.testing.assert_allclose(g, w.astype(g.dtype), rtol=1e-6, atol=1e-6)
+    check_against_reference(model, inputs, 1e-6)
 
 
 def _t(array: np.ndarray, device: Any = DEVICE) -> Tensor[Any, Any, Any]:
@@ -108,7 +83,7 @@ MASK = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], np.int64)
 
 
 def test_cumsum_takes_a_rank0_axis_initializer() -> None:
-    (out,) = _ferrum(_cumsum_rank0_initializer(), {"mask": MASK})
+    (out,) = ferrum_outputs(_cumsum_rank0_initializer(), {"mask": MASK})
     np.testing.assert_array_equal(out, np.cumsum(MASK, axis=1))
 
 
@@ -117,8 +92,8 @@ def test_cumsum_takes_a_computed_rank0_axis() -> None:
     model = _cumsum_computed_axis()
     for a in (2, 1, 0):  # axis 1, 0 and -1
         inputs: Arrays = {"x": x, "a": np.array(a, np.int64)}
-        (out,) = _ferrum(model, inputs)
-        np.testing.assert_array_equal(out, _reference(model, inputs)[0])
+        (out,) = ferrum_outputs(model, inputs)
+        np.testing.assert_array_equal(out, reference_outputs(model, inputs)[0])
 
 
 def test_generated_code_runs_cumsum_with_a_scalar_axis(tmp_path: Path) -> None:
@@ -140,7 +115,7 @@ def test_trilu_takes_a_rank0_k_initializer() -> None:
     model = _model(
         [helper.make_node("Trilu", ["x", "k"], ["y"])], {"x": x}, ["y"], {"k": np.array(1, np.int64)}
     )
-    np.testing.assert_array_equal(_ferrum(model, {"x": x})[0], np.triu(x, 1))
+    np.testing.assert_array_equal(ferrum_outputs(model, {"x": x})[0], np.triu(x, 1))
 
 
 def test_exclusive_cumulative_ops_are_shifted_not_subtracted() -> None:
@@ -176,7 +151,7 @@ def _random_gather_nd(seed: int) -> tuple[onnx.ModelProto, dict[str, np.ndarray]
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_gather_nd_matches_the_reference(seed: int) -> None:
+def test_gather_nd_matches_thereference_outputs(seed: int) -> None:
     _check(*_random_gather_nd(seed))
 
 
@@ -186,7 +161,7 @@ def test_gather_nd_batch_dims() -> None:
     picks = np.array([[[3], [0], [-1]], [[1], [2], [0]]], np.int64)
     node = helper.make_node("GatherND", ["x", "idx"], ["y"], batch_dims=2)
     model = _model([node], {"x": x, "idx": picks}, ["y"], opset=13)
-    (out,) = _ferrum(model, {"x": x, "idx": picks})
+    (out,) = ferrum_outputs(model, {"x": x, "idx": picks})
     expected = np.stack([np.stack([x[i, j, picks[i, j, 0]] for j in range(3)]) for i in range(2)])
     np.testing.assert_array_equal(out, expected)
     _check(model, {"x": x, "idx": picks})
@@ -203,7 +178,7 @@ def test_gather_nd_of_a_boolean_mask_as_torch_exports_it() -> None:
         helper.make_node("GatherND", ["x", "idx"], ["y"], batch_dims=0),
     ]
     model = _model(nodes, {"x": x, "mask": mask}, ["y"])
-    (out,) = _ferrum(model, {"x": x, "mask": mask})
+    (out,) = ferrum_outputs(model, {"x": x, "mask": mask})
     np.testing.assert_array_equal(out, x[mask])
 
 
@@ -225,7 +200,7 @@ def test_gather_nd_of_several_index_tensors_as_torch_exports_it() -> None:
     ]
     consts = {"shape": np.array([2, 3], np.int64), "last": np.array([-1], np.int64)}
     model = _model(nodes, {"x": x, "i": i, "j": j}, ["y"], consts)
-    (out,) = _ferrum(model, {"x": x, "i": i, "j": j})
+    (out,) = ferrum_outputs(model, {"x": x, "i": i, "j": j})
     np.testing.assert_array_equal(out, x[:, i, j])
 
 
@@ -240,7 +215,7 @@ def test_gather_nd_refuses_an_index_that_a_flat_view_would_alias() -> None:
     idx = np.array([[0, 3]], np.int64)
     model = _model([node], {"x": np.zeros((2, 3), np.float32), "idx": idx}, ["y"])
     with pytest.raises(OnnxError, match="pick"):
-        _ferrum(model, {"x": np.zeros((2, 3), np.float32), "idx": idx})
+        ferrum_outputs(model, {"x": np.zeros((2, 3), np.float32), "idx": idx})
 
 
 def test_gather_nd_is_differentiable() -> None:
@@ -308,7 +283,7 @@ def _random_scatter_nd(seed: int, reduction: str) -> tuple[onnx.ModelProto, dict
 
 @pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
 @pytest.mark.parametrize("seed", range(16))
-def test_scatter_nd_matches_the_reference(seed: int, reduction: str) -> None:
+def test_scatter_nd_matches_thereference_outputs(seed: int, reduction: str) -> None:
     _check(*_random_scatter_nd(seed, reduction))
 
 
@@ -323,7 +298,8 @@ def test_scatter_nd_reduces_every_update_of_a_much_hit_row(reduction: str) -> No
     node = helper.make_node("ScatterND", ["x", "idx", "u"], ["y"], reduction=reduction)
     inputs: Arrays = {"x": x, "idx": rows, "u": u}
     model = _model([node], inputs, ["y"])
-    np.testing.assert_allclose(_ferrum(model, inputs)[0], _reference(model, inputs)[0], rtol=1e-5)
+    got, want = ferrum_outputs(model, inputs)[0], reference_outputs(model, inputs)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5)
 
 
 def test_scatter_nd_without_reduction_keeps_the_last_duplicate() -> None:
@@ -398,7 +374,7 @@ def test_scatter_nd_slice_assignment_as_torch_exports_it() -> None:
         value = _slice_scatter(nodes, consts, value, filled, 1, *h, tag=f"h{n}")
     nodes.append(helper.make_node("Identity", [value], ["y"]))
     model = _model(nodes, {"x": data}, ["y"], consts)
-    np.testing.assert_array_equal(_ferrum(model, {"x": data})[0], expected)
+    np.testing.assert_array_equal(ferrum_outputs(model, {"x": data})[0], expected)
     _check(model, {"x": data})
 
 
@@ -436,7 +412,7 @@ def test_scatter_nd_of_masked_and_indexed_assignment_as_torch_exports_it() -> No
     expected = x.copy()
     expected[mask] = 7.0
     np.add.at(expected, rows, add)
-    np.testing.assert_allclose(_ferrum(model, {"x": x, "mask": mask})[0], expected, rtol=1e-6)
+    np.testing.assert_allclose(ferrum_outputs(model, {"x": x, "mask": mask})[0], expected, rtol=1e-6)
 
 
 @pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
@@ -514,7 +490,7 @@ def _random_scatter_elements(seed: int, reduction: str) -> tuple[onnx.ModelProto
 
 @pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
 @pytest.mark.parametrize("seed", range(16))
-def test_scatter_elements_matches_the_reference(seed: int, reduction: str) -> None:
+def test_scatter_elements_matches_thereference_outputs(seed: int, reduction: str) -> None:
     _check(*_random_scatter_elements(seed, reduction))
 
 
@@ -524,7 +500,7 @@ def test_scatter_at_opset_10_is_scatter_elements() -> None:
     u = np.arange(6, dtype=np.float32).reshape(2, 3)
     node = helper.make_node("Scatter", ["x", "idx", "u"], ["y"], axis=0)
     inputs: Arrays = {"x": x, "idx": idx, "u": u}
-    (out,) = _ferrum(_model([node], inputs, ["y"], opset=10), inputs)
+    (out,) = ferrum_outputs(_model([node], inputs, ["y"], opset=10), inputs)
     expected = x.copy()
     for i in range(2):
         for j in range(3):
@@ -574,7 +550,7 @@ def test_tensor_scatter_writes_each_entry_at_its_index(axis: int, mode: str) -> 
     starts = np.array([0, span - 3, 1] if mode == "linear" else [5, 2, span - 1], np.int64)
     node = helper.make_node("TensorScatter", ["cache", "update", "idx"], ["y"], axis=axis, mode=mode)
     inputs: Arrays = {"cache": cache, "update": update, "idx": starts}
-    (out,) = _ferrum(_model([node], inputs, ["y"], opset=24), inputs)
+    (out,) = ferrum_outputs(_model([node], inputs, ["y"], opset=24), inputs)
     np.testing.assert_array_equal(out, _tensor_scatter_numpy(cache, update, starts, axis, mode))
 
 
@@ -601,14 +577,14 @@ def test_compress(axis: int | None) -> None:
     inputs: Arrays = {"x": x, "c": cond}
     _check(_model([node], inputs, ["y"]), inputs)
     none = {"x": x, "c": np.zeros(3, bool)}
-    assert _ferrum(_model([node], none, ["y"]), none)[0].size == 0
+    assert ferrum_outputs(_model([node], none, ["y"]), none)[0].size == 0
 
 
 X_UNIQUE = np.array([[2.0, 1.0, 2.0, 1.0], [0.0, 3.0, 0.0, 3.0], [2.0, 1.0, 2.0, 1.0]], np.float32)
 
 
 @pytest.mark.parametrize("axis", [None, 0, 1, -1])
-def test_unique_sorted_matches_the_reference(axis: int | None) -> None:
+def test_unique_sorted_matches_thereference_outputs(axis: int | None) -> None:
     attrs: dict[str, Any] = {} if axis is None else {"axis": axis}
     node = helper.make_node("Unique", ["x"], ["y", "indices", "inverse", "counts"], **attrs)
     _check(_model([node], {"x": X_UNIQUE}, ["y", "indices", "inverse", "counts"], opset=11), {"x": X_UNIQUE})
@@ -664,7 +640,7 @@ def test_reverse_sequence(batch_axis: int, time_axis: int) -> None:
     weights = np.arange(x.size, dtype=np.float32).reshape(shape)
     inputs_w: Arrays = {"x": weights, "lens": lens}
     np.testing.assert_array_equal(
-        grad.to_numpy(), _reference(_model([node], inputs_w, ["y"], opset=10), inputs_w)[0]
+        grad.to_numpy(), reference_outputs(_model([node], inputs_w, ["y"], opset=10), inputs_w)[0]
     )
 
 
@@ -693,7 +669,7 @@ def test_generated_code_of_the_new_ops_passes_mypy_and_runs(tmp_path: Path) -> N
     values, found = np.unique(np.cumprod(s, axis=-1), return_counts=True)
     np.testing.assert_array_equal(u.to_numpy(), values)
     np.testing.assert_array_equal(counts.to_numpy(), found)
-    np.testing.assert_array_equal(u.to_numpy(), _reference(model, {"x": x})[0])
+    np.testing.assert_array_equal(u.to_numpy(), reference_outputs(model, {"x": x})[0])
 
 
 def test_empty_selections_and_writes() -> None:

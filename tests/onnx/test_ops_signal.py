@@ -26,28 +26,15 @@ from ferrum.onnx.ops.signal import dft
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
+from tests.support.onnx_graphs import graph_model, node_outputs
 from tests.support.onnx_models import import_generated, mypy_strict
 
 DEVICE = NdArray.device()
 ML = "ai.onnx.ml"
 TRAINING = "ai.onnx.preview.training"
 
-_TYPES = {
-    np.dtype(np.float32): TensorProto.FLOAT,
-    np.dtype(np.float64): TensorProto.DOUBLE,
-    np.dtype(np.int64): TensorProto.INT64,
-}
-
-
 def _model(node: onnx.NodeProto, inputs: dict[str, Any], opsets: dict[str, int]) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [helper.make_tensor_value_info(k, _TYPES[v.dtype], list(v.shape)) for k, v in inputs.items()],
-        [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in node.output if o],
-    )
-    imports = [helper.make_opsetid(d, v) for d, v in opsets.items()]
-    return helper.make_model(graph, opset_imports=imports)
+    return graph_model([node], inputs, node_outputs(node), opsets)
 
 
 def _both(

@@ -16,22 +16,11 @@ from ferrum.onnx.backend import FerrumBackend
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
-_TYPES = {
-    np.dtype(np.float32): TensorProto.FLOAT,
-    np.dtype(np.float64): TensorProto.DOUBLE,
-    np.dtype(np.int32): TensorProto.INT32,
-    np.dtype(np.int64): TensorProto.INT64,
-}
+from tests.support.onnx_graphs import graph_model, node_outputs
 
 
 def _model(node: onnx.NodeProto, inputs: dict[str, np.ndarray], opset: int) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        [node],
-        "g",
-        [helper.make_tensor_value_info(k, _TYPES[v.dtype], list(v.shape)) for k, v in inputs.items()],
-        [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in node.output if o],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    return graph_model([node], inputs, node_outputs(node), {"": opset})
 
 
 def _run(node: onnx.NodeProto, inputs: dict[str, np.ndarray], opset: int = 22) -> list[np.ndarray]:
@@ -254,13 +243,7 @@ def _constant(name: str, value: np.ndarray) -> onnx.NodeProto:
 
 
 def _run_graph(nodes: list[onnx.NodeProto], inputs: dict[str, np.ndarray], output: str, opset: int) -> Any:
-    graph = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info(k, _TYPES[v.dtype], list(v.shape)) for k, v in inputs.items()],
-        [helper.make_tensor_value_info(output, TensorProto.UNDEFINED, None)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model = graph_model(nodes, inputs, [output], {"": opset})
     got = FerrumBackend.run_model(model, list(inputs.values()))[0]
     (want, *_) = ReferenceEvaluator(model).run(None, inputs)
     return np.asarray(got), want

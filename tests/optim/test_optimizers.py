@@ -35,6 +35,7 @@ from ferrum.optim import (
 )
 
 from tests.support.burn_port import BURN_LINEAR_BIAS, BURN_LINEAR_WEIGHT, BURN_X1, BURN_X2
+from tests.support.f64 import arr
 
 B = TypeVar("B", bound=Backend)
 TrainB = Autodiff[NdArray]
@@ -48,10 +49,6 @@ Rule = Callable[[Array, Array, dict[str, Array], int, float], Array]
 class Pair(Module[B]):
     w: Param[Tensor[B, D2]]
     v: Param[Tensor[B, D1]]
-
-
-def arr(t: Tensor[Any, Any, Any]) -> Array:
-    return np.asarray(t.to_numpy(), dtype=np.float64)
 
 
 def make_pair(rng: np.random.Generator, dtype: DType = DType.F64) -> Pair[TrainB]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 
 from text_generation.data import CharTokenizer, TextGenerationBatcher, TextGenerationItem, read_passages
+
+from tests.support.mpi import MPIEXEC, WHY
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,21 +44,6 @@ def smoke(name: str, *extra: str) -> str:
 def floats(pattern: str, text: str) -> list[tuple[float, ...]]:
     """Every match of ``pattern`` in ``text``, its groups as floats."""
     return [tuple(float(g) for g in m.groups()) for m in re.finditer(pattern, text)]
-
-
-def _mpiexec() -> str | None:
-    beside = Path(sys.executable).parent / "mpiexec"
-    return str(beside) if beside.exists() else shutil.which("mpiexec")
-
-
-try:
-    import mpi4py  # noqa: F401
-
-    MPIEXEC = _mpiexec()
-    WHY = "mpiexec not found beside the interpreter or on PATH"
-except ImportError:
-    MPIEXEC = None
-    WHY = "mpi4py is not installed (pip install 'ferrum-dl[mpi]')"
 
 
 # ------------------------------------------------------------------ text_generation

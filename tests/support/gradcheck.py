@@ -154,6 +154,17 @@ def numeric_gradient(f: Op, arrays: Sequence[Array], k: int, weights: Sequence[A
     return grad
 
 
+def central_differences(loss: Callable[[Array], float], x: Array, eps: float = 1e-6) -> Array:
+    """The gradient of a NumPy ``loss`` at ``x`` by central differences, one entry at a time."""
+    grad = np.zeros_like(x)
+    for index in np.ndindex(*x.shape):
+        up, down = x.copy(), x.copy()
+        up[index] += eps
+        down[index] -= eps
+        grad[index] = (loss(up) - loss(down)) / (2 * eps)
+    return grad
+
+
 @dataclass
 class Tracked:
     """A tracked input: the leaf whose gradient backward() reports, the

@@ -164,3 +164,17 @@ def levenshtein(reference: list[int], prediction: list[int]) -> int:
 def strip_padding(row: list[int], pad: int | None) -> list[int]:
     """The tokens of ``row`` before its first ``pad``."""
     return row if pad is None or pad not in row else row[: row.index(pad)]
+
+
+class NotNumeric:
+    """A metric with ``name``, ``update`` and ``clear`` but no ``value``: registering it where a
+    numeric metric is wanted must fail."""
+
+    def name(self) -> str:
+        return "Stats"
+
+    def update(self, item: object, metadata: MetricMetadata) -> MetricEntry:
+        return MetricEntry("Stats", "", "")
+
+    def clear(self) -> None:
+        pass

@@ -7,6 +7,7 @@ every step (what a bit-exact resume has to restore).
 from __future__ import annotations
 
 import io
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from ferrum.optim import AdamConfig
 from ferrum.record import DefaultRecorder
 from ferrum.train import (
     ClassificationOutput,
+    Interrupter,
     Learner,
     MetricState,
     PlainRenderer,
@@ -163,3 +165,23 @@ class Recorder:
 
     def end(self, progress: TrainingProgress) -> None:
         self.calls.append(("end", progress, ()))
+
+
+class StepAnnouncer(Recorder):
+    """A renderer for the signal tests' child processes: prints ``step <epoch> <iteration>`` at each
+    training step, and at step ``wait_at`` holds until ``interrupter`` is told to stop (60 s at most,
+    whatever the machine's load), then ``after`` seconds more."""
+
+    def __init__(self, interrupter: Interrupter, wait_at: str, after: float = 0.0) -> None:
+        super().__init__()
+        self.interrupter, self.wait_at, self.after = interrupter, wait_at, after
+
+    def update(self, progress: TrainingProgress, metrics: Sequence[MetricState]) -> None:
+        if progress.split.value == "train":
+            step = f"step {progress.epoch} {progress.iteration}"
+            print(step, flush=True)
+            if step == self.wait_at:
+                deadline = time.monotonic() + 60
+                while not self.interrupter.should_stop() and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                time.sleep(self.after)

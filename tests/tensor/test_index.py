@@ -153,16 +153,22 @@ def test_select_assign_repeated_index_accumulates() -> None:
 # --------------------------------------------------------------------------- gather / scatter
 
 
-@SETTINGS
-@given(st.data(), tensors())
-def test_gather(data: st.DataObject, at: tuple[Array, T]) -> None:
-    a, t = at
+def draw_index(data: st.DataObject, a: Array) -> tuple[int, tuple[int, ...], Array]:
+    """A dim of ``a`` and an index array into it for gather/scatter: up to 4 long along ``dim``,
+    no longer than ``a`` along the others, its values valid positions along ``dim``."""
     dim = data.draw(st.integers(0, a.ndim - 1))
     ishape = tuple(
         data.draw(st.integers(1, 4)) if d == dim else data.draw(st.integers(1, s))
         for d, s in enumerate(a.shape)
     )
-    idx = data.draw(arrays("i64", ishape, low=0, high=a.shape[dim] - 1))
+    return dim, ishape, data.draw(arrays("i64", ishape, low=0, high=a.shape[dim] - 1))
+
+
+@SETTINGS
+@given(st.data(), tensors())
+def test_gather(data: st.DataObject, at: tuple[Array, T]) -> None:
+    a, t = at
+    dim, ishape, idx = draw_index(data, a)
     sub = a[tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(ishape))]
     check(t.gather(dim, tensor(idx, data.draw(layouts()))), np.take_along_axis(sub, idx, axis=dim))
 
@@ -183,12 +189,7 @@ def scatter_add(a: Array, dim: int, idx: Array, values: Array) -> Array:
 @given(st.data(), tensors())
 def test_scatter_adds(data: st.DataObject, at: tuple[Array, T]) -> None:
     a, t = at
-    dim = data.draw(st.integers(0, a.ndim - 1))
-    ishape = tuple(
-        data.draw(st.integers(1, 4)) if d == dim else data.draw(st.integers(1, s))
-        for d, s in enumerate(a.shape)
-    )
-    idx = data.draw(arrays("i64", ishape, low=0, high=a.shape[dim] - 1))
+    dim, ishape, idx = draw_index(data, a)
     vshape = tuple(s + data.draw(st.integers(0, 1)) for s in ishape)  # values may be larger
     values: Any = data.draw(arrays(dtype_name(a), vshape))
     out = t.scatter(dim, tensor(idx, data.draw(layouts())), tensor(values, data.draw(layouts())))

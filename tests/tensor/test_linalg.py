@@ -10,18 +10,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from ferrum import ArgumentError, DType, PadMode, ShapeError, Tensor, linalg
+from ferrum import ArgumentError, PadMode, ShapeError, Tensor, linalg
 from ferrum.backend import NdArray
 from ferrum.linalg import Norm
 
+from tests.support.f64 import f64
 from tests.support.gradcheck import case, check_case, distinct, smooth
 
 Array = npt.NDArray[Any]
 DEVICE = NdArray.device()
-
-
-def f64(a: Array) -> Tensor[Any, Any, Any]:
-    return Tensor.from_numpy(np.ascontiguousarray(a, dtype=np.float64), DEVICE, dtype=DType.F64)
 
 
 X = np.array([[3.0, -4.0, 0.0, 1.5], [0.0, 0.0, -2.0, 0.25], [1.0, 1.0, 1.0, -1.0]])

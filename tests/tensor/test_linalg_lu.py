@@ -14,14 +14,11 @@ from ferrum.backend import NdArray
 from ferrum.linalg import LU_PIVOT_TOLERANCE, lu_decomposition
 
 from tests.support.burn_port import assert_approx, assert_eq
+from tests.support.f64 import f64
 from tests.support.gradcheck import case, check_case
 
 Array = npt.NDArray[Any]
 DEVICE = NdArray.device()
-
-
-def f64(a: Array | list[list[float]]) -> Tensor[Any, Any, Any]:
-    return Tensor.from_numpy(np.ascontiguousarray(a, dtype=np.float64), DEVICE, dtype=DType.F64)
 
 
 def numpy_lu(a: Array) -> tuple[Array, Array]:

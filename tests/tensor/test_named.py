@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from ferrum import ArgumentError, Dim, Distribution, Int, NamedTensor, ShapeError, Tensor
 
+from tests.support.mypy_marks import check_marks, expected, run_mypy
 from tests.support.tensors import DEVICE
-from tests.typing.test_mypy_plugin import expected, run_mypy
 
 
 class Batch(Dim):
@@ -276,21 +276,7 @@ def snippet_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_mypy_accepts_names_that_chain_and_rejects_the_others(snippet_dir: Path, plugin: bool) -> None:
     found = run_mypy(snippet_dir, [str(snippet_dir / f"{name}.py") for name in SNIPPETS], plugin=plugin)
     for name, source in sources().items():
-        got = found.get(name, [])
-        errors = {(line, message) for kind, line, message in got if kind == "error"}
-        revealed = {
-            (line, message.removeprefix("Revealed type is ").strip('"'))
-            for _, line, message in got
-            if message.startswith("Revealed type is")
-        }
-        wanted = expected(source)
-        for mark in wanted:
-            if mark.kind == "E":
-                hit = any(line == mark.line and mark.text in message for line, message in errors)
-            else:
-                hit = (mark.line, mark.text) in revealed
-            assert hit, f"{name}:{mark.line}: expected {mark.kind} {mark.text!r}, mypy said {sorted(got)}"
-        assert {line for line, _ in errors} == {m.line for m in wanted if m.kind == "E"}, sorted(got)
+        check_marks(name, source, found.get(name, []))
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pyright") is None, reason="pyright is not installed")

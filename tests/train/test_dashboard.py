@@ -33,35 +33,14 @@ REPO = Path(__file__).resolve().parents[2]
 CHILD = textwrap.dedent(
     """
     import json, sys, tempfile
-    from typing import Any
-    from ferrum import Tensor
     from ferrum.backend import Autodiff, NdArray
-    from ferrum.data.dataloader import Batcher, DataLoaderBuilder
+    from ferrum.data.dataloader import DataLoaderBuilder
     from ferrum.data.dataset import InMemDataset
-    from ferrum.module import Module
-    from ferrum.nn import Linear, LinearConfig
-    from ferrum.nn.loss import MseLoss
+    from ferrum.nn import LinearConfig
     from ferrum.optim import SgdConfig
-    from ferrum.train import Learner, RegressionOutput, Split, SupervisedTraining, TrainOutput
+    from ferrum.train import Learner, Split, SupervisedTraining
     from ferrum.train.metric import LossMetric
-
-    class Line(Module[Any]):
-        fc: Linear[Any]
-        def step(self, batch: Any) -> Any:
-            out = self.fc.forward(batch[0])
-            return RegressionOutput(MseLoss().forward(out, batch[1]), out, batch[1])
-        def train_step(self, batch: Any) -> Any:
-            item = self.step(batch)
-            return TrainOutput(self, item.loss.backward(), item)
-        def inference_step(self, batch: Any) -> Any:
-            return self.step(batch)
-
-    class Pairs(Batcher[float, Any]):
-        def __init__(self, device: Any) -> None:
-            self.device = device
-        def batch(self, xs: list[float]) -> Any:
-            x = Tensor.from_data([[x] for x in xs], self.device)
-            return x, x * 3.0 + 1.0
+    from tests.support.line_regression import Line, Pairs
 
     data = InMemDataset([i / 40 for i in range(40)])
     train = DataLoaderBuilder(Pairs(Autodiff[NdArray].device())).batch_size(8).build(data)

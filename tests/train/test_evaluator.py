@@ -32,12 +32,11 @@ from ferrum.train.metric import (
     CharErrorRate,
     HammingScore,
     LossMetric,
-    MetricEntry,
-    MetricMetadata,
     NumericEntry,
     WordErrorRate,
 )
 
+from tests.support.metric_reference import NotNumeric
 from tests.support.train_setup import Batch, Recorder, TinyNet, TrainB, loaders, tiny_net
 
 B = TypeVar("B", bound=Backend)
@@ -485,18 +484,8 @@ def test_bad_settings_name_the_setting(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="test metric 'CER' is registered twice"):
         builder.metrics_text(CharErrorRate()).metric(CharErrorRate())
 
-    class Stats:
-        def name(self) -> str:
-            return "Stats"
-
-        def update(self, item: object, metadata: MetricMetadata) -> MetricEntry:
-            return MetricEntry("Stats", "", "")
-
-        def clear(self) -> None:
-            pass
-
     with pytest.raises(TypeError, match=r"metric 'Stats' .* is not numeric"):
-        builder.metric_numeric(Stats())
+        builder.metric_numeric(NotNumeric())
     evaluator = builder.build(classifier())
     _, loader = loaders()
     with pytest.raises(

@@ -52,28 +52,16 @@ training(Path(sys.argv[1]), epochs=4).launch(learner())
 """
 
 TERMINATED_AT_A_STEP = """
-import sys, time
+import sys
 from pathlib import Path
 
 from ferrum.train import Interrupter
-from tests.support.train_setup import Recorder, learner, training
+from tests.support.train_setup import StepAnnouncer, learner, training
 
 interrupter = Interrupter()
-
-
-class Announce(Recorder):
-    def update(self, progress, metrics):
-        if progress.split.value == "train":
-            step = f"step {progress.epoch} {progress.iteration}"
-            print(step, flush=True)
-            if step == "step 2 3":
-                # Hold this step until SIGTERM has landed, whatever the machine's load.
-                deadline = time.monotonic() + 60
-                while not interrupter.should_stop() and time.monotonic() < deadline:
-                    time.sleep(0.01)
-
-
-training(Path(sys.argv[1]), epochs=1000).renderer(Announce()).with_interrupter(interrupter).launch(learner())
+# Step 2 3 waits until SIGTERM has landed.
+announce = StepAnnouncer(interrupter, "step 2 3")
+training(Path(sys.argv[1]), epochs=1000).renderer(announce).with_interrupter(interrupter).launch(learner())
 print("launch returned", flush=True)
 """
 

@@ -13,31 +13,17 @@ from pathlib import Path
 import pytest
 
 SCRIPT = """
-import sys, time
+import sys
 from pathlib import Path
 
 import numpy as np
 from ferrum.train import Interrupter
-from tests.support.train_setup import Recorder, learner, training, weights
+from tests.support.train_setup import StepAnnouncer, learner, training, weights
 
-WAIT_AT, AFTER = sys.argv[2], float(sys.argv[3])
 interrupter = Interrupter()
-
-
-class Announce(Recorder):
-    def update(self, progress, metrics):
-        if progress.split.value == "train":
-            step = f"step {progress.epoch} {progress.iteration}"
-            print(step, flush=True)
-            if step == WAIT_AT:
-                # Hold this step until the first Ctrl-C has landed, whatever the machine's load.
-                deadline = time.monotonic() + 60
-                while not interrupter.should_stop() and time.monotonic() < deadline:
-                    time.sleep(0.01)
-                time.sleep(AFTER)
-
-
-training = training(Path(sys.argv[1]), epochs=1000).renderer(Announce()).with_interrupter(interrupter)
+# The step named by argv[2] waits until the first Ctrl-C has landed, then argv[3] seconds more.
+announce = StepAnnouncer(interrupter, sys.argv[2], float(sys.argv[3]))
+training = training(Path(sys.argv[1]), epochs=1000).renderer(announce).with_interrupter(interrupter)
 result = training.launch(learner())
 print("returned:", result.stop_reason, flush=True)
 print("finite:", all(np.isfinite(w).all() for w in weights(result.model).values()), flush=True)

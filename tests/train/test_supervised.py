@@ -38,6 +38,7 @@ from ferrum.train import (
 from ferrum.train.metric import LearningRateMetric, LossMetric, MetricEntry, MetricMetadata, NumericEntry
 from ferrum.train.supervised import _remove_logs_from
 
+from tests.support.metric_reference import NotNumeric
 from tests.support.train_setup import (
     Batch,
     Item,
@@ -535,18 +536,7 @@ def test_bad_settings_name_the_setting(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="train metric 'Loss' is registered twice"):
         builder.metric_train(LossMetric()).metric_train(LossMetric())
     with pytest.raises(TypeError, match=r"metric 'Stats' .* is not numeric"):
-
-        class Stats:
-            def name(self) -> str:
-                return "Stats"
-
-            def update(self, item: object, metadata: MetricMetadata) -> MetricEntry:
-                return MetricEntry("Stats", "", "")
-
-            def clear(self) -> None:
-                pass
-
-        builder.metric_valid_numeric(Stats())
+        builder.metric_valid_numeric(NotNumeric())
 
 
 def test_a_fresh_run_replaces_the_logs_of_an_older_one(tmp_path: Path) -> None:

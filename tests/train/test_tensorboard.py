@@ -14,58 +14,32 @@ from typing import Any
 
 import numpy as np
 import pytest
-from ferrum import D2, Tensor, config
+from ferrum import config
 from ferrum.backend import Autodiff, NdArray
-from ferrum.data.dataloader import Batcher, DataLoaderBuilder
+from ferrum.data.dataloader import DataLoaderBuilder
 from ferrum.data.dataset import InMemDataset
 from ferrum.lr_scheduler import ExponentialLrSchedulerConfig
-from ferrum.module import Module
-from ferrum.nn import Linear, LinearConfig
-from ferrum.nn.loss import MseLoss
+from ferrum.nn import LinearConfig
 from ferrum.optim import SgdConfig
 from ferrum.train import (
     InMemoryMetricLogger,
     Learner,
     LearningResult,
     PlainRenderer,
-    RegressionOutput,
     Split,
     SupervisedTraining,
     TensorBoardLogger,
-    TrainOutput,
 )
 from ferrum.train.metric import LossMetric, MetricEntry, NumericEntry
 from ferrum.train.tensorboard import flatten_hparams
+
+from tests.support.line_regression import Line, Pairs
 
 pytest.importorskip("tensorboardX")
 event_accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
 
 EPOCHS = 3
 TRAIN_BATCHES = 5  # 40 items in batches of 8
-
-
-class Line(Module[Any]):
-    fc: Linear[Any]
-
-    def step(self, batch: tuple[Tensor[Any, D2], Tensor[Any, D2]]) -> RegressionOutput[Any]:
-        out = self.fc.forward(batch[0])
-        return RegressionOutput(MseLoss().forward(out, batch[1]), out, batch[1])
-
-    def train_step(self, batch: Any) -> TrainOutput[RegressionOutput[Any]]:
-        item = self.step(batch)
-        return TrainOutput(self, item.loss.backward(), item)
-
-    def inference_step(self, batch: Any) -> RegressionOutput[Any]:
-        return self.step(batch)
-
-
-class Pairs(Batcher[float, Any]):
-    def __init__(self, device: Any) -> None:
-        self.device = device
-
-    def batch(self, xs: list[float]) -> Any:
-        x = Tensor.from_data([[x] for x in xs], self.device)
-        return x, x * 3.0 + 1.0
 
 
 @config

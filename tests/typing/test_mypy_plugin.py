@@ -9,16 +9,13 @@ cache, where its class is rebuilt from serialized data instead of by the hook.
 
 from __future__ import annotations
 
-import re
 import textwrap
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from mypy import api
 
-REPO_PYTHON = Path(__file__).resolve().parents[2] / "python"
-LINE = re.compile(r"^(?P<file>[^:]+\.py):(?P<line>\d+): (?P<kind>error|note): (?P<message>.*)$")
+from tests.support.mypy_marks import LINE, REPO_PYTHON, Reports, check_marks, run_mypy
 
 HEADER = """\
 from __future__ import annotations
@@ -224,53 +221,11 @@ SNIPPETS = {
 }
 
 
-@dataclass(frozen=True)
-class Finding:
-    kind: str  # "E" for an error, "R" for a revealed type
-    line: int
-    text: str
-
-
-def expected(source: str) -> set[Finding]:
-    marks = set()
-    for number, line in enumerate(source.splitlines(), 1):
-        match = re.search(r"# (?P<kind>[ER]): (?P<text>.*)$", line)
-        if match:
-            marks.add(Finding(match["kind"], number, match["text"].strip()))
-    return marks
-
-
 def write_snippets(directory: Path) -> dict[str, str]:
     sources = {name: HEADER + textwrap.dedent(body) for name, body in SNIPPETS.items()}
     for name, source in sources.items():
         (directory / f"{name}.py").write_text(source)
     return sources
-
-
-def run_mypy(
-    directory: Path, files: list[str], plugin: bool, extra_config: str = ""
-) -> dict[str, list[tuple[str, int, str]]]:
-    config_file = directory / "mypy.ini"
-    config_file.write_text(
-        "[mypy]\nstrict = True\n"
-        f"mypy_path = {REPO_PYTHON}\n"
-        + ("plugins = ferrum.mypy\n" if plugin else "")
-        + extra_config
-    )
-    stdout, stderr, _ = api.run(
-        ["--config-file", str(config_file), "--cache-dir", str(directory / ".mypy_cache"),
-         "--no-error-summary", "--hide-error-context", "--no-pretty", *files]
-    )
-    assert not stderr, stderr
-    findings: dict[str, list[tuple[str, int, str]]] = {}
-    for raw in stdout.splitlines():
-        match = LINE.match(raw)
-        assert match, f"unexpected mypy output: {raw}"
-        if Path(match["file"]).resolve().parent != directory.resolve():
-            continue  # ferrum's own modules are checked by the project's mypy run
-        name = Path(match["file"]).stem
-        findings.setdefault(name, []).append((match["kind"], int(match["line"]), match["message"]))
-    return findings
 
 
 @pytest.fixture(scope="module")
@@ -280,22 +235,8 @@ def findings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[s
     return run_mypy(directory, [str(directory / f"{name}.py") for name in SNIPPETS], plugin=True)
 
 
-def check(name: str, got: list[tuple[str, int, str]]) -> None:
-    wanted = expected(HEADER + textwrap.dedent(SNIPPETS[name]))
-    errors = {(line, message) for kind, line, message in got if kind == "error"}
-    revealed = {
-        (line, message.removeprefix("Revealed type is ").strip('"'))
-        for _, line, message in got
-        if message.startswith("Revealed type is")
-    }
-    for mark in wanted:
-        if mark.kind == "E":
-            hit = any(line == mark.line and mark.text in message for line, message in errors)
-        else:
-            hit = (mark.line, mark.text) in revealed
-        assert hit, f"{name}:{mark.line}: expected {mark.kind} {mark.text!r}, mypy said {sorted(got)}"
-    marked_errors = {mark.line for mark in wanted if mark.kind == "E"}
-    assert {line for line, _ in errors} == marked_errors, f"{name}: mypy said {sorted(got)}"
+def check(name: str, got: Reports) -> None:
+    check_marks(name, HEADER + textwrap.dedent(SNIPPETS[name]), got)
 
 
 @pytest.mark.parametrize("name", list(SNIPPETS))

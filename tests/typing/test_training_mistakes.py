@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.typing.test_mypy_plugin import expected, run_mypy
+from tests.support.mypy_marks import Reports, check_marks, expected, run_mypy
 
 DEFS = '''
 from __future__ import annotations
@@ -293,22 +293,8 @@ def findings(snippet_dir: Path) -> dict[str, list[tuple[str, int, str]]]:
     return run_mypy(snippet_dir, files, plugin=True)
 
 
-def check(name: str, got: list[tuple[str, int, str]]) -> None:
-    wanted = expected(HEADER + textwrap.dedent(SNIPPETS[name]))
-    errors = {(line, message) for kind, line, message in got if kind == "error"}
-    revealed = {
-        (line, message.removeprefix("Revealed type is ").strip('"'))
-        for _, line, message in got
-        if message.startswith("Revealed type is")
-    }
-    for mark in wanted:
-        if mark.kind == "E":
-            hit = any(line == mark.line and mark.text in message for line, message in errors)
-        else:
-            hit = (mark.line, mark.text) in revealed
-        assert hit, f"{name}:{mark.line}: expected {mark.kind} {mark.text!r}, mypy said {sorted(got)}"
-    marked_errors = {mark.line for mark in wanted if mark.kind == "E"}
-    assert {line for line, _ in errors} == marked_errors, f"{name}: mypy said {sorted(got)}"
+def check(name: str, got: Reports) -> None:
+    check_marks(name, HEADER + textwrap.dedent(SNIPPETS[name]), got)
 
 
 def test_shared_definitions_are_clean(findings: dict[str, list[tuple[str, int, str]]]) -> None:

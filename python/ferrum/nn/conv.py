@@ -20,17 +20,17 @@ Example:
 
 from __future__ import annotations
 
-import math
-from typing import Any, TypeAlias, TypeVar
+from typing import TypeVar
 
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Device, Tensor
 from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module, Param
+from ferrum.nn import conv_build as cb
 from ferrum.nn.conv_args import check_groups, check_int, check_pair, check_same_kernel
 from ferrum.nn.initializer import Initializer
-from ferrum.nn.padding import PaddingConfig1d, PaddingConfig2d, padding_name
+from ferrum.nn.padding import PaddingConfig1d, PaddingConfig2d
 from ferrum.rank import D1, D3, D4
 
 __all__ = [
@@ -52,51 +52,6 @@ __all__ = [
 
 B = TypeVar("B", bound=Backend)
 
-# Burn's default for every convolution: Kaiming uniform with gain 1/sqrt(3) over the fan-in.
-_KAIMING = Initializer.KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=False)
-
-
-def _bias_val(bias: Param[Tensor[B, D1]] | None) -> Tensor[B, D1] | None:
-    return None if bias is None else bias.val()
-
-
-def _init_params(
-    config: _ConvConfig, weight_shape: tuple[int, ...], fans: tuple[int, int], device: Device[B]
-) -> tuple[Param[Tensor[B, Any]], Param[Tensor[B, D1]] | None]:
-    """Weight, and bias if the config asks for one, from one initializer over the same fans (as Burn)."""
-    fan_in, fan_out = fans
-    weight = config.initializer.init_with(weight_shape, fan_in, fan_out, device)
-    channels_out = config.channels_out if isinstance(config, Conv1dConfig) else config.channels[1]
-    bias = config.initializer.init_with((channels_out,), fan_in, fan_out, device) if config.bias else None
-    return weight, bias
-
-
-def _common_settings(module: _Conv) -> list[tuple[str, object]]:
-    return [
-        ("stride", module.stride),
-        ("kernel_size", module.kernel_size),
-        ("dilation", module.dilation),
-        ("groups", module.groups),
-    ]
-
-
-def _conv_settings(module: Conv1d[Any] | Conv2d[Any]) -> list[tuple[str, object]]:
-    ch_out, ch_in_group = module.weight.shape()[:2]
-    channels: list[tuple[str, object]] = [("ch_in", ch_in_group * module.groups), ("ch_out", ch_out)]
-    return [*channels, *_common_settings(module), ("padding", padding_name(module.padding))]
-
-
-def _transpose_settings(module: ConvTranspose1d[Any] | ConvTranspose2d[Any]) -> list[tuple[str, object]]:
-    ch_in, ch_out_group = module.weight.shape()[:2]
-    channels: tuple[int, int] = (ch_in, ch_out_group * module.groups)
-    return [
-        ("channels", channels),
-        *_common_settings(module),
-        ("padding", module.padding),
-        ("padding_out", module.padding_out),
-    ]
-
-
 @config
 class Conv1dConfig:
     """Configuration of ``Conv1d`` (Burn's fields and defaults).
@@ -116,7 +71,7 @@ class Conv1dConfig:
     groups: int = 1
     padding: PaddingConfig1d = PaddingConfig1d.Valid
     bias: bool = True
-    initializer: Initializer = _KAIMING
+    initializer: Initializer = cb.KAIMING
 
     def __post_init__(self) -> None:
         owner = "Conv1dConfig"
@@ -130,16 +85,7 @@ class Conv1dConfig:
         c_in, c_out = self.channels_in // self.groups, self.channels_out // self.groups
         fans = (c_in * self.kernel_size, c_out * self.kernel_size)
         shape = (self.channels_out, c_in, self.kernel_size)
-        weight, bias = _init_params(self, shape, fans, device)
-        return Conv1d(
-            weight=weight,
-            bias=bias,
-            stride=self.stride,
-            kernel_size=self.kernel_size,
-            dilation=self.dilation,
-            groups=self.groups,
-            padding=self.padding,
-        )
+        return cb.build_layer(Conv1d, self, shape, fans, device)
 
 
 class Conv1d(Module[B]):
@@ -168,12 +114,10 @@ class Conv1d(Module[B]):
         """``[batch, channels_in, length] -> [batch, channels_out, length_out]``."""
         length = x.dims()[-1]
         pad = self.padding.calculate_padding_1d(length, self.kernel_size, self.stride)
-        return _ferrum.conv1d(
-            x, self.weight.val(), _bias_val(self.bias), self.stride, pad, self.dilation, self.groups
-        )
+        return _ferrum.conv1d(x, *cb.conv_args(self, pad))
 
     def _display_settings(self) -> list[tuple[str, object]]:
-        return _conv_settings(self)
+        return cb.conv_settings(self)
 
 
 @config
@@ -194,7 +138,7 @@ class Conv2dConfig:
     groups: int = 1
     padding: PaddingConfig2d = PaddingConfig2d.Valid
     bias: bool = True
-    initializer: Initializer = _KAIMING
+    initializer: Initializer = cb.KAIMING
 
     def __post_init__(self) -> None:
         owner = "Conv2dConfig"
@@ -207,16 +151,7 @@ class Conv2dConfig:
         """A new layer on ``device``."""
         (c_in, c_out), (kh, kw) = self.channels, self.kernel_size
         fans = (c_in // self.groups * kh * kw, c_out // self.groups * kh * kw)
-        weight, bias = _init_params(self, (c_out, c_in // self.groups, kh, kw), fans, device)
-        return Conv2d(
-            weight=weight,
-            bias=bias,
-            stride=self.stride,
-            kernel_size=self.kernel_size,
-            dilation=self.dilation,
-            groups=self.groups,
-            padding=self.padding,
-        )
+        return cb.build_layer(Conv2d, self, (c_out, c_in // self.groups, kh, kw), fans, device)
 
 
 class Conv2d(Module[B]):
@@ -244,12 +179,10 @@ class Conv2d(Module[B]):
         """``[batch, channels_in, height, width] -> [batch, channels_out, height_out, width_out]``."""
         height, width = x.dims()[-2:]
         pad = self.padding.calculate_padding_2d(height, width, self.kernel_size, self.stride)
-        return _ferrum.conv2d(
-            x, self.weight.val(), _bias_val(self.bias), self.stride, pad, self.dilation, self.groups
-        )
+        return _ferrum.conv2d(x, *cb.conv_args(self, pad))
 
     def _display_settings(self) -> list[tuple[str, object]]:
-        return _conv_settings(self)
+        return cb.conv_settings(self)
 
 
 @config
@@ -271,7 +204,7 @@ class ConvTranspose1dConfig:
     padding: int = 0
     padding_out: int = 0
     bias: bool = True
-    initializer: Initializer = _KAIMING
+    initializer: Initializer = cb.KAIMING
 
     def __post_init__(self) -> None:
         owner = "ConvTranspose1dConfig"
@@ -286,17 +219,8 @@ class ConvTranspose1dConfig:
         """A new layer on ``device``."""
         c_in, c_out = self.channels
         fans = (c_out // self.groups * self.kernel_size, c_in // self.groups * self.kernel_size)
-        weight, bias = _init_params(self, (c_in, c_out // self.groups, self.kernel_size), fans, device)
-        return ConvTranspose1d(
-            weight=weight,
-            bias=bias,
-            stride=self.stride,
-            kernel_size=self.kernel_size,
-            dilation=self.dilation,
-            groups=self.groups,
-            padding=self.padding,
-            padding_out=self.padding_out,
-        )
+        shape = (c_in, c_out // self.groups, self.kernel_size)
+        return cb.build_layer(ConvTranspose1d, self, shape, fans, device, "padding_out")
 
 
 class ConvTranspose1d(Module[B]):
@@ -326,19 +250,10 @@ class ConvTranspose1d(Module[B]):
 
     def forward(self, x: Tensor[B, D3]) -> Tensor[B, D3]:
         """``[batch, channels_in, length] -> [batch, channels_out, length_out]``."""
-        return _ferrum.conv_transpose1d(
-            x,
-            self.weight.val(),
-            _bias_val(self.bias),
-            self.stride,
-            self.padding,
-            self.padding_out,
-            self.dilation,
-            self.groups,
-        )
+        return _ferrum.conv_transpose1d(x, *cb.transposed_args(self))
 
     def _display_settings(self) -> list[tuple[str, object]]:
-        return _transpose_settings(self)
+        return cb.transpose_settings(self)
 
 
 @config
@@ -360,7 +275,7 @@ class ConvTranspose2dConfig:
     padding: tuple[int, int] = (0, 0)
     padding_out: tuple[int, int] = (0, 0)
     bias: bool = True
-    initializer: Initializer = _KAIMING
+    initializer: Initializer = cb.KAIMING
 
     def __post_init__(self) -> None:
         owner = "ConvTranspose2dConfig"
@@ -374,17 +289,8 @@ class ConvTranspose2dConfig:
         """A new layer on ``device``."""
         (c_in, c_out), (kh, kw) = self.channels, self.kernel_size
         fans = (c_out // self.groups * kh * kw, c_in // self.groups * kh * kw)
-        weight, bias = _init_params(self, (c_in, c_out // self.groups, kh, kw), fans, device)
-        return ConvTranspose2d(
-            weight=weight,
-            bias=bias,
-            stride=self.stride,
-            kernel_size=self.kernel_size,
-            dilation=self.dilation,
-            groups=self.groups,
-            padding=self.padding,
-            padding_out=self.padding_out,
-        )
+        shape = (c_in, c_out // self.groups, kh, kw)
+        return cb.build_layer(ConvTranspose2d, self, shape, fans, device, "padding_out")
 
 
 class ConvTranspose2d(Module[B]):
@@ -411,23 +317,11 @@ class ConvTranspose2d(Module[B]):
 
     def forward(self, x: Tensor[B, D4]) -> Tensor[B, D4]:
         """``[batch, channels_in, height, width] -> [batch, channels_out, height_out, width_out]``."""
-        return _ferrum.conv_transpose2d(
-            x,
-            self.weight.val(),
-            _bias_val(self.bias),
-            self.stride,
-            self.padding,
-            self.padding_out,
-            self.dilation,
-            self.groups,
-        )
+        return _ferrum.conv_transpose2d(x, *cb.transposed_args(self))
 
     def _display_settings(self) -> list[tuple[str, object]]:
-        return _transpose_settings(self)
+        return cb.transpose_settings(self)
 
-
-_ConvConfig: TypeAlias = Conv1dConfig | Conv2dConfig | ConvTranspose1dConfig | ConvTranspose2dConfig
-_Conv: TypeAlias = Conv1d[Any] | Conv2d[Any] | ConvTranspose1d[Any] | ConvTranspose2d[Any]
 
 # Burn's `burn::nn::conv` also holds the 3-d and deformable convolutions (their own files here).
 from ferrum.nn.conv3d import Conv3d, Conv3dConfig, ConvTranspose3d, ConvTranspose3dConfig  # noqa: E402

@@ -26,16 +26,16 @@ from ferrum._ferrum import Device, ShapeError, Tensor
 from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module, Param
+from ferrum.nn import conv_build as cb
 from ferrum.nn.conv_args import check_groups, check_int, check_same_kernel
 from ferrum.nn.initializer import Initializer
-from ferrum.nn.padding import PaddingConfig3d, padding_name
+from ferrum.nn.padding import PaddingConfig3d
 from ferrum.rank import D1, D5
 
 __all__ = ["Conv3d", "Conv3dConfig", "ConvTranspose3d", "ConvTranspose3dConfig"]
 
 B = TypeVar("B", bound=Backend)
 
-_KAIMING = Initializer.KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=False)
 Triple = tuple[int, int, int]
 
 
@@ -47,6 +47,13 @@ def check_triple(owner: str, name: str, value: object, minimum: int = 1) -> None
         for v in value  # type: ignore[attr-defined]
     ):
         raise ValueError(f"{owner}.{name} must be a triple of ints >= {minimum}, found {value!r}")
+
+
+def _check_channels(owner: str, channels: object) -> None:
+    if not (isinstance(channels, tuple) and len(channels) == 2):
+        raise ValueError(f"{owner}.channels must be a pair (in, out), found {channels!r}")
+    for c in channels:
+        check_int(owner, "channels", c)
 
 
 def _check_input(owner: str, x: Tensor[B, D5], channels: int) -> None:
@@ -76,14 +83,11 @@ class Conv3dConfig:
     groups: int = 1
     padding: PaddingConfig3d = PaddingConfig3d.Valid
     bias: bool = True
-    initializer: Initializer = _KAIMING
+    initializer: Initializer = cb.KAIMING
 
     def __post_init__(self) -> None:
         owner = "Conv3dConfig"
-        if not (isinstance(self.channels, tuple) and len(self.channels) == 2):
-            raise ValueError(f"{owner}.channels must be a pair (in, out), found {self.channels!r}")
-        for c in self.channels:
-            check_int(owner, "channels", c)
+        _check_channels(owner, self.channels)
         for name in ("kernel_size", "stride", "dilation"):
             check_triple(owner, name, getattr(self, name))
         check_groups(owner, self.channels[0], self.channels[1], self.groups)
@@ -92,12 +96,8 @@ class Conv3dConfig:
     def init(self, device: Device[B]) -> Conv3d[B]:
         """A new layer on ``device``."""
         (c_in, c_out), k = self.channels, math.prod(self.kernel_size)
-        fan_in, fan_out = c_in // self.groups * k, c_out // self.groups * k
-        weight = self.initializer.init_with(
-            (c_out, c_in // self.groups, *self.kernel_size), fan_in, fan_out, device
-        )
-        bias = self.initializer.init_with((c_out,), fan_in, fan_out, device) if self.bias else None
-        return Conv3d(weight, bias, self.stride, self.kernel_size, self.dilation, self.groups, self.padding)
+        fans = (c_in // self.groups * k, c_out // self.groups * k)
+        return cb.build_layer(Conv3d, self, (c_out, c_in // self.groups, *self.kernel_size), fans, device)
 
 
 class Conv3d(Module[B]):
@@ -125,20 +125,10 @@ class Conv3d(Module[B]):
         _check_input("Conv3d", x, self.weight.shape()[1] * self.groups)
         _, _, d, h, w = x.dims()
         pad = self.padding.calculate_padding_3d(d, h, w, self.kernel_size, self.stride)
-        bias = None if self.bias is None else self.bias.val()
-        return _ferrum.conv3d(x, self.weight.val(), bias, self.stride, pad, self.dilation, self.groups)
+        return _ferrum.conv3d(x, *cb.conv_args(self, pad))
 
     def _display_settings(self) -> list[tuple[str, object]]:
-        ch_out, ch_in_group = self.weight.shape()[:2]
-        return [
-            ("ch_in", ch_in_group * self.groups),
-            ("ch_out", ch_out),
-            ("stride", self.stride),
-            ("kernel_size", self.kernel_size),
-            ("dilation", self.dilation),
-            ("groups", self.groups),
-            ("padding", padding_name(self.padding)),
-        ]
+        return cb.conv_settings(self)
 
 
 @config
@@ -160,14 +150,11 @@ class ConvTranspose3dConfig:
     padding: Triple = (0, 0, 0)
     padding_out: Triple = (0, 0, 0)
     bias: bool = True
-    initializer: Initializer = _KAIMING
+    initializer: Initializer = cb.KAIMING
 
     def __post_init__(self) -> None:
         owner = "ConvTranspose3dConfig"
-        if not (isinstance(self.channels, tuple) and len(self.channels) == 2):
-            raise ValueError(f"{owner}.channels must be a pair (in, out), found {self.channels!r}")
-        for c in self.channels:
-            check_int(owner, "channels", c)
+        _check_channels(owner, self.channels)
         for name in ("kernel_size", "stride", "dilation"):
             check_triple(owner, name, getattr(self, name))
         for name in ("padding", "padding_out"):
@@ -177,22 +164,9 @@ class ConvTranspose3dConfig:
     def init(self, device: Device[B]) -> ConvTranspose3d[B]:
         """A new layer on ``device`` (Burn draws it with the fan-in only)."""
         (c_in, c_out), k = self.channels, math.prod(self.kernel_size)
-        fan_in = c_out // self.groups * k
-        weight = self.initializer.init_with(
-            (c_in, c_out // self.groups, *self.kernel_size), fan_in, None, device
-        )
-        bias = self.initializer.init_with((c_out,), fan_in, None, device) if self.bias else None
-        return ConvTranspose3d(
-            weight,
-            bias,
-            self.stride,
-            self.kernel_size,
-            self.dilation,
-            self.groups,
-            self.padding,
-            self.padding_out,
-            self.channels,
-        )
+        shape = (c_in, c_out // self.groups, *self.kernel_size)
+        fans = (c_out // self.groups * k, None)
+        return cb.build_layer(ConvTranspose3d, self, shape, fans, device, "padding_out", "channels")
 
 
 class ConvTranspose3d(Module[B]):
@@ -222,25 +196,8 @@ class ConvTranspose3d(Module[B]):
     def forward(self, x: Tensor[B, D5]) -> Tensor[B, D5]:
         """``[batch, channels_in, d, h, w] -> [batch, channels_out, d_out, h_out, w_out]``."""
         _check_input("ConvTranspose3d", x, self.weight.shape()[0])
-        bias = None if self.bias is None else self.bias.val()
-        return _ferrum.conv_transpose3d(
-            x,
-            self.weight.val(),
-            bias,
-            self.stride,
-            self.padding,
-            self.padding_out,
-            self.dilation,
-            self.groups,
-        )
+        return _ferrum.conv_transpose3d(x, *cb.transposed_args(self))
 
     def _display_settings(self) -> list[tuple[str, object]]:
-        return [
-            ("channels", self.channels),
-            ("stride", self.stride),
-            ("kernel_size", self.kernel_size),
-            ("dilation", self.dilation),
-            ("groups", self.groups),
-            ("padding", self.padding),
-            ("padding_out", self.padding_out),
-        ]
+        # The config's channels, as Burn prints them (the weight holds out / groups).
+        return [("channels", self.channels), *cb.transpose_settings(self)[1:]]

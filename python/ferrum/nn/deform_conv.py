@@ -20,7 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 from typing import TypeVar
 
 import ferrum._ferrum as _ferrum
@@ -29,6 +28,7 @@ from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module, Param
 from ferrum.nn.conv_args import check_groups, check_int, check_pair, check_same_kernel
+from ferrum.nn.conv_build import KAIMING
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.padding import PaddingConfig2d, padding_name
 from ferrum.rank import D1, D4
@@ -57,7 +57,7 @@ class DeformConv2dConfig:
     offset_groups: int = 1
     padding: PaddingConfig2d = PaddingConfig2d.Valid
     bias: bool = True
-    initializer: Initializer = Initializer.KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=False)
+    initializer: Initializer = KAIMING
 
     def __post_init__(self) -> None:
         owner = "DeformConv2dConfig"

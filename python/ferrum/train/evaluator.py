@@ -45,6 +45,7 @@ from typing_extensions import Self
 
 from ferrum.data.dataloader import DataLoader, takes_device
 from ferrum.module import Module
+from ferrum.train.arg_checks import require
 from ferrum.train.checkpoint.state import write_atomically
 from ferrum.train.epoch import valid_epoch
 from ferrum.train.interrupter import Interrupter
@@ -231,8 +232,7 @@ class EvaluatorBuilder:
 
     def renderer(self, renderer: MetricsRenderer) -> Self:
         """Show progress with ``renderer`` instead of the default bar or lines."""
-        if not isinstance(renderer, MetricsRenderer):
-            raise TypeError(f"a renderer has start, update and end methods, found {type(renderer).__name__}")
+        require(renderer, MetricsRenderer, "a renderer has start, update and end methods")
         self._renderer = renderer
         return self
 
@@ -248,8 +248,7 @@ class EvaluatorBuilder:
 
     def with_interrupter(self, interrupter: Interrupter) -> Self:
         """Use ``interrupter``: ``stop()`` it to end an evaluation after the current batch."""
-        if not isinstance(interrupter, Interrupter):
-            raise TypeError(f"with_interrupter needs an Interrupter, found {type(interrupter).__name__}")
+        require(interrupter, Interrupter, "with_interrupter needs an Interrupter")
         self._interrupter = interrupter
         return self
 
@@ -262,8 +261,7 @@ class EvaluatorBuilder:
 
         A model on an autodiff backend is evaluated on the inner backend (its ``valid()``).
         """
-        if not isinstance(model, Module):
-            raise TypeError(f"EvaluatorBuilder.build needs a Module, found {type(model).__name__}")
+        require(model, Module, "EvaluatorBuilder.build needs a Module")
         if not callable(getattr(model, "inference_step", None)):
             raise TypeError(
                 f"{type(model).__name__} has no inference_step(batch) method: the Evaluator needs it "
@@ -314,14 +312,10 @@ class Evaluator(Generic[M]):
         The loader must not be empty. A loader whose batcher takes a device
         (Burn's ``batch(items, device)``) makes its batches on the model's device.
         """
-        if not isinstance(name, str):
-            raise TypeError(f"an evaluation's name is a str, found {type(name).__name__}")
+        require(name, str, "an evaluation's name is a str")
         tag = evaluation_tag(name)
-        if not isinstance(dataloader, DataLoader):
-            raise TypeError(
-                "Evaluator.eval needs a DataLoader (DataLoaderBuilder(...).build(dataset)), "
-                f"found {type(dataloader).__name__}"
-            )
+        wanted = "Evaluator.eval needs a DataLoader (DataLoaderBuilder(...).build(dataset))"
+        require(dataloader, DataLoader, wanted)
         if len(dataloader) == 0:
             raise ValueError(
                 f"the dataloader of evaluation {name!r} is empty ({dataloader.num_items()} items): "

@@ -48,6 +48,7 @@ from ferrum.data.dataloader import DataLoader, takes_device
 from ferrum.distributed.strategy import SingleDevice, TrainingStrategy
 from ferrum.module import Module
 from ferrum.record import FileRecorder
+from ferrum.train.arg_checks import require
 from ferrum.train.checkpoint.file import LearningCheckpointer
 from ferrum.train.checkpoint.state import TrainingState, write_atomically
 from ferrum.train.checkpoint.strategy import (
@@ -175,12 +176,8 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         dataloader_valid: DataLoader[ValidBatchT],
     ) -> None:
         for name, loader in (("dataloader_train", dataloader_train), ("dataloader_valid", dataloader_valid)):
-            if not isinstance(loader, DataLoader):
-                raise TypeError(
-                    f"SupervisedTraining {name} must be a DataLoader "
-                    "(DataLoaderBuilder(...).build(dataset)), "
-                    f"found {type(loader).__name__}"
-                )
+            wanted = f"SupervisedTraining {name} must be a DataLoader (DataLoaderBuilder(...).build(dataset))"
+            require(loader, DataLoader, wanted)
         self._directory = Path(directory)
         self._loader_train = dataloader_train
         self._loader_valid = dataloader_valid
@@ -247,20 +244,14 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
 
     def with_file_checkpointer(self, recorder: FileRecorder) -> Self:
         """Write checkpoints with ``recorder`` into ``<directory>/checkpoint``."""
-        if not isinstance(recorder, FileRecorder):
-            raise TypeError(
-                "with_file_checkpointer needs a FileRecorder (e.g. CompactRecorder()), "
-                f"found {type(recorder).__name__}"
-            )
+        wanted = "with_file_checkpointer needs a FileRecorder (e.g. CompactRecorder())"
+        require(recorder, FileRecorder, wanted)
         self._recorder = recorder
         return self
 
     def with_checkpointing_strategy(self, strategy: CheckpointingStrategy) -> Self:
         """Which checkpoints to keep (default: the last 2 and the best by validation loss)."""
-        if not isinstance(strategy, CheckpointingStrategy):
-            raise TypeError(
-                f"a checkpointing strategy has checkpointing(epoch, store), found {type(strategy).__name__}"
-            )
+        require(strategy, CheckpointingStrategy, "a checkpointing strategy has checkpointing(epoch, store)")
         self._strategy = strategy
         return self
 
@@ -289,17 +280,13 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
 
     def early_stopping(self, strategy: EarlyStoppingStrategy) -> Self:
         """Stop when ``strategy.should_stop(epoch, store)`` says so after an epoch."""
-        if not isinstance(strategy, EarlyStoppingStrategy):
-            raise TypeError(
-                f"an early-stopping strategy has should_stop(epoch, store), found {type(strategy).__name__}"
-            )
+        require(strategy, EarlyStoppingStrategy, "an early-stopping strategy has should_stop(epoch, store)")
         self._early_stopping = strategy
         return self
 
     def with_interrupter(self, interrupter: Interrupter) -> Self:
         """Use ``interrupter`` (``stop()`` it from another thread or a callback to end training cleanly)."""
-        if not isinstance(interrupter, Interrupter):
-            raise TypeError(f"with_interrupter needs an Interrupter, found {type(interrupter).__name__}")
+        require(interrupter, Interrupter, "with_interrupter needs an Interrupter")
         self._interrupter = interrupter
         return self
 
@@ -313,11 +300,12 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         Without it, a run launched by ``mpiexec`` with several ranks trains
         data-parallel over ``MPI.COMM_WORLD``, and any other run alone.
         """
-        if not isinstance(strategy, TrainingStrategy):
-            raise TypeError(
-                "with_training_strategy needs a TrainingStrategy (SingleDevice() or "
-                f"ferrum.distributed.DataParallel(comm)), found {type(strategy).__name__}"
-            )
+        require(
+            strategy,
+            TrainingStrategy,
+            "with_training_strategy needs a TrainingStrategy (SingleDevice() or "
+            "ferrum.distributed.DataParallel(comm))",
+        )
         self._training_strategy = strategy
         return self
 
@@ -325,8 +313,7 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
 
     def renderer(self, renderer: MetricsRenderer) -> Self:
         """Show progress with ``renderer`` (start/update/end) instead of the default bar or lines."""
-        if not isinstance(renderer, MetricsRenderer):
-            raise TypeError(f"a renderer has start, update and end methods, found {type(renderer).__name__}")
+        require(renderer, MetricsRenderer, "a renderer has start, update and end methods")
         self._renderer = renderer
         return self
 
@@ -336,10 +323,7 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         ``with_metric_logger(FileMetricLogger(dir)).with_metric_logger(TensorBoardLogger(dir / "tb"))``
         keeps Burn's files and adds TensorBoard's.
         """
-        if not isinstance(logger, MetricLogger):
-            raise TypeError(
-                f"a metric logger has log, read_numeric and end_epoch methods, found {type(logger).__name__}"
-            )
+        require(logger, MetricLogger, "a metric logger has log, read_numeric and end_epoch methods")
         self._loggers.append(logger)
         return self
 
@@ -367,8 +351,7 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         on an autodiff backend; the loaders must not be empty; the artifact
         directory must be writable. Each is checked before the first step.
         """
-        if not isinstance(learner, Learner):
-            raise TypeError(f"launch needs a Learner(model, optimizer, lr), found {type(learner).__name__}")
+        require(learner, Learner, "launch needs a Learner(model, optimizer, lr)")
         self._check(learner)
         self._move_loaders(learner)
         strategy = self._training_strategy or _default_training_strategy()

@@ -7,6 +7,7 @@ from typing import TypeVar
 import numpy as np
 
 from ferrum.data.dataset.base import Dataset
+from ferrum.data.dataset.shuffled import read_through
 
 __all__ = ["SamplerDataset"]
 
@@ -64,9 +65,7 @@ class SamplerDataset(Dataset[ItemT]):
         return SamplerDataset(dataset, size, replacement=False, seed=seed)
 
     def get(self, index: int) -> ItemT | None:
-        if not 0 <= index < len(self._indices):
-            return None
-        return self._dataset.get(int(self._indices[index]))
+        return read_through(self._dataset, self._indices, index)
 
     def len(self) -> int:
         return len(self._indices)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -11,6 +12,13 @@ from ferrum.data.dataset.base import Dataset
 __all__ = ["ShuffledDataset"]
 
 ItemT = TypeVar("ItemT")
+
+
+def read_through(dataset: Dataset[ItemT], indices: Sequence[int] | np.ndarray, index: int) -> ItemT | None:
+    """Item ``indices[index]`` of ``dataset``; None when ``index`` is outside ``indices``."""
+    if not 0 <= index < len(indices):
+        return None
+    return dataset.get(int(indices[index]))
 
 
 class ShuffledDataset(Dataset[ItemT]):
@@ -31,9 +39,7 @@ class ShuffledDataset(Dataset[ItemT]):
         self._indices = np.random.default_rng(seed).permutation(dataset.len())
 
     def get(self, index: int) -> ItemT | None:
-        if not 0 <= index < len(self._indices):
-            return None
-        return self._dataset.get(int(self._indices[index]))
+        return read_through(self._dataset, self._indices, index)
 
     def len(self) -> int:
         return len(self._indices)

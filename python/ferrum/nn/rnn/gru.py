@@ -31,7 +31,7 @@ from ferrum.config import config
 from ferrum.module import Module
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.rnn.gate_controller import GateController
-from ferrum.nn.rnn.stacked import StackedGates, check_input, check_state, project
+from ferrum.nn.rnn.stacked import StackedGates, check_input, check_positive, check_state, project
 from ferrum.rank import D1, D2, D3
 
 __all__ = ["Gru", "GruConfig"]
@@ -57,10 +57,7 @@ class GruConfig:
     initializer: Initializer = Initializer.XavierNormal(gain=1.0)
 
     def __post_init__(self) -> None:
-        for name in ("d_input", "d_hidden"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"GruConfig.{name} must be a positive int, found {value!r}")
+        check_positive("GruConfig", d_input=self.d_input, d_hidden=self.d_hidden)
 
     def init(self, device: Device[B]) -> Gru[B]:
         """A new layer on ``device``."""

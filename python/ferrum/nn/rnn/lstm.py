@@ -37,7 +37,7 @@ from ferrum.module import Module
 from ferrum.nn.activation_wrapper import Activation, ActivationConfig
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.rnn.gate_controller import GateController
-from ferrum.nn.rnn.stacked import StackedGates, check_input, check_state, project
+from ferrum.nn.rnn.stacked import StackedGates, check_input, check_positive, check_state, project
 from ferrum.rank import D2, D3, Rank
 
 __all__ = ["BiLstm", "BiLstmConfig", "Lstm", "LstmConfig", "LstmState"]
@@ -61,12 +61,6 @@ class LstmState(Generic[B, D]):
 
     cell: Tensor[B, D]
     hidden: Tensor[B, D]
-
-
-def _check_positive(owner: str, **values: int) -> None:
-    for name, value in values.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise ValueError(f"{owner}.{name} must be a positive int, found {value!r}")
 
 
 def _check_clip(owner: str, clip: float | None) -> None:
@@ -104,7 +98,7 @@ class LstmConfig:
     hidden_activation: ActivationConfig = ActivationConfig.Tanh
 
     def __post_init__(self) -> None:
-        _check_positive("LstmConfig", d_input=self.d_input, d_hidden=self.d_hidden)
+        check_positive("LstmConfig", d_input=self.d_input, d_hidden=self.d_hidden)
         _check_clip("LstmConfig", self.clip)
 
     def init(self, device: Device[B]) -> Lstm[B]:
@@ -262,7 +256,7 @@ class BiLstmConfig:
     hidden_activation: ActivationConfig = ActivationConfig.Tanh
 
     def __post_init__(self) -> None:
-        _check_positive("BiLstmConfig", d_input=self.d_input, d_hidden=self.d_hidden)
+        check_positive("BiLstmConfig", d_input=self.d_input, d_hidden=self.d_hidden)
         _check_clip("BiLstmConfig", self.clip)
 
     def init(self, device: Device[B]) -> BiLstm[B]:

@@ -27,12 +27,12 @@ from ferrum._ferrum import Bool, Device, Tensor
 from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
-from ferrum.nn.attention.mha import KAIMING, MhaCache, MhaInput, MultiHeadAttention, MultiHeadAttentionConfig
+from ferrum.nn.attention.mha import KAIMING, MhaCache, MhaInput, MultiHeadAttention
 from ferrum.nn.dropout import Dropout, DropoutConfig
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.norm import LayerNorm, LayerNormConfig
-from ferrum.nn.transformer.encoder import _Step, _Sublayer, check_layers
-from ferrum.nn.transformer.pwff import PositionWiseFeedForward, PositionWiseFeedForwardConfig
+from ferrum.nn.transformer import stack
+from ferrum.nn.transformer.pwff import PositionWiseFeedForward
 from ferrum.rank import D2, D3
 
 __all__ = [
@@ -67,36 +67,21 @@ class TransformerDecoderConfig:
     initializer: Initializer = KAIMING
 
     def __post_init__(self) -> None:
-        check_layers(
+        stack.check_layers(
             "TransformerDecoderConfig", self.d_model, self.d_ff, self.n_heads, self.n_layers, self.dropout
         )
 
     def init(self, device: Device[B]) -> TransformerDecoder[B]:
         """A new decoder on ``device``."""
-        return TransformerDecoder(
-            layers=[self._layer(device) for _ in range(self.n_layers)],
-            d_model=self.d_model,
-            d_ff=self.d_ff,
-            n_heads=self.n_heads,
-            n_layers=self.n_layers,
-            dropout=self.dropout,
-            norm_first=self.norm_first,
-            quiet_softmax=self.quiet_softmax,
-        )
+        layers = [self._layer(device) for _ in range(self.n_layers)]
+        return TransformerDecoder(layers=layers, **stack.settings(self))
 
     def _layer(self, device: Device[B]) -> TransformerDecoderLayer[B]:
-        mha = MultiHeadAttentionConfig(
-            self.d_model,
-            self.n_heads,
-            self.dropout,
-            quiet_softmax=self.quiet_softmax,
-            initializer=self.initializer,
-        )
+        mha, pwff = stack.sublayer_configs(self)
 
         def norm() -> LayerNorm[B]:
             return LayerNormConfig(self.d_model).init(device)
 
-        pwff = PositionWiseFeedForwardConfig(self.d_model, self.d_ff, self.dropout, self.initializer)
         return TransformerDecoderLayer(
             cross_attn=mha.init(device),
             self_attn=mha.init(device),
@@ -180,10 +165,10 @@ class TransformerDecoderLayer(Module[B]):
     def _forward(
         self, x: Tensor[B, D3], input: TransformerDecoderInput[B], cache: _LayerCache[B] | None
     ) -> Tensor[B, D3]:
-        norm_1: _Sublayer[B] = self.norm_1.forward
-        norm_2: _Sublayer[B] = self.norm_2.forward
-        norm_3: _Sublayer[B] = self.norm_3.forward
-        pwff: _Sublayer[B] = self.pwff.forward
+        norm_1: stack.Sublayer[B] = self.norm_1.forward
+        norm_2: stack.Sublayer[B] = self.norm_2.forward
+        norm_3: stack.Sublayer[B] = self.norm_3.forward
+        pwff: stack.Sublayer[B] = self.pwff.forward
         if cache is not None:
             norm_1, norm_2 = cache.norm_1.wrap(norm_1), cache.norm_2.wrap(norm_2)
             norm_3, pwff = cache.norm_3.wrap(norm_3), cache.pwff.wrap(pwff)
@@ -195,24 +180,14 @@ class TransformerDecoderLayer(Module[B]):
             if cache is None
             else self.self_attn.forward_cache(self_input, cache.self_attn)
         )
-        x = x + self.dropout.forward(attended.context)
-        if self.norm_first:
-            residual = norm_1(x)
-        else:
-            x = norm_1(x)
-            residual = x
+        x, residual = stack.add_residual(x, attended.context, self.dropout, norm_1, self.norm_first)
         cross_input = MhaInput(residual, input.memory, input.memory, m_pad, m_attn)
         crossed = (
             self.cross_attn.forward(cross_input)
             if cache is None
             else self.cross_attn.forward_cache(cross_input, cache.cross_attn)
         )
-        x = x + self.dropout.forward(crossed.context)
-        if self.norm_first:
-            residual = norm_2(x)
-        else:
-            x = norm_2(x)
-            residual = x
+        x, residual = stack.add_residual(x, crossed.context, self.dropout, norm_2, self.norm_first)
         x = x + self.dropout.forward(pwff(residual))
         return x if self.norm_first else norm_3(x)
 
@@ -257,22 +232,14 @@ class TransformerDecoder(Module[B]):
         return TransformerDecoderAutoregressiveCache(len(self.layers))
 
     def _display_settings(self) -> list[tuple[str, object]]:
-        return [
-            ("d_model", self.d_model),
-            ("d_ff", self.d_ff),
-            ("n_heads", self.n_heads),
-            ("n_layers", self.n_layers),
-            ("dropout", self.dropout),
-            ("norm_first", self.norm_first),
-            ("quiet_softmax", self.quiet_softmax),
-        ]
+        return list(stack.settings(self).items())
 
 
 class _LayerCache(Generic[B]):
     def __init__(self) -> None:
         self.cross_attn: MhaCache[B] = MhaCache.autoregressive_cross_attention()
         self.self_attn: MhaCache[B] = MhaCache.autoregressive()
-        self.pwff, self.norm_1, self.norm_2, self.norm_3 = _Step(), _Step(), _Step(), _Step()
+        self.pwff, self.norm_1, self.norm_2, self.norm_3 = (stack.Step() for _ in range(4))
 
 
 class TransformerDecoderAutoregressiveCache(Generic[B]):

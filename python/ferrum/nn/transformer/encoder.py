@@ -17,26 +17,18 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from ferrum._ferrum import Bool, Device, Tensor
 from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
-from ferrum.nn.attention.mha import (
-    KAIMING,
-    MhaCache,
-    MhaInput,
-    MultiHeadAttention,
-    MultiHeadAttentionConfig,
-    check_heads,
-)
-from ferrum.nn.cache import TensorCache
+from ferrum.nn.attention.mha import KAIMING, MhaCache, MhaInput, MultiHeadAttention
 from ferrum.nn.dropout import Dropout, DropoutConfig
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.norm import LayerNorm, LayerNormConfig
-from ferrum.nn.transformer.pwff import PositionWiseFeedForward, PositionWiseFeedForwardConfig
+from ferrum.nn.transformer import stack
+from ferrum.nn.transformer.pwff import PositionWiseFeedForward
 from ferrum.rank import D2, D3
 
 __all__ = [
@@ -48,18 +40,6 @@ __all__ = [
 ]
 
 B = TypeVar("B", bound=Backend)
-
-
-def check_layers(owner: str, d_model: int, d_ff: int, n_heads: int, n_layers: int, dropout: float) -> None:
-    check_heads(owner, d_model, n_heads)
-    for name, value in (("d_ff", d_ff), ("n_layers", n_layers)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < (name == "d_ff"):
-            raise ValueError(
-                f"{owner}.{name} must be a {'positive' if name == 'd_ff' else 'non-negative'} int,"
-                f" found {value!r}"
-            )
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
-        raise ValueError(f"{owner}.dropout must be a probability in [0, 1], found {dropout!r}")
 
 
 @config
@@ -83,32 +63,17 @@ class TransformerEncoderConfig:
     initializer: Initializer = KAIMING
 
     def __post_init__(self) -> None:
-        check_layers(
+        stack.check_layers(
             "TransformerEncoderConfig", self.d_model, self.d_ff, self.n_heads, self.n_layers, self.dropout
         )
 
     def init(self, device: Device[B]) -> TransformerEncoder[B]:
         """A new encoder on ``device``."""
-        return TransformerEncoder(
-            layers=[self._layer(device) for _ in range(self.n_layers)],
-            d_model=self.d_model,
-            d_ff=self.d_ff,
-            n_heads=self.n_heads,
-            n_layers=self.n_layers,
-            dropout=self.dropout,
-            norm_first=self.norm_first,
-            quiet_softmax=self.quiet_softmax,
-        )
+        layers = [self._layer(device) for _ in range(self.n_layers)]
+        return TransformerEncoder(layers=layers, **stack.settings(self))
 
     def _layer(self, device: Device[B]) -> TransformerEncoderLayer[B]:
-        mha = MultiHeadAttentionConfig(
-            self.d_model,
-            self.n_heads,
-            self.dropout,
-            quiet_softmax=self.quiet_softmax,
-            initializer=self.initializer,
-        )
-        pwff = PositionWiseFeedForwardConfig(self.d_model, self.d_ff, self.dropout, self.initializer)
+        mha, pwff = stack.sublayer_configs(self)
         return TransformerEncoderLayer(
             mha=mha.init(device),
             pwff=pwff.init(device),
@@ -172,9 +137,9 @@ class TransformerEncoderLayer(Module[B]):
     def _forward(
         self, x: Tensor[B, D3], input: TransformerEncoderInput[B], cache: _LayerCache[B] | None
     ) -> Tensor[B, D3]:
-        norm_1: _Sublayer[B] = self.norm_1.forward
-        norm_2: _Sublayer[B] = self.norm_2.forward
-        pwff: _Sublayer[B] = self.pwff.forward
+        norm_1: stack.Sublayer[B] = self.norm_1.forward
+        norm_2: stack.Sublayer[B] = self.norm_2.forward
+        pwff: stack.Sublayer[B] = self.pwff.forward
         if cache is not None:
             norm_1, norm_2, pwff = cache.norm_1.wrap(norm_1), cache.norm_2.wrap(norm_2), cache.pwff.wrap(pwff)
         residual = norm_2(x) if self.norm_first else x
@@ -183,12 +148,7 @@ class TransformerEncoderLayer(Module[B]):
             if cache is None
             else self.mha.forward_cache(input._mha(residual), cache.mha)
         )
-        x = x + self.dropout.forward(attn.context)
-        if self.norm_first:
-            residual = norm_1(x)
-        else:
-            x = norm_1(x)
-            residual = x
+        x, residual = stack.add_residual(x, attn.context, self.dropout, norm_1, self.norm_first)
         x = x + self.dropout.forward(pwff(residual))
         return x if self.norm_first else norm_2(x)
 
@@ -234,35 +194,13 @@ class TransformerEncoder(Module[B]):
         return TransformerEncoderAutoregressiveCache(len(self.layers))
 
     def _display_settings(self) -> list[tuple[str, object]]:
-        return [
-            ("d_model", self.d_model),
-            ("d_ff", self.d_ff),
-            ("n_heads", self.n_heads),
-            ("n_layers", self.n_layers),
-            ("dropout", self.dropout),
-            ("norm_first", self.norm_first),
-            ("quiet_softmax", self.quiet_softmax),
-        ]
-
-
-_Sublayer = Callable[[Tensor[B, D3]], Tensor[B, D3]]
-
-
-class _Step:
-    """A sub-layer's cache: computes the newest position and joins it to what it kept."""
-
-    def __init__(self) -> None:
-        self.cache = TensorCache()
-
-    def wrap(self, f: Callable[[Tensor[B, D3]], Tensor[B, D3]]) -> Callable[[Tensor[B, D3]], Tensor[B, D3]]:
-        """``f`` computing only the newest position, joined to what the cache kept."""
-        return lambda x: self.cache.forward_autoregressive(x, 1, f)
+        return list(stack.settings(self).items())
 
 
 class _LayerCache(Generic[B]):
     def __init__(self) -> None:
         self.mha: MhaCache[B] = MhaCache.autoregressive()
-        self.pwff, self.norm_1, self.norm_2 = _Step(), _Step(), _Step()
+        self.pwff, self.norm_1, self.norm_2 = stack.Step(), stack.Step(), stack.Step()
 
 
 class TransformerEncoderAutoregressiveCache(Generic[B]):

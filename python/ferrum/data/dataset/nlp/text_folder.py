@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeAlias, Union
 
 from ferrum.data.dataset.base import Dataset
+from ferrum.data.dataset.folder_walk import files_below
 
 __all__ = [
     "SUPPORTED_TEXT_FILES",
@@ -154,15 +155,7 @@ class TextFolderDataset(Dataset[TextDatasetItem]):
         base = Path(root)
         if not base.is_dir():
             raise TextLoaderIOError(f"dataset root {base} is not a directory")
-        paths = sorted(
-            (
-                Path(folder) / name
-                for folder, _, names in os.walk(base, followlinks=True)
-                for name in names
-                if Path(name).suffix[1:].lower() in allowed
-            ),
-            key=lambda p: p.parts,
-        )
+        paths = files_below(base, lambda p: p.suffix[1:].lower() in allowed)
         if not paths:
             raise TextLoaderIOError(f"dataset root {base} holds no text file ({', '.join(sorted(allowed))})")
         ids = {name: index for index, name in enumerate(sorted({p.parent.name for p in paths}))}

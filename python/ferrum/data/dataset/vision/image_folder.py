@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ferrum.data.dataset.base import Dataset
+from ferrum.data.dataset.folder_walk import files_below
 from ferrum.extras import require
 
 __all__ = [
@@ -480,15 +481,7 @@ class ImageFolderDataset(Dataset[ImageDatasetItem]):
         base = Path(root)
         if not base.is_dir():
             raise ImageLoaderIOError(f"dataset root {base} is not a directory")
-        paths = sorted(
-            (
-                Path(folder) / name
-                for folder, _, names in os.walk(base, followlinks=True)
-                for name in names
-                if _extension(Path(name)) in allowed
-            ),
-            key=lambda p: p.parts,
-        )
+        paths = files_below(base, lambda p: _extension(p) in allowed)
         if not paths:
             raise ImageLoaderIOError(f"dataset root {base} holds no image ({', '.join(sorted(allowed))})")
         with_images = {p.relative_to(base).parts[0] for p in paths if len(p.relative_to(base).parts) > 1}

@@ -1,0 +1,130 @@
+"""What every convolution layer shares: Burn's default initializer, the parameters a config draws,
+the settings the layer hands on and prints, and the call of a transposed kernel.
+
+Example:
+    >>> from ferrum.backend import NdArray
+    >>> from ferrum.nn.conv import Conv2d, Conv2dConfig
+    >>> from ferrum.nn.conv_build import build_layer
+    >>> config = Conv2dConfig((2, 4), (3, 3))
+    >>> build_layer(Conv2d, config, (4, 2, 3, 3), (18, 36), NdArray.device()).weight.shape()
+    (4, 2, 3, 3)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+
+from ferrum._ferrum import Device, Tensor
+from ferrum.backend import Backend
+from ferrum.module import Param
+from ferrum.nn.initializer import Initializer
+from ferrum.nn.padding import padding_name
+from ferrum.rank import D1
+
+B = TypeVar("B", bound=Backend)
+L = TypeVar("L")
+
+# Burn's default for every convolution: Kaiming uniform with gain 1/sqrt(3) over the fan-in.
+KAIMING = Initializer.KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=False)
+
+#: The fields every convolution layer copies from its config; transposed ones add ``padding_out``.
+_LAYER_FIELDS = ("stride", "kernel_size", "dilation", "groups", "padding")
+
+
+if TYPE_CHECKING:
+    from ferrum.nn.conv import (
+        Conv1d,
+        Conv1dConfig,
+        Conv2d,
+        Conv2dConfig,
+        ConvTranspose1d,
+        ConvTranspose1dConfig,
+        ConvTranspose2d,
+        ConvTranspose2dConfig,
+    )
+    from ferrum.nn.conv3d import Conv3d, Conv3dConfig, ConvTranspose3d, ConvTranspose3dConfig
+
+    _Config: TypeAlias = (
+        Conv1dConfig
+        | Conv2dConfig
+        | Conv3dConfig
+        | ConvTranspose1dConfig
+        | ConvTranspose2dConfig
+        | ConvTranspose3dConfig
+    )
+    _Transposed: TypeAlias = ConvTranspose1d[Any] | ConvTranspose2d[Any] | ConvTranspose3d[Any]
+    _Plain: TypeAlias = Conv1d[Any] | Conv2d[Any] | Conv3d[Any]
+
+
+def bias_val(bias: Param[Tensor[B, D1]] | None) -> Tensor[B, D1] | None:
+    """The bias tensor, or None for a layer without one."""
+    return None if bias is None else bias.val()
+
+
+def build_layer(
+    layer: Callable[..., L],
+    config: _Config,
+    weight_shape: tuple[int, ...],
+    fans: tuple[int, int | None],
+    device: Device[B],
+    *extra: str,
+) -> L:
+    """``layer`` built from ``config``: weight ``weight_shape`` and bias ``[channels_out]`` drawn from
+    one initializer over the same ``(fan_in, fan_out)`` (as Burn), then the config's stride, kernel
+    size, dilation, groups, padding and the ``extra`` fields."""
+    fan_in, fan_out = fans
+    weight = config.initializer.init_with(weight_shape, fan_in, fan_out, device)
+    from ferrum.nn.conv import Conv1dConfig  # conv.py imports this module
+
+    channels_out = config.channels_out if isinstance(config, Conv1dConfig) else config.channels[1]
+    bias = config.initializer.init_with((channels_out,), fan_in, fan_out, device) if config.bias else None
+    fields = {name: getattr(config, name) for name in (*_LAYER_FIELDS, *extra)}
+    return layer(weight=weight, bias=bias, **fields)
+
+
+def _common_settings(layer: _Plain | _Transposed) -> list[tuple[str, object]]:
+    return [
+        ("stride", layer.stride),
+        ("kernel_size", layer.kernel_size),
+        ("dilation", layer.dilation),
+        ("groups", layer.groups),
+    ]
+
+
+def conv_settings(layer: _Plain) -> list[tuple[str, object]]:
+    """A convolution's printed settings, its channels read from the weight ``[out, in / groups, ...]``."""
+    ch_out, ch_in_group = layer.weight.shape()[:2]
+    channels: list[tuple[str, object]] = [("ch_in", ch_in_group * layer.groups), ("ch_out", ch_out)]
+    return [*channels, *_common_settings(layer), ("padding", padding_name(layer.padding))]
+
+
+def transpose_settings(layer: _Transposed) -> list[tuple[str, object]]:
+    """A transposed convolution's printed settings, channels from the weight ``[in, out / groups, ...]``."""
+    ch_in, ch_out_group = layer.weight.shape()[:2]
+    channels: tuple[int, int] = (ch_in, ch_out_group * layer.groups)
+    return [
+        ("channels", channels),
+        *_common_settings(layer),
+        ("padding", layer.padding),
+        ("padding_out", layer.padding_out),
+    ]
+
+
+def conv_args(layer: _Plain, padding: object) -> tuple[Any, ...]:
+    """What an engine ``conv*d`` takes after the input: ``layer``'s weights and settings with ``padding``."""
+    return (layer.weight.val(), bias_val(layer.bias), layer.stride, padding, layer.dilation, layer.groups)
+
+
+def transposed_args(layer: _Transposed) -> tuple[Any, ...]:
+    """What an engine ``conv_transpose*d`` takes after the input: ``layer``'s weights and settings."""
+    return (
+        layer.weight.val(),
+        bias_val(layer.bias),
+        layer.stride,
+        layer.padding,
+        layer.padding_out,
+        layer.dilation,
+        layer.groups,
+    )
