@@ -19,6 +19,7 @@ pub mod record;
 pub mod shape;
 pub mod storage;
 pub mod tensor;
+pub mod vision;
 
 pub use dtype::{DType, Element, FloatElement, Kind, Scalar};
 pub use half;

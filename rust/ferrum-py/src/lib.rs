@@ -18,6 +18,7 @@ mod quantized;
 mod record;
 mod recurrent;
 mod tensor;
+mod vision;
 
 use pyo3::prelude::*;
 
@@ -82,5 +83,6 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     recurrent::register(m)?;
     optim::register(m)?;
     quantized::register(m)?;
+    vision::register(m)?;
     Ok(())
 }

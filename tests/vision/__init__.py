@@ -1,0 +1,1 @@
+"""Tests of ferrum.vision: connected components, morphology and nms."""
