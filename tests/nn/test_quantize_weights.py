@@ -13,7 +13,7 @@ import pytest
 from ferrum import Module, Param, Tensor
 from ferrum.backend import Autodiff, NdArray
 from ferrum.data.dataset.vision import MnistDataset
-from ferrum.nn import BatchNorm, BatchNormConfig, Linear, LinearConfig, Relu
+from ferrum.nn import BatchNorm, BatchNormConfig, Conv2dConfig, Linear, LinearConfig, PaddingConfig2d, Relu
 from ferrum.nn.loss import CrossEntropyLossConfig
 from ferrum.optim import AdamConfig, GradientsParams
 from ferrum.quantization import Calibration, Quantizer, QuantLevel, QuantScheme, QuantValue
@@ -141,3 +141,20 @@ def test_a_bad_block_names_the_parameter() -> None:
         layer.quantize_weights(
             Quantizer(scheme=QuantScheme().with_value(QuantValue.Q8S).with_level(QuantLevel.block([4])))
         )
+
+
+def test_conv2d_layers_run_on_the_int8_product() -> None:
+    device = NdArray.device()
+    conv = Conv2dConfig((3, 8), (3, 3)).with_padding(PaddingConfig2d.Same).init(device)
+    quantized = conv.quantize_weights(Q8S)
+    q = quantized.weight.quantized()
+    assert q is not None and q.has_int8_conv()
+    x = np.random.default_rng(4).standard_normal((2, 3, 10, 10)).astype(np.float32)
+    xt = Tensor.from_data(x, device)
+    got = quantized.forward(xt).to_numpy()
+    # The same layer on the dequantized weight, in float: only the input's quantization differs.
+    float_layer = conv.replace(weight=conv.weight.with_value(q.dequantize()))
+    want = float_layer.forward(xt).to_numpy()
+    step = (max(float(x.max()), 0.0) - min(float(x.min()), 0.0)) / 255.0
+    bound = 0.5 * step * np.abs(q.dequantize().to_numpy()).reshape(8, -1).sum(axis=1).max() * 1.01 + 1e-5
+    assert got.shape == (2, 8, 10, 10) and np.abs(got - want).max() <= bound

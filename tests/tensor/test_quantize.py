@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 from ferrum import ArgumentError, DType, Float, KindError, QTensor, ShapeError, Tensor
+from ferrum import functional as F
 from ferrum.backend import Autodiff, NdArray
 from ferrum.quantization import (
     BlockSize,
@@ -208,3 +209,19 @@ def test_no_gradient_through_the_int8_product() -> None:
     with pytest.raises(Exception, match="no backward"):
         q.linear(x)
     assert q.linear(x.detach()).dims() == (1, 2)
+
+
+def test_conv2d_on_the_int8_product() -> None:
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 3, 9, 8)).astype(np.float32)
+    w = (rng.standard_normal((4, 3, 3, 3)) / 5.0).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    q = t(w).quantize_dynamic(Q8S)
+    assert q.has_int8_conv() and not q.has_int8_conv(groups=3)
+    got = q.conv2d(t(x), t(b), stride=(2, 1), padding=(1, (0, 2))).to_numpy()
+    want = F.conv2d(t(x), q.dequantize(), t(b), stride=(2, 1), padding=(1, (0, 2))).to_numpy()
+    assert got.shape == want.shape == (2, 4, 5, 8)
+    # Only the input's quantization differs: half a step of each receptive field's range per tap.
+    step = (max(float(x.max()), 0.0) - min(float(x.min()), 0.0)) / 255.0
+    bound = 0.5 * step * np.abs(q.dequantize().to_numpy()).reshape(4, -1).sum(axis=1).max() * 1.01 + 1e-5
+    assert np.abs(got - want).max() <= bound

@@ -176,9 +176,18 @@ class Conv2d(Module[B]):
     padding: PaddingConfig2d
 
     def forward(self, x: Tensor[B, D4]) -> Tensor[B, D4]:
-        """``[batch, channels_in, height, width] -> [batch, channels_out, height_out, width_out]``."""
+        """``[batch, channels_in, height, width] -> [batch, channels_out, height_out, width_out]``.
+
+        After ``quantize_weights`` with 8-bit values and one scale (and one
+        group), the convolution runs on int8, each receptive field quantized
+        at each call.
+        """
         height, width = x.dims()[-2:]
         pad = self.padding.calculate_padding_2d(height, width, self.kernel_size, self.stride)
+        quantized = self.weight.quantized()
+        if quantized is not None and quantized.has_int8_conv(self.groups):
+            bias = None if self.bias is None else self.bias.val()
+            return quantized.conv2d(x, bias, self.stride, pad, self.dilation, self.groups)
         return _ferrum.conv2d(x, *cb.conv_args(self, pad))
 
     def _display_settings(self) -> list[tuple[str, object]]:

@@ -21,7 +21,7 @@ pub enum Pad {
 }
 
 impl Pad {
-    fn sides(self) -> (usize, usize) {
+    pub(crate) fn sides(self) -> (usize, usize) {
         match self {
             Pad::Both(p) => (p, p),
             Pad::Sides(s) => s,
@@ -29,7 +29,7 @@ impl Pad {
     }
 }
 
-const NO_PAD: Pad = Pad::Both(0);
+pub(crate) const NO_PAD: Pad = Pad::Both(0);
 
 /// Run a differentiable op of an input, a weight and an optional bias.
 fn call3(

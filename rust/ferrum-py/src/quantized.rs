@@ -2,10 +2,12 @@
 //! them; the schemes are `ferrum.quantization.QuantScheme` objects, read
 //! through their `_engine_args()`.
 
+use ferrum_core::ops::conv::ConvOptions;
 use ferrum_core::quant::{QTensor, QuantScheme};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
+use crate::conv::{Pad, NO_PAD};
 use crate::device::PyDevice;
 use crate::error::to_py;
 use crate::tensor::PyTensor;
@@ -123,6 +125,35 @@ impl PyQTensor {
         }
         let b = bias.as_deref().map(|b| b.t.clone());
         x.op(py, "quantized linear", |t| self.q.linear(t, b.as_ref()))
+    }
+
+    /// Whether `conv2d` with `groups` runs on the int8 product (rank 4, 8-bit values, one scale, one group).
+    #[pyo3(signature = (groups = 1))]
+    fn has_int8_conv(&self, groups: usize) -> bool {
+        self.q.has_int8_conv(groups)
+    }
+
+    /// `conv2d(x, self) + bias` for `x` `[batch, c_in, h, w]` and this QTensor a
+    /// `[c_out, c_in / groups, kh, kw]` weight (arguments as `ferrum.functional`'s
+    /// `conv2d`), in `x`'s dtype; inference only (no backward).
+    #[pyo3(signature = (x, bias = None, stride = (1, 1), padding = (NO_PAD, NO_PAD), dilation = (1, 1), groups = 1))]
+    #[allow(clippy::too_many_arguments)]
+    fn conv2d(
+        &self,
+        py: Python<'_>,
+        x: PyRef<'_, PyTensor>,
+        bias: Option<PyRef<'_, PyTensor>>,
+        stride: (usize, usize),
+        padding: (Pad, Pad),
+        dilation: (usize, usize),
+        groups: usize,
+    ) -> PyResult<PyTensor> {
+        if let Some(b) = &bias {
+            x.same_backend(py, "quantized conv2d", b)?;
+        }
+        let o = ConvOptions { stride: [stride.0, stride.1], padding: [padding.0.sides(), padding.1.sides()], dilation: [dilation.0, dilation.1], groups };
+        let b = bias.as_deref().map(|b| b.t.clone());
+        x.op(py, "quantized conv2d", |t| self.q.conv2d(t, b.as_ref(), &o))
     }
 
     fn __repr__(&self) -> String {

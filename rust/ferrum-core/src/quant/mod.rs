@@ -3,6 +3,7 @@
 //! block of consecutive values, with min-max calibration; and the int8
 //! product that a linear layer with quantized weights runs on.
 
+mod conv;
 mod qtensor;
 mod scheme;
 

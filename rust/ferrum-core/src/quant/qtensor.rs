@@ -30,7 +30,7 @@ pub struct QTensor {
 }
 
 /// A float tensor's values as f32 (a copy only when it is strided or not f32).
-fn floats<'a>(op: &'static str, t: &'a Tensor) -> Result<Cow<'a, [f32]>> {
+pub(super) fn floats<'a>(op: &'static str, t: &'a Tensor) -> Result<Cow<'a, [f32]>> {
     t.expect_kind(op, Kind::Float)?;
     if t.dtype() == DType::F32 {
         values(op, t)
@@ -189,13 +189,19 @@ impl QTensor {
         self.shape.len() == 2 && self.scheme.value.bits() == 8 && self.scheme.level == QuantLevel::Tensor && self.shape[0] <= qgemm::MAX_K
     }
 
-    fn packed(&self) -> Result<&PackedQ8> {
+    /// The values packed for the int8 product by `make` (given the values and
+    /// scales) on first use, then shared by the clones.
+    pub(super) fn cached_packed(&self, make: impl FnOnce(&[i8], &[f32]) -> Result<PackedQ8>) -> Result<&PackedQ8> {
         if let Some(p) = self.packed.get() {
             return Ok(p);
         }
-        let (k, n) = (self.shape[0], self.shape[1]);
-        let packed = qgemm::pack_weights(&self.values, &vec![self.scales[0]; n], k, n)?;
+        let packed = make(&self.values, &self.scales)?;
         Ok(self.packed.get_or_init(|| packed))
+    }
+
+    fn packed(&self) -> Result<&PackedQ8> {
+        let (k, n) = (self.shape[0], self.shape[1]);
+        self.cached_packed(|values, scales| qgemm::pack_weights(values, &vec![scales[0]; n], k, n))
     }
 
     /// `x @ self + bias` for `x` of shape `[..., d_input]` and this tensor a

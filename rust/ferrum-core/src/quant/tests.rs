@@ -122,3 +122,42 @@ fn linear_on_the_int8_product_and_on_dequantized_blocks() {
     assert!(q.linear(&tensor(&x[..m * 4], &[m, 4]), None).is_err(), "d_input differs");
     assert!(q.linear(&tensor(&x, &[m, k]), Some(&tensor(&bias[..2], &[2]))).is_err(), "bias of 2 for 5 outputs");
 }
+
+#[test]
+fn conv2d_on_the_int8_product_and_grouped_on_dequantized_weights() {
+    use crate::ops::conv::ConvOptions;
+    let (batch, c_in, h, w, c_out) = (2usize, 3usize, 7usize, 6usize, 5usize);
+    let x: Vec<f32> = (0..batch * c_in * h * w).map(|i| ((i * 7 % 17) as f32 - 8.0) / 5.0).collect();
+    let wv: Vec<f32> = (0..c_out * c_in * 3 * 3).map(|i| ((i * 5 % 11) as f32 - 5.0) / 20.0).collect();
+    let bias: Vec<f32> = (0..c_out).map(|o| o as f32 / 4.0).collect();
+    let xt = tensor(&x, &[batch, c_in, h, w]);
+    let (lo, hi) = x.iter().fold((0f32, 0f32), |(l, h), &v| (l.min(v), h.max(v)));
+    for (stride, pad) in [([1, 1], [(1, 1), (1, 1)]), ([2, 1], [(0, 1), (2, 0)])] {
+        let options = ConvOptions { stride, padding: pad, dilation: [1, 1], groups: 1 };
+        let q = QTensor::quantize_dynamic(&tensor(&wv, &[c_out, c_in, 3, 3]), &q8s(QuantLevel::Tensor)).unwrap();
+        assert!(q.has_int8_conv(1));
+        let got = q.conv2d(&xt, Some(&tensor(&bias, &[c_out])), &options).unwrap();
+        let want = xt.conv2d(&q.dequantize().unwrap(), Some(&tensor(&bias, &[c_out])), &options).unwrap();
+        assert_eq!(got.shape(), want.shape());
+        // The int8 path differs from the float product on the same weights by the input's
+        // quantization alone: half a step (1/255 of a row's range, at most the input's) per tap.
+        let wd = q.dequantize().unwrap();
+        let wsum = wd.as_slice::<f32>().unwrap().chunks(c_in * 9).map(|r| r.iter().map(|v| v.abs()).sum::<f32>()).fold(0f32, f32::max);
+        let tol = 0.5 * (hi - lo) / 255.0 * wsum * 1.01 + 1e-5;
+        for (i, (a, b)) in got.as_slice::<f32>().unwrap().iter().zip(want.as_slice::<f32>().unwrap()).enumerate() {
+            assert!((a - b).abs() <= tol, "stride {stride:?} pad {pad:?} at {i}: {a} vs {b} (tol {tol})");
+        }
+    }
+    // Two groups: the dequantized weight through the float convolution, exactly.
+    let grouped = QTensor::quantize_dynamic(&tensor(&wv[..54], &[6, 1, 3, 3]), &q8s(QuantLevel::Tensor)).unwrap();
+    let xg = tensor(&x[..batch * 2 * h * w], &[batch, 2, h, w]);
+    let options = ConvOptions { stride: [1, 1], padding: [(0, 0), (0, 0)], dilation: [1, 1], groups: 2 };
+    assert!(!grouped.has_int8_conv(2));
+    let got = grouped.conv2d(&xg, None, &options).unwrap();
+    let want = xg.conv2d(&grouped.dequantize().unwrap(), None, &options).unwrap();
+    assert_eq!(got.as_slice::<f32>().unwrap(), want.as_slice::<f32>().unwrap());
+    // A wrong input is the convolution's own error.
+    let bad = tensor(&x[..batch * 2 * h * w], &[batch, 2, h, w]);
+    let q = QTensor::quantize_dynamic(&tensor(&wv, &[c_out, c_in, 3, 3]), &q8s(QuantLevel::Tensor)).unwrap();
+    assert!(q.conv2d(&bad, None, &ConvOptions { stride: [1, 1], padding: [(0, 0), (0, 0)], dilation: [1, 1], groups: 1 }).is_err());
+}
