@@ -48,6 +48,24 @@ fn valid_scale(scale: f32) -> f32 {
     }
 }
 
+/// Min-max scales of `x` in runs of `block` values: `2 * max(|min|, |max|) / (b - a)`.
+fn min_max(op: &'static str, x: &[f32], block: usize, scheme: &QuantScheme) -> Result<Vec<f32>> {
+    let (a, b) = scheme.value.range();
+    if x.is_empty() {
+        return Ok(vec![valid_scale(0.0)]);
+    }
+    x.chunks(block)
+        .map(|run| {
+            let (lo, hi) = run.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+            if !(lo.is_finite() && hi.is_finite()) {
+                return Err(Error::invalid(op, format!("min-max calibration needs finite values, found the range [{lo}, {hi}]")));
+            }
+            let alpha = lo.abs().max(hi.abs());
+            Ok(valid_scale(scheme.param.round(2.0 * alpha / (b - a))))
+        })
+        .collect()
+}
+
 impl QTensor {
     /// Quantizes `t` with the given `scales` (one per tensor or block, in
     /// any shape holding that many): `q = clamp(round(x / scale), a, b)`.
@@ -66,42 +84,27 @@ impl QTensor {
             return Err(Error::invalid(op, format!("scales must be finite and not negative, found {bad}")));
         }
         let scales: Vec<f32> = s.iter().map(|&v| valid_scale(scheme.param.round(v))).collect();
-        Self::with_scales(op, t, scheme, block, scales)
+        Self::with_scales(op, &floats(op, t)?, t.shape(), scheme, block, scales)
     }
 
     /// Quantizes `t` with scales from each block's range (Burn's min-max
     /// calibration): `scale = 2 * max(|min|, |max|) / (b - a)`.
     pub fn quantize_dynamic(t: &Tensor, scheme: &QuantScheme) -> Result<QTensor> {
         let op = "quantize_dynamic";
-        let scales = Self::min_max_scales(t, scheme)?;
         let block = scheme.block_len(t.shape())?;
-        Self::with_scales(op, t, scheme, block, scales)
+        let x = floats(op, t)?;
+        let scales = min_max(op, &x, block, scheme)?;
+        Self::with_scales(op, &x, t.shape(), scheme, block, scales)
     }
 
     /// The scales min-max calibration gives `t` (Burn's `compute_range`
     /// then `compute_q_params`), in the precision of the scheme's `param`.
     pub fn min_max_scales(t: &Tensor, scheme: &QuantScheme) -> Result<Vec<f32>> {
         let op = "quantize_dynamic";
-        let block = scheme.block_len(t.shape())?;
-        let x = floats(op, t)?;
-        let (a, b) = scheme.value.range();
-        if x.is_empty() {
-            return Ok(vec![valid_scale(0.0)]);
-        }
-        x.chunks(block)
-            .map(|run| {
-                let (lo, hi) = run.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
-                if !(lo.is_finite() && hi.is_finite()) {
-                    return Err(Error::invalid(op, format!("min-max calibration needs finite values, found the range [{lo}, {hi}]")));
-                }
-                let alpha = lo.abs().max(hi.abs());
-                Ok(valid_scale(scheme.param.round(2.0 * alpha / (b - a))))
-            })
-            .collect()
+        min_max(op, &floats(op, t)?, scheme.block_len(t.shape())?, scheme)
     }
 
-    fn with_scales(op: &'static str, t: &Tensor, scheme: &QuantScheme, block: usize, scales: Vec<f32>) -> Result<QTensor> {
-        let x = floats(op, t)?;
+    fn with_scales(op: &'static str, x: &[f32], shape: &[usize], scheme: &QuantScheme, block: usize, scales: Vec<f32>) -> Result<QTensor> {
         let (a, b) = scheme.value.range();
         let mut q = Vec::with_capacity(x.len());
         for (run, &s) in x.chunks(block).zip(&scales) {
@@ -114,7 +117,7 @@ impl QTensor {
         }
         Ok(QTensor {
             values: Arc::new(q),
-            shape: t.shape().to_vec(),
+            shape: shape.to_vec(),
             scales: Arc::new(scales),
             scheme: scheme.clone(),
             packed: Arc::new(OnceLock::new()),
