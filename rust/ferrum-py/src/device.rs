@@ -30,15 +30,29 @@ pub struct PyDevice {
     pub autodiff: bool,
     /// For an autodiff device, the device of the backend it decorates.
     pub inner: Option<Py<PyDevice>>,
+    /// Whether its graphs recompute memory-bound values in backward
+    /// (`Autodiff[NdArray, BalancedCheckpointing]`).
+    pub checkpointing: bool,
+}
+
+impl PyDevice {
+    /// How the graphs of tensors marked on this device checkpoint.
+    pub fn checkpointing(&self) -> ferrum_core::autodiff::Checkpointing {
+        if self.checkpointing {
+            ferrum_core::autodiff::Checkpointing::Balanced
+        } else {
+            ferrum_core::autodiff::Checkpointing::None
+        }
+    }
 }
 
 #[pymethods]
 impl PyDevice {
     /// Devices are made by backends: `NdArray.device()`.
     #[staticmethod]
-    #[pyo3(name = "_new", signature = (backend, autodiff, inner = None))]
-    fn new(backend: Py<PyAny>, autodiff: bool, inner: Option<Py<PyDevice>>) -> Self {
-        PyDevice { backend, autodiff, inner }
+    #[pyo3(name = "_new", signature = (backend, autodiff, inner = None, checkpointing = false))]
+    fn new(backend: Py<PyAny>, autodiff: bool, inner: Option<Py<PyDevice>>, checkpointing: bool) -> Self {
+        PyDevice { backend, autodiff, inner, checkpointing }
     }
 
     /// The device of the decorated backend for an autodiff device
@@ -81,11 +95,11 @@ impl PyDevice {
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<PyDevice>().map(|o| o.get().autodiff == self.autodiff).unwrap_or(false)
+        other.cast::<PyDevice>().map(|o| (o.get().autodiff, o.get().checkpointing) == (self.autodiff, self.checkpointing)).unwrap_or(false)
     }
 
     fn __hash__(&self) -> u64 {
-        self.autodiff as u64
+        self.autodiff as u64 | (self.checkpointing as u64) << 1
     }
 
     #[classmethod]

@@ -24,7 +24,8 @@ fn run<R: Send>(py: Python<'_>, numel: usize, f: impl FnOnce() -> ferrum_core::R
 
 /// The updated parameter, on the old one's device and as tracked as it was.
 fn new_param(py: Python<'_>, old: &PyTensor, t: Tensor) -> PyTensor {
-    let var = ferrum_core::autodiff::Var::constant(t).set_require_grad(old.node.is_some());
+    let checkpointing = old.node.as_ref().map(|n| n.checkpointing).unwrap_or_default();
+    let var = ferrum_core::autodiff::Var::constant(t).set_require_grad_with(old.node.is_some(), checkpointing);
     old.wrap_var(py, var)
 }
 

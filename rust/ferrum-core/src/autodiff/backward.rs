@@ -91,6 +91,9 @@ pub fn backward(root: &Var) -> Result<Gradients> {
         if crate::interrupt::poll() {
             return Err(Error::Interrupted);
         }
+        // Every reader of this node's value (its children) ran before it:
+        // a recomputed value is let go now.
+        n.forget_recompute();
         let Some(g) = pending.remove(&n.id) else { continue };
         if n.is_leaf {
             grads.insert(n.id, g);

@@ -5,12 +5,14 @@
 
 mod backward;
 mod broadcast;
+mod checkpoint;
 mod gradients;
 mod node;
 mod var;
 
 pub use backward::{backward, Backward, FnBackward};
 pub use broadcast::sum_to_shape;
+pub use checkpoint::{Checkpointing, Recompute, Saved, Source, MAX_RECOMPUTE_DEPTH};
 pub use gradients::Gradients;
 pub use node::{Node, NodeId};
-pub use var::{record, Var};
+pub use var::{record, record_lazy, Output, Var};

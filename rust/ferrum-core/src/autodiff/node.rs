@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::checkpoint::{Checkpointing, Recompute};
 use super::Backward;
 
 pub type NodeId = u64;
@@ -23,27 +24,55 @@ pub struct Node {
     pub(crate) is_leaf: bool,
     /// Shape of the node's value, to check and reduce incoming gradients.
     pub shape: Vec<usize>,
+    /// What the graph keeps for backward: set on leaves, inherited by ops.
+    pub checkpointing: Checkpointing,
+    /// Under balanced checkpointing, how to recompute the value of a
+    /// memory-bound op for the backwards that read it; taken when backward
+    /// passes the node (every reader ran by then).
+    pub(crate) recompute: Mutex<Option<Arc<Recompute>>>,
 }
 
 impl Node {
-    pub fn leaf(shape: &[usize]) -> Arc<Node> {
+    pub fn leaf(shape: &[usize], checkpointing: Checkpointing) -> Arc<Node> {
         Arc::new(Node {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             parents: Vec::new(),
             backward: Mutex::new(None),
             is_leaf: true,
             shape: shape.to_vec(),
+            checkpointing,
+            recompute: Mutex::new(None),
         })
     }
 
-    pub fn op(parents: Vec<Option<Arc<Node>>>, backward: Box<dyn Backward>, shape: &[usize]) -> Arc<Node> {
+    /// An op node; it checkpoints as its parents do (balanced if any is).
+    pub fn op(parents: Vec<Option<Arc<Node>>>, backward: Box<dyn Backward>, shape: &[usize], recompute: Option<Arc<Recompute>>) -> Arc<Node> {
+        let checkpointing = Self::inherited(&parents);
         Arc::new(Node {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             parents,
             backward: Mutex::new(Some(backward)),
             is_leaf: false,
             shape: shape.to_vec(),
+            checkpointing,
+            recompute: Mutex::new(recompute),
         })
+    }
+
+    pub(crate) fn inherited(parents: &[Option<Arc<Node>>]) -> Checkpointing {
+        if parents.iter().flatten().any(|p| p.checkpointing == Checkpointing::Balanced) {
+            Checkpointing::Balanced
+        } else {
+            Checkpointing::None
+        }
+    }
+
+    pub(crate) fn recompute(&self) -> Option<Arc<Recompute>> {
+        self.recompute.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub(crate) fn forget_recompute(&self) {
+        self.recompute.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 
     pub fn is_leaf(&self) -> bool {

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
+use super::checkpoint::{Checkpointing, Recompute, Saved, Source};
 use super::{Backward, Node};
+use crate::error::Result;
 use crate::tensor::Tensor;
 
 #[derive(Debug, Clone)]
@@ -19,7 +21,12 @@ impl Var {
 
     /// A leaf of the graph whose gradient backward will report.
     pub fn leaf(value: Tensor) -> Var {
-        let node = Node::leaf(value.shape());
+        Var::leaf_with(value, Checkpointing::None)
+    }
+
+    /// A leaf whose graph checkpoints as `checkpointing` says.
+    pub fn leaf_with(value: Tensor, checkpointing: Checkpointing) -> Var {
+        let node = Node::leaf(value.shape(), checkpointing);
         Var { value, node: Some(node) }
     }
 
@@ -29,11 +36,39 @@ impl Var {
 
     /// Burn's `set_require_grad`: a leaf when true, a constant when false.
     pub fn set_require_grad(&self, require: bool) -> Var {
+        self.set_require_grad_with(require, Checkpointing::None)
+    }
+
+    /// `set_require_grad`, a new leaf checkpointing as `checkpointing` says.
+    pub fn set_require_grad_with(&self, require: bool, checkpointing: Checkpointing) -> Var {
         match (require, &self.node) {
-            (true, Some(n)) if n.is_leaf() => self.clone(),
-            (true, _) => Var::leaf(self.value.clone()),
+            (true, Some(n)) if n.is_leaf() && n.checkpointing == checkpointing => self.clone(),
+            (true, _) => Var::leaf_with(self.value.clone(), checkpointing),
             (false, _) => Var::constant(self.value.clone()),
         }
+    }
+
+    /// What a backward keeps of this value: the value, or under balanced
+    /// checkpointing, when a memory-bound op made it, the way to recompute it.
+    pub fn saved(&self) -> Saved {
+        match self.node.as_ref().and_then(|n| n.recompute()) {
+            Some(r) if r.activate() => Saved::Lazy(r),
+            _ => Saved::Kept(self.value.clone()),
+        }
+    }
+
+    /// What a recipe recomputing from this var reads: its own recipe, or
+    /// its value (watched until the recipe is needed).
+    fn source(&self) -> Source {
+        match self.node.as_ref().and_then(|n| n.recompute()) {
+            Some(r) => Source::Recipe(r),
+            None => Source::Value(self.value.clone()),
+        }
+    }
+
+    /// How this var's graph checkpoints (`None` for constants).
+    pub fn checkpointing(&self) -> Checkpointing {
+        self.node.as_ref().map(|n| n.checkpointing).unwrap_or_default()
     }
 
     /// The same value cut from the graph.
@@ -54,6 +89,46 @@ pub fn record<B: Backward + 'static>(value: Tensor, inputs: &[&Var], make: impl 
         return Var::constant(value);
     }
     let parents = inputs.iter().map(|v| v.node.clone()).collect();
-    let node = Node::op(parents, Box::new(make()), value.shape());
+    let node = Node::op(parents, Box::new(make()), value.shape(), None);
+    Var { value, node: Some(node) }
+}
+
+/// The output of a memory-bound op, for a backward that reads it.
+pub struct Output {
+    value: Tensor,
+    recipe: Option<Arc<Recompute>>,
+}
+
+impl Output {
+    /// Kept, or under balanced checkpointing recomputed when read.
+    pub fn saved(self) -> Saved {
+        match self.recipe {
+            Some(r) if r.activate() => Saved::Lazy(r),
+            _ => Saved::Kept(self.value),
+        }
+    }
+}
+
+/// `record` for a memory-bound op (element-wise, activation, view): under
+/// balanced checkpointing its output is not kept for backward but recomputed
+/// by `forward` from the inputs. `make` receives the op's [`Output`] (for
+/// backwards that read it: exp, sigmoid, ...) and keeps its inputs through
+/// [`Var::saved`].
+pub fn record_lazy<B: Backward + 'static>(
+    value: Tensor,
+    inputs: &[&Var],
+    forward: impl Fn(&[Tensor]) -> Result<Tensor> + Send + Sync + 'static,
+    make: impl FnOnce(Output) -> B,
+) -> Var {
+    if inputs.iter().all(|v| v.node.is_none()) {
+        return Var::constant(value);
+    }
+    let parents: Vec<_> = inputs.iter().map(|v| v.node.clone()).collect();
+    let recipe = match Node::inherited(&parents) {
+        Checkpointing::Balanced => Recompute::new(inputs.iter().map(|v| v.source()).collect(), forward),
+        Checkpointing::None => None,
+    };
+    let backward = make(Output { value: value.clone(), recipe: recipe.clone() });
+    let node = Node::op(parents, Box::new(backward), value.shape(), recipe);
     Var { value, node: Some(node) }
 }

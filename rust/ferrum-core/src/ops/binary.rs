@@ -1,7 +1,7 @@
 //! Element-wise arithmetic on two tensors (broadcasting over size-1 dims of
 //! equal ranks) and with a scalar.
 
-use crate::autodiff::{record, sum_to_shape, FnBackward, Var};
+use crate::autodiff::{record_lazy, sum_to_shape, FnBackward, Var};
 use crate::dtype::{Element, FloatElement, NumElement, Scalar};
 use crate::error::Result;
 use crate::kernels::elementwise::{Operand, Operands};
@@ -191,35 +191,59 @@ impl Var {
     /// each input's shape.
     pub fn binary(&self, op: BinaryOp, other: &Var) -> Result<Var> {
         let y = self.value.binary(op, &other.value)?;
-        // The inputs are kept (cloned) only when a backward is recorded.
-        Ok(record(y, &[self, other], || {
-            let (a, b) = (self.value.clone(), other.value.clone());
-            FnBackward::new(op.name(), move |g, needs| {
-                let (ga, gb) = with_float!(op.name(), g.dtype(), T => binary_grads::<T>(op, &g, &a, &b, needs)?);
-                Ok(vec![ga.map(|t| sum_to_shape(t, a.shape())).transpose()?, gb.map(|t| sum_to_shape(t, b.shape())).transpose()?])
-            })
-        }))
+        let (sa, sb) = (self.value.shape().to_vec(), other.value.shape().to_vec());
+        // An operand is kept only for a gradient that reads it: sums and
+        // differences read neither (only the shapes to reduce to), a
+        // product each operand for the other's gradient (a dropout mask
+        // keeps no activation alive).
+        let (tracked_a, tracked_b) = (self.requires_grad(), other.requires_grad());
+        let (keep_a, keep_b) = match op {
+            BinaryOp::Add | BinaryOp::Sub => (false, false),
+            BinaryOp::Mul => (tracked_b, tracked_a),
+            BinaryOp::Div => (tracked_b, true),
+            _ => (true, true),
+        };
+        Ok(record_lazy(
+            y,
+            &[self, other],
+            move |v| v[0].binary(op, &v[1]),
+            |_| {
+                let (a, b) = (keep_a.then(|| self.saved()), keep_b.then(|| other.saved()));
+                FnBackward::new(op.name(), move |g, needs| {
+                    // What is not kept is not read: the gradient stands in.
+                    let (a, b) = (a.as_ref().map(|a| a.get()).transpose()?.unwrap_or_else(|| g.clone()), b.as_ref().map(|b| b.get()).transpose()?.unwrap_or_else(|| g.clone()));
+                    let (ga, gb) = with_float!(op.name(), g.dtype(), T => binary_grads::<T>(op, &g, &a, &b, needs)?);
+                    Ok(vec![ga.map(|t| sum_to_shape(t, &sa)).transpose()?, gb.map(|t| sum_to_shape(t, &sb)).transpose()?])
+                })
+            },
+        ))
     }
 
     /// `op(self, s)` with a scalar.
     pub fn binary_scalar(&self, op: BinaryOp, s: Scalar) -> Result<Var> {
         let y = self.value.binary_scalar(op, s)?;
-        Ok(record(y, &[self], || {
-            let x = self.value.clone();
-            FnBackward::new(op.name(), move |g, _| {
-                let sv = s.to_f64();
-                let gx = match op {
-                    BinaryOp::Add | BinaryOp::Sub | BinaryOp::Remainder | BinaryOp::Fmod => g,
-                    BinaryOp::Mul => g.binary_scalar_owned(BinaryOp::Mul, s)?,
-                    BinaryOp::Div => g.binary_scalar_owned(BinaryOp::Div, s)?,
-                    _ => {
-                        let st = Tensor::full(&vec![1; x.rank()], Scalar::Float(sv), x.dtype());
-                        with_float!(op.name(), g.dtype(), T => binary_grads::<T>(op, &g, &x, &st, &[true, false])?.0.expect("requested"))
-                    }
-                };
-                Ok(vec![Some(gx)])
-            })
-        }))
+        let linear = matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Remainder | BinaryOp::Fmod | BinaryOp::Mul | BinaryOp::Div);
+        Ok(record_lazy(
+            y,
+            &[self],
+            move |v| v[0].binary_scalar(op, s),
+            |_| {
+                // Only the non-linear ops read the input in backward.
+                let x = (!linear).then(|| self.saved());
+                FnBackward::new(op.name(), move |g, _| {
+                    let gx = match (op, &x) {
+                        (BinaryOp::Mul | BinaryOp::Div, _) => g.binary_scalar_owned(op, s)?,
+                        (_, Some(x)) => {
+                            let x = x.get()?;
+                            let st = Tensor::full(&vec![1; x.rank()], Scalar::Float(s.to_f64()), x.dtype());
+                            with_float!(op.name(), g.dtype(), T => binary_grads::<T>(op, &g, &x, &st, &[true, false])?.0.expect("requested"))
+                        }
+                        _ => g,
+                    };
+                    Ok(vec![Some(gx)])
+                })
+            },
+        ))
     }
 
     /// `op(s, self)`: a scalar on the left (`2 - x`, `1 / x`, `2 ** x`).

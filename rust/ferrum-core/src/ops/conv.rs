@@ -11,7 +11,7 @@
 
 use std::borrow::Cow;
 
-use crate::autodiff::{record, FnBackward, Var};
+use crate::autodiff::{record, FnBackward, Saved, Var};
 use crate::dtype::{Element, Kind};
 use crate::error::{Error, Result};
 use crate::kernels::conv::{add_channel_bias, channel_sums, conv_backward_input, conv_backward_weight, conv_forward, KeepPacked};
@@ -296,19 +296,19 @@ impl Tensor {
 
 /// The operands a convolution's backward reads, kept only for the
 /// gradients that will be asked for.
-struct Saved {
-    x: Option<Tensor>,
-    w: Option<Tensor>,
+struct Kept {
+    x: Option<Saved>,
+    w: Option<Saved>,
     x_shape: Vec<usize>,
     w_shape: Vec<usize>,
 }
 
-impl Saved {
-    fn new(x: &Var, w: &Var) -> Saved {
-        Saved {
+impl Kept {
+    fn new(x: &Var, w: &Var) -> Kept {
+        Kept {
             // x feeds the weight gradient, w the input gradient.
-            x: w.requires_grad().then(|| x.value.clone()),
-            w: x.requires_grad().then(|| w.value.clone()),
+            x: w.requires_grad().then(|| x.saved()),
+            w: x.requires_grad().then(|| w.saved()),
             x_shape: x.value.shape().to_vec(),
             w_shape: w.value.shape().to_vec(),
         }
@@ -324,16 +324,16 @@ fn operands<'a>(x: &'a Var, w: &'a Var, bias: Option<&'a Var>) -> Vec<&'a Var> {
 /// Record a convolution: gradients `col2im(w^T gy)`, `gy im2col(x)^T` and
 /// the per-channel sum of `gy`.
 fn record_conv(op: &'static str, y: Tensor, x: &Var, w: &Var, bias: Option<&Var>, g: ConvGeom) -> Var {
-    let s = Saved::new(x, w);
+    let s = Kept::new(x, w);
     record(y, &operands(x, w, bias), move || {
         FnBackward::new(op, move |gy, needs| {
             let gy = dense(op, gy)?;
             let mut grads = vec![None, None];
             if let (true, Some(w)) = (needs[0], &s.w) {
-                grads[0] = Some(input_grad(op, &gy, w, None, &g, &s.x_shape)?);
+                grads[0] = Some(input_grad(op, &gy, &w.get()?, None, &g, &s.x_shape)?);
             }
             if let (true, Some(x)) = (needs[1], &s.x) {
-                grads[1] = Some(weight_grad(op, x, &gy, &g, &s.w_shape)?);
+                grads[1] = Some(weight_grad(op, &x.get()?, &gy, &g, &s.w_shape)?);
             }
             if needs.len() > 2 {
                 grads.push(if needs[2] { Some(bias_grad(op, &gy, g.c_out)?) } else { None });
@@ -347,16 +347,16 @@ fn record_conv(op: &'static str, y: Tensor, x: &Var, w: &Var, bias: Option<&Var>
 /// `g`: its input gradient is `conv(gy, w)`, its weight gradient the conv
 /// weight gradient with `gy` as the input and `x` as the output gradient.
 fn record_transpose(op: &'static str, y: Tensor, x: &Var, w: &Var, bias: Option<&Var>, g: ConvGeom) -> Var {
-    let s = Saved::new(x, w);
+    let s = Kept::new(x, w);
     record(y, &operands(x, w, bias), move || {
         FnBackward::new(op, move |gy, needs| {
             let gy = dense(op, gy)?;
             let mut grads = vec![None, None];
             if let (true, Some(w)) = (needs[0], &s.w) {
-                grads[0] = Some(forward(op, &gy, w, None, &g, &s.x_shape, None)?);
+                grads[0] = Some(forward(op, &gy, &w.get()?, None, &g, &s.x_shape, None)?);
             }
             if let (true, Some(x)) = (needs[1], &s.x) {
-                grads[1] = Some(weight_grad(op, &gy, x, &g, &s.w_shape)?);
+                grads[1] = Some(weight_grad(op, &gy, &x.get()?, &g, &s.w_shape)?);
             }
             if needs.len() > 2 {
                 grads.push(if needs[2] { Some(bias_grad(op, &gy, g.c_in)?) } else { None });

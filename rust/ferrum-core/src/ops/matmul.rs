@@ -116,11 +116,20 @@ impl Var {
             return p.reshape(&[1]);
         }
         let y = self.value.matmul(&other.value)?;
-        let (a, b) = (self.value.clone(), other.value.clone());
+        let (sa, sb) = (self.value.shape().to_vec(), other.value.shape().to_vec());
         Ok(record(y, &[self, other], move || {
+            // Each gradient reads the other operand: keep an operand only
+            // when the other one is tracked.
+            let (a, b) = (other.requires_grad().then(|| self.saved()), self.requires_grad().then(|| other.saved()));
             FnBackward::new("matmul", move |g, needs| {
-                let ga = if needs[0] { Some(sum_to_shape(g.matmul(&b.transpose())?, a.shape())?) } else { None };
-                let gb = if needs[1] { Some(sum_to_shape(a.transpose().matmul(&g)?, b.shape())?) } else { None };
+                let ga = match (&b, needs[0]) {
+                    (Some(b), true) => Some(sum_to_shape(g.matmul(&b.get()?.transpose())?, &sa)?),
+                    _ => None,
+                };
+                let gb = match (&a, needs[1]) {
+                    (Some(a), true) => Some(sum_to_shape(a.get()?.transpose().matmul(&g)?, &sb)?),
+                    _ => None,
+                };
                 Ok(vec![ga, gb])
             })
         }))

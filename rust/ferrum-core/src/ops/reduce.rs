@@ -468,9 +468,11 @@ impl Tensor {
 /// a max/min sends it to the position that won, a product to each factor
 /// times the product of the others.
 impl Var {
-    fn reduced(&self, name: &'static str, y: Tensor, back: impl Fn(Tensor, &Tensor) -> Result<Tensor> + Send + Sync + 'static) -> Var {
-        let x = self.value.clone();
-        record(y, &[self], move || FnBackward::new(name, move |g, _| Ok(vec![Some(back(g, &x)?)])))
+    /// A reduction whose gradient needs only the input's shape: the input
+    /// itself is not kept.
+    fn reduced(&self, name: &'static str, y: Tensor, back: impl Fn(Tensor, &[usize]) -> Result<Tensor> + Send + Sync + 'static) -> Var {
+        let shape = self.value.shape().to_vec();
+        record(y, &[self], move || FnBackward::new(name, move |g, _| Ok(vec![Some(back(g, &shape)?)])))
     }
 
     pub fn sum(&self) -> Result<Var> {
@@ -514,7 +516,14 @@ impl Var {
     /// dividing (exact when some x_i is zero).
     pub fn prod_dim(&self, dim: isize) -> Result<Var> {
         let d = self.value.dim("prod_dim", dim)? as isize;
-        Ok(self.reduced("prod_dim", self.value.prod_dim(dim)?, move |g, x| expand_to(&g, x)?.binary_owned(BinaryOp::Mul, others_product(x, d)?)))
+        let y = self.value.prod_dim(dim)?;
+        Ok(record(y, &[self], move || {
+            let x = self.saved();
+            FnBackward::new("prod_dim", move |g, _| {
+                let x = x.get()?;
+                Ok(vec![Some(expand_to(&g, x.shape())?.binary_owned(BinaryOp::Mul, others_product(&x, d)?)?)])
+            })
+        }))
     }
 
     pub fn prod(&self) -> Result<Var> {
@@ -605,17 +614,17 @@ impl Var {
 }
 
 /// A one-element gradient spread over `x`'s shape.
-fn spread(g: &Tensor, x: &Tensor) -> Result<Tensor> {
-    let ones: Vec<isize> = vec![1; x.rank()];
-    expand_to(&g.reshape(&ones)?, x)
+fn spread(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let ones: Vec<isize> = vec![1; shape.len()];
+    expand_to(&g.reshape(&ones)?, shape)
 }
 
 /// A gradient with size-1 reduced dims broadcast back over `x`'s shape.
 /// It stays a stride-0 view: the ops that read it broadcast it as they go,
 /// and copying it out would cost a full pass over `x`'s size (the gradient
 /// of `sum()` over a large activation is one value).
-fn expand_to(g: &Tensor, x: &Tensor) -> Result<Tensor> {
-    let shape: Vec<isize> = x.shape().iter().map(|&d| d as isize).collect();
+fn expand_to(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let shape: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
     g.expand(&shape)
 }
 

@@ -105,9 +105,10 @@ impl Var {
         let d = self.value.dim("var", dim)?;
         let n = self.value.shape()[d] as f64;
         let y = if correction == 0.0 { self.value.var_bias(dim)? } else { self.value.var(dim)? };
-        let x = self.value.clone();
         Ok(record(y, &[self], move || {
+            let x = self.saved();
             FnBackward::new("var", move |g, _| {
+                let x = x.get()?;
                 let centered = x.binary(BinaryOp::Sub, &x.mean_dim(dim)?)?;
                 let scale = 2.0 / (n - correction);
                 Ok(vec![Some(centered.binary_scalar_owned(BinaryOp::Mul, Scalar::Float(scale))?.binary_owned(BinaryOp::Mul, g)?)])

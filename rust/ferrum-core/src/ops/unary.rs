@@ -1,7 +1,7 @@
 //! Element-wise math on one tensor: Float math (exp, log, trig, rounding,
 //! ...) and numeric sign/abs/neg.
 
-use crate::autodiff::{record, FnBackward, Var};
+use crate::autodiff::{record_lazy, FnBackward, Var};
 use crate::dtype::{Element, FloatElement, NumElement, Scalar};
 use crate::error::Result;
 use crate::kernels::elementwise::{map_same, zip_same, Operand};
@@ -196,36 +196,53 @@ impl Tensor {
     }
 }
 
-/// d/dx of each function as one fused pass over (grad, x, y): `x` is the
-/// input, `y` the output, whichever the derivative is cheaper from.
-fn unary_grad<T: FloatElement>(op: FloatUnary, g: Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+/// What each function's derivative reads: its output `y` where that is
+/// cheaper than the input `x`, nothing where it is piecewise constant.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reads {
+    Input,
+    Output,
+    Nothing,
+}
+
+fn reads(op: FloatUnary) -> Reads {
+    use FloatUnary::*;
+    match op {
+        Exp | Recip | Sqrt | Tan | Tanh | Sigmoid => Reads::Output,
+        Round | Floor | Ceil | Trunc => Reads::Nothing,
+        _ => Reads::Input,
+    }
+}
+
+/// d/dx of each function as one fused pass over (grad, v), `v` being the
+/// input or the output as [`reads`] says.
+fn unary_grad<T: FloatElement>(op: FloatUnary, g: Tensor, v: &Tensor) -> Result<Tensor> {
     use FloatUnary::*;
     let e = PAR_COSTLY;
-    let on_x = |f: fn(T, T) -> T| zip_same(op.name(), g.clone(), x.clone(), e, f);
-    let on_y = |f: fn(T, T) -> T| zip_same(op.name(), g.clone(), y.clone(), e, f);
+    let on = |f: fn(T, T) -> T| zip_same(op.name(), g.clone(), v.clone(), e, f);
     match op {
-        Exp => on_y(|g, y| g * y),
-        Log => on_x(|g, x| g / x),
-        Log1p => on_x(|g, x| g / (T::one() + x)),
-        Erf => on_x(|g, x| g * T::from(std::f64::consts::FRAC_2_SQRT_PI).unwrap() * (-(x * x)).exp()),
-        Recip => on_y(|g, y| -(g * y * y)),
-        Square => on_x(|g, x| g * (x + x)),
-        Sqrt => on_y(|g, y| g / (y + y)),
-        Sin => on_x(|g, x| g * x.cos()),
-        Cos => on_x(|g, x| -(g * x.sin())),
-        Tan => on_y(|g, y| g * (T::one() + y * y)),
-        Sinh => on_x(|g, x| g * x.cosh()),
-        Cosh => on_x(|g, x| g * x.sinh()),
-        Tanh => on_y(|g, y| g * (T::one() - y * y)),
-        Asin => on_x(|g, x| g / (T::one() - x * x).sqrt()),
-        Acos => on_x(|g, x| -(g / (T::one() - x * x).sqrt())),
-        Atan => on_x(|g, x| g / (T::one() + x * x)),
-        Asinh => on_x(|g, x| g / (x * x + T::one()).sqrt()),
-        Acosh => on_x(|g, x| g / (x * x - T::one()).sqrt()),
-        Atanh => on_x(|g, x| g / (T::one() - x * x)),
+        Exp => on(|g, y| g * y),
+        Log => on(|g, x| g / x),
+        Log1p => on(|g, x| g / (T::one() + x)),
+        Erf => on(|g, x| g * T::from(std::f64::consts::FRAC_2_SQRT_PI).unwrap() * (-(x * x)).exp()),
+        Recip => on(|g, y| -(g * y * y)),
+        Square => on(|g, x| g * (x + x)),
+        Sqrt => on(|g, y| g / (y + y)),
+        Sin => on(|g, x| g * x.cos()),
+        Cos => on(|g, x| -(g * x.sin())),
+        Tan => on(|g, y| g * (T::one() + y * y)),
+        Sinh => on(|g, x| g * x.cosh()),
+        Cosh => on(|g, x| g * x.sinh()),
+        Tanh => on(|g, y| g * (T::one() - y * y)),
+        Asin => on(|g, x| g / (T::one() - x * x).sqrt()),
+        Acos => on(|g, x| -(g / (T::one() - x * x).sqrt())),
+        Atan => on(|g, x| g / (T::one() + x * x)),
+        Asinh => on(|g, x| g / (x * x + T::one()).sqrt()),
+        Acosh => on(|g, x| g / (x * x - T::one()).sqrt()),
+        Atanh => on(|g, x| g / (T::one() - x * x)),
         // Piecewise constant: zero almost everywhere.
         Round | Floor | Ceil | Trunc => Ok(Tensor::zeros(g.shape(), g.dtype())),
-        Sigmoid => on_y(|g, y| g * y * (T::one() - y)),
+        Sigmoid => on(|g, y| g * y * (T::one() - y)),
     }
 }
 
@@ -241,23 +258,38 @@ impl Var {
             // Untracked: no backward, so neither input nor output is kept.
             return Ok(Var::constant(y));
         }
-        let (x, yy) = (self.value.clone(), y.clone());
-        Ok(record(y, &[self], move || {
-            FnBackward::new(op.name(), move |g, _| Ok(vec![Some(with_float!(op.name(), g.dtype(), T => unary_grad::<T>(op, g, &x, &yy)?))]))
-        }))
+        Ok(record_lazy(
+            y,
+            &[self],
+            move |v| v[0].float_unary(op),
+            |out| {
+                let v = match reads(op) {
+                    Reads::Input => Some(self.saved()),
+                    Reads::Output => Some(out.saved()),
+                    Reads::Nothing => None,
+                };
+                FnBackward::new(op.name(), move |g, _| {
+                    let gx = match &v {
+                        Some(v) => with_float!(op.name(), g.dtype(), T => unary_grad::<T>(op, g, &v.get()?)?),
+                        None => Tensor::zeros(g.shape(), g.dtype()),
+                    };
+                    Ok(vec![Some(gx)])
+                })
+            },
+        ))
     }
 
     pub fn neg(&self) -> Result<Var> {
         let y = self.value.neg()?;
-        Ok(record(y, &[self], || FnBackward::new("neg", |g, _| Ok(vec![Some(g.neg()?)]))))
+        Ok(record_lazy(y, &[self], |v| v[0].neg(), |_| FnBackward::new("neg", |g, _| Ok(vec![Some(g.neg()?)]))))
     }
 
     pub fn abs(&self) -> Result<Var> {
         let y = self.value.abs()?;
-        Ok(record(y, &[self], || {
-            let x = self.value.clone();
+        Ok(record_lazy(y, &[self], |v| v[0].abs(), |_| {
+            let x = self.saved();
             FnBackward::new("abs", move |g, _| {
-                Ok(vec![Some(with_float!("abs", g.dtype(), T => grad_with("abs", g, &x, |g: T, x: T| {
+                Ok(vec![Some(with_float!("abs", g.dtype(), T => grad_with("abs", g, &x.get()?, |g: T, x: T| {
                     if x > T::ZERO { g } else if x < T::ZERO { -g } else { T::ZERO }
                 })?))])
             })
@@ -267,14 +299,15 @@ impl Var {
     /// The sign has zero derivative everywhere it is defined.
     pub fn sign(&self) -> Result<Var> {
         let y = self.value.sign()?;
-        Ok(record(y, &[self], || FnBackward::new("sign", |g, _| Ok(vec![Some(Tensor::zeros(g.shape(), g.dtype()))]))))
+        Ok(record_lazy(y, &[self], |v| v[0].sign(), |_| FnBackward::new("sign", |g, _| Ok(vec![Some(Tensor::zeros(g.shape(), g.dtype()))]))))
     }
 
     pub fn powf_scalar(&self, e: f64) -> Result<Var> {
         let y = self.value.powf_scalar(e)?;
-        Ok(record(y, &[self], || {
-            let x = self.value.clone();
+        Ok(record_lazy(y, &[self], move |v| v[0].powf_scalar(e), |_| {
+            let x = self.saved();
             FnBackward::new("powf_scalar", move |g, _| {
+                let x = x.get()?;
                 Ok(vec![Some(with_float!("powf_scalar", g.dtype(), T => {
                     let (et, em1) = (T::from_f64(e), T::from_f64(e - 1.0));
                     grad_with("powf_scalar", g, &x, move |g: T, x: T| g * et * num_traits::Float::powf(x, em1))?
@@ -285,9 +318,10 @@ impl Var {
 
     pub fn powi_scalar(&self, e: i64) -> Result<Var> {
         let y = self.value.powi_scalar(e)?;
-        Ok(record(y, &[self], || {
-            let x = self.value.clone();
+        Ok(record_lazy(y, &[self], move |v| v[0].powi_scalar(e), |_| {
+            let x = self.saved();
             FnBackward::new("powi_scalar", move |g, _| {
+                let x = x.get()?;
                 Ok(vec![Some(with_float!("powi_scalar", g.dtype(), T => {
                     let (et, em1) = (T::from_f64(e as f64), (e - 1).clamp(i32::MIN as i64, i32::MAX as i64) as i32);
                     grad_with("powi_scalar", g, &x, move |g: T, x: T| g * et * x.powi(em1))?
@@ -313,9 +347,16 @@ impl Var {
     }
 
     fn clamp_backward(&self, y: Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Var> {
-        Ok(record(y, &[self], || {
-            let x = self.value.clone();
+        let forward = move |v: &[Tensor]| match (min, max) {
+            (Some(lo), Some(hi)) => v[0].clamp(lo, hi),
+            (Some(lo), None) => v[0].clamp_min(lo),
+            (None, Some(hi)) => v[0].clamp_max(hi),
+            (None, None) => Ok(v[0].clone()),
+        };
+        Ok(record_lazy(y, &[self], forward, |_| {
+            let x = self.saved();
             FnBackward::new("clamp", move |g, _| {
+                let x = x.get()?;
                 Ok(vec![Some(with_float!("clamp", g.dtype(), T => {
                     let lo = min.map(T::from_scalar).unwrap_or(T::MIN_VALUE);
                     let hi = max.map(T::from_scalar).unwrap_or(T::MAX_VALUE);

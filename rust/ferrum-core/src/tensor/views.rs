@@ -2,7 +2,7 @@
 //! copies only when the strides cannot express the new shape.
 
 use super::Tensor;
-use crate::autodiff::{record, sum_to_shape, FnBackward, Var};
+use crate::autodiff::{record_lazy, sum_to_shape, FnBackward, Var};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 
@@ -381,13 +381,22 @@ impl Tensor {
 /// inverse permutation, flip again, sum over expanded dims, or scatter into
 /// zeros for slices).
 impl Var {
-    fn view_op(&self, name: &'static str, y: Tensor, back: impl Fn(Tensor) -> Result<Tensor> + Send + Sync + 'static) -> Var {
-        record(y, &[self], move || FnBackward::new(name, move |g, _| Ok(vec![Some(back(g)?)])))
+    /// A view: memory-bound, `forward` remakes it from the input under
+    /// balanced checkpointing; `back` undoes it on the gradient.
+    fn view_op(
+        &self,
+        name: &'static str,
+        y: Tensor,
+        forward: impl Fn(&Tensor) -> Result<Tensor> + Send + Sync + 'static,
+        back: impl Fn(Tensor) -> Result<Tensor> + Send + Sync + 'static,
+    ) -> Var {
+        record_lazy(y, &[self], move |v| forward(&v[0]), |_| FnBackward::new(name, move |g, _| Ok(vec![Some(back(g)?)])))
     }
 
     fn reshaped(&self, name: &'static str, y: Tensor) -> Var {
         let shape: Vec<isize> = self.value.shape().iter().map(|&d| d as isize).collect();
-        self.view_op(name, y, move |g| g.reshape(&shape))
+        let to: Vec<isize> = y.shape().iter().map(|&d| d as isize).collect();
+        self.view_op(name, y, move |x| x.reshape(&to), move |g| g.reshape(&shape))
     }
 
     pub fn reshape(&self, shape: &[isize]) -> Result<Var> {
@@ -415,11 +424,11 @@ impl Var {
     }
 
     pub fn swap_dims(&self, a: isize, b: isize) -> Result<Var> {
-        Ok(self.view_op("swap_dims", self.value.swap_dims(a, b)?, move |g| g.swap_dims(a, b)))
+        Ok(self.view_op("swap_dims", self.value.swap_dims(a, b)?, move |x| x.swap_dims(a, b), move |g| g.swap_dims(a, b)))
     }
 
     pub fn transpose(&self) -> Var {
-        self.view_op("transpose", self.value.transpose(), |g| Ok(g.transpose()))
+        self.view_op("transpose", self.value.transpose(), |x| Ok(x.transpose()), |g| Ok(g.transpose()))
     }
 
     pub fn permute(&self, axes: &[isize]) -> Result<Var> {
@@ -429,29 +438,31 @@ impl Var {
         for (i, &a) in axes.iter().enumerate() {
             inverse[crate::shape::norm_dim("permute", a, rank)?] = i as isize;
         }
-        Ok(self.view_op("permute", y, move |g| g.permute(&inverse)))
+        let axes = axes.to_vec();
+        Ok(self.view_op("permute", y, move |x| x.permute(&axes), move |g| g.permute(&inverse)))
     }
 
     pub fn movedim(&self, src: &[isize], dst: &[isize]) -> Result<Var> {
         let y = self.value.movedim(src, dst)?;
         let (s, d) = (src.to_vec(), dst.to_vec());
-        Ok(self.view_op("movedim", y, move |g| g.movedim(&d, &s)))
+        let (s2, d2) = (s.clone(), d.clone());
+        Ok(self.view_op("movedim", y, move |x| x.movedim(&s2, &d2), move |g| g.movedim(&d, &s)))
     }
 
     pub fn flip(&self, axes: &[isize]) -> Result<Var> {
-        let a = axes.to_vec();
-        Ok(self.view_op("flip", self.value.flip(axes)?, move |g| g.flip(&a)))
+        let (a, a2) = (axes.to_vec(), axes.to_vec());
+        Ok(self.view_op("flip", self.value.flip(axes)?, move |x| x.flip(&a2), move |g| g.flip(&a)))
     }
 
     pub fn expand(&self, shape: &[isize]) -> Result<Var> {
-        let from = self.value.shape().to_vec();
-        Ok(self.view_op("expand", self.value.expand(shape)?, move |g| sum_to_shape(g, &from)))
+        let (from, to) = (self.value.shape().to_vec(), shape.to_vec());
+        Ok(self.view_op("expand", self.value.expand(shape)?, move |x| x.expand(&to), move |g| sum_to_shape(g, &from)))
     }
 
     pub fn slice(&self, specs: &[SliceSpec]) -> Result<Var> {
         let y = self.value.slice(specs)?;
-        let (shape, dtype, s) = (self.value.shape().to_vec(), self.value.dtype(), specs.to_vec());
-        Ok(self.view_op("slice", y, move |g| Tensor::zeros(&shape, dtype).slice_assign(&s, &g)))
+        let (shape, dtype, s, s2) = (self.value.shape().to_vec(), self.value.dtype(), specs.to_vec(), specs.to_vec());
+        Ok(self.view_op("slice", y, move |x| x.slice(&s2), move |g| Tensor::zeros(&shape, dtype).slice_assign(&s, &g)))
     }
 
     pub fn narrow(&self, dim: isize, start: usize, length: usize) -> Result<Var> {

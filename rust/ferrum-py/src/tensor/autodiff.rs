@@ -62,7 +62,7 @@ impl PyTensor {
         if !self.dev().autodiff {
             return Ok(self.wrap_var(py, self.to_var()));
         }
-        Ok(self.wrap_var(py, self.to_var().set_require_grad(require_grad)))
+        Ok(self.wrap_var(py, self.to_var().set_require_grad_with(require_grad, self.dev().checkpointing())))
     }
 
     /// Whether gradients flow to this tensor: a marked leaf, or the result of an

@@ -3,7 +3,7 @@
 //! special functions that vectorise for f32 (`simd_exp`, `erfc_f32`,
 //! `ln_1p_unit_f32`).
 
-use crate::autodiff::{record, FnBackward, Var};
+use crate::autodiff::{record_lazy, FnBackward, Var};
 use crate::kernels::elementwise::zip_same;
 use std::f64::consts::FRAC_1_SQRT_2;
 
@@ -169,26 +169,36 @@ fn pointwise_grad<T: ActivationFloat>(name: &'static str, g: Tensor, x: &Tensor,
 }
 
 impl Var {
+    /// An activation whose derivative reads its input; memory-bound, so
+    /// `forward` recomputes it under balanced checkpointing.
     fn pointwise(
         &self,
         name: &'static str,
         y: Tensor,
+        forward: impl Fn(&Tensor) -> Result<Tensor> + Send + Sync + 'static,
         grad: impl Fn(Tensor, &Tensor) -> Result<Tensor> + Send + Sync + 'static,
     ) -> Var {
-        let x = self.value.clone();
-        record(y, &[self], move || FnBackward::new(name, move |g, _| Ok(vec![Some(grad(g, &x)?)])))
+        record_lazy(
+            y,
+            &[self],
+            move |v| forward(&v[0]),
+            |_| {
+                let x = self.saved();
+                FnBackward::new(name, move |g, _| Ok(vec![Some(grad(g, &x.get()?)?)]))
+            },
+        )
     }
 
     pub fn relu(&self) -> Result<Var> {
         let y = self.value.relu()?;
-        Ok(self.pointwise("relu", y, |g, x| {
+        Ok(self.pointwise("relu", y, move |x| x.relu(), |g, x| {
             with_float!("relu", g.dtype(), T => pointwise_grad("relu", g, x, |g: T, x: T| if x > T::ZERO { g } else { T::ZERO }))
         }))
     }
 
     pub fn leaky_relu(&self, negative_slope: f64) -> Result<Var> {
         let y = self.value.leaky_relu(negative_slope)?;
-        Ok(self.pointwise("leaky_relu", y, move |g, x| {
+        Ok(self.pointwise("leaky_relu", y, move |x| x.leaky_relu(negative_slope), move |g, x| {
             with_float!("leaky_relu", g.dtype(), T => {
                 let s = T::from_f64(negative_slope);
                 pointwise_grad("leaky_relu", g, x, move |g: T, x: T| if x > T::ZERO { g } else { g * s })
@@ -199,7 +209,7 @@ impl Var {
     /// d/dx x Φ(x) = Φ(x) + x φ(x).
     pub fn gelu(&self) -> Result<Var> {
         let y = self.value.gelu()?;
-        Ok(self.pointwise("gelu", y, |g, x| {
+        Ok(self.pointwise("gelu", y, move |x| x.gelu(), |g, x| {
             with_float!("gelu", g.dtype(), T => {
                 let (half, r2, rpi) = (T::from_f64(0.5), T::from_f64(FRAC_1_SQRT_2), T::from_f64(0.5 * std::f64::consts::FRAC_2_SQRT_PI * FRAC_1_SQRT_2));
                 // The forward's erfc and the vectorising exp (libm's erf and
@@ -222,7 +232,7 @@ impl Var {
 
     pub fn hard_sigmoid(&self, alpha: f64, beta: f64) -> Result<Var> {
         let y = self.value.hard_sigmoid(alpha, beta)?;
-        Ok(self.pointwise("hard_sigmoid", y, move |g, x| {
+        Ok(self.pointwise("hard_sigmoid", y, move |x| x.hard_sigmoid(alpha, beta), move |g, x| {
             with_float!("hard_sigmoid", g.dtype(), T => {
                 let (a, b) = (T::from_f64(alpha), T::from_f64(beta));
                 pointwise_grad("hard_sigmoid", g, x, move |g: T, x: T| {
@@ -236,7 +246,7 @@ impl Var {
     /// d/dx log σ(x) = 1 - σ(x).
     pub fn log_sigmoid(&self) -> Result<Var> {
         let y = self.value.log_sigmoid()?;
-        Ok(self.pointwise("log_sigmoid", y, |g, x| {
+        Ok(self.pointwise("log_sigmoid", y, move |x| x.log_sigmoid(), |g, x| {
             with_float!("log_sigmoid", g.dtype(), T => pointwise_grad("log_sigmoid", g, x, |g: T, x: T| g * sigmoid(-x)))
         }))
     }
@@ -244,7 +254,7 @@ impl Var {
     /// d/dx x σ(x) = σ(x) (1 + x (1 - σ(x))).
     pub fn silu(&self) -> Result<Var> {
         let y = self.value.silu()?;
-        Ok(self.pointwise("silu", y, |g, x| {
+        Ok(self.pointwise("silu", y, move |x| x.silu(), |g, x| {
             with_float!("silu", g.dtype(), T => pointwise_grad("silu", g, x, |g: T, x: T| {
                 let s = sigmoid(x);
                 g * s * (T::ONE + x * (T::ONE - s))
@@ -254,7 +264,7 @@ impl Var {
 
     pub fn hard_swish(&self) -> Result<Var> {
         let y = self.value.hard_swish()?;
-        Ok(self.pointwise("hard_swish", y, |g, x| {
+        Ok(self.pointwise("hard_swish", y, move |x| x.hard_swish(), |g, x| {
             with_float!("hard_swish", g.dtype(), T => {
                 let (three, six) = (T::from_f64(3.0), T::from_f64(6.0));
                 pointwise_grad("hard_swish", g, x, move |g: T, x: T| {
@@ -267,7 +277,7 @@ impl Var {
     /// d/dx x tanh(sp(x)) = tanh(sp(x)) + x sech²(sp(x)) σ(x).
     pub fn mish(&self) -> Result<Var> {
         let y = self.value.mish()?;
-        Ok(self.pointwise("mish", y, |g, x| {
+        Ok(self.pointwise("mish", y, move |x| x.mish(), |g, x| {
             with_float!("mish", g.dtype(), T => pointwise_grad("mish", g, x, |g: T, x: T| {
                 let t = tanh(softplus_of(x));
                 g * (t + x * (T::ONE - t * t) * sigmoid(x))
@@ -278,7 +288,7 @@ impl Var {
     /// d/dx softplus(x; β) = σ(βx).
     pub fn softplus(&self, beta: f64) -> Result<Var> {
         let y = self.value.softplus(beta)?;
-        Ok(self.pointwise("softplus", y, move |g, x| {
+        Ok(self.pointwise("softplus", y, move |x| x.softplus(beta), move |g, x| {
             with_float!("softplus", g.dtype(), T => {
                 let b = T::from_f64(beta);
                 pointwise_grad("softplus", g, x, move |g: T, x: T| g * sigmoid(b * x))
