@@ -15,13 +15,14 @@ import statistics
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 Thunk = Callable[[], object]
 F32 = npt.NDArray[np.float32]
+N = TypeVar("N", int, float)
 
 FERRUM = "ferrum"
 NUMPY = "numpy"
@@ -59,31 +60,29 @@ class Settings:
     memory_steps: int
 
 
-QUICK = Settings(
-    quick=True,
-    sample_ns=1_000_000,
-    samples=3,
-    cell_budget_ns=50_000_000,
-    warmup_ns=10_000_000,
-    settle_s=0.01,
-    calls=20,
-    call_turns=2,
-    calls_budget_ns=100_000_000,
-    memory_steps=10,
-)
-FULL = Settings(
-    quick=False,
-    sample_ns=2_000_000,
-    samples=15,
-    cell_budget_ns=1_500_000_000,
-    warmup_ns=200_000_000,
-    # OpenBLAS's threads spin for about 0.1 s after a call.
-    settle_s=0.25,
-    calls=200,
-    call_turns=5,
-    calls_budget_ns=4_000_000_000,
-    memory_steps=100,
-)
+def _settings(quick: bool) -> Settings:
+    """The ``--quick`` smoke-run settings or the full ones; each pair reads (quick, full)."""
+
+    def pick(quick_value: N, full_value: N) -> N:
+        return quick_value if quick else full_value
+
+    return Settings(
+        quick=quick,
+        sample_ns=pick(1_000_000, 2_000_000),
+        samples=pick(3, 15),
+        cell_budget_ns=pick(50_000_000, 1_500_000_000),
+        warmup_ns=pick(10_000_000, 200_000_000),
+        # OpenBLAS's threads spin for about 0.1 s after a call.
+        settle_s=pick(0.01, 0.25),
+        calls=pick(20, 200),
+        call_turns=pick(2, 5),
+        calls_budget_ns=pick(100_000_000, 4_000_000_000),
+        memory_steps=pick(10, 100),
+    )
+
+
+QUICK = _settings(quick=True)
+FULL = _settings(quick=False)
 
 
 @dataclass(frozen=True)

@@ -136,10 +136,10 @@ class Mlp(Module[B]):
 def guide_cnn(device: Device[B]) -> Any:
     """The Burn Book guide's CNN, ``ModelConfig(10, 512).init(device)`` of
     examples/guide (the model the guide trains, dropout 0.5)."""
-    examples = str(Path(__file__).resolve().parents[1] / "examples")
-    if examples not in sys.path:
-        sys.path.insert(0, examples)
-    from guide.model import ModelConfig
+    root = str(Path(__file__).resolve().parents[1])  # the repository root, holding the package examples
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from examples.guide.model import ModelConfig
 
     return ModelConfig(10, 512).init(device)
 

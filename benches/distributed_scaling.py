@@ -64,8 +64,8 @@ def all_reduce_cost(comm: Communicator, megabytes: float, rounds: int) -> dict[s
 
 
 def guide_cnn(batch: int) -> tuple[Any, Callable[[Any], Any], Any]:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-    from guide.model import ModelConfig
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root
+    from examples.guide.model import ModelConfig
 
     model = ModelConfig(10, 512, dropout=0.0).init(B.device())
     rng = np.random.default_rng(0)

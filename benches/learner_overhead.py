@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(ROOT))  # the repository root, for the guide's package examples.guide
 
 from ferrum.backend import Autodiff, NdArray  # noqa: E402
 from ferrum.data.dataloader import DataLoader, DataLoaderBuilder, Progress  # noqa: E402
@@ -66,9 +66,10 @@ from ferrum.train.metric import AccuracyMetric, LossMetric, Metric, MetricMetada
 from ferrum.train.output import sync_item  # noqa: E402
 from ferrum.train.processor import EventProcessor, SplitMetrics, loss_value  # noqa: E402
 from ferrum.train.store import MetricStore  # noqa: E402
-from guide.data import MnistBatch, MnistBatcher  # noqa: E402
-from guide.model import Model, ModelConfig  # noqa: E402
 from harness import Report, Stats, add_report_args, alternate, reported, round_ratios  # noqa: E402
+
+from examples.guide.data import MnistBatch, MnistBatcher  # noqa: E402
+from examples.guide.model import Model, ModelConfig  # noqa: E402
 
 TrainB = Autodiff[NdArray]
 SEED = 42

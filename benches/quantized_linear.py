@@ -114,8 +114,7 @@ def main() -> None:
     parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
     add_report_args(parser)
     args = parser.parse_args()
-    rounds, batch = (2, 8) if args.tiny else (args.rounds, args.batch)
-    width = (64, 256) if args.tiny else (1024, 4096)
+    rounds, batch, width = (2, 8, (64, 256)) if args.tiny else (args.rounds, args.batch, (1024, 4096))
     cases = {
         f"MLP {width[0]}-{width[1]}-{width[0]} b{batch}": [width[0], width[1], width[0]],
         f"linear {width[0]}->{width[1]} b{batch}": [width[0], width[1]],

@@ -175,6 +175,19 @@ def burn_png(repo: Path, name: str) -> bytes:
     ).stdout
 
 
+def burn_case(
+    name: str,
+) -> tuple[str, str, str, str, int, int, tuple[int, int] | None, tuple[int, int] | None, str]:
+    """(expected, base, op, shape, width, height, element anchor, morph anchor, border) of the
+    Burn morphology case whose expected image is ``name``."""
+    op, base, size, shape, *rest = name.split("_")
+    width, height = (int(n) for n in size.split("x"))
+    anchored = rest[:1] == ["ANCHOR"]
+    border = rest[-1].lower() if rest[-2:-1] == ["BORDER"] else "constant"
+    elem_anchor, anchor = ((1, 2), (2, 1)) if anchored else (None, None)
+    return name, f"Base_{base}", op.lower(), shape.lower(), width, height, elem_anchor, anchor, border
+
+
 def burn_cases(fx: Fixtures, repo: Path) -> None:
     """Burn's tests/morphology.rs: each case's element, options and expected image."""
 
@@ -191,27 +204,18 @@ def burn_cases(fx: Fixtures, repo: Path) -> None:
             fx.add(key, data)
         return key
 
-    # (expected, base, op, shape, width, height, element anchor, morph anchor, border)
-    table: list[tuple[str, str, str, str, int, int, tuple[int, int] | None, tuple[int, int] | None, str]] = [
-        ("Dilate_1_5x5_Rect", "Base_1", "dilate", "rect", 5, 5, None, None, "constant"),
-        ("Dilate_1_5x5_Cross", "Base_1", "dilate", "cross", 5, 5, None, None, "constant"),
-        ("Dilate_1_5x5_Ellipse", "Base_1", "dilate", "ellipse", 5, 5, None, None, "constant"),
-        ("Dilate_1_3x5_Rect", "Base_1", "dilate", "rect", 3, 5, None, None, "constant"),
-        ("Dilate_1_3x5_Cross", "Base_1", "dilate", "cross", 3, 5, None, None, "constant"),
-        ("Dilate_2_3x5_Rect", "Base_2", "dilate", "rect", 3, 5, None, None, "constant"),
-        ("Dilate_2_3x5_Cross", "Base_2", "dilate", "cross", 3, 5, None, None, "constant"),
-        ("Dilate_2_7x7_Rect_BORDER_REFLECT", "Base_2", "dilate", "rect", 7, 7, None, None, "reflect"),
-        ("Dilate_2_7x7_Cross_BORDER_REFLECT", "Base_2", "dilate", "cross", 7, 7, None, None, "reflect"),
-        ("Dilate_2_7x7_Rect_BORDER_REFLECT101", "Base_2", "dilate", "rect", 7, 7, None, None, "reflect101"),
-        ("Dilate_2_7x7_Cross_BORDER_REFLECT101", "Base_2", "dilate", "cross", 7, 7, None, None, "reflect101"),
-        ("Dilate_2_7x7_Rect_BORDER_REPLICATE", "Base_2", "dilate", "rect", 7, 7, None, None, "replicate"),
-        ("Dilate_2_7x7_Cross_BORDER_REPLICATE", "Base_2", "dilate", "cross", 7, 7, None, None, "replicate"),
-        ("Dilate_2_5x7_Rect_ANCHOR", "Base_2", "dilate", "rect", 5, 7, (1, 2), (2, 1), "constant"),
-        ("Dilate_2_5x7_Cross_ANCHOR_BORDER_REPLICATE", "Base_2", "dilate", "cross", 5, 7, (1, 2), (2, 1), "replicate"),
-        ("Erode_1_5x5_Rect", "Base_1", "erode", "rect", 5, 5, None, None, "constant"),
-        ("Erode_1_5x5_Cross", "Base_1", "erode", "cross", 5, 5, None, None, "constant"),
-        ("Erode_1_5x5_Ellipse", "Base_1", "erode", "ellipse", 5, 5, None, None, "constant"),
+    # Burn's image names spell each case: Op_base_WxH_Shape, then _ANCHOR (element anchor (1, 2),
+    # morph anchor (2, 1)) and _BORDER_<mode> (default constant).
+    names = [
+        "Dilate_1_5x5_Rect", "Dilate_1_5x5_Cross", "Dilate_1_5x5_Ellipse", "Dilate_1_3x5_Rect",
+        "Dilate_1_3x5_Cross", "Dilate_2_3x5_Rect", "Dilate_2_3x5_Cross",
+        "Dilate_2_7x7_Rect_BORDER_REFLECT", "Dilate_2_7x7_Cross_BORDER_REFLECT",
+        "Dilate_2_7x7_Rect_BORDER_REFLECT101", "Dilate_2_7x7_Cross_BORDER_REFLECT101",
+        "Dilate_2_7x7_Rect_BORDER_REPLICATE", "Dilate_2_7x7_Cross_BORDER_REPLICATE",
+        "Dilate_2_5x7_Rect_ANCHOR", "Dilate_2_5x7_Cross_ANCHOR_BORDER_REPLICATE",
+        "Erode_1_5x5_Rect", "Erode_1_5x5_Cross", "Erode_1_5x5_Ellipse",
     ]
+    table = [burn_case(name) for name in names]
     for expected, base, op, shape, width, height, elem_anchor, anchor, border in table:
         fx.cases.append(
             {

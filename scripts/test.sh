@@ -18,7 +18,7 @@ python -m pip install --quiet ".[test,docs]"
 
 python -m pytest
 python -m mypy --strict
-python -m mypy.stubtest ferrum._ferrum --allowlist stubtest-allowlist.txt
+python scripts/stubtest_native.py ferrum._ferrum --allowlist stubtest-allowlist.txt
 python -m ruff check python tests examples benches
 # The site is read from the installed package; strict: a warning (a broken
 # link, a docstring that does not parse) fails the build. Output in a temp dir.

@@ -1,12 +1,12 @@
-"""model.rs: the VGG-style CNN and its config; and, from training.rs, its training and validation steps."""
+"""model.rs: the VGG-style CNN and its config; its training and validation steps (Burn's training.rs)
+come from ``examples.common.classifier``."""
 
 from __future__ import annotations
 
 from typing import TypeVar
 
-from ferrum import D1, D2, D4, Device, Int, Tensor, config
-from ferrum.backend import Autodiff, Backend
-from ferrum.module import Module
+from ferrum import D2, D4, Device, Tensor, config
+from ferrum.backend import Backend
 from ferrum.nn import (
     BatchNorm,
     BatchNormConfig,
@@ -18,17 +18,14 @@ from ferrum.nn import (
     Relu,
 )
 from ferrum.nn.conv import Conv2d, Conv2dConfig
-from ferrum.nn.loss import CrossEntropyLossConfig
 from ferrum.nn.pool import MaxPool2d, MaxPool2dConfig
-from ferrum.train import ClassificationOutput, TrainOutput
 
-from .data import ClassificationBatch
+from ..common.classifier import Classifier
 
 B = TypeVar("B", bound=Backend)
-I = TypeVar("I", bound=Backend)  # noqa: E741 - Burn's name for the inner backend
 
 
-class Cnn(Module[B]):
+class Cnn(Classifier[B]):
     """Three VGG blocks, then two linear layers.
 
     A block is two 3x3 convolutions, each followed by batch normalisation
@@ -71,26 +68,6 @@ class Cnn(Module[B]):
         flat = x.flatten(1, 3)
         flat = self.dropout.forward(self.activation.forward(self.fc1.forward(flat)))
         return self.fc2.forward(flat)
-
-    # ---- training.rs
-
-    def forward_classification(
-        self, images: Tensor[B, D4], targets: Tensor[B, D1, Int]
-    ) -> ClassificationOutput[B]:
-        output = self.forward(images)
-        loss = CrossEntropyLossConfig().init(output.device()).forward(output, targets)
-        return ClassificationOutput(loss, output, targets)
-
-    def train_step(
-        self: Cnn[Autodiff[I]], batch: ClassificationBatch[Autodiff[I]]
-    ) -> TrainOutput[ClassificationOutput[Autodiff[I]]]:
-        """Burn's TrainStep: forward, loss and backward, on an autodiff backend."""
-        item = self.forward_classification(batch.images, batch.targets)
-        return TrainOutput(self, item.loss.backward(), item)
-
-    def inference_step(self, batch: ClassificationBatch[B]) -> ClassificationOutput[B]:
-        """Burn's InferenceStep: the validation step, on the inner backend."""
-        return self.forward_classification(batch.images, batch.targets)
 
 
 @config

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import os
-import shutil
 
 from ferrum import Device, config
 from ferrum.backend import Autodiff, NdArray
 from ferrum.data.dataloader import DataLoaderBuilder
 from ferrum.optim import AdamConfig
 from ferrum.record import CompactRecorder
-from ferrum.train import Learner, LearningResult, SupervisedTraining
-from ferrum.train.metric import AccuracyMetric, LossMetric
+from ferrum.train import Learner, LearningResult
 
+from ..guide.training import classification_training, create_artifact_dir
 from .data import ClassificationBatcher, Splits
 from .model import Cnn, CnnConfig
 
@@ -35,12 +34,6 @@ class TrainingConfig:
     num_workers: int = 2
     seed: int = 42
     learning_rate: float = 1.0e-3
-
-
-def create_artifact_dir(artifact_dir: str) -> None:
-    # Remove the artifacts of an earlier run, so that the summary covers this one only.
-    shutil.rmtree(artifact_dir, ignore_errors=True)
-    os.makedirs(artifact_dir)
 
 
 def train(
@@ -75,13 +68,7 @@ def train(
         .build(splits.valid)
     )
 
-    training = (
-        SupervisedTraining(artifact_dir, dataloader_train, dataloader_valid)
-        .metrics(AccuracyMetric(), LossMetric())
-        .with_file_checkpointer(CompactRecorder())
-        .num_epochs(cfg.num_epochs)
-        .summary()
-    )
+    training = classification_training(artifact_dir, dataloader_train, dataloader_valid, cfg.num_epochs)
     model = cfg.model.init(device)
     result = training.launch(Learner(model, cfg.optimizer.init(), cfg.learning_rate))
     result.model.save_file(os.path.join(artifact_dir, "model"), CompactRecorder())

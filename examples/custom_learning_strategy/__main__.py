@@ -20,7 +20,7 @@ from ferrum.data.dataset.vision import MnistDataset
 from ferrum.optim import AdamConfig
 from ferrum.train import Split
 
-from .model import ModelConfig
+from ..common.mnist_mlp import ModelConfig
 from .strategy import ClipAndReport
 from .training import MnistTrainingConfig, run
 

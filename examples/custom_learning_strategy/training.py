@@ -9,11 +9,9 @@ loss has not improved for a few epochs.
 from __future__ import annotations
 
 import os
-import shutil
 
 from ferrum import config
 from ferrum.backend import Autodiff, NdArray
-from ferrum.data.dataloader import DataLoaderBuilder
 from ferrum.data.dataset import Dataset
 from ferrum.data.dataset.vision import MnistItem
 from ferrum.lr_scheduler import (
@@ -24,19 +22,15 @@ from ferrum.lr_scheduler import (
 from ferrum.optim import AdamConfig
 from ferrum.record import CompactRecorder
 from ferrum.train import (
-    Aggregate,
-    Direction,
     Learner,
     LearningResult,
-    MetricEarlyStoppingStrategy,
-    Split,
-    StoppingCondition,
     SupervisedTraining,
 )
 from ferrum.train.metric import AccuracyMetric, LossMetric
 
-from .data import MnistBatcher
-from .model import Model, ModelConfig
+from ..common.mnist_mlp import Model, ModelConfig
+from ..common.training import stop_when_valid_loss_stalls
+from ..guide.training import create_artifact_dir, mnist_dataloaders
 from .strategy import ClipAndReport
 
 TrainB = Autodiff[NdArray]
@@ -55,12 +49,6 @@ class MnistTrainingConfig:
     patience: int = 2  # epochs without a better validation loss before stopping
 
 
-def create_artifact_dir(artifact_dir: str) -> None:
-    # Remove the artifacts of an earlier run, so that the summary covers this one only.
-    shutil.rmtree(artifact_dir, ignore_errors=True)
-    os.makedirs(artifact_dir)
-
-
 def run(
     artifact_dir: str,
     cfg: MnistTrainingConfig,
@@ -73,18 +61,8 @@ def run(
     TrainB.seed(cfg.seed)
     model = cfg.model.init(device)
 
-    dataloader_train = (
-        DataLoaderBuilder(MnistBatcher(device))
-        .batch_size(cfg.batch_size)
-        .shuffle(cfg.seed)
-        .num_workers(cfg.num_workers)
-        .build(train_data)
-    )
-    dataloader_valid = (
-        DataLoaderBuilder(MnistBatcher(NdArray.device()))
-        .batch_size(cfg.batch_size)
-        .num_workers(cfg.num_workers)
-        .build(valid_data)
+    dataloader_train, dataloader_valid = mnist_dataloaders(
+        device, train_data, valid_data, cfg.batch_size, cfg.seed, cfg.num_workers
     )
 
     # The schedules' rates are multiplied: warm up over the first tenth of the steps, a cosine
@@ -96,19 +74,11 @@ def run(
         .linear(LinearLrSchedulerConfig(1.0e-8, 1.0, max(1, steps // 10)))
         .linear(LinearLrSchedulerConfig(cfg.lr, cfg.lr / 100, steps))
     )
-    early_stopping = MetricEarlyStoppingStrategy(
-        LossMetric(),
-        Aggregate.Mean,
-        Direction.Lowest,
-        Split.Valid,
-        StoppingCondition.NoImprovementSince(cfg.patience),
-    )
-
     training = (
         SupervisedTraining(artifact_dir, dataloader_train, dataloader_valid)
         .metrics(AccuracyMetric(), LossMetric())
         .with_file_checkpointer(CompactRecorder())
-        .early_stopping(early_stopping)
+        .early_stopping(stop_when_valid_loss_stalls(cfg.patience))
         .num_epochs(cfg.num_epochs)
         .summary()
         .with_training_strategy(strategy)

@@ -16,7 +16,7 @@ from ferrum.data.dataset.vision import MnistDataset
 from ferrum.optim import AdamConfig
 from ferrum.train import Split
 
-from .model import ModelConfig
+from ..common.mnist_mlp import ModelConfig
 from .renderer import CustomRenderer
 from .training import MnistTrainingConfig, run
 

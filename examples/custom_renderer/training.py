@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from ferrum import config
 from ferrum.backend import Autodiff, NdArray
-from ferrum.data.dataloader import DataLoaderBuilder
 from ferrum.data.dataset import Dataset
 from ferrum.data.dataset.vision import MnistItem
 from ferrum.optim import AdamConfig
 from ferrum.train import InMemoryMetricLogger, Learner, LearningResult, SupervisedTraining
 from ferrum.train.metric import AccuracyMetric, LossMetric
 
-from .data import MnistBatcher
-from .model import Model, ModelConfig
+from ..common.mnist_mlp import Model, ModelConfig
+from ..guide.training import mnist_dataloaders
 from .renderer import CustomRenderer
 
 TrainB = Autodiff[NdArray]
@@ -41,18 +40,8 @@ def run(
     model = cfg.model.init(device)
     optim = cfg.optimizer.init()
 
-    dataloader_train = (
-        DataLoaderBuilder(MnistBatcher(device))
-        .batch_size(cfg.batch_size)
-        .shuffle(cfg.seed)
-        .num_workers(cfg.num_workers)
-        .build(train_data)
-    )
-    dataloader_valid = (
-        DataLoaderBuilder(MnistBatcher(NdArray.device()))
-        .batch_size(cfg.batch_size)
-        .num_workers(cfg.num_workers)
-        .build(valid_data)
+    dataloader_train, dataloader_valid = mnist_dataloaders(
+        device, train_data, valid_data, cfg.batch_size, cfg.seed, cfg.num_workers
     )
     # As Burn's example, nothing is written but the run's result file: metrics are kept in
     # memory, no application log, no plots, no checkpoints.

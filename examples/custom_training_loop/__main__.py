@@ -14,7 +14,7 @@ from ferrum.data.dataset import PartialDataset
 from ferrum.data.dataset.vision import MnistDataset
 from ferrum.optim import AdamConfig
 
-from .model import ModelConfig
+from ..guide.model import ModelConfig
 from .training import MnistTrainingConfig, run
 
 

@@ -4,8 +4,9 @@ Each step is spelled out: forward, loss, ``backward``, the gradients of the
 model's parameters (``GradientsParams.from_grads``), and the optimizer's
 step, which returns the updated model. Accuracy is computed from the
 outputs; after each epoch ``model.valid()`` gives the model on the inner
-backend (no autodiff graph) for the validation loop. The model is the
-guide's CNN (Burn's example imports it from its guide).
+backend (no autodiff graph) for the validation loop. The model, the
+batcher and the loaders are the guide's (``examples.guide``): Burn's
+example imports its guide's too.
 """
 
 from __future__ import annotations
@@ -15,14 +16,14 @@ from typing import Any, TypeVar
 
 from ferrum import D1, D2, Int, Tensor, config
 from ferrum.backend import Autodiff, Backend, NdArray
-from ferrum.data.dataloader import DataLoaderBuilder
 from ferrum.data.dataset import Dataset
 from ferrum.data.dataset.vision import MnistItem
 from ferrum.nn.loss import CrossEntropyLossConfig
 from ferrum.optim import AdamConfig, GradientsParams
 
-from .data import MnistBatch, MnistBatcher
-from .model import Model, ModelConfig
+from ..guide.data import MnistBatch
+from ..guide.model import Model, ModelConfig
+from ..guide.training import mnist_dataloaders
 
 B = TypeVar("B", bound=Backend)
 TrainB = Autodiff[NdArray]
@@ -67,19 +68,9 @@ def run(
     model: Model[TrainB] = cfg.model.init(device)
     optim = cfg.optimizer.init()
 
-    dataloader_train = (
-        DataLoaderBuilder(MnistBatcher(device))
-        .batch_size(cfg.batch_size)
-        .shuffle(cfg.seed)
-        .num_workers(cfg.num_workers)
-        .build(train_data)
-    )
     # Validation needs no gradients: its batches are made on the inner backend.
-    dataloader_valid = (
-        DataLoaderBuilder(MnistBatcher(NdArray.device()))
-        .batch_size(cfg.batch_size)
-        .num_workers(cfg.num_workers)
-        .build(valid_data)
+    dataloader_train, dataloader_valid = mnist_dataloaders(
+        device, train_data, valid_data, cfg.batch_size, cfg.seed, cfg.num_workers
     )
 
     history = []

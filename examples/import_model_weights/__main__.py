@@ -19,16 +19,14 @@ from typing import Any, TypeVar
 import numpy as np
 from ferrum import D3, Device, Tensor
 from ferrum.backend import Backend, NdArray
-from ferrum.data.dataset.vision import MnistDataset
 from ferrum.store import ModuleStore, PytorchStore, PyTorchToBurnAdapter, SafetensorsStore
 
+from ..common.reference_digits import add_reference_args, compare, load_reference, sample_digits
 from .model import Model, ModelConfig
 
 B = TypeVar("B", bound=Backend)
 
 HERE = Path(__file__).resolve().parent
-MEAN, STD = 0.1307, 0.3081  # the normalisation torch trained with
-TOLERANCE = 1e-4
 
 
 def stores(pt: Path, safetensors: Path) -> dict[str, ModuleStore]:
@@ -43,12 +41,7 @@ def stores(pt: Path, safetensors: Path) -> dict[str, ModuleStore]:
 
 def images(indices: list[int], device: Device[B]) -> Tensor[B, D3]:
     """The test sample's digits ``indices``, normalised as in training: [n, 28, 28]."""
-    test = MnistDataset.sample("test")
-    items = [test.get(i) for i in indices]
-    pixels = np.stack([item.image for item in items if item is not None]).astype(np.float32)
-    if len(pixels) != len(indices):
-        raise SystemExit(f"the test sample has {test.len()} digits; asked for {indices}")
-    return Tensor.from_numpy((pixels / 255.0 - MEAN) / STD, device)
+    return Tensor.from_numpy(sample_digits(indices), device)
 
 
 def run(model: Model[B], x: Tensor[B, D3]) -> np.ndarray[Any, np.dtype[np.float32]]:
@@ -60,40 +53,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m examples.import_model_weights", description=summary)
     parser.add_argument("--pt", type=Path, default=HERE / "model.pt")
     parser.add_argument("--safetensors", type=Path, default=HERE / "model.safetensors")
-    parser.add_argument("--expected", type=Path, default=HERE / "expected.npz")
-    parser.add_argument("--digits", type=int, default=8)
-    parser.add_argument("--smoke", action="store_true")
+    add_reference_args(parser, HERE / "expected.npz")
     args = parser.parse_args()
-
-    expected = np.load(args.expected)
-    count = 2 if args.smoke else args.digits
-    indices = [int(i) for i in expected["indices"][:count]]
-    labels, torch_logits = expected["labels"][:count], expected["logits"][:count]
-    if len(indices) < count:
-        parser.error(f"{args.expected} holds {len(indices)} digits, fewer than {count}")
+    reference = load_reference(parser, args, "logits")
 
     device = NdArray.device()
-    x = images(indices, device)
+    x = images(reference.indices, device)
     failures = 0
     for name, store in stores(args.pt, args.safetensors).items():
         model, result = ModelConfig().init(device).load_from_with_result(store)
         print(f"{name}: {result!r}")
         for path in result.unused:
             print(f"  unused: {path}")
-        logits = run(model, x)
-        diff = float(np.abs(logits - torch_logits).max())
-        same = bool((logits.argmax(1) == torch_logits.argmax(1)).all())
-        print("  digit  label  torch  ferrum")
-        predictions = zip(indices, labels, torch_logits.argmax(1), logits.argmax(1), strict=True)
-        for i, label, theirs, ours in predictions:
-            print(f"  {i:5d}  {label:5d}  {theirs:5d}  {ours:6d}")
-        print(f"  same predictions: {same}; max |logit difference| {diff:.2e} (tolerance {TOLERANCE:.0e})")
-        if not same or diff > TOLERANCE:
+        if not compare(run(model, x), reference, "torch", "logit"):
             failures += 1
     if failures:
         print(f"{failures} of the files disagree with torch", file=sys.stderr)
         return 1
-    print(f"both files give torch's predictions on {count} digits")
+    print(f"both files give torch's predictions on {len(reference.indices)} digits")
     return 0
 
 

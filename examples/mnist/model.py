@@ -1,7 +1,9 @@
-"""model.rs: the model, its convolution block and its config; and its training and validation steps.
+"""model.rs: the model, its convolution block and its config.
 
 Burn adds ``TrainStep`` and ``InferenceStep`` to the model in the same
-file; in Python they are two methods of the class.
+file; here the model inherits them from ``examples.common.classifier``
+(the forward pass on the batch's images and the cross-entropy loss), as
+the other image classifiers of the examples do.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 from ferrum import D2, D3, D4, Device, Tensor, config
-from ferrum.backend import Autodiff, Backend
+from ferrum.backend import Backend
 from ferrum.module import Module
 from ferrum.nn import (
     BatchNorm,
@@ -25,13 +27,10 @@ from ferrum.nn import (
     Relu,
 )
 from ferrum.nn.conv import Conv2d, Conv2dConfig
-from ferrum.nn.loss import CrossEntropyLossConfig
-from ferrum.train import ClassificationOutput, TrainOutput
 
-from .data import MnistBatch
+from ..common.classifier import Classifier
 
 B = TypeVar("B", bound=Backend)
-I = TypeVar("I", bound=Backend)  # noqa: E741 - Burn's name for the inner backend
 
 
 class ConvBlock(Module[B]):
@@ -58,7 +57,7 @@ class ConvBlock(Module[B]):
         return x if self.pool is None else self.pool.forward(x)
 
 
-class Model(Module[B]):
+class Model(Classifier[B]):
     conv1: ConvBlock[B]
     conv2: ConvBlock[B]
     dropout: Dropout
@@ -79,22 +78,6 @@ class Model(Module[B]):
         flat = self.dropout.forward(self.activation.forward(self.fc1.forward(flat)))
         flat = self.dropout.forward(self.activation.forward(self.fc2.forward(flat)))
         return self.fc3.forward(flat)
-
-    def forward_classification(self, batch: MnistBatch[B]) -> ClassificationOutput[B]:
-        output = self.forward(batch.images)
-        loss = CrossEntropyLossConfig().init(output.device()).forward(output, batch.targets)
-        return ClassificationOutput(loss, output, batch.targets)
-
-    def train_step(
-        self: Model[Autodiff[I]], batch: MnistBatch[Autodiff[I]]
-    ) -> TrainOutput[ClassificationOutput[Autodiff[I]]]:
-        """Burn's TrainStep: forward, loss and backward. mypy allows it on an autodiff backend only."""
-        item = self.forward_classification(batch)
-        return TrainOutput(self, item.loss.backward(), item)
-
-    def inference_step(self, batch: MnistBatch[B]) -> ClassificationOutput[B]:
-        """Burn's InferenceStep: the validation and evaluation step, run on the inner backend."""
-        return self.forward_classification(batch)
 
 
 @config

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,19 +30,16 @@ from ferrum.lr_scheduler import (
 from ferrum.optim import AdamWConfig
 from ferrum.record import CompactRecorder
 from ferrum.train import (
-    Aggregate,
-    Direction,
     EvaluationSummary,
     EvaluatorBuilder,
     Learner,
     LearningResult,
-    MetricEarlyStoppingStrategy,
-    Split,
-    StoppingCondition,
     SupervisedTraining,
 )
 from ferrum.train.metric import AccuracyMetric, LearningRateMetric, LossMetric
 
+from ..common.training import stop_when_valid_loss_stalls
+from ..guide.training import create_artifact_dir
 from .data import MnistBatcher, MnistItemPrepared, MnistMapper, Transform
 from .model import Model, ModelConfig
 
@@ -109,12 +105,6 @@ def generate_idents(num_samples_base: int | None) -> list[tuple[DatasetIdent, in
     return idents
 
 
-def create_artifact_dir(artifact_dir: str) -> None:
-    # Remove the artifacts of an earlier run, so that the summary covers this one only.
-    shutil.rmtree(artifact_dir, ignore_errors=True)
-    os.makedirs(artifact_dir)
-
-
 @dataclass(frozen=True)
 class MnistRun:
     result: LearningResult[Model[NdArray]]
@@ -163,15 +153,7 @@ def run(
         .metrics(AccuracyMetric(), LossMetric())
         .metric_train_numeric(LearningRateMetric())
         .with_file_checkpointer(CompactRecorder())
-        .early_stopping(
-            MetricEarlyStoppingStrategy(
-                LossMetric(),
-                Aggregate.Mean,
-                Direction.Lowest,
-                Split.Valid,
-                StoppingCondition.NoImprovementSince(cfg.patience),
-            )
-        )
+        .early_stopping(stop_when_valid_loss_stalls(cfg.patience))
         .num_epochs(cfg.num_epochs)
         .summary()
     )

@@ -8,7 +8,6 @@ as set in its config); then the mean validation loss with ``model.valid()``.
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 
 from ferrum import config
@@ -18,6 +17,7 @@ from ferrum.nn.loss import MseLoss, Reduction
 from ferrum.optim import AdamConfig, GradientsParams
 from ferrum.record import CompactRecorder
 
+from ..guide.training import create_artifact_dir
 from .dataset import NOISE_LEVEL, RANDOM_SEED, SequenceBatch, SequenceBatcher, SequenceDataset
 from .model import LstmNetwork, LstmNetworkConfig
 
@@ -42,12 +42,6 @@ class EpochLosses:
     epoch: int
     train: float  # mean MSE per sequence
     valid: float
-
-
-def create_artifact_dir(artifact_dir: str) -> None:
-    # Remove the artifacts of an earlier run.
-    shutil.rmtree(artifact_dir, ignore_errors=True)
-    os.makedirs(artifact_dir)
 
 
 def train(artifact_dir: str, cfg: TrainingConfig, log_every: int = 5) -> list[EpochLosses]:

@@ -18,29 +18,20 @@ import sys
 import tempfile
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import ferrum.onnx
 import numpy as np
 from ferrum import D4, Tensor
 from ferrum.backend import NdArray
-from ferrum.data.dataset.vision import MnistDataset
+
+from ..common.reference_digits import Array, add_reference_args, compare, load_reference, sample_digits
 
 HERE = Path(__file__).resolve().parent
-MEAN, STD = 0.1307, 0.3081  # the normalisation the model was trained with
-TOLERANCE = 1e-4
-
-Array = np.ndarray[Any, np.dtype[np.float32]]
 
 
 def digits(indices: list[int]) -> Array:
     """The test sample's digits ``indices``, normalised as in training: [n, 1, 28, 28]."""
-    test = MnistDataset.sample("test")
-    items = [test.get(i) for i in indices]
-    pixels = np.stack([item.image for item in items if item is not None]).astype(np.float32)
-    if len(pixels) != len(indices):
-        raise SystemExit(f"the test sample has {test.len()} digits; asked for {indices}")
-    return ((pixels / 255.0 - MEAN) / STD)[:, None].astype(np.float32)
+    return sample_digits(indices)[:, None]
 
 
 def generate(model: Path, out_dir: Path) -> ModuleType:
@@ -64,35 +55,16 @@ def generate(model: Path, out_dir: Path) -> ModuleType:
     return module
 
 
-def compare(name: str, ours: Array, indices: list[int], labels: Array, theirs: Array) -> bool:
-    diff = float(np.abs(ours - theirs).max())
-    same = bool((ours.argmax(1) == theirs.argmax(1)).all())
-    print(f"{name}:")
-    print("  digit  label  onnxruntime  ferrum")
-    for i, label, a, b in zip(indices, labels, theirs.argmax(1), ours.argmax(1), strict=True):
-        print(f"  {i:5d}  {label:5d}  {a:11d}  {b:6d}")
-    print(f"  same predictions: {same}; max |output difference| {diff:.2e} (tolerance {TOLERANCE:.0e})")
-    return same and diff <= TOLERANCE
-
-
 def main() -> int:
     summary = __doc__.splitlines()[0] if __doc__ else None
     parser = argparse.ArgumentParser(prog="python -m examples.onnx_inference", description=summary)
     parser.add_argument("--model", type=Path, default=HERE / "mnist.onnx")
-    parser.add_argument("--expected", type=Path, default=HERE / "expected.npz")
-    parser.add_argument("--digits", type=int, default=8)
-    parser.add_argument("--smoke", action="store_true")
+    add_reference_args(parser, HERE / "expected.npz")
     args = parser.parse_args()
-
-    expected = np.load(args.expected)
-    count = 2 if args.smoke else args.digits
-    indices = [int(i) for i in expected["indices"][:count]]
-    if len(indices) < count:
-        parser.error(f"{args.expected} holds {len(indices)} digits, fewer than {count}")
-    labels, reference = expected["labels"][:count], expected["log_probs"][:count]
+    reference = load_reference(parser, args, "log_probs")
 
     device = NdArray.device()
-    x: Tensor[NdArray, D4] = Tensor.from_numpy(digits(indices), device)
+    x: Tensor[NdArray, D4] = Tensor.from_numpy(digits(reference.indices), device)
     results: dict[str, Array] = {}
 
     # 1. At run time: the graph becomes a ferrum Module whose initializers are Params.
@@ -107,11 +79,14 @@ def main() -> int:
         print(f"  {type(model).__name__} fields: {', '.join(vars(model))}")
         results["generated code"] = np.asarray(model.forward(x).to_numpy(), np.float32)
 
-    ok = [compare(name, ours, indices, labels, reference) for name, ours in results.items()]
+    ok = []
+    for name, ours in results.items():
+        print(f"{name}:")
+        ok.append(compare(ours, reference, "onnxruntime", "output"))
     if not all(ok):
         print("ferrum's outputs differ from onnxruntime's", file=sys.stderr)
         return 1
-    print(f"both import paths give onnxruntime's predictions on {count} digits")
+    print(f"both import paths give onnxruntime's predictions on {len(reference.indices)} digits")
     return 0
 
 

@@ -1,13 +1,14 @@
 """Make this example's ONNX model with PyTorch: ``mnist.onnx`` and ``expected.npz``.
 
-    /path/to/torch-venv/bin/python examples/onnx_inference/make_model.py
+    /path/to/torch-venv/bin/python -m examples.onnx_inference.make_model  # from the repository root
 
 Needs torch, onnx, onnxscript and onnxruntime, which the example does not:
 the files it writes are committed. A small CNN (an ``nn.Sequential``:
 convolution, batch norm, ReLU, max pooling, two linear layers, log-softmax)
-is trained for four epochs on the MNIST sample ferrum ships (read here
-straight from its IDX files), exported with ``torch.onnx.export`` (a dynamic
-batch dimension; the exporter folds the batch norm into the convolution
+is trained for four epochs on the MNIST sample ferrum ships (by the loop
+it shares with ``import_model_weights/make_weights.py``, in
+``examples/common/torch_mnist.py``), exported with ``torch.onnx.export`` (a
+dynamic batch dimension; the exporter folds the batch norm into the convolution
 before it, leaving Conv, Relu, MaxPool, Reshape, Gemm and LogSoftmax
 nodes), and run by onnxruntime on the first eight digits of ferrum's test
 sample: ``expected.npz`` holds their indices, labels and
@@ -16,7 +17,6 @@ onnxruntime's outputs (log-probabilities).
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 from typing import Any
 
@@ -25,25 +25,9 @@ import onnxruntime  # type: ignore[import-not-found,import-untyped,unused-ignore
 import torch  # type: ignore[import-not-found]  # torch is in the torch venv only
 from torch import nn  # pyright: ignore[reportMissingImports]
 
+from ..common.torch_mnist import NUM_EXPECTED, normalise, read_idx, train
+
 HERE = Path(__file__).resolve().parent
-SAMPLE = HERE.parent.parent / "python" / "ferrum" / "data" / "dataset" / "vision" / "mnist_sample"
-MEAN, STD = 0.1307, 0.3081  # of the MNIST training pixels in [0, 1], as the example normalises
-NUM_EXPECTED = 8
-EPOCHS = 4
-
-
-def read_idx(name: str) -> np.ndarray[Any, Any]:
-    """An IDX file of the sample (uint8 images [n, 28, 28] or labels [n])."""
-    data = gzip.decompress((SAMPLE / f"{name}.gz").read_bytes())
-    dims = data[3]
-    shape = [int.from_bytes(data[4 + 4 * i : 8 + 4 * i], "big") for i in range(dims)]
-    return np.frombuffer(data, np.uint8, offset=4 + 4 * dims).reshape(shape)
-
-
-def normalise(images: np.ndarray[Any, Any]) -> np.ndarray[Any, np.dtype[np.float32]]:
-    """uint8 [n, 28, 28] to the float32 [n, 1, 28, 28] the network reads."""
-    x = images.astype(np.float32) / 255.0
-    return ((x - MEAN) / STD).astype(np.float32)[:, None]
 
 
 def network() -> Any:
@@ -64,29 +48,11 @@ def network() -> Any:
 
 
 def main() -> None:
-    torch.manual_seed(0)
-    train_x = torch.from_numpy(normalise(read_idx("train-images-idx3-ubyte")))
-    targets = torch.from_numpy(read_idx("train-labels-idx1-ubyte").astype(np.int64))
-    model = network()
-    optim = torch.optim.Adam(model.parameters(), lr=2e-3)
-    model.train()
-    for epoch in range(EPOCHS):
-        order = torch.randperm(len(targets))
-        last = float("nan")
-        for start in range(0, len(order), 64):
-            idx = order[start : start + 64]
-            loss = nn.functional.nll_loss(model(train_x[idx]), targets[idx])
-            optim.zero_grad()
-            loss.backward()
-            optim.step()
-            last = loss.item()
-        print(f"epoch {epoch + 1}: last batch loss {last:.3f}")
-
-    model.eval()
+    model = train(network, nn.functional.nll_loss)
     path = HERE / "mnist.onnx"
     torch.onnx.export(
         model,
-        (train_x[:1],),
+        (torch.from_numpy(normalise(read_idx("train-images-idx3-ubyte")[:1])),),
         str(path),
         input_names=["image"],
         output_names=["log_probs"],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 
 from ferrum import Device, config
 from ferrum.backend import Autodiff, NdArray
@@ -14,6 +13,7 @@ from ferrum.record import CompactRecorder
 from ferrum.train import Learner, LearningResult, SupervisedTraining
 from ferrum.train.metric import LossMetric
 
+from ..guide.training import create_artifact_dir
 from .data import Normalizer, RegressionBatcher, RegressionItem
 from .model import RegressionModel, RegressionModelConfig
 
@@ -43,12 +43,6 @@ def split(
     n_valid = max(1, round(shuffled.len() * valid_fraction))
     train, valid = PartialDataset.split_at(shuffled, shuffled.len() - n_valid)
     return list(train), list(valid)
-
-
-def create_artifact_dir(artifact_dir: str) -> None:
-    # Remove the artifacts of an earlier run, so that the summary covers this one only.
-    shutil.rmtree(artifact_dir, ignore_errors=True)
-    os.makedirs(artifact_dir)
 
 
 def train(

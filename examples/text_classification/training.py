@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 
 from ferrum import Device, config
 from ferrum.backend import Autodiff, NdArray
@@ -11,9 +10,9 @@ from ferrum.data.dataloader import DataLoaderBuilder
 from ferrum.data.dataset import Dataset
 from ferrum.optim import AdamConfig
 from ferrum.record import CompactRecorder
-from ferrum.train import Learner, LearningResult, SupervisedTraining
-from ferrum.train.metric import AccuracyMetric, LossMetric
+from ferrum.train import Learner, LearningResult
 
+from ..guide.training import classification_training, create_artifact_dir
 from .data import TextClassificationBatcher, TextClassificationItem, Tokenizer
 from .model import TextClassificationModel, TextClassificationModelConfig
 
@@ -39,9 +38,7 @@ def train(
     device: Device[TrainB],
 ) -> LearningResult[TextClassificationModel[NdArray]]:
     """Train the classifier; ``artifact_dir`` gets logs, checkpoints, ``config.json`` and ``model.mpk``."""
-    # Remove the artifacts of an earlier run, so that the summary covers this one only.
-    shutil.rmtree(artifact_dir, ignore_errors=True)
-    os.makedirs(artifact_dir)
+    create_artifact_dir(artifact_dir)
     TrainB.seed(cfg.seed)
     batcher = TextClassificationBatcher(Tokenizer(), cfg.max_seq_length)
     dataloader_train = (
@@ -49,13 +46,7 @@ def train(
     )
     dataloader_test = DataLoaderBuilder(batcher).batch_size(cfg.batch_size).build(dataset_test)
 
-    training = (
-        SupervisedTraining(artifact_dir, dataloader_train, dataloader_test)
-        .metrics(AccuracyMetric(), LossMetric())
-        .with_file_checkpointer(CompactRecorder())
-        .num_epochs(cfg.num_epochs)
-        .summary()
-    )
+    training = classification_training(artifact_dir, dataloader_train, dataloader_test, cfg.num_epochs)
     model = cfg.model.init(device)
     result = training.launch(Learner(model, cfg.optimizer.init(), cfg.learning_rate))
     cfg.save(os.path.join(artifact_dir, "config.json"))

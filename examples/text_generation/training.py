@@ -4,7 +4,6 @@ gradient accumulation, accuracy and perplexity over real tokens (padding left ou
 from __future__ import annotations
 
 import os
-import shutil
 
 from ferrum import Device, config
 from ferrum.backend import Autodiff, NdArray
@@ -17,6 +16,7 @@ from ferrum.record import CompactRecorder
 from ferrum.train import Learner, LearningResult, SupervisedTraining
 from ferrum.train.metric import AccuracyMetric, LearningRateMetric, LossMetric, PerplexityMetric
 
+from ..guide.training import create_artifact_dir
 from .data import CharTokenizer, TextGenerationBatcher, TextGenerationItem
 from .model import TextGenerationModel, TextGenerationModelConfig
 
@@ -37,12 +37,6 @@ class ExperimentConfig:
     warmup_steps: int = 100
     num_workers: int = 2
     seed: int = 42
-
-
-def create_artifact_dir(artifact_dir: str) -> None:
-    # Remove the artifacts of an earlier run, so that the summary covers this one only.
-    shutil.rmtree(artifact_dir, ignore_errors=True)
-    os.makedirs(artifact_dir)
 
 
 def train(

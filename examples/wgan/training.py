@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from ferrum.data.dataset.vision import MnistItem
 from ferrum.optim import GradientsParams, RmsPropConfig
 from ferrum.record import CompactRecorder
 
+from ..guide.training import create_artifact_dir
 from .dataset import MnistBatch, MnistBatcher
 from .model import Clip, Discriminator, Generator, ModelConfig
 
@@ -45,12 +45,6 @@ class TrainingConfig:
     num_critic: int = 5  # critic steps per generator step
     clip_value: float = 0.01  # the critic's weights are clamped to [-clip_value, clip_value]
     sample_interval: int = 10  # a grid of generated digits every this many epochs
-
-
-def create_artifact_dir(artifact_dir: str) -> None:
-    # Remove the artifacts of an earlier run.
-    shutil.rmtree(artifact_dir, ignore_errors=True)
-    os.makedirs(artifact_dir)
 
 
 def to_unit_range(images: Tensor[Any, D2], cfg: ModelConfig, count: int = 25) -> npt.NDArray[np.float32]:

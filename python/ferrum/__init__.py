@@ -37,11 +37,11 @@ from ferrum._ferrum import (
 )
 from ferrum.config import ConfigError, config
 from ferrum.module import Module, ModuleMapper, ModuleVisitor, Param, ParamId
-from ferrum.named import Dim, NamedTensor
-from ferrum.print_options import PrintOptions, print_options, set_print_options
-from ferrum.rank import D1, D2, D3, D4, D5, D6, Rank
-from ferrum.report import check_closeness
-from ferrum.transaction import Transaction
+from ferrum.tensor.named import Dim, NamedTensor
+from ferrum.tensor.print_options import PrintOptions, print_options, set_print_options
+from ferrum.tensor.rank import D1, D2, D3, D4, D5, D6, Rank
+from ferrum.tensor.report import check_closeness
+from ferrum.tensor.transaction import Transaction
 
 # The distribution is ferrum-dl (the name ferrum is taken on the package registry).
 __version__: str = _distribution_version("ferrum-dl")

@@ -16,14 +16,14 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic
 
-from typing_extensions import Self
+from typing_extensions import Self, TypeVar
 
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Device
 
-__all__ = ["Autodiff", "Backend", "NdArray"]
+__all__ = ["Autodiff", "Backend", "BalancedCheckpointing", "CheckpointStrategy", "NdArray", "NoCheckpointing"]
 
 
 class Backend:
@@ -38,6 +38,7 @@ class Backend:
     """
 
     _autodiff: ClassVar[bool] = False
+    _recompute: ClassVar[bool] = False
     _devices: ClassVar[dict[type[Backend], Device[Backend]]] = {}
 
     def __init__(self) -> None:
@@ -48,7 +49,7 @@ class Backend:
         """The default (CPU) device of this backend."""
         dev = Backend._devices.get(cls)
         if dev is None:
-            dev = Device._new(cls, cls._autodiff, cls._inner_device())
+            dev = Device._new(cls, cls._autodiff, cls._inner_device(), cls._recompute)
             Backend._devices[cls] = dev
         return dev  # type: ignore[return-value]
 
@@ -111,12 +112,62 @@ class NdArray(Backend):
 Inner = TypeVar("Inner", bound=Backend)
 
 
-class Autodiff(Backend, Generic[Inner]):
+class CheckpointStrategy:
+    """How much an autodiff graph keeps for backward (Burn's ``CheckpointStrategy``).
+
+    The second argument of ``Autodiff``: :class:`NoCheckpointing` (the default)
+    or :class:`BalancedCheckpointing`. Used as a type, never instantiated.
+    """
+
+    _recompute: ClassVar[bool] = False
+
+    def __init__(self) -> None:
+        name = type(self).__name__
+        raise TypeError(f"{name} is a checkpoint strategy type; use it as Autodiff[NdArray, {name}]")
+
+
+class NoCheckpointing(CheckpointStrategy):
+    """Every operation keeps what its backward reads: the fastest backward, the most memory.
+
+    ``Autodiff[NdArray]`` is ``Autodiff[NdArray, NoCheckpointing]``.
+    """
+
+
+class BalancedCheckpointing(CheckpointStrategy):
+    """Gradient checkpointing: memory-bound operations keep no activations.
+
+    On ``Autodiff[NdArray, BalancedCheckpointing]``, the outputs of element-wise
+    arithmetic, activations and views (reshape, slice, transpose, ...) are not
+    kept for backward: backward recomputes them from the nearest kept values
+    (the outputs of compute-bound operations such as matmul, convolution,
+    softmax and reductions, and the leaves). A training step holds less memory
+    and spends a little more time; gradients are the same, bit for bit.
+
+    Example:
+        >>> from ferrum import Tensor, activation
+        >>> device = Autodiff[NdArray, BalancedCheckpointing].device()
+        >>> w = Tensor.from_data([[1.0, 2.0], [3.0, 4.0]], device).require_grad()
+        >>> x = Tensor.from_data([[0.5, -1.0]], device)
+        >>> grads = activation.gelu(x @ w).sin().sum().backward()
+        >>> w.grad(grads).shape()
+        (2, 2)
+    """
+
+    _recompute = True
+
+
+Strategy = TypeVar("Strategy", bound=CheckpointStrategy, default=Any)
+
+
+class Autodiff(Backend, Generic[Inner, Strategy]):
     """Gradient tracking on top of backend ``Inner``: ``Autodiff[NdArray]``.
 
     Tensors on it record the operations applied to tensors marked with
     ``require_grad()``; ``loss.backward()`` returns their gradients, which
-    live on the inner backend.
+    live on the inner backend. A second argument picks how much the graph
+    keeps for backward, as in Burn: ``Autodiff[NdArray, BalancedCheckpointing]``
+    recomputes memory-bound activations in backward instead of keeping them
+    (``NoCheckpointing``, the default, keeps them all).
 
     Example:
         >>> from ferrum import Tensor
@@ -130,21 +181,31 @@ class Autodiff(Backend, Generic[Inner]):
 
     _autodiff = True
     _inner: ClassVar[type[Backend]]
-    _specialised: ClassVar[dict[type[Backend], type[Autodiff[Any]]]] = {}
+    _specialised: ClassVar[dict[tuple[type[Backend], type[CheckpointStrategy]], type[Autodiff[Any]]]] = {}
 
-    def __class_getitem__(cls, inner: type[Backend]) -> Any:
-        # A real subclass per inner backend, so `Autodiff[NdArray].device()`
-        # knows what it decorates at run time.
-        if isinstance(inner, TypeVar):
+    def __class_getitem__(cls, params: Any) -> Any:
+        # A real subclass per inner backend and strategy, so that
+        # `Autodiff[NdArray].device()` knows what it decorates at run time.
+        pair = isinstance(params, tuple) and len(params) == 2
+        inner, strategy = params if pair else (params, NoCheckpointing)
+        if isinstance(inner, TypeVar) or isinstance(strategy, TypeVar):
             # `Autodiff[I]` in a generic annotation that Python evaluates (e.g. `self: Model[Autodiff[I]]`).
-            return super().__class_getitem__(inner)
+            return super().__class_getitem__(params)  # type: ignore[misc]
         if not (isinstance(inner, type) and issubclass(inner, Backend)) or issubclass(inner, Autodiff):
             raise TypeError(f"Autodiff decorates a plain backend such as NdArray, found {inner!r}")
-        found = Autodiff._specialised.get(inner)
+        if strategy not in (NoCheckpointing, BalancedCheckpointing):
+            raise TypeError(
+                f"Autodiff's second argument is NoCheckpointing or BalancedCheckpointing, found {strategy!r}"
+            )
+        key = (inner, strategy)
+        found = Autodiff._specialised.get(key)
         if found is None:
-            name = f"Autodiff[{inner.__name__}]"
-            found = type(name, (cls,), {"_inner": inner, "__qualname__": name, "__module__": cls.__module__})
-            Autodiff._specialised[inner] = found
+            args = inner.__name__ if strategy is NoCheckpointing else f"{inner.__name__}, {strategy.__name__}"
+            name = f"Autodiff[{args}]"
+            attrs = {"_inner": inner, "_recompute": strategy._recompute, "__qualname__": name}
+            attrs["__module__"] = cls.__module__
+            found = type(name, (cls,), attrs)
+            Autodiff._specialised[key] = found
         return found
 
     @classmethod

@@ -48,7 +48,7 @@ from ferrum._ferrum import (
     unfold4d,
 )
 from ferrum.backend import Backend
-from ferrum.rank import D1, D2, D3, D4, Rank
+from ferrum.tensor.rank import D1, D2, D3, D4, Rank
 
 __all__ = [
     "InterpolateMode",

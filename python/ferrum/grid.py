@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from ferrum._ferrum import Float, KindError, ShapeError, Tensor
 from ferrum.backend import Backend
-from ferrum.rank import D1, D3, D4
+from ferrum.tensor.rank import D1, D3, D4
 
 __all__ = [
     "GridIndexing",

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, TypeVar
 
 from ferrum._ferrum import ArgumentError, Float, Int, KindError, ShapeError, Tensor
 from ferrum.backend import Backend
-from ferrum.rank import D1, D2, Rank
+from ferrum.tensor.rank import D1, D2, Rank
 
 __all__ = [
     "DEFAULT_EPSILON",

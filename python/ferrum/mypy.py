@@ -65,6 +65,7 @@ tables at the end of this file: a new hook is a function and a table entry
 from __future__ import annotations
 
 import configparser
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -116,10 +117,10 @@ LAUNCH_METHOD = "ferrum.train.supervised.SupervisedTraining.launch"
 LEARNER_CLASS = "ferrum.train.learner.Learner"
 BACKEND_CLASS = "ferrum.backend.Backend"
 AUTODIFF_CLASS = "ferrum.backend.Autodiff"
-DEVICE_CLASS = "ferrum._ferrum.Device"
+DEVICE_CLASS = "ferrum._ferrum._device.Device"
 OPTIMIZER_CLASS = "ferrum.optim.base.Optimizer"
-MODULE_RECORD_CLASS = "ferrum.record.ModuleRecord"
-OPTIMIZER_RECORD_CLASS = "ferrum.record.OptimizerRecord"
+MODULE_RECORD_CLASS = "ferrum.record.base.ModuleRecord"
+OPTIMIZER_RECORD_CLASS = "ferrum.record.base.OptimizerRecord"
 TRAIN_OUTPUT_CLASS = "ferrum.train.step.TrainOutput"
 # SupervisedTraining's builder methods that register metrics, and the splits each registers on.
 _METRIC_METHODS: dict[str, tuple[str, ...]] = {
@@ -130,6 +131,12 @@ _METRIC_METHODS: dict[str, tuple[str, ...]] = {
     "metric_valid": ("valid",),
     "metric_valid_numeric": ("valid",),
 }
+
+
+def _shown(t: Type, options: Options) -> str:
+    """``format_type``, with ``Autodiff[X, Any]`` (the default strategy argument) shown as users write it."""
+    return re.sub(r"Autodiff\[(\w+), Any\]", r"Autodiff[\1]", format_type(t, options))
+
 
 # `@config` is `dataclass(frozen=True)`; mirrors the decorator's @dataclass_transform(frozen_default=True).
 _CONFIG_SPEC = DataclassTransformSpec(frozen_default=True)
@@ -276,7 +283,7 @@ def _check_step(
         elif not isinstance(returned, AnyType):
             api.fail(
                 f"{name}.train_step must return a TrainOutput (TrainOutput(self, loss.backward(), item)),"
-                f" found {format_type(bound.ret_type, api.options)}",
+                f" found {_shown(bound.ret_type, api.options)}",
                 ctx.context,
                 code=codes.ARG_TYPE,
             )
@@ -287,8 +294,8 @@ def _check_step(
             else ("dataloader_valid", "validation runs model.valid(), on the inner backend")
         )
         api.fail(
-            f"{loader} yields {format_type(batch, api.options)}, but {name}.{method} takes"
-            f" {format_type(bound.arg_types[0], api.options)} ({where})",
+            f"{loader} yields {_shown(batch, api.options)}, but {name}.{method} takes"
+            f" {_shown(bound.arg_types[0], api.options)} ({where})",
             ctx.context,
             code=codes.ARG_TYPE,
         )
@@ -336,8 +343,8 @@ def _check_metric(api: TypeChecker, metric: Expression, item: Type, split: str, 
     if not is_subtype(item, update.arg_types[0]):
         output = "training" if split == "train" else "validation"
         api.fail(
-            f"{metric_type.type.name} cannot read the {output} step output {format_type(item, api.options)}:"
-            f" its update takes {format_type(update.arg_types[0], api.options)}"
+            f"{metric_type.type.name} cannot read the {output} step output {_shown(item, api.options)}:"
+            f" its update takes {_shown(update.arg_types[0], api.options)}"
             " (Burn's Adaptor; see ferrum.train.metric.adaptor)",
             metric,
             code=codes.ARG_TYPE,
@@ -420,7 +427,7 @@ def _plain_backend(model: Instance) -> Instance | None:
 
 
 def _type_name(model: Instance, api: TypeChecker) -> str:
-    return format_type(model, api.options).strip('"')
+    return _shown(model, api.options).strip('"')
 
 
 def learner_model_on_autodiff(ctx: FunctionContext) -> Type:

@@ -22,12 +22,11 @@ from ferrum import (
     activation,
 )
 from ferrum.autodiff import Context, Function
-from ferrum.backend import Autodiff, NdArray
+from ferrum.backend import NdArray
 
+from tests.support.devices import AD, TrainB
 from tests.support.gradcheck import LAYOUTS, tracked_input
 
-TrainB = Autodiff[NdArray]
-AD = TrainB.device()
 PLAIN = NdArray.device()
 
 
@@ -366,41 +365,37 @@ def test_custom_op_on_untracked_or_plain_inputs_just_runs_the_forward() -> None:
     assert not a.is_require_grad() and values(a) == [2.0, 4.0]
 
 
-class TooMany(Function):
+class Copy(Function):
+    """The forward of the custom ops below, whose backwards are wrong each in its own way."""
+
     @staticmethod
     def forward(ctx: Context, *inputs: Tensor[Any, Any, Any]) -> Tensor[Any, Any, Any]:
         return inputs[0] * 1.0
 
+    @staticmethod
+    def backward(ctx: Context, grad: Tensor[Any, Any, Any]) -> tuple[Tensor[Any, Any, Any] | None, ...]:
+        return (grad,)
+
+
+class TooMany(Copy):
     @staticmethod
     def backward(ctx: Context, grad: Tensor[Any, Any, Any]) -> tuple[Tensor[Any, Any, Any] | None, ...]:
         return grad, grad
 
 
-class WrongShape(Function):
-    @staticmethod
-    def forward(ctx: Context, *inputs: Tensor[Any, Any, Any]) -> Tensor[Any, Any, Any]:
-        return inputs[0] * 1.0
-
+class WrongShape(Copy):
     @staticmethod
     def backward(ctx: Context, grad: Tensor[Any, Any, Any]) -> tuple[Tensor[Any, Any, Any] | None, ...]:
         return (grad.sum(),)
 
 
-class NotATensor(Function):
-    @staticmethod
-    def forward(ctx: Context, *inputs: Tensor[Any, Any, Any]) -> Tensor[Any, Any, Any]:
-        return inputs[0] * 1.0
-
+class NotATensor(Copy):
     @staticmethod
     def backward(ctx: Context, grad: Tensor[Any, Any, Any]) -> tuple[Tensor[Any, Any, Any] | None, ...]:
         return (3.0,)  # type: ignore[return-value]
 
 
-class Raising(Function):
-    @staticmethod
-    def forward(ctx: Context, *inputs: Tensor[Any, Any, Any]) -> Tensor[Any, Any, Any]:
-        return inputs[0] * 1.0
-
+class Raising(Copy):
     @staticmethod
     def backward(ctx: Context, grad: Tensor[Any, Any, Any]) -> tuple[Tensor[Any, Any, Any] | None, ...]:
         raise RuntimeError("boom in backward")

@@ -10,7 +10,7 @@ import pytest
 from ferrum import Tensor, activation
 from ferrum.autodiff import Context, Function
 
-from tests.support.gradcheck import Case, case, case_id, check_case, distinct, smooth
+from tests.support.gradcheck import Case, case, check_case, distinct, gradcheck_test, smooth
 
 SHAPES = ((3, 4), (2, 3, 4), (6,))
 
@@ -91,24 +91,9 @@ def glu_cases() -> list[Case]:
     ]
 
 
-@pytest.mark.parametrize("c", pointwise_cases(), ids=case_id)
-def test_pointwise_activations(c: Case) -> None:
-    check_case(c)
-
-
-@pytest.mark.parametrize("c", prelu_cases(), ids=case_id)
-def test_prelu_gradients_for_input_and_alpha(c: Case) -> None:
-    check_case(c)
-
-
-@pytest.mark.parametrize("c", softmax_cases(), ids=case_id)
-def test_softmax_family(c: Case) -> None:
-    check_case(c)
-
-
-@pytest.mark.parametrize("c", glu_cases(), ids=case_id)
-def test_glu(c: Case) -> None:
-    check_case(c)
+test_gradients_match_finite_differences = gradcheck_test(
+    pointwise_cases, prelu_cases, softmax_cases, glu_cases
+)
 
 
 class WrongSquare(Function):

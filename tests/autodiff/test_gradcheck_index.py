@@ -7,10 +7,18 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pytest
 from ferrum import Tensor
 
-from tests.support.gradcheck import AD_DEVICE, Case, bools, case, case_id, check_case, ints, rng_for, smooth
+from tests.support.gradcheck import (
+    AD_DEVICE,
+    Case,
+    bools,
+    case,
+    gradcheck_test,
+    ints,
+    rng_for,
+    smooth,
+)
 
 X34 = smooth((3, 4), seed="x34")
 X234 = smooth((2, 3, 4), seed="x234")
@@ -175,34 +183,9 @@ def gather_scatter_cases() -> list[Case]:
     ]
 
 
-@pytest.mark.parametrize("c", view_cases(), ids=case_id)
-def test_views(c: Case) -> None:
-    check_case(c)
-
-
-@pytest.mark.parametrize("c", split_cases(), ids=case_id)
-def test_chunk_split_iter_dim(c: Case) -> None:
-    check_case(c)
-
-
-@pytest.mark.parametrize("c", slice_cases(), ids=case_id)
-def test_slicing_and_slice_writes(c: Case) -> None:
-    check_case(c)
-
-
-@pytest.mark.parametrize("c", cat_stack_cases(), ids=case_id)
-def test_cat_and_stack(c: Case) -> None:
-    check_case(c)
-
-
-@pytest.mark.parametrize("c", pad_repeat_roll_cases(), ids=case_id)
-def test_pad_repeat_roll_triangles(c: Case) -> None:
-    check_case(c)
-
-
-@pytest.mark.parametrize("c", gather_scatter_cases(), ids=case_id)
-def test_gather_scatter_select_take_masks(c: Case) -> None:
-    check_case(c)
+test_gradients_match_finite_differences = gradcheck_test(
+    view_cases, split_cases, slice_cases, cat_stack_cases, pad_repeat_roll_cases, gather_scatter_cases
+)
 
 
 def test_gather_gradient_counts_each_read() -> None:

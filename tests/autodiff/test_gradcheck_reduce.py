@@ -4,8 +4,9 @@ products include zeros, where a division-based backward would fail."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
-import pytest
 from ferrum import DType, Tensor
 
 from tests.support.gradcheck import (
@@ -13,10 +14,10 @@ from tests.support.gradcheck import (
     Array,
     Case,
     case,
-    case_id,
     check_case,
     distinct,
     distinct_abs,
+    gradcheck_test,
     rng_for,
     smooth,
 )
@@ -35,6 +36,13 @@ def with_zeros(shape: tuple[int, ...], count: int, seed: str) -> Array:
 
 def dims_of(shape: tuple[int, ...]) -> list[int]:
     return [*range(len(shape)), -1]
+
+
+def shape_dims() -> Iterator[tuple[tuple[int, ...], int, str]]:
+    """Each of ``SHAPES`` with each of its dims, and the case-name tag ``{shape}dim{d}``."""
+    for shape in SHAPES:
+        for d in dims_of(shape):
+            yield shape, d, f"{shape}dim{d}"
 
 
 def full_reduction_cases() -> list[Case]:
@@ -56,24 +64,22 @@ def full_reduction_cases() -> list[Case]:
 
 def dim_reduction_cases() -> list[Case]:
     cases: list[Case] = []
-    for shape in SHAPES:
-        for d in dims_of(shape):
-            tag = f"{shape}dim{d}"
-            cases += [
-                case(f"sum_dim{tag}", lambda x, d=d: x.sum_dim(d), smooth(shape)),
-                case(f"mean_dim{tag}", lambda x, d=d: x.mean_dim(d), smooth(shape)),
-                case(f"prod_dim{tag}", lambda x, d=d: x.prod_dim(d), with_zeros(shape, 0, "pd")),
-                case(f"prod_dim_zeros{tag}", lambda x, d=d: x.prod_dim(d), with_zeros(shape, 2, "pdz")),
-                case(f"max_dim{tag}", lambda x, d=d: x.max_dim(d), distinct(shape)),
-                case(f"min_dim{tag}", lambda x, d=d: x.min_dim(d), distinct(shape)),
-                case(f"max_abs_dim{tag}", lambda x, d=d: x.max_abs_dim(d), distinct_abs(shape)),
-                case(
-                    f"max_dim_with_indices{tag}", lambda x, d=d: x.max_dim_with_indices(d)[0], distinct(shape)
-                ),
-                case(
-                    f"min_dim_with_indices{tag}", lambda x, d=d: x.min_dim_with_indices(d)[0], distinct(shape)
-                ),
-            ]
+    for shape, d, tag in shape_dims():
+        cases += [
+            case(f"sum_dim{tag}", lambda x, d=d: x.sum_dim(d), smooth(shape)),
+            case(f"mean_dim{tag}", lambda x, d=d: x.mean_dim(d), smooth(shape)),
+            case(f"prod_dim{tag}", lambda x, d=d: x.prod_dim(d), with_zeros(shape, 0, "pd")),
+            case(f"prod_dim_zeros{tag}", lambda x, d=d: x.prod_dim(d), with_zeros(shape, 2, "pdz")),
+            case(f"max_dim{tag}", lambda x, d=d: x.max_dim(d), distinct(shape)),
+            case(f"min_dim{tag}", lambda x, d=d: x.min_dim(d), distinct(shape)),
+            case(f"max_abs_dim{tag}", lambda x, d=d: x.max_abs_dim(d), distinct_abs(shape)),
+            case(
+                f"max_dim_with_indices{tag}", lambda x, d=d: x.max_dim_with_indices(d)[0], distinct(shape)
+            ),
+            case(
+                f"min_dim_with_indices{tag}", lambda x, d=d: x.min_dim_with_indices(d)[0], distinct(shape)
+            ),
+        ]
     return cases
 
 
@@ -93,16 +99,14 @@ def multi_dim_cases() -> list[Case]:
 
 def stats_cases() -> list[Case]:
     cases: list[Case] = []
-    for shape in SHAPES:
-        for d in dims_of(shape):
-            tag = f"{shape}dim{d}"
-            x = smooth(shape, seed="stats")
-            cases += [
-                case(f"var{tag}", lambda t, d=d: t.var(d), x),
-                case(f"var_bias{tag}", lambda t, d=d: t.var_bias(d), x),
-                case(f"var_mean{tag}", lambda t, d=d: t.var_mean(d), x),
-                case(f"var_mean_bias{tag}", lambda t, d=d: t.var_mean_bias(d), x),
-            ]
+    for shape, d, tag in shape_dims():
+        x = smooth(shape, seed="stats")
+        cases += [
+            case(f"var{tag}", lambda t, d=d: t.var(d), x),
+            case(f"var_bias{tag}", lambda t, d=d: t.var_bias(d), x),
+            case(f"var_mean{tag}", lambda t, d=d: t.var_mean(d), x),
+            case(f"var_mean_bias{tag}", lambda t, d=d: t.var_mean_bias(d), x),
+        ]
     for shape in ((3, 5), (4, 2)):
         for d in (0, 1, -1):
             for correction in (0, 1):
@@ -118,70 +122,41 @@ def stats_cases() -> list[Case]:
 
 def cumulative_cases() -> list[Case]:
     cases: list[Case] = []
-    for shape in SHAPES:
-        for d in dims_of(shape):
-            tag = f"{shape}dim{d}"
-            cases += [
-                case(f"cumsum{tag}", lambda x, d=d: x.cumsum(d), smooth(shape)),
-                case(f"cumprod{tag}", lambda x, d=d: x.cumprod(d), with_zeros(shape, 0, "cp")),
-                case(f"cumprod_one_zero{tag}", lambda x, d=d: x.cumprod(d), with_zeros(shape, 1, "cp1")),
-                case(f"cumprod_two_zeros{tag}", lambda x, d=d: x.cumprod(d), with_zeros(shape, 2, "cp2")),
-                case(f"cummin{tag}", lambda x, d=d: x.cummin(d), distinct(shape)),
-                case(f"cummax{tag}", lambda x, d=d: x.cummax(d), distinct(shape)),
-            ]
+    for shape, d, tag in shape_dims():
+        cases += [
+            case(f"cumsum{tag}", lambda x, d=d: x.cumsum(d), smooth(shape)),
+            case(f"cumprod{tag}", lambda x, d=d: x.cumprod(d), with_zeros(shape, 0, "cp")),
+            case(f"cumprod_one_zero{tag}", lambda x, d=d: x.cumprod(d), with_zeros(shape, 1, "cp1")),
+            case(f"cumprod_two_zeros{tag}", lambda x, d=d: x.cumprod(d), with_zeros(shape, 2, "cp2")),
+            case(f"cummin{tag}", lambda x, d=d: x.cummin(d), distinct(shape)),
+            case(f"cummax{tag}", lambda x, d=d: x.cummax(d), distinct(shape)),
+        ]
     return cases
 
 
 def sort_cases() -> list[Case]:
     cases: list[Case] = []
-    for shape in SHAPES:
+    for shape, d, tag in shape_dims():
         x = distinct(shape, seed="sort")
-        for d in dims_of(shape):
-            tag = f"{shape}dim{d}"
-            k = min(2, shape[d])
-            cases += [
-                case(f"sort{tag}", lambda t, d=d: t.sort(d), x),
-                case(f"sort_descending{tag}", lambda t, d=d: t.sort_descending(d), x),
-                case(f"sort_with_indices{tag}", lambda t, d=d: t.sort_with_indices(d)[0], x),
-                case(
-                    f"sort_descending_with_indices{tag}",
-                    lambda t, d=d: t.sort_descending_with_indices(d)[0],
-                    x,
-                ),
-                case(f"topk{tag}", lambda t, d=d, k=k: t.topk(k, d), x),
-                case(f"topk_with_indices{tag}", lambda t, d=d, k=k: t.topk_with_indices(k, d)[0], x),
-            ]
+        k = min(2, shape[d])
+        cases += [
+            case(f"sort{tag}", lambda t, d=d: t.sort(d), x),
+            case(f"sort_descending{tag}", lambda t, d=d: t.sort_descending(d), x),
+            case(f"sort_with_indices{tag}", lambda t, d=d: t.sort_with_indices(d)[0], x),
+            case(
+                f"sort_descending_with_indices{tag}",
+                lambda t, d=d: t.sort_descending_with_indices(d)[0],
+                x,
+            ),
+            case(f"topk{tag}", lambda t, d=d, k=k: t.topk(k, d), x),
+            case(f"topk_with_indices{tag}", lambda t, d=d, k=k: t.topk_with_indices(k, d)[0], x),
+        ]
     return cases
 
 
-@pytest.mark.parametrize("c", full_reduction_cases(), ids=case_id)
-def test_full_reductions(c: Case) -> None:
-    check_case(c)
-
-
-@pytest.mark.parametrize("c", dim_reduction_cases(), ids=case_id)
-def test_reductions_along_a_dim(c: Case) -> None:
-    check_case(c)
-
-
-@pytest.mark.parametrize("c", multi_dim_cases(), ids=case_id)
-def test_reductions_along_several_dims(c: Case) -> None:
-    check_case(c)
-
-
-@pytest.mark.parametrize("c", stats_cases(), ids=case_id)
-def test_variance_and_covariance(c: Case) -> None:
-    check_case(c)
-
-
-@pytest.mark.parametrize("c", cumulative_cases(), ids=case_id)
-def test_cumulative_ops(c: Case) -> None:
-    check_case(c)
-
-
-@pytest.mark.parametrize("c", sort_cases(), ids=case_id)
-def test_sort_and_topk_values(c: Case) -> None:
-    check_case(c)
+test_gradients_match_finite_differences = gradcheck_test(
+    full_reduction_cases, dim_reduction_cases, multi_dim_cases, stats_cases, cumulative_cases, sort_cases
+)
 
 
 def test_prod_gradient_at_a_single_zero_is_the_product_of_the_others() -> None:

@@ -14,10 +14,9 @@ from typing import Any
 
 import numpy as np
 from ferrum import D2, Tensor, activation
-from ferrum.backend import Autodiff, NdArray
+from ferrum.backend import NdArray
 
-TrainB = Autodiff[NdArray]
-AD = TrainB.device()
+from tests.support.devices import AD, TrainB
 
 STEPS = 3000
 WARMUP = 500

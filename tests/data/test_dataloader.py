@@ -21,8 +21,9 @@ from ferrum.data.dataloader import (
     Progress,
     takes_device,
 )
-from ferrum.data.dataset import Dataset, InMemDataset
+from ferrum.data.dataset import InMemDataset
 
+from tests.support.holey_dataset import Holey
 from tests.support.loader_workers import workers_gone
 
 
@@ -226,14 +227,7 @@ def test_batcher_errors_reach_the_consumer_in_order(workers: int) -> None:
 
 
 def test_dataset_returning_none_inside_its_length_is_reported() -> None:
-    class Holey(Dataset[int]):
-        def get(self, index: int) -> int | None:
-            return None if index == 2 else index
-
-        def len(self) -> int:
-            return 4
-
-    data = DataLoaderBuilder(AsList()).batch_size(2).num_workers(1).build(Holey())
+    data = DataLoaderBuilder(AsList()).batch_size(2).num_workers(1).build(Holey(hole=2, length=4))
     with pytest.raises(IndexError, match=r"Holey.get\(2\) returned None although len\(\) is 4"):
         list(data)
 

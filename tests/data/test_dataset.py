@@ -25,6 +25,8 @@ from ferrum.data.dataset import (
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.support.holey_dataset import Holey
+
 
 class Counting(Dataset[int]):
     """Item ``i`` is ``10 * i``; counts the reads, to check that transforms are lazy."""
@@ -113,15 +115,8 @@ def test_dataset_is_subscriptable_at_run_time() -> None:
 
 
 def test_iteration_reports_a_dataset_whose_get_returns_none_inside_its_length() -> None:
-    class Liar(Dataset[int]):
-        def get(self, index: int) -> int | None:
-            return None if index == 1 else index
-
-        def len(self) -> int:
-            return 3
-
-    with pytest.raises(IndexError, match=r"Liar.get\(1\) returned None although len\(\) is 3"):
-        list(Liar())
+    with pytest.raises(IndexError, match=r"Holey.get\(1\) returned None although len\(\) is 3"):
+        list(Holey(hole=1, length=3))
 
 
 def test_in_mem_dataset_get_len() -> None:

@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 from ferrum import Tensor, _ferrum
 from ferrum.data.dataset import SqliteDatasetWriter
+from ferrum.module import Module
 from ferrum.optim import AdamConfig
 from ferrum.record import (
     BinFileRecorder,
@@ -103,17 +104,24 @@ def test_burn_written_model_loads_with_every_value(name: str, precision: str) ->
     check(net)
 
 
-@pytest.mark.parametrize(("name", "precision"), CASES)
-def test_ferrum_writes_what_burn_writes(tmp_path: Path, name: str, precision: str) -> None:
+def _assert_written_as_burn(
+    net: Module[Any], tmp_path: Path, fixture: str, name: str, precision: str
+) -> None:
+    """``net`` saved with recorder ``name`` at ``precision`` has the bytes of Burn's ``fixture``."""
     recorder = _recorder(name, precision)
-    model().save_file(tmp_path / "net", recorder)
+    net.save_file(tmp_path / "net", recorder)
     ours = Path(recorder.file_path(tmp_path / "net"))
-    burns = Path(recorder.file_path(FIXTURES / f"{name}_{precision}"))
+    burns = Path(recorder.file_path(FIXTURES / fixture))
     if name.endswith("_gz"):
         # gzip headers and deflate choices may differ between writers: compare the payload.
         assert gzip.decompress(ours.read_bytes()) == gzip.decompress(burns.read_bytes())
     else:
         assert ours.read_bytes() == burns.read_bytes()
+
+
+@pytest.mark.parametrize(("name", "precision"), CASES)
+def test_ferrum_writes_what_burn_writes(tmp_path: Path, name: str, precision: str) -> None:
+    _assert_written_as_burn(model(), tmp_path, f"{name}_{precision}", name, precision)
 
 
 def test_bincode_marks_the_optional_bias(tmp_path: Path) -> None:

@@ -8,13 +8,18 @@ same bytes (gzip: the same payload), and, when the program is built, Burn loads 
 
 from __future__ import annotations
 
-import gzip
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.interop.test_burn_interop import CASES, _burn_binary, _recorder, _write_all
+from tests.interop.test_burn_interop import (
+    CASES,
+    _assert_written_as_burn,
+    _burn_binary,
+    _recorder,
+    _write_all,
+)
 from tests.support.burn_interop_layers import check, fresh, model
 from tests.support.burn_interop_model import DEVICE, FIXTURES
 
@@ -30,14 +35,7 @@ def test_burn_written_layers_load_with_every_value(name: str, precision: str) ->
 
 @pytest.mark.parametrize(("name", "precision"), CASES)
 def test_ferrum_writes_the_layers_as_burn_does(tmp_path: Path, name: str, precision: str) -> None:
-    recorder = _recorder(name, precision)
-    model().save_file(tmp_path / "layers", recorder)
-    ours = Path(recorder.file_path(tmp_path / "layers"))
-    burns = Path(recorder.file_path(FIXTURES / f"layers_{name}_{precision}"))
-    if name.endswith("_gz"):
-        assert gzip.decompress(ours.read_bytes()) == gzip.decompress(burns.read_bytes())
-    else:
-        assert ours.read_bytes() == burns.read_bytes()
+    _assert_written_as_burn(model(), tmp_path, f"layers_{name}_{precision}", name, precision)
 
 
 def test_burn_loads_ferrums_layers(tmp_path: Path) -> None:

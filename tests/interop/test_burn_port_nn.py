@@ -16,6 +16,10 @@ import pytest
 from ferrum import Tensor
 from ferrum.module import Module
 from ferrum.nn import (
+    AdaptiveAvgPool1dConfig,
+    AdaptiveAvgPool2dConfig,
+    AvgPool1dConfig,
+    AvgPool2dConfig,
     BatchNormConfig,
     DropoutConfig,
     EmbeddingConfig,
@@ -27,6 +31,8 @@ from ferrum.nn import (
     LayerNormConfig,
     LeakyReluConfig,
     LinearConfig,
+    MaxPool1dConfig,
+    MaxPool2dConfig,
     PReluConfig,
     Relu,
     RmsNormConfig,
@@ -37,14 +43,6 @@ from ferrum.nn import (
 )
 from ferrum.nn.conv import Conv1dConfig, Conv2dConfig, ConvTranspose1dConfig, ConvTranspose2dConfig
 from ferrum.nn.loss import BinaryCrossEntropyLossConfig, CrossEntropyLossConfig, HuberLossConfig, MseLoss
-from ferrum.nn.pool import (
-    AdaptiveAvgPool1dConfig,
-    AdaptiveAvgPool2dConfig,
-    AvgPool1dConfig,
-    AvgPool2dConfig,
-    MaxPool1dConfig,
-    MaxPool2dConfig,
-)
 
 from tests.support.burn_port import DEVICE, assert_approx
 from tests.support.tensors import Array

@@ -429,7 +429,8 @@ def test_generic_annotations_are_subscriptable_at_run_time() -> None:
     # `self: Model[Autodiff[I]]` in a generic method: Autodiff of a type variable is an alias too.
     inner = TypeVar("inner", bound=Backend)
     decorated: Any = Linear[Autodiff[inner]]  # type: ignore[valid-type]
-    assert decorated.__args__[0].__origin__ is Autodiff and decorated.__args__[0].__args__ == (inner,)
+    # The checkpoint strategy, left out, is filled with its default (Any to the type checker).
+    assert decorated.__args__[0].__origin__ is Autodiff and decorated.__args__[0].__args__[0] is inner
     with pytest.raises(TypeError, match="decorates a plain backend such as NdArray, found <class 'int'>"):
         Autodiff[int]  # type: ignore[type-var]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from ferrum import Tensor
 from ferrum.backend import NdArray
 from ferrum.onnx import load
 from ferrum.onnx.codegen import generate
+from ferrum.onnx.ops.registry import DOMAINS, lookup, registered_ops
 from onnx import TensorProto, helper, numpy_helper
 
 from tests.support.onnx_models import import_generated, mypy_strict, reference_cnn, single_node, small_cnn
@@ -126,3 +128,20 @@ def test_names_from_the_file_cannot_become_code(tmp_path: Path) -> None:
     assert payload in (ast.get_docstring(cls) or "")
     import_generated(source)
     assert "FERRUM_PWNED" not in os.environ
+
+
+def test_every_op_function_is_reachable_by_its_module_and_name() -> None:
+    # Generated code calls ``ops.<family>.<fn.__name__>``: an op defined from a table (ops.registry.define)
+    # must be bound under the name it was given, in the module it says, with a docstring.
+    checked = 0
+    for name in registered_ops():
+        for domain in DOMAINS:
+            spec = lookup(name, 10**6, domain)
+            if spec is None:
+                continue
+            module, fn_name = spec.fn.__module__, spec.fn.__name__
+            bound = getattr(importlib.import_module(module), fn_name, None)
+            assert bound is spec.fn, f"{name}: {module}.{fn_name} is not the op's function"
+            assert spec.fn.__doc__, f"{name} has no docstring"
+            checked += 1
+    assert checked == len(registered_ops())

@@ -303,6 +303,31 @@ def test_lstm_with_peepholes_matches_onnx_reference(direction: str) -> None:
     _close(ours, theirs, atol=1e-5)
 
 
+@pytest.mark.parametrize("peepholes", [False, True])
+def test_lstm_layout_1_reads_batch_major_initial_states(peepholes: bool) -> None:
+    # With layout=1 the initial states are [batch, dirs, hidden], like Y_h and Y_c.
+    rng = np.random.default_rng(12)
+    dirs, batch, hidden = 2, 3, 4
+    inputs = {
+        "x": rng.normal(size=(batch, 5, 3)).astype(np.float32),
+        "w": rng.normal(size=(dirs, 4 * hidden, 3)).astype(np.float32) * 0.5,
+        "r": rng.normal(size=(dirs, 4 * hidden, hidden)).astype(np.float32) * 0.5,
+        "b": rng.normal(size=(dirs, 8 * hidden)).astype(np.float32) * 0.1,
+        "h0": rng.normal(size=(batch, dirs, hidden)).astype(np.float32),
+        "c0": rng.normal(size=(batch, dirs, hidden)).astype(np.float32),
+    }
+    names = ["x", "w", "r", "b", "", "h0", "c0"]
+    if peepholes:
+        inputs["p"] = rng.normal(size=(dirs, 3 * hidden)).astype(np.float32)
+        names.append("p")
+    node = helper.make_node(
+        "LSTM", names, ["y", "y_h", "y_c"], hidden_size=hidden, direction="bidirectional", layout=1
+    )
+    ours, theirs = _both(node, inputs)
+    assert ours[0].shape == (batch, 5, dirs, hidden) and ours[2].shape == (batch, dirs, hidden)
+    _close(ours, theirs, atol=1e-5)
+
+
 def test_seeded_dropout_draws_numpy_random_state() -> None:
     x = np.random.default_rng(11).normal(size=(4, 5)).astype(np.float32)
     inputs = {"x": x, "ratio": np.array(0.3, np.float32), "training": np.array(True)}

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pytest
 from ferrum import D2, Distribution, DType, ShapeError, Tensor
-from ferrum.backend import Autodiff, Backend, NdArray
+from ferrum.backend import Backend
 from ferrum.module import Module, Param
 from ferrum.nn import Linear, LinearConfig, Relu
 from ferrum.nn.loss import MseLoss
@@ -36,10 +36,9 @@ from ferrum.optim import (
 )
 from ferrum.record import BinFileRecorder, FullPrecisionSettings, NamedMpkFileRecorder
 
+from tests.support.devices import AD, INNER, TrainB
+
 B = TypeVar("B", bound=Backend)
-TrainB = Autodiff[NdArray]
-AD = TrainB.device()
-INNER = NdArray.device()
 Array = np.ndarray[Any, np.dtype[Any]]
 TOLERANCE = 1e-8  # Burn's tolerance for the adjustment ratios
 

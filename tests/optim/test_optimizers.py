@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pytest
 from ferrum import D1, D2, DType, ShapeError, Tensor, _ferrum
-from ferrum.backend import Autodiff, Backend, NdArray
+from ferrum.backend import Backend
 from ferrum.module import Module, Param, ParamId
 from ferrum.nn import Linear
 from ferrum.optim import (
@@ -35,12 +35,10 @@ from ferrum.optim import (
 )
 
 from tests.support.burn_port import BURN_LINEAR_BIAS, BURN_LINEAR_WEIGHT, BURN_X1, BURN_X2
+from tests.support.devices import AD, INNER, TrainB
 from tests.support.f64 import arr
 
 B = TypeVar("B", bound=Backend)
-TrainB = Autodiff[NdArray]
-AD = TrainB.device()
-INNER = NdArray.device()
 Array = np.ndarray[Any, np.dtype[np.float64]]
 # One step's update of one parameter: (param, grad, state, step number, lr) -> (param, state).
 Rule = Callable[[Array, Array, dict[str, Array], int, float], Array]

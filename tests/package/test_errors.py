@@ -257,18 +257,17 @@ CASES: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
 }  # fmt: skip
 
 
+def known_bugs_xfail(names: list[str], bugs: dict[str, str]) -> list[Any]:
+    """``names`` as parametrize values, each one in ``bugs`` a strict xfail whose reason is the bug."""
+    return [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=bugs[n])) if n in bugs else n for n in names
+    ]
+
+
 KNOWN_MESSAGE_BUGS: dict[str, str] = {}
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MESSAGE_BUGS[n]))
-        if n in KNOWN_MESSAGE_BUGS
-        else n
-        for n in sorted(CASES)
-    ],
-)
+@pytest.mark.parametrize("name", known_bugs_xfail(sorted(CASES), KNOWN_MESSAGE_BUGS))
 def test_bad_input_raises(name: str) -> None:
     call, exc, pattern = CASES[name]
     with pytest.raises(exc) as info:
@@ -377,15 +376,7 @@ HUGE: dict[str, Callable[[], object]] = {
 KNOWN_SIZE_BUGS: dict[str, str] = {}
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_SIZE_BUGS[n]))
-        if n in KNOWN_SIZE_BUGS
-        else n
-        for n in sorted(HUGE)
-    ],
-)
+@pytest.mark.parametrize("name", known_bugs_xfail(sorted(HUGE), KNOWN_SIZE_BUGS))
 def test_out_of_range_sizes_are_ferrum_errors(name: str) -> None:
     op = name.split()[0]
     with pytest.raises(FerrumError, match=op):
@@ -425,15 +416,7 @@ SUBPROCESS_CASES = {
 KNOWN_ABORTS: dict[str, str] = {}
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_ABORTS[n]))
-        if n in KNOWN_ABORTS
-        else n
-        for n in sorted(SUBPROCESS_CASES)
-    ],
-)
+@pytest.mark.parametrize("name", known_bugs_xfail(sorted(SUBPROCESS_CASES), KNOWN_ABORTS))
 def test_huge_tensors_raise_instead_of_aborting(name: str) -> None:
     # In a subprocess: an allocation failure in Rust aborts the whole interpreter.
     code = textwrap.dedent(

@@ -18,10 +18,9 @@ import pytest
 from ferrum.backend import NdArray
 from ferrum.data.dataset.vision import Annotation, ImageDatasetItem, ImageFolderDataset
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "examples"))
+from examples.custom_image_dataset.data import ClassificationBatcher, load_splits, rgb, write_shapes
 
-from custom_image_dataset.data import ClassificationBatcher, load_splits, rgb, write_shapes  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 PIL = pytest.importorskip("PIL.Image")
 

@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-
-from text_generation.data import CharTokenizer, TextGenerationBatcher, TextGenerationItem, read_passages
-
+from examples.text_generation.data import (
+    CharTokenizer,
+    TextGenerationBatcher,
+    TextGenerationItem,
+    read_passages,
+)
 from tests.support.mpi import MPIEXEC, WHY
 
 ROOT = Path(__file__).resolve().parents[2]

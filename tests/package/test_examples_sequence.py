@@ -4,18 +4,16 @@ chance (or the series' variance) by far."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-
-import lstm_time_series
 from ferrum.backend import Autodiff, NdArray
 from ferrum.optim import AdamConfig
 from ferrum.train import Split
-from text_classification.data import MAX_LEN, CountingDataset
-from text_classification.model import TextClassificationModelConfig
-from text_classification.training import ExperimentConfig, train
+
+from examples import lstm_time_series
+from examples.text_classification.data import MAX_LEN, CountingDataset
+from examples.text_classification.model import TextClassificationModelConfig
+from examples.text_classification.training import ExperimentConfig, train
 
 
 def test_text_classification_learns_the_counting_task(tmp_path: Path) -> None:

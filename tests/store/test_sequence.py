@@ -9,6 +9,7 @@ write torch's own file back.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -120,12 +121,9 @@ def test_lstm_of_another_size_names_the_tensor_and_shapes() -> None:
         LstmConfig(4, 7, True).init(DEVICE).load_from(_store("lstm", "zip"))
 
 
-# ferrum's names back to torch's (a norm_first layer swaps the norms, through a temporary name).
-TO_TORCH = [
-    (r"\.mha\.", ".self_attn."),
-    (r"\.pwff\.linear_inner\.", ".linear1."),
-    (r"\.pwff\.linear_outer\.", ".linear2."),
-]
+# ferrum's names back to torch's: the import's renames reversed (a norm_first layer swaps the
+# norms, through a temporary name).
+TO_TORCH = [(re.escape(burns), torchs.replace("\\", "")) for torchs, burns in ENCODER_REMAP]
 TORCH_NORMS = {
     False: [(r"\.norm_(\d)\.", r".norm\1.")],
     True: [(r"\.norm_1\.", ".norm_x."), (r"\.norm_2\.", ".norm1."), (r"\.norm_x\.", ".norm2.")],

@@ -26,10 +26,14 @@ from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-from ferrum import DType, Tensor
-from ferrum.backend import Autodiff, NdArray
+import pytest
+from ferrum import Device, DType, Tensor
+from ferrum.backend import Autodiff, BalancedCheckpointing, NdArray
 
 AD_DEVICE = Autodiff[NdArray].device()
+#: Burn runs its autodiff tests again under checkpointing: every analytic
+#: gradient here is also computed on this device and must match bit for bit.
+BALANCED_DEVICE = Autodiff[NdArray, BalancedCheckpointing].device()
 PLAIN_DEVICE = NdArray.device()
 
 T: TypeAlias = Tensor[Any, Any, Any]
@@ -185,7 +189,7 @@ def _odd_rows(g: Array) -> Array:
     return np.asarray(g[1::2])
 
 
-def tracked_input(array: Array, layout: str) -> Tracked:
+def tracked_input(array: Array, layout: str, device: Device[Any] = AD_DEVICE) -> Tracked:
     """``array`` as a gradient-requiring input on the autodiff backend, in ``layout``."""
     rank = array.ndim
     if layout == "transposed" and rank < 2:
@@ -193,49 +197,54 @@ def tracked_input(array: Array, layout: str) -> Tracked:
     if layout == "tracked_transpose" and rank < 2:
         layout = "tracked_slice"
     if layout == "contiguous":
-        leaf = Tensor.from_numpy(np.ascontiguousarray(array), AD_DEVICE, dtype=DType.F64).require_grad()
+        leaf = Tensor.from_numpy(np.ascontiguousarray(array), device, dtype=DType.F64).require_grad()
         return Tracked(leaf, leaf, _keep)
     if layout == "transposed":
-        base = Tensor.from_numpy(np.ascontiguousarray(np.swapaxes(array, -1, -2)), AD_DEVICE, dtype=DType.F64)
+        base = Tensor.from_numpy(np.ascontiguousarray(np.swapaxes(array, -1, -2)), device, dtype=DType.F64)
         leaf = base.transpose().require_grad()
         return Tracked(leaf, leaf, _keep)
     if layout == "flipped":
-        base = Tensor.from_numpy(np.ascontiguousarray(np.flip(array, -1)), AD_DEVICE, dtype=DType.F64)
+        base = Tensor.from_numpy(np.ascontiguousarray(np.flip(array, -1)), device, dtype=DType.F64)
         leaf = base.flip([-1]).require_grad()
         return Tracked(leaf, leaf, _keep)
     if layout == "stepped":
         big = np.zeros((2 * array.shape[0] + 1, *array.shape[1:]))
         big[1::2] = array
-        leaf = Tensor.from_numpy(big, AD_DEVICE, dtype=DType.F64)[1::2].require_grad()
+        leaf = Tensor.from_numpy(big, device, dtype=DType.F64)[1::2].require_grad()
         return Tracked(leaf, leaf, _keep)
     if layout == "tracked_transpose":
         leaf = Tensor.from_numpy(
-            np.ascontiguousarray(np.swapaxes(array, -1, -2)), AD_DEVICE, dtype=DType.F64
+            np.ascontiguousarray(np.swapaxes(array, -1, -2)), device, dtype=DType.F64
         ).require_grad()
         return Tracked(leaf, leaf.transpose(), lambda g: np.swapaxes(g, -1, -2))
     if layout == "tracked_slice":
         big = np.full((2 * array.shape[0], *array.shape[1:]), 7.0)
         big[1::2] = array
-        leaf = Tensor.from_numpy(big, AD_DEVICE, dtype=DType.F64).require_grad()
+        leaf = Tensor.from_numpy(big, device, dtype=DType.F64).require_grad()
         return Tracked(leaf, leaf[1::2], _odd_rows)
     raise ValueError(f"unknown layout {layout!r}")
 
 
 def analytic_gradients(
-    f: Op, arrays: Sequence[Array], wrt: Sequence[int], weights: Sequence[Array], layout: str
+    f: Op,
+    arrays: Sequence[Array],
+    wrt: Sequence[int],
+    weights: Sequence[Array],
+    layout: str,
+    device: Device[Any] = AD_DEVICE,
 ) -> dict[int, Array]:
     """``x.grad(loss.backward())`` for each input in ``wrt``, in its input's
     shape; the other inputs enter as untracked tensors, which get no gradient."""
-    tracked = {k: tracked_input(arrays[k], layout) for k in wrt}
+    tracked = {k: tracked_input(arrays[k], layout, device) for k in wrt}
     args = [
-        tracked[k].value if k in tracked else Tensor.from_numpy(a, AD_DEVICE, dtype=DType.F64)
+        tracked[k].value if k in tracked else Tensor.from_numpy(a, device, dtype=DType.F64)
         for k, a in enumerate(arrays)
     ]
     outs = as_outputs(f(*args))
     for o in outs:
         assert o.dtype == DType.F64, f"output dtype {o.dtype}, expected f64"
     terms = [
-        (o * Tensor.from_numpy(w, AD_DEVICE, dtype=DType.F64)).sum()
+        (o * Tensor.from_numpy(w, device, dtype=DType.F64)).sum()
         for o, w in zip(outs, weights, strict=True)
     ]
     loss = functools.reduce(operator.add, terms)
@@ -268,6 +277,11 @@ def check_case(c: Case) -> None:
     for layout in c.layouts:
         try:
             analytic = analytic_gradients(c.f, arrays, wrt, weights, layout)
+            recomputed = analytic_gradients(c.f, arrays, wrt, weights, layout, BALANCED_DEVICE)
+            for k in wrt:
+                np.testing.assert_array_equal(
+                    recomputed[k], analytic[k], err_msg=f"d/d(input {k}) under BalancedCheckpointing"
+                )
             for k in wrt:
                 np.testing.assert_allclose(
                     analytic[k], numeric[k], rtol=c.rtol, atol=c.atol, err_msg=f"d/d(input {k})"
@@ -276,3 +290,21 @@ def check_case(c: Case) -> None:
             failures.append(f"[{layout}] {type(e).__name__}: {e}")
     if failures:
         raise AssertionError(f"{c.name}: analytic gradient != finite differences\n" + "\n".join(failures))
+
+
+def gradcheck_test(*makers: Callable[[], list[Case]]) -> Callable[[Case], None]:
+    """A test that checks every case the ``makers`` make, with ids ``group-case``
+    (``group``: the maker's name without ``_cases``). Bind it to a ``test_*`` name::
+
+        test_gradients_match_finite_differences = gradcheck_test(unary_cases, binary_cases)
+    """
+    params = []
+    for make in makers:
+        group = make.__name__.removesuffix("_cases")
+        params += [pytest.param(c, id=f"{group}-{c.name}") for c in make()]
+
+    @pytest.mark.parametrize("c", params)
+    def test(c: Case) -> None:
+        check_case(c)
+
+    return test

@@ -8,16 +8,25 @@ Test modules import these names with ``from tests.support.metric_reference impor
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from collections.abc import Callable
+from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 from ferrum import Bool, Float, Tensor
 from ferrum.backend import NdArray
-from ferrum.train.metric import ConfusionStatsInput, MetricEntry, MetricMetadata, NumericEntry
+from ferrum.train.metric import (
+    CharErrorRate,
+    ConfusionStatsInput,
+    MetricEntry,
+    MetricMetadata,
+    NumericEntry,
+    WordErrorRate,
+)
 from ferrum.train.metric.confusion_stats import ConfusionStatsMetric
 
 DEVICE = NdArray.device()
+R = TypeVar("R", CharErrorRate, WordErrorRate)
 META = MetricMetadata.fake()
 
 Array: TypeAlias = npt.NDArray[Any]
@@ -59,6 +68,22 @@ def floats(values: Array | list[Any]) -> Tensor[NdArray, Any, Float]:
 def ints(values: Array | list[Any]) -> Tensor[NdArray, Any, Any]:
     """An Int tensor (i64) of ``values``."""
     return Tensor.from_ints(np.asarray(values, dtype=np.int64), DEVICE)
+
+
+def check_burn_error_rate_cases(
+    metric: Callable[[], R], sequences: Callable[[Any, Any], Any]
+) -> R:
+    """Burn's tests of cer.rs and wer.rs (the same cases): a perfect batch, a half-wrong one, and
+    the half-wrong one padded with token 9. Returns the padded metric."""
+    plain = metric()
+    plain.update(sequences(ints([[1, 2], [3, 4]]), ints([[1, 2], [3, 4]])), META)
+    assert plain.value().current() == 0.0
+    plain.update(sequences(ints([[1, 2], [3, 5]]), ints([[1, 3], [3, 4]])), META)
+    assert plain.value().current() == 50.0
+    padded = metric().with_pad_token(9)
+    padded.update(sequences(ints([[1, 2, 9], [3, 5, 9]]), ints([[1, 3, 9], [3, 4, 9]])), META)
+    assert padded.value() == NumericEntry(50.0, 4)
+    return padded
 
 
 def bools(values: Array | list[Any]) -> Tensor[NdArray, Any, Bool]:

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 from ferrum import DType, Tensor
 from ferrum.backend import NdArray
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -48,6 +49,9 @@ ALL_DTYPES = ("f32", "f64", "i64", "bool")
 
 #: How a test tensor is laid out in memory. All but "contiguous" make a strided view.
 LAYOUTS = ("contiguous", "transposed", "flipped", "stepped", "permuted")
+
+#: The hypothesis settings of the NumPy comparisons (no deadline: the first call of an op compiles).
+SETTINGS = settings(max_examples=40, deadline=None)
 
 
 # --------------------------------------------------------------------------- strategies
@@ -124,6 +128,30 @@ def broadcastable_shapes(
 
 
 # --------------------------------------------------------------------------- tensors
+
+
+@st.composite
+def array_tensors(
+    draw: st.DrawFn,
+    names: Sequence[str] = ALL_DTYPES,
+    min_rank: int = 1,
+    max_rank: int = 4,
+    min_side: int = 1,
+    max_side: int = 5,
+    *,
+    low: float = -100.0,
+    high: float = 100.0,
+) -> tuple[Array, T]:
+    """A NumPy array of one of the dtypes ``names`` and the same values as a
+    ferrum tensor in any layout."""
+    dtype = draw(dtypes(names))
+    a: Array = draw(arrays(dtype, shapes(min_rank, max_rank, min_side, max_side), low=low, high=high))
+    return a, tensor(a, draw(layouts()))
+
+
+def dtype_name(a: Array) -> str:
+    """The ferrum dtype name (``f32``, ``f64``, ``i64``, ``bool``) of the NumPy array ``a``."""
+    return {"f": "f32" if a.dtype == np.float32 else "f64", "i": "i64", "b": "bool"}[a.dtype.kind]
 
 
 def from_numpy(array: Array) -> T:
@@ -216,6 +244,11 @@ def assert_equal(t: T, expected: Array | Sequence[Any], dtype: str | None = None
     if dtype is not None:
         assert t.dtype == FERRUM_DTYPES[dtype], f"dtype {t.dtype} != {dtype}"
     np.testing.assert_array_equal(t.to_numpy(), exp)
+
+
+def assert_same(t: T, expected: Array) -> None:
+    """Exact equality with ``expected``, the dtype included (the one matching NumPy's)."""
+    assert_equal(t, expected, dtype_name(expected))
 
 
 def ref(fn: Callable[..., Any], *args: Any, dtype: str | None = None) -> Array:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from tests.support.tensors import (
     DEVICE,
     FLOAT_DTYPES,
+    SETTINGS,
     Array,
     T,
     arrays,
@@ -24,8 +25,6 @@ from tests.support.tensors import (
     shapes,
     tensor,
 )
-
-SETTINGS = settings(max_examples=40, deadline=None)
 
 
 def f64(a: Array) -> Array:

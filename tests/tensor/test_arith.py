@@ -4,6 +4,7 @@ clamping, and the unary Float math functions."""
 
 import math
 from collections.abc import Callable
+from operator import methodcaller
 from typing import Any
 
 import numpy as np
@@ -373,32 +374,37 @@ def _sigmoid(a: Array) -> Array:
     return 1.0 / (1.0 + np.exp(-x))
 
 
+def _numpy_unary(name: str) -> Callable[[Array], Array]:
+    """NumPy's reference for the ferrum method ``name``."""
+    special: dict[str, Callable[[Array], Array]] = {"erf": _erf, "recip": np.reciprocal, "sigmoid": _sigmoid}
+    if name in special:
+        return special[name]
+    # NumPy spells the inverse trigonometric functions arcsin, arccosh, ...
+    fn: Callable[[Array], Array] = getattr(np, "arc" + name[1:] if name.startswith("a") else name)
+    return fn
+
+
+# (domain low, domain high) -> the methods tested on values in it
+UNARY_DOMAINS: dict[tuple[float, float], tuple[str, ...]] = {
+    (-20.0, 20.0): ("exp",),
+    (0.01, 100.0): ("log",),
+    (-0.99, 100.0): ("log1p",),
+    (-4.0, 4.0): ("erf",),
+    (-100.0, 100.0): ("square", "asinh", "atan", "round", "floor", "ceil", "trunc"),
+    (0.1, 100.0): ("recip",),
+    (0.0, 100.0): ("sqrt",),
+    (-10.0, 10.0): ("sin", "cos", "sinh", "cosh", "tanh"),
+    (-1.4, 1.4): ("tan",),
+    (-1.0, 1.0): ("asin", "acos"),
+    (1.0, 100.0): ("acosh",),
+    (-0.99, 0.99): ("atanh",),
+    (-30.0, 30.0): ("sigmoid",),
+}
 # name -> (method, NumPy reference, domain low, domain high)
 UNARY: dict[str, tuple[Callable[[T], T], Callable[[Array], Array], float, float]] = {
-    "exp": (lambda x: x.exp(), np.exp, -20.0, 20.0),
-    "log": (lambda x: x.log(), np.log, 0.01, 100.0),
-    "log1p": (lambda x: x.log1p(), np.log1p, -0.99, 100.0),
-    "erf": (lambda x: x.erf(), _erf, -4.0, 4.0),
-    "recip": (lambda x: x.recip(), np.reciprocal, 0.1, 100.0),
-    "square": (lambda x: x.square(), np.square, -100.0, 100.0),
-    "sqrt": (lambda x: x.sqrt(), np.sqrt, 0.0, 100.0),
-    "sin": (lambda x: x.sin(), np.sin, -10.0, 10.0),
-    "cos": (lambda x: x.cos(), np.cos, -10.0, 10.0),
-    "tan": (lambda x: x.tan(), np.tan, -1.4, 1.4),
-    "sinh": (lambda x: x.sinh(), np.sinh, -10.0, 10.0),
-    "cosh": (lambda x: x.cosh(), np.cosh, -10.0, 10.0),
-    "tanh": (lambda x: x.tanh(), np.tanh, -10.0, 10.0),
-    "asin": (lambda x: x.asin(), np.arcsin, -1.0, 1.0),
-    "asinh": (lambda x: x.asinh(), np.arcsinh, -100.0, 100.0),
-    "acos": (lambda x: x.acos(), np.arccos, -1.0, 1.0),
-    "acosh": (lambda x: x.acosh(), np.arccosh, 1.0, 100.0),
-    "atan": (lambda x: x.atan(), np.arctan, -100.0, 100.0),
-    "atanh": (lambda x: x.atanh(), np.arctanh, -0.99, 0.99),
-    "round": (lambda x: x.round(), np.round, -100.0, 100.0),
-    "floor": (lambda x: x.floor(), np.floor, -100.0, 100.0),
-    "ceil": (lambda x: x.ceil(), np.ceil, -100.0, 100.0),
-    "trunc": (lambda x: x.trunc(), np.trunc, -100.0, 100.0),
-    "sigmoid": (lambda x: x.sigmoid(), _sigmoid, -30.0, 30.0),
+    name: (methodcaller(name), _numpy_unary(name), low, high)
+    for (low, high), names in UNARY_DOMAINS.items()
+    for name in names
 }
 
 

@@ -7,47 +7,27 @@ from typing import Any
 import numpy as np
 import pytest
 from ferrum import DType, Tensor
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.tensors import (
     ALL_DTYPES,
     DEVICE,
     NUM_DTYPES,
+    SETTINGS,
     Array,
     T,
+    array_tensors,
     arrays,
     assert_equal,
+    assert_same,
     broadcastable_shapes,
+    dtype_name,
     dtypes,
     layouts,
     shapes,
     tensor,
 )
-
-SETTINGS = settings(max_examples=40, deadline=None)
-
-
-@st.composite
-def tensors(
-    draw: st.DrawFn,
-    names: tuple[str, ...] = ALL_DTYPES,
-    min_rank: int = 1,
-    max_rank: int = 4,
-    max_side: int = 5,
-) -> tuple[Array, T]:
-    """A NumPy array and the same values as a ferrum tensor in any layout."""
-    dtype = draw(dtypes(names))
-    a: Array = draw(arrays(dtype, shapes(min_rank, max_rank, 1, max_side)))
-    return a, tensor(a, draw(layouts()))
-
-
-def dtype_name(a: Array) -> str:
-    return {"f": "f32" if a.dtype == np.float32 else "f64", "i": "i64", "b": "bool"}[a.dtype.kind]
-
-
-def check(t: T, expected: Array) -> None:
-    assert_equal(t, expected, dtype_name(expected))
 
 
 def int_tensor(values: Any, layout: str = "contiguous") -> T:
@@ -69,7 +49,7 @@ def regions(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[list[tuple[int, in
 
 
 @SETTINGS
-@given(st.data(), tensors())
+@given(st.data(), array_tensors())
 def test_slice_assign(data: st.DataObject, at: tuple[Array, T]) -> None:
     a, t = at
     ranges, key = data.draw(regions(a.shape))
@@ -77,46 +57,47 @@ def test_slice_assign(data: st.DataObject, at: tuple[Array, T]) -> None:
     values: Any = data.draw(arrays(dtype_name(a), region.shape))
     expected = a.copy()
     expected[key] = values
-    check(t.slice_assign(ranges, tensor(values, data.draw(layouts()))), expected)
-    check(t.slice(ranges), region)
+    assert_same(t.slice_assign(ranges, tensor(values, data.draw(layouts()))), expected)
+    assert_same(t.slice(ranges), region)
     np.testing.assert_array_equal(t.to_numpy(), a)
 
 
 @SETTINGS
-@given(st.data(), tensors(NUM_DTYPES))
+@given(st.data(), array_tensors(NUM_DTYPES))
 def test_slice_fill(data: st.DataObject, at: tuple[Array, T]) -> None:
     a, t = at
     ranges, key = data.draw(regions(a.shape))
     value = data.draw(st.integers(-5, 5))
     expected = a.copy()
     expected[key] = value
-    check(t.slice_fill(ranges, value), expected)
+    assert_same(t.slice_fill(ranges, value), expected)
 
 
 def test_slice_fill_with_steps_and_bools() -> None:
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
     expected = a.copy()
     expected[::2, ::-3] = -1.0
-    check(tensor(a, "transposed").slice_fill([slice(None, None, 2), slice(None, None, -3)], -1.0), expected)
+    steps = [slice(None, None, 2), slice(None, None, -3)]
+    assert_same(tensor(a, "transposed").slice_fill(steps, -1.0), expected)
     b = np.zeros((2, 3), bool)
     got = tensor(b).slice_fill([(0, 1), (1, 3)], True)
     b[0:1, 1:3] = True
-    check(got, b)
+    assert_same(got, b)
 
 
 # --------------------------------------------------------------------------- select / take
 
 
 @SETTINGS
-@given(st.data(), tensors())
+@given(st.data(), array_tensors())
 def test_select_and_take(data: st.DataObject, at: tuple[Array, T]) -> None:
     a, t = at
     dim = data.draw(st.integers(-a.ndim, a.ndim - 1))
     n = a.shape[dim]
     idx = np.asarray(data.draw(st.lists(st.integers(0, n - 1), max_size=6)), dtype=np.int64)
-    check(t.select(dim, int_tensor(idx)), np.take(a, idx, axis=dim))
+    assert_same(t.select(dim, int_tensor(idx)), np.take(a, idx, axis=dim))
     shaped = np.asarray(data.draw(arrays("i64", shapes(1, 2, 1, 3), low=0, high=n - 1)), dtype=np.int64)
-    check(t.take(dim, tensor(shaped, data.draw(layouts()))), np.take(a, shaped, axis=dim))
+    assert_same(t.take(dim, tensor(shaped, data.draw(layouts()))), np.take(a, shaped, axis=dim))
 
 
 def index_add(a: Array, dim: int, idx: Array, values: Array) -> Array:
@@ -131,7 +112,7 @@ def index_add(a: Array, dim: int, idx: Array, values: Array) -> Array:
 
 
 @SETTINGS
-@given(st.data(), tensors())
+@given(st.data(), array_tensors())
 def test_select_assign_adds(data: st.DataObject, at: tuple[Array, T]) -> None:
     a, t = at
     dim = data.draw(st.integers(0, a.ndim - 1))
@@ -140,14 +121,14 @@ def test_select_assign_adds(data: st.DataObject, at: tuple[Array, T]) -> None:
     vshape = tuple(len(idx) if d == dim else s for d, s in enumerate(a.shape))
     values: Any = data.draw(arrays(dtype_name(a), vshape))
     out = t.select_assign(dim, int_tensor(idx), tensor(values, data.draw(layouts())))
-    check(out, index_add(a, dim, idx, values))
+    assert_same(out, index_add(a, dim, idx, values))
 
 
 def test_select_assign_repeated_index_accumulates() -> None:
     t = Tensor.zeros((3, 2), DEVICE)
     v = Tensor.ones((4, 2), DEVICE)
     out = t.select_assign(0, Tensor.from_ints([1, 1, 2, 1], DEVICE), v)
-    check(out, np.array([[0, 0], [3, 3], [1, 1]], np.float32))
+    assert_same(out, np.array([[0, 0], [3, 3], [1, 1]], np.float32))
 
 
 # --------------------------------------------------------------------------- gather / scatter
@@ -165,12 +146,12 @@ def draw_index(data: st.DataObject, a: Array) -> tuple[int, tuple[int, ...], Arr
 
 
 @SETTINGS
-@given(st.data(), tensors())
+@given(st.data(), array_tensors())
 def test_gather(data: st.DataObject, at: tuple[Array, T]) -> None:
     a, t = at
     dim, ishape, idx = draw_index(data, a)
     sub = a[tuple(slice(None) if d == dim else slice(0, s) for d, s in enumerate(ishape))]
-    check(t.gather(dim, tensor(idx, data.draw(layouts()))), np.take_along_axis(sub, idx, axis=dim))
+    assert_same(t.gather(dim, tensor(idx, data.draw(layouts()))), np.take_along_axis(sub, idx, axis=dim))
 
 
 def scatter_add(a: Array, dim: int, idx: Array, values: Array) -> Array:
@@ -186,23 +167,23 @@ def scatter_add(a: Array, dim: int, idx: Array, values: Array) -> Array:
 
 
 @SETTINGS
-@given(st.data(), tensors())
+@given(st.data(), array_tensors())
 def test_scatter_adds(data: st.DataObject, at: tuple[Array, T]) -> None:
     a, t = at
     dim, ishape, idx = draw_index(data, a)
     vshape = tuple(s + data.draw(st.integers(0, 1)) for s in ishape)  # values may be larger
     values: Any = data.draw(arrays(dtype_name(a), vshape))
     out = t.scatter(dim, tensor(idx, data.draw(layouts())), tensor(values, data.draw(layouts())))
-    check(out, scatter_add(a, dim, idx, values))
+    assert_same(out, scatter_add(a, dim, idx, values))
     np.testing.assert_array_equal(t.to_numpy(), a)
 
 
 def test_gather_scatter_known_values() -> None:
     t = Tensor.from_floats([[1.0, 2.0], [3.0, 4.0]], DEVICE)
     idx = Tensor.from_ints([[0, 0], [1, 0]], DEVICE)
-    check(t.gather(1, idx), np.array([[1.0, 1.0], [4.0, 3.0]], np.float32))
+    assert_same(t.gather(1, idx), np.array([[1.0, 1.0], [4.0, 3.0]], np.float32))
     out = Tensor.zeros((2, 2), DEVICE).scatter(1, idx, Tensor.from_floats([[1.0, 2.0], [3.0, 4.0]], DEVICE))
-    check(out, np.array([[3.0, 0.0], [4.0, 3.0]], np.float32))
+    assert_same(out, np.array([[3.0, 0.0], [4.0, 3.0]], np.float32))
 
 
 # --------------------------------------------------------------------------- masks
@@ -219,16 +200,16 @@ def test_mask_where_and_fill(
     mask: Any = data.draw(arrays("bool", pair[0]))
     value: Any = data.draw(arrays(dtype, pair[1]))
     t = tensor(a, layout)
-    check(t.mask_where(tensor(mask, data.draw(layouts())), tensor(value)), np.where(mask, value, a))
+    assert_same(t.mask_where(tensor(mask, data.draw(layouts())), tensor(value)), np.where(mask, value, a))
     fill = True if dtype == "bool" else 7
-    check(t.mask_fill(tensor(mask), fill), np.where(mask, np.asarray(fill, a.dtype), a))
+    assert_same(t.mask_fill(tensor(mask), fill), np.where(mask, np.asarray(fill, a.dtype), a))
 
 
 # --------------------------------------------------------------------------- pad, repeat, roll
 
 
 @SETTINGS
-@given(st.data(), tensors())
+@given(st.data(), array_tensors())
 def test_pad(data: st.DataObject, at: tuple[Array, T]) -> None:
     a, t = at
     k = data.draw(st.integers(1, a.ndim))
@@ -237,43 +218,44 @@ def test_pad(data: st.DataObject, at: tuple[Array, T]) -> None:
     # pairs[0] pads the last dim, pairs[1] the one before, ... (torch's F.pad order).
     widths = [(0, 0)] * (a.ndim - k) + pairs[::-1]
     value: Any = True if a.dtype == bool else 3
-    check(t.pad(flat, value), np.pad(a, widths, constant_values=value))
-    check(t.pad(flat), np.pad(a, widths, constant_values=0))
+    assert_same(t.pad(flat, value), np.pad(a, widths, constant_values=value))
+    assert_same(t.pad(flat), np.pad(a, widths, constant_values=0))
 
 
 @SETTINGS
-@given(st.data(), tensors(max_rank=3, max_side=3))
+@given(st.data(), array_tensors(max_rank=3, max_side=3))
 def test_repeat(data: st.DataObject, at: tuple[Array, T]) -> None:
     a, t = at
     sizes = [data.draw(st.integers(1, 3)) for _ in range(a.ndim)]
-    check(t.repeat(sizes), np.tile(a, sizes))
+    assert_same(t.repeat(sizes), np.tile(a, sizes))
     dim = data.draw(st.integers(-a.ndim, a.ndim - 1))
     times = data.draw(st.integers(1, 3))
-    check(t.repeat_dim(dim, times), np.tile(a, [times if d == dim % a.ndim else 1 for d in range(a.ndim)]))
+    reps = [times if d == dim % a.ndim else 1 for d in range(a.ndim)]
+    assert_same(t.repeat_dim(dim, times), np.tile(a, reps))
 
 
 @SETTINGS
-@given(st.data(), tensors())
+@given(st.data(), array_tensors())
 def test_roll(data: st.DataObject, at: tuple[Array, T]) -> None:
     a, t = at
     k = data.draw(st.integers(1, 3))
     dims = [data.draw(st.integers(-a.ndim, a.ndim - 1)) for _ in range(k)]
     shifts = [data.draw(st.integers(-7, 7)) for _ in range(k)]
-    check(t.roll(shifts, dims), np.roll(a, shifts, axis=dims))
-    check(t.roll_dim(shifts[0], dims[0]), np.roll(a, shifts[0], axis=dims[0]))
+    assert_same(t.roll(shifts, dims), np.roll(a, shifts, axis=dims))
+    assert_same(t.roll_dim(shifts[0], dims[0]), np.roll(a, shifts[0], axis=dims[0]))
 
 
 # --------------------------------------------------------------------------- triangles
 
 
 @SETTINGS
-@given(st.data(), tensors(NUM_DTYPES, min_rank=2), st.integers(-4, 4))
+@given(st.data(), array_tensors(NUM_DTYPES, min_rank=2), st.integers(-4, 4))
 def test_triu_tril(data: st.DataObject, at: tuple[Array, T], diagonal: int) -> None:
     a, t = at
-    check(t.triu(diagonal), np.triu(a, diagonal))
-    check(t.tril(diagonal), np.tril(a, diagonal))
-    check(t.triu(), np.triu(a))
-    check(t.tril(), np.tril(a))
+    assert_same(t.triu(diagonal), np.triu(a, diagonal))
+    assert_same(t.tril(diagonal), np.tril(a, diagonal))
+    assert_same(t.triu(), np.triu(a))
+    assert_same(t.tril(), np.tril(a))
 
 
 @SETTINGS
@@ -294,8 +276,8 @@ def test_triu_mask_fill_equals_triu() -> None:
     a = np.arange(1, 13, dtype=np.float32).reshape(3, 4)
     t = tensor(a)
     mask = Tensor.triu_mask((3, 4), 1, DEVICE)
-    check(t.mask_fill(mask, 0.0), np.triu(a, 1))
-    check(t.mask_fill(Tensor.tril_mask((3, 4), 0, DEVICE), 0.0), np.tril(a))
+    assert_same(t.mask_fill(mask, 0.0), np.triu(a, 1))
+    assert_same(t.mask_fill(Tensor.tril_mask((3, 4), 0, DEVICE), 0.0), np.tril(a))
 
 
 # --------------------------------------------------------------------------- one_hot
@@ -306,7 +288,7 @@ def test_triu_mask_fill_equals_triu() -> None:
 def test_one_hot(data: st.DataObject, dtype: str, shape: tuple[int, ...], classes: int) -> None:
     idx: Any = data.draw(arrays(dtype, shape, low=0, high=classes - 1).map(np.trunc))
     expected = np.eye(classes, dtype=idx.dtype)[idx.astype(np.int64)]
-    check(tensor(idx, data.draw(layouts())).one_hot(classes), expected)
+    assert_same(tensor(idx, data.draw(layouts())).one_hot(classes), expected)
 
 
 @SETTINGS
@@ -316,9 +298,9 @@ def test_one_hot_fill(data: st.DataObject, shape: tuple[int, ...], classes: int)
     axis = data.draw(st.integers(-(len(shape) + 1), len(shape)))
     onehot = np.eye(classes, dtype=np.int64)[np.where(idx < 0, idx + classes, idx)]
     expected = np.moveaxis(np.where(onehot == 1, 5, -1), -1, axis)
-    check(tensor(idx).one_hot_fill(classes, 5.0, -1.0, axis), expected)
+    assert_same(tensor(idx).one_hot_fill(classes, 5.0, -1.0, axis), expected)
     last = np.where(onehot == 1, 5, -1)
-    check(tensor(idx).one_hot_fill(classes, 5.0, -1.0), last)
+    assert_same(tensor(idx).one_hot_fill(classes, 5.0, -1.0), last)
 
 
 # --------------------------------------------------------------------------- nonzero / argwhere
@@ -358,7 +340,7 @@ def test_cat(data: st.DataObject, dtype: str, shape: tuple[int, ...]) -> None:
         s[dim] = data.draw(st.integers(0, 3))
         parts.append(data.draw(arrays(dtype, tuple(s))))
     ts = [tensor(p, data.draw(layouts())) for p in parts]
-    check(Tensor.cat(ts, dim), np.concatenate(parts, axis=dim))
+    assert_same(Tensor.cat(ts, dim), np.concatenate(parts, axis=dim))
 
 
 @SETTINGS
@@ -367,7 +349,7 @@ def test_stack(data: st.DataObject, dtype: str, shape: tuple[int, ...]) -> None:
     dim = data.draw(st.integers(-(len(shape) + 1), len(shape)))
     parts: list[Any] = [data.draw(arrays(dtype, shape)) for _ in range(data.draw(st.integers(1, 4)))]
     ts = [tensor(p, data.draw(layouts())) for p in parts]
-    check(Tensor.stack(ts, dim), np.stack(parts, axis=dim))
+    assert_same(Tensor.stack(ts, dim), np.stack(parts, axis=dim))
 
 
 @pytest.mark.parametrize("dtype", ["f32", "i64"])
@@ -375,4 +357,4 @@ def test_cat_of_views_of_one_tensor(dtype: str) -> None:
     a = np.arange(12).reshape(3, 4).astype(np.float32 if dtype == "f32" else np.int64)
     t = tensor(a)
     out = Tensor.cat([t, t.flip([0]), t[:, 1:2].expand((3, 4))], 0)
-    check(out, np.concatenate([a, a[::-1], np.broadcast_to(a[:, 1:2], (3, 4))], 0))
+    assert_same(out, np.concatenate([a, a[::-1], np.broadcast_to(a[:, 1:2], (3, 4))], 0))

@@ -6,13 +6,14 @@ from typing import Any
 import numpy as np
 import pytest
 from ferrum import DType, KindError, ShapeError, Tensor
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.tensors import (
     DEVICE,
     LAYOUTS,
     NUM_DTYPES,
+    SETTINGS,
     Array,
     arrays,
     assert_close,
@@ -21,8 +22,6 @@ from tests.support.tensors import (
     layouts,
     tensor,
 )
-
-SETTINGS = settings(max_examples=40, deadline=None)
 
 
 def matmul_ref(a: Array, b: Array) -> Array:

@@ -223,17 +223,17 @@ x = NamedTensor.random((32, 48, 24), (Batch, SeqLength, DModel), Distribution.De
 
 SNIPPETS = {
     "named_ok": """
-        reveal_type(x)  # R: ferrum.named.NamedTensor[ferrum.backend.NdArray, tuple[named_ok.Batch, named_ok.SeqLength, named_ok.DModel]]
+        reveal_type(x)  # R: ferrum.tensor.named.NamedTensor[ferrum.backend.NdArray, tuple[named_ok.Batch, named_ok.SeqLength, named_ok.DModel]]
         out = x.matmul(weights).mul(x) * x
-        reveal_type(out)  # R: ferrum.named.NamedTensor[ferrum.backend.NdArray, tuple[named_ok.Batch, named_ok.SeqLength, named_ok.DModel]]
+        reveal_type(out)  # R: ferrum.tensor.named.NamedTensor[ferrum.backend.NdArray, tuple[named_ok.Batch, named_ok.SeqLength, named_ok.DModel]]
         permute = out.swap_dims(1, 2)
-        reveal_type(permute)  # R: ferrum.named.NamedTensor[ferrum.backend.NdArray, tuple[named_ok.Batch, named_ok.DModel, named_ok.SeqLength]]
+        reveal_type(permute)  # R: ferrum.tensor.named.NamedTensor[ferrum.backend.NdArray, tuple[named_ok.Batch, named_ok.DModel, named_ok.SeqLength]]
         scores = x @ permute
-        reveal_type(scores)  # R: ferrum.named.NamedTensor[ferrum.backend.NdArray, tuple[named_ok.Batch, named_ok.SeqLength, named_ok.SeqLength]]
+        reveal_type(scores)  # R: ferrum.tensor.named.NamedTensor[ferrum.backend.NdArray, tuple[named_ok.Batch, named_ok.SeqLength, named_ok.SeqLength]]
         heads = x.reshape((32, 48, 4, 6), (Batch, SeqLength, Heads, DHead)).swap_dims(1, 2)
-        reveal_type(heads)  # R: ferrum.named.NamedTensor[ferrum.backend.NdArray, tuple[named_ok.Batch, named_ok.Heads, named_ok.SeqLength, named_ok.DHead]]
+        reveal_type(heads)  # R: ferrum.tensor.named.NamedTensor[ferrum.backend.NdArray, tuple[named_ok.Batch, named_ok.Heads, named_ok.SeqLength, named_ok.DHead]]
         attention = heads.matmul(heads.swap_dims(2, 3))
-        reveal_type(attention)  # R: ferrum.named.NamedTensor[ferrum.backend.NdArray, tuple[named_ok.Batch, named_ok.Heads, named_ok.SeqLength, named_ok.SeqLength]]
+        reveal_type(attention)  # R: ferrum.tensor.named.NamedTensor[ferrum.backend.NdArray, tuple[named_ok.Batch, named_ok.Heads, named_ok.SeqLength, named_ok.SeqLength]]
         plain: Tensor[NdArray, D3] = out.into_tensor()
         rank4: Tensor[NdArray, D4] = attention.into_tensor()
         back: NamedTensor[NdArray, tuple[Batch, SeqLength, DModel]] = NamedTensor.from_tensor(plain, (Batch, SeqLength, DModel))

@@ -16,34 +16,32 @@ from tests.support.tensors import (
     DEVICE,
     FLOAT_DTYPES,
     NUM_DTYPES,
+    SETTINGS,
     Array,
     T,
+    array_tensors,
     arrays,
     assert_close,
     assert_equal,
+    dtype_name,
     dtypes,
     layouts,
     shapes,
     tensor,
 )
 
-SETTINGS = settings(max_examples=40, deadline=None)
-
 
 @st.composite
 def tensors(
     draw: st.DrawFn,
     names: tuple[str, ...] = NUM_DTYPES,
-    min_rank: int = 1,
-    max_rank: int = 4,
     max_side: int = 5,
     low: float = -100,
     high: float = 100,
 ) -> tuple[Array, T, str]:
     """A NumPy array, the same values as a ferrum tensor in any layout, and the dtype name."""
-    dtype = draw(dtypes(names))
-    a: Array = draw(arrays(dtype, shapes(min_rank, max_rank, 1, max_side), low=low, high=high))
-    return a, tensor(a, draw(layouts())), dtype
+    a, t = draw(array_tensors(names, max_side=max_side, low=low, high=high))
+    return a, t, dtype_name(a)
 
 
 def sum_tol(a: Array, dtype: str, axis: Any = None) -> tuple[float, float]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from ferrum import DType, KindError, ShapeError, Tensor, check_closeness
 from ferrum.backend import NdArray
-from ferrum.report import EPSILONS, ClosenessLevel, ClosenessReport
+from ferrum.tensor.report import EPSILONS, ClosenessLevel, ClosenessReport
 
 DEVICE = NdArray.device()
 

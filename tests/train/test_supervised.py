@@ -590,12 +590,12 @@ def test_the_guide_cnn_resumes_bit_for_bit(
     tmp_path: Path, workers: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The real model: convolutions, dropout, threaded kernels, on 512 MNIST digits.
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "examples"))
     from ferrum.data.dataset import PartialDataset
     from ferrum.data.dataset.vision import MnistDataset
     from ferrum.optim import AdamConfig
-    from guide.data import MnistBatcher
-    from guide.model import ModelConfig
+
+    from examples.guide.data import MnistBatcher
+    from examples.guide.model import ModelConfig
 
     def run(directory: Path, epochs: int, checkpoint: int | None, seed: int) -> dict[str, Any]:
         train = (

@@ -142,15 +142,16 @@ def test_every_public_object_has_a_docstring() -> None:
 def test_the_stub_leaves_documentation_to_the_runtime() -> None:
     """The native API is documented once, by the binding's doc comments (its ``__doc__``).
 
-    A docstring in ``_ferrum.pyi`` would be a second copy that drifts: the
-    stub holds the types only.
+    A docstring in the stub (``_ferrum/*.pyi``) would be a second copy that
+    drifts: the stub holds the types only.
     """
     assert _ferrum.__file__ is not None
-    stub = Path(_ferrum.__file__).with_name("_ferrum.pyi")
-    tree = ast.parse(stub.read_text(encoding="utf-8"))
+    stubs = sorted(Path(_ferrum.__file__).with_name("_ferrum").glob("*.pyi"))
+    assert stubs, "the native module's stub package ferrum/_ferrum/ is missing"
     documented = [
         f"{stub.name}:{node.lineno} {node.name}"
-        for node in ast.walk(tree)
+        for stub in stubs
+        for node in ast.walk(ast.parse(stub.read_text(encoding="utf-8")))
         if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and ast.get_docstring(node) is not None
     ]
     assert not documented, "docstrings belong in the Rust doc comments:\n" + "\n".join(documented)

@@ -178,7 +178,7 @@ SNIPPETS = {
     "m7_grads_from_the_inner_copy": """
         model = regressor(AD)
         loss = model.step(Tensor.ones((1, 2), AD.device())).loss
-        GradientsParams.from_grads(loss.backward(), model.valid())  # E: Argument 2 to "from_grads" of "GradientsParams" has incompatible type "Regressor[NdArray]"; expected "Module[Autodiff[Any]]"
+        GradientsParams.from_grads(loss.backward(), model.valid())  # E: Argument 2 to "from_grads" of "GradientsParams" has incompatible type "Regressor[NdArray]"; expected "Module[Autodiff[Any, Any]]"
         """,
     "m8_step_the_inner_copy": """
         model = regressor(AD)
@@ -202,7 +202,7 @@ SNIPPETS = {
         device = NdArray.device()
         mlp = Mlp(LinearConfig(2, 2).init(device), LinearConfig(2, 1).init(device))
         linear_record = LinearConfig(2, 2).init(device).into_record()
-        reveal_type(linear_record)  # R: ferrum.record.ModuleRecord[ferrum.nn.linear.Linear[ferrum.backend.NdArray]]
+        reveal_type(linear_record)  # R: ferrum.record.base.ModuleRecord[ferrum.nn.linear.Linear[ferrum.backend.NdArray]]
         mlp.load_record(linear_record)  # E: Mlp.load_record takes the record of a Mlp, found the record of a Linear
         mlp.load_record(SgdConfig().init().to_record())  # E: Mlp.load_record takes the record of a Mlp (its into_record()), found an optimizer's record
         """,
@@ -211,7 +211,7 @@ SNIPPETS = {
 
         model = regressor(AD)
         optimizer = SgdConfig().init()
-        reveal_type(model.load_record(regressor(NdArray).into_record()))  # R: training_defs.Regressor[ferrum.backend.Autodiff[ferrum.backend.NdArray]]
+        reveal_type(model.load_record(regressor(NdArray).into_record()))  # R: training_defs.Regressor[ferrum.backend.Autodiff[ferrum.backend.NdArray, Any]]
         optimizer = optimizer.load_record(optimizer.to_record())
         loaded = CompactRecorder().load("model", AD.device())
         model = model.load_record(loaded)
@@ -231,14 +231,14 @@ SNIPPETS = {
         loss = model.step(Tensor.ones((1, 2), AD.device())).loss
         grads = GradientsParams.from_grads(loss.backward(), model)
         stepped = SgdConfig().init().step(0.1, model, grads)
-        reveal_type(stepped)  # R: training_defs.Regressor[ferrum.backend.Autodiff[ferrum.backend.NdArray]]
-        reveal_type(model.to_device(AD.device()))  # R: training_defs.Regressor[ferrum.backend.Autodiff[ferrum.backend.NdArray]]
-        reveal_type(regressor(NdArray).to_device(AD.device()))  # R: training_defs.Regressor[ferrum.backend.Autodiff[ferrum.backend.NdArray]]
+        reveal_type(stepped)  # R: training_defs.Regressor[ferrum.backend.Autodiff[ferrum.backend.NdArray, Any]]
+        reveal_type(model.to_device(AD.device()))  # R: training_defs.Regressor[ferrum.backend.Autodiff[ferrum.backend.NdArray, Any]]
+        reveal_type(regressor(NdArray).to_device(AD.device()))  # R: training_defs.Regressor[ferrum.backend.Autodiff[ferrum.backend.NdArray, Any]]
         reveal_type(regressor(NdArray).to_device(NdArray.device()))  # R: training_defs.Regressor[ferrum.backend.NdArray]
         x = Tensor.zeros((2, 3, 4), NdArray.device())
-        reveal_type(x.flatten(0, 1))  # R: ferrum._ferrum.Tensor[ferrum.backend.NdArray, ferrum.rank.D2, ferrum._ferrum.Float]
-        reveal_type(x.flatten(0, -1))  # R: ferrum._ferrum.Tensor[ferrum.backend.NdArray, ferrum.rank.D1, ferrum._ferrum.Float]
-        reveal_type(x.flatten(-2, 2))  # R: ferrum._ferrum.Tensor[ferrum.backend.NdArray, ferrum.rank.D2, ferrum._ferrum.Float]
+        reveal_type(x.flatten(0, 1))  # R: ferrum._ferrum._tensor.Tensor[ferrum.backend.NdArray, ferrum.tensor.rank.D2, ferrum._ferrum._kind.Float]
+        reveal_type(x.flatten(0, -1))  # R: ferrum._ferrum._tensor.Tensor[ferrum.backend.NdArray, ferrum.tensor.rank.D1, ferrum._ferrum._kind.Float]
+        reveal_type(x.flatten(-2, 2))  # R: ferrum._ferrum._tensor.Tensor[ferrum.backend.NdArray, ferrum.tensor.rank.D2, ferrum._ferrum._kind.Float]
         embedding = EmbeddingConfig(10, 4).init(NdArray.device())
         tokens = Tensor.zeros((2, 3, 1), NdArray.device()).int()
         embedded: Tensor[NdArray, D3] = embedding.forward(tokens.flatten(1, 2))

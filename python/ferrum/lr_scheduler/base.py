@@ -22,7 +22,17 @@ from typing import Any
 
 from typing_extensions import Self
 
-__all__ = ["ConstantLr", "LrScheduler", "LrSchedulerLike", "as_lr_scheduler", "check_lr", "record_number"]
+__all__ = [
+    "ConstantLr",
+    "LrScheduler",
+    "LrSchedulerLike",
+    "as_lr_scheduler",
+    "check_count",
+    "check_lr",
+    "check_lr_range",
+    "record_index",
+    "record_number",
+]
 
 
 class LrScheduler(abc.ABC):
@@ -106,6 +116,56 @@ def check_lr(owner: str, name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ValueError(f"{owner}.{name} must be a finite number, found {value!r}")
     return float(value)
+
+
+def check_lr_range(
+    owner: str, name: str, value: object, *, above_zero: bool, high: float = 1.0, high_text: str = "1"
+) -> float:
+    """``check_lr``, then ValueError unless the rate is in (0, high] (``above_zero``) or [0, high].
+
+    ``high_text`` is how the message names the upper bound.
+
+    Example:
+        >>> check_lr_range("MyConfig", "final_lr", 1.5, above_zero=False)
+        Traceback (most recent call last):
+        ...
+        ValueError: MyConfig.final_lr must be at least 0 and at most 1, found 1.5
+    """
+    lr = check_lr(owner, name, value)
+    if not ((0.0 < lr) if above_zero else (0.0 <= lr)) or lr > high:
+        low_text = "greater than 0" if above_zero else "at least 0"
+        raise ValueError(f"{owner}.{name} must be {low_text} and at most {high_text}, found {lr}")
+    return lr
+
+
+def check_count(owner: str, name: str, value: object, expected: str) -> int:
+    """``value`` if it is an int of at least 1, else ValueError saying it must be ``expected``.
+
+    Example:
+        >>> check_count("MyConfig", "num_iters", 0, "an int of at least 1")
+        Traceback (most recent call last):
+        ...
+        ValueError: MyConfig.num_iters must be an int of at least 1, found 0
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{owner}.{name} must be {expected}, found {value!r}")
+    return value
+
+
+def record_index(owner: str, record: Mapping[str, Any], name: str, low: int, high: int | None = None) -> int:
+    """The int ``record[name]`` in [low, high] (no upper bound when ``high`` is None), or ValueError.
+
+    Example:
+        >>> record_index("MyScheduler", {"step": -2}, "step", -1)
+        Traceback (most recent call last):
+        ...
+        ValueError: MyScheduler record 'step' must be >= -1, found -2
+    """
+    value = int(record_number(owner, record, name, integer=True))
+    if value < low or (high is not None and value > high):
+        bounds = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{owner} record '{name}' must be {bounds}, found {value}")
+    return value
 
 
 def record_number(owner: str, record: Mapping[str, Any], name: str, *, integer: bool = False) -> Any:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ferrum.config import config
-from ferrum.lr_scheduler.base import LrScheduler, check_lr, record_number
+from ferrum.lr_scheduler.base import LrScheduler, check_count, check_lr_range, record_index
 
 __all__ = ["CosineAnnealingLrScheduler", "CosineAnnealingLrSchedulerConfig"]
 
@@ -40,17 +40,13 @@ class CosineAnnealingLrSchedulerConfig:
         """The schedule; ValueError for ``initial_lr`` outside (0, 1], ``min_lr`` outside [0, initial_lr]
         or ``num_iters`` below 1."""
         owner = "CosineAnnealingLrSchedulerConfig"
-        initial_lr = check_lr(owner, "initial_lr", self.initial_lr)
-        min_lr = check_lr(owner, "min_lr", self.min_lr)
-        if not 0.0 < initial_lr <= 1.0:
-            raise ValueError(f"{owner}.initial_lr must be greater than 0 and at most 1, found {initial_lr}")
-        if not 0.0 <= min_lr <= initial_lr:
-            raise ValueError(
-                f"{owner}.min_lr must be at least 0 and at most initial_lr ({initial_lr}), found {min_lr}"
-            )
-        if isinstance(self.num_iters, bool) or not isinstance(self.num_iters, int) or self.num_iters < 1:
-            raise ValueError(f"{owner}.num_iters must be an int of at least 1, found {self.num_iters!r}")
-        return CosineAnnealingLrScheduler(initial_lr, min_lr, self.num_iters)
+        initial_lr = check_lr_range(owner, "initial_lr", self.initial_lr, above_zero=True)
+        high_text = f"initial_lr ({initial_lr})"
+        min_lr = check_lr_range(
+            owner, "min_lr", self.min_lr, above_zero=False, high=initial_lr, high_text=high_text
+        )
+        num_iters = check_count(owner, "num_iters", self.num_iters, "an int of at least 1")
+        return CosineAnnealingLrScheduler(initial_lr, min_lr, num_iters)
 
 
 class CosineAnnealingLrScheduler(LrScheduler):
@@ -78,10 +74,5 @@ class CosineAnnealingLrScheduler(LrScheduler):
         return {"current_iter": self.current_iter}
 
     def _load(self, record: Mapping[str, Any]) -> None:
-        current = record_number("CosineAnnealingLrScheduler", record, "current_iter", integer=True)
-        if not -1 <= current <= self.num_iters:
-            raise ValueError(
-                f"CosineAnnealingLrScheduler record 'current_iter' must be in [-1, {self.num_iters}],"
-                f" found {current}"
-            )
-        self.current_iter = int(current)
+        owner = "CosineAnnealingLrScheduler"
+        self.current_iter = record_index(owner, record, "current_iter", -1, self.num_iters)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ferrum.config import config
-from ferrum.lr_scheduler.base import LrScheduler, check_lr, record_number
+from ferrum.lr_scheduler.base import LrScheduler, check_lr_range, record_number
 
 __all__ = ["ExponentialLrScheduler", "ExponentialLrSchedulerConfig"]
 
@@ -33,17 +33,9 @@ class ExponentialLrSchedulerConfig:
 
     def init(self) -> ExponentialLrScheduler:
         """The schedule; ValueError unless ``initial_lr`` and ``gamma`` are in (0, 1]."""
-        initial_lr = check_lr("ExponentialLrSchedulerConfig", "initial_lr", self.initial_lr)
-        gamma = check_lr("ExponentialLrSchedulerConfig", "gamma", self.gamma)
-        if not 0.0 < initial_lr <= 1.0:
-            raise ValueError(
-                f"ExponentialLrSchedulerConfig.initial_lr must be greater than 0 and at most 1,"
-                f" found {initial_lr}"
-            )
-        if not 0.0 < gamma <= 1.0:
-            raise ValueError(
-                f"ExponentialLrSchedulerConfig.gamma must be greater than 0 and at most 1, found {gamma}"
-            )
+        owner = "ExponentialLrSchedulerConfig"
+        initial_lr = check_lr_range(owner, "initial_lr", self.initial_lr, above_zero=True)
+        gamma = check_lr_range(owner, "gamma", self.gamma, above_zero=True)
         return ExponentialLrScheduler(initial_lr, gamma)
 
 

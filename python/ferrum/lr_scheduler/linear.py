@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ferrum.config import config
-from ferrum.lr_scheduler.base import LrScheduler, check_lr, record_number
+from ferrum.lr_scheduler.base import LrScheduler, check_count, check_lr_range, record_index
 
 __all__ = ["LinearLrScheduler", "LinearLrSchedulerConfig"]
 
@@ -36,15 +36,10 @@ class LinearLrSchedulerConfig:
         """The schedule; ValueError for ``initial_lr`` outside (0, 1], ``final_lr`` outside [0, 1]
         or ``num_iters`` below 1."""
         owner = "LinearLrSchedulerConfig"
-        initial_lr = check_lr(owner, "initial_lr", self.initial_lr)
-        final_lr = check_lr(owner, "final_lr", self.final_lr)
-        if not 0.0 < initial_lr <= 1.0:
-            raise ValueError(f"{owner}.initial_lr must be greater than 0 and at most 1, found {initial_lr}")
-        if not 0.0 <= final_lr <= 1.0:
-            raise ValueError(f"{owner}.final_lr must be at least 0 and at most 1, found {final_lr}")
-        if isinstance(self.num_iters, bool) or not isinstance(self.num_iters, int) or self.num_iters < 1:
-            raise ValueError(f"{owner}.num_iters must be an int of at least 1, found {self.num_iters!r}")
-        return LinearLrScheduler(initial_lr, final_lr, self.num_iters)
+        initial_lr = check_lr_range(owner, "initial_lr", self.initial_lr, above_zero=True)
+        final_lr = check_lr_range(owner, "final_lr", self.final_lr, above_zero=False)
+        num_iters = check_count(owner, "num_iters", self.num_iters, "an int of at least 1")
+        return LinearLrScheduler(initial_lr, final_lr, num_iters)
 
 
 class LinearLrScheduler(LrScheduler):
@@ -70,7 +65,4 @@ class LinearLrScheduler(LrScheduler):
         return {"remaining_iters": self.remaining_iters}
 
     def _load(self, record: Mapping[str, Any]) -> None:
-        remaining = int(record_number("LinearLrScheduler", record, "remaining_iters", integer=True))
-        if remaining < 0:
-            raise ValueError(f"LinearLrScheduler record 'remaining_iters' must be >= 0, found {remaining}")
-        self.remaining_iters = remaining
+        self.remaining_iters = record_index("LinearLrScheduler", record, "remaining_iters", 0)

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ferrum.config import config
-from ferrum.lr_scheduler.base import LrScheduler, check_lr, record_number
+from ferrum.lr_scheduler.base import LrScheduler, check_count, check_lr, record_number
 
 __all__ = ["NoamLrScheduler", "NoamLrSchedulerConfig"]
 
@@ -38,11 +38,9 @@ class NoamLrSchedulerConfig:
     def init(self) -> NoamLrScheduler:
         """The schedule; ValueError when ``warmup_steps`` or ``model_size`` is not positive."""
         factor = check_lr("NoamLrSchedulerConfig", "factor", self.factor)
-        for name in ("warmup_steps", "model_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"NoamLrSchedulerConfig.{name} must be an int > 0, found {value!r}")
-        return NoamLrScheduler(factor, self.warmup_steps, self.model_size)
+        warmup_steps = check_count("NoamLrSchedulerConfig", "warmup_steps", self.warmup_steps, "an int > 0")
+        model_size = check_count("NoamLrSchedulerConfig", "model_size", self.model_size, "an int > 0")
+        return NoamLrScheduler(factor, warmup_steps, model_size)
 
 
 class NoamLrScheduler(LrScheduler):

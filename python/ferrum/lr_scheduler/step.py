@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ferrum.config import config
-from ferrum.lr_scheduler.base import LrScheduler, check_lr, record_number
+from ferrum.lr_scheduler.base import LrScheduler, check_count, check_lr, record_index
 
 __all__ = ["StepLrScheduler", "StepLrSchedulerConfig"]
 
@@ -40,9 +40,8 @@ class StepLrSchedulerConfig:
         """The schedule; ValueError when ``step_size`` is not a positive int."""
         initial_lr = check_lr("StepLrSchedulerConfig", "initial_lr", self.initial_lr)
         gamma = check_lr("StepLrSchedulerConfig", "gamma", self.gamma)
-        if isinstance(self.step_size, bool) or not isinstance(self.step_size, int) or self.step_size <= 0:
-            raise ValueError(f"StepLrSchedulerConfig.step_size must be an int > 0, found {self.step_size!r}")
-        return StepLrScheduler(initial_lr, self.step_size, gamma)
+        step_size = check_count("StepLrSchedulerConfig", "step_size", self.step_size, "an int > 0")
+        return StepLrScheduler(initial_lr, step_size, gamma)
 
 
 class StepLrScheduler(LrScheduler):
@@ -68,7 +67,4 @@ class StepLrScheduler(LrScheduler):
         return {"iter_idx": self.iter_idx}
 
     def _load(self, record: Mapping[str, Any]) -> None:
-        index = int(record_number("StepLrScheduler", record, "iter_idx", integer=True))
-        if index < -1:
-            raise ValueError(f"StepLrScheduler record 'iter_idx' must be >= -1, found {index}")
-        self.iter_idx = index
+        self.iter_idx = record_index("StepLrScheduler", record, "iter_idx", -1)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ferrum import _ferrum
 from ferrum._ferrum import Device, DType, Float, Tensor
-from ferrum.record import ParamId
+from ferrum.record.param_id import ParamId
 
 if TYPE_CHECKING:
     from ferrum._ferrum import QTensor

@@ -21,7 +21,8 @@ import numpy as np
 from ferrum._ferrum import Device, Float, Tensor, TensorData
 from ferrum.module.param import Param, ParamId, RunningState
 from ferrum.module.tree import is_module, is_tree_node, join, node_fields, with_fields
-from ferrum.record import Some, SomeConstant, _Variant
+from ferrum.record import Some, SomeConstant
+from ferrum.record.burn_format import _Variant
 
 __all__ = ["into_record", "load_record"]
 

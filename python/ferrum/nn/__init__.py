@@ -17,43 +17,10 @@ Example:
     (3, 2)
 """
 
-from ferrum.nn import attention, cache, conv, interpolate, loss, pool, transformer
-from ferrum.nn.activation import (
-    GLU,
-    Gelu,
-    Glu,
-    HardSigmoid,
-    HardSigmoidConfig,
-    HardSwish,
-    LeakyRelu,
-    LeakyReluConfig,
-    PRelu,
-    PReluConfig,
-    Relu,
-    Sigmoid,
-    Softplus,
-    SoftplusConfig,
-    SwiGlu,
-    SwiGluConfig,
-    Tanh,
-)
+from ferrum.nn import activation, attention, cache, conv, interpolate, loss, pool, transformer
+from ferrum.nn.activation import *  # noqa: F403 (the names of its __all__, exported below)
 from ferrum.nn.activation_wrapper import Activation, ActivationConfig
-from ferrum.nn.conv import (
-    Conv1d,
-    Conv1dConfig,
-    Conv2d,
-    Conv2dConfig,
-    Conv3d,
-    Conv3dConfig,
-    ConvTranspose1d,
-    ConvTranspose1dConfig,
-    ConvTranspose2d,
-    ConvTranspose2dConfig,
-    ConvTranspose3d,
-    ConvTranspose3dConfig,
-    DeformConv2d,
-    DeformConv2dConfig,
-)
+from ferrum.nn.conv import *  # noqa: F403 (the names of its __all__, exported below)
 from ferrum.nn.dropout import Dropout, DropoutConfig
 from ferrum.nn.embedding import Embedding, EmbeddingConfig
 from ferrum.nn.initializer import Initializer
@@ -81,55 +48,19 @@ from ferrum.nn.norm import (
     RmsNormConfig,
 )
 from ferrum.nn.padding import PaddingConfig1d, PaddingConfig2d, PaddingConfig3d
-from ferrum.nn.pool import (
-    AdaptiveAvgPool1d,
-    AdaptiveAvgPool1dConfig,
-    AdaptiveAvgPool2d,
-    AdaptiveAvgPool2dConfig,
-    AvgPool1d,
-    AvgPool1dConfig,
-    AvgPool2d,
-    AvgPool2dConfig,
-    MaxPool1d,
-    MaxPool1dConfig,
-    MaxPool2d,
-    MaxPool2dConfig,
-)
+from ferrum.nn.pool import *  # noqa: F403 (the names of its __all__, exported below)
 from ferrum.nn.pos_encoding import PositionalEncoding, PositionalEncodingConfig, generate_sinusoids
 from ferrum.nn.rnn import BiLstm, BiLstmConfig, GateController, Gru, GruConfig, Lstm, LstmConfig, LstmState
 from ferrum.nn.rope_encoding import RotaryEncoding, RotaryEncodingConfig
 from ferrum.nn.unfold import Unfold4d, Unfold4dConfig
 
 __all__ = [
-    "GLU",
     "Activation",
     "ActivationConfig",
-    "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool1dConfig",
-    "AdaptiveAvgPool2d",
-    "AdaptiveAvgPool2dConfig",
-    "AvgPool1d",
-    "AvgPool1dConfig",
-    "AvgPool2d",
-    "AvgPool2dConfig",
     "BatchNorm",
     "BatchNormConfig",
     "BiLstm",
     "BiLstmConfig",
-    "Conv1d",
-    "Conv1dConfig",
-    "Conv2d",
-    "Conv2dConfig",
-    "Conv3d",
-    "Conv3dConfig",
-    "ConvTranspose1d",
-    "ConvTranspose1dConfig",
-    "ConvTranspose2d",
-    "ConvTranspose2dConfig",
-    "ConvTranspose3d",
-    "ConvTranspose3dConfig",
-    "DeformConv2d",
-    "DeformConv2dConfig",
     "Dropout",
     "DropoutConfig",
     "Embedding",
@@ -137,15 +68,10 @@ __all__ = [
     "GateController",
     "GaussianNoise",
     "GaussianNoiseConfig",
-    "Gelu",
-    "Glu",
     "GroupNorm",
     "GroupNormConfig",
     "Gru",
     "GruConfig",
-    "HardSigmoid",
-    "HardSigmoidConfig",
-    "HardSwish",
     "Initializer",
     "InstanceNorm",
     "InstanceNormConfig",
@@ -156,38 +82,23 @@ __all__ = [
     "InterpolateMode",
     "LayerNorm",
     "LayerNormConfig",
-    "LeakyRelu",
-    "LeakyReluConfig",
     "Linear",
     "LinearConfig",
     "LinearLayout",
     "Lstm",
     "LstmConfig",
     "LstmState",
-    "MaxPool1d",
-    "MaxPool1dConfig",
-    "MaxPool2d",
-    "MaxPool2dConfig",
     "Normalization",
     "NormalizationConfig",
-    "PRelu",
-    "PReluConfig",
     "PaddingConfig1d",
     "PaddingConfig2d",
     "PaddingConfig3d",
     "PositionalEncoding",
     "PositionalEncodingConfig",
-    "Relu",
     "RmsNorm",
     "RmsNormConfig",
     "RotaryEncoding",
     "RotaryEncodingConfig",
-    "Sigmoid",
-    "Softplus",
-    "SoftplusConfig",
-    "SwiGlu",
-    "SwiGluConfig",
-    "Tanh",
     "Unfold4d",
     "Unfold4dConfig",
     "attention",
@@ -199,3 +110,7 @@ __all__ = [
     "pool",
     "transformer",
 ]
+# The layers of these modules are exported as they are listed there.
+__all__ += activation.__all__
+__all__ += conv.__all__
+__all__ += pool.__all__

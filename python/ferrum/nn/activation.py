@@ -17,16 +17,17 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any, TypeVar
+from typing import Any
 
 from ferrum import activation
 from ferrum._ferrum import Device, Float, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module, Param
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.linear import Linear, LinearConfig, LinearLayout
-from ferrum.rank import D1, Rank
+from ferrum.nn.stateless import Stateless
+from ferrum.nn.type_vars import B, D
+from ferrum.tensor.rank import D1
 
 __all__ = [
     "GLU",
@@ -48,11 +49,8 @@ __all__ = [
     "Tanh",
 ]
 
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)
 
-
-class Relu(Module[Any]):
+class Relu(Stateless):
     """``max(x, 0)``.
 
     Example:
@@ -63,14 +61,12 @@ class Relu(Module[Any]):
         [0.0, 1.0]
     """
 
-    _constant_record = True
-
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         """``max(x, 0)`` element-wise; any shape, kept."""
         return activation.relu(x)
 
 
-class Gelu(Module[Any]):
+class Gelu(Stateless):
     """Gaussian error linear unit (exact, with erf).
 
     Example:
@@ -81,14 +77,12 @@ class Gelu(Module[Any]):
         [0.0]
     """
 
-    _constant_record = True
-
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         """The Gaussian error linear unit ``x * Phi(x)`` (exact, with erf) element-wise; any shape, kept."""
         return activation.gelu(x)
 
 
-class Sigmoid(Module[Any]):
+class Sigmoid(Stateless):
     """``1 / (1 + exp(-x))``.
 
     Example:
@@ -99,14 +93,12 @@ class Sigmoid(Module[Any]):
         [0.5]
     """
 
-    _constant_record = True
-
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         """``1 / (1 + exp(-x))`` element-wise; any shape, kept."""
         return activation.sigmoid(x)
 
 
-class Tanh(Module[Any]):
+class Tanh(Stateless):
     """Hyperbolic tangent.
 
     Example:
@@ -117,14 +109,12 @@ class Tanh(Module[Any]):
         [0.0]
     """
 
-    _constant_record = True
-
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         """The hyperbolic tangent element-wise; any shape, kept."""
         return activation.tanh(x)
 
 
-class HardSwish(Module[Any]):
+class HardSwish(Stateless):
     """``x * relu6(x + 3) / 6``.
 
     Example:
@@ -134,8 +124,6 @@ class HardSwish(Module[Any]):
         >>> HardSwish().forward(Tensor.from_floats([-4.0, 0.0, 4.0], NdArray.device())).to_data().to_list()
         [-0.0, 0.0, 4.0]
     """
-
-    _constant_record = True
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         """``x * relu6(x + 3) / 6`` element-wise; any shape, kept."""
@@ -159,7 +147,7 @@ class LeakyReluConfig:
         return LeakyRelu(self.negative_slope)
 
 
-class LeakyRelu(Module[Any]):
+class LeakyRelu(Stateless):
     """``x`` where positive, ``negative_slope * x`` elsewhere.
 
     Example:
@@ -170,16 +158,11 @@ class LeakyRelu(Module[Any]):
         [-1.0]
     """
 
-    _constant_record = True
-
     negative_slope: float
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         """``x`` where ``x >= 0``, else ``negative_slope * x``; any shape, kept."""
         return activation.leaky_relu(x, self.negative_slope)
-
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return [("negative_slope", self.negative_slope)]
 
 
 @config
@@ -252,7 +235,7 @@ class HardSigmoidConfig:
         return HardSigmoid(self.alpha, self.beta)
 
 
-class HardSigmoid(Module[Any]):
+class HardSigmoid(Stateless):
     """``clamp(alpha * x + beta, 0, 1)``.
 
     Example:
@@ -264,17 +247,12 @@ class HardSigmoid(Module[Any]):
         [0.5, 1.0]
     """
 
-    _constant_record = True
-
     alpha: float
     beta: float
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         """``clamp(alpha * x + beta, 0, 1)`` element-wise; any shape, kept."""
         return activation.hard_sigmoid(x, self.alpha, self.beta)
-
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return [("alpha", self.alpha), ("beta", self.beta)]
 
 
 @config
@@ -298,7 +276,7 @@ class SoftplusConfig:
         return Softplus(self.beta)
 
 
-class Softplus(Module[Any]):
+class Softplus(Stateless):
     """``log(1 + exp(beta * x)) / beta``.
 
     Example:
@@ -309,16 +287,11 @@ class Softplus(Module[Any]):
         0.6931
     """
 
-    _constant_record = True
-
     beta: float
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         """``log(1 + exp(beta * x)) / beta`` element-wise, computed without overflow; any shape, kept."""
         return activation.softplus(x, self.beta)
-
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return [("beta", self.beta)]
 
 
 @config

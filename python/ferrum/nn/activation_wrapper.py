@@ -18,10 +18,9 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal
 
 from ferrum._ferrum import Device, Float, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config, is_config
 from ferrum.module import Module
 from ferrum.nn.activation import (
@@ -41,12 +40,11 @@ from ferrum.nn.activation import (
     SwiGluConfig,
     Tanh,
 )
-from ferrum.rank import Rank
+from ferrum.nn.type_vars import B, D
+from ferrum.nn.variants import check_kind, check_settings
 
 __all__ = ["Activation", "ActivationConfig", "ActivationKind"]
 
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)
 
 ActivationKind = Literal[
     "Gelu", "PRelu", "Relu", "LeakyRelu", "SwiGlu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Softplus"
@@ -71,6 +69,14 @@ _SETTINGS: dict[str, type] = {
     "SwiGlu": SwiGluConfig,
     "HardSigmoid": HardSigmoidConfig,
     "Softplus": SoftplusConfig,
+}
+# The variants without settings, and their layers.
+_PLAIN: dict[ActivationKind, type[Gelu | Relu | Sigmoid | Tanh | HardSwish]] = {
+    "Gelu": Gelu,
+    "Relu": Relu,
+    "Sigmoid": Sigmoid,
+    "Tanh": Tanh,
+    "HardSwish": HardSwish,
 }
 # Softplus before HardSigmoid: JSON of either has `beta`, only HardSigmoid's has `alpha`.
 _Settings = PReluConfig | LeakyReluConfig | SwiGluConfig | SoftplusConfig | HardSigmoidConfig
@@ -101,19 +107,15 @@ class ActivationConfig:
     HardSwish: ClassVar[ActivationConfig]
 
     def __post_init__(self) -> None:
-        if self.kind not in _VARIANTS:
-            raise ValueError(
-                f"ActivationConfig.kind: expected one of {', '.join(_VARIANTS)}, found {self.kind!r}"
-            )
+        check_kind("ActivationConfig", self.kind, _VARIANTS)
         wanted = _SETTINGS.get(self.kind)
         if wanted is not None and is_config(self.settings) and not isinstance(self.settings, wanted):
             # JSON holds no type: settings read as another variant's config are this variant's.
             object.__setattr__(self, "settings", wanted.from_dict(self.settings.to_dict()))  # type: ignore[attr-defined,union-attr]
         if wanted is None and self.settings is not None:
             raise ValueError(f"ActivationConfig.{self.kind} takes no settings, found {self.settings!r}")
-        if wanted is not None and not isinstance(self.settings, wanted):
-            found = type(self.settings).__name__
-            raise ValueError(f"ActivationConfig.{self.kind} needs a {wanted.__name__}, found {found}")
+        if wanted is not None:
+            check_settings("ActivationConfig", self.kind, self.settings, wanted)
 
     @staticmethod
     def PRelu(settings: PReluConfig) -> ActivationConfig:
@@ -149,14 +151,7 @@ class ActivationConfig:
         elif isinstance(s, (LeakyReluConfig, HardSigmoidConfig, SoftplusConfig)):
             layer = s.init()
         else:
-            plain: dict[str, type[Gelu | Relu | Sigmoid | Tanh | HardSwish]] = {
-                "Gelu": Gelu,
-                "Relu": Relu,
-                "Sigmoid": Sigmoid,
-                "Tanh": Tanh,
-                "HardSwish": HardSwish,
-            }
-            layer = plain[self.kind]()
+            layer = _PLAIN[self.kind]()
         return Activation(layer)
 
     def __repr__(self) -> str:
@@ -165,11 +160,9 @@ class ActivationConfig:
         return f"ActivationConfig.{self.kind}({self.settings!r})"
 
 
-ActivationConfig.Gelu = ActivationConfig("Gelu")
-ActivationConfig.Relu = ActivationConfig("Relu")
-ActivationConfig.Sigmoid = ActivationConfig("Sigmoid")
-ActivationConfig.Tanh = ActivationConfig("Tanh")
-ActivationConfig.HardSwish = ActivationConfig("HardSwish")
+for _kind in _PLAIN:
+    # The variants without settings are constants, as Burn's unit variants.
+    setattr(ActivationConfig, _kind, ActivationConfig(_kind))
 
 
 class Activation(Module[B]):

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ferrum._ferrum import Tensor
-from ferrum.rank import D3
+from ferrum.tensor.rank import D3
 
 __all__ = ["TensorCache"]
 

@@ -20,18 +20,15 @@ Example:
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Device, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
-from ferrum.module import Module, Param
 from ferrum.nn import conv_build as cb
 from ferrum.nn.conv_args import check_groups, check_int, check_pair, check_same_kernel
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.padding import PaddingConfig1d, PaddingConfig2d
-from ferrum.rank import D1, D3, D4
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D3, D4
 
 __all__ = [
     "Conv1d",
@@ -50,7 +47,6 @@ __all__ = [
     "DeformConv2dConfig",
 ]
 
-B = TypeVar("B", bound=Backend)
 
 @config
 class Conv1dConfig:
@@ -88,7 +84,7 @@ class Conv1dConfig:
         return cb.build_layer(Conv1d, self, shape, fans, device)
 
 
-class Conv1d(Module[B]):
+class Conv1d(cb.PlainConv[B, D3, int, PaddingConfig1d]):
     """1-d convolution over ``[batch, channels_in, length]``.
 
     Example:
@@ -102,22 +98,11 @@ class Conv1d(Module[B]):
         [[[4.0, 6.0]]]
     """
 
-    weight: Param[Tensor[B, D3]]
-    bias: Param[Tensor[B, D1]] | None
-    stride: int
-    kernel_size: int
-    dilation: int
-    groups: int
-    padding: PaddingConfig1d
-
     def forward(self, x: Tensor[B, D3]) -> Tensor[B, D3]:
         """``[batch, channels_in, length] -> [batch, channels_out, length_out]``."""
         length = x.dims()[-1]
         pad = self.padding.calculate_padding_1d(length, self.kernel_size, self.stride)
         return _ferrum.conv1d(x, *cb.conv_args(self, pad))
-
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return cb.conv_settings(self)
 
 
 @config
@@ -154,7 +139,7 @@ class Conv2dConfig:
         return cb.build_layer(Conv2d, self, (c_out, c_in // self.groups, kh, kw), fans, device)
 
 
-class Conv2d(Module[B]):
+class Conv2d(cb.PlainConv[B, D4, tuple[int, int], PaddingConfig2d]):
     """2-d convolution over ``[batch, channels_in, height, width]``.
 
     Example:
@@ -166,14 +151,6 @@ class Conv2d(Module[B]):
         >>> conv.forward(Tensor.zeros((1, 3, 9, 9), device)).dims()
         (1, 4, 4, 4)
     """
-
-    weight: Param[Tensor[B, D4]]
-    bias: Param[Tensor[B, D1]] | None
-    stride: tuple[int, int]
-    kernel_size: tuple[int, int]
-    dilation: tuple[int, int]
-    groups: int
-    padding: PaddingConfig2d
 
     def forward(self, x: Tensor[B, D4]) -> Tensor[B, D4]:
         """``[batch, channels_in, height, width] -> [batch, channels_out, height_out, width_out]``.
@@ -189,9 +166,6 @@ class Conv2d(Module[B]):
             bias = None if self.bias is None else self.bias.val()
             return quantized.conv2d(x, bias, self.stride, pad, self.dilation, self.groups)
         return _ferrum.conv2d(x, *cb.conv_args(self, pad))
-
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return cb.conv_settings(self)
 
 
 @config
@@ -232,7 +206,7 @@ class ConvTranspose1dConfig:
         return cb.build_layer(ConvTranspose1d, self, shape, fans, device, "padding_out")
 
 
-class ConvTranspose1d(Module[B]):
+class ConvTranspose1d(cb.TransposedConv[B, D3, int]):
     """1-d transposed convolution over ``[batch, channels_in, length]``.
 
     The output length is
@@ -248,21 +222,9 @@ class ConvTranspose1d(Module[B]):
         (1, 2, 10)
     """
 
-    weight: Param[Tensor[B, D3]]
-    bias: Param[Tensor[B, D1]] | None
-    stride: int
-    kernel_size: int
-    dilation: int
-    groups: int
-    padding: int
-    padding_out: int
-
     def forward(self, x: Tensor[B, D3]) -> Tensor[B, D3]:
         """``[batch, channels_in, length] -> [batch, channels_out, length_out]``."""
         return _ferrum.conv_transpose1d(x, *cb.transposed_args(self))
-
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return cb.transpose_settings(self)
 
 
 @config
@@ -302,7 +264,7 @@ class ConvTranspose2dConfig:
         return cb.build_layer(ConvTranspose2d, self, shape, fans, device, "padding_out")
 
 
-class ConvTranspose2d(Module[B]):
+class ConvTranspose2d(cb.TransposedConv[B, D4, tuple[int, int]]):
     """2-d transposed convolution over ``[batch, channels_in, height, width]``.
 
     Example:
@@ -315,21 +277,9 @@ class ConvTranspose2d(Module[B]):
         (1, 2, 13, 13)
     """
 
-    weight: Param[Tensor[B, D4]]
-    bias: Param[Tensor[B, D1]] | None
-    stride: tuple[int, int]
-    kernel_size: tuple[int, int]
-    dilation: tuple[int, int]
-    groups: int
-    padding: tuple[int, int]
-    padding_out: tuple[int, int]
-
     def forward(self, x: Tensor[B, D4]) -> Tensor[B, D4]:
         """``[batch, channels_in, height, width] -> [batch, channels_out, height_out, width_out]``."""
         return _ferrum.conv_transpose2d(x, *cb.transposed_args(self))
-
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return cb.transpose_settings(self)
 
 
 # Burn's `burn::nn::conv` also holds the 3-d and deformable convolutions (their own files here).

@@ -19,22 +19,19 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import TypeVar
 
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Device, ShapeError, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
-from ferrum.module import Module, Param
 from ferrum.nn import conv_build as cb
 from ferrum.nn.conv_args import check_groups, check_int, check_same_kernel
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.padding import PaddingConfig3d
-from ferrum.rank import D1, D5
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D5
 
 __all__ = ["Conv3d", "Conv3dConfig", "ConvTranspose3d", "ConvTranspose3dConfig"]
 
-B = TypeVar("B", bound=Backend)
 
 Triple = tuple[int, int, int]
 
@@ -49,11 +46,16 @@ def check_triple(owner: str, name: str, value: object, minimum: int = 1) -> None
         raise ValueError(f"{owner}.{name} must be a triple of ints >= {minimum}, found {value!r}")
 
 
-def _check_channels(owner: str, channels: object) -> None:
+def _check_config(config: Conv3dConfig | ConvTranspose3dConfig) -> None:
+    """The checks both 3-d configs make: channels, kernel size, stride, dilation and groups."""
+    owner, channels = type(config).__name__, config.channels
     if not (isinstance(channels, tuple) and len(channels) == 2):
         raise ValueError(f"{owner}.channels must be a pair (in, out), found {channels!r}")
     for c in channels:
         check_int(owner, "channels", c)
+    for name in ("kernel_size", "stride", "dilation"):
+        check_triple(owner, name, getattr(config, name))
+    check_groups(owner, channels[0], channels[1], config.groups)
 
 
 def _check_input(owner: str, x: Tensor[B, D5], channels: int) -> None:
@@ -86,12 +88,8 @@ class Conv3dConfig:
     initializer: Initializer = cb.KAIMING
 
     def __post_init__(self) -> None:
-        owner = "Conv3dConfig"
-        _check_channels(owner, self.channels)
-        for name in ("kernel_size", "stride", "dilation"):
-            check_triple(owner, name, getattr(self, name))
-        check_groups(owner, self.channels[0], self.channels[1], self.groups)
-        check_same_kernel(owner, self.padding.kind, self.kernel_size)
+        _check_config(self)
+        check_same_kernel("Conv3dConfig", self.padding.kind, self.kernel_size)
 
     def init(self, device: Device[B]) -> Conv3d[B]:
         """A new layer on ``device``."""
@@ -100,7 +98,7 @@ class Conv3dConfig:
         return cb.build_layer(Conv3d, self, (c_out, c_in // self.groups, *self.kernel_size), fans, device)
 
 
-class Conv3d(Module[B]):
+class Conv3d(cb.PlainConv[B, D5, Triple, PaddingConfig3d]):
     """3-d convolution over ``[batch, channels_in, depth, height, width]``.
 
     Example:
@@ -112,23 +110,12 @@ class Conv3d(Module[B]):
         (1, 1, 2, 2, 2)
     """
 
-    weight: Param[Tensor[B, D5]]
-    bias: Param[Tensor[B, D1]] | None
-    stride: Triple
-    kernel_size: Triple
-    dilation: Triple
-    groups: int
-    padding: PaddingConfig3d
-
     def forward(self, x: Tensor[B, D5]) -> Tensor[B, D5]:
         """``[batch, channels_in, d, h, w] -> [batch, channels_out, d_out, h_out, w_out]``."""
         _check_input("Conv3d", x, self.weight.shape()[1] * self.groups)
         _, _, d, h, w = x.dims()
         pad = self.padding.calculate_padding_3d(d, h, w, self.kernel_size, self.stride)
         return _ferrum.conv3d(x, *cb.conv_args(self, pad))
-
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return cb.conv_settings(self)
 
 
 @config
@@ -153,13 +140,9 @@ class ConvTranspose3dConfig:
     initializer: Initializer = cb.KAIMING
 
     def __post_init__(self) -> None:
-        owner = "ConvTranspose3dConfig"
-        _check_channels(owner, self.channels)
-        for name in ("kernel_size", "stride", "dilation"):
-            check_triple(owner, name, getattr(self, name))
+        _check_config(self)
         for name in ("padding", "padding_out"):
-            check_triple(owner, name, getattr(self, name), minimum=0)
-        check_groups(owner, self.channels[0], self.channels[1], self.groups)
+            check_triple("ConvTranspose3dConfig", name, getattr(self, name), minimum=0)
 
     def init(self, device: Device[B]) -> ConvTranspose3d[B]:
         """A new layer on ``device`` (Burn draws it with the fan-in only)."""
@@ -169,7 +152,7 @@ class ConvTranspose3dConfig:
         return cb.build_layer(ConvTranspose3d, self, shape, fans, device, "padding_out", "channels")
 
 
-class ConvTranspose3d(Module[B]):
+class ConvTranspose3d(cb.TransposedConv[B, D5, Triple]):
     """3-d transposed convolution over ``[batch, channels_in, depth, height, width]``.
 
     Each output size is ``(n - 1) * stride - 2 * padding + dilation * (k - 1) + padding_out + 1``.
@@ -183,14 +166,6 @@ class ConvTranspose3d(Module[B]):
         (1, 1, 6, 6, 6)
     """
 
-    weight: Param[Tensor[B, D5]]
-    bias: Param[Tensor[B, D1]] | None
-    stride: Triple
-    kernel_size: Triple
-    dilation: Triple
-    groups: int
-    padding: Triple
-    padding_out: Triple
     channels: tuple[int, int]
 
     def forward(self, x: Tensor[B, D5]) -> Tensor[B, D5]:

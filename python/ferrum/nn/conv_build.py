@@ -14,17 +14,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 from ferrum._ferrum import Device, Tensor
-from ferrum.backend import Backend
-from ferrum.module import Param
+from ferrum.module import Module, Param
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.padding import padding_name
-from ferrum.rank import D1
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D1, Rank
 
-B = TypeVar("B", bound=Backend)
 L = TypeVar("L")
+R = TypeVar("R", bound=Rank)
+S = TypeVar("S")
+P = TypeVar("P")
 
 # Burn's default for every convolution: Kaiming uniform with gain 1/sqrt(3) over the fan-in.
 KAIMING = Initializer.KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=False)
@@ -34,17 +36,8 @@ _LAYER_FIELDS = ("stride", "kernel_size", "dilation", "groups", "padding")
 
 
 if TYPE_CHECKING:
-    from ferrum.nn.conv import (
-        Conv1d,
-        Conv1dConfig,
-        Conv2d,
-        Conv2dConfig,
-        ConvTranspose1d,
-        ConvTranspose1dConfig,
-        ConvTranspose2d,
-        ConvTranspose2dConfig,
-    )
-    from ferrum.nn.conv3d import Conv3d, Conv3dConfig, ConvTranspose3d, ConvTranspose3dConfig
+    from ferrum.nn.conv import Conv1dConfig, Conv2dConfig, ConvTranspose1dConfig, ConvTranspose2dConfig
+    from ferrum.nn.conv3d import Conv3dConfig, ConvTranspose3dConfig
 
     _Config: TypeAlias = (
         Conv1dConfig
@@ -54,8 +47,38 @@ if TYPE_CHECKING:
         | ConvTranspose2dConfig
         | ConvTranspose3dConfig
     )
-    _Transposed: TypeAlias = ConvTranspose1d[Any] | ConvTranspose2d[Any] | ConvTranspose3d[Any]
-    _Plain: TypeAlias = Conv1d[Any] | Conv2d[Any] | Conv3d[Any]
+
+
+class ConvLayer(Module[B], Generic[B, R, S]):
+    """The fields every convolution layer starts with: its weight (of rank ``R``), bias, and the
+    stride, kernel size and dilation (``S``: an int in 1-d, a tuple of ints otherwise) and groups."""
+
+    weight: Param[Tensor[B, R]]
+    bias: Param[Tensor[B, D1]] | None
+    stride: S
+    kernel_size: S
+    dilation: S
+    groups: int
+
+
+class PlainConv(ConvLayer[B, R, S], Generic[B, R, S, P]):
+    """A convolution (not transposed): its ``padding`` is a ``PaddingConfig*d`` (``P``); it prints
+    its channels, read from the weight, and settings."""
+
+    padding: P
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        return conv_settings(self)
+
+
+class TransposedConv(ConvLayer[B, R, S]):
+    """A transposed convolution: explicit ``padding`` and ``padding_out`` per dimension."""
+
+    padding: S
+    padding_out: S
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        return transpose_settings(self)
 
 
 def bias_val(bias: Param[Tensor[B, D1]] | None) -> Tensor[B, D1] | None:
@@ -84,7 +107,7 @@ def build_layer(
     return layer(weight=weight, bias=bias, **fields)
 
 
-def _common_settings(layer: _Plain | _Transposed) -> list[tuple[str, object]]:
+def _common_settings(layer: ConvLayer[Any, Any, Any]) -> list[tuple[str, object]]:
     return [
         ("stride", layer.stride),
         ("kernel_size", layer.kernel_size),
@@ -93,14 +116,14 @@ def _common_settings(layer: _Plain | _Transposed) -> list[tuple[str, object]]:
     ]
 
 
-def conv_settings(layer: _Plain) -> list[tuple[str, object]]:
+def conv_settings(layer: PlainConv[Any, Any, Any, Any]) -> list[tuple[str, object]]:
     """A convolution's printed settings, its channels read from the weight ``[out, in / groups, ...]``."""
     ch_out, ch_in_group = layer.weight.shape()[:2]
     channels: list[tuple[str, object]] = [("ch_in", ch_in_group * layer.groups), ("ch_out", ch_out)]
     return [*channels, *_common_settings(layer), ("padding", padding_name(layer.padding))]
 
 
-def transpose_settings(layer: _Transposed) -> list[tuple[str, object]]:
+def transpose_settings(layer: TransposedConv[Any, Any, Any]) -> list[tuple[str, object]]:
     """A transposed convolution's printed settings, channels from the weight ``[in, out / groups, ...]``."""
     ch_in, ch_out_group = layer.weight.shape()[:2]
     channels: tuple[int, int] = (ch_in, ch_out_group * layer.groups)
@@ -112,12 +135,12 @@ def transpose_settings(layer: _Transposed) -> list[tuple[str, object]]:
     ]
 
 
-def conv_args(layer: _Plain, padding: object) -> tuple[Any, ...]:
+def conv_args(layer: PlainConv[Any, Any, Any, Any], padding: object) -> tuple[Any, ...]:
     """What an engine ``conv*d`` takes after the input: ``layer``'s weights and settings with ``padding``."""
     return (layer.weight.val(), bias_val(layer.bias), layer.stride, padding, layer.dilation, layer.groups)
 
 
-def transposed_args(layer: _Transposed) -> tuple[Any, ...]:
+def transposed_args(layer: TransposedConv[Any, Any, Any]) -> tuple[Any, ...]:
     """What an engine ``conv_transpose*d`` takes after the input: ``layer``'s weights and settings."""
     return (
         layer.weight.val(),

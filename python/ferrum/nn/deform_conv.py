@@ -20,22 +20,18 @@ Example:
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Device, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module, Param
 from ferrum.nn.conv_args import check_groups, check_int, check_pair, check_same_kernel
 from ferrum.nn.conv_build import KAIMING
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.padding import PaddingConfig2d, padding_name
-from ferrum.rank import D1, D4
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D1, D4
 
 __all__ = ["DeformConv2d", "DeformConv2dConfig"]
-
-B = TypeVar("B", bound=Backend)
 
 
 @config

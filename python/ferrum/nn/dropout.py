@@ -15,18 +15,12 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
-
 from ferrum._ferrum import Distribution, Float, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
-from ferrum.module import Module
-from ferrum.rank import Rank
+from ferrum.nn.stateless import Stateless
+from ferrum.nn.type_vars import B, D
 
 __all__ = ["Dropout", "DropoutConfig"]
-
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)
 
 
 def _check_prob(owner: str, prob: float) -> None:
@@ -54,7 +48,7 @@ class DropoutConfig:
         return Dropout(self.prob)
 
 
-class Dropout(Module[Any]):
+class Dropout(Stateless):
     """Zeroes each element with probability ``prob`` during training; identity otherwise.
 
     Example:
@@ -65,8 +59,6 @@ class Dropout(Module[Any]):
         >>> out.to_data().to_list()
         [0.0, 0.0, 0.0]
     """
-
-    _constant_record = True
 
     prob: float
 
@@ -89,6 +81,3 @@ class Dropout(Module[Any]):
         # The mask is scaled before it meets x, so only one op is recorded for backward.
         mask = x.random_like(Distribution.Bernoulli(keep)) * (1.0 / keep)
         return x * mask
-
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return [("prob", self.prob)]

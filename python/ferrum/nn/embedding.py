@@ -12,18 +12,14 @@ Example:
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 from ferrum._ferrum import Device, Int, ShapeError, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module, Param
 from ferrum.nn.initializer import Initializer
-from ferrum.rank import D2, D3
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D2, D3
 
 __all__ = ["Embedding", "EmbeddingConfig"]
-
-B = TypeVar("B", bound=Backend)
 
 
 @config

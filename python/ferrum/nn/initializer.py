@@ -28,20 +28,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, ClassVar, Literal, TypeVar, overload
+from typing import Any, ClassVar, Literal, overload
 
 import numpy as np
 
 from ferrum._ferrum import Device, Distribution, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.config.serde import SerdeEnum, Variant
 from ferrum.module.param import Param
-from ferrum.rank import D1, D2, D3, D4
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D1, D2, D3, D4
 
 __all__ = ["Initializer", "InitializerKind"]
 
-B = TypeVar("B", bound=Backend)
 
 InitializerKind = Literal[
     "Constant",

@@ -22,18 +22,15 @@ from __future__ import annotations
 
 import enum
 import math
-from typing import Any, TypeVar
 
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import ArgumentError, ShapeError, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
-from ferrum.module import Module
-from ferrum.rank import D3, D4
+from ferrum.nn.stateless import Stateless
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D3, D4
 
 __all__ = ["Interpolate1d", "Interpolate1dConfig", "Interpolate2d", "Interpolate2dConfig", "InterpolateMode"]
-
-B = TypeVar("B", bound=Backend)
 
 
 class InterpolateMode(enum.Enum):
@@ -95,7 +92,7 @@ class Interpolate1dConfig:
         return Interpolate1d(self.output_size, self.scale_factor, self.mode)
 
 
-class Interpolate1d(Module[Any]):
+class Interpolate1d(Stateless):
     """Resize ``[batch, channels, length]`` along the length.
 
     Example:
@@ -106,8 +103,6 @@ class Interpolate1d(Module[Any]):
         >>> Interpolate1dConfig(4).init().forward(x).to_data().to_list()
         [[[1.0, 1.0, 2.0, 2.0]]]
     """
-
-    _constant_record = True
 
     output_size: int | None
     scale_factor: float | None
@@ -151,7 +146,7 @@ class Interpolate2dConfig:
         return Interpolate2d(self.output_size, self.scale_factor, self.mode)
 
 
-class Interpolate2d(Module[Any]):
+class Interpolate2d(Stateless):
     """Resize ``[batch, channels, height, width]``.
 
     Example:
@@ -162,8 +157,6 @@ class Interpolate2d(Module[Any]):
         >>> layer.forward(Tensor.ones((1, 3, 4, 4), NdArray.device())).dims()
         (1, 3, 8, 2)
     """
-
-    _constant_record = True
 
     output_size: tuple[int, int] | None
     scale_factor: tuple[float, float] | None

@@ -19,19 +19,16 @@ from __future__ import annotations
 
 import enum
 import math
-from typing import Any, TypeVar
+from typing import Any
 
 from ferrum._ferrum import Device, Float, ShapeError, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module, Param
 from ferrum.nn.initializer import Initializer
-from ferrum.rank import D1, D2, Rank
+from ferrum.nn.type_vars import B, D
+from ferrum.tensor.rank import D1, D2
 
 __all__ = ["Linear", "LinearConfig", "LinearLayout"]
-
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)
 
 
 def _positive(owner: str, **values: int) -> None:

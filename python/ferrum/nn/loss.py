@@ -21,11 +21,10 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any, TypeVar
+from typing import Any
 
 from ferrum._ferrum import Device, DType, Float, Int, KindError, OutOfBoundsError, ShapeError, Tensor
 from ferrum.activation import log_sigmoid, log_softmax
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
 from ferrum.module.display import tensor_summary
@@ -39,7 +38,9 @@ from ferrum.nn.loss_extra import (
 )
 from ferrum.nn.reduction import Reduction
 from ferrum.nn.reduction import reduce_loss as _reduce
-from ferrum.rank import D1, D2, Rank
+from ferrum.nn.stateless import Stateless
+from ferrum.nn.type_vars import B, D
+from ferrum.tensor.rank import D1, D2
 
 __all__ = [
     "BinaryCrossEntropyLoss",
@@ -56,9 +57,6 @@ __all__ = [
     "Reduction",
     "cross_entropy_with_logits",
 ]
-
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)
 
 
 def _same_dims(op: str, a: Tensor[Any, Any, Any], b: Tensor[Any, Any, Any], names: tuple[str, str]) -> None:
@@ -379,7 +377,7 @@ class BinaryCrossEntropyLoss(Module[Any]):
 # --------------------------------------------------------------------------- regression losses
 
 
-class MseLoss(Module[Any]):
+class MseLoss(Stateless):
     """Mean squared error: ``(logits - targets)^2``, reduced.
 
     Example:
@@ -391,8 +389,6 @@ class MseLoss(Module[Any]):
         >>> MseLoss().forward(a, b, Reduction.Sum).into_scalar()
         5.0
     """
-
-    _constant_record = True
 
     def forward(
         self, logits: Tensor[B, D, Float], targets: Tensor[B, D, Float], reduction: Reduction = Reduction.Auto
@@ -432,7 +428,7 @@ class HuberLossConfig:
         return HuberLoss(delta, 0.5 * delta * delta)
 
 
-class HuberLoss(Module[Any]):
+class HuberLoss(Stateless):
     """Huber loss of the residuals ``r = targets - predictions``.
 
     ``0.5 * r^2`` where ``|r| <= delta``, ``delta * |r| - 0.5 * delta^2`` elsewhere.
@@ -447,8 +443,6 @@ class HuberLoss(Module[Any]):
         >>> [round(v, 4) for v in huber.forward_residuals(r).to_data().to_list()]
         [0.875, 0.125, 0.0, 0.045, 0.375]
     """
-
-    _constant_record = True
 
     delta: float
     lin_bias: float
@@ -476,6 +470,3 @@ class HuberLoss(Module[Any]):
         outside = residuals.clamp(-self.delta, self.delta) * residuals - self.lin_bias
         inside = residuals * residuals * 0.5
         return inside.mask_where(is_large, outside)
-
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return [("delta", self.delta), ("lin_bias", self.lin_bias)]

@@ -15,22 +15,18 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any, TypeVar
 
 from ferrum._ferrum import ArgumentError, Float, Int, ShapeError, Tensor
 from ferrum.activation import relu
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.linalg import cosine_similarity
-from ferrum.module import Module
 from ferrum.nn.reduction import Reduction
 from ferrum.nn.reduction import reduce_loss as _reduce
-from ferrum.rank import D1, D2, Rank
+from ferrum.nn.stateless import Stateless
+from ferrum.nn.type_vars import B, D
+from ferrum.tensor.rank import D1, D2
 
 __all__ = ["CosineEmbeddingLoss", "CosineEmbeddingLossConfig", "PoissonNllLoss", "PoissonNllLossConfig"]
-
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)
 
 
 @config
@@ -60,7 +56,7 @@ class PoissonNllLossConfig:
         return PoissonNllLoss(self.log_input, self.full, float(self.eps))
 
 
-class PoissonNllLoss(Module[Any]):
+class PoissonNllLoss(Stateless):
     """The negative log-likelihood of targets under Poisson rates (torch's ``PoissonNLLLoss``).
 
     Example:
@@ -73,8 +69,6 @@ class PoissonNllLoss(Module[Any]):
         >>> [round(v, 4) for v in loss.to_data().to_list()]
         [1.0, 0.6137]
     """
-
-    _constant_record = True
 
     log_input: bool
     full: bool
@@ -115,9 +109,6 @@ class PoissonNllLoss(Module[Any]):
             loss = loss + stirling.mask_fill(targets.lower_equal_elem(1.0), 0.0)
         return loss
 
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return [("log_input", self.log_input), ("full", self.full), ("eps", self.eps)]
-
 
 @config
 class CosineEmbeddingLossConfig:
@@ -143,7 +134,7 @@ class CosineEmbeddingLossConfig:
         return CosineEmbeddingLoss(float(self.margin), self.reduction)
 
 
-class CosineEmbeddingLoss(Module[Any]):
+class CosineEmbeddingLoss(Stateless):
     """``1 - cos(x1, x2)`` for pairs labelled 1, ``max(0, cos(x1, x2) - margin)`` for pairs labelled -1.
 
     Example:
@@ -157,8 +148,6 @@ class CosineEmbeddingLoss(Module[Any]):
         >>> CosineEmbeddingLossConfig().init().forward_no_reduction(a, b, labels).to_data().to_list()
         [1.0, 1.0]
     """
-
-    _constant_record = True
 
     margin: float
     reduction: Reduction
@@ -184,6 +173,3 @@ class CosineEmbeddingLoss(Module[Any]):
         loss = cos.zeros_like()
         loss = loss.mask_where(target.equal_elem(1), 1.0 - cos)
         return loss.mask_where(target.equal_elem(-1), relu(cos - self.margin))
-
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return [("margin", self.margin), ("reduction", self.reduction)]

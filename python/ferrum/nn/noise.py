@@ -15,18 +15,13 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Any, TypeVar
 
 from ferrum._ferrum import Distribution, Float, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
-from ferrum.module import Module
-from ferrum.rank import Rank
+from ferrum.nn.stateless import Stateless
+from ferrum.nn.type_vars import B, D
 
 __all__ = ["GaussianNoise", "GaussianNoiseConfig"]
-
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)
 
 
 def _check_std(owner: str, std: object) -> None:
@@ -54,7 +49,7 @@ class GaussianNoiseConfig:
         return GaussianNoise(float(self.std))
 
 
-class GaussianNoise(Module[Any]):
+class GaussianNoise(Stateless):
     """``x + N(0, std^2)`` elementwise during training; identity otherwise.
 
     Example:
@@ -67,8 +62,6 @@ class GaussianNoise(Module[Any]):
         True
     """
 
-    _constant_record = True
-
     std: float
 
     def __post_init__(self) -> None:
@@ -79,6 +72,3 @@ class GaussianNoise(Module[Any]):
         if not x.device().is_autodiff or self.std == 0.0:
             return x
         return x + x.random_like(Distribution.Normal(0.0, self.std))
-
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return [("std", self.std)]

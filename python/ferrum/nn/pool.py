@@ -17,16 +17,17 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, TypeVar
+from collections.abc import Callable
+from typing import ClassVar, TypeAlias
 
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Int, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
-from ferrum.module import Module
 from ferrum.nn.conv_args import check_int, check_pair, check_same_kernel
 from ferrum.nn.padding import PaddingConfig1d, PaddingConfig2d, padding_name
-from ferrum.rank import D3, D4
+from ferrum.nn.stateless import Stateless
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D3, D4
 
 __all__ = [
     "AdaptiveAvgPool1d",
@@ -43,38 +44,28 @@ __all__ = [
     "MaxPool2dConfig",
 ]
 
-B = TypeVar("B", bound=Backend)
+
+class _Pool(Stateless):
+    """A pool: its settings are its fields; a padding prints as its variant's name."""
+
+    def _shown(self, value: object) -> object:
+        return padding_name(value) if isinstance(value, (PaddingConfig1d, PaddingConfig2d)) else value
 
 
-class _Pool(Module[Any]):
-    """A pool's fields are all settings, shown on one line in declaration order."""
-
-    _constant_record = True
-
-    def _display_settings(self) -> list[tuple[str, object]]:
-        settings: list[tuple[str, object]] = []
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if isinstance(value, (PaddingConfig1d, PaddingConfig2d)):
-                value = padding_name(value)
-            settings.append((field.name, value))
-        return settings
+_WindowConfig: TypeAlias = "MaxPool1dConfig | MaxPool2dConfig | AvgPool1dConfig | AvgPool2dConfig"
 
 
-def _check_1d(owner: str, kernel_size: int, stride: int | None, padding: PaddingConfig1d) -> None:
-    check_int(owner, "kernel_size", kernel_size)
-    if stride is not None:
-        check_int(owner, "stride", stride)
-    check_same_kernel(owner, padding.kind, (kernel_size,))
-
-
-def _check_2d(
-    owner: str, kernel_size: tuple[int, int], stride: tuple[int, int] | None, padding: PaddingConfig2d
-) -> None:
-    check_pair(owner, "kernel_size", kernel_size)
-    if stride is not None:
-        check_pair(owner, "stride", stride)
-    check_same_kernel(owner, padding.kind, kernel_size)
+def _check_window(config: _WindowConfig, check: Callable[[str, str, object], None]) -> None:
+    """Check the kernel size and stride (``check_int`` in 1-d, ``check_pair`` in 2-d) and the padding;
+    a stride of None becomes the kernel size, as Burn's ``new`` sets it (a file then always holds one)."""
+    owner, kernel_size = type(config).__name__, config.kernel_size
+    check(owner, "kernel_size", kernel_size)
+    if config.stride is not None:
+        check(owner, "stride", config.stride)
+    kernel = kernel_size if isinstance(kernel_size, tuple) else (kernel_size,)
+    check_same_kernel(owner, config.padding.kind, kernel)
+    if config.stride is None:
+        object.__setattr__(config, "stride", kernel_size)
 
 
 @config
@@ -94,10 +85,7 @@ class MaxPool1dConfig:
     ceil_mode: bool = False
 
     def __post_init__(self) -> None:
-        _check_1d("MaxPool1dConfig", self.kernel_size, self.stride, self.padding)
-        if self.stride is None:
-            # Burn's `new` sets the stride to the kernel size; a file then always holds one.
-            object.__setattr__(self, "stride", self.kernel_size)
+        _check_window(self, check_int)
         check_int("MaxPool1dConfig", "dilation", self.dilation)
 
     def init(self) -> MaxPool1d:
@@ -136,7 +124,6 @@ class MaxPool1d(_Pool):
         return _ferrum.max_pool1d_with_indices(x, k, s, pad, self.dilation, self.ceil_mode)
 
 
-
 @config
 class MaxPool2dConfig:
     """Configuration of ``MaxPool2d``; ``stride`` None (the default) takes the kernel size.
@@ -159,10 +146,7 @@ class MaxPool2dConfig:
     __serde_rename__: ClassVar[dict[str, str]] = {"stride": "strides"}
 
     def __post_init__(self) -> None:
-        _check_2d("MaxPool2dConfig", self.kernel_size, self.stride, self.padding)
-        if self.stride is None:
-            # Burn's `new` sets the stride to the kernel size; a file then always holds one.
-            object.__setattr__(self, "stride", self.kernel_size)
+        _check_window(self, check_pair)
         check_pair("MaxPool2dConfig", "dilation", self.dilation)
 
     def with_strides(self, strides: tuple[int, int]) -> MaxPool2dConfig:
@@ -216,7 +200,6 @@ class MaxPool2d(_Pool):
         return _ferrum.max_pool2d_with_indices(x, k, s, pad, self.dilation, self.ceil_mode)
 
 
-
 @config
 class AvgPool1dConfig:
     """Configuration of ``AvgPool1d``; ``stride`` None (the default) takes the kernel size.
@@ -237,10 +220,7 @@ class AvgPool1dConfig:
     ceil_mode: bool = False
 
     def __post_init__(self) -> None:
-        _check_1d("AvgPool1dConfig", self.kernel_size, self.stride, self.padding)
-        if self.stride is None:
-            # Burn's `new` sets the stride to the kernel size; a file then always holds one.
-            object.__setattr__(self, "stride", self.kernel_size)
+        _check_window(self, check_int)
 
     def init(self) -> AvgPool1d:
         """The layer (it has no parameters, so no device)."""
@@ -274,7 +254,6 @@ class AvgPool1d(_Pool):
         )
 
 
-
 @config
 class AvgPool2dConfig:
     """Configuration of ``AvgPool2d``; ``stride`` None (the default) takes the kernel size.
@@ -296,10 +275,7 @@ class AvgPool2dConfig:
     __serde_rename__: ClassVar[dict[str, str]] = {"stride": "strides"}
 
     def __post_init__(self) -> None:
-        _check_2d("AvgPool2dConfig", self.kernel_size, self.stride, self.padding)
-        if self.stride is None:
-            # Burn's `new` sets the stride to the kernel size; a file then always holds one.
-            object.__setattr__(self, "stride", self.kernel_size)
+        _check_window(self, check_pair)
 
     def with_strides(self, strides: tuple[int, int]) -> AvgPool2dConfig:
         """A copy with ``stride`` set to ``strides``: Burn's builder, named after Burn's field ``strides``."""
@@ -336,7 +312,6 @@ class AvgPool2d(_Pool):
         return _ferrum.avg_pool2d(
             x, self.kernel_size, self.stride, pad, self.count_include_pad, self.ceil_mode
         )
-
 
 
 @config
@@ -376,7 +351,6 @@ class AdaptiveAvgPool1d(_Pool):
     def forward(self, x: Tensor[B, D3]) -> Tensor[B, D3]:
         """``[batch, channels, length] -> [batch, channels, output_size]``."""
         return _ferrum.adaptive_avg_pool1d(x, self.output_size)
-
 
 
 @config

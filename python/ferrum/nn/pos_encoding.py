@@ -16,19 +16,17 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from ferrum._ferrum import Device, ShapeError, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
-from ferrum.rank import D2, D3
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D2, D3
 
 __all__ = ["PositionalEncoding", "PositionalEncodingConfig", "generate_sinusoids"]
-
-B = TypeVar("B", bound=Backend)
 
 
 def _sinusoid_values(length: int, d_model: int, max_timescale: int) -> np.ndarray[Any, np.dtype[np.float32]]:

@@ -12,15 +12,13 @@ Example:
 from __future__ import annotations
 
 import enum
-from typing import Any, TypeVar
+from typing import Any
 
 from ferrum._ferrum import Float, Tensor
-from ferrum.backend import Backend
-from ferrum.rank import D1
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D1
 
 __all__ = ["Reduction", "reduce_loss"]
-
-B = TypeVar("B", bound=Backend)
 
 
 class Reduction(enum.Enum):

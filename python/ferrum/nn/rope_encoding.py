@@ -21,20 +21,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TypeVar
 
 import numpy as np
 
 from ferrum._ferrum import Device, Float, Int, ShapeError, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
-from ferrum.rank import D1, D3, Rank
+from ferrum.nn.type_vars import B, D
+from ferrum.tensor.rank import D1, D3
 
 __all__ = ["RotaryEncoding", "RotaryEncodingConfig"]
-
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)
 
 
 @config

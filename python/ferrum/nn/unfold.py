@@ -15,19 +15,15 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
-
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
-from ferrum.module import Module
 from ferrum.nn.conv_args import check_pair
-from ferrum.rank import D3, D4
+from ferrum.nn.stateless import Stateless
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D3, D4
 
 __all__ = ["Unfold4d", "Unfold4dConfig"]
-
-B = TypeVar("B", bound=Backend)
 
 
 @config
@@ -55,7 +51,7 @@ class Unfold4dConfig:
         return Unfold4d(self.kernel_size, self.stride, self.dilation, self.padding)
 
 
-class Unfold4d(Module[Any]):
+class Unfold4d(Stateless):
     """The ``kernel_size`` blocks of ``[batch, channels, h, w]`` as
     ``[batch, channels * kh * kw, blocks]``.
 
@@ -67,8 +63,6 @@ class Unfold4d(Module[Any]):
         >>> blocks.forward(Tensor.ones((1, 1, 4, 6), NdArray.device())).dims()
         (1, 4, 6)
     """
-
-    _constant_record = True
 
     kernel_size: tuple[int, int]
     stride: tuple[int, int]

@@ -184,28 +184,28 @@ def run_scheduled(
 ) -> None:
     """Run ``program`` on ``env`` in the order of ``plan``, fused groups as one call each."""
     for action, free in zip(plan.actions, plan.free, strict=True):
-        if isinstance(action, FusedConv):
-            _run_fused(program, action, env, device, module)
-        else:
+        if not isinstance(action, FusedConv):
             run_step(program, program.steps[action], env, device, module)
+        elif not _run_fused(action, env, module):
+            # The group's steps one by one, which report bad input or handle what the fused kernel cannot.
+            steps = [program.steps[i] for i in action.steps]
+            for step in steps:
+                run_step(program, step, env, device, module)
+            for step in steps:
+                for name in step.outputs:
+                    if name and name != action.output:
+                        env.pop(name, None)
         for name in free:
             env.pop(name, None)
 
 
-def _run_fused(
-    program: Program,
-    group: FusedConv,
-    env: dict[str, Value],
-    device: Device[Any],
-    module: Module[Any],
-) -> None:
+def _run_fused(group: FusedConv, env: dict[str, Value], module: Module[Any]) -> bool:
+    """Run ``group`` as one fused convolution call; False (``env`` untouched) when it cannot."""
     conv: Conv2d[Any] = getattr(module, group.conv)
     x = env[group.x]
     residual = env[group.residual] if group.residual is not None else None
     if not isinstance(x, Tensor) or not isinstance(residual, (Tensor, type(None))) or x.rank() != 4:
-        # Bad input (a sequence, a wrong rank), for the steps to report.
-        _run_steps(program, group, env, device, module)
-        return
+        return False  # bad input (a sequence, a wrong rank), for the steps to report
     height, width = x.dims()[-2:]
     pad = conv.padding.calculate_padding_2d(height, width, conv.kernel_size, conv.stride)
     bias = conv.bias.val() if conv.bias is not None else None
@@ -233,20 +233,5 @@ def _run_fused(
     except (ValueError, TypeError):
         # A residual that broadcasts (conv2d_fused takes only the output's shape), or input the
         # convolution refuses: the steps one by one, which add with broadcasting or report the error.
-        _run_steps(program, group, env, device, module)
-
-
-def _run_steps(
-    program: Program,
-    group: FusedConv,
-    env: dict[str, Value],
-    device: Device[Any],
-    module: Module[Any],
-) -> None:
-    steps = [program.steps[i] for i in group.steps]
-    for step in steps:
-        run_step(program, step, env, device, module)
-    for step in steps:
-        for name in step.outputs:
-            if name and name != group.output:
-                env.pop(name, None)
+        return False
+    return True

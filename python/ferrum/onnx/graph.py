@@ -212,22 +212,41 @@ def parse_graph(model: onnx.ModelProto, where: str) -> Graph:
     graph = model.graph
     initializers = _initializers(graph, where)
     inputs = tuple(_value_info(v) for v in graph.input if v.name not in initializers)
-    known = set(initializers) | {v.name for v in inputs}
-    nodes = _toposort(list(graph.node), known, where)
-    for out in graph.output:
-        if out.name not in known and not any(out.name in n.output for n in nodes):
-            raise OnnxError(f"{where}: graph output {out.name!r} is produced by no node")
+    nodes = _ordered(graph, set(initializers) | {v.name for v in inputs}, where, "graph output")
     values = _infer(model, where)
     for t in graph.initializer:  # their declared types, which shape inference lists only for inputs
         values.setdefault(t.name, ValueInfo(t.name, t.data_type, tuple(int(d) for d in t.dims)))
     for v in (*inputs, *(_value_info(o) for o in graph.output)):
         values.setdefault(v.name, v)
+    return _graph(graph, opset, nodes, inputs, initializers, values, where)
+
+
+def _ordered(g: onnx.GraphProto, known: set[str], where: str, what: str) -> list[onnx.NodeProto]:
+    """``g``'s nodes in topological order, given the ``known`` values; ``OnnxError`` for an output
+    (named ``what`` in the message) that no node produces."""
+    nodes = _toposort(list(g.node), known, where)
+    produced = {o for n in nodes for o in n.output}
+    for out in g.output:
+        if out.name not in known and out.name not in produced:
+            raise OnnxError(f"{where}: {what} {out.name!r} is produced by no node")
+    return nodes
+
+
+def _graph(
+    g: onnx.GraphProto,
+    opset: int,
+    nodes: list[onnx.NodeProto],
+    inputs: tuple[ValueInfo, ...],
+    initializers: dict[str, np.ndarray[Any, Any]],
+    values: dict[str, ValueInfo],
+    where: str,
+) -> Graph:
     return Graph(
-        name=graph.name,
+        name=g.name,
         opset=opset,
         nodes=tuple(nodes),
         inputs=inputs,
-        outputs=tuple(_value_info(o) for o in graph.output),
+        outputs=tuple(_value_info(o) for o in g.output),
         initializers=initializers,
         values=values,
         source=where,
@@ -248,21 +267,7 @@ def parse_subgraph(g: onnx.GraphProto, parent: Graph, visible: Set[str], where: 
     """A control-flow body as a ``Graph``: its inputs, initializers, ordered nodes; outer values visible."""
     initializers = _initializers(g, where)
     inputs = tuple(_value_info(v) for v in g.input)
-    known = set(initializers) | {v.name for v in inputs} | visible
-    nodes = _toposort(list(g.node), known, where)
-    produced = {o for n in nodes for o in n.output}
-    for out in g.output:
-        if out.name not in known and out.name not in produced:
-            raise OnnxError(f"{where}: output {out.name!r} is produced by no node")
+    nodes = _ordered(g, set(initializers) | {v.name for v in inputs} | visible, where, "output")
     values = dict(parent.values)
     values.update({v.name: _value_info(v) for v in (*g.value_info, *g.input, *g.output)})
-    return Graph(
-        name=g.name,
-        opset=parent.opset,
-        nodes=tuple(nodes),
-        inputs=inputs,
-        outputs=tuple(_value_info(o) for o in g.output),
-        initializers=initializers,
-        values=values,
-        source=where,
-    )
+    return _graph(g, parent.opset, nodes, inputs, initializers, values, where)

@@ -23,8 +23,8 @@ from ferrum.config import config
 from ferrum.optim import record
 from ferrum.optim.base import FloatTensor, Optimizer
 from ferrum.optim.checks import check_number
-from ferrum.optim.clipping import GradientClippingConfig
-from ferrum.optim.decay import WeightDecayConfig
+from ferrum.optim.clipping import GradientClippingConfig, init_clipping
+from ferrum.optim.decay import WeightDecayConfig, penalty_of
 
 __all__ = ["AdaGrad", "AdaGradConfig", "LrDecayState"]
 
@@ -75,7 +75,7 @@ class AdaGrad(Optimizer[LrDecayState]):
     """
 
     def __init__(self, config: AdaGradConfig) -> None:
-        super().__init__(config.grad_clipping.init() if config.grad_clipping is not None else None)
+        super().__init__(init_clipping(config.grad_clipping))
         self.config = config
 
     def _update(
@@ -91,7 +91,7 @@ class AdaGrad(Optimizer[LrDecayState]):
             lr,
             c.lr_decay,
             c.epsilon,
-            c.weight_decay.penalty if c.weight_decay is not None else None,
+            penalty_of(c.weight_decay),
         )
         return new, LrDecayState(time, total)
 
@@ -100,6 +100,5 @@ class AdaGrad(Optimizer[LrDecayState]):
 
     def _state_from_record(self, path: str, data: Mapping[str, Any]) -> LrDecayState:
         section = record.section(data, path, "lr_decay")
-        where = f"{path}.lr_decay"
-        total = _ferrum.StateTensor(record.tensor(section, where, "sum"))
-        return LrDecayState(record.step_count(section, where, "time"), total)
+        total = record.state_tensor(data, path, "lr_decay", "sum")
+        return LrDecayState(record.step_count(section, f"{path}.lr_decay", "time"), total)

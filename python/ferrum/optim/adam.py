@@ -23,8 +23,8 @@ from ferrum.config import config
 from ferrum.optim import record
 from ferrum.optim.base import FloatTensor, Optimizer
 from ferrum.optim.checks import check_number
-from ferrum.optim.clipping import GradientClippingConfig
-from ferrum.optim.decay import WeightDecayConfig
+from ferrum.optim.clipping import GradientClippingConfig, init_clipping
+from ferrum.optim.decay import WeightDecayConfig, penalty_of
 
 __all__ = ["Adam", "AdamConfig", "AdaptiveMomentumState"]
 
@@ -73,23 +73,6 @@ class AdaptiveMomentumState:
     moment_2: _ferrum.StateTensor
 
 
-def momentum_record(state: AdaptiveMomentumState) -> dict[str, Any]:
-    """The record of Adam's (and AdamW's) per-parameter state, with Burn's field names."""
-    moments = {"moment_1": state.moment_1.tensor(), "moment_2": state.moment_2.tensor()}
-    return {"momentum": {"time": state.time, **moments}}
-
-
-def momentum_from_record(path: str, data: Mapping[str, Any]) -> AdaptiveMomentumState:
-    """Adam's (and AdamW's) per-parameter state read back from ``momentum_record``."""
-    section = record.section(data, path, "momentum")
-    where = f"{path}.momentum"
-    return AdaptiveMomentumState(
-        record.step_count(section, where, "time"),
-        _ferrum.StateTensor(record.tensor(section, where, "moment_1")),
-        _ferrum.StateTensor(record.tensor(section, where, "moment_2")),
-    )
-
-
 def adaptive_momentum_step(
     tensor: FloatTensor,
     grad: FloatTensor,
@@ -121,7 +104,23 @@ def adaptive_momentum_step(
     return new, AdaptiveMomentumState(time, m1, m2)
 
 
-class Adam(Optimizer[AdaptiveMomentumState]):
+class AdaptiveMomentumOptimizer(Optimizer[AdaptiveMomentumState]):
+    """What Adam and AdamW share: the per-parameter ``AdaptiveMomentumState`` and its record.
+
+    The record has Burn's field names: ``{"momentum": {"time", "moment_1", "moment_2"}}``.
+    """
+
+    def _state_to_record(self, state: AdaptiveMomentumState) -> dict[str, Any]:
+        moments = {"moment_1": state.moment_1.tensor(), "moment_2": state.moment_2.tensor()}
+        return {"momentum": {"time": state.time, **moments}}
+
+    def _state_from_record(self, path: str, data: Mapping[str, Any]) -> AdaptiveMomentumState:
+        time = record.step_count(record.section(data, path, "momentum"), f"{path}.momentum", "time")
+        moment_1 = record.state_tensor(data, path, "momentum", "moment_1")
+        return AdaptiveMomentumState(time, moment_1, record.state_tensor(data, path, "momentum", "moment_2"))
+
+
+class Adam(AdaptiveMomentumOptimizer):
     """Adam; build it with ``AdamConfig(...).init()``.
 
     Example:
@@ -131,20 +130,14 @@ class Adam(Optimizer[AdaptiveMomentumState]):
     """
 
     def __init__(self, config: AdamConfig) -> None:
-        super().__init__(config.grad_clipping.init() if config.grad_clipping is not None else None)
+        super().__init__(init_clipping(config.grad_clipping))
         self.config = config
 
     def _update(
         self, lr: float, tensor: FloatTensor, grad: FloatTensor, state: AdaptiveMomentumState | None
     ) -> tuple[FloatTensor, AdaptiveMomentumState]:
         c = self.config
-        penalty = c.weight_decay.penalty if c.weight_decay is not None else None
+        betas_epsilon = (c.beta_1, c.beta_2, c.epsilon)
         return adaptive_momentum_step(
-            tensor, grad, state, lr, (c.beta_1, c.beta_2, c.epsilon), penalty, decoupled=False
+            tensor, grad, state, lr, betas_epsilon, penalty_of(c.weight_decay), decoupled=False
         )
-
-    def _state_to_record(self, state: AdaptiveMomentumState) -> dict[str, Any]:
-        return momentum_record(state)
-
-    def _state_from_record(self, path: str, data: Mapping[str, Any]) -> AdaptiveMomentumState:
-        return momentum_from_record(path, data)

@@ -14,20 +14,16 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from ferrum.config import config
 from ferrum.optim.adam import (
+    AdaptiveMomentumOptimizer,
     AdaptiveMomentumState,
     adaptive_momentum_step,
     check_betas,
-    momentum_from_record,
-    momentum_record,
 )
-from ferrum.optim.base import FloatTensor, Optimizer
+from ferrum.optim.base import FloatTensor
 from ferrum.optim.checks import check_number
-from ferrum.optim.clipping import GradientClippingConfig
+from ferrum.optim.clipping import GradientClippingConfig, init_clipping
 
 __all__ = ["AdamW", "AdamWConfig"]
 
@@ -61,7 +57,7 @@ class AdamWConfig:
         return AdamW(self)
 
 
-class AdamW(Optimizer[AdaptiveMomentumState]):
+class AdamW(AdaptiveMomentumOptimizer):
     """AdamW; build it with ``AdamWConfig(...).init()``.
 
     Example:
@@ -71,7 +67,7 @@ class AdamW(Optimizer[AdaptiveMomentumState]):
     """
 
     def __init__(self, config: AdamWConfig) -> None:
-        super().__init__(config.grad_clipping.init() if config.grad_clipping is not None else None)
+        super().__init__(init_clipping(config.grad_clipping))
         self.config = config
 
     def _update(
@@ -88,9 +84,3 @@ class AdamW(Optimizer[AdaptiveMomentumState]):
             decoupled=True,
             cautious=c.cautious_weight_decay,
         )
-
-    def _state_to_record(self, state: AdaptiveMomentumState) -> dict[str, Any]:
-        return momentum_record(state)
-
-    def _state_from_record(self, path: str, data: Mapping[str, Any]) -> AdaptiveMomentumState:
-        return momentum_from_record(path, data)

@@ -25,9 +25,15 @@ from ferrum.config import config
 from ferrum.config.serde import SerdeEnum, Variant
 from ferrum.optim.checks import check_number
 from ferrum.optim.grads import GradientsParams
-from ferrum.rank import Rank
+from ferrum.tensor.rank import Rank
 
-__all__ = ["GradientClipping", "GradientClippingConfig", "GradientClippingKind", "clip_grad_norm"]
+__all__ = [
+    "GradientClipping",
+    "GradientClippingConfig",
+    "GradientClippingKind",
+    "clip_grad_norm",
+    "init_clipping",
+]
 
 B = TypeVar("B", bound=Backend)
 D = TypeVar("D", bound=Rank)
@@ -74,6 +80,16 @@ class GradientClippingConfig:
 
     def __repr__(self) -> str:
         return f"GradientClippingConfig.{self.kind}({self.threshold})"
+
+
+def init_clipping(config: GradientClippingConfig | None) -> GradientClipping | None:
+    """The clipping an optimizer config asks for, ``None`` when it has none.
+
+    Example:
+        >>> init_clipping(GradientClippingConfig.Value(0.5)), init_clipping(None)
+        (GradientClipping.Value(0.5), None)
+    """
+    return config.init() if config is not None else None
 
 
 class GradientClipping:

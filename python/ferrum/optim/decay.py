@@ -11,7 +11,7 @@ from __future__ import annotations
 from ferrum.config import config
 from ferrum.optim.checks import check_number
 
-__all__ = ["WeightDecayConfig"]
+__all__ = ["WeightDecayConfig", "penalty_of"]
 
 
 @config
@@ -28,3 +28,13 @@ class WeightDecayConfig:
 
     def __post_init__(self) -> None:
         check_number("WeightDecayConfig", "penalty", self.penalty)
+
+
+def penalty_of(weight_decay: WeightDecayConfig | None) -> float | None:
+    """The penalty an optimizer's fused step takes: ``None`` without weight decay.
+
+    Example:
+        >>> penalty_of(WeightDecayConfig(0.01)), penalty_of(None)
+        (0.01, None)
+    """
+    return weight_decay.penalty if weight_decay is not None else None

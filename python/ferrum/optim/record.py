@@ -5,9 +5,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Float, Tensor
+from ferrum.record import Some
 
-__all__ = ["entry", "optional_tensor", "section", "step_count", "tensor"]
+__all__ = [
+    "entry",
+    "optional_state",
+    "optional_state_tensor",
+    "optional_tensor",
+    "section",
+    "state_tensor",
+    "step_count",
+    "tensor",
+]
 
 
 def entry(record: Mapping[str, Any], path: str, name: str) -> Any:
@@ -38,6 +49,25 @@ def optional_tensor(record: Mapping[str, Any], path: str, name: str) -> Tensor[A
     if entry(record, path, name) is None:
         return None
     return tensor(record, path, name)
+
+
+def state_tensor(record: Mapping[str, Any], path: str, name: str, field: str) -> _ferrum.StateTensor:
+    """The Float tensor ``record[name][field]``, as the ``StateTensor`` the next step rewrites."""
+    return _ferrum.StateTensor(tensor(section(record, path, name), f"{path}.{name}", field))
+
+
+def optional_state_tensor(
+    record: Mapping[str, Any], path: str, name: str, field: str
+) -> _ferrum.StateTensor | None:
+    """``state_tensor(...)``, or None when ``record[name]`` is None (Burn's ``Option`` state)."""
+    if entry(record, path, name) is None:
+        return None
+    return state_tensor(record, path, name, field)
+
+
+def optional_state(field: str, state: _ferrum.StateTensor | None) -> Some | None:
+    """The record of Burn's optional state ``Option<{field: tensor}>``: ``Some({field: ...})`` or None."""
+    return None if state is None else Some({field: state.tensor()})
 
 
 def step_count(record: Mapping[str, Any], path: str, name: str) -> int:

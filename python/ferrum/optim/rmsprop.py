@@ -26,9 +26,8 @@ from ferrum.config import config
 from ferrum.optim import record
 from ferrum.optim.base import FloatTensor, Optimizer
 from ferrum.optim.checks import check_number
-from ferrum.optim.clipping import GradientClippingConfig
-from ferrum.optim.decay import WeightDecayConfig
-from ferrum.record import Some
+from ferrum.optim.clipping import GradientClippingConfig, init_clipping
+from ferrum.optim.decay import WeightDecayConfig, penalty_of
 
 __all__ = ["RmsProp", "RmsPropConfig", "RmsPropState"]
 
@@ -85,7 +84,7 @@ class RmsProp(Optimizer[RmsPropState]):
     """
 
     def __init__(self, config: RmsPropConfig) -> None:
-        super().__init__(config.grad_clipping.init() if config.grad_clipping is not None else None)
+        super().__init__(init_clipping(config.grad_clipping))
         self.config = config
 
     def _update(
@@ -105,7 +104,7 @@ class RmsProp(Optimizer[RmsPropState]):
             c.momentum,
             c.epsilon,
             centered,
-            c.weight_decay.penalty if c.weight_decay is not None else None,
+            penalty_of(c.weight_decay),
         )
         return new, RmsPropState(square_avg, grad_avg, buf)
 
@@ -118,19 +117,12 @@ class RmsProp(Optimizer[RmsPropState]):
         return {
             "square_avg": {"square_avg": square_avg},
             "centered": {"grad_avg": grad_avg, "avg": avg},
-            "momentum": None if state.momentum is None else Some({"buf": state.momentum.tensor()}),
+            "momentum": record.optional_state("buf", state.momentum),
         }
 
     def _state_from_record(self, path: str, data: Mapping[str, Any]) -> RmsPropState:
-        square = record.section(data, path, "square_avg")
+        square_avg = record.state_tensor(data, path, "square_avg", "square_avg")
         centered = record.section(data, path, "centered")
-        momentum = None
-        if record.entry(data, path, "momentum") is not None:
-            buf = record.section(data, path, "momentum")
-            momentum = _ferrum.StateTensor(record.tensor(buf, f"{path}.momentum", "buf"))
         grad_avg = record.optional_tensor(centered, f"{path}.centered", "grad_avg")
-        return RmsPropState(
-            _ferrum.StateTensor(record.tensor(square, f"{path}.square_avg", "square_avg")),
-            None if grad_avg is None else _ferrum.StateTensor(grad_avg),
-            momentum,
-        )
+        momentum = record.optional_state_tensor(data, path, "momentum", "buf")
+        return RmsPropState(square_avg, None if grad_avg is None else _ferrum.StateTensor(grad_avg), momentum)

@@ -20,10 +20,9 @@ import ferrum._ferrum as _ferrum
 from ferrum.config import config
 from ferrum.optim import record
 from ferrum.optim.base import FloatTensor, Optimizer
-from ferrum.optim.clipping import GradientClippingConfig
-from ferrum.optim.decay import WeightDecayConfig
+from ferrum.optim.clipping import GradientClippingConfig, init_clipping
+from ferrum.optim.decay import WeightDecayConfig, penalty_of
 from ferrum.optim.momentum import MomentumConfig
-from ferrum.record import Some
 
 __all__ = ["Sgd", "SgdConfig", "SgdState"]
 
@@ -68,8 +67,7 @@ class Sgd(Optimizer[SgdState]):
     """
 
     def __init__(self, config: SgdConfig) -> None:
-        clipping = config.gradient_clipping.init() if config.gradient_clipping is not None else None
-        super().__init__(clipping)
+        super().__init__(init_clipping(config.gradient_clipping))
         self.config = config
 
     def _update(
@@ -82,7 +80,7 @@ class Sgd(Optimizer[SgdState]):
             grad,
             state.velocity if state is not None and momentum is not None else None,
             lr,
-            c.weight_decay.penalty if c.weight_decay is not None else None,
+            penalty_of(c.weight_decay),
             momentum.momentum if momentum is not None else None,
             momentum.dampening if momentum is not None else 0.0,
             momentum.nesterov if momentum is not None else False,
@@ -90,11 +88,7 @@ class Sgd(Optimizer[SgdState]):
         return new, SgdState(velocity)
 
     def _state_to_record(self, state: SgdState) -> dict[str, Any]:
-        velocity = state.velocity
-        return {"momentum": None if velocity is None else Some({"velocity": velocity.tensor()})}
+        return {"momentum": record.optional_state("velocity", state.velocity)}
 
     def _state_from_record(self, path: str, data: Mapping[str, Any]) -> SgdState:
-        if record.entry(data, path, "momentum") is None:
-            return SgdState(None)
-        momentum = record.section(data, path, "momentum")
-        return SgdState(_ferrum.StateTensor(record.tensor(momentum, f"{path}.momentum", "velocity")))
+        return SgdState(record.optional_state_tensor(data, path, "momentum", "velocity"))

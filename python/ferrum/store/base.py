@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import functools
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -60,29 +61,23 @@ class ModuleStore(abc.ABC):
 
     def with_regex(self, pattern: str) -> Self:
         """Also pass module paths where the regular expression ``pattern`` matches."""
-        return dataclasses.replace(self, path_filter=self.path_filter.with_regex(pattern))
+        return self.filter(self.path_filter.with_regex(pattern))
 
     def with_regexes(self, patterns: Iterable[str]) -> Self:
         """``with_regex`` for each pattern."""
-        store = self
-        for pattern in patterns:
-            store = store.with_regex(pattern)
-        return store
+        return self.filter(functools.reduce(PathFilter.with_regex, patterns, self.path_filter))
 
     def with_full_path(self, path: str) -> Self:
         """Also pass exactly the module path ``path``."""
-        return dataclasses.replace(self, path_filter=self.path_filter.with_full_path(path))
+        return self.filter(self.path_filter.with_full_path(path))
 
     def with_full_paths(self, paths: Iterable[str]) -> Self:
         """``with_full_path`` for each path."""
-        store = self
-        for path in paths:
-            store = store.with_full_path(path)
-        return store
+        return self.filter(functools.reduce(PathFilter.with_full_path, paths, self.path_filter))
 
     def with_predicate(self, predicate: Callable[[str, str], bool]) -> Self:
         """Also pass paths for which ``predicate(path, container)`` is true."""
-        return dataclasses.replace(self, path_filter=self.path_filter.with_predicate(predicate))
+        return self.filter(self.path_filter.with_predicate(predicate))
 
     def match_all(self) -> Self:
         """Pass every path (the default when no filter is set)."""

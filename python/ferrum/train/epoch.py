@@ -15,7 +15,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ferrum.data.dataloader import DataLoader, Progress
+from ferrum.data.dataloader import DataLoader, DataLoaderIterator, Progress
 from ferrum.distributed.strategy import SingleDevice, TrainingStrategy
 from ferrum.optim import GradientsAccumulator
 from ferrum.train.interrupter import Interrupter
@@ -56,6 +56,17 @@ def _interrupted(interrupter: Interrupter) -> str:
     return f"interrupted ({interrupter.get_message() or 'reason unknown'})"
 
 
+def _start(
+    loader: DataLoader[Any], processor: EventProcessor, split: Split, epoch: int, epoch_total: int, what: str
+) -> tuple[DataLoaderIterator[Any], Progress]:
+    """Log the epoch's start, begin iterating ``loader``, tell ``processor``: the iterator, its progress."""
+    _log.info("epoch %d/%d: %s", epoch, epoch_total, what)
+    iterator = iter(loader)
+    progress = iterator.progress()
+    processor.start(split, epoch, epoch_total, progress.items_total)
+    return iterator, progress
+
+
 def train_epoch(
     learner: Learner[Any],
     loader: DataLoader[Any],
@@ -73,10 +84,7 @@ def train_epoch(
     non-finite loss or an interrupt on any rank stops every rank at the same step.
     """
     strategy = strategy or SingleDevice()
-    _log.info("epoch %d/%d: training", epoch, epoch_total)
-    iterator = iter(loader)
-    progress = iterator.progress()
-    processor.start(Split.Train, epoch, epoch_total, progress.items_total)
+    iterator, progress = _start(loader, processor, Split.Train, epoch, epoch_total, "training")
     accumulator: GradientsAccumulator[Any] | None = GradientsAccumulator() if accumulation else None
     pending = 0
     iteration = 0
@@ -137,10 +145,7 @@ def valid_epoch(
     (``Evaluator.eval``, which runs it as epoch 1 of 1).
     """
     what = "validation" if split is Split.Valid else "evaluation"
-    _log.info("epoch %d/%d: %s", epoch, epoch_total, what)
-    iterator = iter(loader)
-    progress: Progress = iterator.progress()
-    processor.start(split, epoch, epoch_total, progress.items_total)
+    iterator, progress = _start(loader, processor, split, epoch, epoch_total, what)
     iteration = 0
     stop: str | None = None
     warned = False

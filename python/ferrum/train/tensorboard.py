@@ -43,11 +43,11 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ferrum.data.closing import ClosesOnExit
 from ferrum.train.metric.base import MetricEntry, NumericEntry
 from ferrum.train.split import Split
 
@@ -75,7 +75,7 @@ def _summary_writer() -> Any:
     return SummaryWriter
 
 
-class TensorBoardLogger:
+class TensorBoardLogger(ClosesOnExit):
     """Writes the Learner's metrics, learning rate, hyper-parameters and histograms for TensorBoard.
 
     Args:
@@ -201,14 +201,6 @@ class TensorBoardLogger:
             writer.close()
         self._closed = True
         self._learner = None
-
-    def __enter__(self) -> TensorBoardLogger:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"TensorBoardLogger({str(self.log_dir)!r})"

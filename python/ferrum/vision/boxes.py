@@ -8,7 +8,7 @@ from typing import TypeVar
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import ArgumentError, Float, Int, Tensor
 from ferrum.backend import Backend
-from ferrum.rank import D1, D2
+from ferrum.tensor.rank import D1, D2
 
 __all__ = ["NmsOptions", "nms"]
 

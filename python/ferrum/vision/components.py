@@ -9,7 +9,7 @@ from typing import Any, Generic, TypeVar, overload
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Bool, Int, Tensor
 from ferrum.backend import Backend
-from ferrum.rank import D1, D2, D3, Rank
+from ferrum.tensor.rank import D1, D2, D3, Rank
 
 __all__ = [
     "ConnectedStats",

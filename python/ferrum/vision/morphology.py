@@ -11,7 +11,7 @@ from typing import Any, NamedTuple, TypeVar, overload
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import ArgumentError, Bool, Device, Kind, Tensor
 from ferrum.backend import Backend
-from ferrum.rank import D1, D2, D3, D4
+from ferrum.tensor.rank import D1, D2, D3, D4
 
 __all__ = [
     "BorderType",

@@ -14,15 +14,14 @@ import os
 import sys
 from typing import Any
 
-from ferrum import Tensor
-from ferrum.backend import Autodiff, NdArray
+from ferrum.backend import NdArray
 from ferrum.data.dataloader import DataLoaderBuilder
 from ferrum.distributed import Communicator, DataParallel, launched_rank
-from ferrum.nn import LinearConfig
-from ferrum.optim import GradientsParams, SgdConfig
+from ferrum.optim import SgdConfig
 from ferrum.train import Learner, PlainRenderer, SupervisedTraining
 
 from .equivalence import B, Images, Mlp, make_model
+from .failure import train_until_rank_1_leaves
 from .uneven import items
 
 
@@ -41,15 +40,7 @@ class Leaving(Mlp):
 def main(mode: str, artifact_dir: str) -> None:
     comm = Communicator(timeout=60.0)
     if mode == "loop":
-        device = Autodiff[NdArray].device()
-        model = comm.broadcast_module(LinearConfig(4, 1).init(device))
-        optim = SgdConfig().init()
-        x = Tensor.ones((8, 4), device)
-        for step in range(1, 200):
-            if comm.rank == 1 and step == 3:
-                sys.exit(0)
-            grads = GradientsParams.from_grads(model.forward(x).sum().backward(), model)
-            model = optim.step(1e-3, model, comm.sync_gradients(grads))
+        train_until_rank_1_leaves(comm, 200, lambda: sys.exit(0))
     else:
         base = make_model("mlp")
         model = Leaving(base.fc1, base.act, base.fc2) if mode == "hard" else base

@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -25,10 +24,9 @@ from ferrum.nn.loss import CrossEntropyLossConfig
 from ferrum.optim import AdamConfig
 from ferrum.train import ClassificationOutput, Learner, PlainRenderer, SupervisedTraining, TrainOutput
 
-# The guide's model, as `python -m examples.guide` imports it (examples/ is not a package).
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))
-from guide.data import MnistBatch
-from guide.model import ModelConfig
+# The guide's model (run from the repository root, as tests/distributed/test_mpi.py does).
+from examples.guide.data import MnistBatch
+from examples.guide.model import ModelConfig
 
 B = Autodiff[NdArray]
 STEPS, BATCH = 20, 64

@@ -11,18 +11,11 @@ from ferrum import D2, Int, Tensor
 from ferrum.train import ClassificationOutput
 from ferrum.train.metric import CerInput, CharErrorRate, NumericEntry
 
-from tests.support.metric_reference import META, aggregate, floats, ints
+from tests.support.metric_reference import META, aggregate, check_burn_error_rate_cases, floats, ints
 
 
 def test_burn_cases() -> None:
-    metric = CharErrorRate()
-    metric.update(CerInput(ints([[1, 2], [3, 4]]), ints([[1, 2], [3, 4]])), META)
-    assert metric.value().current() == 0.0
-    metric.update(CerInput(ints([[1, 2], [3, 5]]), ints([[1, 3], [3, 4]])), META)
-    assert metric.value().current() == 50.0
-    padded = CharErrorRate().with_pad_token(9)
-    padded.update(CerInput(ints([[1, 2, 9], [3, 5, 9]]), ints([[1, 3, 9], [3, 4, 9]])), META)
-    assert padded.value() == NumericEntry(50.0, 4)
+    check_burn_error_rate_cases(CharErrorRate, CerInput)
 
 
 def test_burn_clear_resets_state() -> None:

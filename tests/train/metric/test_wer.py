@@ -7,18 +7,11 @@ import math
 import pytest
 from ferrum.train.metric import NumericEntry, WerInput, WordErrorRate
 
-from tests.support.metric_reference import META, ints
+from tests.support.metric_reference import META, check_burn_error_rate_cases, ints
 
 
 def test_burn_cases() -> None:
-    metric = WordErrorRate()
-    metric.update(WerInput(ints([[1, 2], [3, 4]]), ints([[1, 2], [3, 4]])), META)
-    assert metric.value().current() == 0.0
-    metric.update(WerInput(ints([[1, 2], [3, 5]]), ints([[1, 3], [3, 4]])), META)
-    assert metric.value().current() == 50.0
-    padded = WordErrorRate().with_pad_token(9)
-    padded.update(WerInput(ints([[1, 2, 9], [3, 5, 9]]), ints([[1, 3, 9], [3, 4, 9]])), META)
-    assert padded.value() == NumericEntry(50.0, 4)
+    padded = check_burn_error_rate_cases(WordErrorRate, WerInput)
     assert padded.name() == "WER" and padded.higher_is_better is False and padded.unit == "%"
 
 

@@ -7,12 +7,12 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 import numpy as np
 
 from ferrum._ferrum import Device
+from ferrum.data.closing import ClosesOnExit
 from ferrum.data.dataloader.batcher import Batcher, takes_device
 from ferrum.data.dataloader.prefetch import WORKER_THREAD_PREFIX, OrderedPrefetcher
 from ferrum.data.dataset.base import Dataset
@@ -347,7 +347,7 @@ class Shard:
         return order[:total][self.rank :: self.world_size]
 
 
-class DataLoaderIterator(Generic[BatchT]):
+class DataLoaderIterator(ClosesOnExit, Generic[BatchT]):
     """One epoch of a ``DataLoader``.
 
     Abandoning it (``break``, an exception, ``close()``, leaving a ``with``
@@ -414,14 +414,6 @@ class DataLoaderIterator(Generic[BatchT]):
         self._next = len(self._batches)
         if self._prefetcher is not None:
             self._finalizer()
-
-    def __enter__(self) -> DataLoaderIterator[BatchT]:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 def _timeout_error(

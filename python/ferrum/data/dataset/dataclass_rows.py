@@ -14,7 +14,7 @@ import enum
 import json
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 import numpy as np
@@ -22,6 +22,7 @@ import numpy as np
 __all__ = ["FieldSpec", "build_item", "convert_value", "item_fields", "type_name"]
 
 T = TypeVar("T")
+N = TypeVar("N", int, float)
 
 _NONE_TYPE = type(None)
 _TRUE_TEXT = frozenset({"true", "1", "yes"})
@@ -151,26 +152,24 @@ def _convert_enum(value: Any, hint: type[enum.Enum], where: str) -> enum.Enum:
     raise ValueError(f"{where}: expected one of {[m.name for m in hint]} ({hint.__name__}), found {value!r}")
 
 
-def _to_int(value: Any, where: str, text: bool) -> int:
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        return int(value)
-    if text and isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            pass
-    raise ValueError(f"{where}: expected int, found {value!r}")
+def _number_converter(kind: type[N], accepted: tuple[type[Any], ...]) -> Callable[[Any, str, bool], N]:
+    """The converter to ``kind`` of a number of the ``accepted`` types (never a bool), or of its text."""
+
+    def convert(value: Any, where: str, text: bool) -> N:
+        if isinstance(value, accepted) and not isinstance(value, (bool, np.bool_)):
+            return kind(value)
+        if text and isinstance(value, str):
+            try:
+                return kind(value.strip())
+            except ValueError:
+                pass
+        raise ValueError(f"{where}: expected {kind.__name__}, found {value!r}")
+
+    return convert
 
 
-def _to_float(value: Any, where: str, text: bool) -> float:
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
-        return float(value)
-    if text and isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            pass
-    raise ValueError(f"{where}: expected float, found {value!r}")
+_to_int = _number_converter(int, (int, np.integer))
+_to_float = _number_converter(float, (int, float, np.integer, np.floating))
 
 
 def _to_bool(value: Any, where: str, text: bool) -> bool:

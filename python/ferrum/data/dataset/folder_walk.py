@@ -1,4 +1,4 @@
-"""The file listing the folder datasets (images, text) share: every file below a root that a test keeps.
+"""What the folder datasets (images, text) share: the files below a root, the ids of the class names.
 
 Example:
     >>> import tempfile
@@ -15,10 +15,10 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["files_below"]
+__all__ = ["files_below", "index_classes"]
 
 
 def files_below(root: Path, keep: Callable[[Path], bool]) -> list[Path]:
@@ -32,3 +32,24 @@ def files_below(root: Path, keep: Callable[[Path], bool]) -> list[Path]:
         ),
         key=lambda p: p.parts,
     )
+
+
+def index_classes(classes: Sequence[str], duplicate_error: type[Exception]) -> dict[str, int]:
+    """Each class name's position in ``classes``; a name listed twice raises ``duplicate_error``.
+
+    Example:
+        >>> index_classes(["cat", "dog"], ValueError)
+        {'cat': 0, 'dog': 1}
+        >>> index_classes(["cat", "cat"], ValueError)
+        Traceback (most recent call last):
+        ...
+        ValueError: class 'cat' is listed twice (positions 0 and 1)
+    """
+    if isinstance(classes, str):
+        raise TypeError("classes must be a sequence of class names, not a string")
+    ids: dict[str, int] = {}
+    for index, name in enumerate(classes):
+        if name in ids:
+            raise duplicate_error(f"class {name!r} is listed twice (positions {ids[name]} and {index})")
+        ids[name] = index
+    return ids

@@ -7,9 +7,9 @@ import sqlite3
 import threading
 import weakref
 from pathlib import Path
-from types import TracebackType
 from typing import TypeVar
 
+from ferrum.data.closing import ClosesOnExit
 from ferrum.data.dataset.base import Dataset
 from ferrum.data.dataset.dataclass_rows import item_fields
 from ferrum.data.dataset.sqlite_columns import decode_column, quote_identifier
@@ -20,7 +20,7 @@ __all__ = ["SqliteDataset"]
 T = TypeVar("T")
 
 
-class SqliteDataset(Dataset[T]):
+class SqliteDataset(Dataset[T], ClosesOnExit):
     """The rows of table ``split`` of an SQLite file, as items of a dataclass: Burn's ``SqliteDataset``.
 
     Each field is read from the column of the same name (extra columns are
@@ -154,14 +154,6 @@ class SqliteDataset(Dataset[T]):
         """Close the file; further reads raise ``ValueError``."""
         with self._lock:
             self._finalizer()
-
-    def __enter__(self) -> SqliteDataset[T]:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"SqliteDataset({str(self._path)!r}, split={self._split!r}, len={self._len})"

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
+from ferrum.data.closing import ClosesOnExit
 from ferrum.data.dataset.dataclass_rows import item_fields
 from ferrum.data.dataset.sqlite_columns import column_type, encode_column, quote_identifier
 from ferrum.data.dataset.sqlite_serialized import CREATE_COLUMNS, item_to_blob
@@ -22,7 +23,7 @@ __all__ = ["SqliteDatasetWriter"]
 T = TypeVar("T")
 
 
-class SqliteDatasetWriter(Generic[T]):
+class SqliteDatasetWriter(ClosesOnExit, Generic[T]):
     """Writes items of dataclass ``item_type`` to an SQLite file: Burn's ``SqliteDatasetWriter``.
 
     Each split is a table with a ``row_id`` key (1, 2, ...) and one column per
@@ -167,9 +168,6 @@ class SqliteDatasetWriter(Generic[T]):
         """Abandon the writer: the temporary file is deleted and ``path`` is left untouched."""
         with self._lock:
             self._finalizer()
-
-    def __enter__(self) -> SqliteDatasetWriter[T]:
-        return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None

@@ -60,7 +60,7 @@ from ferrum._ferrum import (
 )
 from ferrum.backend import Backend
 from ferrum.data.dataset.vision.image_folder import ImageDatasetItem
-from ferrum.rank import D3, D4
+from ferrum.tensor.rank import D3, D4
 
 __all__ = [
     "PaddingMode",

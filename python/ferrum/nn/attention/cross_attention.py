@@ -14,10 +14,9 @@ Example:
 from __future__ import annotations
 
 import math
-from typing import Generic, TypeVar
+from typing import Generic
 
 from ferrum._ferrum import Bool, Device, ShapeError, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
 from ferrum.nn.attention.mha import _check_mask, attention_weights
@@ -25,11 +24,10 @@ from ferrum.nn.cache import TensorCache
 from ferrum.nn.dropout import Dropout, DropoutConfig
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.linear import Linear, LinearConfig
-from ferrum.rank import D2, D3, D4
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D2, D3, D4
 
 __all__ = ["CrossAttention", "CrossAttentionCache", "CrossAttentionConfig"]
-
-B = TypeVar("B", bound=Backend)
 
 
 @config

@@ -15,18 +15,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import ClassVar, Generic, Literal, TypeVar
+from typing import ClassVar, Generic, Literal
 
 import numpy as np
 
 from ferrum._ferrum import Bool, Device, Int, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
-from ferrum.rank import D2, D3
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D2, D3
 
 __all__ = ["GeneratePaddingMask", "SeqLengthOption", "generate_autoregressive_mask", "generate_padding_mask"]
-
-B = TypeVar("B", bound=Backend)
 
 
 def _count(name: str, value: object, low: int) -> int:

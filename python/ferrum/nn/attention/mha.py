@@ -24,12 +24,11 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic
 
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Bool, Device, KindError, ShapeError, Tensor
 from ferrum.activation import quiet_softmax
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
 from ferrum.nn.activation import Gelu
@@ -37,11 +36,11 @@ from ferrum.nn.cache import TensorCache
 from ferrum.nn.dropout import Dropout, DropoutConfig
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.linear import Linear, LinearConfig
-from ferrum.rank import D2, D3, D4
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D2, D3, D4
 
 __all__ = ["MhaCache", "MhaInput", "MhaOutput", "MultiHeadAttention", "MultiHeadAttentionConfig"]
 
-B = TypeVar("B", bound=Backend)
 
 KAIMING = Initializer.KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=False)
 

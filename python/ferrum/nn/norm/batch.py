@@ -17,20 +17,15 @@ Example:
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 from ferrum._ferrum import Device, Float, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module, Param, RunningState
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.norm.checks import check_channels, check_epsilon, check_positive, feature_shape
-from ferrum.rank import D1, Rank
+from ferrum.nn.type_vars import B, D
+from ferrum.tensor.rank import D1
 
 __all__ = ["BatchNorm", "BatchNormConfig"]
-
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)
 
 
 @config

@@ -11,20 +11,15 @@ Example:
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 from ferrum._ferrum import Device, Float, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module, Param
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.norm.checks import check_channels, check_epsilon, check_positive, feature_shape
-from ferrum.rank import D1, Rank
+from ferrum.nn.type_vars import B, D
+from ferrum.tensor.rank import D1
 
-__all__ = ["GroupNorm", "GroupNormConfig", "group_norm"]
-
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)
+__all__ = ["GroupNorm", "GroupNormConfig", "affine_params", "group_norm"]
 
 
 @config
@@ -55,9 +50,7 @@ class GroupNormConfig:
 
     def init(self, device: Device[B]) -> GroupNorm[B]:
         """A new layer on ``device``: gamma ones and beta zeros when affine."""
-        shape = (self.num_channels,)
-        gamma = Initializer.Ones.init(shape, device) if self.affine else None
-        beta = Initializer.Zeros.init(shape, device) if self.affine else None
+        gamma, beta = affine_params(self.num_channels, self.affine, device)
         return GroupNorm(
             gamma=gamma,
             beta=beta,
@@ -65,6 +58,17 @@ class GroupNormConfig:
             num_channels=self.num_channels,
             epsilon=self.epsilon,
         )
+
+
+def affine_params(
+    num_channels: int, affine: bool, device: Device[B]
+) -> tuple[Param[Tensor[B, D1]] | None, Param[Tensor[B, D1]] | None]:
+    """``(gamma, beta)`` of ``[num_channels]`` (ones and zeros) for an affine group or instance norm,
+    ``(None, None)`` otherwise."""
+    if not affine:
+        return None, None
+    shape = (num_channels,)
+    return Initializer.Ones.init(shape, device), Initializer.Zeros.init(shape, device)
 
 
 def group_norm(

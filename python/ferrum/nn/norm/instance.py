@@ -11,21 +11,15 @@ Example:
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 from ferrum._ferrum import Device, Float, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module, Param
-from ferrum.nn.initializer import Initializer
 from ferrum.nn.norm.checks import check_channels, check_epsilon, check_positive
-from ferrum.nn.norm.group import group_norm
-from ferrum.rank import D1, Rank
+from ferrum.nn.norm.group import affine_params, group_norm
+from ferrum.nn.type_vars import B, D
+from ferrum.tensor.rank import D1
 
 __all__ = ["InstanceNorm", "InstanceNormConfig"]
-
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)
 
 
 @config
@@ -49,9 +43,7 @@ class InstanceNormConfig:
 
     def init(self, device: Device[B]) -> InstanceNorm[B]:
         """A new layer on ``device``: gamma ones and beta zeros when affine."""
-        shape = (self.num_channels,)
-        gamma = Initializer.Ones.init(shape, device) if self.affine else None
-        beta = Initializer.Zeros.init(shape, device) if self.affine else None
+        gamma, beta = affine_params(self.num_channels, self.affine, device)
         return InstanceNorm(gamma=gamma, beta=beta, num_channels=self.num_channels, epsilon=self.epsilon)
 
 

@@ -16,10 +16,9 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from ferrum._ferrum import Device, Float, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
 from ferrum.nn.norm.batch import BatchNorm, BatchNormConfig
@@ -27,12 +26,11 @@ from ferrum.nn.norm.group import GroupNorm, GroupNormConfig
 from ferrum.nn.norm.instance import InstanceNorm, InstanceNormConfig
 from ferrum.nn.norm.layer import LayerNorm, LayerNormConfig
 from ferrum.nn.norm.rms import RmsNorm, RmsNormConfig
-from ferrum.rank import Rank
+from ferrum.nn.type_vars import B, D
+from ferrum.nn.variants import check_kind, check_settings
 
 __all__ = ["Normalization", "NormalizationConfig", "NormalizationKind"]
 
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)
 
 NormalizationKind = Literal["Batch", "Group", "Instance", "Layer", "Rms"]
 
@@ -68,14 +66,8 @@ class NormalizationConfig:
     settings: _Settings
 
     def __post_init__(self) -> None:
-        if self.kind not in _NAMES:
-            raise ValueError(
-                f"NormalizationConfig.kind: expected one of {', '.join(_NAMES)}, found {self.kind!r}"
-            )
-        wanted = _variant(self.kind)[1]
-        if not isinstance(self.settings, wanted):
-            found = type(self.settings).__name__
-            raise ValueError(f"NormalizationConfig.{self.kind} needs a {wanted.__name__}, found {found}")
+        check_kind("NormalizationConfig", self.kind, _NAMES)
+        check_settings("NormalizationConfig", self.kind, self.settings, _variant(self.kind)[1])
 
     @staticmethod
     def Batch(settings: BatchNormConfig) -> NormalizationConfig:

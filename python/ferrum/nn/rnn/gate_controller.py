@@ -15,18 +15,14 @@ Example:
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 from ferrum._ferrum import Device, Tensor
-from ferrum.backend import Backend
 from ferrum.module import Module
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.linear import Linear, LinearConfig
-from ferrum.rank import D1, D2
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D1, D2
 
 __all__ = ["GateController"]
-
-B = TypeVar("B", bound=Backend)
 
 
 class GateController(Module[B]):

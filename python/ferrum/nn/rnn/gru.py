@@ -21,22 +21,18 @@ Example:
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Device, Tensor
 from ferrum.activation import sigmoid
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.rnn.gate_controller import GateController
 from ferrum.nn.rnn.stacked import StackedGates, check_input, check_positive, check_state, project
-from ferrum.rank import D1, D2, D3
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D1, D2, D3
 
 __all__ = ["Gru", "GruConfig"]
-
-B = TypeVar("B", bound=Backend)
 
 
 @config

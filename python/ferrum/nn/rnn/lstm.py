@@ -27,23 +27,20 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import ClassVar, Generic, TypeVar
+from typing import ClassVar, Generic
 
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Device, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
 from ferrum.nn.activation_wrapper import Activation, ActivationConfig
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.rnn.gate_controller import GateController
 from ferrum.nn.rnn.stacked import StackedGates, check_input, check_positive, check_state, project
-from ferrum.rank import D2, D3, Rank
+from ferrum.nn.type_vars import B, D
+from ferrum.tensor.rank import D2, D3
 
 __all__ = ["BiLstm", "BiLstmConfig", "Lstm", "LstmConfig", "LstmState"]
-
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -261,18 +258,9 @@ class BiLstmConfig:
 
     def init(self, device: Device[B]) -> BiLstm[B]:
         """A new layer on ``device``: two LSTMs, one per direction."""
-        base = LstmConfig(
-            self.d_input,
-            self.d_hidden,
-            self.bias,
-            self.initializer,
-            batch_first=True,
-            clip=self.clip,
-            input_forget=self.input_forget,
-            gate_activation=self.gate_activation,
-            cell_activation=self.cell_activation,
-            hidden_activation=self.hidden_activation,
-        )
+        # Every field of this config is one of LstmConfig's; each direction runs batch first.
+        fields = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+        base = LstmConfig(**{**fields, "batch_first": True})
         return BiLstm(
             forward_lstm=base.init(device),
             reverse_lstm=base.init(device),

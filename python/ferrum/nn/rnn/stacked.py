@@ -8,14 +8,12 @@ sequence in one GEMM, and every gate's hidden projection per step in another.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Generic, TypeVar
+from typing import Generic
 
 from ferrum._ferrum import ShapeError, Tensor
-from ferrum.backend import Backend
 from ferrum.nn.rnn.gate_controller import GateController
-from ferrum.rank import D1, D2, D3
-
-B = TypeVar("B", bound=Backend)
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D1, D2, D3
 
 
 def check_positive(owner: str, **values: int) -> None:

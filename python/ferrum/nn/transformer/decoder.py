@@ -21,19 +21,18 @@ Example:
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Generic
 
 from ferrum._ferrum import Bool, Device, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
-from ferrum.nn.attention.mha import KAIMING, MhaCache, MhaInput, MultiHeadAttention
+from ferrum.nn.attention.mha import MhaCache, MhaInput, MultiHeadAttention
 from ferrum.nn.dropout import Dropout, DropoutConfig
-from ferrum.nn.initializer import Initializer
 from ferrum.nn.norm import LayerNorm, LayerNormConfig
 from ferrum.nn.transformer import stack
 from ferrum.nn.transformer.pwff import PositionWiseFeedForward
-from ferrum.rank import D2, D3
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D2, D3
 
 __all__ = [
     "TransformerDecoder",
@@ -43,11 +42,9 @@ __all__ = [
     "TransformerDecoderLayer",
 ]
 
-B = TypeVar("B", bound=Backend)
-
 
 @config
-class TransformerDecoderConfig:
+class TransformerDecoderConfig(stack.StackConfig):
     """Configuration of ``TransformerDecoder`` (Burn's fields and defaults).
 
     Example:
@@ -57,27 +54,13 @@ class TransformerDecoderConfig:
         6688
     """
 
-    d_model: int
-    d_ff: int
-    n_heads: int
-    n_layers: int
-    dropout: float = 0.1
-    norm_first: bool = False
-    quiet_softmax: bool = False
-    initializer: Initializer = KAIMING
-
-    def __post_init__(self) -> None:
-        stack.check_layers(
-            "TransformerDecoderConfig", self.d_model, self.d_ff, self.n_heads, self.n_layers, self.dropout
-        )
-
     def init(self, device: Device[B]) -> TransformerDecoder[B]:
         """A new decoder on ``device``."""
         layers = [self._layer(device) for _ in range(self.n_layers)]
         return TransformerDecoder(layers=layers, **stack.settings(self))
 
     def _layer(self, device: Device[B]) -> TransformerDecoderLayer[B]:
-        mha, pwff = stack.sublayer_configs(self)
+        mha, pwff = self.sublayer_configs()
 
         def norm() -> LayerNorm[B]:
             return LayerNormConfig(self.d_model).init(device)
@@ -192,7 +175,7 @@ class TransformerDecoderLayer(Module[B]):
         return x if self.norm_first else norm_3(x)
 
 
-class TransformerDecoder(Module[B]):
+class TransformerDecoder(stack.StackModule[B, TransformerDecoderLayer[B]]):
     """A stack of ``n_layers`` decoder layers: target ``[batch, seq_t, d_model]`` in and out.
 
     Example:
@@ -201,15 +184,6 @@ class TransformerDecoder(Module[B]):
         >>> TransformerDecoderConfig(4, 8, 2, 1).init(NdArray.device()).num_params()
         260
     """
-
-    layers: list[TransformerDecoderLayer[B]]
-    d_model: int
-    d_ff: int
-    n_heads: int
-    n_layers: int
-    dropout: float
-    norm_first: bool
-    quiet_softmax: bool
 
     def forward(self, input: TransformerDecoderInput[B]) -> Tensor[B, D3]:
         """The target through every layer, attending to the memory."""
@@ -230,9 +204,6 @@ class TransformerDecoder(Module[B]):
     def new_autoregressive_cache(self) -> TransformerDecoderAutoregressiveCache[B]:
         """An empty cache for ``forward_autoregressive_inference``."""
         return TransformerDecoderAutoregressiveCache(len(self.layers))
-
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return list(stack.settings(self).items())
 
 
 class _LayerCache(Generic[B]):

@@ -17,19 +17,18 @@ Example:
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Generic
 
 from ferrum._ferrum import Bool, Device, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
-from ferrum.nn.attention.mha import KAIMING, MhaCache, MhaInput, MultiHeadAttention
+from ferrum.nn.attention.mha import MhaCache, MhaInput, MultiHeadAttention
 from ferrum.nn.dropout import Dropout, DropoutConfig
-from ferrum.nn.initializer import Initializer
 from ferrum.nn.norm import LayerNorm, LayerNormConfig
 from ferrum.nn.transformer import stack
 from ferrum.nn.transformer.pwff import PositionWiseFeedForward
-from ferrum.rank import D2, D3
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D2, D3
 
 __all__ = [
     "TransformerEncoder",
@@ -39,11 +38,9 @@ __all__ = [
     "TransformerEncoderLayer",
 ]
 
-B = TypeVar("B", bound=Backend)
-
 
 @config
-class TransformerEncoderConfig:
+class TransformerEncoderConfig(stack.StackConfig):
     """Configuration of ``TransformerEncoder`` (Burn's fields and defaults).
 
     Example:
@@ -53,27 +50,13 @@ class TransformerEncoderConfig:
         4448
     """
 
-    d_model: int
-    d_ff: int
-    n_heads: int
-    n_layers: int
-    dropout: float = 0.1
-    norm_first: bool = False
-    quiet_softmax: bool = False
-    initializer: Initializer = KAIMING
-
-    def __post_init__(self) -> None:
-        stack.check_layers(
-            "TransformerEncoderConfig", self.d_model, self.d_ff, self.n_heads, self.n_layers, self.dropout
-        )
-
     def init(self, device: Device[B]) -> TransformerEncoder[B]:
         """A new encoder on ``device``."""
         layers = [self._layer(device) for _ in range(self.n_layers)]
         return TransformerEncoder(layers=layers, **stack.settings(self))
 
     def _layer(self, device: Device[B]) -> TransformerEncoderLayer[B]:
-        mha, pwff = stack.sublayer_configs(self)
+        mha, pwff = self.sublayer_configs()
         return TransformerEncoderLayer(
             mha=mha.init(device),
             pwff=pwff.init(device),
@@ -153,7 +136,7 @@ class TransformerEncoderLayer(Module[B]):
         return x if self.norm_first else norm_2(x)
 
 
-class TransformerEncoder(Module[B]):
+class TransformerEncoder(stack.StackModule[B, TransformerEncoderLayer[B]]):
     """A stack of ``n_layers`` encoder layers: ``[batch, seq, d_model] -> [batch, seq, d_model]``.
 
     Example:
@@ -162,15 +145,6 @@ class TransformerEncoder(Module[B]):
         >>> TransformerEncoderConfig(4, 8, 2, 1).init(NdArray.device()).num_params()
         172
     """
-
-    layers: list[TransformerEncoderLayer[B]]
-    d_model: int
-    d_ff: int
-    n_heads: int
-    n_layers: int
-    dropout: float
-    norm_first: bool
-    quiet_softmax: bool
 
     def forward(self, input: TransformerEncoderInput[B]) -> Tensor[B, D3]:
         """The input tensor through every layer, with the input's masks."""
@@ -192,9 +166,6 @@ class TransformerEncoder(Module[B]):
     def new_autoregressive_cache(self) -> TransformerEncoderAutoregressiveCache[B]:
         """An empty cache for ``forward_autoregressive_inference``."""
         return TransformerEncoderAutoregressiveCache(len(self.layers))
-
-    def _display_settings(self) -> list[tuple[str, object]]:
-        return list(stack.settings(self).items())
 
 
 class _LayerCache(Generic[B]):

@@ -11,10 +11,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 from ferrum._ferrum import Device, Float, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.module import Module
 from ferrum.nn.activation import Gelu
@@ -22,12 +19,9 @@ from ferrum.nn.attention.mha import KAIMING
 from ferrum.nn.dropout import Dropout, DropoutConfig
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.linear import Linear, LinearConfig
-from ferrum.rank import Rank
+from ferrum.nn.type_vars import B, D
 
 __all__ = ["PositionWiseFeedForward", "PositionWiseFeedForwardConfig"]
-
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)
 
 
 @config

@@ -3,26 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ferrum._ferrum import Tensor
-from ferrum.backend import Backend
-from ferrum.nn.attention.mha import MultiHeadAttentionConfig, check_heads
+from ferrum.config import config
+from ferrum.module import Module
+from ferrum.nn.attention.mha import KAIMING, MultiHeadAttentionConfig, check_heads
 from ferrum.nn.cache import TensorCache
 from ferrum.nn.dropout import Dropout
+from ferrum.nn.initializer import Initializer
 from ferrum.nn.transformer.pwff import PositionWiseFeedForwardConfig
-from ferrum.rank import D3
-
-if TYPE_CHECKING:
-    from ferrum.nn.transformer.decoder import TransformerDecoderConfig
-    from ferrum.nn.transformer.encoder import TransformerEncoderConfig
-
-B = TypeVar("B", bound=Backend)
+from ferrum.nn.type_vars import B
+from ferrum.tensor.rank import D3
 
 #: The settings a stack config hands to its module, in the order the module prints them.
 SETTINGS = ("d_model", "d_ff", "n_heads", "n_layers", "dropout", "norm_first", "quiet_softmax")
 
 Sublayer = Callable[[Tensor[B, D3]], Tensor[B, D3]]
+L = TypeVar("L", bound=Module[Any])
 
 
 def check_layers(owner: str, d_model: int, d_ff: int, n_heads: int, n_layers: int, dropout: float) -> None:
@@ -38,23 +36,54 @@ def check_layers(owner: str, d_model: int, d_ff: int, n_heads: int, n_layers: in
         raise ValueError(f"{owner}.dropout must be a probability in [0, 1], found {dropout!r}")
 
 
-def sublayer_configs(
-    config: TransformerEncoderConfig | TransformerDecoderConfig,
-) -> tuple[MultiHeadAttentionConfig, PositionWiseFeedForwardConfig]:
-    """The attention and feed-forward configs every layer of ``config``'s stack is built from."""
-    mha = MultiHeadAttentionConfig(
-        config.d_model,
-        config.n_heads,
-        config.dropout,
-        quiet_softmax=config.quiet_softmax,
-        initializer=config.initializer,
-    )
-    return mha, PositionWiseFeedForwardConfig(config.d_model, config.d_ff, config.dropout, config.initializer)
+@config
+class StackConfig:
+    """The fields (Burn's, with its defaults) and checks of the encoder's and the decoder's configs."""
+
+    d_model: int
+    d_ff: int
+    n_heads: int
+    n_layers: int
+    dropout: float = 0.1
+    norm_first: bool = False
+    quiet_softmax: bool = False
+    initializer: Initializer = KAIMING
+
+    def __post_init__(self) -> None:
+        owner = type(self).__name__
+        check_layers(owner, self.d_model, self.d_ff, self.n_heads, self.n_layers, self.dropout)
+
+    def sublayer_configs(self) -> tuple[MultiHeadAttentionConfig, PositionWiseFeedForwardConfig]:
+        """The attention and feed-forward configs every layer of the stack is built from."""
+        mha = MultiHeadAttentionConfig(
+            self.d_model,
+            self.n_heads,
+            self.dropout,
+            quiet_softmax=self.quiet_softmax,
+            initializer=self.initializer,
+        )
+        return mha, PositionWiseFeedForwardConfig(self.d_model, self.d_ff, self.dropout, self.initializer)
 
 
 def settings(owner: object) -> dict[str, Any]:
     """``owner``'s stack settings by name: a config's, to build the module; a module's, to print it."""
     return {name: getattr(owner, name) for name in SETTINGS}
+
+
+class StackModule(Module[B], Generic[B, L]):
+    """What the encoder and the decoder hold: their ``layers`` and the stack's settings, which they print."""
+
+    layers: list[L]
+    d_model: int
+    d_ff: int
+    n_heads: int
+    n_layers: int
+    dropout: float
+    norm_first: bool
+    quiet_softmax: bool
+
+    def _display_settings(self) -> list[tuple[str, object]]:
+        return list(settings(self).items())
 
 
 def add_residual(

@@ -67,7 +67,8 @@ def ints(value: IntArg) -> list[int] | None:
 
 def axis(value: int, rank: int) -> int:
     """A possibly negative ONNX axis as a dim of a rank-``rank`` tensor."""
-    if not -max(rank, 1) <= value < max(rank, 1):
+    bound = rank if rank > 0 else 1  # rank 0 takes the axes rank 1 does
+    if not -bound <= value < bound:
         raise ValueError(f"axis {value} is out of range for a rank-{rank} tensor")
     return value + rank if value < 0 else value
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from ferrum import activation
 from ferrum._ferrum import Bool, DType, Float, KindError, Tensor
 from ferrum.onnx.ops._util import AnyTensor, axis, broadcast, same_kind
-from ferrum.onnx.ops.registry import op
+from ferrum.onnx.ops.registry import define, op
 
 __all__ = [
     "celu",
@@ -35,6 +36,20 @@ __all__ = [
 ]
 
 
+def _float_op(
+    onnx_name: str, name: str, fn: Callable[[AnyTensor], AnyTensor], what: str, since: int | None = None
+) -> Callable[[AnyTensor], AnyTensor]:
+    """The element-wise op ``fn`` on Float tensors (one activation kernel); its docstring says ``what``
+    it computes and from which opset (``since``, for the docstring only)."""
+    header = f"{onnx_name} (since opset {since})" if since else onnx_name
+    doc = f"""{header}: {what}, element-wise.
+
+``x`` is a Float tensor of any shape; the result has its shape and dtype.
+Another kind raises ``KindError``.
+"""
+    return define(onnx_name, name, fn, doc, __name__)
+
+
 @op("Relu")
 def relu(x: AnyTensor) -> AnyTensor:
     """Relu: ``max(x, 0)`` element-wise.
@@ -54,24 +69,8 @@ def relu(x: AnyTensor) -> AnyTensor:
     return activation.relu(x) if x.kind is Float else x.clamp_min(0)
 
 
-@op("Sigmoid")
-def sigmoid(x: AnyTensor) -> AnyTensor:
-    """Sigmoid: ``1 / (1 + exp(-x))`` element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return activation.sigmoid(x)
-
-
-@op("Tanh")
-def tanh(x: AnyTensor) -> AnyTensor:
-    """Tanh: the hyperbolic tangent, element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return activation.tanh(x)
+sigmoid = _float_op("Sigmoid", "sigmoid", lambda x: activation.sigmoid(x), "``1 / (1 + exp(-x))``")
+tanh = _float_op("Tanh", "tanh", lambda x: activation.tanh(x), "the hyperbolic tangent")
 
 
 @op("LeakyRelu")
@@ -134,14 +133,7 @@ def thresholded_relu(x: AnyTensor, alpha: float = 1.0) -> AnyTensor:
     return x.mask_fill(x.lower_equal_elem(alpha), 0.0)
 
 
-@op("Softplus")
-def softplus(x: AnyTensor) -> AnyTensor:
-    """Softplus: ``log(1 + exp(x))`` element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return activation.softplus(x)
+softplus = _float_op("Softplus", "softplus", lambda x: activation.softplus(x), "``log(1 + exp(x))``")
 
 
 @op("Softsign")
@@ -165,24 +157,10 @@ def hard_sigmoid(x: AnyTensor, alpha: float = 0.2, beta: float = 0.5) -> AnyTens
     return activation.hard_sigmoid(x, alpha, beta)
 
 
-@op("HardSwish")
-def hard_swish(x: AnyTensor) -> AnyTensor:
-    """HardSwish (since opset 14): ``x * max(0, min(1, x / 6 + 1 / 2))`` element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return activation.hard_swish(x)
-
-
-@op("Mish")
-def mish(x: AnyTensor) -> AnyTensor:
-    """Mish (since opset 18): ``x * tanh(softplus(x))`` element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return activation.mish(x)
+hard_swish = _float_op(
+    "HardSwish", "hard_swish", lambda x: activation.hard_swish(x), "``x * max(0, min(1, x / 6 + 1 / 2))``", 14
+)
+mish = _float_op("Mish", "mish", lambda x: activation.mish(x), "``x * tanh(softplus(x))``", 18)
 
 
 @op("Swish")

@@ -16,6 +16,7 @@ from ferrum._ferrum import Device, Tensor
 from ferrum.backend import NdArray
 from ferrum.onnx.execute import run_subgraph
 from ferrum.onnx.ops._util import AnyTensor
+from ferrum.onnx.ops._util import axis as dim_of
 from ferrum.onnx.ops.registry import op
 from ferrum.onnx.program import Subgraph
 from ferrum.onnx.values import Value, as_tensor
@@ -126,7 +127,6 @@ def scan(
     stacked = []
     for acc, a, d in zip(per_step, out_axes, out_dirs, strict=True):
         items = acc[::-1] if d else acc
-        rank = items[0].rank() + 1
-        axis = a + rank if a < 0 else a
+        axis = dim_of(a, items[0].rank() + 1)  # a new dim of the stacked output
         stacked.append(Tensor.cat([y.unsqueeze_dims([axis]) for y in items], axis))
     return (*state, *stacked)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from functools import reduce
+from typing import Protocol
 
 from ferrum._ferrum import Float, Int
 from ferrum.onnx.ops._util import AnyTensor, broadcast, float_of, same_kind, to_rank
-from ferrum.onnx.ops.registry import op
+from ferrum.onnx.ops.registry import define, op
 
 __all__ = [
     "abs_",
@@ -44,66 +47,73 @@ __all__ = [
 ]
 
 
-@op("Add")
-def add(a: AnyTensor, b: AnyTensor) -> AnyTensor:
-    """Add: ``a + b`` element-wise, with NumPy broadcasting.
+_BROADCAST = """The lower-rank operand gets leading size-1 dims, then size-1 dims stretch;
+``b`` is converted to ``a``'s kind first. The result has the broadcast
+shape and ``a``'s kind. Shapes that do not broadcast raise
+``ShapeError``; Bool operands raise ``KindError``."""
 
-    The lower-rank operand gets leading size-1 dims, then size-1 dims stretch;
-    ``b`` is converted to ``a``'s kind first. The result has the broadcast
-    shape and ``a``'s kind. Shapes that do not broadcast raise
-    ``ShapeError``; Bool operands raise ``KindError``.
+_NUMERIC = """``x`` is a Float or Int tensor of any shape; the result has its shape and dtype.
+A Bool ``x`` raises ``KindError``."""
 
-    Example:
-        >>> import numpy as np
-        >>> from ferrum import Tensor
-        >>> from ferrum.backend import NdArray
-        >>> device = NdArray.device()
-        >>> a = Tensor.from_numpy(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32), device)
-        >>> b = Tensor.from_numpy(np.array([10.0, 20.0], np.float32), device)
-        >>> add(a, b).to_numpy().tolist()
-        [[11.0, 22.0], [13.0, 24.0]]
+_FLOAT = """``x`` is a Float tensor of any shape; the result has its shape and dtype.
+Another kind raises ``KindError``."""
+
+
+def _arithmetic(
+    onnx_name: str,
+    name: str,
+    kernel: Callable[[AnyTensor, AnyTensor], AnyTensor],
+    summary: str,
+    example: str = "",
+) -> Callable[[AnyTensor, AnyTensor], AnyTensor]:
+    """The op ``kernel(a, b)`` after NumPy broadcasting, ``b`` in ``a``'s kind."""
+
+    def fn(a: AnyTensor, b: AnyTensor) -> AnyTensor:
+        a, b = broadcast(a, same_kind(b, a))
+        return kernel(a, b)
+
+    return define(onnx_name, name, fn, f"{summary}\n\n{_BROADCAST}\n{example}", __name__)
+
+
+def _unary(
+    onnx_name: str,
+    name: str,
+    fn: Callable[[AnyTensor], AnyTensor],
+    what: str,
+    since: int | None = None,
+    kinds: str = _FLOAT,
+) -> Callable[[AnyTensor], AnyTensor]:
+    """The element-wise op ``fn`` (one tensor method); its docstring says ``what`` it computes, from
+    which opset (``since``, for the docstring only) and the kinds it takes."""
+    header = f"{onnx_name} (since opset {since})" if since else onnx_name
+    return define(onnx_name, name, fn, f"{header}: {what}, element-wise.\n\n{kinds}\n", __name__)
+
+
+add = _arithmetic(
+    "Add",
+    "add",
+    operator.add,
+    "Add: ``a + b`` element-wise, with NumPy broadcasting.",
     """
-    a, b = broadcast(a, same_kind(b, a))
-    return a + b
-
-
-@op("Sub")
-def sub(a: AnyTensor, b: AnyTensor) -> AnyTensor:
-    """Sub: ``a - b`` element-wise, with NumPy broadcasting.
-
-    The lower-rank operand gets leading size-1 dims, then size-1 dims stretch;
-    ``b`` is converted to ``a``'s kind first. The result has the broadcast
-    shape and ``a``'s kind. Shapes that do not broadcast raise
-    ``ShapeError``; Bool operands raise ``KindError``.
-    """
-    a, b = broadcast(a, same_kind(b, a))
-    return a - b
-
-
-@op("Mul")
-def mul(a: AnyTensor, b: AnyTensor) -> AnyTensor:
-    """Mul: ``a * b`` element-wise, with NumPy broadcasting.
-
-    The lower-rank operand gets leading size-1 dims, then size-1 dims stretch;
-    ``b`` is converted to ``a``'s kind first. The result has the broadcast
-    shape and ``a``'s kind. Shapes that do not broadcast raise
-    ``ShapeError``; Bool operands raise ``KindError``.
-    """
-    a, b = broadcast(a, same_kind(b, a))
-    return a * b
-
-
-@op("Div")
-def div(a: AnyTensor, b: AnyTensor) -> AnyTensor:
-    """Div: ``a / b`` element-wise, with NumPy broadcasting (Int division truncates toward zero).
-
-    The lower-rank operand gets leading size-1 dims, then size-1 dims stretch;
-    ``b`` is converted to ``a``'s kind first. The result has the broadcast
-    shape and ``a``'s kind. Shapes that do not broadcast raise
-    ``ShapeError``; Bool operands raise ``KindError``.
-    """
-    a, b = broadcast(a, same_kind(b, a))
-    return a / b
+Example:
+    >>> import numpy as np
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> device = NdArray.device()
+    >>> a = Tensor.from_numpy(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32), device)
+    >>> b = Tensor.from_numpy(np.array([10.0, 20.0], np.float32), device)
+    >>> add(a, b).to_numpy().tolist()
+    [[11.0, 22.0], [13.0, 24.0]]
+""",
+)
+sub = _arithmetic("Sub", "sub", operator.sub, "Sub: ``a - b`` element-wise, with NumPy broadcasting.")
+mul = _arithmetic("Mul", "mul", operator.mul, "Mul: ``a * b`` element-wise, with NumPy broadcasting.")
+div = _arithmetic(
+    "Div",
+    "div",
+    operator.truediv,
+    "Div: ``a / b`` element-wise, with NumPy broadcasting (Int division truncates toward zero).",
+)
 
 
 @op("Pow")
@@ -128,54 +138,11 @@ def mod(a: AnyTensor, b: AnyTensor, fmod: int = 0) -> AnyTensor:
     return a - (a / b) * b
 
 
-@op("Abs")
-def abs_(x: AnyTensor) -> AnyTensor:
-    """Abs: ``|x|``, element-wise.
-
-    ``x`` is a Float or Int tensor of any shape; the result has its shape and dtype.
-    A Bool ``x`` raises ``KindError``.
-    """
-    return x.abs()
-
-
-@op("Neg")
-def neg(x: AnyTensor) -> AnyTensor:
-    """Neg: ``-x``, element-wise.
-
-    ``x`` is a Float or Int tensor of any shape; the result has its shape and dtype.
-    A Bool ``x`` raises ``KindError``.
-    """
-    return -x
-
-
-@op("Sign")
-def sign(x: AnyTensor) -> AnyTensor:
-    """Sign (since opset 9): -1, 0 or 1 by the sign of ``x``, element-wise.
-
-    ``x`` is a Float or Int tensor of any shape; the result has its shape and dtype.
-    A Bool ``x`` raises ``KindError``.
-    """
-    return x.sign()
-
-
-@op("Ceil")
-def ceil(x: AnyTensor) -> AnyTensor:
-    """Ceil: the smallest integer not below ``x``, element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.ceil()
-
-
-@op("Floor")
-def floor(x: AnyTensor) -> AnyTensor:
-    """Floor: the largest integer not above ``x``, element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.floor()
+abs_ = _unary("Abs", "abs_", lambda x: x.abs(), "``|x|``", kinds=_NUMERIC)
+neg = _unary("Neg", "neg", lambda x: -x, "``-x``", kinds=_NUMERIC)
+sign = _unary("Sign", "sign", lambda x: x.sign(), "-1, 0 or 1 by the sign of ``x``", 9, _NUMERIC)
+ceil = _unary("Ceil", "ceil", lambda x: x.ceil(), "the smallest integer not below ``x``")
+floor = _unary("Floor", "floor", lambda x: x.floor(), "the largest integer not above ``x``")
 
 
 @op("Round")
@@ -184,164 +151,24 @@ def round_(x: AnyTensor) -> AnyTensor:
     return x.round()
 
 
-@op("Sqrt")
-def sqrt(x: AnyTensor) -> AnyTensor:
-    """Sqrt: the square root (NaN below 0), element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.sqrt()
-
-
-@op("Exp")
-def exp(x: AnyTensor) -> AnyTensor:
-    """Exp: ``e ** x``, element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.exp()
-
-
-@op("Log")
-def log(x: AnyTensor) -> AnyTensor:
-    """Log: the natural logarithm (NaN below 0, ``-inf`` at 0), element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.log()
-
-
-@op("Reciprocal")
-def reciprocal(x: AnyTensor) -> AnyTensor:
-    """Reciprocal: ``1 / x``, element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.recip()
-
-
-@op("Sin")
-def sin(x: AnyTensor) -> AnyTensor:
-    """Sin (since opset 7): the sine (radians), element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.sin()
-
-
-@op("Cos")
-def cos(x: AnyTensor) -> AnyTensor:
-    """Cos (since opset 7): the cosine (radians), element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.cos()
-
-
-@op("Tan")
-def tan(x: AnyTensor) -> AnyTensor:
-    """Tan (since opset 7): the tangent (radians), element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.tan()
-
-
-@op("Sinh")
-def sinh(x: AnyTensor) -> AnyTensor:
-    """Sinh (since opset 9): the hyperbolic sine, element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.sinh()
-
-
-@op("Cosh")
-def cosh(x: AnyTensor) -> AnyTensor:
-    """Cosh (since opset 9): the hyperbolic cosine, element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.cosh()
-
-
-@op("Asin")
-def asin(x: AnyTensor) -> AnyTensor:
-    """Asin (since opset 7): the arcsine, in radians (NaN outside [-1, 1]), element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.asin()
-
-
-@op("Acos")
-def acos(x: AnyTensor) -> AnyTensor:
-    """Acos (since opset 7): the arccosine, in radians (NaN outside [-1, 1]), element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.acos()
-
-
-@op("Atan")
-def atan(x: AnyTensor) -> AnyTensor:
-    """Atan (since opset 7): the arctangent, in radians, element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.atan()
-
-
-@op("Asinh")
-def asinh(x: AnyTensor) -> AnyTensor:
-    """Asinh (since opset 9): the inverse hyperbolic sine, element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.asinh()
-
-
-@op("Acosh")
-def acosh(x: AnyTensor) -> AnyTensor:
-    """Acosh (since opset 9): the inverse hyperbolic cosine (NaN below 1), element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.acosh()
-
-
-@op("Atanh")
-def atanh(x: AnyTensor) -> AnyTensor:
-    """Atanh (since opset 9): the inverse hyperbolic tangent (NaN outside [-1, 1]), element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.atanh()
-
-
-@op("Erf")
-def erf(x: AnyTensor) -> AnyTensor:
-    """Erf (since opset 9): the Gauss error function, element-wise.
-
-    ``x`` is a Float tensor of any shape; the result has its shape and dtype.
-    Another kind raises ``KindError``.
-    """
-    return x.erf()
+sqrt = _unary("Sqrt", "sqrt", lambda x: x.sqrt(), "the square root (NaN below 0)")
+exp = _unary("Exp", "exp", lambda x: x.exp(), "``e ** x``")
+log = _unary("Log", "log", lambda x: x.log(), "the natural logarithm (NaN below 0, ``-inf`` at 0)")
+reciprocal = _unary("Reciprocal", "reciprocal", lambda x: x.recip(), "``1 / x``")
+sin = _unary("Sin", "sin", lambda x: x.sin(), "the sine (radians)", 7)
+cos = _unary("Cos", "cos", lambda x: x.cos(), "the cosine (radians)", 7)
+tan = _unary("Tan", "tan", lambda x: x.tan(), "the tangent (radians)", 7)
+sinh = _unary("Sinh", "sinh", lambda x: x.sinh(), "the hyperbolic sine", 9)
+cosh = _unary("Cosh", "cosh", lambda x: x.cosh(), "the hyperbolic cosine", 9)
+asin = _unary("Asin", "asin", lambda x: x.asin(), "the arcsine, in radians (NaN outside [-1, 1])", 7)
+acos = _unary("Acos", "acos", lambda x: x.acos(), "the arccosine, in radians (NaN outside [-1, 1])", 7)
+atan = _unary("Atan", "atan", lambda x: x.atan(), "the arctangent, in radians", 7)
+asinh = _unary("Asinh", "asinh", lambda x: x.asinh(), "the inverse hyperbolic sine", 9)
+acosh = _unary("Acosh", "acosh", lambda x: x.acosh(), "the inverse hyperbolic cosine (NaN below 1)", 9)
+atanh = _unary(
+    "Atanh", "atanh", lambda x: x.atanh(), "the inverse hyperbolic tangent (NaN outside [-1, 1])", 9
+)
+erf = _unary("Erf", "erf", lambda x: x.erf(), "the Gauss error function", 9)
 
 
 def _fold(tensors: tuple[AnyTensor, ...], pair: str) -> AnyTensor:
@@ -369,23 +196,26 @@ def mean(*tensors: AnyTensor) -> AnyTensor:
     return _fold(tensors, "__add__") / float(len(tensors))
 
 
-@op("Max")
-def max_(*tensors: AnyTensor) -> AnyTensor:
-    """Max: the element-wise maximum of one or more tensors, with NumPy broadcasting.
+class _Variadic(Protocol):
+    """The signature of the ops over one or more tensors."""
 
-    Each input is converted to the first one's kind and given leading size-1
-    dims up to the highest rank; the result has the broadcast shape and the
-    first input's kind. Shapes that do not broadcast raise ``ShapeError``.
-    """
-    return _fold(tensors, "max_pair")
+    def __call__(self, *tensors: AnyTensor) -> AnyTensor: ...
 
 
-@op("Min")
-def min_(*tensors: AnyTensor) -> AnyTensor:
-    """Min: the element-wise minimum of one or more tensors, with NumPy broadcasting.
+def _extremum(onnx_name: str, name: str, pair: str, which: str) -> _Variadic:
+    """Max or Min: ``pair`` (``max_pair``, ``min_pair``) folded over the broadcast inputs."""
 
-    Each input is converted to the first one's kind and given leading size-1
-    dims up to the highest rank; the result has the broadcast shape and the
-    first input's kind. Shapes that do not broadcast raise ``ShapeError``.
-    """
-    return _fold(tensors, "min_pair")
+    def fn(*tensors: AnyTensor) -> AnyTensor:
+        return _fold(tensors, pair)
+
+    doc = f"""{onnx_name}: the element-wise {which} of one or more tensors, with NumPy broadcasting.
+
+Each input is converted to the first one's kind and given leading size-1
+dims up to the highest rank; the result has the broadcast shape and the
+first input's kind. Shapes that do not broadcast raise ``ShapeError``.
+"""
+    return define(onnx_name, name, fn, doc, __name__)
+
+
+max_ = _extremum("Max", "max_", "max_pair", "maximum")
+min_ = _extremum("Min", "min_", "min_pair", "minimum")

@@ -47,7 +47,7 @@ def _wrap(indices: AnyTensor, size: int) -> AnyTensor:
 @op("Gather")
 def gather(x: AnyTensor, indices: AnyTensor, axis: int = 0) -> AnyTensor:
     """NumPy's ``take``: ``x``'s dim ``axis`` replaced by the indices' dims."""
-    dim = axis + x.rank() if axis < 0 else axis
+    dim = dim_of(axis, x.rank())
     indices = _wrap(same_kind(indices, Tensor.from_numpy(np.zeros(1, np.int64), x.device())), x.dims()[dim])
     if indices.rank() == 0:
         return x.take(dim, indices.reshape((1,))).squeeze_dims([dim])
@@ -63,7 +63,7 @@ def gather_elements(x: AnyTensor, indices: AnyTensor, axis: int = 0) -> AnyTenso
     shape and ``x``'s kind, as ``torch.gather``. Negative indices count from the end of dim ``axis``; an
     index still outside ``[0, dims[axis])`` raises ``OutOfBoundsError``.
     """
-    dim = axis + x.rank() if axis < 0 else axis
+    dim = dim_of(axis, x.rank())
     return x.gather(dim, _wrap(indices, x.dims()[dim]))
 
 
@@ -195,7 +195,7 @@ def one_hot(
     idx = same_kind(indices, Tensor.from_numpy(np.zeros(1, np.int64), indices.device()))
     idx = _wrap(idx, size)
     rank = idx.rank() + 1
-    dim = axis + rank if axis < 0 else axis
+    dim = dim_of(axis, rank)
     positions_shape = [1] * rank
     positions_shape[dim] = size
     positions = Tensor.arange(0, size, idx.device()).reshape(tuple(positions_shape))
@@ -273,7 +273,7 @@ def top_k(
     """The ``k`` largest (or smallest) values along ``axis`` and their indices, first index first on ties."""
     del sorted
     count = _one_int(k, "TopK", 0)
-    dim = axis + x.rank() if axis < 0 else axis
+    dim = dim_of(axis, x.rank())
     if largest:
         values, indices = x.sort_descending_with_indices(dim)
     else:

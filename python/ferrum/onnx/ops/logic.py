@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -9,7 +10,7 @@ import numpy as np
 from ferrum._ferrum import Bool, Device, Tensor
 from ferrum.backend import NdArray
 from ferrum.onnx.ops._util import AnyTensor, broadcast, broadcast_all, same_kind
-from ferrum.onnx.ops.registry import op
+from ferrum.onnx.ops.registry import define, op
 from ferrum.onnx.values import StringTensor, as_strings, is_strings
 
 __all__ = [
@@ -38,6 +39,63 @@ def _compare(a: AnyTensor, b: AnyTensor, method: str) -> AnyTensor:
         a = a.int()
     a, b = broadcast(a, same_kind(b, a))
     return getattr(a, method)(b)  # type: ignore[no-any-return]
+
+
+_COMPARED = """``b`` is converted to ``a``'s kind (a Bool ``a`` is compared as Int); the
+result has the broadcast shape. Shapes that do not broadcast raise
+``ShapeError``."""
+
+
+def _comparison(
+    onnx_name: str, name: str, method: str, summary: str
+) -> Callable[[AnyTensor, AnyTensor], AnyTensor]:
+    """The op comparing ``a`` and ``b`` with the tensor method ``method``."""
+
+    def fn(a: AnyTensor, b: AnyTensor) -> AnyTensor:
+        return _compare(a, b, method)
+
+    doc = f"{summary} element-wise, as a Bool tensor, with NumPy broadcasting.\n\n{_COMPARED}\n"
+    return define(onnx_name, name, fn, doc, __name__)
+
+
+def _broadcasting(method: str) -> Callable[[AnyTensor, AnyTensor], AnyTensor]:
+    """``a.method(b)`` after NumPy broadcasting (no kind conversion: the method checks the kinds)."""
+
+    def fn(a: AnyTensor, b: AnyTensor) -> AnyTensor:
+        a, b = broadcast(a, b)
+        return getattr(a, method)(b)  # type: ignore[no-any-return]
+
+    return fn
+
+
+def _logical(
+    onnx_name: str, name: str, method: str, what: str
+) -> Callable[[AnyTensor, AnyTensor], AnyTensor]:
+    """And, Or, Xor: the logical ``what`` of two Bool tensors."""
+    doc = f"""{onnx_name}: the logical {what} of two Bool tensors, element-wise, with NumPy broadcasting.
+
+The result is Bool, in the broadcast shape. A non-Bool operand raises
+``KindError``, shapes that do not broadcast ``ShapeError``.
+"""
+    return define(onnx_name, name, _broadcasting(method), doc, __name__)
+
+
+def _bitwise(onnx_name: str, name: str, what: str) -> Callable[[AnyTensor, AnyTensor], AnyTensor]:
+    """BitwiseAnd, BitwiseOr, BitwiseXor: the bitwise ``what`` of two Int tensors (the method ``name``)."""
+    doc = f"""{onnx_name} (since opset 18): the bitwise {what} of two Int tensors, element-wise (broadcast).
+
+ferrum computes integers in i64 (the backend converts back to the declared
+type). The result is Int, in the broadcast shape. A non-Int operand raises
+``KindError``, shapes that do not broadcast ``ShapeError``.
+"""
+    return define(onnx_name, name, _broadcasting(name), doc, __name__)
+
+
+def _unary(
+    onnx_name: str, name: str, fn: Callable[[AnyTensor], AnyTensor], summary: str, rest: str
+) -> Callable[[AnyTensor], AnyTensor]:
+    """The op ``fn`` (one tensor method) on one tensor, its docstring the summary and the rest."""
+    return define(onnx_name, name, fn, f"{summary}\n\n{rest}\n", __name__)
 
 
 @op("Equal")
@@ -72,90 +130,25 @@ def equal(
     return _compare(a, b, "equal")
 
 
-@op("Greater")
-def greater(a: AnyTensor, b: AnyTensor) -> AnyTensor:
-    """Greater: ``a > b`` element-wise, as a Bool tensor, with NumPy broadcasting.
+greater = _comparison("Greater", "greater", "greater", "Greater: ``a > b``")
+greater_or_equal = _comparison(
+    "GreaterOrEqual", "greater_or_equal", "greater_equal", "GreaterOrEqual (since opset 12): ``a >= b``"
+)
+less = _comparison("Less", "less", "lower", "Less: ``a < b``")
+less_or_equal = _comparison(
+    "LessOrEqual", "less_or_equal", "lower_equal", "LessOrEqual (since opset 12): ``a <= b``"
+)
 
-    ``b`` is converted to ``a``'s kind (a Bool ``a`` is compared as Int); the
-    result has the broadcast shape. Shapes that do not broadcast raise
-    ``ShapeError``.
-    """
-    return _compare(a, b, "greater")
-
-
-@op("GreaterOrEqual")
-def greater_or_equal(a: AnyTensor, b: AnyTensor) -> AnyTensor:
-    """GreaterOrEqual (since opset 12): ``a >= b`` element-wise, as a Bool tensor, with NumPy broadcasting.
-
-    ``b`` is converted to ``a``'s kind (a Bool ``a`` is compared as Int); the
-    result has the broadcast shape. Shapes that do not broadcast raise
-    ``ShapeError``.
-    """
-    return _compare(a, b, "greater_equal")
-
-
-@op("Less")
-def less(a: AnyTensor, b: AnyTensor) -> AnyTensor:
-    """Less: ``a < b`` element-wise, as a Bool tensor, with NumPy broadcasting.
-
-    ``b`` is converted to ``a``'s kind (a Bool ``a`` is compared as Int); the
-    result has the broadcast shape. Shapes that do not broadcast raise
-    ``ShapeError``.
-    """
-    return _compare(a, b, "lower")
-
-
-@op("LessOrEqual")
-def less_or_equal(a: AnyTensor, b: AnyTensor) -> AnyTensor:
-    """LessOrEqual (since opset 12): ``a <= b`` element-wise, as a Bool tensor, with NumPy broadcasting.
-
-    ``b`` is converted to ``a``'s kind (a Bool ``a`` is compared as Int); the
-    result has the broadcast shape. Shapes that do not broadcast raise
-    ``ShapeError``.
-    """
-    return _compare(a, b, "lower_equal")
-
-
-@op("And")
-def and_(a: AnyTensor, b: AnyTensor) -> AnyTensor:
-    """And: the logical AND of two Bool tensors, element-wise, with NumPy broadcasting.
-
-    The result is Bool, in the broadcast shape. A non-Bool operand raises
-    ``KindError``, shapes that do not broadcast ``ShapeError``.
-    """
-    a, b = broadcast(a, b)
-    return a.bool_and(b)
-
-
-@op("Or")
-def or_(a: AnyTensor, b: AnyTensor) -> AnyTensor:
-    """Or: the logical OR of two Bool tensors, element-wise, with NumPy broadcasting.
-
-    The result is Bool, in the broadcast shape. A non-Bool operand raises
-    ``KindError``, shapes that do not broadcast ``ShapeError``.
-    """
-    a, b = broadcast(a, b)
-    return a.bool_or(b)
-
-
-@op("Xor")
-def xor(a: AnyTensor, b: AnyTensor) -> AnyTensor:
-    """Xor: the logical exclusive OR of two Bool tensors, element-wise, with NumPy broadcasting.
-
-    The result is Bool, in the broadcast shape. A non-Bool operand raises
-    ``KindError``, shapes that do not broadcast ``ShapeError``.
-    """
-    a, b = broadcast(a, b)
-    return a.bool_xor(b)
-
-
-@op("Not")
-def not_(x: AnyTensor) -> AnyTensor:
-    """Not: the logical negation of a Bool tensor, element-wise.
-
-    The result is Bool, in ``x``'s shape. A non-Bool ``x`` raises ``KindError``.
-    """
-    return x.bool_not()
+and_ = _logical("And", "and_", "bool_and", "AND")
+or_ = _logical("Or", "or_", "bool_or", "OR")
+xor = _logical("Xor", "xor", "bool_xor", "exclusive OR")
+not_ = _unary(
+    "Not",
+    "not_",
+    lambda x: x.bool_not(),
+    "Not: the logical negation of a Bool tensor, element-wise.",
+    "The result is Bool, in ``x``'s shape. A non-Bool ``x`` raises ``KindError``.",
+)
 
 
 @op("Where")
@@ -165,13 +158,13 @@ def where(condition: AnyTensor, a: AnyTensor, b: AnyTensor) -> AnyTensor:
     return b.mask_where(condition, a)
 
 
-@op("IsNaN")
-def is_nan(x: AnyTensor) -> AnyTensor:
-    """IsNaN (since opset 9): whether each element of a Float tensor is NaN.
-
-    The result is Bool, in ``x``'s shape. A non-Float ``x`` raises ``KindError``.
-    """
-    return x.is_nan()
+is_nan = _unary(
+    "IsNaN",
+    "is_nan",
+    lambda x: x.is_nan(),
+    "IsNaN (since opset 9): whether each element of a Float tensor is NaN.",
+    "The result is Bool, in ``x``'s shape. A non-Float ``x`` raises ``KindError``.",
+)
 
 
 @op("IsInf")
@@ -206,48 +199,14 @@ def bit_shift(a: AnyTensor, b: AnyTensor, direction: str = "LEFT") -> AnyTensor:
     raise ValueError(f"BitShift direction must be LEFT or RIGHT, found {direction!r}")
 
 
-@op("BitwiseAnd")
-def bitwise_and(a: AnyTensor, b: AnyTensor) -> AnyTensor:
-    """BitwiseAnd (since opset 18): the bitwise AND of two Int tensors, element-wise (broadcast).
-
-    ferrum computes integers in i64 (the backend converts back to the declared
-    type). The result is Int, in the broadcast shape. A non-Int operand raises
-    ``KindError``, shapes that do not broadcast ``ShapeError``.
-    """
-    a, b = broadcast(a, b)
-    return a.bitwise_and(b)
-
-
-@op("BitwiseOr")
-def bitwise_or(a: AnyTensor, b: AnyTensor) -> AnyTensor:
-    """BitwiseOr (since opset 18): the bitwise OR of two Int tensors, element-wise (broadcast).
-
-    ferrum computes integers in i64 (the backend converts back to the declared
-    type). The result is Int, in the broadcast shape. A non-Int operand raises
-    ``KindError``, shapes that do not broadcast ``ShapeError``.
-    """
-    a, b = broadcast(a, b)
-    return a.bitwise_or(b)
-
-
-@op("BitwiseXor")
-def bitwise_xor(a: AnyTensor, b: AnyTensor) -> AnyTensor:
-    """BitwiseXor (since opset 18): the bitwise exclusive OR of two Int tensors, element-wise (broadcast).
-
-    ferrum computes integers in i64 (the backend converts back to the declared
-    type). The result is Int, in the broadcast shape. A non-Int operand raises
-    ``KindError``, shapes that do not broadcast ``ShapeError``.
-    """
-    a, b = broadcast(a, b)
-    return a.bitwise_xor(b)
-
-
-@op("BitwiseNot")
-def bitwise_not(x: AnyTensor) -> AnyTensor:
-    """BitwiseNot (since opset 18): the bitwise complement of an Int tensor, element-wise.
-
-    ferrum computes integers in i64 (the backend converts back to the declared
-    type). The result is Int, in ``x``'s shape. A non-Int ``x`` raises
-    ``KindError``.
-    """
-    return x.bitwise_not()
+bitwise_and = _bitwise("BitwiseAnd", "bitwise_and", "AND")
+bitwise_or = _bitwise("BitwiseOr", "bitwise_or", "OR")
+bitwise_xor = _bitwise("BitwiseXor", "bitwise_xor", "exclusive OR")
+bitwise_not = _unary(
+    "BitwiseNot",
+    "bitwise_not",
+    lambda x: x.bitwise_not(),
+    "BitwiseNot (since opset 18): the bitwise complement of an Int tensor, element-wise.",
+    "ferrum computes integers in i64 (the backend converts back to the declared\ntype). The result is Int, "
+    "in ``x``'s shape. A non-Int ``x`` raises\n``KindError``.",
+)

@@ -16,7 +16,8 @@ import numpy as np
 from ferrum._ferrum import Device, Tensor
 from ferrum.module import Param, RunningState
 from ferrum.nn.norm import BatchNorm
-from ferrum.onnx.ops._util import AnyTensor, axis, broadcast
+from ferrum.onnx.ops._util import AnyTensor, broadcast
+from ferrum.onnx.ops._util import axis as dim_of
 from ferrum.onnx.ops.registry import LayerPlan, NodeInfo, op
 
 __all__ = [
@@ -116,7 +117,7 @@ def layer_normalization(
 ) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
     """Normalize over the dims from ``axis`` on; also the mean and inverse std (reduced dims kept)."""
     del stash_type
-    start = axis + x.rank() if axis < 0 else axis
+    start = dim_of(axis, x.rank())
     dims = list(range(start, x.rank()))
     mean = x.mean_dims(dims)
     centered = x - mean
@@ -194,7 +195,7 @@ def rms_normalization(
         [[0.8485, 1.1314], [1.0, 1.0]]
     """
     del stash_type
-    start = _axis(axis, x.rank())
+    start = dim_of(axis, x.rank())
     dims = list(range(start, x.rank()))
     inv_rms = (x.square().mean_dims(dims) + epsilon).sqrt().recip()
     y, s = broadcast(x * inv_rms, scale)
@@ -222,7 +223,7 @@ def lp_normalization(x: AnyTensor, axis: int = -1, p: int = 2) -> AnyTensor:
     """
     if p not in (1, 2):
         raise ValueError(f"LpNormalization: p must be 1 or 2, found {p}")
-    dim = _axis(axis, x.rank())
+    dim = dim_of(axis, x.rank())
     total = x.abs().sum_dims([dim]) if p == 1 else x.square().sum_dims([dim])
     # A zero norm becomes 1 before the root: the zero vector then divides to 0, and neither the
     # root nor the division sees 0 (whose gradients are inf and NaN).
@@ -241,13 +242,9 @@ def mean_variance_normalization(x: AnyTensor, axes: tuple[int, ...] = (0, 2, 3))
     rounding). ``x`` is a Float tensor; the result has its shape. An axis outside
     ``[-rank, rank)`` raises ``ValueError``.
     """
-    dims = sorted({_axis(a, x.rank()) for a in axes})
+    dims = sorted({dim_of(a, x.rank()) for a in axes})
     if not dims:
         return x - x
     centered = x - x.mean_dims(dims)
     std = centered.square().mean_dims(dims).sqrt()
     return centered / (std + 1e-9)
-
-
-def _axis(value: int, rank: int) -> int:
-    return axis(value, rank)

@@ -292,9 +292,13 @@ def _conv_centered(
     x_zero_point: AnyTensor | None,
     w_zero_point: AnyTensor | None,
     bias: AnyTensor | None,
-    settings: dict[str, Any],
+    settings: tuple[Any, ...],
 ) -> AnyTensor:
-    """``conv(x - x_zp, w - w_zp) + bias`` in f64 (exact for these integers); ``w_zp`` may be per channel."""
+    """``conv(x - x_zp, w - w_zp) + bias`` in f64 (exact for these integers); ``w_zp`` may be per channel.
+
+    ``settings`` are Conv's attributes in ``conv``'s order: auto_pad, dilations, group, kernel_shape,
+    pads, strides.
+    """
     if x.rank() < 3:
         raise ValueError(
             f"expected x of rank 3 or more ([batch, channels, *spatial]), found {list(x.dims())}"
@@ -307,7 +311,7 @@ def _conv_centered(
             zero = zero.reshape((-1,) + (1,) * (ws.rank() - 1))
         ws = ws - to_rank(zero, ws.rank())
     biased = None if bias is None else float_of(bias).cast(DType.F64)
-    result: AnyTensor = conv(xs, ws, biased, **settings)
+    result: AnyTensor = conv(xs, ws, biased, *settings)
     return result
 
 
@@ -328,14 +332,7 @@ def conv_integer(
 
     The attributes are Conv's; padding adds zeros after the zero point is subtracted.
     """
-    settings = dict(
-        auto_pad=auto_pad,
-        dilations=dilations,
-        group=group,
-        kernel_shape=kernel_shape,
-        pads=pads,
-        strides=strides,
-    )
+    settings = (auto_pad, dilations, group, kernel_shape, pads, strides)
     return _conv_centered(x, w, x_zero_point, w_zero_point, None, settings).round().int()
 
 
@@ -365,14 +362,7 @@ def q_linear_conv(
     is the int32 bias, already at scale ``x_scale * w_scale``.
     """
     target = _quantized_type("QLinearConv", y_zero_point, input_types, 7)
-    settings = dict(
-        auto_pad=auto_pad,
-        dilations=dilations,
-        group=group,
-        kernel_shape=kernel_shape,
-        pads=pads,
-        strides=strides,
-    )
+    settings = (auto_pad, dilations, group, kernel_shape, pads, strides)
     summed = _conv_centered(x, w, x_zero_point, w_zero_point, bias, settings)
     ws = float_of(w_scale)
     if ws.rank() == 1 and ws.dims()[0] > 1:

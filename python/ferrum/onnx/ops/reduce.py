@@ -16,7 +16,7 @@ import numpy as np
 
 from ferrum._ferrum import Bool, Int, Tensor
 from ferrum.onnx.ops._util import AnyTensor, IntArg, axis, ints, pool_pads
-from ferrum.onnx.ops.registry import op
+from ferrum.onnx.ops.registry import define, op
 
 __all__ = [
     "arg_max",
@@ -106,10 +106,8 @@ def _make(name: str, kind: str, pre: str | None = None, post: str | None = None)
             return _finish(_identity(x, dims, "max" if kind == "logsumexp" else kind), dims, keepdims)
         return _finish(_post(_reduce(_pre(x, pre), dims, kind), post), dims, keepdims)
 
-    fn.__name__ = fn.__qualname__ = _snake(name)
-    fn.__doc__ = f"ONNX {name} over ``axes`` (all when absent), keeping them when ``keepdims``."
-    op(name, static=(None, "axes"))(fn)
-    return fn
+    doc = f"ONNX {name} over ``axes`` (all when absent), keeping them when ``keepdims``."
+    return define(name, _snake(name), fn, doc, __name__, static=(None, "axes"))
 
 
 def _snake(name: str) -> str:
@@ -158,38 +156,49 @@ def _arg(x: AnyTensor, axis_: int, keepdims: int, select_last_index: int, method
     return index if keepdims else index.squeeze_dims([dim])
 
 
-@op("ArgMax")
-def arg_max(x: AnyTensor, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -> AnyTensor:
-    """ArgMax: the index of the largest element along ``axis``, as an Int (i64) tensor.
+class _ArgOp(Protocol):
+    """The signature ArgMax and ArgMin share."""
 
-    ``axis`` defaults to 0 (negative counts from the end). With ``keepdims=1``
-    (the default) the reduced dim stays with size 1, else it is removed.
-    ``select_last_index=1`` (from opset 12) picks the last maximum on ties instead of
-    the first. An ``axis`` outside ``[-rank, rank)`` raises ``ValueError``.
+    def __call__(
+        self, x: AnyTensor, axis: int = 0, keepdims: int = 1, select_last_index: int = 0
+    ) -> AnyTensor: ...
 
-    Example:
-        >>> import numpy as np
-        >>> from ferrum import Tensor
-        >>> from ferrum.backend import NdArray
-        >>> x = Tensor.from_numpy(np.array([[1.0, 5.0, 5.0], [7.0, 0.0, 7.0]], np.float32), NdArray.device())
-        >>> arg_max(x, axis=1).to_numpy().tolist()
-        [[1], [0]]
-        >>> arg_max(x, axis=1, keepdims=0, select_last_index=1).to_numpy().tolist()
-        [2, 2]
+
+def _arg_op(onnx_name: str, name: str, method: str, which: str, example: str = "") -> _ArgOp:
+    """ArgMax or ArgMin: the index of the ``which`` (largest, smallest) element, by the tensor ``method``."""
+
+    def fn(x: AnyTensor, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -> AnyTensor:
+        return _arg(x, axis, keepdims, select_last_index, method)
+
+    extreme = "maximum" if which == "largest" else "minimum"
+    doc = f"""{onnx_name}: the index of the {which} element along ``axis``, as an Int (i64) tensor.
+
+``axis`` defaults to 0 (negative counts from the end). With ``keepdims=1``
+(the default) the reduced dim stays with size 1, else it is removed.
+``select_last_index=1`` (from opset 12) picks the last {extreme} on ties instead of
+the first. An ``axis`` outside ``[-rank, rank)`` raises ``ValueError``.
+{example}"""
+    return define(onnx_name, name, fn, doc, __name__)
+
+
+arg_max = _arg_op(
+    "ArgMax",
+    "arg_max",
+    "argmax",
+    "largest",
     """
-    return _arg(x, axis, keepdims, select_last_index, "argmax")
-
-
-@op("ArgMin")
-def arg_min(x: AnyTensor, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -> AnyTensor:
-    """ArgMin: the index of the smallest element along ``axis``, as an Int (i64) tensor.
-
-    ``axis`` defaults to 0 (negative counts from the end). With ``keepdims=1``
-    (the default) the reduced dim stays with size 1, else it is removed.
-    ``select_last_index=1`` (from opset 12) picks the last minimum on ties instead of
-    the first. An ``axis`` outside ``[-rank, rank)`` raises ``ValueError``.
-    """
-    return _arg(x, axis, keepdims, select_last_index, "argmin")
+Example:
+    >>> import numpy as np
+    >>> from ferrum import Tensor
+    >>> from ferrum.backend import NdArray
+    >>> x = Tensor.from_numpy(np.array([[1.0, 5.0, 5.0], [7.0, 0.0, 7.0]], np.float32), NdArray.device())
+    >>> arg_max(x, axis=1).to_numpy().tolist()
+    [[1], [0]]
+    >>> arg_max(x, axis=1, keepdims=0, select_last_index=1).to_numpy().tolist()
+    [2, 2]
+""",
+)
+arg_min = _arg_op("ArgMin", "arg_min", "argmin", "smallest")
 
 
 def _powered(x: AnyTensor, p: float) -> AnyTensor:

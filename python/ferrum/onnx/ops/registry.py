@@ -23,7 +23,7 @@ import numpy as np
 
 from ferrum.module import Module
 
-__all__ = ["DOMAINS", "LayerPlan", "NodeInfo", "OpSpec", "lookup", "op", "registered_ops"]
+__all__ = ["DOMAINS", "LayerPlan", "NodeInfo", "OpSpec", "define", "lookup", "op", "registered_ops"]
 
 DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training")
 """The op domains ferrum registers ops in: ONNX's default one (``""``, also spelled ``ai.onnx``) and these."""
@@ -113,6 +113,19 @@ def op(
         return fn
 
     return register
+
+
+def define(onnx_name: str, name: str, fn: Fn, doc: str, module: str, **registration: Any) -> Fn:
+    """Register ``fn`` (made from a table: a lambda, or a closure of a family's factory) as the ONNX op
+    ``onnx_name`` and name it the module-level function ``module.name`` with docstring ``doc``.
+
+    Generated code calls an op as ``ops.<family>.<__name__>``, so ``name`` must be the name the
+    function is bound to in ``module``; ``registration`` takes ``op``'s keywords.
+    """
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = module
+    fn.__doc__ = doc
+    return op(onnx_name, **registration)(fn)
 
 
 def lookup(name: str, opset: int, domain: str | None = None) -> OpSpec | None:

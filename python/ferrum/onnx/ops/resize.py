@@ -16,6 +16,7 @@ import numpy as np
 
 from ferrum._ferrum import Float, KindError, Tensor
 from ferrum.onnx.ops._util import AnyTensor, ints, same_kind
+from ferrum.onnx.ops._util import axis as dim_of
 from ferrum.onnx.ops.registry import op
 
 __all__ = ["grid_sample", "resize", "resize_v10", "upsample"]
@@ -173,7 +174,7 @@ def resize(
     if mode not in ("nearest", "linear", "cubic"):
         raise ValueError(f"Resize mode must be nearest, linear or cubic, found {mode!r}")
     rank = x.rank()
-    axes_l = [a + rank if a < 0 else a for a in (axes or range(rank))]
+    axes_l = [dim_of(a, rank) for a in (axes or range(rank))]
     in_dims = list(x.dims())
     scale_l = _floats(scales)
     size_l = ints(sizes) if sizes is not None and (not isinstance(sizes, tuple) or sizes) else None

@@ -22,6 +22,10 @@ from ferrum.onnx.ops.registry import op
 __all__ = ["gru", "lstm", "rnn"]
 
 
+States = tuple[AnyTensor, ...]
+"""A recurrent op's state per batch entry, each ``[batch, hidden]``: ``(h,)``, or ``(h, c)`` for LSTM."""
+
+
 def _ifgo(w: AnyTensor, hidden: int) -> AnyTensor:
     """ONNX's gate blocks along dim 0 (input, output, forget, cell) in ferrum's order (i, f, cell, o)."""
     i, o, f, c = (w.narrow(0, k * hidden, hidden) for k in range(4))
@@ -59,41 +63,25 @@ def lstm(
         raise ValueError(f"LSTM activations {list(activations)} are not supported (Sigmoid, Tanh, Tanh only)")
     if input_forget:
         raise ValueError("LSTM input_forget=1 is not supported")
-    seq_first = x if layout == 0 else x.swap_dims(0, 1)
-    seq, batch, _ = seq_first.dims()
+    seq = x.dims()[1 if layout else 0]
     if sequence_lens is not None and any(int(v) != seq for v in sequence_lens.to_numpy().reshape(-1)):
         raise ValueError("LSTM sequence_lens shorter than the sequence are not supported")
-    hidden = hidden_size or r.dims()[-1]
-    dirs = w.dims()[0]
-    reverse_of = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}[direction]
-    batch_first = seq_first.swap_dims(0, 1)
-    outs, hs, cs = [], [], []
-    for d, reverse in enumerate(reverse_of[:dirs]):
-        w_ih = _ifgo(w.narrow(0, d, 1).reshape((4 * hidden, -1)), hidden).transpose()
-        w_hh = _ifgo(r.narrow(0, d, 1).reshape((4 * hidden, hidden)), hidden).transpose()
-        xp = (batch_first.reshape((batch * seq, -1)) @ w_ih).reshape((batch, seq, 4 * hidden))
-        if b is not None:
-            bias = b.narrow(0, d, 1).reshape((8 * hidden,))
-            both = _ifgo(bias.narrow(0, 0, 4 * hidden), hidden) + _ifgo(
-                bias.narrow(0, 4 * hidden, 4 * hidden), hidden
-            )
-            xp = xp + both.reshape((1, 1, 4 * hidden))
-        zeros = Tensor.zeros((batch, hidden), x.device(), dtype=x.dtype)
-        h0 = initial_h.narrow(0, d, 1).reshape((batch, hidden)) if initial_h is not None else zeros
-        c0 = initial_c.narrow(0, d, 1).reshape((batch, hidden)) if initial_c is not None else zeros
+
+    def run(
+        d: int, reverse: bool, xp: AnyTensor, r_t: AnyTensor, rb: AnyTensor | None, states: States, lens: Any
+    ) -> tuple[AnyTensor, States]:
+        if rb is not None:
+            xp = xp + rb.reshape((1, 1, -1))
+        h0, c0 = states
         if p is None:
-            out, h, c = _ferrum.lstm_sequence(xp, w_hh, h0, c0, reverse, clip, False)
-        else:
-            peep = p.narrow(0, d, 1).reshape((3, 1, hidden))
-            out, h, c = _peephole_lstm(xp, w_hh, h0, c0, peep, reverse, clip)
-        outs.append(out.swap_dims(0, 1).unsqueeze_dims([1]))  # [seq, 1, batch, hidden]
-        hs.append(h.unsqueeze_dims([0]))
-        cs.append(c.unsqueeze_dims([0]))
-    y = Tensor.cat(outs, 1) if len(outs) > 1 else outs[0]
-    y_h = Tensor.cat(hs, 0) if len(hs) > 1 else hs[0]
-    y_c = Tensor.cat(cs, 0) if len(cs) > 1 else cs[0]
-    if layout:
-        return y.permute([2, 0, 1, 3]), y_h.swap_dims(0, 1), y_c.swap_dims(0, 1)
+            out, h, c = _ferrum.lstm_sequence(xp, r_t, h0, c0, reverse, clip, False)
+            return out, (h, c)
+        return _peephole_lstm(xp, r_t, h0, c0, p.narrow(0, d, 1).reshape((3, 1, -1)), reverse, clip)
+
+    y, y_h, y_c = _recurrent(
+        "LSTM", 4, x, w, r, b, sequence_lens, (initial_h, initial_c), direction, hidden_size, layout, run,
+        regate=_ifgo,
+    )
     return y, y_h, y_c
 
 
@@ -105,35 +93,31 @@ def _peephole_lstm(
     peep: AnyTensor,
     reverse: bool,
     clip: float | None,
-) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
+) -> tuple[AnyTensor, States]:
     """An LSTM with peephole weights ``peep [3 (i, o, f), 1, hidden]``, stepped with tensor ops.
 
     The fused kernel has no peepholes: here the input and forget gates also see the previous cell
     state, and the output gate the new one. ``xp [batch, seq, 4 hidden]`` and ``w_hh`` are in ferrum's
-    gate order (i, f, cell, o); returns every step's ``h`` ``[batch, seq, hidden]``, the last h and c.
+    gate order (i, f, cell, o); returns every step's ``h`` ``[batch, seq, hidden]`` and the last (h, c).
     """
-    batch, seq, width = xp.dims()
-    hidden = width // 4
+    hidden = xp.dims()[2] // 4
     p_i, p_o, p_f = (peep.narrow(0, k, 1).reshape((1, hidden)) for k in range(3))
     clamp = _clipped(clip)
-    h, c = h0, c0
-    outs: list[AnyTensor] = []
-    for t in reversed(range(seq)) if reverse else range(seq):
-        gates = xp.narrow(1, t, 1).reshape((batch, width)) + h @ w_hh
+
+    def cell(x_t: AnyTensor, state: States) -> States:
+        h, c = state
+        gates = x_t + h @ w_hh
         i = clamp(gates.narrow(1, 0, hidden) + p_i * c).sigmoid()
         f = clamp(gates.narrow(1, hidden, hidden) + p_f * c).sigmoid()
         cell = clamp(gates.narrow(1, 2 * hidden, hidden)).tanh()
         c = f * c + i * cell
         o = clamp(gates.narrow(1, 3 * hidden, hidden) + p_o * c).sigmoid()
-        h = o * c.tanh()
-        outs.append(h)
-    if reverse:
-        outs.reverse()
-    y = Tensor.stack(outs, 1) if seq else Tensor.zeros((batch, 0, hidden), xp.device(), dtype=xp.dtype)
-    return y, h, c
+        return o * c.tanh(), c
+
+    return _run_steps(xp, (h0, c0), cell, reverse, None)
 
 
-# --- RNN and GRU -----------------------------------------------------------------------------------
+# --- What the three share, then RNN and GRU ----------------------------------------------------
 
 _DIRECTIONS = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}
 
@@ -223,14 +207,15 @@ def _reorder(x: AnyTensor, order: AnyTensor) -> AnyTensor:
 
 def _run_steps(
     xp: AnyTensor,
-    h0: AnyTensor,
-    cell: Callable[[AnyTensor, AnyTensor], AnyTensor],
+    states: States,
+    cell: Callable[[AnyTensor, States], States],
     reverse: bool,
     lens: list[int] | None,
-) -> tuple[AnyTensor, AnyTensor]:
-    """Walk ``xp [batch, seq, width]`` step by step: ``h = cell(xp_t, h)``; returns every step's ``h``
-    ``[batch, seq, hidden]`` (zeros past an entry's length) and the last ``h`` of each entry."""
-    batch, seq, _ = xp.dims()
+) -> tuple[AnyTensor, States]:
+    """Walk ``xp [batch, seq, width]`` step by step: ``states = cell(xp_t, states)``, the first state
+    being the step's output ``h``; returns every step's ``h`` ``[batch, seq, hidden]`` (zeros past an
+    entry's length) and the last states of each entry."""
+    batch, seq, width = xp.dims()
     order = None
     if reverse:
         if lens is None:
@@ -238,21 +223,22 @@ def _run_steps(
         else:
             order = _step_order(xp, lens, seq)
             xp = _reorder(xp, order)
-    h = h0
     outs = []
     for t in range(seq):
-        new = cell(xp.narrow(1, t, 1).reshape((batch, xp.dims()[2])), h)
+        new = cell(xp.narrow(1, t, 1).reshape((batch, width)), states)
         if lens is not None and any(t >= n for n in lens):
-            done = Tensor.from_numpy(np.array([[t >= n] for n in lens]), xp.device()).expand(tuple(h.dims()))
-            h = new.mask_where(done, h)
-            outs.append(new.mask_fill(done, 0.0))
+            ended = np.array([[t >= n] for n in lens])
+            done = Tensor.from_numpy(ended, xp.device()).expand(tuple(new[0].dims()))
+            states = tuple(n.mask_where(done, s) for n, s in zip(new, states, strict=True))
+            outs.append(new[0].mask_fill(done, 0.0))
         else:
-            h = new
-            outs.append(new)
-    y = Tensor.stack(outs, 1) if seq else Tensor.zeros((batch, 0, h.dims()[1]), xp.device(), dtype=xp.dtype)
+            states = new
+            outs.append(new[0])
+    hidden = states[0].dims()[1]
+    y = Tensor.stack(outs, 1) if seq else Tensor.zeros((batch, 0, hidden), xp.device(), dtype=xp.dtype)
     if reverse:
         y = y.flip([1]) if order is None else _reorder(y, order)
-    return y, h
+    return y, states
 
 
 def _clipped(clip: float | None) -> Callable[[AnyTensor], AnyTensor]:
@@ -271,17 +257,21 @@ def _recurrent(
     r: AnyTensor,
     b: AnyTensor | None,
     sequence_lens: AnyTensor | None,
-    initial_h: AnyTensor | None,
+    initial: tuple[AnyTensor | None, ...],
     direction: str,
     hidden_size: int | None,
     layout: int,
-    run: Callable[[int, bool, AnyTensor, AnyTensor, AnyTensor | None, AnyTensor, list[int] | None], Any],
-) -> tuple[AnyTensor, AnyTensor]:
-    """What RNN and GRU share: layouts, directions, the input projection and the output shapes.
+    run: Callable[[int, bool, AnyTensor, AnyTensor, AnyTensor | None, States, list[int] | None], Any],
+    regate: Callable[[AnyTensor, int], AnyTensor] | None = None,
+) -> tuple[AnyTensor, ...]:
+    """What LSTM, GRU and RNN share: layouts, directions, the input projection and the output shapes.
 
-    ``run(d, reverse, xp, r_t, rb, h0, lens)`` runs direction ``d`` on ``xp [batch, seq, gates *
-    hidden]`` (the input's share, its bias included), with ``r_t [hidden, gates * hidden]`` the
-    transposed recurrent weight and ``rb`` its bias; it returns ``([batch, seq, hidden], [batch, hidden])``.
+    ``run(d, reverse, xp, r_t, rb, states, lens)`` runs direction ``d`` on ``xp [batch, seq, gates *
+    hidden]`` (the input's share, its bias included) from ``states`` (each ``[batch, hidden]``: the
+    ``initial`` ones given, zeros for the others), with ``r_t [hidden, gates * hidden]`` the transposed
+    recurrent weight and ``rb`` its bias; it returns ``([batch, seq, hidden], last states)``.
+    ``regate(block, hidden)`` puts ONNX's gate blocks of a weight or bias in the order ``run`` expects.
+    Returns Y and each state stacked over the directions, in ``layout``.
     """
     if direction not in _DIRECTIONS:
         raise ValueError(f"{op_name} direction {direction!r} is not forward, reverse or bidirectional")
@@ -295,31 +285,34 @@ def _recurrent(
             f"{op_name}: W has {dirs} directions, direction {direction!r} needs {len(reverse_of)}"
         )
     lens = _seq_lens(sequence_lens, seq, batch)
-    h_init = initial_h if layout == 0 or initial_h is None else initial_h.swap_dims(0, 1)
+    inits = initial if layout == 0 else tuple(s if s is None else s.swap_dims(0, 1) for s in initial)
     batch_first = seq_first.swap_dims(0, 1)
     width = gates * hidden
-    outs, hs = [], []
+    order = regate or (lambda block, _: block)
+    outs: list[AnyTensor] = []
+    lasts: list[States] = []
     for d, reverse in enumerate(reverse_of):
-        w_ih = w.narrow(0, d, 1).reshape((width, -1)).transpose()
-        r_t = r.narrow(0, d, 1).reshape((width, hidden)).transpose()
+        w_ih = order(w.narrow(0, d, 1).reshape((width, -1)), hidden).transpose()
+        r_t = order(r.narrow(0, d, 1).reshape((width, hidden)), hidden).transpose()
         xp = (batch_first.reshape((batch * seq, -1)) @ w_ih).reshape((batch, seq, width))
         rb = None
         if b is not None:
             bias = b.narrow(0, d, 1).reshape((2 * width,))
-            xp = xp + bias.narrow(0, 0, width).reshape((1, 1, width))
-            rb = bias.narrow(0, width, width)
-        if h_init is not None:
-            h0 = h_init.narrow(0, d, 1).reshape((batch, hidden))
-        else:
-            h0 = Tensor.zeros((batch, hidden), x.device(), dtype=x.dtype)
-        out, h = run(d, reverse, xp, r_t, rb, h0, lens)
+            xp = xp + order(bias.narrow(0, 0, width), hidden).reshape((1, 1, width))
+            rb = order(bias.narrow(0, width, width), hidden)
+        zeros = Tensor.zeros((batch, hidden), x.device(), dtype=x.dtype)
+        states = tuple(s.narrow(0, d, 1).reshape((batch, hidden)) if s is not None else zeros for s in inits)
+        out, last = run(d, reverse, xp, r_t, rb, states, lens)
         outs.append(out.swap_dims(0, 1).unsqueeze_dims([1]))  # [seq, 1, batch, hidden]
-        hs.append(h.unsqueeze_dims([0]))
+        lasts.append(last)
     y = Tensor.cat(outs, 1) if len(outs) > 1 else outs[0]
-    y_h = Tensor.cat(hs, 0) if len(hs) > 1 else hs[0]
+    if len(lasts) > 1:
+        stacked = [Tensor.stack(list(per_dir), 0) for per_dir in zip(*lasts, strict=True)]
+    else:
+        stacked = [state.unsqueeze_dims([0]) for state in lasts[0]]
     if layout:
-        return y.permute([2, 0, 1, 3]), y_h.swap_dims(0, 1)
-    return y, y_h
+        return y.permute([2, 0, 1, 3]), *(s.swap_dims(0, 1) for s in stacked)
+    return y, *stacked
 
 
 @op("RNN")
@@ -348,14 +341,17 @@ def rnn(
     clamp = _clipped(clip)
 
     def run(
-        d: int, reverse: bool, xp: AnyTensor, r_t: AnyTensor, rb: AnyTensor | None, h0: AnyTensor, lens: Any
-    ) -> tuple[AnyTensor, AnyTensor]:
+        d: int, reverse: bool, xp: AnyTensor, r_t: AnyTensor, rb: AnyTensor | None, states: States, lens: Any
+    ) -> tuple[AnyTensor, States]:
         f = acts[d][0]
         if rb is not None:
             xp = xp + rb.reshape((1, 1, -1))
-        return _run_steps(xp, h0, lambda x_t, h: f(clamp(x_t + h @ r_t)), reverse, lens)
+        return _run_steps(xp, states, lambda x_t, s: (f(clamp(x_t + s[0] @ r_t)),), reverse, lens)
 
-    return _recurrent("RNN", 1, x, w, r, b, sequence_lens, initial_h, direction, hidden_size, layout, run)
+    y, y_h = _recurrent(
+        "RNN", 1, x, w, r, b, sequence_lens, (initial_h,), direction, hidden_size, layout, run
+    )
+    return y, y_h
 
 
 @op("GRU")
@@ -390,15 +386,16 @@ def gru(
     clamp = _clipped(clip)
 
     def run(
-        d: int, reverse: bool, xp: AnyTensor, r_t: AnyTensor, rb: AnyTensor | None, h0: AnyTensor, lens: Any
-    ) -> tuple[AnyTensor, AnyTensor]:
+        d: int, reverse: bool, xp: AnyTensor, r_t: AnyTensor, rb: AnyTensor | None, states: States, lens: Any
+    ) -> tuple[AnyTensor, States]:
         f, g = acts[d]
+        (h0,) = states
         hidden = h0.dims()[1]
         seq = xp.dims()[1]
         if linear_before_reset and defaults and clip is None and lens is None and seq and xp.kind is Float:
             out = _ferrum.gru_sequence(xp.flip([1]) if reverse else xp, r_t, rb, h0)
             last = out.narrow(1, seq - 1, 1).reshape((h0.dims()[0], hidden))
-            return (out.flip([1]) if reverse else out), last
+            return (out.flip([1]) if reverse else out), (last,)
         r_zr, r_n = r_t.narrow(1, 0, 2 * hidden), r_t.narrow(1, 2 * hidden, hidden)
         rb_n = None
         if rb is not None:
@@ -411,7 +408,8 @@ def gru(
             )
             rb_n = rb.narrow(0, 2 * hidden, hidden).reshape((1, hidden))
 
-        def cell(x_t: AnyTensor, h: AnyTensor) -> AnyTensor:
+        def cell(x_t: AnyTensor, state: States) -> States:
+            (h,) = state
             zr = f(clamp(x_t.narrow(1, 0, 2 * hidden) + h @ r_zr))
             z, rr = zr.narrow(1, 0, hidden), zr.narrow(1, hidden, hidden)
             if linear_before_reset:
@@ -424,8 +422,11 @@ def gru(
                 if rb_n is not None:
                     hn = hn + rb_n
             n = g(clamp(x_t.narrow(1, 2 * hidden, hidden) + hn))
-            return (1.0 - z) * n + z * h
+            return ((1.0 - z) * n + z * h,)
 
-        return _run_steps(xp, h0, cell, reverse, lens)
+        return _run_steps(xp, states, cell, reverse, lens)
 
-    return _recurrent("GRU", 3, x, w, r, b, sequence_lens, initial_h, direction, hidden_size, layout, run)
+    y, y_h = _recurrent(
+        "GRU", 3, x, w, r, b, sequence_lens, (initial_h,), direction, hidden_size, layout, run
+    )
+    return y, y_h

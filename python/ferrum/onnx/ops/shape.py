@@ -11,6 +11,7 @@ import numpy as np
 from ferrum._ferrum import Distribution, DType, Float, PadMode, Tensor
 from ferrum.onnx.dtypes import compute_kind, is_narrow_float, narrow_float_values, numpy_dtype
 from ferrum.onnx.ops._util import AnyTensor, IntArg, axis, check_size, ints, same_kind, to_rank
+from ferrum.onnx.ops._util import axis as dim_of
 from ferrum.onnx.ops.registry import op
 
 __all__ = [
@@ -154,7 +155,7 @@ def concat(*tensors: AnyTensor, axis: int = 0) -> AnyTensor:
     parts = [same_kind(t, first) for t in tensors if t.num_elements() > 0 or len(tensors) == 1]
     if not parts:
         parts = [first]
-    dim = axis + first.rank() if axis < 0 else axis
+    dim = dim_of(axis, first.rank())
     return Tensor.cat(parts, dim) if len(parts) > 1 else parts[0]
 
 
@@ -163,7 +164,7 @@ def split(
     x: AnyTensor, split: IntArg = None, axis: int = 0, num_outputs: int | None = None, outputs: int = 1
 ) -> tuple[AnyTensor, ...]:
     """``x`` cut along ``axis`` into the sizes ``split`` or into equal parts (the last may be smaller)."""
-    dim = axis + x.rank() if axis < 0 else axis
+    dim = dim_of(axis, x.rank())
     size = x.dims()[dim]
     sizes = ints(split)
     if not sizes:

@@ -365,15 +365,20 @@ def roi_align(
         mean = taps.sum_dim(4).sum_dim(3).reshape((count, channels, bins))
         mean = mean / Tensor.from_numpy(divisor, x.device()).cast(x.dtype)
         return mean.reshape((count, channels, output_height, output_width))
-    best = taps.max_dim(4).reshape((count, channels, bins, most))
-    unused = Tensor.from_numpy(~used, x.device()).unsqueeze_dims([1]).expand((count, channels, bins, most))
-    best = best.mask_fill(unused, float("-inf")).max_dim(3).reshape((count, channels, bins))
-    empty = (
-        Tensor.from_numpy(np.asarray(~used.any(axis=2)), x.device())
-        .unsqueeze_dims([1])
-        .expand((count, channels, bins))
-    )
-    return best.mask_fill(empty, 0.0).reshape((count, channels, output_height, output_width))
+    best = _bin_max(taps.max_dim(4).reshape((count, channels, bins, most)), used)
+    return best.reshape((count, channels, output_height, output_width))
+
+
+def _bin_max(values: AnyTensor, used: np.ndarray[Any, Any]) -> AnyTensor:
+    """The max of each bin's used samples, 0 for a bin with none: ``values [R, C, bins, most]`` and
+    ``used [R, bins, most]`` give ``[R, C, bins]``."""
+    count, channels, bins, most = values.dims()
+    device = values.device()
+    unused = Tensor.from_numpy(~used, device).unsqueeze_dims([1]).expand((count, channels, bins, most))
+    best = values.mask_fill(unused, float("-inf")).max_dim(3).reshape((count, channels, bins))
+    none_used = np.asarray(~used.any(axis=2))
+    empty = Tensor.from_numpy(none_used, device).unsqueeze_dims([1]).expand((count, channels, bins))
+    return best.mask_fill(empty, 0.0)
 
 
 def _round_half_away(v: float) -> int:
@@ -428,11 +433,4 @@ def max_roi_pool(
             pos[r, b, : len(cell)] = cell
             used[r, b, : len(cell)] = True
     values = _gather_bins(x, boxes[:, 0].astype(np.int64), pos)  # [R, C, bins, most]
-    unused = Tensor.from_numpy(~used, x.device()).unsqueeze_dims([1]).expand((count, channels, bins, most))
-    best = values.mask_fill(unused, float("-inf")).max_dim(3).reshape((count, channels, bins))
-    empty = (
-        Tensor.from_numpy(np.asarray(~used.any(axis=2)), x.device())
-        .unsqueeze_dims([1])
-        .expand((count, channels, bins))
-    )
-    return best.mask_fill(empty, 0.0).reshape((count, channels, out_h, out_w))
+    return _bin_max(values, used).reshape((count, channels, out_h, out_w))

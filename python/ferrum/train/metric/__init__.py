@@ -100,7 +100,7 @@ from ferrum.train.metric.perplexity import (
 from ferrum.train.metric.precision import PrecisionMetric
 from ferrum.train.metric.recall import RecallMetric
 from ferrum.train.metric.state import FormatOptions, NumericMetricState
-from ferrum.train.metric.state_metric import StateMetric
+from ferrum.train.metric.state_metric import PadTokenMetric, StateMetric
 from ferrum.train.metric.top_k_accuracy import (
     TopKAccuracyAdaptor,
     TopKAccuracyInput,
@@ -160,6 +160,7 @@ __all__ = [
     "Numeric",
     "NumericEntry",
     "NumericMetricState",
+    "PadTokenMetric",
     "PerplexityAdaptor",
     "PerplexityInput",
     "PerplexityItem",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, TypeVar, runtime_checkable
 
@@ -14,7 +13,7 @@ from ferrum.train.metric.adaptor import (
     adapt,
 )
 from ferrum.train.metric.base import MetricEntry, MetricMetadata
-from ferrum.train.metric.state_metric import StateMetric
+from ferrum.train.metric.state_metric import PadTokenMetric, check_pad_token
 
 __all__ = [
     "AccuracyAdaptor",
@@ -64,7 +63,7 @@ AccuracyItem: TypeAlias = AccuracyInput[Any] | AccuracyAdaptor | ClassificationF
 """What ``AccuracyMetric.update`` accepts."""
 
 
-class AccuracyMetric(StateMetric):
+class AccuracyMetric(PadTokenMetric):
     """Accuracy in percent: the share of samples whose highest output is the target class.
 
     With a pad token, samples whose target is the pad token are left out:
@@ -83,21 +82,14 @@ class AccuracyMetric(StateMetric):
     """
 
     def __init__(self, pad_token: int | None = None) -> None:
-        super().__init__("Accuracy", unit="%")
-        self.pad_token = check_pad_token(pad_token)
-
-    def with_pad_token(self, index: int) -> AccuracyMetric:
-        """Leave out samples whose target is ``index``; returns this metric."""
-        self.pad_token = check_pad_token(index)
-        return self
+        super().__init__("Accuracy", pad_token)
 
     def update(self, item: AccuracyItem, metadata: MetricMetadata) -> MetricEntry:
         """Record the batch's accuracy (percent)."""
         acc = adapt(item, AccuracyInput, self._name)
         batch_size = acc.outputs.dims()[0]
         predicted = acc.outputs.argmax(1).reshape((batch_size, 1))
-        hits, scored = count_hits(predicted, acc.targets, self.pad_token)
-        return self._record(100.0 * hits / scored if scored else math.nan, scored)
+        return self._record_share(*count_hits(predicted, acc.targets, self.pad_token))
 
 
 def count_hits(
@@ -126,14 +118,3 @@ def count_hits(
     counts = Tensor.cat([hits, pad.int().sum()], 0).to_numpy()
     return int(counts[0]), batch_size - int(counts[1])
 
-
-def check_pad_token(index: int | None) -> int | None:
-    """``index`` itself, a ``ValueError`` unless it is ``None`` or a class index (an int >= 0).
-
-    Example:
-        >>> check_pad_token(0), check_pad_token(None)
-        (0, None)
-    """
-    if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
-        raise ValueError(f"a pad token is a class index (an int >= 0), found {index!r}")
-    return index

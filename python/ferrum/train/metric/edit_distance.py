@@ -10,7 +10,6 @@ the other.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
@@ -20,10 +19,9 @@ from typing_extensions import Self
 
 from ferrum import D2, Int, Tensor
 from ferrum.backend import Backend
-from ferrum.train.metric.accuracy import check_pad_token
 from ferrum.train.metric.adaptor import MetricInput, check_same_batch, check_tensor, read_field
 from ferrum.train.metric.base import MetricEntry
-from ferrum.train.metric.state_metric import StateMetric
+from ferrum.train.metric.state_metric import PadTokenMetric
 
 __all__ = [
     "ErrorRateMetric",
@@ -144,7 +142,7 @@ class TokenSequencesFields(Protocol):
         ...
 
 
-class ErrorRateMetric(StateMetric):
+class ErrorRateMetric(PadTokenMetric):
     """Base of CER and WER: total edit distance over total reference length, in percent.
 
     The batch's weight in the epoch is its number of reference tokens, so
@@ -165,20 +163,10 @@ class ErrorRateMetric(StateMetric):
 
     higher_is_better = False
 
-    def __init__(self, name: str, pad_token: int | None) -> None:
-        super().__init__(name, unit="%")
-        self.pad_token = check_pad_token(pad_token)
-
-    def with_pad_token(self, index: int) -> Self:
-        """Let sequences end at their first ``index`` token; returns this metric."""
-        self.pad_token = check_pad_token(index)
-        return self
-
     def _record_error_rate(self, sequences: TokenSequencesInput[Any]) -> MetricEntry:
         predictions = sequences.outputs.to_numpy().astype(np.int64, copy=False)
         references = sequences.targets.to_numpy().astype(np.int64, copy=False)
         prediction_lengths = sequence_lengths(predictions, self.pad_token)
         reference_lengths = sequence_lengths(references, self.pad_token)
         distance = int(edit_distances(references, reference_lengths, predictions, prediction_lengths).sum())
-        total = int(reference_lengths.sum())
-        return self._record(100.0 * distance / total if total else math.nan, total)
+        return self._record_share(distance, int(reference_lengths.sum()))

@@ -1,13 +1,16 @@
-"""``StateMetric``: what the numeric metrics keeping a ``NumericMetricState`` share."""
+"""``StateMetric``: what the numeric metrics keeping a ``NumericMetricState`` share; ``PadTokenMetric``
+adds a pad token."""
 
 from __future__ import annotations
 
 import math
 
+from typing_extensions import Self
+
 from ferrum.train.metric.base import MetricEntry, NumericEntry
 from ferrum.train.metric.state import FormatOptions, NumericMetricState
 
-__all__ = ["StateMetric"]
+__all__ = ["PadTokenMetric", "StateMetric", "check_pad_token"]
 
 
 class StateMetric:
@@ -61,3 +64,44 @@ class StateMetric:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._name!r})"
+
+
+class PadTokenMetric(StateMetric):
+    """A ``StateMetric`` in percent whose targets may hold a pad token, left out of the score.
+
+    ``pad_token`` (a class or token index, or ``None``) is set at init or by
+    ``with_pad_token``; ``_record_share`` records ``part`` of ``total`` in percent.
+
+    Example:
+        >>> from ferrum.train.metric import MetricMetadata
+        >>> class ThreeOfFour(PadTokenMetric):
+        ...     def update(self, item: object, metadata: MetricMetadata) -> MetricEntry:
+        ...         return self._record_share(3, 4)
+        >>> metric = ThreeOfFour("Share", None).with_pad_token(0)
+        >>> metric.pad_token, metric.update(None, MetricMetadata.fake()).serialized
+        (0, '75.0,4')
+    """
+
+    def __init__(self, name: str, pad_token: int | None) -> None:
+        super().__init__(name, unit="%")
+        self.pad_token = check_pad_token(pad_token)
+
+    def with_pad_token(self, index: int) -> Self:
+        """Use ``index`` as the pad token (the metric says what it leaves out); returns this metric."""
+        self.pad_token = check_pad_token(index)
+        return self
+
+    def _record_share(self, part: int, total: int) -> MetricEntry:
+        return self._record(100.0 * part / total if total else math.nan, total)
+
+
+def check_pad_token(index: int | None) -> int | None:
+    """``index`` itself, a ``ValueError`` unless it is ``None`` or a class index (an int >= 0).
+
+    Example:
+        >>> check_pad_token(0), check_pad_token(None)
+        (0, None)
+    """
+    if index is not None and (isinstance(index, bool) or not isinstance(index, int) or index < 0):
+        raise ValueError(f"a pad token is a class index (an int >= 0), found {index!r}")
+    return index

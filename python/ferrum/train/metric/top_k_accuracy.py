@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from ferrum.backend import Backend
-from ferrum.train.metric.accuracy import check_pad_token, count_hits
+from ferrum.train.metric.accuracy import count_hits
 from ferrum.train.metric.adaptor import (
     ClassificationFields,
     ClassificationInput,
     adapt,
 )
 from ferrum.train.metric.base import MetricEntry, MetricMetadata
-from ferrum.train.metric.state_metric import StateMetric
+from ferrum.train.metric.state_metric import PadTokenMetric
 
 __all__ = ["TopKAccuracyAdaptor", "TopKAccuracyInput", "TopKAccuracyItem", "TopKAccuracyMetric"]
 
@@ -57,7 +56,7 @@ TopKAccuracyItem: TypeAlias = TopKAccuracyInput[Any] | TopKAccuracyAdaptor | Cla
 """What ``TopKAccuracyMetric.update`` accepts."""
 
 
-class TopKAccuracyMetric(StateMetric):
+class TopKAccuracyMetric(PadTokenMetric):
     """Top-k accuracy in percent: the share of samples whose target is among their ``k`` highest outputs.
 
     ``k = 1`` is the accuracy. Targets equal to the pad token are left out,
@@ -79,14 +78,8 @@ class TopKAccuracyMetric(StateMetric):
     def __init__(self, k: int, pad_token: int | None = None) -> None:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"TopKAccuracyMetric: k must be an int >= 1, found {k!r}")
-        super().__init__(f"Top-K Accuracy @ TopK({k})", unit="%")
+        super().__init__(f"Top-K Accuracy @ TopK({k})", pad_token)
         self.k = k
-        self.pad_token = check_pad_token(pad_token)
-
-    def with_pad_token(self, index: int) -> TopKAccuracyMetric:
-        """Leave out samples whose target is ``index``; returns this metric."""
-        self.pad_token = check_pad_token(index)
-        return self
 
     def update(self, item: TopKAccuracyItem, metadata: MetricMetadata) -> MetricEntry:
         """Record the batch's top-k accuracy (percent)."""
@@ -97,5 +90,4 @@ class TopKAccuracyMetric(StateMetric):
                 f"metric {self._name!r}: k = {self.k} is more than the {num_classes} classes of the outputs"
             )
         top_k = acc.outputs.topk_with_indices(self.k, 1)[1]
-        hits, scored = count_hits(top_k, acc.targets, self.pad_token)
-        return self._record(100.0 * hits / scored if scored else math.nan, scored)
+        return self._record_share(*count_hits(top_k, acc.targets, self.pad_token))

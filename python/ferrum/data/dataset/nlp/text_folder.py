@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TypeAlias, Union
 
 from ferrum.data.dataset.base import Dataset
-from ferrum.data.dataset.folder_walk import files_below
+from ferrum.data.dataset.folder_walk import files_below, index_classes
 
 __all__ = [
     "SUPPORTED_TEXT_FILES",
@@ -171,13 +171,7 @@ class TextFolderDataset(Dataset[TextDatasetItem]):
         ``TextInvalidFileExtensionError`` for an unsupported extension and
         ``TextParsingError`` for a class name not in ``classes``.
         """
-        if isinstance(classes, str):
-            raise TypeError("classes must be a sequence of class names, not a string")
-        ids: dict[str, int] = {}
-        for index, name in enumerate(classes):
-            if name in ids:
-                raise TextParsingError(f"class {name!r} is listed twice (positions {ids[name]} and {index})")
-            ids[name] = index
+        ids = index_classes(classes, TextParsingError)
         raw = []
         for text_path, label in items:
             path = Path(text_path)

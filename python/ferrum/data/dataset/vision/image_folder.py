@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ferrum.data.dataset.base import Dataset
-from ferrum.data.dataset.folder_walk import files_below
+from ferrum.data.dataset.folder_walk import files_below, index_classes
 from ferrum.extras import require
 
 __all__ = [
@@ -320,16 +320,6 @@ def _check_image_file(path: Path, role: str = "image") -> None:
         raise ImageLoaderIOError(f"{role} {path} not found")
 
 
-def _class_ids(classes: Sequence[str]) -> dict[str, int]:
-    if isinstance(classes, str):
-        raise TypeError("classes must be a sequence of class names, not a string")
-    ids: dict[str, int] = {}
-    for index, name in enumerate(classes):
-        if name in ids:
-            raise ImageParsingError(f"class {name!r} is listed twice (positions {ids[name]} and {index})")
-        ids[name] = index
-    return ids
-
 
 def _label_id(name: str, ids: dict[str, int], path: Path) -> int:
     try:
@@ -491,7 +481,7 @@ class ImageFolderDataset(Dataset[ImageDatasetItem]):
                     f"class folder {folder} holds no image ({', '.join(sorted(allowed))})"
                 )
         classes = sorted({p.parent.name for p in paths})
-        ids = _class_ids(classes)
+        ids = index_classes(classes, ImageParsingError)
         return ImageFolderDataset([_Raw(p, Annotation.Label(ids[p.parent.name])) for p in paths], ids)
 
     @staticmethod
@@ -499,7 +489,7 @@ class ImageFolderDataset(Dataset[ImageDatasetItem]):
         items: Iterable[tuple[PathLike, str]], classes: Sequence[str]
     ) -> ImageFolderDataset:
         """A dataset of ``(image path, class name)`` pairs; class ids are positions in ``classes``."""
-        ids = _class_ids(classes)
+        ids = index_classes(classes, ImageParsingError)
         raw = []
         for image_path, label in items:
             path = Path(image_path)
@@ -512,7 +502,7 @@ class ImageFolderDataset(Dataset[ImageDatasetItem]):
         items: Iterable[tuple[PathLike, Sequence[str]]], classes: Sequence[str]
     ) -> ImageFolderDataset:
         """A dataset of ``(image path, class names)`` pairs, annotated with ``Annotation.MultiLabel``."""
-        ids = _class_ids(classes)
+        ids = index_classes(classes, ImageParsingError)
         raw = []
         for image_path, labels in items:
             path = Path(image_path)
@@ -536,7 +526,7 @@ class ImageFolderDataset(Dataset[ImageDatasetItem]):
         ``ImageParsingError`` for a mask of another size than its image or
         with a value that is no class id.
         """
-        ids = _class_ids(classes)
+        ids = index_classes(classes, ImageParsingError)
         raw = []
         for image_path, mask_path in items:
             path, mask = Path(image_path), Path(mask_path)

@@ -32,7 +32,7 @@ from typing import Any, Generic, Literal, TypeVar, overload
 
 from ferrum._ferrum import ArgumentError, Device, Distribution, Float, ShapeError, Tensor
 from ferrum.backend import Backend
-from ferrum.rank import D1, D2, D3, D4
+from ferrum.tensor.rank import D1, D2, D3, D4
 
 __all__ = ["Dim", "NamedTensor"]
 

@@ -48,7 +48,7 @@ class ClosenessLevel:
     """The count at one tolerance: ``close`` of ``total`` elements within ``epsilon``.
 
     Example:
-        >>> from ferrum.report import ClosenessLevel
+        >>> from ferrum.tensor.report import ClosenessLevel
         >>> level = ClosenessLevel(1e-3, 9, 10)
         >>> level.percentage, level.status
         (90.0, 'WARN')
@@ -76,7 +76,7 @@ class ClosenessReport:
     """One ``ClosenessLevel`` per tolerance of ``EPSILONS``; ``str(report)`` is Burn's text.
 
     Example:
-        >>> from ferrum.report import ClosenessLevel, ClosenessReport
+        >>> from ferrum.tensor.report import ClosenessLevel, ClosenessReport
         >>> report = ClosenessReport((ClosenessLevel(1e-1, 4, 4), ClosenessLevel(1e-2, 1, 4)))
         >>> report.tightest_passing()
         0.1

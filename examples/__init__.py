@@ -1,0 +1,1 @@
+"""ferrum's examples: run each from the repository root with ``python -m examples.<name>``."""

@@ -1,0 +1,6 @@
+"""The engine's tensor print options (used by ferrum.tensor.print_options)."""
+
+import builtins
+
+def set_print_options(threshold: builtins.int = 1000, edge_items: builtins.int = 3, precision: builtins.int | None = None) -> None: ...
+def get_print_options() -> tuple[builtins.int, builtins.int, builtins.int | None]: ...
