@@ -2,7 +2,7 @@
 //! owner is unique (`Arc::get_mut`), which is how ops reuse memory in place
 //! without any user-visible mutation.
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use crate::dtype::DType;
 
@@ -49,20 +49,6 @@ impl Storage {
         self.len() == 0
     }
 
-    /// The buffer watched without being held.
-    pub fn downgrade(&self) -> WeakStorage {
-        match self {
-            Storage::F32(b) => WeakStorage::F32(Arc::downgrade(b)),
-            Storage::F64(b) => WeakStorage::F64(Arc::downgrade(b)),
-            Storage::F16(b) => WeakStorage::F16(Arc::downgrade(b)),
-            Storage::BF16(b) => WeakStorage::BF16(Arc::downgrade(b)),
-            Storage::I64(b) => WeakStorage::I64(Arc::downgrade(b)),
-            Storage::I32(b) => WeakStorage::I32(Arc::downgrade(b)),
-            Storage::U8(b) => WeakStorage::U8(Arc::downgrade(b)),
-            Storage::Bool(b) => WeakStorage::Bool(Arc::downgrade(b)),
-        }
-    }
-
     /// True when no other tensor shares this buffer.
     pub fn is_unique(&self) -> bool {
         match self {
@@ -80,34 +66,5 @@ impl Storage {
     /// Bytes held by the buffer.
     pub fn nbytes(&self) -> usize {
         self.len() * self.dtype().size_in_bytes()
-    }
-}
-
-/// A buffer watched without being held: it upgrades back to a [`Storage`]
-/// while some tensor still holds the buffer.
-#[derive(Debug, Clone)]
-pub enum WeakStorage {
-    F32(Weak<Vec<f32>>),
-    F64(Weak<Vec<f64>>),
-    F16(Weak<Vec<half::f16>>),
-    BF16(Weak<Vec<half::bf16>>),
-    I64(Weak<Vec<i64>>),
-    I32(Weak<Vec<i32>>),
-    U8(Weak<Vec<u8>>),
-    Bool(Weak<Vec<bool>>),
-}
-
-impl WeakStorage {
-    pub fn upgrade(&self) -> Option<Storage> {
-        Some(match self {
-            WeakStorage::F32(b) => Storage::F32(b.upgrade()?),
-            WeakStorage::F64(b) => Storage::F64(b.upgrade()?),
-            WeakStorage::F16(b) => Storage::F16(b.upgrade()?),
-            WeakStorage::BF16(b) => Storage::BF16(b.upgrade()?),
-            WeakStorage::I64(b) => Storage::I64(b.upgrade()?),
-            WeakStorage::I32(b) => Storage::I32(b.upgrade()?),
-            WeakStorage::U8(b) => Storage::U8(b.upgrade()?),
-            WeakStorage::Bool(b) => Storage::Bool(b.upgrade()?),
-        })
     }
 }

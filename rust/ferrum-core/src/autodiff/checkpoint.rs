@@ -11,7 +11,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, Result};
-use crate::tensor::{Tensor, WeakTensor};
+use crate::tensor::Tensor;
 
 /// How much the autodiff graph keeps for backward.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -52,12 +52,9 @@ impl std::fmt::Debug for Saved {
 
 type Forward = Box<dyn Fn(&[Tensor]) -> Result<Tensor> + Send + Sync>;
 
-/// An input of a recipe. Until some backward needs the recipe, its tensor
-/// inputs are only watched: a recipe nobody reads must not keep alive what
-/// the plain graph would have freed (a product's output scaled before a
-/// softmax, say); a backward that needs it activates it, which holds them.
+/// An input of a recipe: a value it holds (the output of a compute-bound
+/// op, a leaf or a constant), or another recipe.
 enum Input {
-    Watched(WeakTensor),
     Kept(Tensor),
     Lazy(Arc<Recompute>),
 }
@@ -65,9 +62,6 @@ enum Input {
 enum State {
     Pending { inputs: Vec<Input>, forward: Forward },
     Done(Tensor),
-    /// An input was freed before any backward needed this value: readers
-    /// keep the value itself instead.
-    Dead,
 }
 
 /// How to recompute one memory-bound op's output: its forward and its
@@ -107,7 +101,7 @@ impl Recompute {
         let inputs = inputs
             .into_iter()
             .map(|s| match s {
-                Source::Value(t) => Input::Watched(t.downgrade()),
+                Source::Value(t) => Input::Kept(t),
                 Source::Recipe(r) => Input::Lazy(r),
             })
             .collect();
@@ -121,36 +115,8 @@ impl Recompute {
     fn done(&self) -> Option<Tensor> {
         match &*self.lock() {
             State::Done(t) => Some(t.clone()),
-            _ => None,
+            State::Pending { .. } => None,
         }
-    }
-
-    /// Hold what recomputing needs, for a backward that will read this
-    /// value; false when something it needs is already gone (then the
-    /// reader keeps the value itself). Depth is bounded, so recursion is.
-    pub fn activate(&self) -> bool {
-        let mut state = self.lock();
-        let State::Pending { inputs, .. } = &mut *state else {
-            return matches!(*state, State::Done(_));
-        };
-        let mut alive = true;
-        for input in inputs.iter_mut() {
-            match input {
-                Input::Watched(w) => match w.upgrade() {
-                    Some(t) => *input = Input::Kept(t),
-                    None => alive = false,
-                },
-                Input::Lazy(r) => alive &= r.activate(),
-                Input::Kept(_) => {}
-            }
-            if !alive {
-                break;
-            }
-        }
-        if !alive {
-            *state = State::Dead;
-        }
-        alive
     }
 
     /// The value. Evaluated with an explicit stack, inputs first.
@@ -162,9 +128,6 @@ impl Recompute {
         while let Some(top) = stack.last().cloned() {
             let mut state = top.lock();
             let State::Pending { inputs, forward } = &*state else {
-                if matches!(*state, State::Dead) {
-                    return Err(Error::invalid("backward", "a checkpointed value could not be recomputed: an input was freed (a recipe read without activation)"));
-                }
                 stack.pop();
                 continue;
             };
@@ -185,7 +148,6 @@ impl Recompute {
                 .map(|s| match s {
                     Input::Kept(t) => Ok(t.clone()),
                     Input::Lazy(r) => r.done().ok_or_else(|| Error::invalid("backward", "a checkpointed input was not recomputed")),
-                    Input::Watched(w) => w.upgrade().ok_or_else(|| Error::invalid("backward", "a checkpointed value was read without activation and its input is gone")),
                 })
                 .collect::<Result<Vec<_>>>()?;
             let value = forward(&values)?;
@@ -205,7 +167,7 @@ impl Drop for Recompute {
             if let State::Pending { inputs, .. } = state {
                 stack.extend(inputs.drain(..).filter_map(|s| match s {
                     Input::Lazy(r) => Some(r),
-                    Input::Watched(_) | Input::Kept(_) => None,
+                    Input::Kept(_) => None,
                 }));
             }
         };

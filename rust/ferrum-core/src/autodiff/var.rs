@@ -52,13 +52,13 @@ impl Var {
     /// checkpointing, when a memory-bound op made it, the way to recompute it.
     pub fn saved(&self) -> Saved {
         match self.node.as_ref().and_then(|n| n.recompute()) {
-            Some(r) if r.activate() => Saved::Lazy(r),
-            _ => Saved::Kept(self.value.clone()),
+            Some(r) => Saved::Lazy(r),
+            None => Saved::Kept(self.value.clone()),
         }
     }
 
     /// What a recipe recomputing from this var reads: its own recipe, or
-    /// its value (watched until the recipe is needed).
+    /// its value.
     fn source(&self) -> Source {
         match self.node.as_ref().and_then(|n| n.recompute()) {
             Some(r) => Source::Recipe(r),
@@ -103,8 +103,8 @@ impl Output {
     /// Kept, or under balanced checkpointing recomputed when read.
     pub fn saved(self) -> Saved {
         match self.recipe {
-            Some(r) if r.activate() => Saved::Lazy(r),
-            _ => Saved::Kept(self.value),
+            Some(r) => Saved::Lazy(r),
+            None => Saved::Kept(self.value),
         }
     }
 }

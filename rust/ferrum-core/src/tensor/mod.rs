@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::dtype::{DType, Element, Kind};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
-use crate::storage::{Storage, WeakStorage};
+use crate::storage::Storage;
 
 #[derive(Debug, Clone)]
 pub struct Tensor {
@@ -43,11 +43,6 @@ impl Tensor {
             ));
         }
         Ok(Tensor { storage: T::wrap(Arc::new(data)), layout: Layout::contiguous(shape) })
-    }
-
-    /// This tensor watched without holding its buffer (see [`WeakTensor`]).
-    pub fn downgrade(&self) -> WeakTensor {
-        WeakTensor { storage: self.storage.downgrade(), layout: self.layout.clone() }
     }
 
     pub fn storage(&self) -> &Storage {
@@ -136,19 +131,5 @@ impl Tensor {
 
     pub fn dim(&self, op: &'static str, dim: isize) -> Result<usize> {
         self.layout.dim(op, dim)
-    }
-}
-
-/// A tensor that does not keep its buffer alive: it upgrades back while
-/// some other tensor still holds the buffer.
-#[derive(Debug, Clone)]
-pub struct WeakTensor {
-    storage: WeakStorage,
-    layout: Layout,
-}
-
-impl WeakTensor {
-    pub fn upgrade(&self) -> Option<Tensor> {
-        Some(Tensor { storage: self.storage.upgrade()?, layout: self.layout.clone() })
     }
 }
