@@ -51,7 +51,7 @@ from typing import Any, TypeVar
 
 from typing_extensions import Self
 
-from ferrum._ferrum import Device, ShapeError, Tensor
+from ferrum._ferrum import Device, DType, ShapeError, Tensor
 from ferrum.backend import Autodiff
 from ferrum.config import config
 from ferrum.module import Module
@@ -167,6 +167,9 @@ class MuonState:
     velocity: FloatTensor
 
 
+_HALF = (DType.F16, DType.BF16)
+
+
 def _f32(value: float) -> float:
     """``value`` rounded to f32, the type Burn keeps Muon's coefficients, epsilon and penalty in."""
     rounded: float = struct.unpack("f", struct.pack("f", value))[0]
@@ -271,19 +274,26 @@ class Muon(Optimizer[MuonState]):
             raise ShapeError(f"Muon: the parameter {_not_2d(shape)}")
         if tensor.device().is_autodiff:
             tensor = tensor.inner()
+        # An f16 or bf16 parameter steps in f32 (the Newton-Schulz products and the
+        # velocity, kept f32 between steps) and is rounded back once, as the fused updates do.
+        dtype = tensor.dtype
+        if dtype in _HALF:
+            tensor, grad = tensor.cast(DType.F32), grad.cast(DType.F32)
+        previous = None if state is None else state.velocity
+        if previous is not None and previous.dtype in _HALF:
+            previous = previous.cast(DType.F32)
         momentum = self.config.momentum
-        if state is None:
+        if previous is None:
             velocity = grad
         else:
-            velocity = grad.mul_scalar(1.0 - momentum.dampening).add(
-                state.velocity.mul_scalar(momentum.momentum)
-            )
+            velocity = grad.mul_scalar(1.0 - momentum.dampening).add(previous.mul_scalar(momentum.momentum))
         direction = velocity.mul_scalar(momentum.momentum).add(grad) if momentum.nesterov else velocity
         update = self.orthogonalize(direction)
         adjusted_lr = lr * self.config.adjust_lr_fn.adjustment_ratio(shape)
         if self._penalty is not None:
             tensor = tensor.mul_scalar(1.0 - lr * self._penalty)
-        return tensor.sub(update.mul_scalar(adjusted_lr)), MuonState(velocity)
+        new = tensor.sub(update.mul_scalar(adjusted_lr))
+        return (new.cast(dtype) if dtype in _HALF else new), MuonState(velocity)
 
     def _state_to_record(self, state: MuonState) -> dict[str, Any]:
         # Burn's MuonState { momentum: MomentumState { velocity } } (no Option around it).

@@ -368,6 +368,51 @@ impl FloatElement for f64 {
     }
 }
 
+/// A Float dtype as the element-wise kernels compute it: f32 and f64 as
+/// themselves, f16 and bf16 converted to f32 in registers and each result
+/// rounded back once. So an element-wise op on a half tensor reads and
+/// writes two bytes per element in one pass, with the values and rounding
+/// of computing in f32 and casting the result.
+pub trait FloatLanes: Element {
+    type Compute: FloatElement;
+    fn widen(self) -> Self::Compute;
+    fn narrow(value: Self::Compute) -> Self;
+}
+
+macro_rules! same_lanes {
+    ($($t:ty),*) => {$(
+        impl FloatLanes for $t {
+            type Compute = $t;
+            #[inline(always)]
+            fn widen(self) -> $t {
+                self
+            }
+            #[inline(always)]
+            fn narrow(value: $t) -> $t {
+                value
+            }
+        }
+    )*};
+}
+same_lanes!(f32, f64);
+
+macro_rules! half_lanes {
+    ($($t:ty),*) => {$(
+        impl FloatLanes for $t {
+            type Compute = f32;
+            #[inline(always)]
+            fn widen(self) -> f32 {
+                self.to_f32()
+            }
+            #[inline(always)]
+            fn narrow(value: f32) -> $t {
+                <$t>::from_f32(value)
+            }
+        }
+    )*};
+}
+half_lanes!(half::f16, half::bf16);
+
 #[cfg(test)]
 mod tests {
     use super::bf16_from_f64;

@@ -8,7 +8,7 @@ use ferrum_core::ops::conv_fused::ConvTail;
 use ferrum_core::ops::pool::PoolOptions;
 use pyo3::prelude::*;
 
-use crate::tensor::PyTensor;
+use crate::tensor::{narrow_to, run_widened, PyTensor};
 
 /// Input elements above which the kernel runs with the GIL released.
 const GIL_RELEASE_ELEMS: usize = 1 << 15;
@@ -38,16 +38,16 @@ fn call3(
     x: &PyTensor,
     weight: &PyTensor,
     bias: Option<&PyTensor>,
-    f: impl FnOnce(&Var, &Var, Option<&Var>) -> ferrum_core::Result<Var> + Send,
+    f: impl Fn(&Var, &Var, Option<&Var>) -> ferrum_core::Result<Var> + Send + Sync,
 ) -> PyResult<PyTensor> {
     x.same_backend(py, name, weight)?;
     if let Some(b) = bias {
         x.same_backend(py, name, b)?;
     }
-    let (xv, wv, bv) = (x.to_var(), weight.to_var(), bias.map(PyTensor::to_var));
-    let run = || f(&xv, &wv, bv.as_ref());
-    let v = crate::error::engine(py, x.t.numel() >= GIL_RELEASE_ELEMS, run)?;
-    Ok(x.wrap_var(py, v))
+    let vars = [Some(x.to_var()), Some(weight.to_var()), bias.map(PyTensor::to_var)];
+    let run = |v: &[Option<Var>]| f(v[0].as_ref().expect("input"), v[1].as_ref().expect("weight"), v[2].as_ref());
+    let v = run_widened(py, x.t.numel() >= GIL_RELEASE_ELEMS, &vars, run)?;
+    Ok(x.wrap_var(py, narrow_to(py, x.t.dtype(), v)?))
 }
 
 /// 1-d convolution of `[batch, channels_in, length]` with a weight
@@ -140,10 +140,13 @@ pub fn conv2d_fused(
     }
     let o = ConvOptions { stride: [stride.0, stride.1], padding: [padding.0.sides(), padding.1.sides()], dilation: [dilation.0, dilation.1], groups };
     let var = |t: &Option<PyRef<'_, PyTensor>>| t.as_deref().map(PyTensor::to_var);
-    let (xv, wv, sv, hv, rv) = (x.to_var(), weight.to_var(), var(&scale), var(&shift), var(&residual));
-    let run = || xv.conv2d_fused(&wv, &o, &ConvTail { scale: sv.as_ref(), shift: hv.as_ref(), residual: rv.as_ref(), relu });
-    let v = crate::error::engine(py, x.t.numel() >= GIL_RELEASE_ELEMS, run)?;
-    Ok(x.wrap_var(py, v))
+    let vars = [Some(x.to_var()), Some(weight.to_var()), var(&scale), var(&shift), var(&residual)];
+    let run = |v: &[Option<Var>]| {
+        let tail = ConvTail { scale: v[2].as_ref(), shift: v[3].as_ref(), residual: v[4].as_ref(), relu };
+        v[0].as_ref().expect("input").conv2d_fused(v[1].as_ref().expect("weight"), &o, &tail)
+    };
+    let v = run_widened(py, x.t.numel() >= GIL_RELEASE_ELEMS, &vars, run)?;
+    Ok(x.wrap_var(py, narrow_to(py, x.t.dtype(), v)?))
 }
 
 /// 1-d transposed convolution with a weight `[channels_in, channels_out / groups, kernel]`.
@@ -215,12 +218,11 @@ fn pool2d(kernel: (usize, usize), stride: Option<(usize, usize)>, padding: (Pad,
 fn with_indices(
     py: Python<'_>,
     x: &PyTensor,
-    f: impl FnOnce(&Var) -> ferrum_core::Result<(Var, ferrum_core::Tensor)> + Send,
+    f: impl Fn(&Var) -> ferrum_core::Result<(Var, ferrum_core::Tensor)> + Send + Sync,
 ) -> PyResult<(PyTensor, PyTensor)> {
-    let xv = x.to_var();
-    let run = || f(&xv);
-    let (v, idx) = crate::error::engine(py, x.t.numel() >= GIL_RELEASE_ELEMS, run)?;
-    Ok((x.wrap_var(py, v), x.wrap(py, idx)))
+    let run = |v: &[Option<Var>]| f(v[0].as_ref().expect("input"));
+    let (v, idx) = run_widened(py, x.t.numel() >= GIL_RELEASE_ELEMS, &[Some(x.to_var())], run)?;
+    Ok((x.wrap_var(py, narrow_to(py, x.t.dtype(), v)?), x.wrap(py, idx)))
 }
 
 /// Max over windows of `[batch, channels, length]`; the stride defaults to the kernel size.

@@ -9,8 +9,8 @@ use ferrum_core::ops::interpolate::InterpolateMode;
 use ferrum_core::ops::unfold4d::UnfoldOptions;
 use pyo3::prelude::*;
 
-use crate::error::{argument_error, engine};
-use crate::tensor::PyTensor;
+use crate::error::argument_error;
+use crate::tensor::{narrow_to, run_widened, PyTensor};
 
 type Triple = (usize, usize, usize);
 
@@ -26,9 +26,11 @@ fn vars(py: Python<'_>, op: &str, first: &PyTensor, rest: &[Option<&PyTensor>]) 
     Ok(std::iter::once(Some(first.to_var())).chain(rest.iter().map(|t| t.map(PyTensor::to_var))).collect())
 }
 
-fn run(py: Python<'_>, first: &PyTensor, f: impl FnOnce() -> ferrum_core::Result<Var> + Send) -> PyResult<PyTensor> {
-    let v = engine(py, true, f)?;
-    Ok(first.wrap_var(py, v))
+/// `f` on `vars` (the first is `first`'s), widened when a kernel refuses
+/// a storage dtype; the result in `first`'s dtype.
+fn run(py: Python<'_>, first: &PyTensor, vars: &[Option<Var>], f: impl Fn(&[Option<Var>]) -> ferrum_core::Result<Var> + Send + Sync) -> PyResult<PyTensor> {
+    let v = run_widened(py, true, vars, f)?;
+    Ok(first.wrap_var(py, narrow_to(py, first.t.dtype(), v)?))
 }
 
 /// 3-d convolution of `[batch, channels_in, d, h, w]` with a weight `[channels_out, channels_in / groups, kd, kh, kw]`.
@@ -53,7 +55,7 @@ pub fn conv3d(
 ) -> PyResult<PyTensor> {
     let v = vars(py, "conv3d", &x, &[Some(&weight), bias.as_deref()])?;
     let o = ConvOptions::new(arr3(stride), arr3(padding), arr3(dilation), groups);
-    run(py, &x, || v[0].as_ref().expect("input").conv3d(v[1].as_ref().expect("weight"), v[2].as_ref(), &o))
+    run(py, &x, &v, |v| v[0].as_ref().expect("input").conv3d(v[1].as_ref().expect("weight"), v[2].as_ref(), &o))
 }
 
 /// 3-d transposed convolution with a weight `[channels_in, channels_out / groups, kd, kh, kw]`.
@@ -79,7 +81,7 @@ pub fn conv_transpose3d(
 ) -> PyResult<PyTensor> {
     let v = vars(py, "conv_transpose3d", &x, &[Some(&weight), bias.as_deref()])?;
     let o = ConvTransposeOptions { stride: arr3(stride), padding: arr3(padding), padding_out: arr3(padding_out), dilation: arr3(dilation), groups };
-    run(py, &x, || v[0].as_ref().expect("input").conv_transpose3d(v[1].as_ref().expect("weight"), v[2].as_ref(), &o))
+    run(py, &x, &v, |v| v[0].as_ref().expect("input").conv_transpose3d(v[1].as_ref().expect("weight"), v[2].as_ref(), &o))
 }
 
 /// Deformable convolution: offsets `[batch, 2 * offset_groups * kh * kw, out_h, out_w]`,
@@ -102,7 +104,7 @@ pub fn deform_conv2d(
 ) -> PyResult<PyTensor> {
     let v = vars(py, "deform_conv2d", &x, &[Some(&offset), Some(&weight), mask.as_deref(), bias.as_deref()])?;
     let o = DeformConvOptions { stride: [stride.0, stride.1], padding: [padding.0, padding.1], dilation: [dilation.0, dilation.1], weight_groups, offset_groups };
-    run(py, &x, || {
+    run(py, &x, &v, |v| {
         let get = |i: usize| v[i].as_ref().expect("operand");
         get(0).deform_conv2d(get(1), get(2), v[3].as_ref(), v[4].as_ref(), &o)
     })
@@ -117,8 +119,7 @@ pub fn interpolate(py: Python<'_>, x: PyRef<'_, PyTensor>, output_size: (usize, 
         "bicubic" => InterpolateMode::Bicubic,
         other => return Err(argument_error(py, format!("interpolate: mode must be \"nearest\", \"bilinear\" or \"bicubic\", found {other:?}"))),
     };
-    let v = x.to_var();
-    run(py, &x, || v.interpolate([output_size.0, output_size.1], mode))
+    run(py, &x, &[Some(x.to_var())], |v| v[0].as_ref().expect("input").interpolate([output_size.0, output_size.1], mode))
 }
 
 /// The sliding blocks of `[batch, channels, h, w]` as `[batch, channels * kh * kw, blocks]`.
@@ -139,8 +140,7 @@ pub fn unfold4d(
     dilation: (usize, usize),
 ) -> PyResult<PyTensor> {
     let o = UnfoldOptions { stride: [stride.0, stride.1], padding: [padding.0, padding.1], dilation: [dilation.0, dilation.1] };
-    let v = x.to_var();
-    run(py, &x, || v.unfold4d([kernel_size.0, kernel_size.1], &o))
+    run(py, &x, &[Some(x.to_var())], |v| v[0].as_ref().expect("input").unfold4d([kernel_size.0, kernel_size.1], &o))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -5,8 +5,7 @@ use ferrum_core::autodiff::Var;
 use ferrum_core::ops::recurrent::LstmOptions;
 use pyo3::prelude::*;
 
-use crate::error::engine;
-use crate::tensor::PyTensor;
+use crate::tensor::{narrow_to, run_widened, PyTensor};
 
 fn same_backend(py: Python<'_>, op: &str, first: &PyTensor, others: &[&PyTensor]) -> PyResult<()> {
     others.iter().try_for_each(|t| first.same_backend(py, op, t))
@@ -37,9 +36,9 @@ pub fn lstm_sequence(
 ) -> PyResult<(PyTensor, PyTensor, PyTensor)> {
     same_backend(py, "lstm_sequence", &xp, &[&w_hh, &h0, &c0])?;
     let o = LstmOptions { reverse, clip, input_forget };
-    let vars = (xp.to_var(), w_hh.to_var(), h0.to_var(), c0.to_var());
-    let run = || {
-        let (x, w, h, c) = &vars;
+    let vars = [Some(xp.to_var()), Some(w_hh.to_var()), Some(h0.to_var()), Some(c0.to_var())];
+    let run = |v: &[Option<Var>]| {
+        let [x, w, h, c] = [0, 1, 2, 3].map(|i| v[i].as_ref().expect("operand"));
         let y = Var::lstm_sequence(x, w, h, c, &o)?;
         let [_, batch, seq, hidden] = [0, 1, 2, 3].map(|d| y.value.shape()[d] as isize);
         let hs = y.narrow(0, 0, 1)?.reshape(&[batch, seq, hidden])?;
@@ -51,8 +50,9 @@ pub fn lstm_sequence(
         let (h_n, c_n) = (step(&hs, last)?, step(&cs, last)?);
         Ok((hs, h_n, c_n))
     };
-    let (hs, h_n, c_n) = engine(py, true, run)?;
-    Ok((xp.wrap_var(py, hs), xp.wrap_var(py, h_n), xp.wrap_var(py, c_n)))
+    let (hs, h_n, c_n) = run_widened(py, true, &vars, run)?;
+    let narrow = |v: Var| narrow_to(py, xp.t.dtype(), v).map(|v| xp.wrap_var(py, v));
+    Ok((narrow(hs)?, narrow(h_n)?, narrow(c_n)?))
 }
 
 /// The GRU (reset gate after the recurrent weight) over a batch-first
@@ -70,9 +70,13 @@ pub fn gru_sequence(
     let mut others: Vec<&PyTensor> = vec![&w_hh, &h0];
     others.extend(b_hh.as_deref());
     same_backend(py, "gru_sequence", &xp, &others)?;
-    let (x, w, b, h) = (xp.to_var(), w_hh.to_var(), b_hh.as_deref().map(PyTensor::to_var), h0.to_var());
-    let y = engine(py, true, || Var::gru_sequence(&x, &w, b.as_ref(), &h))?;
-    Ok(xp.wrap_var(py, y))
+    let vars = [Some(xp.to_var()), Some(w_hh.to_var()), b_hh.as_deref().map(PyTensor::to_var), Some(h0.to_var())];
+    let run = |v: &[Option<Var>]| {
+        let get = |i: usize| v[i].as_ref().expect("operand");
+        Var::gru_sequence(get(0), get(1), v[2].as_ref(), get(3))
+    };
+    let y = run_widened(py, true, &vars, run)?;
+    Ok(xp.wrap_var(py, narrow_to(py, xp.t.dtype(), y)?))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

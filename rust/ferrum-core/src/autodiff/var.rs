@@ -76,6 +76,17 @@ impl Var {
         Var::constant(self.value.clone())
     }
 
+    /// An f16 or bf16 var that is tracked, widened to f32 by a
+    /// differentiable cast; `None` otherwise. The element-wise kernels read
+    /// half floats directly, but the backward passes of their ops compute
+    /// in f32 and f64: a tracked half input runs the op on this widened
+    /// value instead (and the caller casts the result back), so its
+    /// gradient is computed in f32 and reaches it in its own dtype.
+    pub fn half_tracked(&self) -> Option<crate::Result<Var>> {
+        let half = matches!(self.value.dtype(), crate::DType::F16 | crate::DType::BF16);
+        (half && self.node.is_some()).then(|| self.cast(crate::DType::F32))
+    }
+
     /// The node id, if this var is tracked.
     pub fn id(&self) -> Option<u64> {
         self.node.as_ref().map(|n| n.id)

@@ -2,13 +2,13 @@
 //! equal ranks) and with a scalar.
 
 use crate::autodiff::{record_lazy, sum_to_shape, FnBackward, Var};
-use crate::dtype::{Element, FloatElement, NumElement, Scalar};
+use crate::dtype::{DType, Element, FloatElement, FloatLanes, NumElement, Scalar};
 use crate::error::Result;
 use crate::kernels::elementwise::{Operand, Operands};
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP, PAR_COSTLY};
 use crate::kernels::team::for_each_chunk_mut;
 use crate::tensor::Tensor;
-use crate::{with_dtype, with_float, with_num};
+use crate::{with_dtype, with_float, with_float_lanes, with_num};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BinaryOp {
@@ -59,35 +59,67 @@ fn num_apply<T: NumElement>(op: BinaryOp, ab: impl Operands) -> Result<Tensor> {
     }
 }
 
-fn float_apply<T: FloatElement>(op: BinaryOp, ab: impl Operands) -> Result<Tensor> {
+/// `op` over two operands of `S` elements, computed in `S::Compute` (f32
+/// for f16 and bf16) and rounded back once.
+fn float_apply<S: FloatLanes<Compute = T>, T: FloatElement>(op: BinaryOp, ab: impl Operands) -> Result<Tensor> {
     let name = op.name();
+    macro_rules! z {
+        ($gate:expr, |$x:ident, $y:ident| $f:expr) => {
+            ab.zip(name, $gate, #[inline(always)] |a: S, b: S| {
+                let ($x, $y): (T, T) = (a.widen(), b.widen());
+                S::narrow($f)
+            })
+        };
+    }
     match op {
-        BinaryOp::Powf => ab.zip(name, PAR_COSTLY, |x: T, y| num_traits::Float::powf(x, y)),
-        BinaryOp::Atan2 => ab.zip(name, PAR_COSTLY, |x: T, y| num_traits::Float::atan2(x, y)),
-        BinaryOp::Fmod => ab.zip(name, PAR_CHEAP, |x: T, y| x % y),
-        _ => num_apply::<T>(op, ab),
+        BinaryOp::Add => z!(PAR_CHEAP, |x, y| x + y),
+        BinaryOp::Sub => z!(PAR_CHEAP, |x, y| x - y),
+        BinaryOp::Mul => z!(PAR_CHEAP, |x, y| x * y),
+        BinaryOp::Div => z!(PAR_CHEAP, |x, y| x.div_of(y)),
+        BinaryOp::Remainder => z!(PAR_CHEAP, |x, y| x.remainder(y)),
+        BinaryOp::Max => z!(PAR_CHEAP, |x, y| x.max_of(y)),
+        BinaryOp::Min => z!(PAR_CHEAP, |x, y| x.min_of(y)),
+        BinaryOp::Powf => z!(PAR_COSTLY, |x, y| num_traits::Float::powf(x, y)),
+        BinaryOp::Atan2 => z!(PAR_COSTLY, |x, y| num_traits::Float::atan2(x, y)),
+        BinaryOp::Fmod => z!(PAR_CHEAP, |x, y| x % y),
     }
 }
 
 /// `op` over two operands of one `dtype`, owned or borrowed.
 fn binary_apply(dtype: crate::dtype::DType, op: BinaryOp, ab: impl Operands) -> Result<Tensor> {
-    if op.float_only() {
-        return with_float!(op.name(), dtype, T => float_apply::<T>(op, ab));
+    if dtype.kind() == crate::Kind::Float || op.float_only() {
+        return with_float_lanes!(op.name(), dtype, S => float_apply::<S, <S as FloatLanes>::Compute>(op, ab));
     }
     with_num!(op.name(), dtype, T => num_apply::<T>(op, ab))
 }
 
-/// `op(x, s)` for a scalar `s` converted to `x`'s dtype.
+/// `op(x, s)` for a scalar `s` converted to `x`'s dtype (to f32 for f16
+/// and bf16, which compute in f32).
 fn scalar_apply(x: impl Operand, op: BinaryOp, s: Scalar) -> Result<Tensor> {
     let dtype = x.dtype();
     let name = op.name();
-    if op.float_only() {
-        return with_float!(name, dtype, T => {
-            let y = T::from_scalar(s);
+    if dtype.kind() == crate::Kind::Float || op.float_only() {
+        return with_float_lanes!(name, dtype, S => {
+            let y = <<S as FloatLanes>::Compute as Element>::from_scalar(s);
+            macro_rules! m {
+                ($gate:expr, |$x:ident| $f:expr) => {
+                    x.map(name, $gate, #[inline(always)] move |a: S| {
+                        let $x = a.widen();
+                        S::narrow($f)
+                    })
+                };
+            }
             match op {
-                BinaryOp::Powf => x.map(name, PAR_COSTLY, move |x: T| num_traits::Float::powf(x, y)),
-                BinaryOp::Atan2 => x.map(name, PAR_COSTLY, move |x: T| num_traits::Float::atan2(x, y)),
-                _ => x.map(name, PAR_CHEAP, move |x: T| x % y),
+                BinaryOp::Add => m!(PAR_CHEAP, |x| x + y),
+                BinaryOp::Sub => m!(PAR_CHEAP, |x| x - y),
+                BinaryOp::Mul => m!(PAR_CHEAP, |x| x * y),
+                BinaryOp::Div => m!(PAR_CHEAP, |x| x.div_of(y)),
+                BinaryOp::Remainder => m!(PAR_CHEAP, |x| x.remainder(y)),
+                BinaryOp::Max => m!(PAR_CHEAP, |x| x.max_of(y)),
+                BinaryOp::Min => m!(PAR_CHEAP, |x| x.min_of(y)),
+                BinaryOp::Powf => m!(PAR_COSTLY, |x| num_traits::Float::powf(x, y)),
+                BinaryOp::Atan2 => m!(PAR_COSTLY, |x| num_traits::Float::atan2(x, y)),
+                BinaryOp::Fmod => m!(PAR_CHEAP, |x| x % y),
             }
         });
     }
@@ -190,6 +222,12 @@ impl Var {
     /// `op(self, other)` with broadcasting; gradients are summed back to
     /// each input's shape.
     pub fn binary(&self, op: BinaryOp, other: &Var) -> Result<Var> {
+        // Tracked half floats compute in f32 (see `Var::half_tracked`).
+        let dtype = self.value.dtype();
+        let tracked = self.node.is_some() || other.node.is_some();
+        if tracked && dtype == other.value.dtype() && matches!(dtype, DType::F16 | DType::BF16) {
+            return self.cast(DType::F32)?.binary(op, &other.cast(DType::F32)?)?.cast(dtype);
+        }
         let y = self.value.binary(op, &other.value)?;
         let (sa, sb) = (self.value.shape().to_vec(), other.value.shape().to_vec());
         // An operand is kept only for a gradient that reads it: sums and
@@ -221,6 +259,9 @@ impl Var {
 
     /// `op(self, s)` with a scalar.
     pub fn binary_scalar(&self, op: BinaryOp, s: Scalar) -> Result<Var> {
+        if let Some(wide) = self.half_tracked() {
+            return wide?.binary_scalar(op, s)?.cast(self.value.dtype());
+        }
         let y = self.value.binary_scalar(op, s)?;
         let linear = matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Remainder | BinaryOp::Fmod | BinaryOp::Mul | BinaryOp::Div);
         Ok(record_lazy(
@@ -305,3 +346,7 @@ mod tests {
         assert_eq!(i.binary_scalar(BinaryOp::Div, Scalar::Int(2)).unwrap().to_vec::<i64>(), vec![3, -3]);
     }
 }
+
+#[cfg(test)]
+#[path = "half_elementwise_tests.rs"]
+mod half_elementwise_tests;

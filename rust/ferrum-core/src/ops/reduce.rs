@@ -291,6 +291,9 @@ fn truth<T: Element, const ANY: bool>(name: &'static str, x: &Tensor, ax: Option
 impl Tensor {
     fn reduce_all(&self, f: Fold) -> Result<Tensor> {
         let op = f.name(false);
+        if let Some(wide) = self.half_widened() {
+            return wide?.reduce_all(f)?.cast(self.dtype());
+        }
         with_num!(op, self.dtype(), T => {
             if f.needs_elements() && self.numel() == 0 {
                 bail!(op, "cannot reduce an empty tensor (shape {:?})", self.shape());
@@ -301,6 +304,9 @@ impl Tensor {
 
     fn reduce_dim(&self, dim: isize, f: Fold) -> Result<Tensor> {
         let op = f.name(true);
+        if let Some(wide) = self.half_widened() {
+            return wide?.reduce_dim(dim, f)?.cast(self.dtype());
+        }
         with_num!(op, self.dtype(), T => {
             let d = self.dim(op, dim)?;
             if f.needs_elements() && self.shape()[d] == 0 {
@@ -319,6 +325,9 @@ impl Tensor {
     }
 
     fn reduce_dims(&self, op: &'static str, dims: &[isize], f: Fold) -> Result<Tensor> {
+        if let Some(wide) = self.half_widened() {
+            return wide?.reduce_dims(op, dims, f)?.cast(self.dtype());
+        }
         with_num!(op, self.dtype(), T => {
             let ds = self.distinct_dims(op, dims)?;
             fold_dims::<T>(op, self, &ds, f)
@@ -888,5 +897,26 @@ mod tests {
             assert_eq!(got.to_string(), want.to_string());
             assert!(got.to_string().contains("cannot reduce an empty tensor"), "{got}");
         }
+    }
+
+    #[test]
+    fn half_sums_accumulate_in_f32_and_round_once() {
+        // 1000 ones: a bf16 running sum stops at 256 (256 + 1 rounds back to 256);
+        // 1000 itself is a bf16 number (125 * 8), and so is every partial count in f32.
+        for dtype in [DType::BF16, DType::F16] {
+            let ones = Tensor::ones(&[2, 1000], dtype);
+            let by_dims = ones.sum_dims(&[1]).unwrap();
+            assert_eq!(by_dims.dtype(), dtype);
+            assert_eq!(by_dims.cast(DType::F64).unwrap().to_vec::<f64>(), vec![1000.0, 1000.0], "{dtype}");
+            let by_dim = ones.sum_dim(1).unwrap();
+            assert_eq!(by_dim.dtype(), dtype);
+            assert_eq!(by_dim.cast(DType::F64).unwrap().to_vec::<f64>(), vec![1000.0, 1000.0], "{dtype}");
+            let all = ones.sum().unwrap();
+            assert_eq!((all.dtype(), all.cast(DType::F64).unwrap().to_vec::<f64>()), (dtype, vec![2000.0]), "{dtype}");
+        }
+        // Rounded once: 1 + 3 * 2^-9 is 1 + 2^-7 in bf16 (above the midpoint), which three
+        // rounded additions of 2^-9 to 1 would each have lost.
+        let x = Tensor::from_vec(vec![1.0f32, 2f32.powi(-9), 2f32.powi(-9), 2f32.powi(-9)], &[4]).unwrap().cast(DType::BF16).unwrap();
+        assert_eq!(x.sum_dims(&[0]).unwrap().cast(DType::F64).unwrap().to_vec::<f64>(), vec![1.0 + 2f64.powi(-7)]);
     }
 }

@@ -2,13 +2,13 @@
 //! ...) and numeric sign/abs/neg.
 
 use crate::autodiff::{record_lazy, FnBackward, Var};
-use crate::dtype::{Element, FloatElement, NumElement, Scalar};
+use crate::dtype::{Element, FloatElement, FloatLanes, NumElement, Scalar};
 use crate::error::Result;
 use crate::kernels::elementwise::{map_same, zip_same, Operand};
 use crate::kernels::parallel::{PAR_CHEAP, PAR_COSTLY};
 use crate::kernels::tanh::tanh;
 use crate::tensor::Tensor;
-use crate::{with_float, with_num};
+use crate::{with_float, with_float_lanes, with_num};
 
 /// Float-only element-wise functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,35 +71,46 @@ impl FloatUnary {
     }
 }
 
-fn apply<T: FloatElement>(x: impl Operand, op: FloatUnary) -> Result<Tensor> {
+/// `op` on every element of `x`, whose elements are `S`: computed in
+/// `S::Compute` (f32 for f16 and bf16) and rounded back once.
+fn apply<S: FloatLanes<Compute = T>, T: FloatElement>(x: impl Operand, op: FloatUnary) -> Result<Tensor> {
     use FloatUnary::*;
     let (c, e, name) = (PAR_CHEAP, PAR_COSTLY, op.name());
+    // `f` on the widened value, rounded back: the identity for f32 and f64.
+    macro_rules! m {
+        ($gate:expr, |$v:ident| $f:expr) => {
+            x.map(name, $gate, #[inline(always)] |s: S| {
+                let $v: T = s.widen();
+                S::narrow($f)
+            })
+        };
+    }
     match op {
-        Exp => x.map(name, e, |v: T| v.simd_exp()),
-        Log => x.map(name, e, |v: T| v.ln()),
-        Log1p => x.map(name, e, |v: T| v.ln_1p()),
-        Erf => x.map(name, e, |v: T| v.erf()),
-        Recip => x.map(name, c, |v: T| v.recip()),
-        Square => x.map(name, c, |v: T| v * v),
-        Sqrt => x.map(name, c, |v: T| v.sqrt()),
-        Sin => x.map(name, e, |v: T| v.sin()),
-        Cos => x.map(name, e, |v: T| v.cos()),
-        Tan => x.map(name, e, |v: T| v.tan()),
-        Sinh => x.map(name, e, |v: T| v.sinh()),
-        Cosh => x.map(name, e, |v: T| v.cosh()),
-        Tanh => x.map(name, e, |v: T| tanh(v)),
-        Asin => x.map(name, e, |v: T| v.asin()),
-        Asinh => x.map(name, e, |v: T| v.asinh()),
-        Acos => x.map(name, e, |v: T| v.acos()),
-        Acosh => x.map(name, e, |v: T| v.acosh()),
-        Atan => x.map(name, e, |v: T| v.atan()),
-        Atanh => x.map(name, e, |v: T| v.atanh()),
+        Exp => m!(e, |v| v.simd_exp()),
+        Log => m!(e, |v| v.ln()),
+        Log1p => m!(e, |v| v.ln_1p()),
+        Erf => m!(e, |v| v.erf()),
+        Recip => m!(c, |v| v.recip()),
+        Square => m!(c, |v| v * v),
+        Sqrt => m!(c, |v| v.sqrt()),
+        Sin => m!(e, |v| v.sin()),
+        Cos => m!(e, |v| v.cos()),
+        Tan => m!(e, |v| v.tan()),
+        Sinh => m!(e, |v| v.sinh()),
+        Cosh => m!(e, |v| v.cosh()),
+        Tanh => m!(e, |v| tanh(v)),
+        Asin => m!(e, |v| v.asin()),
+        Asinh => m!(e, |v| v.asinh()),
+        Acos => m!(e, |v| v.acos()),
+        Acosh => m!(e, |v| v.acosh()),
+        Atan => m!(e, |v| v.atan()),
+        Atanh => m!(e, |v| v.atanh()),
         // Burn rounds half to even, like NumPy.
-        Round => x.map(name, c, |v: T| round_half_even(v)),
-        Floor => x.map(name, c, |v: T| v.floor()),
-        Ceil => x.map(name, c, |v: T| v.ceil()),
-        Trunc => x.map(name, c, |v: T| v.trunc()),
-        Sigmoid => x.map(name, e, |v: T| sigmoid(v)),
+        Round => m!(c, |v| round_half_even(v)),
+        Floor => m!(c, |v| v.floor()),
+        Ceil => m!(c, |v| v.ceil()),
+        Trunc => m!(c, |v| v.trunc()),
+        Sigmoid => m!(e, |v| sigmoid(v)),
     }
 }
 
@@ -127,12 +138,12 @@ fn round_half_even<T: FloatElement>(v: T) -> T {
 impl Tensor {
     /// A Float-only element-wise function.
     pub fn float_unary(&self, op: FloatUnary) -> Result<Tensor> {
-        with_float!(op.name(), self.dtype(), T => apply::<T>(self, op))
+        with_float_lanes!(op.name(), self.dtype(), S => apply::<S, <S as FloatLanes>::Compute>(self, op))
     }
 
     /// As [`Tensor::float_unary`], reusing the buffer when owned alone.
     pub fn float_unary_owned(self, op: FloatUnary) -> Result<Tensor> {
-        with_float!(op.name(), self.dtype(), T => apply::<T>(self, op))
+        with_float_lanes!(op.name(), self.dtype(), S => apply::<S, <S as FloatLanes>::Compute>(self, op))
     }
 
     pub fn neg(&self) -> Result<Tensor> {
@@ -253,6 +264,9 @@ fn grad_with<T: FloatElement>(name: &'static str, g: Tensor, saved: &Tensor, f: 
 
 impl Var {
     pub fn float_unary(&self, op: FloatUnary) -> Result<Var> {
+        if let Some(wide) = self.half_tracked() {
+            return wide?.float_unary(op)?.cast(self.value.dtype());
+        }
         let y = self.value.float_unary(op)?;
         if self.node.is_none() {
             // Untracked: no backward, so neither input nor output is kept.

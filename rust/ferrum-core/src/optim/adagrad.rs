@@ -9,7 +9,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::buffers::{expect_finite, expect_like, step_into, Scale};
+use super::buffers::{expect_finite, expect_like, half_update, step_into, Scale};
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -39,6 +39,9 @@ pub fn adagrad_step(param: Tensor, grad: &Tensor, mut sum: Option<Tensor>, time:
 /// (a shared one is left as it was and replaced by a new tensor); on an
 /// error it is left untouched.
 pub fn adagrad_update(param: Tensor, grad: &Tensor, sum: &mut Option<Tensor>, time: u64, o: &AdaGradOptions) -> Result<Tensor> {
+    if let Some(r) = half_update(OP, &param, grad, [sum], |p, g, [s]| adagrad_update(p, g, s, time, o)) {
+        return r;
+    }
     expect_like(OP, "the gradient", &param, grad)?;
     if let Some(s) = sum {
         expect_like(OP, "sum", &param, s)?;

@@ -16,7 +16,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::buffers::{expect_finite, expect_like, step_into, Scale};
+use super::buffers::{expect_finite, expect_like, half_update, step_into, Scale};
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -69,6 +69,9 @@ pub fn adam_update(
     time: u64,
     o: &AdamOptions,
 ) -> Result<Tensor> {
+    if let Some(r) = half_update(OP, &param, grad, [moment_1, moment_2], |p, g, [m, v]| adam_update(p, g, m, v, time, o)) {
+        return r;
+    }
     expect_like(OP, "the gradient", &param, grad)?;
     for (name, m) in [("moment_1", &*moment_1), ("moment_2", &*moment_2)] {
         if let Some(m) = m {
@@ -316,5 +319,42 @@ mod tests {
         assert!(adam_step(t(&[1.0]), &t(&[1.0]), Some(t(&[0.0])), None, 2, &o).is_err());
         assert!(adam_step(t(&[1.0]), &t(&[1.0]), Some(t(&[0.0, 1.0])), Some(t(&[0.0])), 2, &o).is_err());
         assert!(adam_step(t(&[1.0]), &t(&[1.0]), None, None, 0, &o).is_err());
+    }
+
+    #[test]
+    fn a_bf16_parameter_steps_in_f32_with_f32_moments() {
+        use crate::DType;
+        let o = options(Some(0.1), true);
+        let bf16 = |v: Vec<f32>| Tensor::from_vec(v, &[3]).unwrap().cast(DType::BF16).unwrap();
+        let (p0, g) = (bf16(vec![0.3, -0.7, 1.5]), bf16(vec![0.5, 0.2, -3.0]));
+        let (start, grad) = (p0.cast(DType::F64).unwrap().to_vec::<f64>(), g.cast(DType::F64).unwrap().to_vec::<f64>());
+        let (mut m, mut v) = (None, None);
+        let p = adam_update(p0, &g, &mut m, &mut v, 1, &o).unwrap();
+        assert_eq!(p.dtype(), DType::BF16);
+        assert_eq!((m.as_ref().unwrap().dtype(), v.as_ref().unwrap().dtype()), (DType::F32, DType::F32));
+        let got = p.cast(DType::F64).unwrap().to_vec::<f64>();
+        for k in 0..3 {
+            // The f64 formula rounded to bf16 (none of these lies near a midpoint, where f32's
+            // own rounding could tip it).
+            let want = half::bf16::from_f64(reference(start[k], &[grad[k]], &o)).to_f64();
+            assert_eq!(got[k], want, "weight {k}");
+        }
+        let m1 = m.unwrap().to_vec::<f32>();
+        assert!((m1[2] as f64 - 0.1 * grad[2]).abs() < 1e-7, "{m1:?}");
+    }
+
+    #[test]
+    fn a_failed_half_step_leaves_a_half_state_as_it_was() {
+        use crate::DType;
+        let bf16 = |v: Vec<f32>| Tensor::from_vec(v, &[2]).unwrap().cast(DType::BF16).unwrap();
+        let (mut m, mut v) = (Some(bf16(vec![0.25, -0.5])), Some(bf16(vec![0.125, 1.0])));
+        let bad = AdamOptions { lr: f64::NAN, ..options(None, false) };
+        assert!(adam_update(bf16(vec![1.0, 2.0]), &bf16(vec![0.5, 0.5]), &mut m, &mut v, 2, &bad).is_err());
+        let m = m.unwrap();
+        assert_eq!((m.dtype(), m.cast(DType::F32).unwrap().to_vec::<f32>()), (DType::BF16, vec![0.25, -0.5]));
+        // A gradient in another dtype than the parameter's is refused.
+        let f32_grad = Tensor::from_vec(vec![0.5f32, 0.5], &[2]).unwrap();
+        let err = adam_update(bf16(vec![1.0, 2.0]), &f32_grad, &mut None, &mut None, 1, &options(None, false)).unwrap_err();
+        assert!(err.to_string().contains("the gradient has dtype f32, the parameter has dtype bf16"), "{err}");
     }
 }

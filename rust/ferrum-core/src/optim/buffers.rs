@@ -3,7 +3,7 @@
 
 use std::mem::MaybeUninit;
 
-use crate::dtype::{Element, FloatElement};
+use crate::dtype::{DType, Element, FloatElement};
 use crate::error::{Error, Result};
 use crate::kernels::copy::contiguous_values;
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP};
@@ -24,6 +24,48 @@ pub(crate) fn expect_like(op: &'static str, what: &str, param: &Tensor, other: &
         return Err(Error::shapes(op, param.shape(), other.shape(), format!("{what} must have the parameter's shape")));
     }
     Ok(())
+}
+
+/// The update of an f16 or bf16 parameter (`None` for the other dtypes):
+/// the parameter and the gradient are widened to f32, `update` runs there
+/// with the state in f32, and only the new parameter is rounded back to
+/// the parameter's dtype. The state stays f32 between steps: a moment kept
+/// in bf16 would lose what each step adds below its 8 significant bits
+/// (Adam's `1 - beta_2 = 0.001` of a gradient's square). A state of the
+/// parameter's own dtype (from a record) is widened first; on an error every
+/// state is left as it was.
+pub(crate) fn half_update<const S: usize>(
+    op: &'static str,
+    param: &Tensor,
+    grad: &Tensor,
+    states: [&mut Option<Tensor>; S],
+    update: impl FnOnce(Tensor, &Tensor, [&mut Option<Tensor>; S]) -> Result<Tensor>,
+) -> Option<Result<Tensor>> {
+    let dtype = param.dtype();
+    let wide = param.half_widened()?;
+    Some((|| {
+        expect_like(op, "the gradient", param, grad)?;
+        let grad = grad.cast(DType::F32)?;
+        // A state of the parameter's dtype is replaced by its f32 copy for the
+        // update and put back on an error; an f32 state moves in and out.
+        let mut narrow: [Option<Tensor>; S] = std::array::from_fn(|_| None);
+        let mut states = states;
+        for (state, kept) in states.iter_mut().zip(&mut narrow) {
+            if let Some(t) = state.as_ref().filter(|t| t.dtype() == dtype) {
+                let widened = t.cast(DType::F32)?;
+                *kept = state.replace(widened);
+            }
+        }
+        let result = update(wide?, &grad, states.each_mut().map(|s| &mut **s));
+        if result.is_err() {
+            for (state, kept) in states.into_iter().zip(narrow) {
+                if kept.is_some() {
+                    *state = kept;
+                }
+            }
+        }
+        result?.cast(dtype)
+    })())
 }
 
 /// Fail unless the hyper-parameter `name` is a finite number.

@@ -7,7 +7,7 @@
 use rayon::prelude::*;
 
 use super::buffers::{expect_finite, take, wrap};
-use crate::dtype::{Element, FloatElement};
+use crate::dtype::{DType, Element, FloatElement};
 use crate::error::{Error, Result};
 use crate::kernels::elementwise::map_same;
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP};
@@ -20,6 +20,9 @@ pub fn clip_by_value(grad: Tensor, threshold: f64) -> Result<Tensor> {
     expect_finite(OP, "threshold", threshold)?;
     if threshold < 0.0 {
         return Err(Error::invalid(OP, format!("threshold must be >= 0, found {threshold}")));
+    }
+    if let Some(wide) = grad.half_widened() {
+        return clip_by_value(wide?, threshold)?.cast(grad.dtype());
     }
     with_float!(OP, grad.dtype(), T => {
         let (hi, lo) = (T::from_f64(threshold), T::from_f64(-threshold));
@@ -40,6 +43,11 @@ pub fn clip_by_norm(grads: Vec<Tensor>, max_norm: f64) -> Result<Vec<Tensor>> {
     let dtype = first.dtype();
     if let Some(other) = grads.iter().find(|g| g.dtype() != dtype) {
         return Err(Error::DTypeMismatch { op: OP, lhs: dtype, rhs: other.dtype() });
+    }
+    if first.half_widened().is_some() {
+        // f16 and bf16 gradients are measured and scaled in f32, each rounded back once.
+        let wide = grads.iter().map(|g| g.cast(DType::F32)).collect::<Result<Vec<_>>>()?;
+        return clip_by_norm(wide, max_norm)?.into_iter().map(|g| g.cast(dtype)).collect();
     }
     with_float!(OP, dtype, T => {
         let squares: f64 = grads.iter().map(sum_of_squares::<T>).sum::<Result<f64>>()?;

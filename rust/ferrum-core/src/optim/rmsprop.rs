@@ -14,7 +14,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::buffers::{expect_finite, expect_like, step_into, Scale};
+use super::buffers::{expect_finite, expect_like, half_update, step_into, Scale};
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -52,6 +52,16 @@ pub fn rmsprop_step(param: Tensor, grad: &Tensor, mut state: RmsPropState, o: &R
 /// own buffers (shared ones are left as they were and replaced by new
 /// tensors); on an error the state is left untouched.
 pub fn rmsprop_update(param: Tensor, grad: &Tensor, state: &mut RmsPropState, o: &RmsPropOptions) -> Result<Tensor> {
+    let states = [&mut state.square_avg, &mut state.grad_avg, &mut state.momentum];
+    let half = half_update(OP, &param, grad, states, |p, g, [square_avg, grad_avg, momentum]| {
+        let mut wide = RmsPropState { square_avg: square_avg.take(), grad_avg: grad_avg.take(), momentum: momentum.take() };
+        let r = rmsprop_update(p, g, &mut wide, o);
+        (*square_avg, *grad_avg, *momentum) = (wide.square_avg, wide.grad_avg, wide.momentum);
+        r
+    });
+    if let Some(r) = half {
+        return r;
+    }
     expect_like(OP, "the gradient", &param, grad)?;
     for (name, s) in [("square_avg", &state.square_avg), ("grad_avg", &state.grad_avg), ("momentum", &state.momentum)] {
         if let Some(s) = s {

@@ -10,7 +10,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::buffers::{expect_finite, expect_like, step_into, Scale};
+use super::buffers::{expect_finite, expect_like, half_update, step_into, Scale};
 use crate::dtype::FloatElement;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
@@ -46,6 +46,9 @@ pub fn sgd_step(param: Tensor, grad: &Tensor, mut velocity: Option<Tensor>, o: &
 /// buffer (a shared one is left as it was and replaced by a new tensor);
 /// on an error it is left untouched.
 pub fn sgd_update(param: Tensor, grad: &Tensor, velocity: &mut Option<Tensor>, o: &SgdOptions) -> Result<Tensor> {
+    if let Some(r) = half_update(OP, &param, grad, [velocity], |p, g, [v]| sgd_update(p, g, v, o)) {
+        return r;
+    }
     expect_like(OP, "the gradient", &param, grad)?;
     expect_finite(OP, "lr", o.lr)?;
     if let Some(v) = velocity {

@@ -93,3 +93,33 @@ macro_rules! with_float {
         }
     };
 }
+
+/// Every Float dtype, f16 and bf16 included, for kernels written over
+/// [`FloatLanes`](crate::dtype::FloatLanes); Int and Bool are kind errors
+/// naming `$op`.
+#[macro_export]
+macro_rules! with_float_lanes {
+    ($op:expr, $dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            $crate::DType::F16 => {
+                type $T = $crate::half::f16;
+                $body
+            }
+            $crate::DType::BF16 => {
+                type $T = $crate::half::bf16;
+                $body
+            }
+            other => {
+                return Err($crate::Error::KindMismatch { op: $op, expected: $crate::Kind::Float, found: other.kind() })
+            }
+        }
+    };
+}

@@ -114,6 +114,14 @@ impl Tensor {
         }
     }
 
+    /// An f16 or bf16 tensor's values in f32, for an op that reads them
+    /// widened and rounds its result back once (a sum then accumulates in
+    /// f32, as the matmul kernels of these dtypes do); `None` for the other
+    /// dtypes.
+    pub(crate) fn half_widened(&self) -> Option<Result<Tensor>> {
+        matches!(self.dtype(), DType::F16 | DType::BF16).then(|| self.cast(DType::F32))
+    }
+
     /// Fail unless both tensors share a dtype.
     pub fn expect_same_dtype(&self, op: &'static str, other: &Tensor) -> Result<()> {
         if self.dtype() != other.dtype() {

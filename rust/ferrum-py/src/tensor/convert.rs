@@ -246,7 +246,9 @@ impl PyTensor {
     ///     True
     fn cast(&self, py: Python<'_>, dtype: PyDType) -> PyResult<PyTensor> {
         let dt: DType = dtype.into();
-        self.dop(py, |v| v.cast(dt))
+        // Not `dop`: its narrowing back to a storage dtype would undo a cast to f32.
+        let v = self.run_var(py, |v| v.cast(dt))?;
+        Ok(self.wrap_var(py, v))
     }
 
     /// An Int tensor (i64) of the same shape: Float values truncate toward zero,

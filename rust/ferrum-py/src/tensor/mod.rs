@@ -204,6 +204,44 @@ impl PyTensor {
     }
 }
 
+/// `v` in its compute dtype when it is stored as another (f16 and bf16 as
+/// f32, i32 and u8 as i64), by a differentiable cast: the gradient of the
+/// widened value reaches `v` in its own dtype.
+pub fn widen_var(v: &Var) -> ferrum_core::Result<Var> {
+    let dtype = v.value.dtype();
+    if dtype.is_storage_only() {
+        v.cast(dtype.compute())
+    } else {
+        Ok(v.clone())
+    }
+}
+
+/// Run an engine op of several tensors (`None` for an absent optional
+/// operand), releasing the GIL when `release`. A kernel that does not read
+/// a storage dtype fails before any work, and the op runs again with every
+/// stored-only operand widened by [`widen_var`]; the caller rounds the
+/// results back with [`narrow_to`].
+pub fn run_widened<R: Send>(
+    py: Python<'_>,
+    release: bool,
+    vars: &[Option<Var>],
+    f: impl Fn(&[Option<Var>]) -> ferrum_core::Result<R> + Send + Sync,
+) -> PyResult<R> {
+    engine(py, release, || match f(vars) {
+        Err(Error::StorageDType { .. }) if vars.iter().flatten().any(|v| v.value.dtype().is_storage_only()) => {
+            let wide = vars.iter().map(|v| v.as_ref().map(widen_var).transpose()).collect::<ferrum_core::Result<Vec<_>>>()?;
+            f(&wide)
+        }
+        r => r,
+    })
+}
+
+/// A result computed in `src`'s compute dtype, back in the storage dtype
+/// `src` (an index or a result of another dtype passes as it is).
+pub fn narrow_to(py: Python<'_>, src: DType, v: Var) -> PyResult<Var> {
+    narrow_var(py, None, src, v)
+}
+
 /// Ops whose Int result holds indices, not values: for an i32 or u8 input
 /// they stay i64 (Burn's int element) instead of taking the input's dtype.
 const INDEX_OPS: [&str; 5] = ["argmax", "argmin", "argsort", "argwhere", "one_hot"];
