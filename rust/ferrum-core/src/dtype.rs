@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use crate::buffer::Buffer;
 use crate::storage::Storage;
 use std::sync::Arc;
 
@@ -147,9 +148,13 @@ pub trait Element: Copy + Send + Sync + PartialEq + PartialOrd + fmt::Debug + 's
     const DTYPE: DType;
     const ZERO: Self;
     const ONE: Self;
-    fn wrap(buf: Arc<Vec<Self>>) -> Storage;
-    fn unwrap(storage: &Storage) -> Option<&Arc<Vec<Self>>>;
-    fn unwrap_mut(storage: &mut Storage) -> Option<&mut Arc<Vec<Self>>>;
+    fn wrap(buf: Arc<Buffer<Self>>) -> Storage;
+    fn unwrap(storage: &Storage) -> Option<&Arc<Buffer<Self>>>;
+    fn unwrap_mut(storage: &mut Storage) -> Option<&mut Arc<Buffer<Self>>>;
+    /// A new buffer holding `values` (no copy).
+    fn wrap_vec(values: Vec<Self>) -> Storage {
+        Self::wrap(Arc::new(Buffer::from(values)))
+    }
     fn from_scalar(s: Scalar) -> Self;
     fn to_scalar(self) -> Scalar;
     fn to_f64(self) -> f64;
@@ -162,16 +167,16 @@ macro_rules! element {
             const DTYPE: DType = DType::$dt;
             const ZERO: Self = $zero;
             const ONE: Self = $one;
-            fn wrap(buf: Arc<Vec<Self>>) -> Storage {
+            fn wrap(buf: Arc<Buffer<Self>>) -> Storage {
                 Storage::$dt(buf)
             }
-            fn unwrap(storage: &Storage) -> Option<&Arc<Vec<Self>>> {
+            fn unwrap(storage: &Storage) -> Option<&Arc<Buffer<Self>>> {
                 match storage {
                     Storage::$dt(b) => Some(b),
                     _ => None,
                 }
             }
-            fn unwrap_mut(storage: &mut Storage) -> Option<&mut Arc<Vec<Self>>> {
+            fn unwrap_mut(storage: &mut Storage) -> Option<&mut Arc<Buffer<Self>>> {
                 match storage {
                     Storage::$dt(b) => Some(b),
                     _ => None,

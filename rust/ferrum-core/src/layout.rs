@@ -46,6 +46,17 @@ impl Layout {
         Layout { shape: DimVec::from_slice(shape), strides: contiguous_strides(shape), offset: 0 }
     }
 
+    /// A layout of `shape` with `strides` (in elements, possibly negative
+    /// or zero) from element `offset`: an error when the two lengths
+    /// differ. Whether it fits a buffer is checked when a tensor is made of
+    /// it ([`crate::Tensor::from_parts`]).
+    pub fn strided(shape: &[usize], strides: &[isize], offset: usize) -> Result<Self> {
+        if shape.len() != strides.len() {
+            return Err(Error::invalid("layout", format!("expected one stride per dim of shape {shape:?}, found strides {strides:?}")));
+        }
+        Ok(Layout { shape: DimVec::from_slice(shape), strides: DimVec::from_slice(strides), offset })
+    }
+
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }

@@ -6,6 +6,7 @@
 //! that an operation may reuse an input buffer it owns alone.
 
 pub mod autodiff;
+pub mod buffer;
 pub mod dtype;
 pub mod error;
 pub mod interrupt;
@@ -21,6 +22,7 @@ pub mod storage;
 pub mod tensor;
 pub mod vision;
 
+pub use buffer::{Buffer, ForeignOwner};
 pub use dtype::{DType, Element, FloatElement, Kind, Scalar};
 pub use half;
 pub use error::{Error, Result};

@@ -1,21 +1,24 @@
 //! Shared, reference-counted buffers. A buffer is written only while its
-//! owner is unique (`Arc::get_mut`), which is how ops reuse memory in place
-//! without any user-visible mutation.
+//! owner is unique (`Arc::get_mut`) and ferrum allocated it
+//! ([`Buffer::as_mut_slice`]), which is how ops reuse memory in place
+//! without any user-visible mutation; memory lent by another library
+//! ([`Buffer::from_foreign`]) is only read.
 
 use std::sync::Arc;
 
+use crate::buffer::Buffer;
 use crate::dtype::DType;
 
 #[derive(Debug, Clone)]
 pub enum Storage {
-    F32(Arc<Vec<f32>>),
-    F64(Arc<Vec<f64>>),
-    F16(Arc<Vec<half::f16>>),
-    BF16(Arc<Vec<half::bf16>>),
-    I64(Arc<Vec<i64>>),
-    I32(Arc<Vec<i32>>),
-    U8(Arc<Vec<u8>>),
-    Bool(Arc<Vec<bool>>),
+    F32(Arc<Buffer<f32>>),
+    F64(Arc<Buffer<f64>>),
+    F16(Arc<Buffer<half::f16>>),
+    BF16(Arc<Buffer<half::bf16>>),
+    I64(Arc<Buffer<i64>>),
+    I32(Arc<Buffer<i32>>),
+    U8(Arc<Buffer<u8>>),
+    Bool(Arc<Buffer<bool>>),
 }
 
 impl Storage {
@@ -60,6 +63,22 @@ impl Storage {
             Storage::I32(b) => Arc::strong_count(b) == 1,
             Storage::U8(b) => Arc::strong_count(b) == 1,
             Storage::Bool(b) => Arc::strong_count(b) == 1,
+        }
+    }
+
+    /// True when the memory belongs to another library (shared through
+    /// DLPack or NumPy): read, never written, and possibly written by its
+    /// owner between ops.
+    pub fn is_foreign(&self) -> bool {
+        match self {
+            Storage::F32(b) => b.is_foreign(),
+            Storage::F64(b) => b.is_foreign(),
+            Storage::F16(b) => b.is_foreign(),
+            Storage::BF16(b) => b.is_foreign(),
+            Storage::I64(b) => b.is_foreign(),
+            Storage::I32(b) => b.is_foreign(),
+            Storage::U8(b) => b.is_foreign(),
+            Storage::Bool(b) => b.is_foreign(),
         }
     }
 

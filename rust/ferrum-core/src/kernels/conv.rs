@@ -216,7 +216,7 @@ fn per_image<T: ConvElement>(out: &mut [T], per: usize, g: &ConvGeom, f: impl Fn
 /// change: their packing is kept for the next call (in the sgemm module's weight cache).
 #[derive(Clone, Copy)]
 pub struct KeepPacked<'a> {
-    pub buffer: &'a Arc<Vec<f32>>,
+    pub buffer: &'a Arc<crate::buffer::Buffer<f32>>,
     /// Where the weights start in it.
     pub offset: usize,
 }

@@ -2,7 +2,6 @@
 //! Each input is copied straight into its slab of the output, row by row.
 
 use crate::autodiff::{record, FnBackward, Var};
-use std::sync::Arc;
 
 use crate::dtype::Element;
 use crate::error::{Error, Result};
@@ -73,7 +72,7 @@ fn cat_unchecked(op: &'static str, tensors: &[Tensor], d: usize) -> Result<Tenso
             copy_strided(t.buffer::<T>(), t.layout(), &mut out, &full.narrow_step(d, start, n, 1));
             start += n;
         }
-        Tensor::from_parts(T::wrap(Arc::new(out)), full)
+        Tensor::from_parts(T::wrap_vec(out), full)
     })
 }
 

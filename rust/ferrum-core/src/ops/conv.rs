@@ -226,10 +226,13 @@ fn transpose_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias
 }
 
 /// The weights' buffer when their packing may be kept between calls: f32,
-/// contiguous, and no gradient will change them.
+/// contiguous, and no gradient will change them, nor the producer of
+/// foreign memory (which may write to it between calls).
 pub(crate) fn keep_of(w: &Var) -> Option<KeepPacked<'_>> {
     match w.value.storage() {
-        Storage::F32(buffer) if !w.requires_grad() && w.value.is_contiguous() => Some(KeepPacked { buffer, offset: w.value.layout().offset }),
+        Storage::F32(buffer) if !w.requires_grad() && w.value.is_contiguous() && !buffer.is_foreign() => {
+            Some(KeepPacked { buffer, offset: w.value.layout().offset })
+        }
         _ => None,
     }
 }

@@ -5,7 +5,6 @@
 
 use crate::autodiff::{record, FnBackward, Var};
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -237,7 +236,7 @@ fn select_unchecked(op: &'static str, t: &Tensor, d: usize, idx: &[i64]) -> Resu
             }
             out
         };
-        Tensor::from_parts(T::wrap(Arc::new(out)), full)
+        Tensor::from_parts(T::wrap_vec(out), full)
     })
 }
 

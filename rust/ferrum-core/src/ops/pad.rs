@@ -3,7 +3,6 @@
 
 use crate::autodiff::{record, FnBackward, Var};
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -43,7 +42,7 @@ impl Tensor {
         with_dtype!(self.dtype(), T => {
             let mut out = try_filled(op, n, T::from_scalar(value))?;
             copy_strided(self.buffer::<T>(), self.layout(), &mut out, &inner);
-            Tensor::from_parts(T::wrap(Arc::new(out)), full)
+            Tensor::from_parts(T::wrap_vec(out), full)
         })
     }
 
@@ -106,7 +105,7 @@ impl Tensor {
                 }
                 copy_strided(self.buffer::<T>(), &src, &mut out, &dst);
             }
-            Tensor::from_parts(T::wrap(Arc::new(out)), full)
+            Tensor::from_parts(T::wrap_vec(out), full)
         })
     }
 }

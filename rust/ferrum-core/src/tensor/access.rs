@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::Tensor;
+use crate::buffer::Buffer;
 use crate::dtype::{Element, Scalar};
 use crate::error::{Error, Result};
 use crate::with_dtype;
@@ -59,21 +60,23 @@ impl Tensor {
         if T::DTYPE == self.dtype() && self.layout.offset == 0 && self.layout.is_contiguous() && self.storage.len() == n {
             let mut storage = self.storage;
             let arc = T::unwrap_mut(&mut storage).expect("into_vec: dtype checked by the caller");
-            let arc = std::mem::replace(arc, Arc::new(Vec::new()));
-            return Ok(Arc::try_unwrap(arc).unwrap_or_else(|shared| shared.as_ref().clone()));
+            let arc = std::mem::replace(arc, Arc::new(Buffer::from(Vec::new())));
+            // Foreign memory comes out as a copy: the vector is the caller's to write.
+            return Ok(Arc::try_unwrap(arc).map_or_else(|shared| shared.to_vec(), Buffer::into_vec));
         }
         self.try_to_vec(op)
     }
 
     /// Mutable access to the elements when the buffer can be written in
-    /// place: unique owner, contiguous, covering the whole buffer.
+    /// place: unique owner, allocated by ferrum (not foreign memory),
+    /// contiguous, covering the whole buffer.
     pub fn try_mut_slice<T: Element>(&mut self) -> Option<&mut [T]> {
         let n = self.numel();
         if self.layout.offset != 0 || !self.layout.is_contiguous() || self.storage.len() != n {
             return None;
         }
         let arc = T::unwrap_mut(&mut self.storage)?;
-        Arc::get_mut(arc).map(|v| v.as_mut_slice())
+        Arc::get_mut(arc).and_then(Buffer::as_mut_slice)
     }
 
     /// A contiguous tensor with the same values: itself when already so;

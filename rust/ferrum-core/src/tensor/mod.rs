@@ -7,8 +7,9 @@ pub mod views;
 
 #[cfg(test)]
 mod cast_tests;
+#[cfg(test)]
+mod foreign_tests;
 
-use std::sync::Arc;
 
 use crate::dtype::{DType, Element, Kind};
 use crate::error::{Error, Result};
@@ -42,7 +43,26 @@ impl Tensor {
                 format!("{} values do not fill shape {:?} ({} elements)", data.len(), shape, n),
             ));
         }
-        Ok(Tensor { storage: T::wrap(Arc::new(data)), layout: Layout::contiguous(shape) })
+        Ok(Tensor { storage: T::wrap_vec(data), layout: Layout::contiguous(shape) })
+    }
+
+    /// A tensor over `len` values at `ptr` that another library owns (no
+    /// copy), seen through `layout`, the memory kept alive by `owner` until
+    /// the last tensor sharing it is dropped. Ferrum only reads it: ops that
+    /// would reuse a buffer in place allocate instead, and
+    /// [`Tensor::into_vec`] copies.
+    ///
+    /// An error (and `owner` dropped) when `ptr` is null or misaligned for
+    /// `T`, or `layout` reaches outside the `len` values.
+    ///
+    /// # Safety
+    ///
+    /// As [`Buffer::from_foreign`]: while `owner` lives, `ptr` is valid for
+    /// reads of `len` valid values of `T`, not written while an op reads them.
+    pub unsafe fn from_foreign<T: Element>(ptr: *const T, len: usize, owner: crate::buffer::ForeignOwner, layout: Layout) -> Result<Tensor> {
+        // SAFETY: the caller's promise, passed on.
+        let buffer = unsafe { crate::buffer::Buffer::from_foreign(ptr, len, owner)? };
+        Tensor::from_parts(T::wrap(std::sync::Arc::new(buffer)), layout)
     }
 
     pub fn storage(&self) -> &Storage {

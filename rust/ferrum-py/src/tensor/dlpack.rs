@@ -1,6 +1,6 @@
 //! DLPack (`__dlpack__`, `__dlpack_device__`, `Tensor.from_dlpack`): handing
 //! a tensor to NumPy, PyTorch or JAX and taking theirs, through NumPy's
-//! implementation of the protocol.
+//! implementation of the protocol; both ways share the buffer.
 
 use ferrum_core::DType;
 use pyo3::prelude::*;
@@ -8,6 +8,7 @@ use pyo3::types::PyDict;
 
 use super::convert::numpy_view;
 use super::from_numpy::tensor_from_numpy;
+use super::share_numpy::share_numpy;
 use super::PyTensor;
 use crate::device::PyDevice;
 use crate::error::{argument_error, kind_error};
@@ -62,15 +63,29 @@ impl PyTensor {
         (DL_CPU, 0)
     }
 
-    /// A tensor on `device` holding the values of `obj`, any object with
+    /// A tensor on `device` over the memory of `obj`, any object with
     /// `__dlpack__` on the CPU (a NumPy array, a PyTorch or JAX CPU tensor),
-    /// in its own dtype (float64 stays f64). The values are copied: ferrum
-    /// tensors own their buffers.
+    /// in its own dtype (float64 stays f64).
+    ///
+    /// The memory is shared, not copied, for f32, f64, f16, i64, i32, u8
+    /// and bool buffers whose strides are whole elements (negative and zero
+    /// strides included) and whose start is aligned; other dtypes (int8,
+    /// uint16... as i64) and layouts are copied. Ferrum never writes into
+    /// shared memory (ops that would reuse a buffer in place allocate
+    /// instead), read-only or not, and keeps the producer's object alive
+    /// for as long as a tensor over it lives. As with `torch.from_dlpack`,
+    /// later writes by the producer into its buffer are seen by the tensor
+    /// (and by every op run afterwards, including an autodiff backward pass
+    /// that saved it): copy with `Tensor.from_numpy` to get values of your
+    /// own, and do not write while another thread computes with the tensor.
     ///
     /// Example:
     ///     >>> import numpy as np
-    ///     >>> Tensor.from_dlpack(np.arange(3.0), device).to_data().to_list()
-    ///     [0.0, 1.0, 2.0]
+    ///     >>> a = np.arange(3.0)
+    ///     >>> t = Tensor.from_dlpack(a, device)
+    ///     >>> a[0] = 7.0
+    ///     >>> t.to_data().to_list()
+    ///     [7.0, 1.0, 2.0]
     #[staticmethod]
     fn from_dlpack(py: Python<'_>, obj: &Bound<'_, PyAny>, device: Py<PyDevice>) -> PyResult<PyTensor> {
         if !obj.hasattr("__dlpack__")? {
@@ -82,6 +97,13 @@ impl PyTensor {
             err.set_cause(py, Some(e));
             err
         })?;
+        if let Some(t) = share_numpy(py, &array)? {
+            return Ok(PyTensor::new(t, device));
+        }
+        let bools = array.getattr("dtype")?.getattr("kind")?.extract::<String>()? == "b";
+        // Copied: a bool buffer can hold other bytes than 0 and 1 (a uint8
+        // buffer viewed as bool), which are True.
+        let array = if bools { np.call_method1("not_equal", (array.call_method1("view", ("u1",))?, 0))? } else { array };
         Ok(PyTensor::new(tensor_from_numpy(py, &array, None)?, device))
     }
 }

@@ -13,6 +13,7 @@ mod nested;
 mod index;
 mod reduce;
 mod shape;
+mod share_numpy;
 
 use std::sync::Arc;
 

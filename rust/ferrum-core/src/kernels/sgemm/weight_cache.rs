@@ -10,10 +10,14 @@
 //! names the same values for as long as the entry lives. Entries whose
 //! weights have died are dropped at the next insertion; the rest are
 //! evicted least recently used first beyond [`CAPACITY_FLOATS`].
+//!
+//! Foreign memory (shared through DLPack or NumPy) is never cached: its
+//! owner may write new values at the same address between calls.
 
 use std::sync::{Arc, Mutex, Weak};
 
 use super::driver::{Aligned, Kernel};
+use crate::buffer::Buffer;
 
 /// Packed floats the cache holds at most (1 GiB): the convolutions of
 /// ResNet-50 or VGG-19 take less than a tenth of it each.
@@ -35,7 +39,7 @@ pub struct Key {
 }
 
 struct Entry {
-    weights: Weak<Vec<f32>>,
+    weights: Weak<Buffer<f32>>,
     key: Key,
     packed: Arc<Aligned>,
     floats: usize,
@@ -46,7 +50,7 @@ static CACHE: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 /// The packing of `weights` under `key`: the cached one, or a fresh one
 /// made by `pack` (into an empty buffer, returning the floats it used) and
 /// kept.
-pub fn get_or_pack(weights: &Arc<Vec<f32>>, key: Key, pack: impl FnOnce(&mut Aligned) -> usize) -> Arc<Aligned> {
+pub fn get_or_pack(weights: &Arc<Buffer<f32>>, key: Key, pack: impl FnOnce(&mut Aligned) -> usize) -> Arc<Aligned> {
     let same = |e: &Entry| e.key == key && std::ptr::eq(e.weights.as_ptr(), Arc::as_ptr(weights));
     if let Ok(mut cache) = CACHE.lock() {
         if let Some(at) = cache.iter().position(same) {
@@ -84,7 +88,7 @@ mod tests {
     #[test]
     fn packs_once_per_live_weights_and_forgets_dead_ones() {
         let key = Key { offset: 0, og: 2, k: 3, groups: 1, kernel: Kernel::Avx2, positions: false };
-        let w = Arc::new(vec![1.0f32; 6]);
+        let w = Arc::new(Buffer::from(vec![1.0f32; 6]));
         let packs = std::cell::Cell::new(0);
         let fill = |buf: &mut Aligned| {
             packs.set(packs.get() + 1);
@@ -102,7 +106,7 @@ mod tests {
         assert!(Arc::get_mut(&mut w).is_none());
         drop(w);
         // New weights (possibly at the old address) pack afresh.
-        let w2 = Arc::new(vec![2.0f32; 6]);
+        let w2 = Arc::new(Buffer::from(vec![2.0f32; 6]));
         get_or_pack(&w2, key, fill);
         assert_eq!(packs.get(), 3);
     }
