@@ -52,15 +52,8 @@ impl std::fmt::Debug for Saved {
 
 type Forward = Box<dyn Fn(&[Tensor]) -> Result<Tensor> + Send + Sync>;
 
-/// An input of a recipe: a value it holds (the output of a compute-bound
-/// op, a leaf or a constant), or another recipe.
-enum Input {
-    Kept(Tensor),
-    Lazy(Arc<Recompute>),
-}
-
 enum State {
-    Pending { inputs: Vec<Input>, forward: Forward },
+    Pending { inputs: Vec<Saved>, forward: Forward },
     Done(Tensor),
 }
 
@@ -83,28 +76,16 @@ pub struct Recompute {
 /// covers a normalisation's element-wise chain and an activation after it.
 pub const MAX_RECOMPUTE_DEPTH: u32 = 8;
 
-/// What a recipe is made from: a var's value, or its own recipe.
-pub enum Source {
-    Value(Tensor),
-    Recipe(Arc<Recompute>),
-}
-
 impl Recompute {
-    /// The recipe, or `None` when its chain would exceed
-    /// [`MAX_RECOMPUTE_DEPTH`] (the op should keep its output).
-    pub fn new(inputs: Vec<Source>, forward: impl Fn(&[Tensor]) -> Result<Tensor> + Send + Sync + 'static) -> Option<Arc<Recompute>> {
-        let below = inputs.iter().map(|s| if let Source::Recipe(r) = s { r.depth } else { 0 }).max().unwrap_or(0);
+    /// The recipe over its inputs (values it holds, or other recipes), or
+    /// `None` when its chain would exceed [`MAX_RECOMPUTE_DEPTH`] (the op
+    /// should keep its output).
+    pub fn new(inputs: Vec<Saved>, forward: impl Fn(&[Tensor]) -> Result<Tensor> + Send + Sync + 'static) -> Option<Arc<Recompute>> {
+        let below = inputs.iter().map(|s| if let Saved::Lazy(r) = s { r.depth } else { 0 }).max().unwrap_or(0);
         let depth = below + 1;
         if depth > MAX_RECOMPUTE_DEPTH {
             return None;
         }
-        let inputs = inputs
-            .into_iter()
-            .map(|s| match s {
-                Source::Value(t) => Input::Kept(t),
-                Source::Recipe(r) => Input::Lazy(r),
-            })
-            .collect();
         Some(Arc::new(Recompute { state: Mutex::new(State::Pending { inputs, forward: Box::new(forward) }), depth }))
     }
 
@@ -134,7 +115,7 @@ impl Recompute {
             let waiting: Vec<Arc<Recompute>> = inputs
                 .iter()
                 .filter_map(|s| match s {
-                    Input::Lazy(r) if r.done().is_none() => Some(r.clone()),
+                    Saved::Lazy(r) if r.done().is_none() => Some(r.clone()),
                     _ => None,
                 })
                 .collect();
@@ -146,8 +127,8 @@ impl Recompute {
             let values = inputs
                 .iter()
                 .map(|s| match s {
-                    Input::Kept(t) => Ok(t.clone()),
-                    Input::Lazy(r) => r.done().ok_or_else(|| Error::invalid("backward", "a checkpointed input was not recomputed")),
+                    Saved::Kept(t) => Ok(t.clone()),
+                    Saved::Lazy(r) => r.done().ok_or_else(|| Error::invalid("backward", "a checkpointed input was not recomputed")),
                 })
                 .collect::<Result<Vec<_>>>()?;
             let value = forward(&values)?;
@@ -166,8 +147,8 @@ impl Drop for Recompute {
         let take = |state: &mut State, stack: &mut Vec<Arc<Recompute>>| {
             if let State::Pending { inputs, .. } = state {
                 stack.extend(inputs.drain(..).filter_map(|s| match s {
-                    Input::Lazy(r) => Some(r),
-                    Input::Kept(_) => None,
+                    Saved::Lazy(r) => Some(r),
+                    Saved::Kept(_) => None,
                 }));
             }
         };

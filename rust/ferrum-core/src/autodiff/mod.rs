@@ -12,7 +12,7 @@ mod var;
 
 pub use backward::{backward, Backward, FnBackward};
 pub use broadcast::sum_to_shape;
-pub use checkpoint::{Checkpointing, Recompute, Saved, Source, MAX_RECOMPUTE_DEPTH};
+pub use checkpoint::{Checkpointing, Recompute, Saved, MAX_RECOMPUTE_DEPTH};
 pub use gradients::Gradients;
 pub use node::{Node, NodeId};
 pub use var::{record, record_lazy, Output, Var};

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::checkpoint::{Checkpointing, Recompute, Saved, Source};
+use super::checkpoint::{Checkpointing, Recompute, Saved};
 use super::{Backward, Node};
 use crate::error::Result;
 use crate::tensor::Tensor;
@@ -54,15 +54,6 @@ impl Var {
         match self.node.as_ref().and_then(|n| n.recompute()) {
             Some(r) => Saved::Lazy(r),
             None => Saved::Kept(self.value.clone()),
-        }
-    }
-
-    /// What a recipe recomputing from this var reads: its own recipe, or
-    /// its value.
-    fn source(&self) -> Source {
-        match self.node.as_ref().and_then(|n| n.recompute()) {
-            Some(r) => Source::Recipe(r),
-            None => Source::Value(self.value.clone()),
         }
     }
 
@@ -136,7 +127,7 @@ pub fn record_lazy<B: Backward + 'static>(
     }
     let parents: Vec<_> = inputs.iter().map(|v| v.node.clone()).collect();
     let recipe = match Node::inherited(&parents) {
-        Checkpointing::Balanced => Recompute::new(inputs.iter().map(|v| v.source()).collect(), forward),
+        Checkpointing::Balanced => Recompute::new(inputs.iter().map(|v| v.saved()).collect(), forward),
         Checkpointing::None => None,
     };
     let backward = make(Output { value: value.clone(), recipe: recipe.clone() });
