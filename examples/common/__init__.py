@@ -10,5 +10,7 @@
 - ``reference_digits.py``: the test digits, reference outputs and comparison
   by which ``import_model_weights`` and ``onnx_inference`` check ferrum;
 - ``torch_mnist.py``: the PyTorch side of the scripts that make the committed
-  files of ``import_model_weights`` and ``onnx_inference`` (torch only there).
+  files of ``import_model_weights`` and ``onnx_inference`` (torch only there);
+- ``cli.py``: ``example_parser``, the ``python -m examples.<name>`` command
+  line each example's ``__main__`` starts from.
 """

@@ -7,13 +7,13 @@ synthetic file of 20 patients into a temporary folder and read that).
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
 from dataclasses import fields
 from pathlib import Path
 
+from ..common.cli import example_parser
 from .dataset import DiabetesDataset, DiabetesPatient
 from .generate import COLUMNS, DEFAULT_PATH, write_patients
 
@@ -32,8 +32,7 @@ def describe(dataset: DiabetesDataset) -> None:
 
 
 def main() -> None:
-    summary = __doc__.splitlines()[0] if __doc__ else None
-    parser = argparse.ArgumentParser(prog="python -m examples.custom_csv_dataset", description=summary)
+    parser = example_parser("custom_csv_dataset", __doc__)
     parser.add_argument("--csv", type=Path, default=DEFAULT_PATH)
     parser.add_argument("--delimiter", default="\t")
     parser.add_argument("--smoke", action="store_true")

@@ -14,7 +14,6 @@ artifact folder).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from ferrum.backend import Autodiff, NdArray
 from ferrum.optim import AdamConfig
 from ferrum.train import Split
 
+from ..common.cli import example_parser
 from .data import SHAPES, DataError, channel_stats, label_of, load_splits, write_shapes
 from .inference import infer
 from .model import CnnConfig
@@ -32,8 +32,7 @@ from .training import TrainingConfig, train
 
 
 def main() -> None:
-    summary = __doc__.splitlines()[0] if __doc__ else None
-    parser = argparse.ArgumentParser(prog="python -m examples.custom_image_dataset", description=summary)
+    parser = example_parser("custom_image_dataset", __doc__)
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--write", type=Path, default=None)
     parser.add_argument("--per-class", type=int, default=400)

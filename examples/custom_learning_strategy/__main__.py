@@ -10,7 +10,6 @@ network, a temporary artifact folder).
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 import time
@@ -20,14 +19,14 @@ from ferrum.data.dataset.vision import MnistDataset
 from ferrum.optim import AdamConfig
 from ferrum.train import Split
 
+from ..common.cli import example_parser
 from ..common.mnist_mlp import ModelConfig
 from .strategy import ClipAndReport
 from .training import MnistTrainingConfig, run
 
 
 def main() -> None:
-    summary = __doc__.splitlines()[0] if __doc__ else None
-    parser = argparse.ArgumentParser(prog="python -m examples.custom_learning_strategy", description=summary)
+    parser = example_parser("custom_learning_strategy", __doc__)
     parser.add_argument(
         "--artifact-dir", default=os.path.join(tempfile.gettempdir(), "custom_learning_strategy")
     )

@@ -7,7 +7,6 @@ steps, default 20), ``--smoke`` (256 training and 128 validation digits,
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 
@@ -16,14 +15,14 @@ from ferrum.data.dataset.vision import MnistDataset
 from ferrum.optim import AdamConfig
 from ferrum.train import Split
 
+from ..common.cli import example_parser
 from ..common.mnist_mlp import ModelConfig
 from .renderer import CustomRenderer
 from .training import MnistTrainingConfig, run
 
 
 def main() -> None:
-    summary = __doc__.splitlines()[0] if __doc__ else None
-    parser = argparse.ArgumentParser(prog="python -m examples.custom_renderer", description=summary)
+    parser = example_parser("custom_renderer", __doc__)
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--every", type=int, default=20)
     parser.add_argument("--smoke", action="store_true")

@@ -7,20 +7,19 @@ validation digits, 3 epochs, a small network).
 
 from __future__ import annotations
 
-import argparse
 import time
 
 from ferrum.data.dataset import PartialDataset
 from ferrum.data.dataset.vision import MnistDataset
 from ferrum.optim import AdamConfig
 
+from ..common.cli import example_parser
 from ..guide.model import ModelConfig
 from .training import MnistTrainingConfig, run
 
 
 def main() -> None:
-    summary = __doc__.splitlines()[0] if __doc__ else None
-    parser = argparse.ArgumentParser(prog="python -m examples.custom_training_loop", description=summary)
+    parser = example_parser("custom_training_loop", __doc__)
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--log-every", type=int, default=10)
     parser.add_argument("--smoke", action="store_true")

@@ -12,7 +12,6 @@ ranks on two cores.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import tempfile
@@ -24,6 +23,7 @@ from ferrum.distributed import Communicator
 from ferrum.optim import AdamConfig
 from ferrum.train import Split
 
+from ..common.cli import example_parser
 from .model import MlpConfig
 from .tasks import (
     DistributedConfig,
@@ -38,8 +38,7 @@ from .tasks import (
 
 
 def main() -> None:
-    summary = __doc__.splitlines()[0] if __doc__ else None
-    parser = argparse.ArgumentParser(prog="python -m examples.distributed", description=summary)
+    parser = example_parser("distributed", __doc__)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--artifact-dir", default=os.path.join(tempfile.gettempdir(), "distributed"))

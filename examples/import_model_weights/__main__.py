@@ -11,7 +11,6 @@ test sample and checks its logits against those torch computed
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,6 +20,7 @@ from ferrum import D3, Device, Tensor
 from ferrum.backend import Backend, NdArray
 from ferrum.store import ModuleStore, PytorchStore, PyTorchToBurnAdapter, SafetensorsStore
 
+from ..common.cli import example_parser
 from ..common.reference_digits import add_reference_args, compare, load_reference, sample_digits
 from .model import Model, ModelConfig
 
@@ -49,8 +49,7 @@ def run(model: Model[B], x: Tensor[B, D3]) -> np.ndarray[Any, np.dtype[np.float3
 
 
 def main() -> int:
-    summary = __doc__.splitlines()[0] if __doc__ else None
-    parser = argparse.ArgumentParser(prog="python -m examples.import_model_weights", description=summary)
+    parser = example_parser("import_model_weights", __doc__)
     parser.add_argument("--pt", type=Path, default=HERE / "model.pt")
     parser.add_argument("--safetensors", type=Path, default=HERE / "model.safetensors")
     add_reference_args(parser, HERE / "expected.npz")

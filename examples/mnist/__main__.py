@@ -10,7 +10,6 @@ combination; default 10,000 with ``--data``, 250 on the sample),
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -22,6 +21,7 @@ from ferrum.data.dataset.vision import MnistDataset, MnistItem
 from ferrum.optim import AdamWConfig
 from ferrum.train import Split
 
+from ..common.cli import example_parser
 from .model import ModelConfig
 from .training import MnistTrainingConfig, run
 
@@ -55,8 +55,7 @@ def load(data: Path | None) -> tuple[Dataset[MnistItem], Dataset[MnistItem], Dat
 
 
 def main() -> None:
-    summary = __doc__.splitlines()[0] if __doc__ else None
-    parser = argparse.ArgumentParser(prog="python -m examples.mnist", description=summary)
+    parser = example_parser("mnist", __doc__)
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--artifact-dir", default=os.path.join(tempfile.gettempdir(), "mnist"))
     parser.add_argument("--epochs", type=int, default=5)

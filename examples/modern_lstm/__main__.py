@@ -8,7 +8,6 @@ directory; with ``--smoke``, a temporary folder), ``--epochs N`` (default
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 import time
@@ -16,14 +15,14 @@ import time
 from ferrum.backend import NdArray
 from ferrum.optim import AdamConfig, GradientClippingConfig
 
+from ..common.cli import example_parser
 from .inference import infer
 from .model import LstmNetworkConfig
 from .training import TrainingConfig, train
 
 
 def main() -> None:
-    summary = __doc__.splitlines()[0] if __doc__ else None
-    parser = argparse.ArgumentParser(prog="python -m examples.modern_lstm", description=summary)
+    parser = example_parser("modern_lstm", __doc__)
     parser.add_argument("--artifact-dir", default=None)
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--smoke", action="store_true")

@@ -6,16 +6,14 @@ small tensors).
 
 from __future__ import annotations
 
-import argparse
-
 from ferrum.backend import NdArray
 
+from ..common.cli import example_parser
 from .lib import run
 
 
 def main() -> None:
-    summary = __doc__.splitlines()[0] if __doc__ else None
-    parser = argparse.ArgumentParser(prog="python -m examples.named_tensor", description=summary)
+    parser = example_parser("named_tensor", __doc__)
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
     if args.smoke:

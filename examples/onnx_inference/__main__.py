@@ -11,7 +11,6 @@ outputs (``expected.npz``). Options: ``--model PATH``, ``--expected PATH``
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import numpy as np
 from ferrum import D4, Tensor
 from ferrum.backend import NdArray
 
+from ..common.cli import example_parser
 from ..common.reference_digits import Array, add_reference_args, compare, load_reference, sample_digits
 
 HERE = Path(__file__).resolve().parent
@@ -56,8 +56,7 @@ def generate(model: Path, out_dir: Path) -> ModuleType:
 
 
 def main() -> int:
-    summary = __doc__.splitlines()[0] if __doc__ else None
-    parser = argparse.ArgumentParser(prog="python -m examples.onnx_inference", description=summary)
+    parser = example_parser("onnx_inference", __doc__)
     parser.add_argument("--model", type=Path, default=HERE / "mnist.onnx")
     add_reference_args(parser, HERE / "expected.npz")
     args = parser.parse_args()

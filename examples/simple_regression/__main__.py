@@ -9,7 +9,6 @@ examples/custom_csv_dataset), ``--target COLUMN`` (default ``response``),
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -21,6 +20,7 @@ from ferrum.data.dataset import InMemDataset
 from ferrum.optim import AdamConfig
 from ferrum.train import Split
 
+from ..common.cli import example_parser
 from .data import DEFAULT_CSV, DEFAULT_TARGET, Normalizer, read_csv
 from .inference import infer
 from .model import RegressionModelConfig
@@ -28,8 +28,7 @@ from .training import ExpConfig, split, train
 
 
 def main() -> None:
-    summary = __doc__.splitlines()[0] if __doc__ else None
-    parser = argparse.ArgumentParser(prog="python -m examples.simple_regression", description=summary)
+    parser = example_parser("simple_regression", __doc__)
     parser.add_argument("--csv", type=Path, default=DEFAULT_CSV)
     parser.add_argument("--target", default=DEFAULT_TARGET)
     parser.add_argument("--delimiter", default=None)

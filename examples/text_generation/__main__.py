@@ -11,7 +11,6 @@ model, 2 epochs of 128 passages, a temporary artifact folder).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from ferrum.nn.transformer import TransformerEncoderConfig
 from ferrum.optim import AdamConfig
 from ferrum.train import Split
 
+from ..common.cli import example_parser
 from .data import DEFAULT_TEXT, CharTokenizer, read_passages, split_passages
 from .inference import generate
 from .training import ExperimentConfig, train
@@ -32,8 +32,7 @@ DEFAULT_PROMPTS = ["MENENIUS:\n", "CORIOLANUS:\nI "]
 
 
 def main() -> None:
-    summary = __doc__.splitlines()[0] if __doc__ else None
-    parser = argparse.ArgumentParser(prog="python -m examples.text_generation", description=summary)
+    parser = example_parser("text_generation", __doc__)
     parser.add_argument("--text", type=Path, default=DEFAULT_TEXT)
     parser.add_argument("--artifact-dir", default=os.path.join(tempfile.gettempdir(), "text_generation"))
     parser.add_argument("--epochs", type=int, default=3)

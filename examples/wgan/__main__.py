@@ -8,7 +8,6 @@ directory; with ``--smoke``, a temporary folder), ``--epochs N`` (default
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 import time
@@ -18,14 +17,14 @@ from ferrum.data.dataset import PartialDataset
 from ferrum.data.dataset.vision import MnistDataset
 from ferrum.optim import RmsPropConfig
 
+from ..common.cli import example_parser
 from .infer import generate
 from .model import ModelConfig
 from .training import TrainingConfig, train
 
 
 def main() -> None:
-    summary = __doc__.splitlines()[0] if __doc__ else None
-    parser = argparse.ArgumentParser(prog="python -m examples.wgan", description=summary)
+    parser = example_parser("wgan", __doc__)
     parser.add_argument("--artifact-dir", default=None)
     parser.add_argument("--epochs", type=int, default=150)
     parser.add_argument("--batch-size", type=int, default=64)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import enum
 import math
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import (
@@ -47,8 +47,8 @@ from ferrum._ferrum import (
     max_pool2d_with_indices,
     unfold4d,
 )
-from ferrum.backend import Backend
-from ferrum.tensor.rank import D1, D2, D3, D4, Rank
+from ferrum.tensor.rank import D1, D2, D3, D4
+from ferrum.tensor.type_vars import B, D
 
 __all__ = [
     "InterpolateMode",
@@ -76,8 +76,6 @@ __all__ = [
     "unfold4d",
 ]
 
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)
 
 
 class InterpolateMode(enum.Enum):

@@ -12,11 +12,10 @@ from ferrum.backend import Autodiff, Backend, NdArray
 from ferrum.module import Module, Param, ParamId, RunningState
 from ferrum.nn import Linear, LinearConfig, Relu
 
+from tests.support.devices import AD, DEVICE
 from tests.support.f64 import arr
 
 B = TypeVar("B", bound=Backend)
-DEVICE = NdArray.device()
-AD = Autodiff[NdArray].device()
 
 
 class Block(Module[B]):

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from ferrum import DType, ShapeError, Tensor, _ferrum
-from ferrum.backend import Autodiff, NdArray
+from ferrum.backend import NdArray
 from ferrum.nn import Initializer, PaddingConfig1d, PaddingConfig2d
 from ferrum.nn.conv import (
     Conv1d,
@@ -28,12 +28,11 @@ from ferrum.nn.conv import (
     ConvTranspose2dConfig,
 )
 
+from tests.support.devices import AD, DEVICE
 from tests.support.f64 import arr, f64
 from tests.support.gradcheck import case, check_case, smooth
 
 Array = npt.NDArray[Any]
-DEVICE = NdArray.device()
-AD = Autodiff[NdArray].device()
 Pair = tuple[int, int]
 
 

@@ -153,49 +153,46 @@ def _none() -> None:
     return None
 
 
+def _layer(
+    name: str,
+    layer: str,
+    build: Callable[[], Module[Any]],
+    inputs: tuple[int, ...] | Callable[[np.random.Generator], Arrays],
+    **settings: Any,
+) -> Case:
+    """The common case: a layer made by ``{layer}Config`` (both covered), run by its ``forward`` on
+    ``inputs`` (a shape stands for one standard normal input of that shape)."""
+    make = _normal(*inputs) if isinstance(inputs, tuple) else inputs
+    return Case(name, (layer, f"{layer}Config"), build, make, _fwd, **settings)
+
+
 CASES: list[Case] = [
-    Case("linear", ("Linear", "LinearConfig"), lambda: LinearConfig(16, 8).init(AD), _normal(4, 16), _fwd),
-    Case(
-        "conv1d",
-        ("Conv1d", "Conv1dConfig"),
-        lambda: Conv1dConfig(3, 4, 3).init(AD),
-        _normal(2, 3, 10),
-        _fwd,
-    ),
-    Case(
+    _layer("linear", "Linear", lambda: LinearConfig(16, 8).init(AD), (4, 16)),
+    _layer("conv1d", "Conv1d", lambda: Conv1dConfig(3, 4, 3).init(AD), (2, 3, 10)),
+    _layer(
         "conv2d",
-        ("Conv2d", "Conv2dConfig"),
+        "Conv2d",
         lambda: Conv2dConfig((3, 4), (3, 3)).with_stride((2, 1)).init(AD),
-        _normal(2, 3, 7, 6),
-        _fwd,
+        (2, 3, 7, 6),
     ),
-    Case(
-        "conv3d",
-        ("Conv3d", "Conv3dConfig"),
-        lambda: Conv3dConfig((2, 3), (2, 2, 2)).init(AD),
-        _normal(1, 2, 4, 4, 3),
-        _fwd,
-    ),
-    Case(
+    _layer("conv3d", "Conv3d", lambda: Conv3dConfig((2, 3), (2, 2, 2)).init(AD), (1, 2, 4, 4, 3)),
+    _layer(
         "conv_transpose1d",
-        ("ConvTranspose1d", "ConvTranspose1dConfig"),
+        "ConvTranspose1d",
         lambda: ConvTranspose1dConfig((3, 2), 3).with_stride(2).init(AD),
-        _normal(2, 3, 5),
-        _fwd,
+        (2, 3, 5),
     ),
-    Case(
+    _layer(
         "conv_transpose2d",
-        ("ConvTranspose2d", "ConvTranspose2dConfig"),
+        "ConvTranspose2d",
         lambda: ConvTranspose2dConfig((3, 2), (3, 3)).with_stride((2, 2)).init(AD),
-        _normal(2, 3, 4, 3),
-        _fwd,
+        (2, 3, 4, 3),
     ),
-    Case(
+    _layer(
         "conv_transpose3d",
-        ("ConvTranspose3d", "ConvTranspose3dConfig"),
+        "ConvTranspose3d",
         lambda: ConvTranspose3dConfig((2, 2), (2, 2, 2)).init(AD),
-        _normal(1, 2, 3, 3, 2),
-        _fwd,
+        (1, 2, 3, 3, 2),
     ),
     Case(
         "deform_conv2d",
@@ -209,113 +206,44 @@ CASES: list[Case] = [
         ],
         _fwd,
     ),
-    Case(
-        "max_pool1d",
-        ("MaxPool1d", "MaxPool1dConfig"),
-        lambda: MaxPool1dConfig(3).with_stride(2).init(),
-        _normal(2, 3, 9),
-        _fwd,
-    ),
-    Case(
+    _layer("max_pool1d", "MaxPool1d", lambda: MaxPool1dConfig(3).with_stride(2).init(), (2, 3, 9)),
+    _layer(
         "max_pool2d",
-        ("MaxPool2d", "MaxPool2dConfig"),
+        "MaxPool2d",
         lambda: MaxPool2dConfig((2, 2)).with_stride((2, 2)).init(),
-        _normal(2, 3, 6, 4),
-        _fwd,
+        (2, 3, 6, 4),
     ),
-    Case(
-        "avg_pool1d",
-        ("AvgPool1d", "AvgPool1dConfig"),
-        lambda: AvgPool1dConfig(3).init(),
-        _normal(2, 3, 9),
-        _fwd,
-    ),
-    Case(
-        "avg_pool2d",
-        ("AvgPool2d", "AvgPool2dConfig"),
-        lambda: AvgPool2dConfig((2, 3)).init(),
-        _normal(2, 3, 6, 6),
-        _fwd,
-    ),
-    Case(
-        "adaptive_avg_pool1d",
-        ("AdaptiveAvgPool1d", "AdaptiveAvgPool1dConfig"),
-        lambda: AdaptiveAvgPool1dConfig(4).init(),
-        _normal(2, 3, 10),
-        _fwd,
-    ),
-    Case(
+    _layer("avg_pool1d", "AvgPool1d", lambda: AvgPool1dConfig(3).init(), (2, 3, 9)),
+    _layer("avg_pool2d", "AvgPool2d", lambda: AvgPool2dConfig((2, 3)).init(), (2, 3, 6, 6)),
+    _layer("adaptive_avg_pool1d", "AdaptiveAvgPool1d", lambda: AdaptiveAvgPool1dConfig(4).init(), (2, 3, 10)),
+    _layer(
         "adaptive_avg_pool2d",
-        ("AdaptiveAvgPool2d", "AdaptiveAvgPool2dConfig"),
+        "AdaptiveAvgPool2d",
         lambda: AdaptiveAvgPool2dConfig((2, 3)).init(),
-        _normal(2, 3, 5, 7),
-        _fwd,
+        (2, 3, 5, 7),
     ),
     # Normalizations divide by a standard deviation computed from the rounded input: cancellation
     # in x - mean and in the gradient's mean-subtracted terms costs a few more roundings.
-    Case(
-        "batch_norm",
-        ("BatchNorm", "BatchNormConfig"),
-        lambda: BatchNormConfig(3).init(AD),
-        _normal(4, 3, 5),
-        _fwd,
-        k=4.0,
-    ),
-    Case(
-        "layer_norm",
-        ("LayerNorm", "LayerNormConfig"),
-        lambda: LayerNormConfig(8).init(AD),
-        _normal(3, 4, 8),
-        _fwd,
-        k=4.0,
-    ),
-    Case(
-        "group_norm",
-        ("GroupNorm", "GroupNormConfig"),
-        lambda: GroupNormConfig(2, 4).init(AD),
-        _normal(3, 4, 5),
-        _fwd,
-        k=4.0,
-    ),
-    Case(
-        "instance_norm",
-        ("InstanceNorm", "InstanceNormConfig"),
-        lambda: InstanceNormConfig(3).init(AD),
-        _normal(2, 3, 6),
-        _fwd,
-        k=4.0,
-    ),
-    Case(
-        "rms_norm",
-        ("RmsNorm", "RmsNormConfig"),
-        lambda: RmsNormConfig(8).init(AD),
-        _normal(3, 4, 8),
-        _fwd,
-        k=4.0,
-    ),
-    Case(
+    _layer("batch_norm", "BatchNorm", lambda: BatchNormConfig(3).init(AD), (4, 3, 5), k=4.0),
+    _layer("layer_norm", "LayerNorm", lambda: LayerNormConfig(8).init(AD), (3, 4, 8), k=4.0),
+    _layer("group_norm", "GroupNorm", lambda: GroupNormConfig(2, 4).init(AD), (3, 4, 5), k=4.0),
+    _layer("instance_norm", "InstanceNorm", lambda: InstanceNormConfig(3).init(AD), (2, 3, 6), k=4.0),
+    _layer("rms_norm", "RmsNorm", lambda: RmsNormConfig(8).init(AD), (3, 4, 8), k=4.0),
+    _layer(
         "normalization",
-        ("Normalization", "NormalizationConfig"),
+        "Normalization",
         lambda: NormalizationConfig.Layer(LayerNormConfig(4)).with_num_features(6).init(AD),
-        _normal(3, 6),
-        _fwd,
+        (3, 6),
         k=4.0,
     ),
-    Case(
+    _layer(
         "embedding",
-        ("Embedding", "EmbeddingConfig"),
+        "Embedding",
         lambda: EmbeddingConfig(10, 6).init(AD),
         lambda rng: [rng.integers(0, 10, (3, 5))],
-        _fwd,
     ),
-    Case("dropout", ("Dropout", "DropoutConfig"), lambda: DropoutConfig(0.4).init(), _normal(4, 16), _fwd),
-    Case(
-        "gaussian_noise",
-        ("GaussianNoise", "GaussianNoiseConfig"),
-        lambda: GaussianNoiseConfig(0.5).init(),
-        _normal(4, 16),
-        _fwd,
-    ),
+    _layer("dropout", "Dropout", lambda: DropoutConfig(0.4).init(), (4, 16)),
+    _layer("gaussian_noise", "GaussianNoise", lambda: GaussianNoiseConfig(0.5).init(), (4, 16)),
     Case(
         "multi_head_attention",
         ("MultiHeadAttention", "MultiHeadAttentionConfig", "MhaInput", "MhaOutput"),
@@ -325,21 +253,19 @@ CASES: list[Case] = [
         k=4.0,
         vanishing=("key.bias",),
     ),
-    Case(
+    _layer(
         "cross_attention",
-        ("CrossAttention", "CrossAttentionConfig"),
+        "CrossAttention",
         lambda: CrossAttentionConfig(8, 6, 2, 1, 4).with_dropout(0.0).init(AD),
         lambda rng: [rng.standard_normal(shape).astype(np.float32) for shape in ((2, 3, 8), (2, 5, 6))],
-        _fwd,
         k=4.0,
         vanishing=("key.bias",),
     ),
-    Case(
+    _layer(
         "position_wise_feed_forward",
-        ("PositionWiseFeedForward", "PositionWiseFeedForwardConfig"),
+        "PositionWiseFeedForward",
         lambda: PositionWiseFeedForwardConfig(8, 16).with_dropout(0.0).init(AD),
-        _normal(2, 3, 8),
-        _fwd,
+        (2, 3, 8),
         k=3.0,
     ),
     Case(
@@ -378,51 +304,30 @@ CASES: list[Case] = [
         lambda m, x: [(r := m.forward(x[0]))[0], r[1].cell, r[1].hidden],
         k=4.0,
     ),
-    Case("gru", ("Gru", "GruConfig"), lambda: GruConfig(3, 4, True).init(AD), _normal(2, 5, 3), _fwd, k=4.0),
-    Case(
+    _layer("gru", "Gru", lambda: GruConfig(3, 4, True).init(AD), (2, 5, 3), k=4.0),
+    _layer(
         "positional_encoding",
-        ("PositionalEncoding", "PositionalEncodingConfig"),
+        "PositionalEncoding",
         lambda: PositionalEncodingConfig(8).with_max_sequence_size(10).init(AD),
-        _normal(2, 6, 8),
-        _fwd,
+        (2, 6, 8),
     ),
-    Case(
-        "rotary_encoding",
-        ("RotaryEncoding", "RotaryEncodingConfig"),
-        lambda: RotaryEncodingConfig(10, 8).init(AD),
-        _normal(2, 6, 8),
-        _fwd,
-    ),
-    Case("prelu", ("PRelu", "PReluConfig"), lambda: PReluConfig(3).init(AD), _normal(2, 3, 4), _fwd),
+    _layer("rotary_encoding", "RotaryEncoding", lambda: RotaryEncodingConfig(10, 8).init(AD), (2, 6, 8)),
+    _layer("prelu", "PRelu", lambda: PReluConfig(3).init(AD), (2, 3, 4)),
     Case("relu", ("Relu",), Relu, _normal(4, 8), _fwd),
     Case("gelu", ("Gelu",), Gelu, _normal(4, 8), _fwd),
     Case("sigmoid", ("Sigmoid",), Sigmoid, _normal(4, 8), _fwd),
     Case("tanh", ("Tanh",), Tanh, _normal(4, 8), _fwd),
     Case("hard_swish", ("HardSwish",), HardSwish, _normal(4, 8), _fwd),
-    Case(
-        "leaky_relu",
-        ("LeakyRelu", "LeakyReluConfig"),
-        lambda: LeakyReluConfig(0.1).init(),
-        _normal(4, 8),
-        _fwd,
-    ),
-    Case("hard_sigmoid", ("HardSigmoid", "HardSigmoidConfig"), HardSigmoidConfig().init, _normal(4, 8), _fwd),
-    Case("softplus", ("Softplus", "SoftplusConfig"), lambda: SoftplusConfig(2.0).init(), _normal(4, 8), _fwd),
-    Case(
-        "swiglu",
-        ("SwiGlu", "SwiGluConfig"),
-        lambda: SwiGluConfig(6, 4).init(AD),
-        _normal(3, 6),
-        _fwd,
-        k=3.0,
-    ),
+    _layer("leaky_relu", "LeakyRelu", lambda: LeakyReluConfig(0.1).init(), (4, 8)),
+    _layer("hard_sigmoid", "HardSigmoid", HardSigmoidConfig().init, (4, 8)),
+    _layer("softplus", "Softplus", lambda: SoftplusConfig(2.0).init(), (4, 8)),
+    _layer("swiglu", "SwiGlu", lambda: SwiGluConfig(6, 4).init(AD), (3, 6), k=3.0),
     Case("glu", ("Glu", "GLU"), lambda: Glu(1), _normal(3, 8), _fwd),
-    Case(
+    _layer(
         "activation",
-        ("Activation", "ActivationConfig"),
+        "Activation",
         lambda: ActivationConfig.PRelu(PReluConfig(num_parameters=4)).init(AD),
-        _normal(3, 4),
-        _fwd,
+        (3, 4),
     ),
     Case(
         "interpolate1d_linear",
@@ -431,12 +336,11 @@ CASES: list[Case] = [
         _normal(2, 3, 5),
         _fwd,
     ),
-    Case(
+    _layer(
         "interpolate2d_nearest",
-        ("Interpolate2d", "Interpolate2dConfig"),
+        "Interpolate2d",
         lambda: Interpolate2dConfig((5, 3)).with_mode(InterpolateMode.Nearest).init(),
-        _normal(2, 3, 4, 4),
-        _fwd,
+        (2, 3, 4, 4),
     ),
     Case(
         "interpolate2d_cubic",
@@ -445,14 +349,13 @@ CASES: list[Case] = [
         _normal(1, 2, 4, 3),
         _fwd,
     ),
-    Case("unfold4d", ("Unfold4d", "Unfold4dConfig"), Unfold4dConfig((2, 2)).init, _normal(2, 3, 4, 4), _fwd),
+    _layer("unfold4d", "Unfold4d", Unfold4dConfig((2, 2)).init, (2, 3, 4, 4)),
     # Losses: a sum over the batch, whose rounding to the half dtype is relative to the sum itself.
-    Case(
+    _layer(
         "cross_entropy",
-        ("CrossEntropyLoss", "CrossEntropyLossConfig"),
+        "CrossEntropyLoss",
         lambda: CrossEntropyLossConfig().with_smoothing(0.1).init(AD),
         lambda rng: [rng.standard_normal((6, 5)).astype(np.float32), rng.integers(0, 5, (6,))],
-        _fwd,
         k=3.0,
     ),
     Case(
@@ -464,12 +367,11 @@ CASES: list[Case] = [
         k=3.0,
         frozen=(1,),
     ),
-    Case(
+    _layer(
         "binary_cross_entropy",
-        ("BinaryCrossEntropyLoss", "BinaryCrossEntropyLossConfig"),
+        "BinaryCrossEntropyLoss",
         lambda: BinaryCrossEntropyLossConfig().with_logits(True).init(AD),
         lambda rng: [rng.standard_normal((6, 3)).astype(np.float32), rng.integers(0, 2, (6, 3))],
-        _fwd,
         k=3.0,
     ),
     Case(
@@ -480,20 +382,18 @@ CASES: list[Case] = [
         _fwd,
         k=3.0,
     ),
-    Case(
+    _layer(
         "huber",
-        ("HuberLoss", "HuberLossConfig"),
+        "HuberLoss",
         lambda: HuberLossConfig(0.5).init(),
         lambda rng: [rng.standard_normal((6, 3)).astype(np.float32) for _ in range(2)],
-        _fwd,
         k=3.0,
     ),
-    Case(
+    _layer(
         "poisson_nll",
-        ("PoissonNllLoss", "PoissonNllLossConfig"),
+        "PoissonNllLoss",
         lambda: PoissonNllLossConfig().with_full(True).init(),
         lambda rng: [rng.standard_normal((6, 3)), rng.integers(0, 5, (6, 3)).astype(np.float64)],
-        _fwd,
         k=3.0,
         frozen=(1,),
     ),

@@ -13,8 +13,7 @@ from ferrum.backend import Autodiff, NdArray
 from ferrum.module import Param
 from ferrum.nn import Initializer
 
-DEVICE = NdArray.device()
-AD = Autodiff[NdArray].device()
+from tests.support.devices import AD, DEVICE
 
 
 def values(

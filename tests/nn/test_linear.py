@@ -9,13 +9,11 @@ from typing import Any
 import numpy as np
 import pytest
 from ferrum import D2, D3, ShapeError, Tensor
-from ferrum.backend import Autodiff, NdArray
+from ferrum.backend import NdArray
 from ferrum.nn import Initializer, Linear, LinearConfig
 
+from tests.support.devices import AD, DEVICE
 from tests.support.f64 import arr
-
-DEVICE = NdArray.device()
-AD = Autodiff[NdArray].device()
 
 
 def reference(layer: Linear[Any], x: Any) -> Any:

@@ -18,10 +18,9 @@ from ferrum.nn.loss import (
     cross_entropy_with_logits,
 )
 
+from tests.support.devices import AD, DEVICE
 from tests.support.f64 import arr
 
-DEVICE = NdArray.device()
-AD = Autodiff[NdArray].device()
 Array = npt.NDArray[Any]
 
 

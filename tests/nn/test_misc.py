@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from ferrum import D2, D3, Int, OutOfBoundsError, ShapeError, Tensor
-from ferrum.backend import Autodiff, NdArray
+from ferrum.backend import NdArray
 from ferrum.module import Param
 from ferrum.nn import (
     Dropout,
@@ -22,6 +22,7 @@ from ferrum.nn import (
     LeakyReluConfig,
     PaddingConfig1d,
     PaddingConfig2d,
+    PaddingConfig3d,
     PReluConfig,
     Relu,
     Sigmoid,
@@ -30,10 +31,9 @@ from ferrum.nn import (
     Tanh,
 )
 
+from tests.support.devices import AD, DEVICE
 from tests.support.f64 import arr
 
-DEVICE = NdArray.device()
-AD = Autodiff[NdArray].device()
 RNG = np.random.default_rng(99)
 
 
@@ -230,3 +230,11 @@ def test_padding_rejects_bad_values() -> None:
         PaddingConfig1d("Same", 3)
     with pytest.raises(ValueError, match=r"kind: expected Same, Valid or Explicit, found 'Full'"):
         PaddingConfig2d("Full")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"PaddingConfig3d\.padding: expected \(depth, height, width\)"):
+        PaddingConfig3d("Explicit", (1, 2))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"PaddingConfig2d\.Valid takes no padding amount, found \(0, 1\)"):
+        PaddingConfig2d("Valid", (0, 1))
+    with pytest.raises(ValueError, match=r"PaddingConfig1d: padding must be ints >= 0, found \(1,\)"):
+        PaddingConfig1d("Explicit", (1,))  # type: ignore[arg-type]
+    assert repr(PaddingConfig3d.Explicit(1, 2, 3)) == "PaddingConfig3d.Explicit(1, 2, 3)"
+    assert repr(PaddingConfig3d.Valid) == "PaddingConfig3d.Valid"

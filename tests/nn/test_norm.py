@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 import pytest
 from ferrum import ShapeError, Tensor
-from ferrum.backend import Autodiff, NdArray
 from ferrum.module import Module, Param
 from ferrum.nn import (
     BatchNorm,
@@ -23,11 +22,10 @@ from ferrum.nn import (
 )
 from ferrum.record import BinFileRecorder, NamedMpkFileRecorder
 
+from tests.support.devices import AD, DEVICE
 from tests.support.f64 import arr
 from tests.support.gradcheck import central_differences
 
-DEVICE = NdArray.device()
-AD = Autodiff[NdArray].device()
 RNG = np.random.default_rng(1234)
 
 

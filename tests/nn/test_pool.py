@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from ferrum import DType, Int, Tensor, _ferrum
-from ferrum.backend import Autodiff, NdArray
+from ferrum.backend import NdArray
 from ferrum.nn import PaddingConfig1d, PaddingConfig2d
 from ferrum.nn.pool import (
     AdaptiveAvgPool1dConfig,
@@ -27,12 +27,11 @@ from ferrum.nn.pool import (
     MaxPool2dConfig,
 )
 
+from tests.support.devices import AD, DEVICE
 from tests.support.f64 import arr, f64
 from tests.support.gradcheck import case, check_case, distinct, smooth
 
 Array = npt.NDArray[Any]
-DEVICE = NdArray.device()
-AD = Autodiff[NdArray].device()
 Pair = tuple[int, int]
 
 

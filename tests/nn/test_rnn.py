@@ -11,7 +11,6 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from ferrum import ShapeError, Tensor, _ferrum
-from ferrum.backend import Autodiff, NdArray
 from ferrum.nn import (
     ActivationConfig,
     BiLstmConfig,
@@ -23,11 +22,10 @@ from ferrum.nn import (
     LstmState,
 )
 
+from tests.support.devices import AD, DEVICE
 from tests.support.gradcheck import case, check_case, smooth
 
 Array = npt.NDArray[Any]
-DEVICE = NdArray.device()
-AD = Autodiff[NdArray].device()
 
 
 def sig(x: Array) -> Array:

@@ -32,8 +32,7 @@ from ferrum.nn import (
 )
 from ferrum.record import NamedMpkFileRecorder
 
-DEVICE = NdArray.device()
-AD = Autodiff[NdArray].device()
+from tests.support.devices import AD, DEVICE
 
 
 def rand(shape: tuple[int, ...], seed: int = 0) -> Tensor[Any, Any, Any]:

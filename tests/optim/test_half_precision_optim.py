@@ -37,9 +37,9 @@ from ferrum.optim import (
     clip_grad_norm,
 )
 
+from tests.support.devices import AD, INNER
+
 B = TypeVar("B", bound=Backend)
-AD = Autodiff[NdArray].device()
-INNER = NdArray.device()
 HALF = [DType.BF16, DType.F16]
 
 

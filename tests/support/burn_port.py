@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 from ferrum import Tensor, TensorData
-from ferrum.backend import Autodiff, NdArray
 
-DEVICE = NdArray.device()
-AD = Autodiff[NdArray].device()
+# Re-exported: the ported tests take their devices from here.
+from tests.support.devices import AD as AD
+from tests.support.devices import DEVICE as DEVICE
 
 #: Burn's ``Tolerance::default()`` (``balanced``).
 RELATIVE = 0.005

@@ -18,7 +18,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-DEVICE = NdArray.device()
+from tests.support.devices import DEVICE as DEVICE  # re-exported: tensor tests import it from here
 
 T: TypeAlias = Tensor[NdArray, Any, Any]
 Array: TypeAlias = npt.NDArray[Any]

@@ -14,13 +14,13 @@ from typing import Any, TypeVar
 import numpy as np
 import pytest
 from ferrum import D1, D2, ArgumentError, DType, KindError, Tensor
-from ferrum.backend import Autodiff, Backend, NdArray
+from ferrum.backend import Backend
 from ferrum.module import Module, Param
 from ferrum.optim import GradientsParams, SgdConfig
 
+from tests.support.devices import AD, DEVICE
+
 B = TypeVar("B", bound=Backend)
-DEVICE = NdArray.device()
-AD = Autodiff[NdArray].device()
 
 SHARED = {
     np.float32: DType.F32,

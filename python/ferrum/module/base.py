@@ -35,13 +35,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 from typing_extensions import Self, dataclass_transform
 
 from ferrum._ferrum import Device, Float, Tensor
-from ferrum.backend import Autodiff, Backend
+from ferrum.backend import Autodiff
 from ferrum.module import declaration, display, sealed, tree
 from ferrum.module.call import CallForward
 from ferrum.module.param import Param, ParamId, RunningState
 from ferrum.module.record import into_record as _into_record
 from ferrum.module.record import load_record as _load_record
 from ferrum.record import ModuleRecord
+from ferrum.tensor.type_vars import B
 
 if TYPE_CHECKING:
     from ferrum.quantization.quantizer import Quantizer
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Module", "ModuleMapper", "ModuleVisitor", "TensorStore"]
 
-B = TypeVar("B", bound=Backend)
 M = TypeVar("M", bound="Module[Any]")
 R = TypeVar("R")
 R_co = TypeVar("R_co", covariant=True)

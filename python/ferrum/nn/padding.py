@@ -16,7 +16,6 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import ClassVar, Literal
 
 from ferrum.config import config
@@ -38,10 +37,28 @@ def calculate_conv_padding(kernel_size: int, stride: int, size_in: int, size_out
     return max(0, math.ceil(padding))
 
 
-def _non_negative(owner: str, values: Sequence[int]) -> None:
-    for value in values:
+def _check_padding(owner: str, kind: str, padding: int | tuple[int, ...], sides: tuple[str, ...]) -> None:
+    """Raise ``ValueError`` naming ``owner`` unless ``kind`` is a variant and ``padding`` its amounts:
+    one int >= 0 per name of ``sides`` (a bare int for 1-d), all zero unless ``Explicit``."""
+    if kind not in ("Same", "Valid", "Explicit"):
+        raise ValueError(f"{owner}.kind: expected Same, Valid or Explicit, found {kind!r}")
+    if len(sides) > 1 and (not isinstance(padding, tuple) or len(padding) != len(sides)):
+        raise ValueError(f"{owner}.padding: expected ({', '.join(sides)}), found {padding!r}")
+    # A 1-d padding is one bare int: a tuple there is a wrong value, not its amounts.
+    amounts: tuple[object, ...] = padding if len(sides) > 1 and isinstance(padding, tuple) else (padding,)
+    for value in amounts:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise ValueError(f"{owner}: padding must be ints >= 0, found {value!r}")
+    if kind != "Explicit" and any(amounts):
+        raise ValueError(f"{owner}.{kind} takes no padding amount, found {padding}")
+
+
+def _variant_repr(owner: str, kind: str, padding: int | tuple[int, ...]) -> str:
+    """``Owner.Same``, ``Owner.Valid`` or ``Owner.Explicit(a, b, ...)``, as the variant is written in code."""
+    if kind != "Explicit":
+        return f"{owner}.{kind}"
+    amounts = padding if isinstance(padding, tuple) else (padding,)
+    return f"{owner}.Explicit({', '.join(str(a) for a in amounts)})"
 
 
 def padding_name(padding: PaddingConfig1d | PaddingConfig2d | PaddingConfig3d) -> str:
@@ -69,11 +86,7 @@ class PaddingConfig1d:
     )
 
     def __post_init__(self) -> None:
-        if self.kind not in ("Same", "Valid", "Explicit"):
-            raise ValueError(f"PaddingConfig1d.kind: expected Same, Valid or Explicit, found {self.kind!r}")
-        _non_negative("PaddingConfig1d", [self.padding])
-        if self.kind != "Explicit" and self.padding != 0:
-            raise ValueError(f"PaddingConfig1d.{self.kind} takes no padding amount, found {self.padding}")
+        _check_padding("PaddingConfig1d", self.kind, self.padding, ("padding",))
 
     @staticmethod
     def Explicit(padding: int) -> PaddingConfig1d:
@@ -89,9 +102,7 @@ class PaddingConfig1d:
         return self.padding
 
     def __repr__(self) -> str:
-        if self.kind == "Explicit":
-            return f"PaddingConfig1d.Explicit({self.padding})"
-        return f"PaddingConfig1d.{self.kind}"
+        return _variant_repr("PaddingConfig1d", self.kind, self.padding)
 
 
 @config
@@ -114,13 +125,7 @@ class PaddingConfig2d:
     )
 
     def __post_init__(self) -> None:
-        if self.kind not in ("Same", "Valid", "Explicit"):
-            raise ValueError(f"PaddingConfig2d.kind: expected Same, Valid or Explicit, found {self.kind!r}")
-        if not isinstance(self.padding, tuple) or len(self.padding) != 2:
-            raise ValueError(f"PaddingConfig2d.padding: expected (height, width), found {self.padding!r}")
-        _non_negative("PaddingConfig2d", self.padding)
-        if self.kind != "Explicit" and self.padding != (0, 0):
-            raise ValueError(f"PaddingConfig2d.{self.kind} takes no padding amount, found {self.padding}")
+        _check_padding("PaddingConfig2d", self.kind, self.padding, ("height", "width"))
 
     @staticmethod
     def Explicit(height: int, width: int) -> PaddingConfig2d:
@@ -141,9 +146,7 @@ class PaddingConfig2d:
         return self.padding
 
     def __repr__(self) -> str:
-        if self.kind == "Explicit":
-            return f"PaddingConfig2d.Explicit({self.padding[0]}, {self.padding[1]})"
-        return f"PaddingConfig2d.{self.kind}"
+        return _variant_repr("PaddingConfig2d", self.kind, self.padding)
 
 
 @config
@@ -163,14 +166,7 @@ class PaddingConfig3d:
     Valid: ClassVar[PaddingConfig3d]
 
     def __post_init__(self) -> None:
-        if self.kind not in ("Same", "Valid", "Explicit"):
-            raise ValueError(f"PaddingConfig3d.kind: expected Same, Valid or Explicit, found {self.kind!r}")
-        if not isinstance(self.padding, tuple) or len(self.padding) != 3:
-            found = self.padding
-            raise ValueError(f"PaddingConfig3d.padding: expected (depth, height, width), found {found!r}")
-        _non_negative("PaddingConfig3d", self.padding)
-        if self.kind != "Explicit" and self.padding != (0, 0, 0):
-            raise ValueError(f"PaddingConfig3d.{self.kind} takes no padding amount, found {self.padding}")
+        _check_padding("PaddingConfig3d", self.kind, self.padding, ("depth", "height", "width"))
 
     @staticmethod
     def Explicit(depth: int, height: int, width: int) -> PaddingConfig3d:
@@ -197,9 +193,7 @@ class PaddingConfig3d:
         return self.padding
 
     def __repr__(self) -> str:
-        if self.kind == "Explicit":
-            return f"PaddingConfig3d.Explicit({self.padding[0]}, {self.padding[1]}, {self.padding[2]})"
-        return f"PaddingConfig3d.{self.kind}"
+        return _variant_repr("PaddingConfig3d", self.kind, self.padding)
 
 
 PaddingConfig1d.Same = PaddingConfig1d("Same")

@@ -1,4 +1,4 @@
-"""The type variables that ``ferrum.nn``'s generic layers share, defined once.
+"""The type variables that ``ferrum.nn``'s generic layers share (those of ``ferrum.tensor.type_vars``).
 
 ``B`` stands for a layer's backend and ``D`` for the rank of a tensor whose
 rank a layer keeps (activations, normalizations).
@@ -9,12 +9,6 @@ Example:
     ('Backend', 'Rank')
 """
 
-from typing import TypeVar
-
-from ferrum.backend import Backend
-from ferrum.tensor.rank import Rank
+from ferrum.tensor.type_vars import B, D
 
 __all__ = ["B", "D"]
-
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)

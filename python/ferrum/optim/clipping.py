@@ -16,16 +16,15 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal
 
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Float, Tensor
-from ferrum.backend import Backend
 from ferrum.config import config
 from ferrum.config.serde import SerdeEnum, Variant
 from ferrum.optim.checks import check_number
 from ferrum.optim.grads import GradientsParams
-from ferrum.tensor.rank import Rank
+from ferrum.tensor.type_vars import B, D
 
 __all__ = [
     "GradientClipping",
@@ -35,8 +34,6 @@ __all__ = [
     "init_clipping",
 ]
 
-B = TypeVar("B", bound=Backend)
-D = TypeVar("D", bound=Rank)
 
 GradientClippingKind = Literal["Value", "Norm"]
 

@@ -33,6 +33,7 @@ from typing import Any, Generic, Literal, TypeVar, overload
 from ferrum._ferrum import ArgumentError, Device, Distribution, Float, ShapeError, Tensor
 from ferrum.backend import Backend
 from ferrum.tensor.rank import D1, D2, D3, D4
+from ferrum.tensor.type_vars import B
 
 __all__ = ["Dim", "NamedTensor"]
 
@@ -56,7 +57,6 @@ class Dim:
         return cls.__name__
 
 
-B = TypeVar("B", bound=Backend)
 N = TypeVar("N", bound=tuple[Dim, ...])
 _B = TypeVar("_B", bound=Backend)
 _W = TypeVar("_W", bound=Dim)

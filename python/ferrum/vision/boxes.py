@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import TypeVar
 
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import ArgumentError, Float, Int, Tensor
-from ferrum.backend import Backend
 from ferrum.tensor.rank import D1, D2
+from ferrum.tensor.type_vars import B
 
 __all__ = ["NmsOptions", "nms"]
 
-B = TypeVar("B", bound=Backend)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, overload
 
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Bool, Int, Tensor
-from ferrum.backend import Backend
-from ferrum.tensor.rank import D1, D2, D3, Rank
+from ferrum.tensor.rank import D1, D2, D3
+from ferrum.tensor.type_vars import B, D
 
 __all__ = [
     "ConnectedStats",
@@ -19,8 +19,6 @@ __all__ = [
     "connected_components_with_stats",
 ]
 
-B = TypeVar("B", bound=Backend)
-S = TypeVar("S", bound=Rank)
 
 
 class Connectivity(enum.Enum):
@@ -62,7 +60,7 @@ class ConnectedStatsOptions:
 
 
 @dataclasses.dataclass(frozen=True)
-class ConnectedStats(Generic[B, S]):
+class ConnectedStats(Generic[B, D]):
     """Per-label statistics of ``connected_components_with_stats`` (Burn's ``ConnectedStats``).
 
     Each field is indexed by label; entry 0, the background, is all zeros.
@@ -83,15 +81,15 @@ class ConnectedStats(Generic[B, S]):
     """
 
     #: Pixels in each component.
-    area: Tensor[B, S, Int]
+    area: Tensor[B, D, Int]
     #: Smallest row of each component.
-    top: Tensor[B, S, Int]
+    top: Tensor[B, D, Int]
     #: Smallest column of each component.
-    left: Tensor[B, S, Int]
+    left: Tensor[B, D, Int]
     #: Largest column of each component.
-    right: Tensor[B, S, Int]
+    right: Tensor[B, D, Int]
     #: Largest row of each component.
-    bottom: Tensor[B, S, Int]
+    bottom: Tensor[B, D, Int]
     #: The largest label, the number of components (one per image).
     max_label: Tensor[B, D1, Int]
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections.abc import Sequence
-from typing import Any, NamedTuple, TypeVar, overload
+from typing import Any, NamedTuple, overload
 
 import ferrum._ferrum as _ferrum
-from ferrum._ferrum import ArgumentError, Bool, Device, Kind, Tensor
-from ferrum.backend import Backend
+from ferrum._ferrum import ArgumentError, Bool, Device, Tensor
 from ferrum.tensor.rank import D1, D2, D3, D4
+from ferrum.tensor.type_vars import B, K
 
 __all__ = [
     "BorderType",
@@ -24,8 +24,6 @@ __all__ = [
     "erode",
 ]
 
-B = TypeVar("B", bound=Backend)
-K = TypeVar("K", bound=Kind)
 
 
 class Size(NamedTuple):

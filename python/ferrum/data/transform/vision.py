@@ -52,15 +52,14 @@ from ferrum._ferrum import (
     DType,
     Float,
     Int,
-    Kind,
     KindError,
     PadMode,
     ShapeError,
     Tensor,
 )
-from ferrum.backend import Backend
 from ferrum.data.dataset.vision.image_folder import ImageDatasetItem
 from ferrum.tensor.rank import D3, D4
+from ferrum.tensor.type_vars import B, K
 
 __all__ = [
     "PaddingMode",
@@ -77,8 +76,6 @@ __all__ = [
     "to_float",
 ]
 
-B = TypeVar("B", bound=Backend)
-K = TypeVar("K", bound=Kind)
 R = TypeVar("R", D3, D4)
 """An image ``[C, H, W]`` or a batch ``[N, C, H, W]``."""
 
