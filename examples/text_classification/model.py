@@ -42,8 +42,9 @@ class TextClassificationModel(Module[B]):
         """``[batch, seq]`` token ids and their padding mask -> ``[batch, n_classes]`` logits."""
         x: Tensor[B, D3] = self.positions.forward(self.embedding.forward(tokens))
         x = self.encoder.forward(TransformerEncoderInput(x).mask_pad(mask_pad))
-        # Mean over the real tokens only: padding gets weight 0.
-        keep: Tensor[B, D3] = mask_pad.bool_not().float().unsqueeze_dim(2)
+        # Mean over the real tokens only: padding gets weight 0. The weights take the activations'
+        # dtype, so the model also trains in bf16/f16 (ferrum does not promote mixed float dtypes).
+        keep: Tensor[B, D3] = mask_pad.bool_not().float().cast(x.dtype).unsqueeze_dim(2)
         pooled: Tensor[B, D2] = (x * keep).sum_dim(1).squeeze_dim(1) / keep.sum_dim(1).squeeze_dim(1)
         return self.output.forward(pooled)
 

@@ -7,7 +7,8 @@ checkpointing, epochs, early stopping) and ``launch`` it with a
 (``ClassificationOutput``, ``RegressionOutput``, ...) feed the metrics of
 ``ferrum.train.metric``. ``EvaluatorBuilder(...).build(model).eval(name, loader)``
 measures a trained model on a test set (Burn's evaluator). ``examples/guide``
-is the Burn Book guide in full.
+is the Burn Book guide in full. ``with_precision(Precision.BF16_MIXED)`` trains in
+bf16 mixed precision with f32 master weights (``ferrum.train.precision``).
 
 Example:
     >>> from ferrum.train import SupervisedTraining, Learner, Split, Direction
@@ -30,7 +31,9 @@ from ferrum.train.evaluator import EvaluationResult, EvaluationSummary, Evaluato
 from ferrum.train.interrupter import Interrupter
 from ferrum.train.learner import Learner, LearningResult
 from ferrum.train.logger import FileMetricLogger, InMemoryMetricLogger, MetricLogger
+from ferrum.train.loss_scale import GradScaler
 from ferrum.train.output import ClassificationOutput, MultiLabelClassificationOutput, RegressionOutput
+from ferrum.train.precision import MixedPrecision, Precision, scale_loss
 from ferrum.train.renderer import MetricsRenderer, MetricState, PlainRenderer, TrainingProgress
 from ferrum.train.step import InferenceStep, TrainOutput, TrainStep
 from ferrum.train.store import Aggregate, Direction, MetricStore, Split
@@ -54,6 +57,7 @@ __all__ = [
     "EvaluatorBuilder",
     "FileCheckpointer",
     "FileMetricLogger",
+    "GradScaler",
     "InMemoryMetricLogger",
     "IncompleteCheckpointError",
     "InferenceStep",
@@ -69,8 +73,10 @@ __all__ = [
     "MetricStore",
     "MetricSummary",
     "MetricsRenderer",
+    "MixedPrecision",
     "MultiLabelClassificationOutput",
     "PlainRenderer",
+    "Precision",
     "RegressionOutput",
     "SingleDevice",
     "Split",
@@ -82,4 +88,5 @@ __all__ = [
     "TrainingProgress",
     "TrainingStrategy",
     "TrainingTerminated",
+    "scale_loss",
 ]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from ferrum.lr_scheduler import LrScheduler, LrSchedulerLike, as_lr_scheduler
 from ferrum.module import Module
 from ferrum.optim import GradientsParams, Optimizer
+from ferrum.train.precision import MixedPrecision, Precision
 from ferrum.train.step import TrainOutput
 
 if TYPE_CHECKING:
@@ -49,7 +50,14 @@ class Learner(Generic[M]):
         3
     """
 
-    def __init__(self, model: M, optimizer: Optimizer[Any], lr_scheduler: LrSchedulerLike) -> None:
+    def __init__(
+        self,
+        model: M,
+        optimizer: Optimizer[Any],
+        lr_scheduler: LrSchedulerLike,
+        *,
+        precision: Precision | MixedPrecision | None = None,
+    ) -> None:
         if not isinstance(model, Module):
             raise TypeError(f"Learner trains a Module, found {type(model).__name__}")
         if not isinstance(optimizer, Optimizer):
@@ -60,6 +68,22 @@ class Learner(Generic[M]):
         self.optimizer = optimizer
         self.lr_scheduler: LrScheduler = as_lr_scheduler(lr_scheduler)
         self._lr = 0.0
+        # None trains in the model's own dtype; SupervisedTraining.with_precision sets it at launch.
+        self.precision: MixedPrecision | None = None
+        if precision is not None:
+            self.set_precision(precision)
+
+    def set_precision(self, precision: Precision | MixedPrecision) -> None:
+        """Train in ``precision`` from the next step on: ``Precision.BF16_MIXED``, ``F16_MIXED``, ``FULL``
+        (or a ``MixedPrecision`` holding a ``GradScaler`` of one's own); see ``ferrum.train.precision``."""
+        if isinstance(precision, MixedPrecision):
+            self.precision = precision
+        elif isinstance(precision, Precision):
+            self.precision = MixedPrecision(precision)
+        else:
+            raise TypeError(
+                f"set_precision takes a Precision or a MixedPrecision, found {type(precision).__name__}"
+            )
 
     def lr_current(self) -> float:
         """The learning rate of the current iteration (0.0 before the first ``lr_step``)."""
@@ -70,8 +94,28 @@ class Learner(Generic[M]):
         self._lr = self.lr_scheduler.step()
 
     def train_step(self, batch: Any) -> TrainOutput[Any]:
-        """The model's ``train_step`` on ``batch`` (forward, loss, backward)."""
-        output = self.model.train_step(batch)  # type: ignore[attr-defined]
+        """The model's ``train_step`` on ``batch`` (forward, loss, backward).
+
+        Under a mixed precision the step runs on a bf16/f16 working copy of the model
+        with the batch cast alike; the ``TrainOutput`` returned holds f32 gradients
+        (unscaled) and the item in f32.
+        """
+        mixed = self.precision
+        if mixed is None or not mixed.precision.is_mixed:
+            return self._checked(self.model.train_step(batch))  # type: ignore[attr-defined]
+        working = mixed.working_copy(self.model)
+        with mixed._scope() as scope:
+            output = self._checked(working.train_step(mixed.cast_batch(batch)))  # type: ignore[attr-defined]
+        if mixed.scaler is not None and not scope.scaled:
+            raise RuntimeError(
+                f"{type(self.model).__name__}.train_step ran in {mixed.precision.name}, which scales the "
+                "loss: call ferrum.train.scale_loss(loss).backward() there instead of loss.backward() "
+                "(in f32 and bf16 scale_loss returns the loss itself)"
+            )
+        mixed.sync_states(self.model, working)
+        return TrainOutput(self.model, mixed.master_grads(output.grads, working), mixed.to_full(output.item))
+
+    def _checked(self, output: object) -> TrainOutput[Any]:
         if not isinstance(output, TrainOutput):
             raise TypeError(
                 f"{type(self.model).__name__}.train_step must return a TrainOutput "
@@ -80,7 +124,12 @@ class Learner(Generic[M]):
         return output
 
     def optimizer_step(self, grads: GradientsParams) -> None:
-        """Update the model with ``grads`` at the current learning rate (``model.optimize`` if it has one)."""
+        """Update the model with ``grads`` at the current learning rate (``model.optimize`` if it has one).
+
+        Under ``F16_MIXED`` a step whose gradients are not finite is skipped and the loss scale backs off.
+        """
+        if self.precision is not None and not self.precision.check_grads(grads):
+            return
         optimize = getattr(self.model, "optimize", None)
         if callable(optimize):
             self.model = optimize(self.optimizer, self._lr, grads)
@@ -100,7 +149,10 @@ class Learner(Generic[M]):
         self.lr_scheduler = self.lr_scheduler.load_record(record)
 
     def __repr__(self) -> str:
-        return f"Learner({type(self.model).__name__}, {type(self.optimizer).__name__}, {self.lr_scheduler!r})"
+        base = f"Learner({type(self.model).__name__}, {type(self.optimizer).__name__}, {self.lr_scheduler!r}"
+        if self.precision is not None and self.precision.precision.is_mixed:
+            base += f", precision={self.precision.precision.name}"
+        return base + ")"
 
 
 @dataclass(frozen=True)

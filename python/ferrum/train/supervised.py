@@ -64,6 +64,7 @@ from ferrum.train.learner import Learner, LearningResult
 from ferrum.train.logger import FileMetricLogger, MetricLogger, end_training, start_training
 from ferrum.train.metric.base import Metric
 from ferrum.train.plot.background import BackgroundPlotter, start_plotter
+from ferrum.train.precision import MixedPrecision, Precision, validation_model
 from ferrum.train.processor import EventProcessor, SplitMetrics, copy_metric
 from ferrum.train.renderer import MetricsRenderer, default_renderer
 from ferrum.train.renderer.base import MetricState, TrainingProgress
@@ -196,6 +197,7 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         self._application_log = True
         self._plots = True
         self._training_strategy: TrainingStrategy | None = None
+        self._precision: Precision | MixedPrecision | None = None
 
     # ---- metrics
 
@@ -309,6 +311,24 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         self._training_strategy = strategy
         return self
 
+    def with_precision(self, precision: Precision | MixedPrecision) -> Self:
+        """Train in ``precision``: ``Precision.BF16_MIXED``, ``F16_MIXED`` (f32 master weights) or ``FULL``.
+
+        Each step and each validation batch runs on a bf16/f16 copy of the model; the
+        optimizer updates the f32 model with f32 gradients and keeps its state in f32;
+        losses and outputs reach the metrics in f32; checkpoints and the model returned
+        hold the f32 weights. ``F16_MIXED`` scales the loss (``GradScaler``, PyTorch's
+        defaults): the model's ``train_step`` calls ``scale_loss(loss).backward()``.
+        A ``MixedPrecision`` passes a scaler of one's own. See ``ferrum.train.precision``.
+        """
+        require(
+            precision,
+            (Precision, MixedPrecision),
+            "with_precision needs a Precision (Precision.BF16_MIXED, F16_MIXED, FULL) or a MixedPrecision",
+        )
+        self._precision = precision
+        return self
+
     # ---- output
 
     def renderer(self, renderer: MetricsRenderer) -> Self:
@@ -353,6 +373,8 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         """
         require(learner, Learner, "launch needs a Learner(model, optimizer, lr)")
         self._check(learner)
+        if self._precision is not None:
+            learner.set_precision(self._precision)
         self._move_loaders(learner)
         strategy = self._training_strategy or _default_training_strategy()
         try:
@@ -524,7 +546,12 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
                         break
                     continue
                 valid = valid_epoch(
-                    learner.model.valid(), self._loader_valid, epoch, num_epochs, processor, self._interrupter
+                    validation_model(learner.model.valid(), learner.precision),
+                    self._loader_valid,
+                    epoch,
+                    num_epochs,
+                    processor,
+                    self._interrupter,
                 )
                 _log.info("epoch %d/%d: %s", epoch, num_epochs, _epoch_values(store, numeric, epoch))
                 if valid.stop_reason is not None:
@@ -536,7 +563,7 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
                     break
                 if checkpointer is not None:
                     checkpointer.checkpoint(
-                        learner, epoch, store, self._state(epoch, trained.iterations, True)
+                        learner, epoch, store, self._state(learner, epoch, trained.iterations, True)
                     )
                 if plotter is not None:
                     plotter.request(epoch)
@@ -576,6 +603,9 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
                     f"before the epoch ended; training resumes at epoch {epoch + 1}"
                 )
             state.restore_random()
+            mixed = learner.precision
+            if state.grad_scaler is not None and mixed is not None and mixed.scaler is not None:
+                mixed.scaler = mixed.scaler.load_record(state.grad_scaler)
             for name, loader in loaders.items():
                 loader.set_epoch(state.loader_epochs.get(name, epoch))
         _log.info("resumed from the checkpoint of epoch %d", epoch)
@@ -587,12 +617,14 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
             if self._early_stopping is not None:
                 self._early_stopping.should_stop(past, store)
 
-    def _state(self, epoch: int, iteration: int, complete: bool) -> TrainingState:
+    def _state(self, learner: Learner[Any], epoch: int, iteration: int, complete: bool) -> TrainingState:
+        scaler = None if learner.precision is None else learner.precision.scaler
         return TrainingState.capture(
             epoch=epoch,
             complete=complete,
             iteration=iteration,
             loader_epochs={"train": self._loader_train.epoch, "valid": self._loader_valid.epoch},
+            grad_scaler=None if scaler is None else scaler.to_record(),
         )
 
     def _save_on_interrupt(
@@ -607,7 +639,7 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         if checkpointer is None:
             report("training interrupted; no checkpoint written (no file checkpointer)")
             return None
-        checkpointer.save(learner, epoch, self._state(epoch, iteration, complete))
+        checkpointer.save(learner, epoch, self._state(learner, epoch, iteration, complete))
         files = checkpointer.model.file(epoch)
         report(f"training interrupted at epoch {epoch}, iteration {iteration}; checkpoint written: {files}")
         return epoch

@@ -5,8 +5,9 @@ a resumed run give the same weights as an uninterrupted one, ferrum also
 writes ``checkpoint/training-<epoch>.json``: the engine generator's exact
 position (dropout masks, random tensors), Python's ``random`` and NumPy's
 global generator (which batchers may use for augmentation), the epoch the
-data loaders are at (their shuffle order), and whether the epoch's training
-had finished (a Ctrl-C checkpoint may be written mid-epoch). It is JSON,
+data loaders are at (their shuffle order), whether the epoch's training
+had finished (a Ctrl-C checkpoint may be written mid-epoch) and, for f16
+mixed precision, the loss scaler's state (``grad_scaler``). It is JSON,
 read as untrusted input: every field is checked and errors name the file.
 
 Example:
@@ -28,6 +29,7 @@ from typing import Any
 import numpy as np
 
 import ferrum._ferrum as _ferrum
+from ferrum.train.loss_scale import GradScaler
 
 __all__ = ["TrainingState", "state_version", "write_atomically"]
 
@@ -51,10 +53,17 @@ class TrainingState:
     python_random: tuple[Any, ...]
     numpy_random: tuple[Any, ...]
     loader_epochs: dict[str, int] = field(default_factory=dict)
+    # GradScaler.to_record() of an f16 mixed-precision run (PyTorch saves the scaler's state_dict too).
+    grad_scaler: dict[str, Any] | None = None
 
     @staticmethod
     def capture(
-        *, epoch: int, complete: bool, iteration: int, loader_epochs: dict[str, int]
+        *,
+        epoch: int,
+        complete: bool,
+        iteration: int,
+        loader_epochs: dict[str, int],
+        grad_scaler: dict[str, Any] | None = None,
     ) -> TrainingState:
         """The state of every generator now."""
         name, keys, pos, has_gauss, cached = np.random.get_state(legacy=True)
@@ -67,6 +76,7 @@ class TrainingState:
             python_random=(version, tuple(words), gauss),
             numpy_random=(str(name), tuple(int(k) for k in keys), int(pos), int(has_gauss), float(cached)),
             loader_epochs=dict(loader_epochs),
+            grad_scaler=None if grad_scaler is None else dict(grad_scaler),
         )
 
     def restore_random(self) -> None:
@@ -79,6 +89,7 @@ class TrainingState:
 
     def to_json(self) -> str:
         """The state as JSON text."""
+        scaler = {} if self.grad_scaler is None else {"grad_scaler": self.grad_scaler}
         return json.dumps(
             {
                 "format": _FORMAT,
@@ -90,6 +101,7 @@ class TrainingState:
                 "python_random": _listed(self.python_random),
                 "numpy_random": _listed(self.numpy_random),
                 "loader_epochs": self.loader_epochs,
+                **scaler,
             }
         )
 
@@ -128,6 +140,12 @@ class TrainingState:
         loaders = check.field("loader_epochs", dict)
         if not all(isinstance(k, str) and isinstance(v, int) and v >= 0 for k, v in loaders.items()):
             raise ValueError(f"{source}: 'loader_epochs' must map loader names to epochs >= 0")
+        scaler = data.get("grad_scaler")
+        if scaler is not None:
+            try:
+                GradScaler().load_record(scaler)
+            except (ValueError, TypeError) as err:
+                raise ValueError(f"{source}: 'grad_scaler': {err}") from None
         return TrainingState(
             epoch=check.count("epoch"),
             complete=check.field("complete", bool),
@@ -136,6 +154,7 @@ class TrainingState:
             python_random=(py_random[0], tuple(py_random[1]), py_random[2]),
             numpy_random=(np_random[0], tuple(np_random[1]), np_random[2], np_random[3], float(np_random[4])),
             loader_epochs=dict(loaders),
+            grad_scaler=scaler,
         )
 
 
