@@ -75,13 +75,6 @@ impl Error {
         }
     }
 
-    /// A file-system error on `path`, keeping the OS's error code (also when
-    /// the record writer wrapped it with the step that failed).
-    pub fn file(op: &'static str, path: &std::path::Path, e: &std::io::Error) -> Self {
-        let errno = crate::record::file::os_code(e);
-        Error::File { op, path: path.display().to_string(), errno, message: e.to_string() }
-    }
-
     pub fn shapes(op: &'static str, lhs: &[usize], rhs: &[usize], reason: impl Into<String>) -> Self {
         Error::ShapeMismatch { op, lhs: lhs.to_vec(), rhs: rhs.to_vec(), reason: reason.into() }
     }

@@ -11,10 +11,7 @@
 use crate::error::{Error, Result};
 use crate::shape::{contiguous_strides, norm_dim, numel};
 
-/// A layout's shape or strides. Ranks up to four sit inline, so making,
-/// cloning and dropping a tensor's layout allocates nothing: for small
-/// tensors those allocations cost more than the arithmetic.
-pub type DimVec<T> = smallvec::SmallVec<[T; 4]>;
+pub use crate::shape::DimVec;
 
 /// The largest stride magnitude (in elements) a layout may hold: its byte
 /// stride must fit in `isize` for every element size (NumPy's strides are

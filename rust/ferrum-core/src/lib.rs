@@ -8,6 +8,7 @@
 pub mod autodiff;
 pub mod buffer;
 pub mod dtype;
+pub mod element;
 pub mod error;
 pub mod interrupt;
 pub mod kernels;
@@ -23,7 +24,8 @@ pub mod tensor;
 pub mod vision;
 
 pub use buffer::{Buffer, ForeignOwner};
-pub use dtype::{DType, Element, FloatElement, Kind, Scalar};
+pub use dtype::{DType, Kind, Scalar};
+pub use element::{Element, FloatElement};
 pub use half;
 pub use error::{Error, Result};
 pub use layout::Layout;

@@ -1,7 +1,14 @@
 //! Shape arithmetic: element counts, contiguous strides, dim normalisation and
 //! Burn's broadcasting rule (equal ranks, size-1 dims stretch).
 
+use std::sync::OnceLock;
+
 use crate::error::{Error, Result};
+
+/// A layout's shape or strides. Ranks up to four sit inline, so making,
+/// cloning and dropping a tensor's layout allocates nothing: for small
+/// tensors those allocations cost more than the arithmetic.
+pub type DimVec<T> = smallvec::SmallVec<[T; 4]>;
 
 /// The element count of a shape that already belongs to a tensor (whose
 /// count was checked when its layout was); use [`checked_numel`] for a
@@ -34,13 +41,36 @@ pub fn checked_numel(op: &'static str, shape: &[usize], elem_bytes: usize) -> Re
     }
 }
 
+/// Bytes that no single allocation may exceed: the machine's RAM plus swap.
+/// Under Linux's default overcommit policy the kernel refuses a larger
+/// mapping itself, but an allocator that reserves address space with
+/// `MAP_NORESERVE` (mimalloc, which the Python binding uses) is granted it,
+/// and the process is then killed when the memory is first written. Checking
+/// up front keeps such a request an error.
+pub fn memory_limit() -> usize {
+    static LIMIT: OnceLock<usize> = OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: sysinfo only writes the struct it is given, which is
+            // plain integers (all-zero is a valid value).
+            let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
+            if unsafe { libc::sysinfo(&mut info) } == 0 {
+                let unit = (info.mem_unit as usize).max(1);
+                return (info.totalram as usize).saturating_add(info.totalswap as usize).saturating_mul(unit);
+            }
+        }
+        usize::MAX
+    })
+}
+
 /// Fail unless `n` elements of `T` could fit in this machine's memory. For
 /// a zeroed buffer made with `vec![zero; n]`, which the allocator can hand
 /// out already zeroed (no pass over it) but which aborts on failure, this
 /// turns the impossible sizes a huge view leads to into an error.
 pub fn ensure_fits<T>(op: &'static str, n: usize) -> Result<()> {
     let bytes = n.saturating_mul(std::mem::size_of::<T>());
-    let limit = crate::kernels::alloc::memory_limit();
+    let limit = memory_limit();
     if bytes > limit {
         return Err(Error::invalid(op, format!("cannot allocate {n} elements ({bytes} bytes): more than this machine's memory ({limit} bytes of RAM and swap)")));
     }
@@ -75,7 +105,7 @@ pub fn try_filled<T: Clone>(op: &'static str, n: usize, value: T) -> Result<Vec<
 }
 
 /// Row-major strides of a contiguous tensor of this shape.
-pub fn contiguous_strides(shape: &[usize]) -> crate::layout::DimVec<isize> {
+pub fn contiguous_strides(shape: &[usize]) -> DimVec<isize> {
     let mut strides = smallvec::smallvec![0isize; shape.len()];
     let mut acc = 1isize;
     for (s, &d) in strides.iter_mut().zip(shape).rev() {
@@ -147,10 +177,10 @@ pub fn unsqueeze_positions(op: &'static str, rank: usize, dims: &[isize]) -> Res
 
 /// The shape two operands broadcast to. Burn broadcasts only between equal
 /// ranks, stretching dims of size 1.
-pub fn broadcast_shape(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Result<crate::layout::DimVec<usize>> {
+pub fn broadcast_shape(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Result<DimVec<usize>> {
     if lhs == rhs {
         // The common case, and the shape of a tensor that exists: its count fits.
-        return Ok(crate::layout::DimVec::from_slice(lhs));
+        return Ok(DimVec::from_slice(lhs));
     }
     if lhs.len() != rhs.len() {
         return Err(Error::shapes(
@@ -170,7 +200,7 @@ pub fn broadcast_shape(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Result
             (_, 1) => Ok(a),
             _ => Err(Error::shapes(op, lhs, rhs, format!("dim {i} has sizes {a} and {b}, neither is 1"))),
         })
-        .collect::<Result<crate::layout::DimVec<usize>>>()?;
+        .collect::<Result<DimVec<usize>>>()?;
     // Two shapes that each fit can broadcast to one whose count does not
     // ([n, 1] and [1, n]); every kernel sizes its output from this shape.
     checked_numel(op, &out, 1)?;
@@ -178,8 +208,8 @@ pub fn broadcast_shape(op: &'static str, lhs: &[usize], rhs: &[usize]) -> Result
 }
 
 /// Broadcast several shapes of equal rank at once.
-pub fn broadcast_shapes(op: &'static str, shapes: &[&[usize]]) -> Result<crate::layout::DimVec<usize>> {
-    let mut out: crate::layout::DimVec<usize> = crate::layout::DimVec::from_slice(shapes[0]);
+pub fn broadcast_shapes(op: &'static str, shapes: &[&[usize]]) -> Result<DimVec<usize>> {
+    let mut out: DimVec<usize> = DimVec::from_slice(shapes[0]);
     for s in &shapes[1..] {
         out = broadcast_shape(op, &out, s)?;
     }

@@ -5,7 +5,6 @@ mod activation;
 mod attention;
 mod conv;
 mod custom_op;
-mod data;
 mod device;
 mod distribution;
 mod error;
@@ -57,7 +56,7 @@ fn keep_freed_pages() {
 fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     keep_freed_pages();
     m.add_class::<tensor::PyTensor>()?;
-    m.add_class::<data::PyTensorData>()?;
+    m.add_class::<tensor::data::PyTensorData>()?;
     m.add_class::<gradients::PyGradients>()?;
     m.add_class::<device::PyDevice>()?;
     m.add_class::<device::PyDType>()?;

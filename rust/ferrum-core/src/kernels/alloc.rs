@@ -7,7 +7,6 @@
 //! cost of a large element-wise op) into one per 2 MiB, as NumPy does.
 
 use std::mem::MaybeUninit;
-use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 use crate::shape::try_with_capacity;
@@ -35,29 +34,6 @@ pub unsafe fn new_filled<T>(op: &'static str, n: usize, fill: impl FnOnce(&mut [
     // call was not stopped.
     unsafe { v.set_len(n) };
     Ok(v)
-}
-
-/// Bytes that no single allocation may exceed: the machine's RAM plus swap.
-/// Under Linux's default overcommit policy the kernel refuses a larger
-/// mapping itself, but an allocator that reserves address space with
-/// `MAP_NORESERVE` (mimalloc, which the Python binding uses) is granted it,
-/// and the process is then killed when the memory is first written. Checking
-/// up front keeps such a request an error.
-pub fn memory_limit() -> usize {
-    static LIMIT: OnceLock<usize> = OnceLock::new();
-    *LIMIT.get_or_init(|| {
-        #[cfg(target_os = "linux")]
-        {
-            // SAFETY: sysinfo only writes the struct it is given, which is
-            // plain integers (all-zero is a valid value).
-            let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
-            if unsafe { libc::sysinfo(&mut info) } == 0 {
-                let unit = (info.mem_unit as usize).max(1);
-                return (info.totalram as usize).saturating_add(info.totalswap as usize).saturating_mul(unit);
-            }
-        }
-        usize::MAX
-    })
 }
 
 /// Ask for huge pages over a large buffer before it is first touched.
@@ -100,7 +76,7 @@ mod tests {
 
     #[test]
     fn memory_limit_is_the_machines_memory() {
-        let limit = memory_limit();
+        let limit = crate::shape::memory_limit();
         // Some machine between 64 MiB and 64 PiB.
         assert!(limit > 1 << 26 && limit < 1 << 56, "{limit}");
         let err = crate::shape::try_with_capacity::<u8>("repeat", limit + 1).unwrap_err();

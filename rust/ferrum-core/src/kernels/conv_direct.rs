@@ -24,7 +24,7 @@ use std::mem::MaybeUninit;
 use rayon::prelude::*;
 
 use super::alloc::new_filled;
-use super::conv::{batch_parallel, batch_sum, threaded};
+use super::conv_batch::{batch_parallel, batch_sum, threaded};
 use super::im2col::ConvGeom;
 
 /// Rows of the register tile (pixels, or weight entries).

@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use super::strided::{for_each_row, for_each_row2};
-use crate::dtype::Element;
+use crate::element::Element;
 use crate::error::Result;
 use crate::layout::{DimVec, Layout};
 use crate::tensor::Tensor;

@@ -10,7 +10,7 @@
 //! kh * kw, oh, ow]`; weight `[c_out, c / wg, kh, kw]`.
 
 use super::gemm::{Dims, GemmElement, Mat};
-use crate::dtype::FloatElement;
+use crate::element::FloatElement;
 use crate::interrupt;
 
 /// Geometry and options of one deformable convolution.

@@ -9,7 +9,7 @@
 
 use std::ops::Range;
 
-use crate::dtype::Element;
+use crate::element::Element;
 
 /// Geometry of one 2-D convolution: input `[batch, c_in, h, w]`, weight
 /// `[c_out, c_in / groups, kh, kw]`, output `[batch, c_out, oh, ow]`.

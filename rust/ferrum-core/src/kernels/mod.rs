@@ -2,6 +2,7 @@
 //! from what the ops mean.
 
 pub mod conv;
+mod conv_batch;
 #[cfg(target_arch = "x86_64")]
 pub mod conv_direct;
 pub mod alloc;

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use super::parallel::{go_parallel, simd, PAR_CHEAP};
 use super::team;
-use crate::dtype::FloatElement;
+use crate::element::FloatElement;
 use crate::error::Result;
 use crate::shape::try_zeroed;
 

@@ -14,7 +14,7 @@
 use super::gemm::{Dims, GemmElement, Mat};
 use super::parallel::simd;
 use super::tanh::tanh;
-use crate::dtype::FloatElement;
+use crate::element::FloatElement;
 use crate::interrupt;
 use crate::ops::unary::sigmoid;
 

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::parallel::{go_parallel, simd, CHUNK, PAR_COSTLY};
 use super::team::for_each_chunk_mut;
-use crate::dtype::FloatElement;
+use crate::element::FloatElement;
 
 /// What the normalisation produces from `e_i = exp(y_i - max)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

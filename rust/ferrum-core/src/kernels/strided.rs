@@ -1,7 +1,7 @@
 //! Walking strided layouts row by row: the outer dims with a counter, the
 //! innermost dim as a tight loop the compiler can vectorise.
 
-use crate::dtype::Element;
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::shape::try_with_capacity;

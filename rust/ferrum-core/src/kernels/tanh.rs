@@ -3,7 +3,7 @@
 //! element. Its multiply-adds are `mul_add`, one FMA each inside `simd` and
 //! a libm call outside it, so callers inline it into `simd` loops.
 
-use crate::dtype::FloatElement;
+use crate::element::FloatElement;
 
 /// Cephes' `tanhf` polynomial for |x| < 0.625: `tanh(x) = x + x z p(z)` with
 /// `z = x^2` and `p(z) = P[0] z^4 + P[1] z^3 + ... + P[4]`.

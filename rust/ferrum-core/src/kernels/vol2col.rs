@@ -7,7 +7,7 @@
 //! output position (zero where the tap falls in the padding).
 
 use super::gemm::{Dims, GemmElement, Mat};
-use crate::dtype::Element;
+use crate::element::Element;
 use crate::interrupt;
 
 /// Geometry of one 3-D convolution: input `[batch, c_in, d, h, w]`, weight

@@ -3,7 +3,9 @@
 
 use crate::autodiff::{record, FnBackward, Var};
 
-use crate::dtype::{Element, Scalar};
+use crate::dtype::Scalar;
+
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::copy::{copy_strided, fill_strided};
 use crate::layout::Layout;

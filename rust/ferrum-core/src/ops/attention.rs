@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 
 use crate::autodiff::{record, FnBackward, Var};
-use crate::dtype::{Element, FloatElement};
+use crate::element::{Element, FloatElement};
 use crate::error::{Error, Result};
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_COSTLY};
 use crate::kernels::team::for_each_chunk_mut;

@@ -2,7 +2,8 @@
 //! equal ranks) and with a scalar.
 
 use crate::autodiff::{record_lazy, sum_to_shape, FnBackward, Var};
-use crate::dtype::{DType, Element, FloatElement, FloatLanes, NumElement, Scalar};
+use crate::dtype::{DType, Scalar};
+use crate::element::{Element, FloatElement, FloatLanes, NumElement};
 use crate::error::Result;
 use crate::kernels::elementwise::{Operand, Operands};
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP, PAR_COSTLY};

@@ -1,7 +1,9 @@
 //! Comparisons, giving Bool tensors: equal/not_equal for every kind,
 //! greater/lower orderings for numeric kinds, with tensors or scalars.
 
-use crate::dtype::{Element, Scalar};
+use crate::dtype::Scalar;
+
+use crate::element::Element;
 use crate::error::Result;
 use crate::kernels::elementwise::{map, zip};
 use crate::kernels::parallel::PAR_CHEAP;

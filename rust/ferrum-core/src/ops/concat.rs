@@ -3,7 +3,7 @@
 
 use crate::autodiff::{record, FnBackward, Var};
 
-use crate::dtype::Element;
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::copy::copy_strided;
 use crate::layout::Layout;

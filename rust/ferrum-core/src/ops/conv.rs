@@ -12,7 +12,8 @@
 use std::borrow::Cow;
 
 use crate::autodiff::{record, FnBackward, Saved, Var};
-use crate::dtype::{Element, Kind};
+use crate::dtype::Kind;
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::conv::{add_channel_bias, channel_sums, conv_backward_input, conv_backward_weight, conv_forward, KeepPacked};
 use crate::storage::Storage;

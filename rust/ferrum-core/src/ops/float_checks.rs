@@ -1,7 +1,7 @@
 //! Classifying Float values (NaN, infinite, finite) and approximate
 //! equality, each giving a Bool tensor.
 
-use crate::dtype::{Element, FloatElement};
+use crate::element::{Element, FloatElement};
 use crate::error::Result;
 use crate::kernels::elementwise::{map, zip};
 use crate::kernels::parallel::PAR_CHEAP;

@@ -8,7 +8,9 @@ use std::borrow::Cow;
 
 use rayon::prelude::*;
 
-use crate::dtype::{Element, Kind};
+use crate::dtype::Kind;
+
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::copy::{contiguous_values, copy_strided};
 use crate::kernels::parallel::{go_parallel, simd, PAR_CHEAP};

@@ -7,7 +7,7 @@
 //! scatters the gradient through the same taps.
 
 use crate::autodiff::{record, FnBackward, Var};
-use crate::dtype::FloatElement;
+use crate::element::FloatElement;
 use crate::error::{Error, Result};
 use crate::kernels::team::for_each_chunk_mut;
 use crate::ops::conv::values;

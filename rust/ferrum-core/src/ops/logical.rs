@@ -1,7 +1,9 @@
 //! Boolean logic on Bool tensors (not/and/or/xor with broadcasting) and the
 //! coordinates of true (non-zero) elements.
 
-use crate::dtype::{Element, Kind};
+use crate::dtype::Kind;
+
+use crate::element::Element;
 use crate::error::Result;
 use crate::kernels::copy::contiguous_values;
 use crate::kernels::elementwise::{map, zip};

@@ -7,7 +7,9 @@ use crate::autodiff::{record, sum_to_shape, FnBackward, Var};
 
 use rayon::prelude::*;
 
-use crate::dtype::{Element, Kind, Scalar};
+use crate::dtype::{Kind, Scalar};
+
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP};
 use crate::kernels::strided::{for_each_row, for_each_row2};

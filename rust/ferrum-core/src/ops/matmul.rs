@@ -4,7 +4,7 @@
 use std::mem::MaybeUninit;
 
 use crate::autodiff::{record, sum_to_shape, FnBackward, Var};
-use crate::dtype::Element;
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::kernels::alloc::new_filled;

@@ -6,7 +6,9 @@ use std::borrow::Cow;
 
 use num_traits::ToPrimitive;
 
-use crate::dtype::{DType, Element, Kind};
+use crate::dtype::{DType, Kind};
+
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::copy::contiguous_values;
 use crate::shape::{checked_numel, norm_dim, try_filled};

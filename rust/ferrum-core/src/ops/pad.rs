@@ -6,7 +6,9 @@ use std::borrow::Cow;
 
 use rayon::prelude::*;
 
-use crate::dtype::{Element, Scalar};
+use crate::dtype::Scalar;
+
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::copy::{contiguous_values, copy_strided};
 use crate::kernels::parallel::{go_parallel, PAR_CHEAP};

@@ -5,7 +5,9 @@
 use crate::autodiff::{record, FnBackward, Var};
 use crate::ops::binary::BinaryOp;
 
-use crate::dtype::{Element, Kind, NumElement, Scalar};
+use crate::dtype::{Kind, Scalar};
+
+use crate::element::{Element, NumElement};
 use crate::error::Result;
 use crate::kernels::copy::contiguous_values;
 use crate::kernels::elementwise::map_same;

@@ -9,7 +9,9 @@
 use crate::autodiff::{record, FnBackward, Var};
 use rayon::prelude::*;
 
-use crate::dtype::{DType, NumElement};
+use crate::dtype::DType;
+
+use crate::element::NumElement;
 use crate::error::Result;
 use crate::kernels::copy::contiguous_values;
 use crate::kernels::parallel::{go_parallel, CHUNK, PAR_CHEAP};

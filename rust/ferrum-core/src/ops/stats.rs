@@ -2,7 +2,8 @@
 //! Bessel's correction), variance with mean, and covariance.
 
 use crate::autodiff::{record, FnBackward, Var};
-use crate::dtype::{FloatElement, Kind, Scalar};
+use crate::dtype::{Kind, Scalar};
+use crate::element::FloatElement;
 use crate::error::Result;
 use crate::kernels::parallel::PAR_CHEAP;
 use crate::kernels::reduce::{fold_seq, fold_tile, fold_tile_with, reduce_axis, Axis};

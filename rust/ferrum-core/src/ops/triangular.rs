@@ -6,7 +6,7 @@ use crate::autodiff::{record, FnBackward, Var};
 
 use rayon::prelude::*;
 
-use crate::dtype::Element;
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::copy::contiguous_values;
 use crate::kernels::parallel::{go_parallel, PAR_CHEAP};

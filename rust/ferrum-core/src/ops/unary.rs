@@ -2,7 +2,8 @@
 //! ...) and numeric sign/abs/neg.
 
 use crate::autodiff::{record_lazy, FnBackward, Var};
-use crate::dtype::{Element, FloatElement, FloatLanes, NumElement, Scalar};
+use crate::dtype::Scalar;
+use crate::element::{Element, FloatElement, FloatLanes, NumElement};
 use crate::error::Result;
 use crate::kernels::elementwise::{map_same, zip_same, Operand};
 use crate::kernels::parallel::{PAR_CHEAP, PAR_COSTLY};

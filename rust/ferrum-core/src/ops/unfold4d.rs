@@ -5,7 +5,7 @@
 //! column back onto the pixels it was read from.
 
 use crate::autodiff::{record, FnBackward, Var};
-use crate::dtype::Element;
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::im2col::{col2im, im2col, ConvGeom};
 use crate::kernels::team::for_each_chunk_mut;

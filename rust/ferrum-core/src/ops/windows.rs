@@ -3,7 +3,7 @@
 //! elements seen by several overlapping windows add theirs up.
 
 use crate::autodiff::{record, FnBackward, Var};
-use crate::dtype::Element;
+use crate::element::Element;
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::ops::conv::values;

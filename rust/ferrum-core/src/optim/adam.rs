@@ -17,7 +17,7 @@
 use std::mem::MaybeUninit;
 
 use super::buffers::{expect_finite, expect_like, half_update, step_into, Scale};
-use crate::dtype::FloatElement;
+use crate::element::FloatElement;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 use crate::with_float;

@@ -3,7 +3,9 @@
 
 use std::mem::MaybeUninit;
 
-use crate::dtype::{DType, Element, FloatElement};
+use crate::dtype::DType;
+
+use crate::element::{Element, FloatElement};
 use crate::error::{Error, Result};
 use crate::kernels::copy::contiguous_values;
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP};

@@ -7,7 +7,8 @@
 use rayon::prelude::*;
 
 use super::buffers::{expect_finite, take, wrap};
-use crate::dtype::{DType, Element, FloatElement};
+use crate::dtype::DType;
+use crate::element::{Element, FloatElement};
 use crate::error::{Error, Result};
 use crate::kernels::elementwise::map_same;
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP};

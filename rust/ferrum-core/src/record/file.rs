@@ -54,6 +54,15 @@ pub fn os_code(e: &io::Error) -> Option<i32> {
     e.raw_os_error().or_else(|| e.get_ref()?.downcast_ref::<Step>()?.source.raw_os_error())
 }
 
+impl Error {
+    /// A file-system error on `path`, keeping the OS's error code (also when
+    /// [`write_atomic`] wrapped it with the step that failed). Here rather
+    /// than in `error.rs`, so that errors do not depend on the record layer.
+    pub fn file(op: &'static str, path: &Path, e: &io::Error) -> Self {
+        Error::File { op, path: path.display().to_string(), errno: os_code(e), message: e.to_string() }
+    }
+}
+
 /// Write `data` to `path` atomically. The error says which step failed
 /// and keeps the OS error's kind and code ([`os_code`]).
 pub fn write_atomic(path: &Path, data: &[u8]) -> io::Result<()> {

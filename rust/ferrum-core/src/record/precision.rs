@@ -189,7 +189,7 @@ fn push_float(out: &mut Vec<u8>, v: f64, stored: StoredDType) {
     match stored {
         StoredDType::F64 => out.extend_from_slice(&v.to_le_bytes()),
         StoredDType::F16 => out.extend_from_slice(&f16::from_f64(v).to_le_bytes()),
-        StoredDType::BF16 => out.extend_from_slice(&crate::dtype::bf16_from_f64(v).to_le_bytes()),
+        StoredDType::BF16 => out.extend_from_slice(&crate::element::bf16_from_f64(v).to_le_bytes()),
         _ => out.extend_from_slice(&(v as f32).to_le_bytes()),
     }
 }

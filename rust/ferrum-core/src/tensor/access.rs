@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use super::Tensor;
 use crate::buffer::Buffer;
-use crate::dtype::{Element, Scalar};
+use crate::dtype::Scalar;
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::with_dtype;
 

@@ -3,7 +3,8 @@
 
 use super::Tensor;
 use crate::autodiff::{record, FnBackward, Var};
-use crate::dtype::{DType, Element, Scalar};
+use crate::dtype::{DType, Scalar};
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::random::Distribution;
 use crate::with_dtype;

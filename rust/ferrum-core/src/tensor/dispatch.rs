@@ -95,7 +95,7 @@ macro_rules! with_float {
 }
 
 /// Every Float dtype, f16 and bf16 included, for kernels written over
-/// [`FloatLanes`](crate::dtype::FloatLanes); Int and Bool are kind errors
+/// [`FloatLanes`](crate::element::FloatLanes); Int and Bool are kind errors
 /// naming `$op`.
 #[macro_export]
 macro_rules! with_float_lanes {

@@ -11,7 +11,10 @@ mod cast_tests;
 mod foreign_tests;
 
 
-use crate::dtype::{DType, Element, Kind};
+use crate::dtype::{DType, Kind};
+
+
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::storage::Storage;

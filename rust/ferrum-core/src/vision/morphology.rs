@@ -9,7 +9,9 @@
 //! the element. Source rows are padded one at a time, so memory stays the
 //! size of the image plus one padded row per thread.
 
-use crate::dtype::{DType, Element, Kind};
+use crate::dtype::{DType, Kind};
+
+use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::kernels::{parallel, team};
 use crate::shape::try_filled;

@@ -6,7 +6,9 @@
 //! it is above `iou_threshold`. The result lists the kept boxes' indices in
 //! the order they were kept.
 
-use crate::dtype::{DType, FloatElement, Kind};
+use crate::dtype::{DType, Kind};
+
+use crate::element::FloatElement;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 

@@ -1,16 +1,14 @@
 //! Getting data out (TensorData, scalars, NumPy), kinds and dtypes, device
 //! moves, and the autodiff no-ops of a plain backend.
 
-use ferrum_core::{half, DType, Kind, Scalar, Tensor};
-use numpy::npyffi::{self, PY_ARRAY_API};
-use numpy::{Element as _, PyArrayDescrMethods};
+use ferrum_core::{DType, Kind, Scalar};
 use pyo3::prelude::*;
 use pyo3::types::{PyTuple, PyType};
 
+use super::data::{numpy_view, PyTensorData};
 use super::PyTensor;
-use crate::data::PyTensorData;
 use crate::device::{kind_class, PyDType, PyDevice};
-use crate::error::{engine, kind_error, IntoPyResult};
+use crate::error::{engine, kind_error};
 
 pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
     Ok(match s {
@@ -20,62 +18,6 @@ pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
     })
 }
 
-/// A read-only NumPy array over the tensor's own buffer (no copy), kept alive
-/// by `owner`. Tensors are immutable, so the array must not be writeable.
-///
-/// NumPy has no bfloat16, so a bf16 tensor comes out as a float32 copy
-/// (exact: every bf16 is an f32).
-pub fn numpy_view<'py>(py: Python<'py>, t: &Tensor, owner: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    if t.dtype() == DType::BF16 {
-        let wide = engine(py, false, || t.cast(DType::F32))?;
-        let owner = Bound::new(py, PyTensorData { t: wide.clone() })?.into_any();
-        return numpy_view(py, &wide, owner);
-    }
-    let (descr, ptr, itemsize) = match t.storage() {
-        ferrum_core::Storage::F32(b) => (f32::get_dtype(py), b.as_ptr() as *mut u8, 4),
-        ferrum_core::Storage::F64(b) => (f64::get_dtype(py), b.as_ptr() as *mut u8, 8),
-        ferrum_core::Storage::I64(b) => (i64::get_dtype(py), b.as_ptr() as *mut u8, 8),
-        ferrum_core::Storage::Bool(b) => (bool::get_dtype(py), b.as_ptr() as *mut u8, 1),
-        ferrum_core::Storage::F16(b) => (half::f16::get_dtype(py), b.as_ptr() as *mut u8, 2),
-        ferrum_core::Storage::I32(b) => (i32::get_dtype(py), b.as_ptr() as *mut u8, 4),
-        ferrum_core::Storage::U8(b) => (u8::get_dtype(py), b.as_ptr() as *mut u8, 1),
-        ferrum_core::Storage::BF16(_) => unreachable!("bf16 is widened above"),
-    };
-    let l = t.layout();
-    // The engine checks every layout when a tensor is made; NumPy will read
-    // the buffer through this one with no bounds of its own, so it is
-    // checked again here rather than trusted.
-    l.check_within("to_numpy", t.storage().len()).py(py)?;
-    let mut dims: Vec<npyffi::npy_intp> = l.shape().iter().map(|&d| d as npyffi::npy_intp).collect();
-    let mut strides: Vec<npyffi::npy_intp> = l.strides().iter().map(|&s| (s * itemsize as isize) as npyffi::npy_intp).collect();
-    // SAFETY: `check_within` proved that every element the shape, strides
-    // and offset reach lies inside the buffer, and that the byte strides
-    // fit. The buffer is an Arc held by `owner`, which becomes the array's
-    // base, so it outlives the array. Flags 0 leave the array read-only.
-    unsafe {
-        let data = ptr.add(l.offset() * itemsize);
-        let subtype = npyffi::get_type_object(py, npyffi::NpyTypes::PyArray_Type);
-        let arr = PY_ARRAY_API.PyArray_NewFromDescr(
-            py,
-            subtype,
-            descr.into_dtype_ptr(),
-            dims.len() as i32,
-            dims.as_mut_ptr(),
-            strides.as_mut_ptr(),
-            data as *mut std::ffi::c_void,
-            0,
-            std::ptr::null_mut(),
-        );
-        if arr.is_null() {
-            return Err(PyErr::fetch(py));
-        }
-        let arr = Bound::from_owned_ptr(py, arr);
-        if PY_ARRAY_API.PyArray_SetBaseObject(py, arr.as_ptr() as *mut npyffi::PyArrayObject, owner.into_ptr()) < 0 {
-            return Err(PyErr::fetch(py));
-        }
-        Ok(arr)
-    }
-}
 
 #[pymethods]
 impl PyTensor {

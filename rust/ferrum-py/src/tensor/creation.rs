@@ -2,12 +2,10 @@
 
 use ferrum_core::{DType, Kind, Scalar, Tensor};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 
+use super::data::{is_numpy_array, tensor_from_any, PyTensorData};
 use super::from_numpy::{backend_default, tensor_from_numpy};
-use super::nested::tensor_from_nested;
-use super::{scalar_for, to_scalar, PyTensor};
-use crate::data::PyTensorData;
+use super::{scalar_for, PyTensor};
 use crate::device::{dtype_of_kind, PyDType, PyDevice};
 use crate::distribution::PyDistribution;
 use crate::error::{engine, kind_error, shape_error};
@@ -35,30 +33,6 @@ fn backend_float(data: &Bound<'_, PyAny>) -> Option<DType> {
         return (d.get().t.dtype() == DType::F64).then_some(DType::F32);
     }
     if is_numpy_array(data) { backend_default(data) } else { None }
-}
-
-fn is_numpy_array(obj: &Bound<'_, PyAny>) -> bool {
-    obj.hasattr("__array_interface__").unwrap_or(false) && obj.hasattr("dtype").unwrap_or(false)
-}
-
-/// Engine tensor from any supported data: nested sequences, NumPy arrays,
-/// TensorData, or a tensor.
-pub fn tensor_from_any(py: Python<'_>, data: &Bound<'_, PyAny>, want: Option<DType>) -> PyResult<Tensor> {
-    if let Ok(d) = data.cast::<PyTensorData>() {
-        let t = d.get().t.clone();
-        return match want { Some(dt) => engine(py, false, || t.cast(dt)), None => Ok(t) };
-    }
-    if let Ok(t) = data.cast::<PyTensor>() {
-        let t = t.get().t.clone();
-        return match want { Some(dt) => engine(py, false, || t.cast(dt)), None => Ok(t) };
-    }
-    if is_numpy_array(data) {
-        return tensor_from_numpy(py, data, want);
-    }
-    if to_scalar(data).is_some() && !data.is_instance_of::<PyTuple>() {
-        return Err(shape_error(py, "from_data: expected nested sequences (rank >= 1), found a scalar; wrap it in a list"));
-    }
-    tensor_from_nested(py, data, want)
 }
 
 #[pymethods]

@@ -1,15 +1,22 @@
 //! `TensorData`: values taken out of a tensor (or made to go into one), with
-//! their shape and dtype, as Burn's TensorData.
+//! their shape and dtype, as Burn's TensorData; and the two conversions
+//! between Python data and engine tensors that it and `Tensor` share:
+//! nested sequences, NumPy arrays, TensorData or tensors in
+//! ([`tensor_from_any`]), a read-only NumPy view out ([`numpy_view`]).
 
-use ferrum_core::{DType, Kind, Tensor};
+use ferrum_core::{half, DType, Kind, Tensor};
+use numpy::npyffi::{self, PY_ARRAY_API};
+use numpy::{Element as _, PyArrayDescrMethods};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use pyo3::IntoPyObjectExt;
 
+use super::format::format_values;
+use super::from_numpy::tensor_from_numpy;
+use super::nested::tensor_from_nested;
+use super::{to_scalar, PyTensor};
 use crate::device::PyDType;
-use crate::error::{engine, IntoPyResult};
-use crate::tensor::creation::tensor_from_any;
-use crate::tensor::format::format_values;
+use crate::error::{engine, shape_error, IntoPyResult};
 
 /// `with_dtype!` over the dtypes whose elements convert to Python objects
 /// (every dtype but f16 and bf16, which `python_readable` widens first).
@@ -162,7 +169,7 @@ impl PyTensorData {
     ///     >>> TensorData([[1.5, 2.5]]).to_numpy().shape
     ///     (1, 2)
     fn to_numpy<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        crate::tensor::convert::numpy_view(slf.py(), &slf.get().t, slf.clone().into_any())
+        numpy_view(slf.py(), &slf.get().t, slf.clone().into_any())
     }
 
     /// The values converted to `dtype` (Float to Int truncates toward zero).
@@ -229,5 +236,86 @@ impl PyTensorData {
 
     fn __len__(&self) -> usize {
         self.t.shape().first().copied().unwrap_or(0)
+    }
+}
+
+pub(super) fn is_numpy_array(obj: &Bound<'_, PyAny>) -> bool {
+    obj.hasattr("__array_interface__").unwrap_or(false) && obj.hasattr("dtype").unwrap_or(false)
+}
+
+/// Engine tensor from any supported data: nested sequences, NumPy arrays,
+/// TensorData, or a tensor.
+pub fn tensor_from_any(py: Python<'_>, data: &Bound<'_, PyAny>, want: Option<DType>) -> PyResult<Tensor> {
+    if let Ok(d) = data.cast::<PyTensorData>() {
+        let t = d.get().t.clone();
+        return match want { Some(dt) => engine(py, false, || t.cast(dt)), None => Ok(t) };
+    }
+    if let Ok(t) = data.cast::<PyTensor>() {
+        let t = t.get().t.clone();
+        return match want { Some(dt) => engine(py, false, || t.cast(dt)), None => Ok(t) };
+    }
+    if is_numpy_array(data) {
+        return tensor_from_numpy(py, data, want);
+    }
+    if to_scalar(data).is_some() && !data.is_instance_of::<PyTuple>() {
+        return Err(shape_error(py, "from_data: expected nested sequences (rank >= 1), found a scalar; wrap it in a list"));
+    }
+    tensor_from_nested(py, data, want)
+}
+
+/// A read-only NumPy array over the tensor's own buffer (no copy), kept alive
+/// by `owner`. Tensors are immutable, so the array must not be writeable.
+///
+/// NumPy has no bfloat16, so a bf16 tensor comes out as a float32 copy
+/// (exact: every bf16 is an f32).
+pub fn numpy_view<'py>(py: Python<'py>, t: &Tensor, owner: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if t.dtype() == DType::BF16 {
+        let wide = engine(py, false, || t.cast(DType::F32))?;
+        let owner = Bound::new(py, PyTensorData { t: wide.clone() })?.into_any();
+        return numpy_view(py, &wide, owner);
+    }
+    let (descr, ptr, itemsize) = match t.storage() {
+        ferrum_core::Storage::F32(b) => (f32::get_dtype(py), b.as_ptr() as *mut u8, 4),
+        ferrum_core::Storage::F64(b) => (f64::get_dtype(py), b.as_ptr() as *mut u8, 8),
+        ferrum_core::Storage::I64(b) => (i64::get_dtype(py), b.as_ptr() as *mut u8, 8),
+        ferrum_core::Storage::Bool(b) => (bool::get_dtype(py), b.as_ptr() as *mut u8, 1),
+        ferrum_core::Storage::F16(b) => (half::f16::get_dtype(py), b.as_ptr() as *mut u8, 2),
+        ferrum_core::Storage::I32(b) => (i32::get_dtype(py), b.as_ptr() as *mut u8, 4),
+        ferrum_core::Storage::U8(b) => (u8::get_dtype(py), b.as_ptr() as *mut u8, 1),
+        ferrum_core::Storage::BF16(_) => unreachable!("bf16 is widened above"),
+    };
+    let l = t.layout();
+    // The engine checks every layout when a tensor is made; NumPy will read
+    // the buffer through this one with no bounds of its own, so it is
+    // checked again here rather than trusted.
+    l.check_within("to_numpy", t.storage().len()).py(py)?;
+    let mut dims: Vec<npyffi::npy_intp> = l.shape().iter().map(|&d| d as npyffi::npy_intp).collect();
+    let mut strides: Vec<npyffi::npy_intp> = l.strides().iter().map(|&s| (s * itemsize as isize) as npyffi::npy_intp).collect();
+    // SAFETY: `check_within` proved that every element the shape, strides
+    // and offset reach lies inside the buffer, and that the byte strides
+    // fit. The buffer is an Arc held by `owner`, which becomes the array's
+    // base, so it outlives the array. Flags 0 leave the array read-only.
+    unsafe {
+        let data = ptr.add(l.offset() * itemsize);
+        let subtype = npyffi::get_type_object(py, npyffi::NpyTypes::PyArray_Type);
+        let arr = PY_ARRAY_API.PyArray_NewFromDescr(
+            py,
+            subtype,
+            descr.into_dtype_ptr(),
+            dims.len() as i32,
+            dims.as_mut_ptr(),
+            strides.as_mut_ptr(),
+            data as *mut std::ffi::c_void,
+            0,
+            std::ptr::null_mut(),
+        );
+        if arr.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        let arr = Bound::from_owned_ptr(py, arr);
+        if PY_ARRAY_API.PyArray_SetBaseObject(py, arr.as_ptr() as *mut npyffi::PyArrayObject, owner.into_ptr()) < 0 {
+            return Err(PyErr::fetch(py));
+        }
+        Ok(arr)
     }
 }

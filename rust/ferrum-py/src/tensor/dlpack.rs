@@ -6,7 +6,7 @@ use ferrum_core::DType;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::convert::numpy_view;
+use super::data::numpy_view;
 use super::from_numpy::tensor_from_numpy;
 use super::share_numpy::share_numpy;
 use super::PyTensor;

@@ -6,6 +6,7 @@ mod arith;
 mod autodiff;
 pub mod convert;
 pub mod creation;
+pub mod data;
 mod dlpack;
 pub mod format;
 mod from_numpy;

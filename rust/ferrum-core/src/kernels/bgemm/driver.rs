@@ -5,35 +5,9 @@
 //! stays in L2 while the row panels of A stream past it.
 
 use super::avx512::tile;
-use super::pack::{pack_a, pack_b};
+use super::pack::{pack_a, pack_b, Operand16};
 use super::{MR, NR};
 use crate::kernels::team::{self, Shared};
-
-/// One bf16 operand: a pointer to element (0, 0) and its (row, col) strides
-/// in elements, which may be negative (flipped views) or zero (expanded views).
-#[derive(Clone, Copy, Debug)]
-pub struct Operand16 {
-    pub ptr: *const u16,
-    pub rs: isize,
-    pub cs: isize,
-}
-
-// SAFETY: an operand is only read through, by the threads of one `bgemm`
-// call, which its caller keeps inside its borrow of the buffer.
-unsafe impl Send for Operand16 {}
-// SAFETY: as above; reads only.
-unsafe impl Sync for Operand16 {}
-
-impl Operand16 {
-    /// Address of element `(i, j)`.
-    ///
-    /// # Safety
-    /// `(i, j)` lies inside the matrix the operand describes.
-    pub unsafe fn at(self, i: usize, j: usize) -> *const u16 {
-        // SAFETY: the caller keeps (i, j) inside the matrix.
-        unsafe { self.ptr.offset(i as isize * self.rs + j as isize * self.cs) }
-    }
-}
 
 /// Row panels per block of work, and column panels: a block's B panels
 /// (4 x 32 columns) are reused by its 8 row panels (96 rows).

@@ -21,7 +21,9 @@ mod driver;
 mod pack;
 
 #[cfg(target_arch = "x86_64")]
-pub use driver::{bgemm, Operand16};
+pub use driver::bgemm;
+#[cfg(target_arch = "x86_64")]
+pub use pack::Operand16;
 
 /// Rows of the register tile.
 pub const MR: usize = 12;

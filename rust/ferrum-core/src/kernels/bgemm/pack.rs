@@ -6,8 +6,33 @@
 
 use std::arch::x86_64::*;
 
-use super::driver::Operand16;
 use super::{MR, NR};
+
+/// One bf16 operand: a pointer to element (0, 0) and its (row, col) strides
+/// in elements, which may be negative (flipped views) or zero (expanded views).
+#[derive(Clone, Copy, Debug)]
+pub struct Operand16 {
+    pub ptr: *const u16,
+    pub rs: isize,
+    pub cs: isize,
+}
+
+// SAFETY: an operand is only read through, by the threads of one `bgemm`
+// call, which its caller keeps inside its borrow of the buffer.
+unsafe impl Send for Operand16 {}
+// SAFETY: as above; reads only.
+unsafe impl Sync for Operand16 {}
+
+impl Operand16 {
+    /// Address of element `(i, j)`.
+    ///
+    /// # Safety
+    /// `(i, j)` lies inside the matrix the operand describes.
+    pub unsafe fn at(self, i: usize, j: usize) -> *const u16 {
+        // SAFETY: the caller keeps (i, j) inside the matrix.
+        unsafe { self.ptr.offset(i as isize * self.rs + j as isize * self.cs) }
+    }
+}
 
 /// Row panel `rows` of A, all of k: `out[p * MR + r]` = pair `p` of row `r`.
 ///

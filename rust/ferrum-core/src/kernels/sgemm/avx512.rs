@@ -31,7 +31,7 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-use super::driver::Tile;
+use super::tile::Tile;
 
 /// The AVX-512 register tile and the block sizes it runs best with.
 pub struct Avx512;

@@ -23,9 +23,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::avx2::Avx2;
 use super::avx512::Avx512;
 use super::conv_positions;
-use super::driver::{balanced, with_packs, Aligned, Kernel, Operand, Tile};
+use super::driver::{balanced, with_packs, Kernel};
+use super::operand::{with_buffer, Aligned, Operand};
+use super::tile::Tile;
 use super::pack::{pack_a, pack_b};
-use super::weight_cache;
+use super::weight_cache::{self, with_packed};
 use crate::kernels::conv::KeepPacked;
 use crate::kernels::epilogue::Epilogue;
 use crate::kernels::im2col::{valid_cols, ConvGeom};
@@ -56,20 +58,10 @@ pub struct PackedWeights<'a> {
 }
 
 thread_local! {
-    /// The calling thread's buffers for packed weights and a shared im2col
-    /// matrix, kept between calls: a network's convolutions then neither
-    /// allocate nor page-fault them afresh (9.4 MB for ResNet-50's last 3x3).
-    static WEIGHTS: RefCell<Aligned> = RefCell::new(Aligned::default());
+    /// The calling thread's buffer for a shared im2col matrix, kept between
+    /// calls: a network's convolutions then neither allocate nor page-fault
+    /// it afresh (9.4 MB for ResNet-50's last 3x3).
     static COLUMNS: RefCell<Aligned> = RefCell::new(Aligned::default());
-}
-
-/// Run `f` with this thread's buffer in `cell` (a fresh one if the thread
-/// is already using it, which only a re-entrant caller could cause).
-fn with_buffer<R>(cell: &'static std::thread::LocalKey<RefCell<Aligned>>, f: impl FnOnce(&mut Aligned) -> R) -> R {
-    cell.with(|c| match c.try_borrow_mut() {
-        Ok(mut buf) => f(&mut buf),
-        Err(_) => f(&mut Aligned::default()),
-    })
 }
 
 impl<'a> PackedWeights<'a> {
@@ -223,19 +215,6 @@ unsafe fn forward<T: Tile>(kernel: Kernel, x: &[f32], w: &[f32], epi: Epilogue<'
         // SAFETY: forwarded from the caller.
         unsafe { compute::<T>(&PackedWeights::over::<T>(packed, og, k), x, y.ptr, epi, g, threads) }
     })
-}
-
-/// Run `run` over `w` packed by `pack`: the packing kept in the weight
-/// cache under `key` (its offset taken from `keep`) when `keep` describes
-/// `w`, else packed afresh into this thread's buffer.
-pub(super) fn with_packed<R>(keep: Option<KeepPacked<'_>>, w: &[f32], key: weight_cache::Key, pack: impl FnOnce(&mut Aligned) -> usize, run: impl FnOnce(&Aligned) -> R) -> R {
-    match keep.filter(|keep| std::ptr::eq(keep.buffer.as_ptr().wrapping_add(keep.offset), w.as_ptr())) {
-        Some(keep) => run(&weight_cache::get_or_pack(keep.buffer, weight_cache::Key { offset: keep.offset, ..key }, pack)),
-        None => with_buffer(&WEIGHTS, |buf| {
-            pack(buf);
-            run(buf)
-        }),
-    }
 }
 
 /// The convolution with its weights packed: the output cut into parts (as

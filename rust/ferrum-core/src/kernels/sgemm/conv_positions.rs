@@ -19,10 +19,10 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::avx512::Avx512;
-use super::conv::with_packed;
-use super::driver::{Aligned, Kernel, Operand};
+use super::driver::Kernel;
+use super::operand::{Aligned, Operand};
 use super::pack::pack_b;
-use super::weight_cache;
+use super::weight_cache::{self, with_packed};
 use crate::kernels::conv::KeepPacked;
 use crate::kernels::epilogue::Epilogue;
 use crate::kernels::im2col::ConvGeom;

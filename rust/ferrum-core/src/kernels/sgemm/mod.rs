@@ -38,6 +38,8 @@ mod conv_positions;
 #[cfg(target_arch = "x86_64")]
 mod driver;
 #[cfg(target_arch = "x86_64")]
+mod operand;
+#[cfg(target_arch = "x86_64")]
 mod pack;
 #[cfg(target_arch = "x86_64")]
 mod prepacked;
@@ -48,12 +50,16 @@ mod small;
 #[cfg(target_arch = "x86_64")]
 mod tail;
 #[cfg(target_arch = "x86_64")]
+mod tile;
+#[cfg(target_arch = "x86_64")]
 mod weight_cache;
 
 #[cfg(target_arch = "x86_64")]
 pub use conv::conv_forward;
 #[cfg(target_arch = "x86_64")]
-pub use driver::{available, sgemm, Kernel, Operand};
+pub use driver::{available, sgemm, Kernel};
+#[cfg(target_arch = "x86_64")]
+pub use operand::Operand;
 #[cfg(target_arch = "x86_64")]
 pub use prepacked::PackedB;
 #[cfg(target_arch = "x86_64")]

@@ -5,7 +5,8 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-use super::driver::{Operand, Tile};
+use super::operand::Operand;
+use super::tile::Tile;
 
 /// The micro-panels of `width` lines (rows of A or columns of B) that hold
 /// `lines` lines `kc` deep: each panel's `width * kc` floats of `out`

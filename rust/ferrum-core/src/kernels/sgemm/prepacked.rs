@@ -10,7 +10,9 @@
 
 use super::avx2::Avx2;
 use super::avx512::Avx512;
-use super::driver::{balanced, with_packs, Aligned, Kernel, Operand, Tile};
+use super::driver::{balanced, with_packs, Kernel};
+use super::operand::{Aligned, Operand};
+use super::tile::Tile;
 use super::pack::{pack_a, pack_b};
 use crate::kernels::team;
 

@@ -12,7 +12,7 @@
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::driver::Aligned;
+use super::operand::Aligned;
 
 /// Panels a part claims at once: a few KiB of packing each (6 x 256 floats
 /// for the AVX2 tile), so that the claim's cache-line transfer between

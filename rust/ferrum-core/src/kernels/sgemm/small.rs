@@ -15,7 +15,8 @@
 use std::arch::x86_64::*;
 
 use super::avx512::Avx512;
-use super::driver::{Operand, Tile};
+use super::operand::Operand;
+use super::tile::Tile;
 use crate::kernels::team;
 
 /// Rows of the register tile (as the packed AVX-512 tile's).

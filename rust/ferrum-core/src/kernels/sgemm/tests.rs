@@ -5,7 +5,7 @@
 
 use super::avx2::Avx2;
 use super::avx512::Avx512;
-use super::driver::Tile;
+use super::tile::Tile;
 use super::small;
 use super::{Kernel, Operand};
 use crate::kernels::gemm::{sgemm_into, Dims, GemmElement, Mat};

@@ -14,10 +14,13 @@
 //! Foreign memory (shared through DLPack or NumPy) is never cached: its
 //! owner may write new values at the same address between calls.
 
+use std::cell::RefCell;
 use std::sync::{Arc, Mutex, Weak};
 
-use super::driver::{Aligned, Kernel};
+use super::driver::Kernel;
+use super::operand::{with_buffer, Aligned};
 use crate::buffer::Buffer;
+use crate::kernels::conv::KeepPacked;
 
 /// Packed floats the cache holds at most (1 GiB): the convolutions of
 /// ResNet-50 or VGG-19 take less than a tenth of it each.
@@ -79,6 +82,25 @@ pub fn get_or_pack(weights: &Arc<Buffer<f32>>, key: Key, pack: impl FnOnce(&mut 
         }
     }
     packed
+}
+
+thread_local! {
+    /// The calling thread's buffer for weights packed afresh (not cached),
+    /// kept between calls so that it is not allocated for each.
+    static WEIGHTS: RefCell<Aligned> = RefCell::new(Aligned::default());
+}
+
+/// Run `run` over `w` packed by `pack`: the packing kept in the weight
+/// cache under `key` (its offset taken from `keep`) when `keep` describes
+/// `w`, else packed afresh into this thread's buffer.
+pub(super) fn with_packed<R>(keep: Option<KeepPacked<'_>>, w: &[f32], key: Key, pack: impl FnOnce(&mut Aligned) -> usize, run: impl FnOnce(&Aligned) -> R) -> R {
+    match keep.filter(|keep| std::ptr::eq(keep.buffer.as_ptr().wrapping_add(keep.offset), w.as_ptr())) {
+        Some(keep) => run(&get_or_pack(keep.buffer, Key { offset: keep.offset, ..key }, pack)),
+        None => with_buffer(&WEIGHTS, |buf| {
+            pack(buf);
+            run(buf)
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use crate::ops::binary::BinaryOp;
 use crate::ops::unary::FloatUnary;
 use rayon::prelude::*;
 
-use crate::dtype::FloatElement;
+use crate::element::FloatElement;
 use crate::error::Result;
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_COSTLY};
 use crate::ops::unary::sigmoid;

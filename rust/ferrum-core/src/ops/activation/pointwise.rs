@@ -7,7 +7,7 @@ use crate::autodiff::{record_lazy, FnBackward, Var};
 use crate::kernels::elementwise::zip_same;
 use std::f64::consts::FRAC_1_SQRT_2;
 
-use crate::dtype::{Element, FloatElement};
+use crate::element::{Element, FloatElement};
 use crate::error::Result;
 use crate::kernels::elementwise::map_same;
 use crate::kernels::erfc::erfc_f32;

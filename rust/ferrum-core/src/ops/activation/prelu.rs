@@ -6,7 +6,7 @@ use crate::ops::compare::CompareOp;
 use crate::Scalar;
 use rayon::prelude::*;
 
-use crate::dtype::FloatElement;
+use crate::element::FloatElement;
 use crate::error::{Error, Result};
 use crate::kernels::elementwise::map_same;
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP};

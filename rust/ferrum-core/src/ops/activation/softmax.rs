@@ -3,7 +3,7 @@
 
 use crate::autodiff::{record, FnBackward, Var};
 use crate::ops::binary::BinaryOp;
-use crate::dtype::FloatElement;
+use crate::element::FloatElement;
 use crate::error::Result;
 use crate::kernels::softmax::{softmax, Normalise, SoftmaxOp};
 use crate::tensor::Tensor;
