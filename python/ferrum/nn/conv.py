@@ -81,7 +81,7 @@ class Conv1dConfig:
         c_in, c_out = self.channels_in // self.groups, self.channels_out // self.groups
         fans = (c_in * self.kernel_size, c_out * self.kernel_size)
         shape = (self.channels_out, c_in, self.kernel_size)
-        return cb.build_layer(Conv1d, self, shape, fans, device)
+        return cb.build_layer(Conv1d, self, shape, fans, self.channels_out, device)
 
 
 class Conv1d(cb.PlainConv[B, D3, int, PaddingConfig1d]):
@@ -136,7 +136,7 @@ class Conv2dConfig:
         """A new layer on ``device``."""
         (c_in, c_out), (kh, kw) = self.channels, self.kernel_size
         fans = (c_in // self.groups * kh * kw, c_out // self.groups * kh * kw)
-        return cb.build_layer(Conv2d, self, (c_out, c_in // self.groups, kh, kw), fans, device)
+        return cb.build_layer(Conv2d, self, (c_out, c_in // self.groups, kh, kw), fans, c_out, device)
 
 
 class Conv2d(cb.PlainConv[B, D4, tuple[int, int], PaddingConfig2d]):
@@ -203,7 +203,7 @@ class ConvTranspose1dConfig:
         c_in, c_out = self.channels
         fans = (c_out // self.groups * self.kernel_size, c_in // self.groups * self.kernel_size)
         shape = (c_in, c_out // self.groups, self.kernel_size)
-        return cb.build_layer(ConvTranspose1d, self, shape, fans, device, "padding_out")
+        return cb.build_layer(ConvTranspose1d, self, shape, fans, c_out, device, "padding_out")
 
 
 class ConvTranspose1d(cb.TransposedConv[B, D3, int]):
@@ -261,7 +261,7 @@ class ConvTranspose2dConfig:
         (c_in, c_out), (kh, kw) = self.channels, self.kernel_size
         fans = (c_out // self.groups * kh * kw, c_in // self.groups * kh * kw)
         shape = (c_in, c_out // self.groups, kh, kw)
-        return cb.build_layer(ConvTranspose2d, self, shape, fans, device, "padding_out")
+        return cb.build_layer(ConvTranspose2d, self, shape, fans, c_out, device, "padding_out")
 
 
 class ConvTranspose2d(cb.TransposedConv[B, D4, tuple[int, int]]):

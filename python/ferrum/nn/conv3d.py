@@ -95,7 +95,8 @@ class Conv3dConfig:
         """A new layer on ``device``."""
         (c_in, c_out), k = self.channels, math.prod(self.kernel_size)
         fans = (c_in // self.groups * k, c_out // self.groups * k)
-        return cb.build_layer(Conv3d, self, (c_out, c_in // self.groups, *self.kernel_size), fans, device)
+        shape = (c_out, c_in // self.groups, *self.kernel_size)
+        return cb.build_layer(Conv3d, self, shape, fans, c_out, device)
 
 
 class Conv3d(cb.PlainConv[B, D5, Triple, PaddingConfig3d]):
@@ -149,7 +150,7 @@ class ConvTranspose3dConfig:
         (c_in, c_out), k = self.channels, math.prod(self.kernel_size)
         shape = (c_in, c_out // self.groups, *self.kernel_size)
         fans = (c_out // self.groups * k, None)
-        return cb.build_layer(ConvTranspose3d, self, shape, fans, device, "padding_out", "channels")
+        return cb.build_layer(ConvTranspose3d, self, shape, fans, c_out, device, "padding_out", "channels")
 
 
 class ConvTranspose3d(cb.TransposedConv[B, D5, Triple]):

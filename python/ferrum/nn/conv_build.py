@@ -6,7 +6,7 @@ Example:
     >>> from ferrum.nn.conv import Conv2d, Conv2dConfig
     >>> from ferrum.nn.conv_build import build_layer
     >>> config = Conv2dConfig((2, 4), (3, 3))
-    >>> build_layer(Conv2d, config, (4, 2, 3, 3), (18, 36), NdArray.device()).weight.shape()
+    >>> build_layer(Conv2d, config, (4, 2, 3, 3), (18, 36), 4, NdArray.device()).weight.shape()
     (4, 2, 3, 3)
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from ferrum._ferrum import Device, Tensor
 from ferrum.module import Module, Param
@@ -35,18 +35,15 @@ KAIMING = Initializer.KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=Fal
 _LAYER_FIELDS = ("stride", "kernel_size", "dilation", "groups", "padding")
 
 
-if TYPE_CHECKING:
-    from ferrum.nn.conv import Conv1dConfig, Conv2dConfig, ConvTranspose1dConfig, ConvTranspose2dConfig
-    from ferrum.nn.conv3d import Conv3dConfig, ConvTranspose3dConfig
+class ConvConfig(Protocol):
+    """What ``build_layer`` reads from any convolution config (1d to 3d, plain or transposed) by name;
+    the settings it copies (``_LAYER_FIELDS`` and the extras) are read with ``getattr``."""
 
-    _Config: TypeAlias = (
-        Conv1dConfig
-        | Conv2dConfig
-        | Conv3dConfig
-        | ConvTranspose1dConfig
-        | ConvTranspose2dConfig
-        | ConvTranspose3dConfig
-    )
+    @property
+    def initializer(self) -> Initializer: ...
+
+    @property
+    def bias(self) -> bool: ...
 
 
 class ConvLayer(Module[B], Generic[B, R, S]):
@@ -88,9 +85,10 @@ def bias_val(bias: Param[Tensor[B, D1]] | None) -> Tensor[B, D1] | None:
 
 def build_layer(
     layer: Callable[..., L],
-    config: _Config,
+    config: ConvConfig,
     weight_shape: tuple[int, ...],
     fans: tuple[int, int | None],
+    channels_out: int,
     device: Device[B],
     *extra: str,
 ) -> L:
@@ -99,9 +97,6 @@ def build_layer(
     size, dilation, groups, padding and the ``extra`` fields."""
     fan_in, fan_out = fans
     weight = config.initializer.init_with(weight_shape, fan_in, fan_out, device)
-    from ferrum.nn.conv import Conv1dConfig  # conv.py imports this module
-
-    channels_out = config.channels_out if isinstance(config, Conv1dConfig) else config.channels[1]
     bias = config.initializer.init_with((channels_out,), fan_in, fan_out, device) if config.bias else None
     fields = {name: getattr(config, name) for name in (*_LAYER_FIELDS, *extra)}
     return layer(weight=weight, bias=bias, **fields)
