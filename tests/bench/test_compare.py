@@ -94,7 +94,8 @@ def test_compare_matmul_rows_report_rates_and_per_call_percentiles() -> None:
     for _, (_, calls, p10, p50, p90, steadiness) in percentiles:
         assert int(calls) >= 10
         assert float(p10) <= float(p50) <= float(p90), proc.stdout
-        assert 0 < float(steadiness) <= 1
+        # Printed with two decimals: a call slowed 200x by a loaded machine shows 0.00.
+        assert 0 <= float(steadiness) <= 1
 
 
 @pytest.mark.parametrize(
