@@ -30,7 +30,7 @@ from ferrum.onnx.dtypes import (
 from ferrum.onnx.ops._util import AnyTensor, float_of, to_rank
 from ferrum.onnx.ops._util import axis as axis_of
 from ferrum.onnx.ops.conv import conv
-from ferrum.onnx.ops.linear import mat_mul
+from ferrum.onnx.ops.linear import as_tensor, integer_product, mat_mul
 from ferrum.onnx.ops.registry import op
 
 __all__ = [
@@ -262,26 +262,34 @@ def _scalar_like(zero_point: AnyTensor, like: AnyTensor) -> AnyTensor:
     return to_rank(float_of(zero_point).cast(like.dtype).reshape((-1,)), like.rank())
 
 
-@op("QLinearMatMul")
+@op("QLinearMatMul", static=(None, None, None, "b"))
 def q_linear_matmul(
     a: AnyTensor,
     a_scale: AnyTensor,
     a_zero_point: AnyTensor,
-    b: AnyTensor,
     b_scale: AnyTensor,
     b_zero_point: AnyTensor,
     y_scale: AnyTensor,
     y_zero_point: AnyTensor,
+    *,
+    b: AnyTensor | np.ndarray[Any, Any],
     input_types: tuple[int, ...] = (),
 ) -> AnyTensor:
     """Quantized matmul: ``(a - a_zp) @ (b - b_zp) * (a_scale * b_scale / y_scale) + y_zp``, saturated.
 
     Quantized inputs are Int tensors, the result one in ``y_zero_point``'s
     type (uint8 or int8), rounded half to even and clamped. ``a``'s scale and
-    zero point may be per row, ``b``'s per column (1-D).
+    zero point may be per row, ``b``'s per column (1-D). ``b`` is a keyword
+    (the graph's constant array when it is one): a constant int8 ``b`` times
+    a uint8 ``a`` sums on the int8 tiles (``b`` packed once), other types in f64;
+    both sums are exact, and the rescaling is the same.
     """
     target = _quantized_type("QLinearMatMul", y_zero_point, input_types, 7)
-    product = mat_mul(_centered(a, a_zero_point, per_row=True), _centered(b, b_zero_point))
+    exact = integer_product(a, a_zero_point, b, b_zero_point)
+    if exact is not None:
+        product = exact.float().cast(DType.F64)
+    else:
+        product = mat_mul(_centered(a, a_zero_point, per_row=True), _centered(as_tensor(b, a), b_zero_point))
     factor = _requantize_factor((a_scale, b_scale, y_scale), _type_of(input_types, 1), product.rank(), True)
     return _saturate((product * factor).round() + _scalar_like(y_zero_point, product), target)
 
