@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -19,9 +20,12 @@ from ferrum._ferrum import Int8Matrix
 from ferrum.backend import NdArray
 from ferrum.onnx import load
 from ferrum.onnx.backend import FerrumBackend
+from ferrum.onnx.codegen import generate
 from ferrum.onnx.ops import linear
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
+
+from tests.support.onnx_models import import_generated, mypy_strict
 
 DEVICE = NdArray.device()
 RNG = np.random.default_rng(51)
@@ -49,7 +53,8 @@ def _model(
 
 def _check(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> np.ndarray:
     got = FerrumBackend.run_model(model, list(inputs.values()))[0]
-    want = list(ReferenceEvaluator(model).run(None, inputs))[0]
+    outputs: Any = ReferenceEvaluator(model).run(None, inputs)
+    want = outputs[0]
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
     return np.asarray(got)
@@ -174,3 +179,19 @@ def test_a_model_quantized_by_onnxruntime_statically_imports() -> None:
     assert _packed_count() == 1
     # uint8 outputs dequantized: equal to onnxruntime's, which rounds half to even as ONNX specifies.
     np.testing.assert_array_equal(y, ref["cnn_static_y"])
+
+
+def test_generated_code_of_a_dynamically_quantized_model(tmp_path: Path) -> None:
+    # Generated code writes the int8 weights inline, a new array at each call: packed once by content.
+    ref = np.load(FIXTURES / "outputs.npz")
+    files = generate(FIXTURES / "mlp_dynamic.onnx", tmp_path / "out", "mlp_dynamic")
+    module = import_generated(files.source, "int8")
+    model = module.load(files.weights, DEVICE)
+    linear._PACKED.clear()
+    for _ in range(2):
+        y = model.forward(Tensor.from_data(ref["mlp_dynamic_x"], DEVICE)).to_numpy()
+        np.testing.assert_allclose(y, ref["mlp_dynamic_y"], rtol=1e-5, atol=1e-5)
+    assert _packed_count() == 4  # two arrays a call, two calls ...
+    assert len({id(packed) for _, packed in linear._PACKED.values()}) == 2  # ... packed once each
+    status, report = mypy_strict([files.source], tmp_path)
+    assert status == 0, report

@@ -9,6 +9,7 @@ each uint8 input is multiplied exactly in int32.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -107,6 +108,9 @@ def mat_mul(a: AnyTensor, b: AnyTensor) -> AnyTensor:
 #: Constant integer matrices packed for the int8 tiles (None: values outside int8), by the identity
 #: of the graph's array (kept alive here, so the identity is not reused) and the zero points.
 _PACKED: dict[tuple[int, tuple[int, ...]], tuple[np.ndarray[Any, Any], Int8Matrix | None]] = {}
+#: The same by content, for code that makes its array anew at each call (generated code writes
+#: small constants inline); looked up only when the identity misses.
+_BY_CONTENT: dict[tuple[bytes, tuple[int, ...]], Int8Matrix | None] = {}
 _PACKED_MAX = 64
 
 
@@ -135,7 +139,15 @@ def _packed(b: object, b_zero_point: AnyTensor | None, device: Device[Any]) -> I
     cached = _PACKED.get(key)
     if cached is not None and cached[0] is b:
         return cached[1]
-    packed = Int8Matrix.pack(Tensor.from_numpy(b.astype(np.int64), device), zero)
+    digest = hashlib.blake2b(f"{b.shape}{b.dtype.str}".encode() + np.ascontiguousarray(b).tobytes()).digest()
+    content = (digest, tuple(zero))
+    if content in _BY_CONTENT:
+        packed = _BY_CONTENT[content]
+    else:
+        packed = Int8Matrix.pack(Tensor.from_numpy(b.astype(np.int64), device), zero)
+        if len(_BY_CONTENT) >= _PACKED_MAX:
+            _BY_CONTENT.pop(next(iter(_BY_CONTENT)))
+        _BY_CONTENT[content] = packed
     if len(_PACKED) >= _PACKED_MAX:
         _PACKED.pop(next(iter(_PACKED)))
     _PACKED[key] = (b, packed)
