@@ -219,19 +219,20 @@ def dynamic_quantize_linear(x: AnyTensor) -> tuple[AnyTensor, AnyTensor, AnyTens
     xf = float_of(x)
     if not math.prod(xf.dims()):
         raise ValueError(f"DynamicQuantizeLinear: expected a non-empty x, found shape {list(xf.dims())}")
-    flat = xf.reshape((-1,))
-    high = float(np.asarray(flat.max().to_numpy())[0])
-    low = float(np.asarray(flat.min().to_numpy())[0])
+    # One NumPy pass per step over the values (an int8 model runs this before every product).
+    values = np.asarray(xf.to_numpy())
+    high, low = float(values.max()), float(values.min())
     # the reference computes the scalars in float32: round each step through it
     top, bottom = np.float32(max(0.0, high)), np.float32(min(0.0, low))
     scale = np.float32(1.0 if top == bottom else top - bottom) / np.float32(255)
     zero = np.rint(np.clip(np.float32(0) - bottom / scale, 0, 255))
-    y = (xf / float(scale)).round() + float(zero)
+    # x / y_scale in x's float type, rounded half to even, as the reference
+    y = np.clip(np.rint(values / values.dtype.type(scale)) + zero, 0, 255).astype(np.int64)
     device = x.device()
     as_dtype = np.float64 if xf.dtype == DType.F64 else np.float32
     scale_t = Tensor.from_numpy(np.asarray(scale, as_dtype), device)
     zero_t = Tensor.from_numpy(np.asarray(int(zero), dtype=np.int64), device)
-    return y.clamp(0.0, 255.0).int(), scale_t, zero_t
+    return Tensor.from_numpy(y, device), scale_t, zero_t
 
 
 def _centered(q: AnyTensor, zero_point: AnyTensor | None, per_row: bool = False) -> AnyTensor:
