@@ -165,6 +165,16 @@ class Param(Generic[T]):
         value = self.val()
         return value if self._save_mapper is None else self._save_mapper(value)
 
+    def record_quantized(self) -> QTensor[Any, Any] | None:
+        """The quantized tensor records hold for this parameter (Burn's ``QFloat``
+        tensor data), or None when records hold ``record_value()``: the parameter
+        is not quantized, or record mappers change its layout."""
+        return self._quantized if self.keeps_record_layout() else None
+
+    def keeps_record_layout(self) -> bool:
+        """Whether records hold this parameter in its own layout (no save or load mapper)."""
+        return self._save_mapper is None and self._load_mapper is None
+
     def from_record_value(self, value: T) -> T:
         """A tensor read from a record, back in this parameter's layout (``load_mapper``)."""
         return value if self._load_mapper is None else self._load_mapper(value)

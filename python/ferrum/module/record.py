@@ -2,7 +2,8 @@
 
 The record has Burn's shape, field for field in declaration order, so that
 bincode (which holds no names) lines up with Burn's ``Module`` derive:
-parameters and running states are ``{"id": "<ParamId>", "param": Tensor}``,
+parameters and running states are ``{"id": "<ParamId>", "param": Tensor}``
+(a quantized parameter's ``param`` its ``QTensor``, Burn's ``QFloat`` data),
 sub-modules nested dicts, lists of modules lists (Rust ``Vec``), tuples of
 modules tuples (Rust arrays), an optional field ``None`` or its value marked
 ``ferrum.record.Some``, and constants ``None`` (a tuple or list of constants a
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ferrum._ferrum import Device, Float, Tensor, TensorData
+from ferrum._ferrum import Device, Float, QTensor, Tensor, TensorData
 from ferrum.module.param import Param, ParamId, RunningState
 from ferrum.module.tree import is_module, is_tree_node, join, node_fields, with_fields
 from ferrum.record import Some, SomeConstant
@@ -30,7 +31,8 @@ __all__ = ["into_record", "load_record"]
 def into_record(node: object) -> Any:
     """The record of a module, list, parameter or running state."""
     if isinstance(node, Param):
-        return {"id": str(node.id), "param": node.record_value()}
+        quantized = node.record_quantized()
+        return {"id": str(node.id), "param": node.record_value() if quantized is None else quantized}
     if isinstance(node, RunningState):
         return {"id": str(node.id), "param": node.value()}
     if is_module(node):
@@ -77,6 +79,9 @@ def load_record(node: Any, record: object, path: str) -> Any:
     """A copy of ``node`` holding the tensors and ids of ``record``; ValueError names the first mismatch."""
     where = path or "<root>"
     if isinstance(node, Param):
+        quantized = _quantized_leaf(node, record, where)
+        if quantized is not None:
+            return quantized
         # Compared in the record's layout, then brought to the module's (Burn's load mapper).
         tensor, pid = _leaf(record, node.record_value(), node.id, where)
         return node.with_value(node.from_record_value(tensor), pid)
@@ -163,6 +168,24 @@ def _load_variant(module: Any, record: object, path: str) -> Any:
     return with_fields(module, {fields[0][0]: load_record(inner, rec, join(path, name))})
 
 
+def _quantized_leaf(node: Param[Any], record: object, where: str) -> Param[Any] | None:
+    """The parameter holding a record's quantized tensor, as Burn loads ``QFloat``
+    data (quantized, whatever the parameter held); None when the record holds floats."""
+    if not isinstance(record, Mapping) or not isinstance(record.get("param"), QTensor):
+        return None
+    q: QTensor[Any, Any] = record["param"]
+    if not node.keeps_record_layout():
+        return None  # record mappers change the layout: loaded as floats through them
+    if q.dims() != node.shape():
+        raise ValueError(
+            f"record for parameter '{where}' has shape {list(q.dims())},"
+            f" the module expects {list(node.shape())}"
+        )
+    if q.device() != node.device():
+        return None  # on another device: loaded as floats, moved by the float path
+    return node.with_value(node.val(), _record_id(record, node.id, where)).with_quantized(q)
+
+
 def _leaf(record: object, current: Tensor[Any, Any, Any], pid: ParamId, where: str) -> tuple[Any, ParamId]:
     if not isinstance(record, Mapping) or "param" not in record:
         expected = "{'id': str, 'param': tensor}"
@@ -175,19 +198,26 @@ def _leaf(record: object, current: Tensor[Any, Any, Any], pid: ParamId, where: s
         )
     if tensor.dtype != current.dtype:
         tensor = tensor.cast(current.dtype)
+    return tensor, _record_id(record, pid, where)
+
+
+def _record_id(record: Mapping[str, Any], pid: ParamId, where: str) -> ParamId:
     raw_id = record.get("id")
     if raw_id is None:
-        return tensor, pid
+        return pid
     if isinstance(raw_id, ParamId):
-        return tensor, raw_id
+        return raw_id
     if isinstance(raw_id, int) and not isinstance(raw_id, bool):
-        return tensor, ParamId(raw_id)
+        return ParamId(raw_id)
     if isinstance(raw_id, str):
-        return tensor, ParamId.from_str(raw_id)
+        return ParamId.from_str(raw_id)
     raise ValueError(f"record for parameter '{where}': id must be a str, found {_kind(raw_id)}")
 
 
 def _tensor(value: object, device: Device[Any], where: str) -> Tensor[Any, Any, Any]:
+    if isinstance(value, QTensor):
+        # A quantized record for a running state or a parameter stored in another layout.
+        value = value.dequantize()
     if isinstance(value, Tensor):
         tensor: Tensor[Any, Any, Any] = value if value.device() == device else value.to_device(device)
     elif isinstance(value, TensorData):

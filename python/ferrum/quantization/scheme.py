@@ -289,6 +289,16 @@ class QuantScheme:
         return self.value.value, block, self.param.value
 
 
+def _record_scheme(value: str, block: list[int] | None, param: str) -> QuantScheme:
+    """The scheme of a quantized tensor loaded from a record, with the store
+    ferrum writes its values in (8-bit ``Native``, as Burn's NdArray backend;
+    4- and 2-bit ``PackedU32(0)``)."""
+    qvalue = QuantValue(value)
+    store = QuantStore.Native if qvalue.size_bits() == 8 else QuantStore.PackedU32(0)
+    level = QuantLevel.Tensor if block is None else QuantLevel.block(block)
+    return QuantScheme(value=qvalue, param=QuantParam(param), store=store, level=level)
+
+
 @dataclasses.dataclass(frozen=True)
 class QuantizationParameters(Generic[B]):
     """Precomputed scales for ``Tensor.quantize``: one per tensor or per block

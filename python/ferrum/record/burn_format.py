@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import ferrum._ferrum as _ferrum
-from ferrum._ferrum import Tensor
+from ferrum._ferrum import QTensor, Tensor
 from ferrum.record.base import OptimizerRecord, Some, SomeConstant
 from ferrum.record.error import RecordError
 from ferrum.record.param_id import ParamId
@@ -20,7 +20,7 @@ __all__ = ["rank_problem"]
 
 
 def _is_param(node: Mapping[str, Any]) -> bool:
-    return set(node) == {"id", "param"} and isinstance(node["param"], Tensor)
+    return set(node) == {"id", "param"} and isinstance(node["param"], (Tensor, QTensor))
 
 
 def _is_optimizer_record(node: Mapping[str, Any]) -> bool:
@@ -222,7 +222,7 @@ def rank_problem(path: str, versioned: object) -> str | None:
 def _ids_from_burn(node: Any, source: str, path: str) -> Any:
     """The loaded tree with ferrum's ids, checking every id and optimizer rank tag against ``source``."""
     if isinstance(node, dict):
-        if isinstance(node.get("param"), Tensor):
+        if isinstance(node.get("param"), (Tensor, QTensor)):
             node["id"] = _decoded_id(node.get("id"), source, _join(path, "id"))
             return node
         if not path and _is_optimizer_record(node):

@@ -3,7 +3,7 @@
 //! through their `_engine_args()`.
 
 use ferrum_core::ops::conv::ConvOptions;
-use ferrum_core::quant::{QTensor, QuantScheme};
+use ferrum_core::quant::{Int8Matrix, QTensor, QuantLevel, QuantParam, QuantScheme};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -38,6 +38,25 @@ pub struct PyQTensor {
 fn engine_scheme(scheme: &Bound<'_, PyAny>) -> PyResult<QuantScheme> {
     let (value, block, param): (String, Option<Vec<usize>>, String) = scheme.call_method0("_engine_args")?.extract()?;
     QuantScheme::from_names(&value, block, &param).map_err(|e| to_py(scheme.py(), e))
+}
+
+impl PyQTensor {
+    /// A quantized tensor read from a record, with its scheme as a Python
+    /// `QuantScheme` (its store the one ferrum writes the values in).
+    pub fn from_record(py: Python<'_>, q: QTensor, device: Py<PyDevice>) -> PyResult<PyQTensor> {
+        let s = q.scheme();
+        let block = match &s.level {
+            QuantLevel::Tensor => None,
+            QuantLevel::Block(dims) => Some(dims.clone()),
+        };
+        let param = match s.param {
+            QuantParam::F32 => "F32",
+            QuantParam::F16 => "F16",
+            QuantParam::BF16 => "BF16",
+        };
+        let scheme = py.import("ferrum.quantization.scheme")?.getattr("_record_scheme")?.call1((s.value.name(), block, param))?;
+        Ok(PyQTensor { q, device, scheme: scheme.unbind() })
+    }
 }
 
 #[pymethods]
@@ -162,7 +181,51 @@ impl PyQTensor {
     }
 }
 
+/// An int8 matrix packed once for integer products (ONNX's `MatMulInteger`
+/// and `QLinearMatMul` with a constant weight): `matmul(a, a_zero)` is
+/// `(a - a_zero) @ (values - zero)`, exact in int32, on the int8 tiles.
+///
+/// Example:
+///     >>> b = Tensor.from_data([[1, 4], [2, 5], [3, 6]], device)
+///     >>> w = Int8Matrix.pack(b, [0])
+///     >>> a = Tensor.from_data([[11, 7, 3], [10, 6, 2]], device)
+///     >>> w.matmul(a, [12]).to_data().to_list()
+///     [-38, -83, -44, -98]
+#[pyclass(frozen, name = "Int8Matrix", module = "ferrum")]
+pub struct PyInt8Matrix {
+    m: Int8Matrix,
+}
+
+#[pymethods]
+impl PyInt8Matrix {
+    /// `values` (an Int tensor `[k, n]`) and its zero points (1 or `n`)
+    /// packed; None when a value or zero point is outside int8's range.
+    #[staticmethod]
+    fn pack(py: Python<'_>, values: PyRef<'_, PyTensor>, zero: Vec<i64>) -> PyResult<Option<PyInt8Matrix>> {
+        Ok(values.run(py, |t| Int8Matrix::new(t, &zero))?.map(|m| PyInt8Matrix { m }))
+    }
+
+    /// `[k, n]`.
+    fn dims(&self) -> (usize, usize) {
+        let [k, n] = self.m.shape();
+        (k, n)
+    }
+
+    /// `(a - a_zero) @ (self - zero)` for an Int `a` `[..., k]`: an Int tensor
+    /// `[..., n]`; `a_zero` is 1 value or one per row of a matrix. None when a
+    /// value of `a` or a zero point is outside uint8's range.
+    fn matmul(&self, py: Python<'_>, a: PyRef<'_, PyTensor>, a_zero: Vec<i64>) -> PyResult<Option<PyTensor>> {
+        let out = a.run(py, |t| self.m.matmul(t, &a_zero))?;
+        Ok(out.map(|t| PyTensor::new(t, a.device.clone_ref(py))))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Int8Matrix(dims={:?})", self.m.shape())
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyQTensor>()?;
+    m.add_class::<PyInt8Matrix>()?;
     Ok(())
 }

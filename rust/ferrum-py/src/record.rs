@@ -11,6 +11,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyT
 
 use crate::device::PyDevice;
 use crate::error::{engine, IntoPyResult};
+use crate::quantized::PyQTensor;
 use crate::tensor::PyTensor;
 
 fn precision(py: Python<'_>, name: &str) -> PyResult<Precision> {
@@ -32,6 +33,9 @@ fn to_item(value: &Bound<'_, PyAny>, path: &str) -> PyResult<Item> {
     }
     if let Ok(t) = value.cast::<PyTensor>() {
         return Ok(Item::tensor(t.get().t.clone()));
+    }
+    if let Ok(q) = value.cast::<PyQTensor>() {
+        return Ok(Item::QTensor(Box::new(q.get().q.clone())));
     }
     if let Ok(d) = value.cast::<PyDict>() {
         // `ferrum.record.Some` marks an optional field that holds a value: bincode writes a 1 before it.
@@ -162,6 +166,8 @@ fn to_py(py: Python<'_>, item: Item, device: &Py<PyDevice>) -> PyResult<Py<PyAny
         Item::Opt(None) | Item::Unit => py.None(),
         Item::Opt(Some(v)) => to_py(py, *v, device)?,
         Item::Tensor(t) => Py::new(py, PyTensor::new(*t, device.clone_ref(py)))?.into_any(),
+        Item::QTensor(q) => Py::new(py, PyQTensor::from_record(py, *q, device.clone_ref(py))?)?.into_any(),
+        Item::U8(v) => v.into_pyobject(py)?.into_any().unbind(),
         Item::Str(s) => s.into_pyobject(py)?.into_any().unbind(),
         Item::U64(v) => v.into_pyobject(py)?.into_any().unbind(),
         Item::I64(v) => v.into_pyobject(py)?.into_any().unbind(),

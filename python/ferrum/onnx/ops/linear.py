@@ -1,16 +1,20 @@
 """Products: Gemm, MatMul, MatMulInteger.
 
 A Gemm (or a MatMul by a rank-2 constant) whose weight is a constant becomes
-a ``Linear`` layer (weight ``[d_input, d_output]``, as Burn's).
+a ``Linear`` layer (weight ``[d_input, d_output]``, as Burn's). A
+MatMulInteger (and QLinearMatMul, in ``quantize``) by a constant int8 matrix
+runs on the int8 tiles: the matrix is packed once, at its first product, and
+each uint8 input is multiplied exactly in int32.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
 
-from ferrum._ferrum import Device, DType, Tensor
+from ferrum._ferrum import Device, DType, Int, Int8Matrix, Tensor
 from ferrum.module import Param
 from ferrum.nn.linear import Linear
 from ferrum.onnx.ops._util import AnyTensor, to_rank
@@ -101,12 +105,98 @@ def mat_mul(a: AnyTensor, b: AnyTensor) -> AnyTensor:
     return out.reshape(tuple(dims)) if (ra == 1 or rb == 1) else out
 
 
-@op("MatMulInteger")
+#: Constant integer matrices packed for the int8 tiles (None: values outside int8), by the identity
+#: of the graph's array (kept alive here, so the identity is not reused) and the zero points.
+_PACKED: dict[tuple[int, tuple[int, ...]], tuple[np.ndarray[Any, Any], Int8Matrix | None]] = {}
+#: The same by content, for code that makes its array anew at each call (generated code writes
+#: small constants inline); looked up only when the identity misses.
+_BY_CONTENT: dict[tuple[bytes, tuple[int, ...]], Int8Matrix | None] = {}
+_PACKED_MAX = 64
+
+
+def _zero_points(zero_point: AnyTensor | None) -> list[int] | None:
+    """A zero point's values (``[0]`` when absent); None when it is not integer."""
+    if zero_point is None:
+        return [0]
+    if zero_point.kind is not Int or zero_point.rank() > 1:
+        return None
+    return [int(v) for v in np.asarray(zero_point.to_numpy()).reshape(-1)]
+
+
+def _packed(b: object, b_zero_point: AnyTensor | None, device: Device[Any]) -> Int8Matrix | None:
+    """A constant ``[k, n]`` matrix ``b`` with its zero points (1 or n), packed once; None when ``b``
+    is computed at run time or a value is outside int8 (uint8 weights keep the general path).
+
+    The graph's integer constants arrive widened to int64, so the values decide: the int8 product
+    of values that fit is exact whatever the declared type.
+    """
+    if not isinstance(b, np.ndarray) or b.dtype.kind not in "iu" or b.ndim != 2:
+        return None
+    zero = _zero_points(b_zero_point)
+    if zero is None or len(zero) not in (1, b.shape[1]):
+        return None
+    key = (id(b), tuple(zero))
+    cached = _PACKED.get(key)
+    if cached is not None and cached[0] is b:
+        return cached[1]
+    digest = hashlib.blake2b(f"{b.shape}{b.dtype.str}".encode() + np.ascontiguousarray(b).tobytes()).digest()
+    content = (digest, tuple(zero))
+    if content in _BY_CONTENT:
+        packed = _BY_CONTENT[content]
+    else:
+        packed = Int8Matrix.pack(Tensor.from_numpy(b.astype(np.int64), device), zero)
+        if len(_BY_CONTENT) >= _PACKED_MAX:
+            _BY_CONTENT.pop(next(iter(_BY_CONTENT)))
+        _BY_CONTENT[content] = packed
+    if len(_PACKED) >= _PACKED_MAX:
+        _PACKED.pop(next(iter(_PACKED)))
+    _PACKED[key] = (b, packed)
+    return packed
+
+
+def integer_product(
+    a: AnyTensor, a_zero_point: AnyTensor | None, b: object, b_zero_point: AnyTensor | None
+) -> AnyTensor | None:
+    """``(a - a_zero_point) @ (b - b_zero_point)`` on the int8 tiles when ``b`` is a constant int8
+    matrix and ``a``'s values and zero point fit uint8 (Int, exact in int32); else None."""
+    if a.kind is not Int or a.rank() < 1:
+        return None
+    packed = _packed(b, b_zero_point, a.device())
+    zero = _zero_points(a_zero_point)
+    if packed is None or zero is None:
+        return None
+    return packed.matmul(a, zero) if len(zero) == 1 or a.rank() == 2 else None
+
+
+def as_tensor(value: object, like: AnyTensor) -> AnyTensor:
+    """A static input as a tensor on ``like``'s device: a graph constant (array, tuple or number) or a
+    tensor computed at run time."""
+    if isinstance(value, Tensor):
+        return value
+    return Tensor.from_numpy(np.asarray(value), like.device())
+
+
+@op("MatMulInteger", static=(None, "b"))
 def mat_mul_integer(
-    a: AnyTensor, b: AnyTensor, a_zero_point: AnyTensor | None = None, b_zero_point: AnyTensor | None = None
+    a: AnyTensor,
+    a_zero_point: AnyTensor | None = None,
+    b_zero_point: AnyTensor | None = None,
+    *,
+    b: AnyTensor | np.ndarray[Any, Any],
 ) -> AnyTensor:
-    """Integer matmul after subtracting the zero points (exact in f64 below 2**53)."""
+    """Integer matmul after subtracting the zero points: Int, ONNX's int32 values.
+
+    ``b`` is a keyword (the graph's constant array when it is one): a
+    constant int8 ``b`` times a uint8 ``a`` runs on the int8 tiles (``b``
+    packed once); other types compute in f64 (exact below 2**53). ``a``'s
+    zero point is a scalar or one per row of a matrix, ``b``'s a scalar or
+    one per column.
+    """
+    fast = integer_product(a, a_zero_point, b, b_zero_point)
+    if fast is not None:
+        return fast
     af = a.float().cast(DType.F64)
+    b = as_tensor(b, a)
     bf = b.float().cast(DType.F64)
     if a_zero_point is not None:
         zp = a_zero_point.float().cast(DType.F64)

@@ -30,7 +30,7 @@ from ferrum.onnx.dtypes import (
 from ferrum.onnx.ops._util import AnyTensor, float_of, to_rank
 from ferrum.onnx.ops._util import axis as axis_of
 from ferrum.onnx.ops.conv import conv
-from ferrum.onnx.ops.linear import mat_mul
+from ferrum.onnx.ops.linear import as_tensor, integer_product, mat_mul
 from ferrum.onnx.ops.registry import op
 
 __all__ = [
@@ -219,19 +219,20 @@ def dynamic_quantize_linear(x: AnyTensor) -> tuple[AnyTensor, AnyTensor, AnyTens
     xf = float_of(x)
     if not math.prod(xf.dims()):
         raise ValueError(f"DynamicQuantizeLinear: expected a non-empty x, found shape {list(xf.dims())}")
-    flat = xf.reshape((-1,))
-    high = float(np.asarray(flat.max().to_numpy())[0])
-    low = float(np.asarray(flat.min().to_numpy())[0])
+    # One NumPy pass per step over the values (an int8 model runs this before every product).
+    values = np.asarray(xf.to_numpy())
+    high, low = float(values.max()), float(values.min())
     # the reference computes the scalars in float32: round each step through it
     top, bottom = np.float32(max(0.0, high)), np.float32(min(0.0, low))
     scale = np.float32(1.0 if top == bottom else top - bottom) / np.float32(255)
     zero = np.rint(np.clip(np.float32(0) - bottom / scale, 0, 255))
-    y = (xf / float(scale)).round() + float(zero)
+    # x / y_scale in x's float type, rounded half to even, as the reference
+    y = np.clip(np.rint(values / values.dtype.type(scale)) + zero, 0, 255).astype(np.int64)
     device = x.device()
     as_dtype = np.float64 if xf.dtype == DType.F64 else np.float32
     scale_t = Tensor.from_numpy(np.asarray(scale, as_dtype), device)
     zero_t = Tensor.from_numpy(np.asarray(int(zero), dtype=np.int64), device)
-    return y.clamp(0.0, 255.0).int(), scale_t, zero_t
+    return Tensor.from_numpy(y, device), scale_t, zero_t
 
 
 def _centered(q: AnyTensor, zero_point: AnyTensor | None, per_row: bool = False) -> AnyTensor:
@@ -262,26 +263,34 @@ def _scalar_like(zero_point: AnyTensor, like: AnyTensor) -> AnyTensor:
     return to_rank(float_of(zero_point).cast(like.dtype).reshape((-1,)), like.rank())
 
 
-@op("QLinearMatMul")
+@op("QLinearMatMul", static=(None, None, None, "b"))
 def q_linear_matmul(
     a: AnyTensor,
     a_scale: AnyTensor,
     a_zero_point: AnyTensor,
-    b: AnyTensor,
     b_scale: AnyTensor,
     b_zero_point: AnyTensor,
     y_scale: AnyTensor,
     y_zero_point: AnyTensor,
+    *,
+    b: AnyTensor | np.ndarray[Any, Any],
     input_types: tuple[int, ...] = (),
 ) -> AnyTensor:
     """Quantized matmul: ``(a - a_zp) @ (b - b_zp) * (a_scale * b_scale / y_scale) + y_zp``, saturated.
 
     Quantized inputs are Int tensors, the result one in ``y_zero_point``'s
     type (uint8 or int8), rounded half to even and clamped. ``a``'s scale and
-    zero point may be per row, ``b``'s per column (1-D).
+    zero point may be per row, ``b``'s per column (1-D). ``b`` is a keyword
+    (the graph's constant array when it is one): a constant int8 ``b`` times
+    a uint8 ``a`` sums on the int8 tiles (``b`` packed once), other types in f64;
+    both sums are exact, and the rescaling is the same.
     """
     target = _quantized_type("QLinearMatMul", y_zero_point, input_types, 7)
-    product = mat_mul(_centered(a, a_zero_point, per_row=True), _centered(b, b_zero_point))
+    exact = integer_product(a, a_zero_point, b, b_zero_point)
+    if exact is not None:
+        product = exact.float().cast(DType.F64)
+    else:
+        product = mat_mul(_centered(a, a_zero_point, per_row=True), _centered(as_tensor(b, a), b_zero_point))
     factor = _requantize_factor((a_scale, b_scale, y_scale), _type_of(input_types, 1), product.rank(), True)
     return _saturate((product * factor).round() + _scalar_like(y_zero_point, product), target)
 

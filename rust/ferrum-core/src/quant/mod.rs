@@ -4,9 +4,11 @@
 //! product that a linear layer with quantized weights runs on.
 
 mod conv;
+mod integer;
 mod qtensor;
 mod scheme;
 
+pub use integer::Int8Matrix;
 pub use qtensor::QTensor;
 pub use scheme::{QuantLevel, QuantParam, QuantScheme, QuantValue};
 

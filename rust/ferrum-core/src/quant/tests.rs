@@ -161,3 +161,26 @@ fn conv2d_on_the_int8_product_and_grouped_on_dequantized_weights() {
     let q = QTensor::quantize_dynamic(&tensor(&wv, &[c_out, c_in, 3, 3]), &q8s(QuantLevel::Tensor)).unwrap();
     assert!(q.conv2d(&bad, None, &ConvOptions { stride: [1, 1], padding: [(0, 0), (0, 0)], dilation: [1, 1], groups: 1 }).is_err());
 }
+
+#[test]
+fn int8_matrix_products_follow_onnx_matmul_integer() {
+    use crate::quant::Int8Matrix;
+    // ONNX's MatMulInteger example: a uint8 [4, 3], b uint8 [3, 2] with zero points 12 and 0;
+    // here b fits int8, so it runs on the int8 tiles.
+    let a = Tensor::from_vec(vec![11i64, 7, 3, 10, 6, 2, 9, 5, 1, 8, 4, 0], &[4, 3]).unwrap();
+    let b = Tensor::from_vec(vec![1i64, 4, 2, 5, 3, 6], &[3, 2]).unwrap();
+    let w = Int8Matrix::new(&b, &[0]).unwrap().expect("b fits int8");
+    let y = w.matmul(&a, &[12]).unwrap().expect("a fits uint8");
+    assert_eq!(y.shape(), &[4, 2]);
+    assert_eq!(y.to_vec::<i64>(), vec![-38, -83, -44, -98, -50, -113, -56, -128]);
+    // A batch of matrices, and per-column weight zero points.
+    let a3 = Tensor::from_vec(vec![1i64, 2, 3, 4, 5, 6], &[2, 1, 3]).unwrap();
+    let w2 = Int8Matrix::new(&b, &[1, -1]).unwrap().unwrap();
+    assert_eq!(w2.matmul(&a3, &[0]).unwrap().unwrap().to_vec::<i64>(), vec![8, 38, 17, 92]);
+    // Values outside u8 / int8 leave the product to the caller.
+    assert!(w.matmul(&Tensor::from_vec(vec![-1i64, 0, 0], &[1, 3]).unwrap(), &[0]).unwrap().is_none());
+    assert!(w.matmul(&a, &[256]).unwrap().is_none());
+    assert!(Int8Matrix::new(&Tensor::from_vec(vec![200i64, 0], &[1, 2]).unwrap(), &[0]).unwrap().is_none());
+    let err = w.matmul(&Tensor::from_vec(vec![1i64, 2], &[1, 2]).unwrap(), &[0]).unwrap_err().to_string();
+    assert!(err.contains("the weight's 3 rows"), "{err}");
+}

@@ -5,6 +5,8 @@
 
 use super::item::{child_path, Item};
 use super::precision::{tensor_from_bytes, StoredDType};
+use super::quantized::{self, BLOCK_STORAGE, LEVEL_NAMES, MODE_NAMES, PARAM_NAMES, QFLOAT_INDEX, STORE_NAMES, VALUE_NAMES};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 
 pub fn write_varint(out: &mut Vec<u8>, v: u64) {
@@ -66,6 +68,7 @@ pub fn write(out: &mut Vec<u8>, item: &Item) -> Result<()> {
             out.extend_from_slice(b);
         }
         Item::U64(v) => write_varint(out, *v),
+        Item::U8(v) => out.push(*v),
         Item::I64(v) => write_varint(out, zigzag(*v)),
         Item::F64(v) => out.extend_from_slice(&v.to_le_bytes()),
         Item::Bool(v) => out.push(*v as u8),
@@ -73,7 +76,7 @@ pub fn write(out: &mut Vec<u8>, item: &Item) -> Result<()> {
             write_varint(out, *index as u64);
             write(out, value)?
         }
-        Item::Tensor(_) => return Err(Error::invalid("bincode", "tensors must be encoded as TensorData before writing")),
+        Item::Tensor(_) | Item::QTensor(_) => return Err(Error::invalid("bincode", "tensors must be encoded as TensorData before writing")),
     }
     Ok(())
 }
@@ -140,23 +143,59 @@ impl<'a> Reader<'a> {
         String::from_utf8(b.to_vec()).map_err(|_| self.fail(path, "a string is not valid UTF-8"))
     }
 
-    fn tensor(&mut self, expected: &crate::tensor::Tensor, path: &str) -> Result<Item> {
+    /// One variant index of an enum whose variants are `names`.
+    fn variant(&mut self, names: &[&'static str], what: &str, path: &str) -> Result<(&'static str, u32)> {
+        let index = self.varint(path)?;
+        match names.get(index as usize) {
+            Some(name) => Ok((name, index as u32)),
+            None => Err(self.fail(path, &format!("unknown quantization {what} variant index {index} (Burn has {names:?})"))),
+        }
+    }
+
+    /// cubecl's `QuantScheme` as bincode writes it: five enums in field
+    /// order; `PackedU32`/`PackedNative` carry a usize, `Block` a `BlockSize`
+    /// (five raw bytes, then the length byte).
+    fn quant_scheme(&mut self, path: &str) -> Result<Item> {
+        let unit = |(name, index): (&'static str, u32)| Item::Enum { variant: name.into(), index, value: Box::new(Item::Unit) };
+        let value = unit(self.variant(&VALUE_NAMES, "value", path)?);
+        let param = unit(self.variant(&PARAM_NAMES, "param", path)?);
+        let (name, index) = self.variant(&STORE_NAMES, "store", path)?;
+        let store = if index == 0 { Item::Unit } else { Item::U64(self.varint(path)?) };
+        let store = Item::Enum { variant: name.into(), index, value: Box::new(store) };
+        let (name, index) = self.variant(&LEVEL_NAMES, "level", path)?;
+        let level = if index == 0 {
+            Item::Unit
+        } else {
+            let storage = self.take(BLOCK_STORAGE, path)?.iter().map(|&b| Item::U8(b)).collect();
+            let len = self.take(1, path)?[0];
+            Item::Struct(vec![("storage".into(), Item::Tuple(storage)), ("len".into(), Item::U8(len))])
+        };
+        let level = Item::Enum { variant: name.into(), index, value: Box::new(level) };
+        let mode = unit(self.variant(&MODE_NAMES, "mode", path)?);
+        Ok(Item::Struct(vec![("value".into(), value), ("param".into(), param), ("store".into(), store), ("level".into(), level), ("mode".into(), mode)]))
+    }
+
+    /// A `TensorData` for a parameter of `expected_shape`, read as `dtype`
+    /// (None: a quantized parameter, whose float data loads as f32).
+    fn tensor(&mut self, expected_shape: &[usize], dtype: Option<DType>, path: &str) -> Result<Item> {
         let n = self.len(path)?;
         let bytes = self.take(n, path)?;
         let rank = self.len(path)?;
         let shape = (0..rank).map(|_| self.varint(path).map(|d| d as usize)).collect::<Result<Vec<_>>>()?;
         let index = self.varint(path)?;
+        let scheme = if index == QFLOAT_INDEX as u64 { Some(self.quant_scheme(path)?) } else { None };
+        // Checked here: past a wrong-sized tensor the rest of the stream is misread.
+        if !self.in_map && shape != expected_shape {
+            let at = if path.is_empty() { "the record root" } else { path };
+            return Err(Error::invalid("load record", format!("{at}: the record holds shape {shape:?}, the model expects {expected_shape:?}")));
+        }
+        if let Some(scheme) = scheme {
+            let (scheme, store) = quantized::parse_scheme(&scheme, path)?;
+            return Ok(Item::QTensor(Box::new(quantized::from_bytes(bytes, &shape, &scheme, store, path)?)));
+        }
         let stored = StoredDType::from_index(index as u32)
             .ok_or_else(|| self.fail(path, &format!("unknown dtype index {index}")))?;
-        // Checked here: past a wrong-sized tensor the rest of the stream is misread.
-        if !self.in_map && shape != expected.shape() {
-            let at = if path.is_empty() { "the record root" } else { path };
-            return Err(Error::invalid(
-                "load record",
-                format!("{at}: the record holds shape {shape:?}, the model expects {:?}", expected.shape()),
-            ));
-        }
-        Ok(Item::tensor(tensor_from_bytes(bytes, &shape, stored, expected.dtype(), path)?))
+        Ok(Item::tensor(tensor_from_bytes(bytes, &shape, stored, dtype.unwrap_or(stored.default_dtype()), path)?))
     }
 
     /// Read one value shaped like `schema`.
@@ -187,13 +226,15 @@ impl<'a> Reader<'a> {
                 t => return Err(self.fail(path, &format!("invalid option tag {t}"))),
             },
             Item::Unit => Item::Unit,
-            Item::Tensor(t) => self.tensor(t, path)?,
+            Item::Tensor(t) => self.tensor(t.shape(), Some(t.dtype()), path)?,
+            Item::QTensor(q) => self.tensor(q.shape(), None, path)?,
             Item::Str(_) => Item::Str(self.string(path)?),
             Item::Bytes(_) => {
                 let n = self.len(path)?;
                 Item::Bytes(self.take(n, path)?.to_vec())
             }
             Item::U64(_) => Item::U64(self.varint(path)?),
+            Item::U8(_) => Item::U8(self.take(1, path)?[0]),
             Item::I64(_) => {
                 let z = self.varint(path)?;
                 Item::I64(((z >> 1) as i64) ^ -((z & 1) as i64))

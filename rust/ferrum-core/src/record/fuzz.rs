@@ -89,6 +89,10 @@ fn same(a: &Item, b: &Item) -> bool {
         (Item::Tensor(x), Item::Tensor(y)) => {
             x.shape() == y.shape() && x.kind() == y.kind() && values(x).into_iter().zip(values(y)).all(|(u, v)| number(u, v))
         }
+        (Item::QTensor(x), Item::QTensor(y)) => {
+            x.shape() == y.shape() && x.scheme() == y.scheme() && x.raw_values() == y.raw_values() && x.raw_scales() == y.raw_scales()
+        }
+        (Item::U8(x), Item::U8(y)) => x == y,
         (Item::Struct(x), Item::Struct(y)) => x.len() == y.len() && x.iter().zip(y).all(|((k, p), (l, q))| k == l && same(p, q)),
         (Item::Map(x), Item::Map(y)) => x.len() == y.len() && x.iter().zip(y).all(|((k, p), (l, q))| same(k, l) && same(p, q)),
         (Item::Seq(x), Item::Seq(y)) | (Item::Tuple(x), Item::Tuple(y)) => all(x, y),

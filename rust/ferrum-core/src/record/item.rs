@@ -1,6 +1,7 @@
 //! The record tree: what a module (or optimizer) record is, independent of
 //! the file format it is written in.
 
+use crate::quant::QTensor;
 use crate::tensor::Tensor;
 
 /// One node of a record. A module is a `Struct` of its fields in declaration
@@ -17,7 +18,11 @@ pub enum Item {
     /// Boxed: a decoded file may hold millions of nodes, and every node is
     /// as large as the largest variant.
     Tensor(Box<Tensor>),
+    /// A quantized tensor: Burn's `TensorData` of dtype `QFloat(scheme)` in files.
+    QTensor(Box<QTensor>),
     Str(String),
+    /// A `u8` (a `BlockSize` dim): bincode writes it as one raw byte, not a varint.
+    U8(u8),
     U64(u64),
     I64(i64),
     F64(f64),
@@ -49,8 +54,9 @@ impl Item {
             Item::Opt(_) => "an option",
             Item::Unit => "nil",
             Item::Tensor(_) => "a tensor",
+            Item::QTensor(_) => "a quantized tensor",
             Item::Str(_) => "a string",
-            Item::U64(_) | Item::I64(_) => "an integer",
+            Item::U64(_) | Item::I64(_) | Item::U8(_) => "an integer",
             Item::F64(_) => "a float",
             Item::Bool(_) => "a bool",
             Item::Bytes(_) => "bytes",

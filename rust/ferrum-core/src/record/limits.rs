@@ -91,6 +91,8 @@ fn most_bytes(schema: &Item, per_byte: usize) -> Option<usize> {
     let sum = |items: &[Item]| items.iter().try_fold(NODE_BYTES, |acc, v| acc.checked_add(most_bytes(v, per_byte)?));
     match schema {
         Item::Tensor(t) => t.numel().checked_mul(8 * per_byte)?.checked_add(NODE_BYTES),
+        // A quantized parameter may load a float record of any stored dtype.
+        Item::QTensor(q) => q.shape().iter().product::<usize>().checked_mul(8 * per_byte)?.checked_add(NODE_BYTES),
         Item::Struct(fields) => {
             fields.iter().try_fold(NODE_BYTES, |acc, (_, v)| acc.checked_add(most_bytes(v, per_byte)?))
         }

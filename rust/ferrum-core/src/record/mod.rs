@@ -11,10 +11,13 @@ pub mod limits;
 pub mod mpk;
 pub mod param_id;
 pub mod precision;
+pub mod quantized;
 pub mod recorder;
 pub mod schema;
 pub mod wire;
 
+#[cfg(test)]
+mod quantized_tests;
 #[cfg(test)]
 mod tests;
 

@@ -4,6 +4,7 @@
 
 use super::item::{child_path, Item};
 use super::precision::{tensor_from_bytes, StoredDType};
+use super::quantized;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 
@@ -29,12 +30,6 @@ fn tensor_of(data: &Item, target: Option<DType>, path: &str) -> Result<Item> {
             .collect::<Result<Vec<usize>>>()?,
         other => return Err(fail(path, format!("expected a shape list, found {}", other.map_or("nothing", Item::kind_name)))),
     };
-    let stored = match data.field("dtype") {
-        Some(Item::Str(name)) => StoredDType::from_name(name),
-        Some(Item::Enum { variant, .. }) => StoredDType::from_name(variant),
-        _ => None,
-    }
-    .ok_or_else(|| fail(path, format!("unsupported or missing dtype {:?}", data.field("dtype"))))?;
     let bytes: Vec<u8> = match data.field("bytes") {
         Some(Item::Bytes(b)) => b.clone(),
         // JSON writes bytes as a list of numbers.
@@ -47,9 +42,30 @@ fn tensor_of(data: &Item, target: Option<DType>, path: &str) -> Result<Item> {
             .collect::<Result<Vec<u8>>>()?,
         other => return Err(fail(path, format!("expected tensor bytes, found {}", other.map_or("nothing", Item::kind_name)))),
     };
+    let dtype = data.field("dtype");
+    if let Some(scheme) = dtype.and_then(quantized::qfloat_scheme) {
+        // Burn loads QFloat data as a quantized tensor, whatever the parameter held before.
+        let (scheme, store) = quantized::parse_scheme(scheme, path)?;
+        return Ok(Item::QTensor(Box::new(quantized::from_bytes(&bytes, &shape, &scheme, store, path)?)));
+    }
+    let stored = match dtype {
+        Some(Item::Str(name)) => StoredDType::from_name(name),
+        Some(Item::Enum { variant, .. }) => StoredDType::from_name(variant),
+        _ => None,
+    }
+    .ok_or_else(|| fail(path, format!("unsupported or missing dtype {:?}", data.field("dtype"))))?;
     let t = tensor_from_bytes(&bytes, &shape, stored, target.unwrap_or(stored.default_dtype()), path)
         .map_err(|e| e.with_op("load record"))?;
     Ok(Item::tensor(t))
+}
+
+/// The shape of a schema's tensor or quantized tensor.
+fn tensor_shape(schema: &Item) -> &[usize] {
+    match schema {
+        Item::Tensor(t) => t.shape(),
+        Item::QTensor(q) => q.shape(),
+        _ => &[],
+    }
 }
 
 /// A record of constants only (nil, or arrays of nils): Burn's `ConstantRecord`s.
@@ -82,6 +98,28 @@ pub fn conform(decoded: Item, schema: Option<&Item>, path: &str) -> Result<Item>
     match (decoded, schema) {
         (Item::Opt(None), _) | (Item::Unit, None) => Ok(Item::Opt(None)),
         (Item::Opt(Some(v)), s) => conform(*v, s, path),
+        (Item::QTensor(q), Some(s @ (Item::Tensor(_) | Item::QTensor(_)))) => {
+            let want = tensor_shape(s);
+            if q.shape() != want {
+                return Err(fail(path, format!("the record holds shape {:?}, the model expects {want:?}", q.shape())));
+            }
+            Ok(Item::QTensor(q))
+        }
+        (Item::QTensor(q), None) => Ok(Item::QTensor(q)),
+        // A float record loads into a quantized parameter as floats (Burn's parameter takes what the record holds).
+        (Item::Tensor(t), Some(Item::QTensor(expected))) => {
+            if t.shape() != expected.shape() {
+                return Err(fail(path, format!("the record holds shape {:?}, the model expects {:?}", t.shape(), expected.shape())));
+            }
+            Ok(Item::Tensor(t))
+        }
+        (d, Some(s @ Item::QTensor(_))) => {
+            if !is_tensor_data(&d) {
+                return Err(fail(path, format!("expected a tensor, found {}", d.kind_name())));
+            }
+            let t = tensor_of(&d, None, path)?;
+            conform(t, Some(s), path)
+        }
         (Item::Tensor(t), Some(Item::Tensor(expected))) => {
             if t.shape() != expected.shape() {
                 return Err(fail(path, format!("the record holds shape {:?}, the model expects {:?}", t.shape(), expected.shape())));

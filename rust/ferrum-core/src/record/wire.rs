@@ -20,6 +20,8 @@ pub fn encode_tensors(item: &Item, precision: Precision) -> crate::error::Result
             let stored = stored_dtype(t.dtype(), precision);
             tensor_data(tensor_to_bytes(t, stored)?, t.shape(), stored)
         }
+        // Burn converts float tensors to the precision setting, never quantized ones.
+        Item::QTensor(q) => super::quantized::tensor_data(q),
         Item::Struct(fields) => {
             Item::Struct(fields.iter().map(|(k, v)| Ok((k.clone(), encode_tensors(v, precision)?))).collect::<crate::error::Result<_>>()?)
         }
@@ -82,6 +84,7 @@ impl Serialize for Item {
             Item::Unit => s.serialize_unit(),
             Item::Str(v) => s.serialize_str(v),
             Item::U64(v) => s.serialize_u64(*v),
+            Item::U8(v) => s.serialize_u8(*v),
             Item::I64(v) => s.serialize_i64(*v),
             Item::F64(v) => s.serialize_f64(*v),
             Item::Bool(v) => s.serialize_bool(*v),
@@ -96,7 +99,7 @@ impl Serialize for Item {
                     m.end()
                 }
             },
-            Item::Tensor(_) => Err(ser::Error::custom("tensors must be encoded as TensorData before serialization")),
+            Item::Tensor(_) | Item::QTensor(_) => Err(ser::Error::custom("tensors must be encoded as TensorData before serialization")),
         }
     }
 }

@@ -51,3 +51,32 @@ pub(super) unsafe fn tile(kq: usize, a: *const u32, b: *const u32, e: &Epilogue,
         }
     }
 }
+
+/// The exact i32 sums of one tile on `vpdpbusd`, without an epilogue:
+/// `acc[r][j] = Σ_k a[r, k] * b[k, j]` over `kq` quads.
+///
+/// # Safety
+/// The CPU has AVX-512 F, BW and VNNI; `a` holds `kq * MR` words and `b` `kq * NR`.
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+pub(super) unsafe fn sums(kq: usize, a: *const u32, b: *const u32) -> [[i32; NR]; MR] {
+    let mut acc = [[_mm512_setzero_si512(); 2]; MR];
+    let mut out = [[0i32; NR]; MR];
+    // SAFETY: the reads stay inside the panels (caller's contract); the stores fill `out`'s rows.
+    unsafe {
+        for q in 0..kq {
+            let b0 = _mm512_loadu_si512(b.add(q * NR) as *const _);
+            let b1 = _mm512_loadu_si512(b.add(q * NR + 16) as *const _);
+            let aq = a.add(q * MR);
+            for (r, row) in acc.iter_mut().enumerate() {
+                let av = _mm512_set1_epi32(*aq.add(r) as i32);
+                row[0] = _mm512_dpbusd_epi32(row[0], av, b0);
+                row[1] = _mm512_dpbusd_epi32(row[1], av, b1);
+            }
+        }
+        for (row, sums) in out.iter_mut().zip(&acc) {
+            _mm512_storeu_si512(row.as_mut_ptr() as *mut _, sums[0]);
+            _mm512_storeu_si512(row.as_mut_ptr().add(16) as *mut _, sums[1]);
+        }
+    }
+    out
+}

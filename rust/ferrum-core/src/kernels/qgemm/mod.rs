@@ -23,10 +23,12 @@
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 mod driver;
+mod integer;
 mod pack;
 mod portable;
 
 pub use driver::linear_q8;
+pub use integer::matmul_u8s8;
 pub use pack::{pack_weights, quantize_symmetric_columns, PackedQ8};
 
 /// Rows of the register tile.

@@ -84,3 +84,40 @@ fn bad_sizes_are_errors() {
     assert!(super::linear_q8(&[1.0; 3], 1, &packed, None, &mut out, 1).is_err());
     assert!(super::linear_q8(&[1.0; 2], 1, &packed, Some(&[0.0; 2]), &mut out, 1).is_err());
 }
+
+/// `Σ_k (a - za) * (w - zw)` in i64, the definition ONNX's MatMulInteger gives.
+fn integer_reference(a: &[u8], m: usize, k: usize, za: &[i32], w: &[i8], n: usize, zw: &[i32]) -> Vec<i64> {
+    let z = |zs: &[i32], i: usize| i64::from(if zs.len() == 1 { zs[0] } else { zs[i] });
+    let mut out = vec![0i64; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            out[i * n + j] = (0..k).map(|kk| (i64::from(a[i * k + kk]) - z(za, i)) * (i64::from(w[kk * n + j]) - z(zw, j))).sum();
+        }
+    }
+    out
+}
+
+#[test]
+fn integer_product_is_exact_on_both_tiles() {
+    use super::integer::matmul_u8s8_on;
+    // Edges of every tile (m, n not multiples of 12 and 32, k not of 4) and the extreme values.
+    for (m, k, n) in [(1, 1, 1), (13, 37, 45), (25, 64, 70), (3, 130, 33)] {
+        let a: Vec<u8> = (0..m * k).map(|i| if i % 17 == 0 { 255 } else { (i * 73 % 256) as u8 }).collect();
+        let w: Vec<i8> = (0..k * n).map(|i| if i % 19 == 0 { -128 } else { (i * 41 % 256) as u8 as i8 }).collect();
+        let packed = pack_weights(&w, &vec![1.0; n], k, n).unwrap();
+        let rows: Vec<i32> = (0..m).map(|i| (i * 29 % 256) as i32).collect();
+        let cols: Vec<i32> = (0..n).map(|j| (j as i32 * 7 % 256) - 128).collect();
+        for (za, zw) in [(vec![0], vec![0]), (vec![128], vec![-3]), (rows.clone(), cols.clone()), (vec![255], cols.clone())] {
+            let want = integer_reference(&a, m, k, &za, &w, n, &zw);
+            for (vnni, threads) in [(false, 1), (true, 1), (true, 2)] {
+                let mut out = vec![0i32; m * n];
+                matmul_u8s8_on(&a, m, &za, &packed, &zw, &mut out, threads, vnni).unwrap();
+                let got: Vec<i64> = out.iter().map(|&v| i64::from(v)).collect();
+                assert_eq!(got, want, "m={m} k={k} n={n} za={za:?} vnni={vnni}");
+            }
+        }
+    }
+    let packed = pack_weights(&[1, 2], &[1.0, 1.0], 1, 2).unwrap();
+    let err = matmul_u8s8_on(&[1, 2], 2, &[0, 0, 0], &packed, &[0], &mut [0; 4], 1, false).unwrap_err().to_string();
+    assert!(err.contains("1 or 2 input zero points"), "{err}");
+}

@@ -1,0 +1,89 @@
+//! Integer matrices for ONNX's integer products (`MatMulInteger`,
+//! `QLinearMatMul`): an int8 weight packed once with its zero points, times
+//! u8 inputs at each call, exact in i32 on the int8 tiles.
+
+use crate::dtype::{DType, Kind};
+use crate::error::{Error, Result};
+use crate::kernels::copy::contiguous_values;
+use crate::kernels::qgemm::{self, PackedQ8};
+use crate::tensor::Tensor;
+
+/// Products below this many multiply-adds run on one thread.
+const PAR_FLOPS: usize = 1 << 18;
+
+/// A `[k, n]` matrix of int8 values (held as integers in -128..=127) and
+/// its zero points (one, or one per column), packed for the int8 tiles.
+#[derive(Clone, Debug)]
+pub struct Int8Matrix {
+    packed: PackedQ8,
+    zero: Vec<i32>,
+}
+
+/// An Int tensor's values as i64.
+fn ints(op: &'static str, t: &Tensor) -> Result<Vec<i64>> {
+    t.expect_kind(op, Kind::Int)?;
+    let t = if t.dtype() == DType::I64 { t.clone() } else { t.cast(DType::I64)? };
+    Ok(contiguous_values::<i64>(op, &t)?.into_owned())
+}
+
+fn all_in(values: &[i64], lo: i64, hi: i64) -> bool {
+    values.iter().all(|v| (lo..=hi).contains(v))
+}
+
+impl Int8Matrix {
+    /// Packs `values` (an Int tensor `[k, n]`) with `zero` (1 or `n` zero
+    /// points); `None` when a value or zero point is outside int8's range
+    /// (the caller computes such products another way).
+    pub fn new(values: &Tensor, zero: &[i64]) -> Result<Option<Int8Matrix>> {
+        let op = "integer matmul";
+        let shape = values.shape();
+        if shape.len() != 2 {
+            return Err(Error::RankMismatch { op, expected: 2, found: shape.len(), shape: shape.to_vec() });
+        }
+        let (k, n) = (shape[0], shape[1]);
+        if zero.len() != 1 && zero.len() != n {
+            return Err(Error::invalid(op, format!("a [{k}, {n}] weight takes 1 or {n} zero points, found {}", zero.len())));
+        }
+        let v = ints(op, values)?;
+        if k == 0 || n == 0 || k > qgemm::MAX_K || !all_in(&v, -128, 127) || !all_in(zero, -128, 127) {
+            return Ok(None);
+        }
+        let q: Vec<i8> = v.iter().map(|&x| x as i8).collect();
+        let packed = qgemm::pack_weights(&q, &vec![1.0; n], k, n)?;
+        Ok(Some(Int8Matrix { packed, zero: zero.iter().map(|&z| z as i32).collect() }))
+    }
+
+    /// `[k, n]`.
+    pub fn shape(&self) -> [usize; 2] {
+        [self.packed.k, self.packed.n]
+    }
+
+    /// `(a - a_zero) @ (self - zero)` for an Int `a` of shape `[..., k]`, an
+    /// Int tensor `[..., n]` (i64 holding ONNX's int32 result); `a_zero` is 1
+    /// value, or one per row of a rank-2 `a`. `None` when a value of `a` or
+    /// a zero point is outside u8's range.
+    pub fn matmul(&self, a: &Tensor, a_zero: &[i64]) -> Result<Option<Tensor>> {
+        let op = "integer matmul";
+        let [k, n] = self.shape();
+        let shape = a.shape();
+        if shape.is_empty() || shape[shape.len() - 1] != k {
+            return Err(Error::shapes(op, shape, &[k, n], format!("the input's last dim must be the weight's {k} rows")));
+        }
+        let m: usize = shape[..shape.len() - 1].iter().product();
+        if a_zero.len() != 1 && !(shape.len() == 2 && a_zero.len() == m) {
+            return Err(Error::invalid(op, format!("an input of shape {shape:?} takes 1 zero point (or one per row of a matrix), found {}", a_zero.len())));
+        }
+        let v = ints(op, a)?;
+        if !all_in(&v, 0, 255) || !all_in(a_zero, 0, 255) {
+            return Ok(None);
+        }
+        let a8: Vec<u8> = v.iter().map(|&x| x as u8).collect();
+        let za: Vec<i32> = a_zero.iter().map(|&z| z as i32).collect();
+        let mut out = vec![0i32; m * n];
+        let threads = if m.saturating_mul(n).saturating_mul(k) >= PAR_FLOPS { rayon::current_num_threads() } else { 1 };
+        qgemm::matmul_u8s8(&a8, m, &za, &self.packed, &self.zero, &mut out, threads)?;
+        let mut out_shape = shape.to_vec();
+        *out_shape.last_mut().expect("rank checked above") = n;
+        Ok(Some(Tensor::from_vec(out.into_iter().map(i64::from).collect::<Vec<i64>>(), &out_shape)?))
+    }
+}
