@@ -2,7 +2,7 @@
 
 use std::arch::x86_64::*;
 
-use super::driver::Epilogue;
+use super::epilogue::Epilogue;
 use super::{MR, NR};
 
 /// `c[0..rows][0..cols] = sx[r] * sw[j] * (Σ_k a[r,k] b[k,j] - zx[r] * colsum[j]) + bias[j]`

@@ -2,21 +2,12 @@
 //! split over threads, each tile running over all of k with its sums in
 //! registers.
 
+use super::epilogue::Epilogue;
 use super::pack::{quantize_panel, PackedQ8};
 use super::portable;
 use super::{MR, NR};
 use crate::error::{Error, Result};
 use crate::kernels::team::{self, Shared};
-
-/// What turns a tile's i32 sums into f32 outputs: the rows' scales and zero
-/// points, the columns' scales, sums and bias (NR columns from the tile's first).
-pub(super) struct Epilogue<'a> {
-    pub sx: &'a [f32],
-    pub zx: &'a [i32],
-    pub sw: &'a [f32],
-    pub colsum: &'a [i32],
-    pub bias: Option<&'a [f32]>,
-}
 
 /// Row panels per block of work, and column panels: a block's packed weight
 /// panels are reused by all its row panels while they sit in L2.

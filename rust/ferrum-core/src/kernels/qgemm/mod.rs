@@ -23,6 +23,7 @@
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 mod driver;
+mod epilogue;
 mod integer;
 mod pack;
 mod portable;
