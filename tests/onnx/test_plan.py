@@ -16,7 +16,7 @@ from ferrum import Tensor
 from ferrum.backend import Autodiff, NdArray
 from ferrum.onnx import OnnxError, load
 from ferrum.onnx.model import OnnxModel
-from ferrum.onnx.plan import CACHE_SIZE, CompiledPlan, plan_cache, signature
+from ferrum.onnx.plan import CACHE_SIZE, CompiledPlan, plan_cache, profile, signature
 from numpy.lib.stride_tricks import sliding_window_view
 from onnx import TensorProto, helper, numpy_helper
 
@@ -252,7 +252,10 @@ def test_convolutions_fused_groups_and_pools() -> None:
         helper.make_node("GlobalAveragePool", ["ap"], ["gap"]),
     ]
     model = _model(
-        nodes, [("x", F, [2, 3, 6, 6])], [("mp", F), ("ap", F), ("gap", F)], {"w1": w1, "b1": b1, "w2": w2, **bn}
+        nodes,
+        [("x", F, [2, 3, 6, 6])],
+        [("mp", F), ("ap", F), ("gap", F)],
+        {"w1": w1, "b1": b1, "w2": w2, **bn},
     )
     x = _f32(2, 3, 6, 6)
     (mp, ap, gap), compiled = _run(model, x)
@@ -260,7 +263,8 @@ def test_convolutions_fused_groups_and_pools() -> None:
     per = (None, slice(None), None, None)
 
     def np_bn(v: Array) -> Array:
-        return (v - bn["mu"][per]) / np.sqrt(bn["va"][per] + 1e-5) * bn["sc"][per] + bn["bi"][per]
+        out: Array = (v - bn["mu"][per]) / np.sqrt(bn["va"][per] + 1e-5) * bn["sc"][per] + bn["bi"][per]
+        return out
 
     r1 = np.maximum(_np_conv(x, w1, 1) + b1[per], 0)
     r2 = np.maximum(np_bn(_np_conv(r1, w2, 1)) + r1, 0)
@@ -298,17 +302,20 @@ def test_bad_input_for_a_signature_raises_a_clear_error() -> None:
     model.forward(good)
     with pytest.raises(OnnxError, match=r"input 'x' expected shape \['\?', 4\], found \[2, 5\]"):
         model.forward(Tensor.from_numpy(_f32(2, 5), DEVICE))
-    with pytest.raises(OnnxError, match="input 'x' expected a Float tensor .* found Int"):
+    with pytest.raises(OnnxError, match=r"input 'x' expected a Float tensor .* found Int"):
         model.forward(Tensor.from_numpy(np.zeros((2, 4), np.int64), DEVICE))
     with pytest.raises(OnnxError, match="forward expected 1 inputs"):
         model.forward(good, good)
     # a compiled plan refuses another signature itself, naming it (the model compiles a new plan instead)
-    compiled = plan_cache(model)[signature([good])]
+    key = signature([good])
+    assert key is not None
+    compiled = plan_cache(model)[key]
     assert compiled is not None and compiled.segments[0].plan is not None
     with pytest.raises(OnnxError, match=r"expected shape \[2, 4\] of f32, found shape \[3, 4\] of f32"):
         compiled.run(model, [Tensor.from_numpy(_f32(3, 4), DEVICE)], DEVICE)
     # the model itself compiles a new plan for the new batch size
-    np.testing.assert_array_equal(model.forward(Tensor.from_numpy(-np.ones((3, 4), np.float32), DEVICE)).to_numpy(), 0)
+    negative = Tensor.from_numpy(-np.ones((3, 4), np.float32), DEVICE)
+    np.testing.assert_array_equal(model.forward(negative).to_numpy(), 0)
 
 
 def test_plans_are_cached_per_instance_with_a_bound() -> None:
@@ -331,7 +338,10 @@ def test_opting_out_and_autodiff_run_step_by_step() -> None:
     assert plan_cache(off) == {}
     ad = Autodiff[NdArray].device()
     graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", F, [3, 4])], [helper.make_tensor_value_info("y", F, None)],
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, [3, 4])],
+        [helper.make_tensor_value_info("y", F, None)],
         [numpy_helper.from_array(w, "w")],
     )
     trained = load(helper.make_model(graph), ad)
@@ -340,4 +350,45 @@ def test_opting_out_and_autodiff_run_step_by_step() -> None:
         y = trained.forward(xt)
     assert plan_cache(trained) == {}  # on Autodiff, step by step: gradients flow
     grads = y.sum().backward()
-    np.testing.assert_allclose(xt.grad(grads).to_numpy(), np.broadcast_to(w.sum(1), (3, 4)), rtol=1e-5)
+    grad = xt.grad(grads)
+    assert grad is not None
+    np.testing.assert_allclose(grad.to_numpy(), np.broadcast_to(w.sum(1), (3, 4)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("halved_first", [False, True])
+def test_the_erf_gelu_pattern_runs_as_one_kernel(halved_first: bool) -> None:
+    # x * 0.5 * (1 + erf(x / sqrt 2)), as torch's exporter writes nn.GELU (and the other order of products)
+    consts = {"r2": np.array(math.sqrt(2.0), np.float32), "one": np.array(1.0, np.float32)}
+    consts["half"] = np.array(0.5, np.float32)
+    nodes = [
+        helper.make_node("Div", ["x", "r2"], ["a"]),
+        helper.make_node("Erf", ["a"], ["e"]),
+        helper.make_node("Add", ["e", "one"], ["c"]),
+    ]
+    if halved_first:
+        nodes += [helper.make_node("Mul", ["x", "half"], ["h"]), helper.make_node("Mul", ["h", "c"], ["y"])]
+    else:
+        nodes += [helper.make_node("Mul", ["x", "c"], ["m"]), helper.make_node("Mul", ["m", "half"], ["y"])]
+    nodes.append(helper.make_node("Pow", ["y", "three"], ["cube"]))
+    consts["three"] = np.array(3.0, np.float32)
+    model = _model(nodes, [("x", F, [4, 8])], [("cube", F)], consts)
+    x = _f32(4, 8) * 3
+    (cube,), compiled = _run(model, x)
+    _only_engine(compiled)
+    plan = compiled.segments[0].plan
+    assert plan is not None and len(plan) == 2  # gelu, then the cube as products
+    y = 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2.0)))
+    np.testing.assert_allclose(cube, y**3, rtol=1e-5, atol=1e-6)
+
+
+def test_profile_times_each_instruction_and_python_step() -> None:
+    nodes = [
+        helper.make_node("Mul", ["x", "x"], ["sq"]),
+        helper.make_node("CumSum", ["sq", "axis"], ["cs"]),
+        helper.make_node("Add", ["cs", "x"], ["y"]),
+    ]
+    model = _model(nodes, [("x", F, [3, 4])], [("y", F)], {"axis": np.array(1, np.int64)})
+    rows = profile(model, Tensor.from_numpy(_f32(3, 4), DEVICE))
+    expected = [("binary", "Mul"), ("python", "CumSum"), ("binary", "Add")]
+    assert [(op, label) for op, label, _ in rows] == expected
+    assert all(seconds >= 0.0 for _, _, seconds in rows)

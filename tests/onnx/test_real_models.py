@@ -78,7 +78,9 @@ def test_plan_runs_as_onnxruntime(name: str) -> None:
     model = load(proto, DEVICE)
     _check(name, model, inputs, expected)  # the first call compiles the plan as it runs step by step
     _check(name, model, inputs, expected)  # the second runs the plan
-    compiled = plan_cache(model)[signature([Tensor.from_numpy(x, DEVICE) for x in inputs])]
+    key = signature([Tensor.from_numpy(x, DEVICE) for x in inputs])
+    assert key is not None
+    compiled = plan_cache(model)[key]
     assert compiled is not None and compiled.engine_segments >= 1, name
 
 

@@ -12,6 +12,7 @@ plan segments, as before.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +30,7 @@ from ferrum.onnx.ops.reduce import _axes
 from ferrum.onnx.program import Program, Step
 from ferrum.onnx.values import Value
 
-__all__ = ["COMPUTE_DTYPES", "Instr", "Lowering", "lower"]
+__all__ = ["COMPUTE_DTYPES", "Instr", "Lowering", "lower", "patterns"]
 
 COMPUTE_DTYPES = frozenset({"f32", "f64", "i64", "bool"})
 """The dtypes a plan computes in: every kernel reads them (f16 and other storage dtypes take the steps)."""
@@ -192,7 +193,21 @@ def _binary(low: Lowering, step: Step) -> list[Instr] | None:
     kind = low.tensor(a).kind
     if kind is Bool or (step.op_type == "Pow" and kind is not Float):
         return None
+    exponent = _scalar(low, b) if step.op_type == "Pow" else None
+    if exponent is not None and low.dims(a) == low.dims(step.outputs[0]):
+        # a constant exponent (x ** 2 of RMSNorm, x ** 3 of tanh-GELU): products, not powf per element
+        return _one(step, "pow_scalar", {"exponent": exponent}, (a,))
     return _one(step, "binary", {"op": _BINARY[step.op_type], "rank": rank}, (a, b))
+
+
+def _scalar(low: Lowering, name: str | None) -> float | None:
+    """The one value of the static tensor ``name`` (a size-1 constant), or None."""
+    if name is None or name not in low.static:
+        return None
+    value = low.trace.get(name)
+    if not isinstance(value, Tensor) or value.num_elements() != 1 or value.kind is not Float:
+        return None
+    return float(np.asarray(value.to_numpy()).reshape(-1)[0])
 
 
 def _compare(low: Lowering, step: Step) -> list[Instr] | None:
@@ -470,18 +485,12 @@ def _linear(low: Lowering, layer: Linear[Any], x: str, out: str, label: str) -> 
         return None
     weight = layer.weight.val()
     rank = len(low.dims(x))
-    d_input, d_output = weight.dims()
+    d_input = weight.dims()[0]
     if rank < 2 or low.dims(x)[-1] != d_input or str(weight.dtype) != low.dtype(x):
         return None
-    w = low.constant(weight.reshape((1,) * (rank - 2) + (d_input, d_output)), label)
-    if layer.bias is None:
-        return [Instr("matmul", {}, (x, w), (out,), label)]
-    b = low.constant(layer.bias.val().reshape((1,) * (rank - 1) + (d_output,)), label)
-    mid = low.temp(out)
-    return [
-        Instr("matmul", {}, (x, w), (mid,), label),
-        Instr("binary", {"op": "add", "rank": rank}, (mid, b), (out,), label),
-    ]
+    w = low.constant(weight, label)
+    b = None if layer.bias is None else low.constant(layer.bias.val(), label)
+    return [Instr("linear", {"shape": list(low.dims(out))}, (x, w, b), (out,), label)]
 
 
 def _conv(low: Lowering, layer: Conv2d[Any], x: str) -> tuple[dict[str, Any], str] | None:
@@ -531,3 +540,83 @@ def _fused_conv(low: Lowering, group: FusedConv) -> list[Instr] | None:
     attrs["relu"] = int(group.relu)
     return [Instr("conv2d_fused", attrs, (x, weight, s, b, group.residual), (out,), label)]
 
+
+
+def patterns(low: Lowering) -> tuple[dict[int, list[Instr]], set[int]]:
+    """Node patterns that one fused kernel computes: the instructions that replace each pattern's last
+    step (by its index), and the pattern's other steps, which no longer run.
+
+    GELU as exporters spell it, ``x * 0.5 * (1 + erf(x / sqrt(2)))`` (five nodes, in either order of
+    the products), becomes one ``gelu``: ``erf`` alone is a scalar libm call per element.
+    """
+    steps = low.program.steps
+    readers: dict[str, list[int]] = {}
+    producer: dict[str, int] = {}
+    for i, step in enumerate(steps):
+        for n in {*(n for n in step.inputs if n is not None), *step.tensor_kwargs.values(), *step.captures}:
+            readers.setdefault(n, []).append(i)
+        for o in step.outputs:
+            if o:
+                producer[o] = i
+    kept = {o.name for o in low.program.outputs}
+
+    def only_reader(name: str) -> Step | None:
+        found = readers.get(name, [])
+        return steps[found[0]] if len(found) == 1 and name not in kept else None
+
+    def other(step: Step, name: str, op: str) -> str | None:
+        """The operand of the two-input ``op`` step ``step`` that is not ``name``."""
+        if step.op_type != op or step.layer is not None or len(step.inputs) != 2 or name not in step.inputs:
+            return None
+        a, b = step.inputs
+        return b if a == name else a
+
+    def near(name: str | None, value: float) -> bool:
+        found = _scalar(low, name)
+        return found is not None and abs(found - value) <= 1e-6 * max(1.0, abs(value))
+
+    index = {id(s): i for i, s in enumerate(steps)}
+    replaced: dict[int, list[Instr]] = {}
+    skipped: set[int] = set()
+    for erf in steps:
+        if erf.op_type != "Erf" or erf.inputs[0] is None or erf.inputs[0] not in producer:
+            continue
+        scaled = steps[producer[erf.inputs[0]]]
+        if len(scaled.inputs) != 2 or scaled.inputs[0] is None or only_reader(erf.inputs[0]) is not erf:
+            continue
+        x = scaled.inputs[0]
+        if not (
+            (scaled.op_type == "Div" and near(scaled.inputs[1], math.sqrt(2.0)))
+            or (scaled.op_type == "Mul" and near(scaled.inputs[1], math.sqrt(0.5)))
+        ):
+            continue
+        add = only_reader(erf.outputs[0])
+        if add is None or not near(other(add, erf.outputs[0], "Add"), 1.0):
+            continue
+        product = only_reader(add.outputs[0])
+        factor = other(product, add.outputs[0], "Mul") if product is not None else None
+        if product is None or factor is None:
+            continue
+        chain = [scaled, erf, add, product]
+        last = product
+        if factor == x:  # (x * (1 + erf)) * 0.5
+            half = only_reader(product.outputs[0])
+            if half is None or not near(other(half, product.outputs[0], "Mul"), 0.5):
+                continue
+            chain.append(half)
+            last = half
+        else:  # (x * 0.5) * (1 + erf)
+            halved = steps[producer[factor]] if factor in producer else None
+            if halved is None or other(halved, x, "Mul") is None or not near(other(halved, x, "Mul"), 0.5):
+                continue
+            if only_reader(factor) is product:
+                chain.append(halved)
+        if not low.ok(x) or low.tensor(x).kind is not Float or low.dims(x) != low.dims(last.outputs[0]):
+            continue
+        ids = [index[id(s)] for s in chain]
+        if any(i in skipped or i in replaced for i in ids):
+            continue
+        gelu = Instr("unary", {"op": "gelu"}, (x,), (last.outputs[0],), last.node or "Gelu")
+        replaced[index[id(last)]] = [gelu]
+        skipped.update(i for i in ids if i != index[id(last)])
+    return replaced, skipped

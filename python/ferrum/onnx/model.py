@@ -10,7 +10,7 @@ module ``python -m ferrum.onnx`` generates for the graph.
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import onnx
 
@@ -72,7 +72,8 @@ class OnnxModel(Module[Any]):
             plans = plan_cache(self)
             compiled = plans.get(key)
             if compiled is not None:
-                found = compiled.run(self, inputs, inputs[0].device())  # type: ignore[union-attr]
+                tensors = cast("tuple[Tensor[Any, Any, Any], ...]", inputs)  # signature() checked them
+                found = compiled.run(self, tensors, tensors[0].device())
                 return found[0] if len(found) == 1 else found
             if key not in plans:
                 env, device = self._env(inputs)

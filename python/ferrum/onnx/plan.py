@@ -28,6 +28,7 @@ tensors, sequences and optionals take the step path.
 from __future__ import annotations
 
 import dataclasses
+import time
 import warnings
 import weakref
 from collections.abc import Sequence
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ferrum._ferrum import Device, FerrumError, Plan, Tensor
 from ferrum.onnx.errors import OnnxError
 from ferrum.onnx.fuse import FusedConv, run_action
-from ferrum.onnx.lower import Instr, Lowering, lower
+from ferrum.onnx.lower import Instr, Lowering, lower, patterns
 from ferrum.onnx.ops import lookup
 from ferrum.onnx.values import Value
 
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from ferrum.onnx.model import OnnxModel
     from ferrum.onnx.program import Program, Step
 
-__all__ = ["CACHE_SIZE", "CompiledPlan", "Signature", "compile_plan", "plan_cache", "signature"]
+__all__ = ["CACHE_SIZE", "CompiledPlan", "Signature", "compile_plan", "plan_cache", "profile", "signature"]
 
 CACHE_SIZE = 8
 """Compiled plans kept per model instance (one per input signature, the oldest dropped first)."""
@@ -127,6 +128,47 @@ class CompiledPlan:
             for name in segment.free:
                 env.pop(name, None)
         return tuple(env[n] for n in self.outputs)
+
+
+def profile(model: OnnxModel, *inputs: Tensor[Any, Any, Any]) -> list[tuple[str, str, float]]:
+    """Where a plan's time goes: each engine instruction's op, source node and seconds for one run
+    on ``inputs`` (the plan compiled for their signature, compiled first if need be).
+
+    Python steps between engine segments show as ``("python", op type, seconds)``.
+
+    Example:
+        >>> rows = profile(model, x)  # doctest: +SKIP
+        >>> sorted(rows, key=lambda r: -r[2])[:3]  # doctest: +SKIP
+        [('matmul', '/attn/MatMul', 8.1e-06), ...]
+    """
+    key = signature(inputs)
+    if key is None:
+        raise OnnxError(f"{model.program.source}: profile needs tensors on a device without autodiff")
+    if key not in plan_cache(model):
+        model.forward(*inputs)
+    compiled = plan_cache(model).get(key)
+    if compiled is None:
+        raise OnnxError(f"{model.program.source}: the graph runs step by step (no plan to profile)")
+    program, device = model.program, inputs[0].device()
+    env: dict[str, Value] = dict(compiled.known)
+    env.update(zip(compiled.inputs, inputs, strict=True))
+    rows: list[tuple[str, str, float]] = []
+    for segment in compiled.segments:
+        if segment.plan is not None:
+            args: list[Any] = [env[n] for n in segment.inputs]
+            outs, timed = segment.plan.profile(args)
+            env.update(zip(segment.outputs, outs, strict=True))
+            rows.extend(timed)
+        else:
+            assert segment.action is not None
+            started = time.perf_counter()
+            run_action(program, segment.action, env, device, model)
+            rows.append(("python", _op_type(program, segment.action), time.perf_counter() - started))
+    return rows
+
+
+def _op_type(program: Program, action: int | FusedConv) -> str:
+    return "FusedConv" if isinstance(action, FusedConv) else program.steps[action].op_type
 
 
 def _engine(program: Program, plan: Plan, args: list[Any]) -> list[Tensor[Any, Any, Any]]:
@@ -251,12 +293,16 @@ def _build(model: OnnxModel, trace: dict[str, Value], device: Device[Any]) -> Co
     program = model.program
     static, shaped = _classify(model, trace)
     low = Lowering(program, model, trace, static, shaped)
+    fused, skipped = patterns(low)
     items: list[tuple[list[Instr] | None, int | FusedConv]] = []
     for action in model.schedule.actions:
         writes = _action_writes(program, action)
         if writes and all(w in static for w in writes):
             continue  # computed once, in the trace
-        items.append((lower(low, action), action))
+        if isinstance(action, int) and action in skipped:
+            continue  # part of a pattern computed by its last step's instructions
+        found = fused.get(action) if isinstance(action, int) else None
+        items.append((found if found is not None else lower(low, action), action))
     if not any(instrs for instrs, _ in items):
         return None
     # consecutive lowered actions form one engine segment
@@ -309,11 +355,7 @@ def _build(model: OnnxModel, trace: dict[str, Value], device: Device[Any]) -> Co
         and segments[0].outputs == graph_outputs
         and not known
     )
-    python_ops = tuple(
-        "FusedConv" if isinstance(s.action, FusedConv) else program.steps[s.action].op_type
-        for s in segments
-        if s.action is not None
-    )
+    python_ops = tuple(_op_type(program, s.action) for s in segments if s.action is not None)
     return CompiledPlan(tuple(segments), known, input_names, graph_outputs, direct, python_ops)
 
 

@@ -96,16 +96,19 @@ impl PyPlan {
 
     /// Run the plan on `inputs` (one tensor per plan input, in order); the output tensors.
     fn run(&self, py: Python<'_>, inputs: Vec<PyRef<'_, PyTensor>>) -> PyResult<Vec<PyTensor>> {
-        let mut ts = Vec::with_capacity(inputs.len());
-        for (i, t) in inputs.iter().enumerate() {
-            if t.dev().autodiff || t.node.is_some() {
-                return Err(backend_error(py, format!("Plan.run: input {i} lives on an autodiff device; plans run without autodiff")));
-            }
-            ts.push(t.t.clone());
-        }
+        let ts = self.tensors(py, &inputs)?;
         drop(inputs);
         let outs = engine(py, true, || self.plan.run(ts))?;
         Ok(outs.into_iter().map(|t| PyTensor::new(t, self.device.clone_ref(py))).collect())
+    }
+
+    /// `run`, timing each instruction: the outputs, and per instruction `(op, label, seconds)`.
+    #[allow(clippy::type_complexity)]
+    fn profile(&self, py: Python<'_>, inputs: Vec<PyRef<'_, PyTensor>>) -> PyResult<(Vec<PyTensor>, Vec<(String, String, f64)>)> {
+        let ts = self.tensors(py, &inputs)?;
+        drop(inputs);
+        let (outs, rows) = engine(py, true, || self.plan.profile(ts))?;
+        Ok((outs.into_iter().map(|t| PyTensor::new(t, self.device.clone_ref(py))).collect(), rows))
     }
 
     fn __len__(&self) -> usize {
@@ -114,6 +117,20 @@ impl PyPlan {
 
     fn __repr__(&self) -> String {
         format!("Plan({} instructions, {} inputs)", self.plan.len(), self.plan.inputs().len())
+    }
+}
+
+impl PyPlan {
+    /// The engine tensors of `inputs`, none of which may live on an autodiff device.
+    fn tensors(&self, py: Python<'_>, inputs: &[PyRef<'_, PyTensor>]) -> PyResult<Vec<ferrum_core::Tensor>> {
+        let mut ts = Vec::with_capacity(inputs.len());
+        for (i, t) in inputs.iter().enumerate() {
+            if t.dev().autodiff || t.node.is_some() {
+                return Err(backend_error(py, format!("Plan.run: input {i} lives on an autodiff device; plans run without autodiff")));
+            }
+            ts.push(t.t.clone());
+        }
+        Ok(ts)
     }
 }
 

@@ -79,6 +79,25 @@ fn rank(a: &Attrs<'_>) -> Result<usize> {
     usize::try_from(a.int("rank")?).map_err(|_| Error::invalid("Plan.build", format!("{}: rank must be non-negative", a.op)))
 }
 
+pub(super) fn pow_scalar(a: &Attrs<'_>) -> Result<Op> {
+    Ok(Op::PowScalar(a.float("exponent")?))
+}
+
+/// `x ** e` for a constant exponent: small integer powers as products (as exact as `powf`'s
+/// result to an ulp, and without its cost per element).
+pub(super) fn run_pow_scalar(e: f64, x: Tensor) -> Result<Tensor> {
+    match e {
+        1.0 => Ok(x),
+        2.0 => x.float_unary_owned(FloatUnary::Square),
+        3.0 => {
+            let square = x.float_unary(FloatUnary::Square)?;
+            square.binary_owned(BinaryOp::Mul, x)
+        }
+        0.5 => x.float_unary_owned(FloatUnary::Sqrt),
+        _ => x.powf_scalar(e),
+    }
+}
+
 pub(super) fn compare(a: &Attrs<'_>) -> Result<Op> {
     let op = match a.string("op")? {
         "eq" => CompareOp::Equal,

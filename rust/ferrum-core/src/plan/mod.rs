@@ -74,6 +74,8 @@ pub enum Op {
     Split { dim: isize, sizes: Vec<usize> },
     Take { dim: isize, wrap: bool, shape: Vec<isize> },
     MatMul { a_shape: Option<Vec<isize>>, b_shape: Option<Vec<isize>> },
+    Linear { shape: Vec<isize> },
+    PowScalar(f64),
     Softmax(isize),
     LayerNorm { start: usize, epsilon: f64 },
     MeanDims { dims: Vec<isize>, shape: Vec<isize> },
@@ -103,6 +105,8 @@ impl Op {
             "split" => shape::split(&a),
             "take" => shape::take(&a),
             "matmul" => linear::matmul(&a),
+            "linear" => linear::linear(&a),
+            "pow_scalar" => elementwise::pow_scalar(&a),
             "softmax" => norm::softmax(&a),
             "layer_norm" => norm::layer_norm(&a),
             "mean_dims" => norm::mean_dims(&a),
@@ -118,14 +122,14 @@ impl Op {
     /// writes (`None`: as many as the instruction names).
     fn arity(&self) -> (usize, usize, Option<usize>) {
         match self {
-            Op::Identity | Op::Unary(_) | Op::Cast(_) | Op::Reshape(_) | Op::Permute(_) | Op::Expand(_) | Op::Slice(_) => (1, 1, Some(1)),
+            Op::Identity | Op::Unary(_) | Op::PowScalar(_) | Op::Cast(_) | Op::Reshape(_) | Op::Permute(_) | Op::Expand(_) | Op::Slice(_) => (1, 1, Some(1)),
             Op::Softmax(_) | Op::MeanDims { .. } | Op::MaxPool2d(_) | Op::AvgPool2d { .. } => (1, 1, Some(1)),
             Op::Binary { .. } | Op::Compare { .. } | Op::Logical { .. } | Op::Take { .. } | Op::MatMul { .. } => (2, 2, Some(1)),
             Op::Where { .. } => (3, 3, Some(1)),
             Op::Concat(_) => (1, usize::MAX, Some(1)),
             Op::Split { sizes, .. } => (1, 1, Some(sizes.len())),
             Op::LayerNorm { .. } => (2, 3, Some(1)),
-            Op::Conv2d(_) => (2, 3, Some(1)),
+            Op::Conv2d(_) | Op::Linear { .. } => (2, 3, Some(1)),
             Op::Conv2dFused { .. } => (2, 5, Some(1)),
         }
     }
@@ -133,7 +137,7 @@ impl Op {
     /// Which arguments may be absent (`None`).
     fn optional(&self, position: usize) -> bool {
         match self {
-            Op::LayerNorm { .. } | Op::Conv2d(_) => position >= 2,
+            Op::LayerNorm { .. } | Op::Conv2d(_) | Op::Linear { .. } => position >= 2,
             Op::Conv2dFused { .. } => position >= 2,
             _ => false,
         }
@@ -143,6 +147,8 @@ impl Op {
 #[derive(Clone, Debug)]
 struct Instr {
     op: Op,
+    /// The instruction's name as built (`"binary"`, ...), for profiles.
+    name: String,
     inputs: Vec<Option<usize>>,
     /// Per input: whether this is the slot's last read, so the op may own (and reuse) its buffer.
     owned: Vec<bool>,
@@ -233,7 +239,7 @@ impl Plan {
             for s in &raw.outputs {
                 fill(*s, &what, &mut live)?;
             }
-            compiled.push(Instr { op, inputs: raw.inputs, owned, outputs: raw.outputs, free, label: raw.label });
+            compiled.push(Instr { op, name: raw.op, inputs: raw.inputs, owned, outputs: raw.outputs, free, label: raw.label });
         }
         for s in &outputs {
             check_slot(*s, "output")?;
@@ -260,6 +266,19 @@ impl Plan {
 
     /// Run the plan on `inputs` (one per [`InputSpec`], of its shape and dtype); the output slots' tensors.
     pub fn run(&self, inputs: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        self.execute(inputs, None)
+    }
+
+    /// `run`, also timing each instruction: the outputs, and per instruction its name, its label and
+    /// the seconds it took.
+    pub fn profile(&self, inputs: Vec<Tensor>) -> Result<(Vec<Tensor>, Vec<(String, String, f64)>)> {
+        let mut times = Vec::with_capacity(self.instrs.len());
+        let outs = self.execute(inputs, Some(&mut times))?;
+        let rows = self.instrs.iter().zip(times).map(|(ins, t)| (ins.name.clone(), ins.label.clone(), t)).collect();
+        Ok((outs, rows))
+    }
+
+    fn execute(&self, inputs: Vec<Tensor>, mut times: Option<&mut Vec<f64>>) -> Result<Vec<Tensor>> {
         if inputs.len() != self.inputs.len() {
             return Err(Error::invalid(RUN, format!("expected {} inputs, found {}", self.inputs.len(), inputs.len())));
         }
@@ -288,10 +307,14 @@ impl Plan {
             for s in &ins.free {
                 regs[*s] = None;
             }
+            let started = times.as_ref().map(|_| std::time::Instant::now());
             let outs = exec(&ins.op, args, ins.outputs.len()).map_err(|e| match e {
                 Error::Interrupted => Error::Interrupted,
                 e => Error::invalid(RUN, format!("instruction {i} ({}): {e}", ins.label)),
             })?;
+            if let (Some(times), Some(started)) = (times.as_deref_mut(), started) {
+                times.push(started.elapsed().as_secs_f64());
+            }
             if outs.len() != ins.outputs.len() {
                 return Err(internal(format!("plan instruction {i} ({}) made {} outputs, expected {}", ins.label, outs.len(), ins.outputs.len())));
             }
@@ -362,6 +385,12 @@ fn exec(op: &Op, mut args: Vec<Option<Tensor>>, n_out: usize) -> Result<Vec<Tens
             let (x, y) = (take_arg(a, 0, "matmul")?, take_arg(a, 1, "matmul")?);
             one(linear::run_matmul(a_shape.as_deref(), b_shape.as_deref(), x, y)?)
         }
+        Op::Linear { shape } => {
+            let (x, w) = (take_arg(a, 0, "linear")?, take_arg(a, 1, "linear")?);
+            let b = a.get_mut(2).and_then(Option::take);
+            one(linear::run_linear(shape, x, w, b)?)
+        }
+        Op::PowScalar(e) => one(elementwise::run_pow_scalar(*e, take_arg(a, 0, "pow_scalar")?)?),
         Op::Softmax(dim) => one(take_arg(a, 0, "softmax")?.softmax(*dim)?),
         Op::LayerNorm { start, epsilon } => {
             let (x, scale) = (take_arg(a, 0, "layer_norm")?, take_arg(a, 1, "layer_norm")?);

@@ -193,3 +193,43 @@ fn an_owned_last_read_is_reused_in_place() {
     let want: Vec<f32> = [0.0f32, 1.0, 2.0, 3.0].iter().map(|v| v.exp()).collect();
     assert_eq!(f32s(&out[0]), want);
 }
+
+#[test]
+fn linear_pow_scalar_and_both_layer_norm_paths() {
+    // x [2, 1, 2] @ w [2, 3] + b, then cubed; layer norm with a full-row scale (fused) and a
+    // broadcast one (the op-by-op kernels) give the same values
+    let w = Tensor::from_vec(vec![1.0f32, 0.0, 2.0, 0.0, 1.0, -1.0], &[2, 3]).unwrap();
+    let b = Tensor::from_vec(vec![0.5f32, 0.0, 1.0], &[3]).unwrap();
+    let full = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();
+    let one = Tensor::from_vec(vec![2.0f32], &[1]).unwrap();
+    let plan = Plan::build(
+        9,
+        vec![
+            instr("linear", &[("shape", Attr::Ints(vec![2, 1, 3]))], &[Some(0), Some(1), Some(2)], &[3], &[1, 2]),
+            instr("pow_scalar", &[("exponent", Attr::Float(3.0))], &[Some(3)], &[4], &[]),
+            instr("layer_norm", &[("start", Attr::Int(2)), ("epsilon", Attr::Float(0.0))], &[Some(3), Some(5), None], &[6], &[5]),
+            instr("layer_norm", &[("start", Attr::Int(2)), ("epsilon", Attr::Float(0.0))], &[Some(3), Some(7), None], &[8], &[3, 7]),
+        ],
+        vec![(1, w), (2, b), (5, full), (7, one)],
+        vec![input(0, &[2, 1, 2])],
+        vec![4, 6, 8],
+    )
+    .unwrap();
+    let x = Tensor::from_vec(vec![1.0f32, 2.0, 0.0, -1.0], &[2, 1, 2]).unwrap();
+    let out = plan.run(vec![x]).unwrap();
+    // rows: [1, 2] -> [1.5, 2, 1]; [0, -1] -> [0.5, -1, 2]
+    assert_eq!(out[0].shape(), &[2, 1, 3]);
+    assert_eq!(f32s(&out[0]), vec![3.375, 8.0, 1.0, 0.125, -1.0, 8.0]);
+    let norm = |row: [f64; 3], g: [f64; 3]| -> Vec<f32> {
+        let mean = row.iter().sum::<f64>() / 3.0;
+        let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 3.0;
+        row.iter().zip(g).map(|(v, g)| ((v - mean) / var.sqrt() * g) as f32).collect()
+    };
+    let want_full = [norm([1.5, 2.0, 1.0], [1.0, 2.0, 3.0]), norm([0.5, -1.0, 2.0], [1.0, 2.0, 3.0])].concat();
+    let want_one = [norm([1.5, 2.0, 1.0], [2.0; 3]), norm([0.5, -1.0, 2.0], [2.0; 3])].concat();
+    for (got, want) in [(f32s(&out[1]), want_full), (f32s(&out[2]), want_one)] {
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-5, "{got:?} vs {want:?}");
+        }
+    }
+}
