@@ -3,12 +3,15 @@
     python benches/onnx_real.py [--rounds 9] [--only SUBSTRING]
 
 For each case (an architecture exported by one of torch's two exporters, on its stored inputs),
-the engines take turns round by round: in each round ferrum and then onnxruntime (2 intra-op
-threads, the machine's cores) each run calls for at least 50 ms, and the round keeps the mean per
-call. The table gives each engine's median over the rounds and the median of the per-round ratios
-``ferrum / onnxruntime`` with its lowest-highest (below 1: ferrum is faster). onnxruntime is never
-a dependency of ferrum: without it installed here only ferrum's column is printed. ``--json PATH``
-saves the rows with the machine, ``--compare-with OLD.json`` prints new/old against an earlier run.
+the engines take turns round by round: in each round ferrum (plan, then steps) and then
+onnxruntime (2 intra-op threads, the machine's cores) each run calls for at least 50 ms, and the
+round keeps the mean per call. The table gives each engine's median over the rounds and the median
+of the per-round ratios ``ferrum / onnxruntime`` with its lowest-highest (below 1: ferrum is
+faster). onnxruntime is never a dependency of ferrum: without it installed here only ferrum's
+columns are printed. ferrum runs twice: as the compiled plan ``OnnxModel.forward`` runs by default
+(``plan``) and node by node from Python (``steps``, ``load(..., plan=False)``). ``--json PATH``
+saves the rows with the machine, ``--compare-with OLD.json`` prints new/old against an earlier
+run.
 
 The fixtures are small configurations (hidden size 32, 2 layers; images of 32-64 pixels), so the
 times are dominated by the cost of each graph node, not by its arithmetic: this is where running
@@ -44,23 +47,27 @@ from tests.support.onnx_real_models import FIXTURES, fill_weights
 MIN_ROUND_S = 0.05
 
 
-def _runners(case: str, ort: Any) -> tuple[Callable[[], object], Callable[[], object] | None, int]:
+def _runners(case: str, ort: Any) -> tuple[dict[str, Callable[[], object]], int]:
+    """The engines' calls on the case's stored inputs: ferrum's compiled plan, ferrum step by step
+    (``plan=False``) and, when installed, onnxruntime."""
     proto = fill_weights(onnx.load(FIXTURES / f"{case}.onnx"))
     data = np.load(FIXTURES / f"{case}.npz")
     weights = {t.name for t in proto.graph.initializer}
     names = [i.name for i in proto.graph.input if i.name not in weights]
     device = NdArray.device()
-    model = load(proto, device)
+    planned, stepped = load(proto, device), load(proto, device, plan=False)
     inputs = [Tensor.from_numpy(data[f"in_{n}"], device) for n in names]
-    ours: Callable[[], object] = lambda: model.forward(*inputs)  # noqa: E731
-    if ort is None:
-        return ours, None, len(proto.graph.node)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 2
-    session = ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    feed = {n: data[f"in_{n}"] for n in names}
-    theirs: Callable[[], object] = lambda: session.run(None, feed)  # noqa: E731
-    return ours, theirs, len(proto.graph.node)
+    engines: dict[str, Callable[[], object]] = {
+        "plan": lambda: planned.forward(*inputs),
+        "steps": lambda: stepped.forward(*inputs),
+    }
+    if ort is not None:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 2
+        session = ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        feed = {n: data[f"in_{n}"] for n in names}
+        engines["ort"] = lambda: session.run(None, feed)
+    return engines, len(proto.graph.node)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,22 +83,29 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         ort = None
     cases = sorted(c for c in json.loads((FIXTURES / "manifest.json").read_text())["cases"] if args.only in c)
-    print(f"{'case':28s} {'nodes':>5s} {'ferrum ms':>10s} {'ort ms':>10s}  ferrum/ort (median, low-high)")
+    print(
+        f"{'case':28s} {'nodes':>5s} {'plan ms':>9s} {'steps ms':>9s} {'ort ms':>8s}"
+        "  plan/ort (median, low-high)   steps/ort (median, low-high)"
+    )
     for case in cases:
-        ours, theirs, nodes = _runners(case, ort)
-        engines = {"ferrum": ours} if theirs is None else {"ferrum": ours, "ort": theirs}
-        # warm-up: first calls allocate and fold
+        engines, nodes = _runners(case, ort)
+        # warm-up: the first calls compile the plan, allocate and fold
         stats = alternate(engines, args.rounds, warmup=3, measure=mean_over(MIN_ROUND_S))
-        mine = stats["ferrum"]
-        metrics: dict[str, float] = {"nodes": nodes, "ferrum ms": mine.median * 1e3}
-        line = f"{case:28s} {nodes:5d} {mine.median * 1e3:10.3f}"
+        plan, steps = stats["plan"], stats["steps"]
+        metrics: dict[str, float] = {"nodes": nodes, "plan ms": plan.median * 1e3}
+        metrics["steps ms"] = steps.median * 1e3
+        line = f"{case:28s} {nodes:5d} {plan.median * 1e3:9.3f} {steps.median * 1e3:9.3f}"
         if "ort" in stats:
             other = stats["ort"]
-            ratios = round_ratios(mine, other)
-            line += f" {other.median * 1e3:10.3f}  {median_range(ratios)}"
-            metrics |= {"ort ms": other.median * 1e3, "ferrum/ort": statistics.median(ratios)}
+            plan_ratios, step_ratios = round_ratios(plan, other), round_ratios(steps, other)
+            line += f" {other.median * 1e3:8.3f}  {median_range(plan_ratios):28s} {median_range(step_ratios)}"
+            metrics |= {
+                "ort ms": other.median * 1e3,
+                "plan/ort": statistics.median(plan_ratios),
+                "steps/ort": statistics.median(step_ratios),
+            }
         print(line, flush=True)
-        report.add(case, metrics, stats["ferrum"])
+        report.add(case, metrics, plan)
     report.finish(args)
     return 0
 

@@ -4,8 +4,9 @@ The fixtures (tests/fixtures/onnx_real, written by scripts/make_onnx_real_fixtur
 torch, torchvision, transformers and onnxruntime; these tests need none of them) are torchvision
 and Hugging Face architectures with small configs and seeded random weights, each exported with the
 TorchScript exporter (``-ts``, opset 17) and the dynamo exporter (``-dynamo``), with onnxruntime's
-outputs for stored inputs. Every case runs through ``ferrum.onnx.load`` and through the module
-``python -m ferrum.onnx`` generates, which must pass ``mypy --strict``.
+outputs for stored inputs. Every case runs through ``ferrum.onnx.load`` (step by step, and as a
+compiled plan) and through the module ``python -m ferrum.onnx`` generates, which must pass
+``mypy --strict``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ferrum import Tensor
 from ferrum.backend import NdArray
 from ferrum.onnx import load
 from ferrum.onnx.codegen import generate
+from ferrum.onnx.plan import plan_cache, signature
 
 from tests.support.onnx_models import import_generated, mypy_strict
 from tests.support.onnx_real_models import FIXTURES, fill_weights
@@ -66,7 +68,20 @@ def test_the_suite_covers_every_architecture_with_both_exporters() -> None:
 @pytest.mark.parametrize("name", CASES)
 def test_runs_as_onnxruntime(name: str) -> None:
     proto, inputs, expected = _case(name)
-    _check(name, load(proto, DEVICE), inputs, expected)
+    _check(name, load(proto, DEVICE, plan=False), inputs, expected)
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # a graph that cannot compile would warn
+@pytest.mark.parametrize("name", CASES)
+def test_plan_runs_as_onnxruntime(name: str) -> None:
+    proto, inputs, expected = _case(name)
+    model = load(proto, DEVICE)
+    _check(name, model, inputs, expected)  # the first call compiles the plan as it runs step by step
+    _check(name, model, inputs, expected)  # the second runs the plan
+    key = signature([Tensor.from_numpy(x, DEVICE) for x in inputs])
+    assert key is not None
+    compiled = plan_cache(model)[key]
+    assert compiled is not None and compiled.engine_segments >= 1, name
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ re-exports every public name:
 - ``_kind``: Kind, Float, Int, Bool, DType; ``_device``: Device
 - ``_errors``: FerrumError and its subclasses
 - ``_random``: Distribution, seed, random state; ``_print``: print options
-- ``_autodiff``: Gradients, custom_op; ``_quant``: QTensor, Int8Matrix
+- ``_autodiff``: Gradients, custom_op; ``_quant``: QTensor, Int8Matrix; ``_plan``: Plan
 - ``_activation``, ``_nn`` (convolution, pooling, recurrent sequences, ...),
   ``_optim`` (fused updates, clipping), ``_record``, ``_vision``: functions
 - ``_types``: type variables and argument aliases (stub-only)
@@ -82,6 +82,7 @@ from ferrum._ferrum._optim import (
     rmsprop_step,
     sgd_step,
 )
+from ferrum._ferrum._plan import Plan
 from ferrum._ferrum._print import get_print_options, set_print_options
 from ferrum._ferrum._quant import Int8Matrix, QTensor
 from ferrum._ferrum._random import Distribution, random_state, seed, set_random_state
@@ -121,6 +122,7 @@ __all__ = [
     "KindError",
     "OutOfBoundsError",
     "PadMode",
+    "Plan",
     "QTensor",
     "ShapeError",
     "StateTensor",

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ferrum.module import Module
     from ferrum.onnx.program import Program, Step
 
-__all__ = ["FusedConv", "Schedule", "run_scheduled", "schedule"]
+__all__ = ["FusedConv", "Schedule", "run_action", "run_scheduled", "schedule"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,19 +184,30 @@ def run_scheduled(
 ) -> None:
     """Run ``program`` on ``env`` in the order of ``plan``, fused groups as one call each."""
     for action, free in zip(plan.actions, plan.free, strict=True):
-        if not isinstance(action, FusedConv):
-            run_step(program, program.steps[action], env, device, module)
-        elif not _run_fused(action, env, module):
-            # The group's steps one by one, which report bad input or handle what the fused kernel cannot.
-            steps = [program.steps[i] for i in action.steps]
-            for step in steps:
-                run_step(program, step, env, device, module)
-            for step in steps:
-                for name in step.outputs:
-                    if name and name != action.output:
-                        env.pop(name, None)
+        run_action(program, action, env, device, module)
         for name in free:
             env.pop(name, None)
+
+
+def run_action(
+    program: Program,
+    action: int | FusedConv,
+    env: dict[str, Value],
+    device: Device[Any],
+    module: Module[Any],
+) -> None:
+    """Run one action of a schedule (a step's index or a fused group) on ``env``."""
+    if not isinstance(action, FusedConv):
+        run_step(program, program.steps[action], env, device, module)
+    elif not _run_fused(action, env, module):
+        # The group's steps one by one, which report bad input or handle what the fused kernel cannot.
+        steps = [program.steps[i] for i in action.steps]
+        for step in steps:
+            run_step(program, step, env, device, module)
+        for step in steps:
+            for name in step.outputs:
+                if name and name != action.output:
+                    env.pop(name, None)
 
 
 def _run_fused(group: FusedConv, env: dict[str, Value], module: Module[Any]) -> bool:

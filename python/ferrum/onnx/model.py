@@ -10,7 +10,7 @@ module ``python -m ferrum.onnx`` generates for the graph.
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import onnx
 
@@ -22,6 +22,7 @@ from ferrum.onnx.errors import OnnxError
 from ferrum.onnx.execute import run_steps
 from ferrum.onnx.fuse import Schedule, run_scheduled, schedule
 from ferrum.onnx.graph import parse_graph, read_model
+from ferrum.onnx.plan import CACHE_SIZE, compile_plan, plan_cache, signature
 from ferrum.onnx.translate import Program, translate
 from ferrum.onnx.values import Value, check_value, constant_value, is_strings, tensors_in
 
@@ -55,9 +56,44 @@ class OnnxModel(Module[Any]):
 
     program: ClassVar[Program]
     schedule: ClassVar[Schedule]
+    use_plan: ClassVar[bool] = True
+    """Whether ``forward`` on a device without autodiff runs compiled plans (``ferrum.onnx.plan``);
+    ``load(..., plan=False)`` turns them off, to debug a graph step by step."""
 
     def forward(self, *inputs: Value) -> Any:
-        """Run the graph on ``inputs`` (one per graph input); a value, or a tuple for several outputs."""
+        """Run the graph on ``inputs`` (one per graph input); a value, or a tuple for several outputs.
+
+        On a device without autodiff the graph runs as a plan compiled for the inputs' shapes and
+        dtypes (see ``ferrum.onnx.plan``); on ``Autodiff``, step by step, recording gradients.
+        """
+        program = self.program
+        key = signature(inputs) if self.use_plan and not program.strings else None
+        if key is not None and len(inputs) == len(program.inputs):
+            plans = plan_cache(self)
+            compiled = plans.get(key)
+            if compiled is not None:
+                tensors = cast("tuple[Tensor[Any, Any, Any], ...]", inputs)  # signature() checked them
+                found = compiled.run(self, tensors, tensors[0].device())
+                return found[0] if len(found) == 1 else found
+            if key not in plans:
+                env, device = self._env(inputs)
+                compiled, outs = compile_plan(self, env, device)
+                while len(plans) >= CACHE_SIZE:
+                    del plans[next(iter(plans))]
+                plans[key] = compiled
+                return outs[0] if len(outs) == 1 else outs
+        env, device = self._env(inputs)
+        if device.is_autodiff:
+            run_steps(program, env, device, self)
+        else:
+            # Inference: BatchNorm on its running statistics, so it fuses into the convolution before it.
+            run_scheduled(program, self.schedule, env, device, self)
+        # A string output is a NumPy array, which the caller may change: a copy, so no constant changes.
+        outs = tuple(_copied(env[o.name]) for o in program.outputs)
+        return outs[0] if len(outs) == 1 else outs
+
+    def _env(self, inputs: tuple[Value, ...]) -> tuple[dict[str, Value], Device[Any]]:
+        """The checked inputs, the parameters and the constants by value name, and the run's device."""
         program = self.program
         if len(inputs) != len(program.inputs):
             names = ", ".join(v.name for v in program.inputs)
@@ -81,14 +117,7 @@ class OnnxModel(Module[Any]):
             env[name] = holder.val() if isinstance(holder, Param) else holder.value()
         for name, array in (*program.constants.items(), *program.output_constants.items()):
             env[name] = constant_value(array, device)
-        if device.is_autodiff:
-            run_steps(program, env, device, self)
-        else:
-            # Inference: BatchNorm on its running statistics, so it fuses into the convolution before it.
-            run_scheduled(program, self.schedule, env, device, self)
-        # A string output is a NumPy array, which the caller may change: a copy, so no constant changes.
-        outs = tuple(_copied(env[o.name]) for o in program.outputs)
-        return outs[0] if len(outs) == 1 else outs
+        return env, device
 
     def _device(self, inputs: tuple[Value, ...]) -> Device[Any]:
         for x in inputs:  # the first ferrum tensor's (a sequence's tensors'; string tensors have none)
@@ -135,8 +164,8 @@ def load_program(
     return translate(parse_graph(model, where), device)
 
 
-def build(program: Program, device: Device[Any]) -> OnnxModel:
-    """The ``OnnxModel`` subclass of ``program``, with its parameters on ``device``."""
+def build(program: Program, device: Device[Any], *, plan: bool = True) -> OnnxModel:
+    """The ``OnnxModel`` subclass of ``program``, its parameters on ``device`` (``plan``: see ``load``)."""
     values: dict[str, Any] = {}
     for field, layer in program.layers.items():
         values[field] = layer
@@ -153,6 +182,7 @@ def build(program: Program, device: Device[Any]) -> OnnxModel:
             "__annotations__": annotations,
             "program": program,
             "schedule": schedule(program),
+            "use_plan": plan,
             "__module__": __name__,
         },
     )
@@ -164,6 +194,7 @@ def load(
     device: Device[Any],
     *,
     base_dir: str | os.PathLike[str] | None = None,
+    plan: bool = True,
 ) -> OnnxModel:
     """Import an ONNX model as a ferrum module on ``device``.
 
@@ -180,8 +211,13 @@ def load(
     current directory is never searched. ``OnnxFileError`` names the tensor
     and the location refused.
 
+    On a device without autodiff, ``forward`` runs the graph as a plan the
+    engine executes, compiled at the first call with each input signature
+    (``ferrum.onnx.plan``); ``plan=False`` runs it step by step from Python,
+    as on ``Autodiff`` (to debug a graph, or compare the two).
+
     Example:
         >>> model = ferrum.onnx.load("resnet.onnx", device)  # doctest: +SKIP
         >>> model = ferrum.onnx.load(data, device, base_dir="weights/")  # doctest: +SKIP
     """
-    return build(load_program(source, device, base_dir=base_dir), device)
+    return build(load_program(source, device, base_dir=base_dir), device, plan=plan)

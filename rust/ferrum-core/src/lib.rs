@@ -15,6 +15,7 @@ pub mod kernels;
 pub mod layout;
 pub mod ops;
 pub mod optim;
+pub mod plan;
 pub mod quant;
 pub mod random;
 pub mod record;

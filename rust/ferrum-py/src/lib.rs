@@ -13,6 +13,7 @@ mod interrupt;
 mod module_ops;
 mod optim;
 mod pad_mode;
+mod plan;
 mod quantized;
 mod record;
 mod recurrent;
@@ -81,6 +82,7 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     record::register(m)?;
     recurrent::register(m)?;
     optim::register(m)?;
+    plan::register(m)?;
     quantized::register(m)?;
     vision::register(m)?;
     Ok(())

@@ -1,0 +1,50 @@
+//! Convolutions (plain, and with a fused per-channel scale, shift, residual
+//! add and relu) and 2-d pooling.
+
+use super::attrs::Attrs;
+use super::Op;
+use crate::error::Result;
+use crate::ops::conv::ConvOptions;
+use crate::ops::conv_fused::ConvTail;
+use crate::ops::pool::PoolOptions;
+use crate::tensor::Tensor;
+
+fn pairs(a: &Attrs<'_>, name: &str) -> Result<[(usize, usize); 2]> {
+    let [h0, h1, w0, w1] = a.array::<4>(name)?;
+    Ok([(h0, h1), (w0, w1)])
+}
+
+fn conv_options(a: &Attrs<'_>) -> Result<ConvOptions<2>> {
+    Ok(ConvOptions { stride: a.array("stride")?, padding: pairs(a, "padding")?, dilation: a.array("dilation")?, groups: a.int("groups")?.max(1) as usize })
+}
+
+pub(super) fn conv2d(a: &Attrs<'_>) -> Result<Op> {
+    Ok(Op::Conv2d(conv_options(a)?))
+}
+
+pub(super) fn conv2d_fused(a: &Attrs<'_>) -> Result<Op> {
+    Ok(Op::Conv2dFused { options: conv_options(a)?, relu: a.flag("relu")? })
+}
+
+fn pool_options(a: &Attrs<'_>) -> Result<PoolOptions<2>> {
+    Ok(PoolOptions { kernel: a.array("kernel")?, stride: a.array("stride")?, padding: pairs(a, "padding")?, dilation: a.array("dilation")?, ceil_mode: a.flag("ceil")? })
+}
+
+pub(super) fn max_pool2d(a: &Attrs<'_>) -> Result<Op> {
+    Ok(Op::MaxPool2d(pool_options(a)?))
+}
+
+pub(super) fn avg_pool2d(a: &Attrs<'_>) -> Result<Op> {
+    Ok(Op::AvgPool2d { options: pool_options(a)?, include_pad: a.flag("include_pad")? })
+}
+
+pub(super) fn run_conv2d(options: &ConvOptions<2>, x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
+    x.conv2d(w, b, options)
+}
+
+/// `relu(conv2d(x, w) * scale + shift + residual)`, the tail's parts as given.
+pub(super) fn run_conv2d_fused(options: &ConvOptions<2>, relu: bool, args: &[Option<Tensor>]) -> Result<Tensor> {
+    let (x, w) = (super::need(args, 0, "conv2d_fused")?, super::need(args, 1, "conv2d_fused")?);
+    let tail = ConvTail { scale: args.get(2).and_then(Option::as_ref), shift: args.get(3).and_then(Option::as_ref), residual: args.get(4).and_then(Option::as_ref), relu };
+    x.conv2d_fused(w, options, &tail)
+}
