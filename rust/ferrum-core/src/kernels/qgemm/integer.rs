@@ -28,6 +28,11 @@ fn pack_rows(out: &mut [u32], rowsum: &mut [i32], a: &[u8], r0: usize, m: usize,
     }
 }
 
+/// Row panels per block of work, and column panels: a block's weight panels
+/// are reused by all its row panels while they sit in L2 (as in the linear's driver).
+const ROW_PANELS: usize = 8;
+const COL_PANELS: usize = 4;
+
 /// A zero point list of one value (per tensor) or `len` values.
 fn zero_at(zero: &[i32], i: usize) -> i64 {
     i64::from(if zero.len() == 1 { zero[0] } else { zero[i] })
@@ -85,9 +90,9 @@ pub(super) fn matmul_u8s8_on(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w
     });
     let dst = Shared(out.as_mut_ptr());
     let k64 = k as i64;
-    team::for_each_part_if(threaded, row_panels * col_panels, |part| {
+    // One 12 x 32 tile of the output: its exact sums, then the zero points taken out.
+    let tile = |ip: usize, jp: usize| {
         let dst = &dst;
-        let (ip, jp) = (part / col_panels, part % col_panels);
         let (i0, j0) = (ip * MR, jp * NR);
         let pa = &packed[ip * kq * MR..(ip + 1) * kq * MR];
         let pb = &w.words[jp * kq * NR..(jp + 1) * kq * NR];
@@ -109,6 +114,20 @@ pub(super) fn matmul_u8s8_on(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w
                 let y = i64::from(s) - za * i64::from(w.colsum[j]) - zw * rs + k64 * za * zw;
                 // SAFETY: (i, j) lies inside `out`, in the tile this part alone writes.
                 unsafe { *dst.0.add(i * n + j) = y as i32 };
+            }
+        }
+    };
+    let mut rows_per_block = ROW_PANELS.min(row_panels);
+    let col_blocks = col_panels.div_ceil(COL_PANELS);
+    while rows_per_block > 1 && row_panels.div_ceil(rows_per_block) * col_blocks < 2 * threads {
+        rows_per_block = rows_per_block.div_ceil(2);
+    }
+    let row_blocks = row_panels.div_ceil(rows_per_block);
+    team::for_each_part_if(threaded, row_blocks * col_blocks, |part| {
+        let (rb, cb) = (part / col_blocks, part % col_blocks);
+        for jp in cb * COL_PANELS..((cb + 1) * COL_PANELS).min(col_panels) {
+            for ip in rb * rows_per_block..((rb + 1) * rows_per_block).min(row_panels) {
+                tile(ip, jp);
             }
         }
     });

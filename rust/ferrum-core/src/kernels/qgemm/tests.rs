@@ -101,7 +101,8 @@ fn integer_reference(a: &[u8], m: usize, k: usize, za: &[i32], w: &[i8], n: usiz
 fn integer_product_is_exact_on_both_tiles() {
     use super::integer::matmul_u8s8_on;
     // Edges of every tile (m, n not multiples of 12 and 32, k not of 4) and the extreme values.
-    for (m, k, n) in [(1, 1, 1), (13, 37, 45), (25, 64, 70), (3, 130, 33)] {
+    // (100, 9, 200): several blocks of row and column panels, split over threads.
+    for (m, k, n) in [(1, 1, 1), (13, 37, 45), (25, 64, 70), (3, 130, 33), (100, 9, 200)] {
         let a: Vec<u8> = (0..m * k).map(|i| if i % 17 == 0 { 255 } else { (i * 73 % 256) as u8 }).collect();
         let w: Vec<i8> = (0..k * n).map(|i| if i % 19 == 0 { -128 } else { (i * 41 % 256) as u8 as i8 }).collect();
         let packed = pack_weights(&w, &vec![1.0; n], k, n).unwrap();
