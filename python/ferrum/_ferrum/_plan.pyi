@@ -1,7 +1,7 @@
 """Compiled plans (used by ferrum.onnx.plan): a graph run in the engine, instruction by instruction."""
 
 import builtins
-from typing import Any
+from typing import Any, final
 
 from ferrum._ferrum._device import Device
 from ferrum._ferrum._tensor import Tensor
@@ -16,6 +16,7 @@ _Instruction = tuple[
     builtins.str,
 ]
 
+@final
 class Plan:
     def __new__(
         cls,

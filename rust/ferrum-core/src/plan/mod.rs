@@ -48,6 +48,9 @@ pub struct RawInstr {
     pub label: String,
 }
 
+/// One instruction's time in [`Plan::profile`]: its op name, its label and the seconds it took.
+pub type Timing = (String, String, f64);
+
 /// A plan input: the slot it fills, the shape and dtype it must have.
 #[derive(Clone, Debug)]
 pub struct InputSpec {
@@ -271,7 +274,7 @@ impl Plan {
 
     /// `run`, also timing each instruction: the outputs, and per instruction its name, its label and
     /// the seconds it took.
-    pub fn profile(&self, inputs: Vec<Tensor>) -> Result<(Vec<Tensor>, Vec<(String, String, f64)>)> {
+    pub fn profile(&self, inputs: Vec<Tensor>) -> Result<(Vec<Tensor>, Vec<Timing>)> {
         let mut times = Vec::with_capacity(self.instrs.len());
         let outs = self.execute(inputs, Some(&mut times))?;
         let rows = self.instrs.iter().zip(times).map(|(ins, t)| (ins.name.clone(), ins.label.clone(), t)).collect();
