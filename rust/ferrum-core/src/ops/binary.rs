@@ -231,13 +231,12 @@ pub(crate) fn round_to(t: Tensor, half: Option<DType>) -> Result<Tensor> {
     }
 }
 
-/// [`binary_grads`] for any float dtype the gradient may have: Add and Sub
-/// only pass it on (so a half one needs no kernel), the rest are computed
-/// in f32 or f64 (callers widen half operands first).
+/// [`binary_grads`] for any float dtype the gradient may have: Add only
+/// passes it on (so a half one needs no kernel), the rest are computed in
+/// f32 or f64 (callers widen half operands first).
 fn float_grads(op: BinaryOp, g: &Tensor, a: &Tensor, b: &Tensor, needs: &[bool]) -> Result<(Option<Tensor>, Option<Tensor>)> {
     match op {
         BinaryOp::Add => Ok((needs[0].then(|| g.clone()), needs[1].then(|| g.clone()))),
-        BinaryOp::Sub => Ok((needs[0].then(|| g.clone()), if needs[1] { Some(g.neg()?) } else { None })),
         _ => with_float!(op.name(), g.dtype(), U => binary_grads::<U>(op, g, a, b, needs)),
     }
 }
@@ -270,9 +269,9 @@ impl Var {
                 FnBackward::new(op.name(), move |g, needs| {
                     // What is not kept is not read: the gradient stands in.
                     let (a, b) = (a.as_ref().map(|a| a.get()).transpose()?.unwrap_or_else(|| g.clone()), b.as_ref().map(|b| b.get()).transpose()?.unwrap_or_else(|| g.clone()));
-                    // Sums and differences pass the gradient on as it is (a half
-                    // one is reduced in f32 by sum_to_shape); the rest compute in f32.
-                    let half = half_dtype(&g).filter(|_| !matches!(op, BinaryOp::Add | BinaryOp::Sub));
+                    // A sum passes the gradient on as it is (a half one is reduced
+                    // in f32 by sum_to_shape); the rest compute in f32.
+                    let half = half_dtype(&g).filter(|_| op != BinaryOp::Add);
                     let (g, a, b) = match half {
                         Some(_) => (g.cast(DType::F32)?, a.cast(DType::F32)?, b.cast(DType::F32)?),
                         None => (g, a, b),
