@@ -284,7 +284,22 @@ macro_rules! half_lanes {
         }
     )*};
 }
-half_lanes!(half::f16, half::bf16);
+half_lanes!(half::f16);
+
+impl FloatLanes for half::bf16 {
+    type Compute = f32;
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        f32::from_bits(u32::from(self.to_bits()) << 16)
+    }
+    /// The half crate's rounding (nearest, ties to even; NaN stays NaN),
+    /// written without branches so that a loop of it vectorises: through
+    /// `bf16::from_f32` an element-wise bf16 op ran at scalar speed.
+    #[inline(always)]
+    fn narrow(value: f32) -> half::bf16 {
+        half::bf16::from_bits(crate::kernels::gemm_half::round_to_bf16(value))
+    }
+}
 
 #[cfg(test)]
 mod tests {

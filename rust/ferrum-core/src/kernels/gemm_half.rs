@@ -177,7 +177,7 @@ impl HalfFloat for bf16 {
 /// `value` rounded to the nearest bf16 (ties to even), as bits; a NaN stays
 /// a (quiet) NaN. Branch-free, so a loop of it vectorizes.
 #[inline(always)]
-fn round_to_bf16(value: f32) -> u16 {
+pub(crate) fn round_to_bf16(value: f32) -> u16 {
     let bits = value.to_bits();
     let rounded = ((u64::from(bits) + 0x7FFF + u64::from((bits >> 16) & 1)) >> 16) as u16;
     if value.is_nan() {

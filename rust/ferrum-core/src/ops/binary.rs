@@ -219,16 +219,35 @@ fn binary_grads<T: FloatElement>(op: BinaryOp, g: &Tensor, a: &Tensor, b: &Tenso
     })
 }
 
+/// The dtype of a half-float tensor (f16, bf16), else None.
+pub(crate) fn half_dtype(t: &Tensor) -> Option<DType> {
+    Some(t.dtype()).filter(|d| matches!(d, DType::F16 | DType::BF16))
+}
+
+/// `t` rounded to `half` when given.
+pub(crate) fn round_to(t: Tensor, half: Option<DType>) -> Result<Tensor> {
+    match half {
+        Some(dtype) => t.cast(dtype),
+        None => Ok(t),
+    }
+}
+
+/// [`binary_grads`] for any float dtype the gradient may have: Add only
+/// passes it on (so a half one needs no kernel), the rest are computed in
+/// f32 or f64 (callers widen half operands first).
+fn float_grads(op: BinaryOp, g: &Tensor, a: &Tensor, b: &Tensor, needs: &[bool]) -> Result<(Option<Tensor>, Option<Tensor>)> {
+    match op {
+        BinaryOp::Add => Ok((needs[0].then(|| g.clone()), needs[1].then(|| g.clone()))),
+        _ => with_float!(op.name(), g.dtype(), U => binary_grads::<U>(op, g, a, b, needs)),
+    }
+}
+
 impl Var {
     /// `op(self, other)` with broadcasting; gradients are summed back to
     /// each input's shape.
     pub fn binary(&self, op: BinaryOp, other: &Var) -> Result<Var> {
-        // Tracked half floats compute in f32 (see `Var::half_tracked`).
-        let dtype = self.value.dtype();
-        let tracked = self.node.is_some() || other.node.is_some();
-        if tracked && dtype == other.value.dtype() && matches!(dtype, DType::F16 | DType::BF16) {
-            return self.cast(DType::F32)?.binary(op, &other.cast(DType::F32)?)?.cast(dtype);
-        }
+        // Half floats run natively (f32 in registers, one rounding); their
+        // gradients are computed in f32 and rounded once (see the backward).
         let y = self.value.binary(op, &other.value)?;
         let (sa, sb) = (self.value.shape().to_vec(), other.value.shape().to_vec());
         // An operand is kept only for a gradient that reads it: sums and
@@ -251,8 +270,16 @@ impl Var {
                 FnBackward::new(op.name(), move |g, needs| {
                     // What is not kept is not read: the gradient stands in.
                     let (a, b) = (a.as_ref().map(|a| a.get()).transpose()?.unwrap_or_else(|| g.clone()), b.as_ref().map(|b| b.get()).transpose()?.unwrap_or_else(|| g.clone()));
-                    let (ga, gb) = with_float!(op.name(), g.dtype(), T => binary_grads::<T>(op, &g, &a, &b, needs)?);
-                    Ok(vec![ga.map(|t| sum_to_shape(t, &sa)).transpose()?, gb.map(|t| sum_to_shape(t, &sb)).transpose()?])
+                    // A sum passes the gradient on as it is (a half one is reduced
+                    // in f32 by sum_to_shape); the rest compute in f32.
+                    let half = half_dtype(&g).filter(|_| op != BinaryOp::Add);
+                    let (g, a, b) = match half {
+                        Some(_) => (g.cast(DType::F32)?, a.cast(DType::F32)?, b.cast(DType::F32)?),
+                        None => (g, a, b),
+                    };
+                    let (ga, gb) = float_grads(op, &g, &a, &b, needs)?;
+                    let back = |t: Option<Tensor>, shape: &[usize]| t.map(|t| round_to(sum_to_shape(t, shape)?, half)).transpose();
+                    Ok(vec![back(ga, &sa)?, back(gb, &sb)?])
                 })
             },
         ))
@@ -260,9 +287,6 @@ impl Var {
 
     /// `op(self, s)` with a scalar.
     pub fn binary_scalar(&self, op: BinaryOp, s: Scalar) -> Result<Var> {
-        if let Some(wide) = self.half_tracked() {
-            return wide?.binary_scalar(op, s)?.cast(self.value.dtype());
-        }
         let y = self.value.binary_scalar(op, s)?;
         let linear = matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Remainder | BinaryOp::Fmod | BinaryOp::Mul | BinaryOp::Div);
         Ok(record_lazy(
@@ -276,9 +300,12 @@ impl Var {
                     let gx = match (op, &x) {
                         (BinaryOp::Mul | BinaryOp::Div, _) => g.binary_scalar_owned(op, s)?,
                         (_, Some(x)) => {
-                            let x = x.get()?;
+                            // A half gradient is computed in f32 and rounded once.
+                            let half = half_dtype(&g);
+                            let (g, x) = if half.is_some() { (g.cast(DType::F32)?, x.get()?.cast(DType::F32)?) } else { (g, x.get()?) };
                             let st = Tensor::full(&vec![1; x.rank()], Scalar::Float(s.to_f64()), x.dtype());
-                            with_float!(op.name(), g.dtype(), T => binary_grads::<T>(op, &g, &x, &st, &[true, false])?.0.expect("requested"))
+                            let gx = with_float!(op.name(), g.dtype(), T => binary_grads::<T>(op, &g, &x, &st, &[true, false])?.0.expect("requested"));
+                            round_to(gx, half)?
                         }
                         _ => g,
                     };

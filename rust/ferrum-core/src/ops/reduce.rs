@@ -5,9 +5,8 @@
 use crate::autodiff::{record, FnBackward, Var};
 use crate::ops::binary::BinaryOp;
 
-use crate::dtype::{Kind, Scalar};
-
-use crate::element::{Element, NumElement};
+use crate::dtype::{DType, Kind, Scalar};
+use crate::element::{Element, FloatLanes, NumElement};
 use crate::error::Result;
 use crate::kernels::copy::contiguous_values;
 use crate::kernels::elementwise::map_same;
@@ -230,6 +229,55 @@ fn fold_dims<T: Accumulate>(name: &'static str, x: &Tensor, ds: &[usize], f: Fol
     scale_by_repeats::<T>(name, t, &repeats)
 }
 
+/// [`fold_full`] of a half-float tensor, reading its elements in place and
+/// folding them as f32: the f32 result of widening the whole tensor first,
+/// without writing that copy (a fresh buffer of twice the tensor's bytes).
+fn fold_full_half<S: FloatLanes<Compute = f32>>(name: &'static str, x: &Tensor, f: Fold) -> Result<Tensor> {
+    let all: Vec<usize> = (0..x.rank()).collect();
+    let (x, repeats) = unbroadcast(x, &all, f);
+    let data = contiguous_values::<S>(name, &x)?;
+    let v = with_fold!(f, f32, |id, op, map| fold_all(&data, PAR_CHEAP, id, op, move |s: S| map(s.widen())));
+    scale_by_repeats::<f32>(name, tensor_from(vec![v], &[1]), &repeats)
+}
+
+/// [`fold_dims`] of a half-float tensor, as f32 (not yet rounded back):
+/// the first run of dims folds the half elements in place, the rest fold
+/// its f32 result, so the values are those of widening the tensor first.
+fn fold_dims_half<S: FloatLanes<Compute = f32>>(name: &'static str, x: &Tensor, ds: &[usize], f: Fold) -> Result<Tensor> {
+    let (x, repeats) = unbroadcast(x, ds, f);
+    let Some(&start) = ds.first() else {
+        return x.cast(DType::F32);
+    };
+    let run = ds.iter().zip(start..).take_while(|&(&d, want)| d == want).count();
+    let end = start + run - 1;
+    let shape = x.shape();
+    let ax = Axis { outer: shape[..start].iter().product(), n: shape[start..=end].iter().product(), inner: shape[end + 1..].iter().product() };
+    let mut out_shape = shape.to_vec();
+    out_shape[start..=end].fill(1);
+    let data = contiguous_values::<S>(name, &x)?;
+    let mut out = try_zeroed(name, ax.outer * ax.inner, 0f32)?;
+    with_fold!(f, f32, |id, op, map| fold_axis(&data, ax, &mut out, PAR_CHEAP, id, op, move |s: S| map(s.widen())));
+    let t = fold_dims::<f32>(name, &tensor_from(out, &out_shape), &ds[run..], f)?;
+    scale_by_repeats::<f32>(name, t, &repeats)
+}
+
+/// Run `$body` with `$S` bound to the half type of `$dtype`, when it is one.
+macro_rules! if_half {
+    ($dtype:expr, $S:ident => $body:expr) => {
+        match $dtype {
+            DType::BF16 => {
+                type $S = half::bf16;
+                Some($body)
+            }
+            DType::F16 => {
+                type $S = half::f16;
+                Some($body)
+            }
+            _ => None,
+        }
+    };
+}
+
 /// Values and first indices of the extremum along `d` (non-empty). NaN
 /// counts as the extremum, as in NumPy.
 fn arg_extreme<T: Accumulate, const MAX: bool>(name: &'static str, x: &Tensor, d: usize) -> Result<(Tensor, Tensor)> {
@@ -293,8 +341,8 @@ fn truth<T: Element, const ANY: bool>(name: &'static str, x: &Tensor, ax: Option
 impl Tensor {
     fn reduce_all(&self, f: Fold) -> Result<Tensor> {
         let op = f.name(false);
-        if let Some(wide) = self.half_widened() {
-            return wide?.reduce_all(f)?.cast(self.dtype());
+        if let Some(r) = if_half!(self.dtype(), S => self.half_reduced(op, f, |x| fold_full_half::<S>(op, x, f))) {
+            return r;
         }
         with_num!(op, self.dtype(), T => {
             if f.needs_elements() && self.numel() == 0 {
@@ -304,10 +352,24 @@ impl Tensor {
         })
     }
 
+    /// A whole-tensor fold of a half tensor by `fold` (as f32), rounded back.
+    fn half_reduced(&self, op: &'static str, f: Fold, fold: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<Tensor> {
+        if f.needs_elements() && self.numel() == 0 {
+            bail!(op, "cannot reduce an empty tensor (shape {:?})", self.shape());
+        }
+        fold(self)?.cast(self.dtype())
+    }
+
     fn reduce_dim(&self, dim: isize, f: Fold) -> Result<Tensor> {
         let op = f.name(true);
-        if let Some(wide) = self.half_widened() {
-            return wide?.reduce_dim(dim, f)?.cast(self.dtype());
+        if let Some(r) = if_half!(self.dtype(), S => {
+            let d = self.dim(op, dim)?;
+            if f.needs_elements() && self.shape()[d] == 0 {
+                bail!(op, "cannot reduce dim {} of size 0 (shape {:?})", d, self.shape());
+            }
+            fold_dims_half::<S>(op, self, &[d], f)?.cast(self.dtype())
+        }) {
+            return r;
         }
         with_num!(op, self.dtype(), T => {
             let d = self.dim(op, dim)?;
@@ -327,8 +389,8 @@ impl Tensor {
     }
 
     fn reduce_dims(&self, op: &'static str, dims: &[isize], f: Fold) -> Result<Tensor> {
-        if let Some(wide) = self.half_widened() {
-            return wide?.reduce_dims(op, dims, f)?.cast(self.dtype());
+        if let Some(r) = if_half!(self.dtype(), S => fold_dims_half::<S>(op, self, &self.distinct_dims(op, dims)?, f)?.cast(self.dtype())) {
+            return r;
         }
         with_num!(op, self.dtype(), T => {
             let ds = self.distinct_dims(op, dims)?;
@@ -343,6 +405,9 @@ impl Tensor {
     /// Sum over the element count; Int truncates, as Burn's `int_mean`.
     pub fn mean(&self) -> Result<Tensor> {
         let op = "mean";
+        if let Some(r) = if_half!(self.dtype(), S => divide_by_count::<f32>(op, fold_full_half::<S>(op, self, Fold::Sum)?, self.numel())?.cast(self.dtype())) {
+            return r;
+        }
         with_num!(op, self.dtype(), T => {
             if self.kind() == Kind::Int && self.numel() == 0 {
                 bail!(op, "an Int tensor with no elements has no mean (shape {:?})", self.shape());
@@ -373,6 +438,12 @@ impl Tensor {
 
     pub fn mean_dim(&self, dim: isize) -> Result<Tensor> {
         let op = "mean_dim";
+        if let Some(r) = if_half!(self.dtype(), S => {
+            let d = self.dim(op, dim)?;
+            divide_by_count::<f32>(op, fold_dims_half::<S>(op, self, &[d], Fold::Sum)?, self.shape()[d])?.cast(self.dtype())
+        }) {
+            return r;
+        }
         with_num!(op, self.dtype(), T => {
             let d = self.dim(op, dim)?;
             let n = self.shape()[d];
@@ -409,6 +480,13 @@ impl Tensor {
     /// each step truncates.
     pub fn mean_dims(&self, dims: &[isize]) -> Result<Tensor> {
         let op = "mean_dims";
+        if let Some(r) = if_half!(self.dtype(), S => {
+            let ds = self.distinct_dims(op, dims)?;
+            let n = ds.iter().map(|&d| self.shape()[d]).product();
+            divide_by_count::<f32>(op, fold_dims_half::<S>(op, self, &ds, Fold::Sum)?, n)?.cast(self.dtype())
+        }) {
+            return r;
+        }
         with_num!(op, self.dtype(), T => {
             let ds = self.distinct_dims(op, dims)?;
             if self.kind() == Kind::Int {

@@ -2,8 +2,8 @@
 //! Bessel's correction), variance with mean, and covariance.
 
 use crate::autodiff::{record, FnBackward, Var};
-use crate::dtype::{Kind, Scalar};
-use crate::element::FloatElement;
+use crate::dtype::{DType, Kind, Scalar};
+use crate::element::{FloatElement, FloatLanes};
 use crate::error::Result;
 use crate::kernels::parallel::PAR_CHEAP;
 use crate::kernels::reduce::{fold_seq, fold_tile, fold_tile_with, reduce_axis, Axis};
@@ -16,8 +16,10 @@ use crate::{bail, with_float};
 /// `(variance, mean)` along `d`, the squared deviations divided by
 /// `n - correction`. Two passes (mean, then deviations from it) keep the
 /// cancellation error of a one-pass sum of squares out. No elements: NaN.
-fn var_mean_along<T: FloatElement>(op: &'static str, x: &Tensor, d: usize, correction: usize) -> Result<(Tensor, Tensor)> {
-    let data = contiguous_values::<T>(op, x)?;
+/// Elements of `S` are read as `T` (f16 and bf16 as f32, in place) and the
+/// results are of `T`.
+fn var_mean_along<S: FloatLanes<Compute = T>, T: FloatElement>(op: &'static str, x: &Tensor, d: usize, correction: usize) -> Result<(Tensor, Tensor)> {
+    let data = contiguous_values::<S>(op, x)?;
     let ax = Axis::new(x.shape(), d);
     let count = T::from_f64(ax.n as f64);
     let denom = T::from_f64(ax.n as f64 - correction as f64);
@@ -33,18 +35,18 @@ fn var_mean_along<T: FloatElement>(op: &'static str, x: &Tensor, d: usize, corre
             if row.is_empty() {
                 return (T::nan(), T::nan());
             }
-            let mean = fold_seq(row, T::zero(), &add, &|v| v) / count;
-            let squares = fold_seq(row, T::zero(), &add, &|v| (v - mean) * (v - mean));
+            let mean = fold_seq(row, T::zero(), &add, &|v: S| v.widen()) / count;
+            let squares = fold_seq(row, T::zero(), &add, &|v: S| (v.widen() - mean) * (v.widen() - mean));
             (squares / denom, mean)
         },
         #[inline(always)]
         |src, stride, dst| {
             let w = dst.len();
             let mut means = vec![T::zero(); w];
-            fold_tile(src, stride, ax.n, &mut means, T::zero(), &add, &|v| v);
+            fold_tile(src, stride, ax.n, &mut means, T::zero(), &add, &|v: S| v.widen());
             means.iter_mut().for_each(|m| *m = *m / count);
             let mut squares = vec![T::zero(); w];
-            fold_tile_with(src, stride, ax.n, &means, &mut squares, T::zero(), &add, &|v, m| (v - m) * (v - m));
+            fold_tile_with(src, stride, ax.n, &means, &mut squares, T::zero(), &add, &|v: S, m| (v.widen() - m) * (v.widen() - m));
             for ((o, &s), &m) in dst.iter_mut().zip(&squares).zip(&means) {
                 *o = (s / denom, m);
             }
@@ -57,10 +59,14 @@ fn var_mean_along<T: FloatElement>(op: &'static str, x: &Tensor, d: usize, corre
 
 impl Tensor {
     fn var_mean_with(&self, op: &'static str, dim: isize, correction: usize) -> Result<(Tensor, Tensor)> {
-        with_float!(op, self.dtype(), T => {
-            let d = self.dim(op, dim)?;
-            var_mean_along::<T>(op, self, d, correction)
-        })
+        let d = self.dim(op, dim)?;
+        let round_back = |(var, mean): (Tensor, Tensor)| Ok((var.cast(self.dtype())?, mean.cast(self.dtype())?));
+        match self.dtype() {
+            // As f32, rounded back once: the values of widening the tensor first.
+            DType::BF16 => round_back(var_mean_along::<half::bf16, f32>(op, self, d, correction)?),
+            DType::F16 => round_back(var_mean_along::<half::f16, f32>(op, self, d, correction)?),
+            _ => with_float!(op, self.dtype(), T => var_mean_along::<T, T>(op, self, d, correction)),
+        }
     }
 
     /// Unbiased variance along `dim` (divides by n - 1), keeping the dim.
@@ -110,9 +116,14 @@ impl Var {
             let x = self.saved();
             FnBackward::new("var", move |g, _| {
                 let x = x.get()?;
+                // A half input's gradient is computed in f32 and rounded once.
+                let dtype = g.dtype();
+                let wide = matches!(dtype, DType::BF16 | DType::F16);
+                let (x, g) = if wide { (x.cast(DType::F32)?, g.cast(DType::F32)?) } else { (x, g) };
                 let centered = x.binary(BinaryOp::Sub, &x.mean_dim(dim)?)?;
                 let scale = 2.0 / (n - correction);
-                Ok(vec![Some(centered.binary_scalar_owned(BinaryOp::Mul, Scalar::Float(scale))?.binary_owned(BinaryOp::Mul, g)?)])
+                let gx = centered.binary_scalar_owned(BinaryOp::Mul, Scalar::Float(scale))?.binary_owned(BinaryOp::Mul, g)?;
+                Ok(vec![Some(if wide { gx.cast(dtype)? } else { gx })])
             })
         }))
     }

@@ -2,8 +2,9 @@
 //! ...) and numeric sign/abs/neg.
 
 use crate::autodiff::{record_lazy, FnBackward, Var};
-use crate::dtype::Scalar;
+use crate::dtype::{DType, Scalar};
 use crate::element::{Element, FloatElement, FloatLanes, NumElement};
+use crate::ops::binary::{half_dtype, round_to};
 use crate::error::Result;
 use crate::kernels::elementwise::{map_same, zip_same, Operand};
 use crate::kernels::parallel::{PAR_CHEAP, PAR_COSTLY};
@@ -265,8 +266,13 @@ fn grad_with<T: FloatElement>(name: &'static str, g: Tensor, saved: &Tensor, f: 
 
 impl Var {
     pub fn float_unary(&self, op: FloatUnary) -> Result<Var> {
-        if let Some(wide) = self.half_tracked() {
-            return wide?.float_unary(op)?.cast(self.value.dtype());
+        // A half op whose gradient reads its output runs in f32, so that the
+        // gradient reads the unrounded output; the others run natively and
+        // compute their gradient in f32 from the (exactly widened) input.
+        if reads(op) == Reads::Output {
+            if let Some(wide) = self.half_tracked() {
+                return wide?.float_unary(op)?.cast(self.value.dtype());
+            }
         }
         let y = self.value.float_unary(op)?;
         if self.node.is_none() {
@@ -285,7 +291,11 @@ impl Var {
                 };
                 FnBackward::new(op.name(), move |g, _| {
                     let gx = match &v {
-                        Some(v) => with_float!(op.name(), g.dtype(), T => unary_grad::<T>(op, g, &v.get()?)?),
+                        Some(v) => {
+                            let half = half_dtype(&g);
+                            let (g, v) = if half.is_some() { (g.cast(DType::F32)?, v.get()?.cast(DType::F32)?) } else { (g, v.get()?) };
+                            round_to(with_float!(op.name(), g.dtype(), T => unary_grad::<T>(op, g, &v)?), half)?
+                        }
                         None => Tensor::zeros(g.shape(), g.dtype()),
                     };
                     Ok(vec![Some(gx)])

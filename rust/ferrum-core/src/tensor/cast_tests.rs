@@ -79,3 +79,33 @@ fn compute_kernels_refuse_or_widen_storage_dtypes_and_views_keep_them() {
     let idx = Tensor::from_vec(vec![2u8, 0], &[2]).unwrap();
     assert_eq!(x.select(0, &idx).unwrap().to_vec::<f32>(), vec![30.0, 10.0]);
 }
+
+#[test]
+fn half_casts_from_and_to_f32_round_as_the_half_crate() {
+    // Bit patterns across the whole f32 range (every exponent, NaN and infinity among them),
+    // in a tensor long enough to be converted on every thread.
+    let values: Vec<f32> = (0..300_000u32).map(|i| f32::from_bits(i.wrapping_mul(2_654_435_761))).collect();
+    let t = Tensor::from_vec(values.clone(), &[values.len()]).unwrap();
+    let to_bf16 = t.cast(DType::BF16).unwrap().to_vec::<bf16>();
+    let to_f16 = t.cast(DType::F16).unwrap().to_vec::<f16>();
+    for ((&v, b), h) in values.iter().zip(&to_bf16).zip(&to_f16) {
+        if v.is_nan() {
+            assert!(b.is_nan() && h.is_nan(), "{v:e}");
+        } else {
+            assert_eq!(b.to_bits(), bf16::from_f32(v).to_bits(), "{v:e}");
+            assert_eq!(h.to_bits(), f16::from_f32(v).to_bits(), "{v:e}");
+        }
+    }
+    // Widening is exact: every half value comes back as the f32 it stands for.
+    let back_b = Tensor::from_vec(to_bf16.clone(), &[values.len()]).unwrap().cast(DType::F32).unwrap().to_vec::<f32>();
+    let back_h = Tensor::from_vec(to_f16.clone(), &[values.len()]).unwrap().cast(DType::F32).unwrap().to_vec::<f32>();
+    for ((b, h), (wb, wh)) in to_bf16.iter().zip(&to_f16).zip(back_b.iter().zip(&back_h)) {
+        assert!(b.to_f32().to_bits() == wb.to_bits() || (b.is_nan() && wb.is_nan()));
+        assert!(h.to_f32().to_bits() == wh.to_bits() || (h.is_nan() && wh.is_nan()));
+    }
+    // A strided view converts its own elements.
+    let view = t.reshape(&[1000, 300]).unwrap().transpose();
+    let got = view.cast(DType::BF16).unwrap().cast(DType::F32).unwrap().to_vec::<f32>();
+    let want: Vec<f32> = view.to_vec::<f32>().iter().map(|&v| bf16::from_f32(v).to_f32()).collect();
+    assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())));
+}

@@ -5,9 +5,17 @@ use crate::autodiff::{record, FnBackward, Var};
 use crate::ops::binary::BinaryOp;
 use crate::element::FloatElement;
 use crate::error::Result;
+use std::cell::RefCell;
+
+use crate::element::Element;
+use crate::kernels::copy::contiguous_values;
+use crate::kernels::gemm_half::HalfFloat;
+use crate::kernels::parallel::{CHUNK, PAR_COSTLY};
 use crate::kernels::softmax::{softmax, Normalise, SoftmaxOp};
+use crate::kernels::team::for_each_chunk_mut;
+use crate::shape::try_zeroed;
 use crate::tensor::Tensor;
-use crate::with_float;
+use crate::{with_float, DType};
 
 impl Tensor {
     /// `exp(x - max) / sum exp(x - max)` along `dim`.
@@ -34,7 +42,59 @@ impl Tensor {
 }
 
 fn softmax_family(x: &Tensor, name: &'static str, dim: isize, op: SoftmaxOp) -> Result<Tensor> {
-    with_float!(name, x.dtype(), T => run::<T>(x, name, dim, op))
+    match x.dtype() {
+        DType::BF16 => run_half::<half::bf16>(x, name, dim, op),
+        DType::F16 => run_half::<half::f16>(x, name, dim, op),
+        _ => with_float!(name, x.dtype(), T => run::<T>(x, name, dim, op)),
+    }
+}
+
+/// A half-float softmax as f32 in blocks of whole lines: each block is
+/// widened into a per-thread buffer, normalised by the f32 kernel and
+/// rounded back, so the values are those of widening the tensor first
+/// without writing (and page-faulting in) two whole f32 copies. A line too
+/// long for one block widens the whole tensor.
+fn run_half<S: HalfFloat + Element + Default>(x: &Tensor, name: &'static str, dim: isize, op: SoftmaxOp) -> Result<Tensor> {
+    let d = x.dim(name, dim)?;
+    let line: usize = x.shape()[d..].iter().product();
+    if line >= CHUNK {
+        return run::<f32>(&x.cast(DType::F32)?, name, dim, op)?.cast(x.dtype());
+    }
+    let (n, inner) = (x.shape()[d], x.shape()[d + 1..].iter().product::<usize>());
+    let src = contiguous_values::<S>(name, x)?;
+    let mut out = try_zeroed(name, src.len(), S::default())?;
+    // Below PAR_COSTLY elements a block runs the f32 kernel on one thread.
+    let block = (CHUNK - 1) / line * line;
+    let each = |i: usize, dst: &mut [S]| {
+        with_f32_scratch(dst.len(), |wide, result| {
+            S::widen_slice(&src[i * block..][..dst.len()], wide);
+            softmax(wide, result, n, inner, op);
+            S::narrow_slice(result, dst);
+        })
+    };
+    if src.len() >= PAR_COSTLY && rayon::current_num_threads() > 1 {
+        for_each_chunk_mut(&mut out, block, each);
+    } else {
+        out.chunks_mut(block).enumerate().for_each(|(i, dst)| each(i, dst));
+    }
+    Tensor::from_vec(out, x.shape())
+}
+
+thread_local! {
+    static SCRATCH: RefCell<(Vec<f32>, Vec<f32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// `f` with two f32 buffers of `len` (below [`CHUNK`]) kept by this thread.
+fn with_f32_scratch(len: usize, f: impl FnOnce(&mut [f32], &mut [f32])) {
+    SCRATCH.with(|cell| {
+        let mut guard = cell.borrow_mut();
+        let (a, b) = &mut *guard;
+        if a.len() < len {
+            a.resize(len, 0.0);
+            b.resize(len, 0.0);
+        }
+        f(&mut a[..len], &mut b[..len]);
+    })
 }
 
 fn run<T: FloatElement>(x: &Tensor, name: &'static str, dim: isize, op: SoftmaxOp) -> Result<Tensor> {
@@ -54,8 +114,21 @@ fn run<T: FloatElement>(x: &Tensor, name: &'static str, dim: isize, op: SoftmaxO
     Tensor::from_vec(out, x.shape())
 }
 
+/// `f(g, y)` in f32 when `g` is a half float (rounded back once), so a
+/// backward chaining several ops rounds as the f32 one does.
+fn widened_grad(g: &Tensor, y: &Tensor, f: impl FnOnce(&Tensor, &Tensor) -> Result<Tensor>) -> Result<Tensor> {
+    if matches!(g.dtype(), DType::BF16 | DType::F16) {
+        return f(&g.cast(DType::F32)?, &y.cast(DType::F32)?)?.cast(g.dtype());
+    }
+    f(g, y)
+}
+
 /// `y * (g - sum(g * y, dim))`: the softmax Jacobian applied to `g`.
 fn softmax_vjp(g: &Tensor, y: &Tensor, dim: isize) -> Result<Tensor> {
+    widened_grad(g, y, |g, y| softmax_vjp_same(g, y, dim))
+}
+
+fn softmax_vjp_same(g: &Tensor, y: &Tensor, dim: isize) -> Result<Tensor> {
     let gy = g.binary(BinaryOp::Mul, y)?;
     let s = gy.sum_dim(dim)?;
     gy.binary_owned(BinaryOp::Sub, y.binary(BinaryOp::Mul, &s)?)
@@ -81,9 +154,12 @@ impl Var {
         let yy = y.clone();
         Ok(record(y, &[self], move || {
             FnBackward::new("log_softmax", move |g, _| {
-                let p = yy.float_unary(crate::ops::unary::FloatUnary::Exp)?;
-                let s = g.sum_dim(dim)?;
-                Ok(vec![Some(g.binary_owned(BinaryOp::Sub, p.binary_owned(BinaryOp::Mul, s)?)?)])
+                let gx = widened_grad(&g, &yy, |g, y| {
+                    let p = y.float_unary(crate::ops::unary::FloatUnary::Exp)?;
+                    let s = g.sum_dim(dim)?;
+                    g.binary(BinaryOp::Sub, &p.binary_owned(BinaryOp::Mul, s)?)
+                })?;
+                Ok(vec![Some(gx)])
             })
         }))
     }
