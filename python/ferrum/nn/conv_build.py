@@ -40,10 +40,14 @@ class ConvConfig(Protocol):
     the settings it copies (``_LAYER_FIELDS`` and the extras) are read with ``getattr``."""
 
     @property
-    def initializer(self) -> Initializer: ...
+    def initializer(self) -> Initializer:
+        """Draws the weight and the bias."""
+        ...
 
     @property
-    def bias(self) -> bool: ...
+    def bias(self) -> bool:
+        """Whether the layer has a bias."""
+        ...
 
 
 class ConvLayer(Module[B], Generic[B, R, S]):

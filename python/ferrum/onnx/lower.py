@@ -63,6 +63,7 @@ class Lowering:
     _fresh: int = 0
 
     def tensor(self, name: str) -> Tensor[Any, Any, Any]:
+        """The tensor value ``name`` held in the traced run, or a constant lowering made."""
         value = self.trace.get(name)
         if value is None and name in self.made:
             value = self.made[name]
@@ -77,9 +78,11 @@ class Lowering:
         return isinstance(value, Tensor) and str(value.dtype) in COMPUTE_DTYPES
 
     def dims(self, name: str) -> tuple[int, ...]:
+        """The shape of ``name`` for this signature."""
         return tuple(self.tensor(name).dims())
 
     def dtype(self, name: str) -> str:
+        """The dtype of ``name`` as the engine spells it (``"f32"``, ``"i64"``, ...)."""
         return str(self.tensor(name).dtype)
 
     def constant(self, value: Tensor[Any, Any, Any], hint: str) -> str:
@@ -90,6 +93,7 @@ class Lowering:
         return name
 
     def temp(self, hint: str) -> str:
+        """A fresh name for an intermediate value that only the plan holds."""
         self._fresh += 1
         return f"{hint}#tmp{self._fresh}"
 
