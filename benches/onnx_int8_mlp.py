@@ -15,6 +15,7 @@ needs onnxruntime and ferrum (ferrum from ``PYTHONPATH`` or ``site``).
 from __future__ import annotations
 
 import argparse
+import itertools
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ def float_mlp(sizes: list[int], batch: int) -> onnx.ModelProto:
     nodes: list[onnx.NodeProto] = []
     inits = []
     h = "x"
-    for i, (d_in, d_out) in enumerate(zip(sizes, sizes[1:], strict=False)):
+    for i, (d_in, d_out) in enumerate(itertools.pairwise(sizes)):
         w = (rng.standard_normal((d_in, d_out)) / np.sqrt(d_in)).astype(np.float32)
         b = (rng.standard_normal(d_out) * 0.1).astype(np.float32)
         inits += [numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(b, f"b{i}")]
@@ -57,10 +58,12 @@ def float_mlp(sizes: list[int], batch: int) -> onnx.ModelProto:
 
 
 def main() -> None:
-    import onnxruntime as ort  # type: ignore[import-not-found, unused-ignore]
-    from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-not-found, unused-ignore]
+    import onnxruntime as ort  # type: ignore[import-not-found, import-untyped, unused-ignore]
+    from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
