@@ -20,11 +20,11 @@ against an earlier run).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -34,32 +34,16 @@ from ferrum.data.dataloader import Batcher, DataLoaderBuilder
 from ferrum.data.dataset import InMemDataset
 from ferrum.module import Module
 from ferrum.nn import Linear, LinearConfig
-from ferrum.record import (
-    BinFileRecorder,
-    BinGzFileRecorder,
-    FileRecorder,
-    FullPrecisionSettings,
-    HalfPrecisionSettings,
-    JsonGzFileRecorder,
-    NamedMpkFileRecorder,
-    NamedMpkGzFileRecorder,
-    PrecisionSettings,
-    PrettyJsonFileRecorder,
-)
-from harness import Report, Stats, add_report_args, alternate
+from ferrum.record import PrecisionSettings
+from harness import Report, Stats, alternate, bench_parser
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for tests.support
+from tests.support import recorders
 
 B = TypeVar("B", bound=Backend)
 DEVICE = NdArray.device()
 IMAGE = (3, 32, 32)
-RECORDERS: list[type[FileRecorder]] = [
-    NamedMpkFileRecorder,
-    NamedMpkGzFileRecorder,
-    BinFileRecorder,
-    BinGzFileRecorder,
-    JsonGzFileRecorder,
-    PrettyJsonFileRecorder,
-]
-PRECISIONS: list[type[PrecisionSettings]] = [FullPrecisionSettings, HalfPrecisionSettings]
+PRECISIONS: list[type[PrecisionSettings]] = [recorders.PRECISIONS["full"], recorders.PRECISIONS["half"]]
 
 
 class ImageBatcher(Batcher[np.ndarray[Any, Any], Tensor[NdArray, D2, Any]]):
@@ -122,7 +106,7 @@ def bench_records(params: int, repeat: int) -> tuple[int, list[RecordRow]]:
     model = mlp(params)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for recorder_cls in RECORDERS:
+        for recorder_cls in recorders.FILE_RECORDERS:
             for settings in PRECISIONS:
                 recorder = recorder_cls(settings)
                 path = os.path.join(tmp, f"{recorder_cls.__name__}_{settings.name}")
@@ -148,15 +132,10 @@ def bench_records(params: int, repeat: int) -> tuple[int, list[RecordRow]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser = bench_parser(__doc__, repeat=3)
     parser.add_argument("--params", type=int, default=10_000_000)
     parser.add_argument("--items", type=int, default=4096)
     parser.add_argument("--only", choices=["loader", "records"])
-    add_report_args(parser)
     args = parser.parse_args(argv)
     if args.tiny:
         args.repeat, args.params, args.items = 1, 20_000, 64

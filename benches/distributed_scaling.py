@@ -17,7 +17,6 @@ smoke run the tests use (one round, the 1 MB all-reduce only).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Callable
@@ -30,7 +29,7 @@ from ferrum.backend import Autodiff, NdArray
 from ferrum.distributed import Communicator
 from ferrum.nn.transformer import TransformerEncoderConfig, TransformerEncoderInput
 from ferrum.optim import AdamConfig, GradientsParams
-from harness import Measure, Report, Stats, Thunk, add_report_args, alternate, time_call
+from harness import Measure, Report, Stats, Thunk, alternate, bench_parser, time_call
 
 B = Autodiff[NdArray]
 
@@ -110,10 +109,7 @@ def throughput(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run (1 round, 1 MB)")
-    add_report_args(parser)
+    parser = bench_parser(__doc__, rounds=7)
     args = parser.parse_args()
     rounds, sizes = (1, (1,)) if args.tiny else (args.rounds, (1, 10, 100))
     comm = Communicator()

@@ -249,6 +249,24 @@ def machine() -> dict[str, Any]:
 # --------------------------------------------------------------------------- report
 
 
+def bench_parser(
+    doc: str | None, *, rounds: int | None = None, repeat: int | None = None
+) -> argparse.ArgumentParser:
+    """The command line every suite shares: its docstring as help, ``--tiny``, the report options,
+    and ``--rounds N`` (alternating rounds) or ``--repeat N`` (timed runs) where a default is given.
+
+    Each suite adds its own options to the parser it gets back.
+    """
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
+    if rounds is not None:
+        parser.add_argument("--rounds", type=int, default=rounds, help="rounds of candidates taking turns")
+    if repeat is not None:
+        parser.add_argument("--repeat", type=int, default=repeat, help="timed runs per candidate")
+    add_report_args(parser)
+    return parser
+
+
 def add_report_args(parser: argparse.ArgumentParser) -> None:
     """``--json PATH`` and ``--compare-with OLD.json`` on a script's command line."""
     parser.add_argument("--json", metavar="PATH", help="write the results, with the machine, as JSON")

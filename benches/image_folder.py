@@ -29,7 +29,6 @@ earlier run.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import tempfile
 import time
@@ -50,7 +49,7 @@ from ferrum.data.dataset.vision import (
     MnistDataset,
     PixelDepth,
 )
-from harness import Report, Stats, add_report_args, alternate
+from harness import Report, Stats, alternate, bench_parser
 from PIL import Image
 
 
@@ -171,17 +170,12 @@ def bench(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = bench_parser(__doc__, repeat=5)
     parser.add_argument("--items", type=int, default=2000, help="PNG files to decode per epoch")
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--repeat", type=int, default=5, help="timed epochs per worker count")
     parser.add_argument("--size", type=int, default=28, help="image side; other than 28: RGB")
     parser.add_argument("--format", choices=["png", "jpg"], default="png")
-    parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
     parser.add_argument("--no-torchvision", action="store_true", help="time ferrum's loader only")
-    add_report_args(parser)
     args = parser.parse_args()
     items, repeat = (100, 2) if args.tiny else (args.items, args.repeat)
     with tempfile.TemporaryDirectory() as tmp:

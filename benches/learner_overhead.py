@@ -33,7 +33,6 @@ an earlier run).
 
 from __future__ import annotations
 
-import argparse
 import io
 import statistics
 import sys
@@ -66,7 +65,7 @@ from ferrum.train.metric import AccuracyMetric, LossMetric, Metric, MetricMetada
 from ferrum.train.output import sync_item  # noqa: E402
 from ferrum.train.processor import EventProcessor, SplitMetrics, loss_value  # noqa: E402
 from ferrum.train.store import MetricStore  # noqa: E402
-from harness import Report, Stats, add_report_args, alternate, reported, round_ratios  # noqa: E402
+from harness import Report, Stats, alternate, bench_parser, reported, round_ratios  # noqa: E402
 
 from examples.guide.data import MnistBatch, MnistBatcher  # noqa: E402
 from examples.guide.model import Model, ModelConfig  # noqa: E402
@@ -226,11 +225,8 @@ def take_turns(variants: dict[str, Callable[[], float]], count: int) -> dict[str
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
+    parser = bench_parser(__doc__, rounds=7)
     parser.add_argument("--items", type=int, default=4000)
-    parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
-    add_report_args(parser)
     args = parser.parse_args()
     count, items = (1, 256) if args.tiny else (args.rounds, args.items)
     steps = -(-items // BATCH)

@@ -30,7 +30,6 @@ as the other benches on ``harness.py``.
 
 from __future__ import annotations
 
-import argparse
 import os
 import site
 import statistics
@@ -59,7 +58,7 @@ from ferrum.nn.transformer import (  # noqa: E402
 )
 from ferrum.optim import AdamConfig  # noqa: E402
 from ferrum.train import ClassificationOutput, Learner, MixedPrecision, Precision, TrainOutput  # noqa: E402
-from harness import Report, Stats, add_report_args, alternate, cpu_model, median_of, median_range  # noqa: E402
+from harness import Report, Stats, alternate, bench_parser, cpu_model, median_of, median_range  # noqa: E402
 
 from examples.guide.data import MnistBatch  # noqa: E402
 from examples.guide.model import ModelConfig  # noqa: E402
@@ -101,6 +100,19 @@ def ferrum_step(learner: Learner[Any], batch: Any) -> Thunk:
     return step
 
 
+def workload_model(workload: str, shape: dict[str, int]) -> Module[TrainB]:
+    """The guide's CNN (``cnn``) or a transformer encoder of ``shape`` with a linear head (seed first)."""
+    device = TrainB.device()
+    if workload == "cnn":
+        return ModelConfig(10, 512).init(device)
+    return EncoderClassifier(
+        TransformerEncoderConfig(shape["d_model"], shape["d_ff"], shape["heads"], shape["layers"])
+        .with_dropout(0.0)
+        .init(device),
+        LinearConfig(shape["d_model"], 10).init(device),
+    )
+
+
 def ferrum_candidates(
     workload: str, shape: dict[str, int], images: np.ndarray, labels: np.ndarray
 ) -> dict[str, Thunk]:
@@ -108,18 +120,9 @@ def ferrum_candidates(
     out: dict[str, Thunk] = {}
     for name, precision in (("ferrum f32", None), ("ferrum bf16-mixed", Precision.BF16_MIXED)):
         TrainB.seed(1)
-        model: Module[Any]
-        if workload == "cnn":
-            model = ModelConfig(10, 512).init(device)
-            batch: Any = MnistBatch(Tensor.from_data(images, device), Tensor.from_data(labels, device))
-        else:
-            model = EncoderClassifier(
-                TransformerEncoderConfig(shape["d_model"], shape["d_ff"], shape["heads"], shape["layers"])
-                .with_dropout(0.0)
-                .init(device),
-                LinearConfig(shape["d_model"], 10).init(device),
-            )
-            batch = (Tensor.from_data(images, device), Tensor.from_data(labels, device))
+        model = workload_model(workload, shape)
+        x, y = Tensor.from_data(images, device), Tensor.from_data(labels, device)
+        batch: Any = MnistBatch(x, y) if workload == "cnn" else (x, y)
         learner = Learner(model, AdamConfig().init(), 1e-4, precision=precision)
         out[name] = ferrum_step(learner, batch)
     return out
@@ -211,18 +214,8 @@ def breakdown(
     for precision in (Precision.FULL, Precision.BF16_MIXED):
         TrainB.seed(1)
         mixed = MixedPrecision(precision)
-        model: Any
-        if workload == "cnn":
-            model = ModelConfig(10, 512).init(device)
-            x, y = Tensor.from_data(images, device), Tensor.from_data(labels, device)
-        else:
-            model = EncoderClassifier(
-                TransformerEncoderConfig(shape["d_model"], shape["d_ff"], shape["heads"], shape["layers"])
-                .with_dropout(0.0)
-                .init(device),
-                LinearConfig(shape["d_model"], 10).init(device),
-            )
-            x, y = Tensor.from_data(images, device), Tensor.from_data(labels, device)
+        model: Any = workload_model(workload, shape)
+        x, y = Tensor.from_data(images, device), Tensor.from_data(labels, device)
         optimizer = AdamConfig().init()
         names = ("copy+cast", "forward", "backward", "f32 grads", "adam")
         parts: dict[str, list[float]] = {k: [] for k in names}
@@ -250,15 +243,10 @@ def breakdown(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--rounds", type=int, default=9)
+    parser = bench_parser(__doc__, rounds=9)
     parser.add_argument("--steps", type=int, default=3, help="timed steps per candidate and round")
     parser.add_argument("--only", choices=["cnn", "encoder"], help="one workload")
     parser.add_argument("--breakdown", action="store_true", help="where ferrum's step spends its time")
-    parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
-    add_report_args(parser)
     args = parser.parse_args()
     rounds, steps = (2, 1) if args.tiny else (args.rounds, args.steps)
     shape = encoder_shape(args.tiny)

@@ -21,7 +21,6 @@ machine, ``--compare-with OLD.json`` prints new/old against an earlier run.
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -35,7 +34,7 @@ from ferrum.backend import Backend, NdArray
 from ferrum.module import Module
 from ferrum.nn import Linear, LinearConfig
 from ferrum.store import BurnpackStore, ModuleStore, PytorchStore, PyTorchToBurnAdapter, SafetensorsStore
-from harness import Report, Stats, add_report_args, alternate
+from harness import Report, Stats, alternate, bench_parser
 from safetensors.numpy import load_file, save_file
 
 B = TypeVar("B", bound=Backend)
@@ -74,12 +73,9 @@ def _arrays(store: ModuleStore) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = bench_parser(__doc__, repeat=5)
     parser.add_argument("--mb", type=float, default=500.0)
-    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--torch-python", default=os.environ.get("FERRUM_TORCH_PYTHON"))
-    parser.add_argument("--tiny", action="store_true")
-    add_report_args(parser)
     args = parser.parse_args()
     if args.tiny:
         args.mb, args.repeat = 2.0, 1

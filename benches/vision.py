@@ -25,7 +25,6 @@ benches/vision.py`` with OpenCV, scipy and torchvision installed there);
 
 from __future__ import annotations
 
-import argparse
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -44,7 +43,7 @@ from ferrum.vision import (
     erode,
     nms,
 )
-from harness import Report, Stats, add_report_args, alternate, cpu_model, mean_over
+from harness import Report, Stats, alternate, bench_parser, cpu_model, mean_over
 
 Thunk = Callable[[], object]
 DEVICE = NdArray.device()
@@ -129,14 +128,9 @@ def nms_candidates(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--rounds", type=int, default=7)
+    parser = bench_parser(__doc__, rounds=7)
     parser.add_argument("--size", type=int, default=1024, help="image height and width")
     parser.add_argument("--boxes", type=int, default=4000)
-    parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
-    add_report_args(parser)
     args = parser.parse_args()
     rounds, side, n_boxes = (2, 48, 64) if args.tiny else (args.rounds, args.size, args.boxes)
     cv2, ndi = optional("cv2"), optional("scipy.ndimage")

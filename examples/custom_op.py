@@ -29,20 +29,28 @@ class LinearRelu(Function):
 
 
 B = Autodiff[NdArray]
-device = B.device()
-B.seed(1)
-x: Tensor[B, D2] = Tensor.random((8, 4), Distribution.Normal(0.0, 1.0), device).require_grad()
-w: Tensor[B, D2] = Tensor.random((4, 3), Distribution.Normal(0.0, 1.0), device).require_grad()
-b: Tensor[B, D2] = Tensor.random((1, 3), Distribution.Normal(0.0, 1.0), device).require_grad()
 
-fused: Tensor[B, D2] = LinearRelu.apply(x, w, b)
-grads = (fused * fused).sum().backward()
-reference = activation.relu(x @ w + b)
-ref_grads = (reference * reference).sum().backward()
 
-for name, t in (("x", x), ("w", w), ("b", b)):
-    got, want = t.grad(grads), t.grad(ref_grads)
-    assert got is not None and want is not None
-    assert got.all_close(want, rtol=1e-5, atol=1e-6), name
-    print(f"d/d{name} matches the primitive ops:", got.dims())
-print("fused output equals primitives:", fused.inner().all_close(reference.inner()))
+def main() -> None:
+    """Checks the fused op's output and gradients against the same computation from primitive ops."""
+    device = B.device()
+    B.seed(1)
+    x: Tensor[B, D2] = Tensor.random((8, 4), Distribution.Normal(0.0, 1.0), device).require_grad()
+    w: Tensor[B, D2] = Tensor.random((4, 3), Distribution.Normal(0.0, 1.0), device).require_grad()
+    b: Tensor[B, D2] = Tensor.random((1, 3), Distribution.Normal(0.0, 1.0), device).require_grad()
+
+    fused: Tensor[B, D2] = LinearRelu.apply(x, w, b)
+    grads = (fused * fused).sum().backward()
+    reference = activation.relu(x @ w + b)
+    ref_grads = (reference * reference).sum().backward()
+
+    for name, t in (("x", x), ("w", w), ("b", b)):
+        got, want = t.grad(grads), t.grad(ref_grads)
+        assert got is not None and want is not None
+        assert got.all_close(want, rtol=1e-5, atol=1e-6), name
+        print(f"d/d{name} matches the primitive ops:", got.dims())
+    print("fused output equals primitives:", fused.inner().all_close(reference.inner()))
+
+
+if __name__ == "__main__":
+    main()

@@ -32,10 +32,9 @@ def describe(dataset: DiabetesDataset) -> None:
 
 
 def main() -> None:
-    parser = example_parser("custom_csv_dataset", __doc__)
+    parser = example_parser("custom_csv_dataset", __doc__, smoke=True)
     parser.add_argument("--csv", type=Path, default=DEFAULT_PATH)
     parser.add_argument("--delimiter", default="\t")
-    parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="custom_csv_dataset-") as tmp:

@@ -32,18 +32,16 @@ from .training import TrainingConfig, train
 
 
 def main() -> None:
-    parser = example_parser("custom_image_dataset", __doc__)
+    parser = example_parser("custom_image_dataset", __doc__, epochs=20, smoke=True)
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--write", type=Path, default=None)
     parser.add_argument("--per-class", type=int, default=400)
-    parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--image-size", type=int, default=32)
     parser.add_argument("--width", type=int, default=16)
     parser.add_argument(
         "--artifact-dir", default=os.path.join(tempfile.gettempdir(), "custom_image_dataset")
     )
     parser.add_argument("--show", type=int, default=8)
-    parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
     if args.image_size < 8 or args.image_size % 8:
         parser.error(f"--image-size must be a positive multiple of 8, found {args.image_size}")

@@ -26,12 +26,10 @@ from .training import MnistTrainingConfig, run
 
 
 def main() -> None:
-    parser = example_parser("custom_learning_strategy", __doc__)
+    parser = example_parser("custom_learning_strategy", __doc__, epochs=15, smoke=True)
     parser.add_argument(
         "--artifact-dir", default=os.path.join(tempfile.gettempdir(), "custom_learning_strategy")
     )
-    parser.add_argument("--epochs", type=int, default=15)
-    parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
 
     # As Burn's example, the training digits are split: the first 3000 train, the last 1000 validate.

@@ -22,10 +22,8 @@ from .training import MnistTrainingConfig, run
 
 
 def main() -> None:
-    parser = example_parser("custom_renderer", __doc__)
-    parser.add_argument("--epochs", type=int, default=5)
+    parser = example_parser("custom_renderer", __doc__, epochs=5, smoke=True)
     parser.add_argument("--every", type=int, default=20)
-    parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
 
     train_data, valid_data = MnistDataset.sample("train"), MnistDataset.sample("test")

@@ -19,10 +19,8 @@ from .training import MnistTrainingConfig, run
 
 
 def main() -> None:
-    parser = example_parser("custom_training_loop", __doc__)
-    parser.add_argument("--epochs", type=int, default=10)
+    parser = example_parser("custom_training_loop", __doc__, epochs=10, smoke=True)
     parser.add_argument("--log-every", type=int, default=10)
-    parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
 
     train_data, valid_data = MnistDataset.sample("train"), MnistDataset.sample("test")

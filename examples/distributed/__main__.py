@@ -12,7 +12,6 @@ ranks on two cores.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import time
@@ -38,11 +37,8 @@ from .tasks import (
 
 
 def main() -> None:
-    parser = example_parser("distributed", __doc__)
-    parser.add_argument("--epochs", type=int, default=3)
+    parser = example_parser("distributed", __doc__, epochs=3, artifact_dir=True, smoke=True)
     parser.add_argument("--iterations", type=int, default=20)
-    parser.add_argument("--artifact-dir", default=os.path.join(tempfile.gettempdir(), "distributed"))
-    parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
 
     comm = Communicator()

@@ -10,7 +10,6 @@ combination; default 10,000 with ``--data``, 250 on the sample),
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 import time
@@ -55,12 +54,9 @@ def load(data: Path | None) -> tuple[Dataset[MnistItem], Dataset[MnistItem], Dat
 
 
 def main() -> None:
-    parser = example_parser("mnist", __doc__)
+    parser = example_parser("mnist", __doc__, epochs=5, artifact_dir=True, smoke=True)
     parser.add_argument("--data", type=Path, default=None)
-    parser.add_argument("--artifact-dir", default=os.path.join(tempfile.gettempdir(), "mnist"))
-    parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--samples-per-transform", type=int, default=None)
-    parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
 
     train, valid, test = load(args.data)

@@ -22,10 +22,8 @@ from .training import TrainingConfig, train
 
 
 def main() -> None:
-    parser = example_parser("modern_lstm", __doc__)
+    parser = example_parser("modern_lstm", __doc__, epochs=30, smoke=True)
     parser.add_argument("--artifact-dir", default=None)
-    parser.add_argument("--epochs", type=int, default=30)
-    parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
 
     # Gradient clipping through the optimizer's config, as Burn's.

@@ -13,8 +13,7 @@ from .lib import run
 
 
 def main() -> None:
-    parser = example_parser("named_tensor", __doc__)
-    parser.add_argument("--smoke", action="store_true")
+    parser = example_parser("named_tensor", __doc__, smoke=True)
     args = parser.parse_args()
     if args.smoke:
         run(NdArray.device(), batch_size=2, seq_length=3, d_model=4)

@@ -9,7 +9,6 @@ examples/custom_csv_dataset), ``--target COLUMN`` (default ``response``),
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 import time
@@ -28,13 +27,10 @@ from .training import ExpConfig, split, train
 
 
 def main() -> None:
-    parser = example_parser("simple_regression", __doc__)
+    parser = example_parser("simple_regression", __doc__, epochs=100, artifact_dir=True, smoke=True)
     parser.add_argument("--csv", type=Path, default=DEFAULT_CSV)
     parser.add_argument("--target", default=DEFAULT_TARGET)
     parser.add_argument("--delimiter", default=None)
-    parser.add_argument("--artifact-dir", default=os.path.join(tempfile.gettempdir(), "simple_regression"))
-    parser.add_argument("--epochs", type=int, default=100)
-    parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
 
     if not args.csv.is_file():

@@ -9,8 +9,6 @@ Options: ``--epochs N`` (default 3 of 3200 sentences: 300 steps of 32),
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import tempfile
 import time
@@ -19,6 +17,7 @@ from ferrum.backend import Autodiff, NdArray
 from ferrum.optim import AdamConfig
 from ferrum.train import Split
 
+from ..common.cli import example_parser
 from .data import MAX_LEN, CountingDataset, Tokenizer
 from .inference import infer
 from .model import TextClassificationModelConfig
@@ -28,13 +27,9 @@ DEFAULT_SAMPLES = ["7 7 3 1 5", "3 3 7 12", "1 2 4 5 6 8", "7 3 7 3 7 19 11"]
 
 
 def main() -> None:
-    summary = __doc__.splitlines()[0] if __doc__ else None
-    parser = argparse.ArgumentParser(prog="python -m examples.text_classification", description=summary)
-    parser.add_argument("--epochs", type=int, default=3)
+    parser = example_parser("text_classification", __doc__, epochs=3, artifact_dir=True, smoke=True)
     parser.add_argument("--train-size", type=int, default=3200)
-    parser.add_argument("--artifact-dir", default=os.path.join(tempfile.gettempdir(), "text_classification"))
     parser.add_argument("--sample", action="append", default=None)
-    parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
 
     samples = args.sample or DEFAULT_SAMPLES

@@ -11,7 +11,6 @@ model, 2 epochs of 128 passages, a temporary artifact folder).
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 import time
@@ -32,14 +31,11 @@ DEFAULT_PROMPTS = ["MENENIUS:\n", "CORIOLANUS:\nI "]
 
 
 def main() -> None:
-    parser = example_parser("text_generation", __doc__)
+    parser = example_parser("text_generation", __doc__, epochs=3, artifact_dir=True, smoke=True)
     parser.add_argument("--text", type=Path, default=DEFAULT_TEXT)
-    parser.add_argument("--artifact-dir", default=os.path.join(tempfile.gettempdir(), "text_generation"))
-    parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--prompt", action="append", default=None)
     parser.add_argument("--max-new", type=int, default=200)
     parser.add_argument("--temperature", type=float, default=0.8)
-    parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
 
     if not args.text.is_file():

@@ -24,11 +24,9 @@ from .training import TrainingConfig, train
 
 
 def main() -> None:
-    parser = example_parser("wgan", __doc__)
+    parser = example_parser("wgan", __doc__, epochs=150, smoke=True)
     parser.add_argument("--artifact-dir", default=None)
-    parser.add_argument("--epochs", type=int, default=150)
     parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
 
     # Burn's settings: RMSProp without momentum, an epsilon of 8e-8, no weight decay.

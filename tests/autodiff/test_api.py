@@ -24,6 +24,8 @@ from ferrum import (
 from ferrum.autodiff import Context, Function
 from ferrum.backend import NdArray
 
+from examples import custom_op
+from examples.custom_op import LinearRelu
 from tests.support.devices import AD, TrainB
 from tests.support.gradcheck import LAYOUTS, tracked_input
 
@@ -285,23 +287,6 @@ def test_gradcheck_layouts_are_strided() -> None:
 # --------------------------------------------------------------------------- custom ops
 
 
-class LinearRelu(Function):
-    """relu(x @ w + b) with a hand-written backward, as examples/custom_op.py."""
-
-    @staticmethod
-    def forward(ctx: Context, *inputs: Tensor[Any, Any, Any]) -> Tensor[Any, Any, Any]:
-        x, w, b = inputs
-        out = activation.relu(x @ w + b)
-        ctx.save_for_backward(x, w, out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Context, grad: Tensor[Any, Any, Any]) -> tuple[Tensor[Any, Any, Any] | None, ...]:
-        x, w, out = ctx.saved_tensors
-        g = grad.mask_fill(out.lower_equal_elem(0.0), 0.0)
-        return g @ w.transpose(), x.transpose() @ g, g.sum_dim(0)
-
-
 def mlp_inputs() -> tuple[Tensor[TrainB, D2], Tensor[TrainB, D2], Tensor[TrainB, D2]]:
     rng = np.random.default_rng(7)
     x = Tensor.from_numpy(rng.standard_normal((6, 4)), AD).require_grad()
@@ -424,3 +409,9 @@ def test_custom_op_backward_failures_name_the_op() -> None:
 def test_custom_op_needs_an_input() -> None:
     with pytest.raises(ValueError, match="at least one input"):
         TooMany.apply()
+
+
+def test_custom_op_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    custom_op.main()
+    out = capsys.readouterr().out
+    assert out.count("matches the primitive ops") == 3 and "fused output equals primitives: True" in out, out

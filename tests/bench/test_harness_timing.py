@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benches"))
 from harness import (
     Stats,
     alternate,
+    bench_parser,
     lower_is_better,
     median_of,
     median_range,
@@ -98,3 +99,16 @@ def test_round_ratios_pair_rounds_and_median_range_formats_them() -> None:
 )  # fmt: skip
 def test_lower_is_better_reads_the_unit(metric: str, lower: bool | None) -> None:
     assert lower_is_better(metric) is lower
+
+
+def test_bench_parser_gives_every_suite_the_shared_options() -> None:
+    parser = bench_parser("A suite.\n\nMore.", rounds=7)
+    args = parser.parse_args(["--tiny", "--json", "out.json"])
+    assert (args.tiny, args.rounds, args.json, args.compare_with) == (True, 7, "out.json", None)
+    assert not hasattr(args, "repeat")
+    assert parser.description == "A suite.\n\nMore."
+    repeat = bench_parser(None, repeat=3)
+    assert repeat.parse_args([]).repeat == 3 and repeat.parse_args(["--repeat", "5"]).repeat == 5
+    assert not hasattr(repeat.parse_args([]), "rounds")
+    with pytest.raises(SystemExit):
+        repeat.parse_args(["--rounds", "2"])

@@ -30,23 +30,13 @@ from ferrum.backend import Backend, NdArray
 from ferrum.data.dataset.sqlite_serialized import item_from_blob
 from ferrum.module import Module
 from ferrum.nn import Linear, LinearConfig
-from ferrum.record import (
-    BinBytesRecorder,
-    BinFileRecorder,
-    BinGzFileRecorder,
-    FileRecorder,
-    JsonGzFileRecorder,
-    NamedMpkBytesRecorder,
-    NamedMpkFileRecorder,
-    NamedMpkGzFileRecorder,
-    PrettyJsonFileRecorder,
-    RecordError,
-)
+from ferrum.record import BinBytesRecorder, FileRecorder, NamedMpkBytesRecorder, RecordError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support.burn_interop_sqlite import Item as BurnItem
 from tests.support.fuzz_inputs import inputs, mutated
+from tests.support.recorders import BINCODE_RECORDERS, RECORDERS
 
 B = TypeVar("B", bound=Backend)
 DEVICE = NdArray.device()
@@ -56,12 +46,12 @@ FUZZ_SETTINGS = settings(
 )
 
 
-# The record seeds start with the byte that picks their format (ferrum_core::record::fuzz).
-SELF_DESCRIBING = [NamedMpkFileRecorder, PrettyJsonFileRecorder, NamedMpkGzFileRecorder, JsonGzFileRecorder]
+# The record seeds start with the byte that picks their format, in ferrum_core::record::fuzz's order.
+SELF_DESCRIBING = [RECORDERS[name] for name in ("named_mpk", "pretty_json", "named_mpk_gz", "json_gz")]
 RECORD_SEEDS = [
     (name, SELF_DESCRIBING[data[0] % 4], data[1:]) for name, data in inputs("record_self_describing") if data
 ] + [
-    (name, [BinFileRecorder, BinGzFileRecorder][data[0] & 1], data[1:])
+    (name, BINCODE_RECORDERS[data[0] & 1], data[1:])
     for name, data in inputs("record_bincode")
     if data
 ]

@@ -28,19 +28,7 @@ from ferrum import Tensor, _ferrum
 from ferrum.data.dataset import SqliteDatasetWriter
 from ferrum.module import Module
 from ferrum.optim import AdamConfig
-from ferrum.record import (
-    BinFileRecorder,
-    BinGzFileRecorder,
-    DoublePrecisionSettings,
-    FileRecorder,
-    FullPrecisionSettings,
-    HalfPrecisionSettings,
-    JsonGzFileRecorder,
-    NamedMpkFileRecorder,
-    NamedMpkGzFileRecorder,
-    PrecisionSettings,
-    PrettyJsonFileRecorder,
-)
+from ferrum.record import FileRecorder
 
 from tests.support.burn_interop_configs import CONFIGS
 from tests.support.burn_interop_model import (
@@ -55,26 +43,13 @@ from tests.support.burn_interop_model import (
     moment_2,
     values,
 )
+from tests.support.burn_interop_quantized import write_quantized
 from tests.support.burn_interop_sqlite import SPLITS as SQLITE_SPLITS
 from tests.support.burn_interop_sqlite import Item as SqliteItem
 from tests.support.burn_interop_sqlite import item as sqlite_item
+from tests.support.recorders import PRECISIONS, RECORDERS, SELF_DESCRIBING
 
-RECORDERS: dict[str, type[FileRecorder]] = {
-    "named_mpk": NamedMpkFileRecorder,
-    "named_mpk_gz": NamedMpkGzFileRecorder,
-    "bin": BinFileRecorder,
-    "bin_gz": BinGzFileRecorder,
-    "json_gz": JsonGzFileRecorder,
-    "pretty_json": PrettyJsonFileRecorder,
-}
-PRECISIONS: dict[str, type[PrecisionSettings]] = {
-    "full": FullPrecisionSettings,
-    "half": HalfPrecisionSettings,
-    "double": DoublePrecisionSettings,
-}
 CASES = [(r, p) for r in RECORDERS for p in PRECISIONS]
-# Self-describing formats: ferrum reads and writes optimizer records in them.
-SELF_DESCRIBING = ["named_mpk", "named_mpk_gz", "json_gz", "pretty_json"]
 BURN_BINARY_ENV = "FERRUM_BURN_INTEROP"
 DEFAULT_BINARY = (
     Path(__file__).resolve().parents[2] / "interop" / "burn" / "target" / "debug" / "ferrum-burn-interop"
@@ -234,6 +209,7 @@ def _write_all(out: Path) -> None:
         recorder = _recorder(name, precision)
         net.save_file(out / f"{name}_{precision}", recorder)
         recorder.record(optim.to_record(), out / f"adam_{name}_{precision}")
+    write_quantized(out)
     (out / "configs").mkdir()
     for stem, config in CONFIGS:
         config.save(out / "configs" / f"{stem}.json")

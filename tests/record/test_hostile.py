@@ -31,20 +31,17 @@ from ferrum.optim import AdamConfig, GradientsParams
 from ferrum.record import (
     BinBytesRecorder,
     BinFileRecorder,
-    BinGzFileRecorder,
     FileRecorder,
-    JsonGzFileRecorder,
     NamedMpkFileRecorder,
-    NamedMpkGzFileRecorder,
     PrettyJsonFileRecorder,
     RecordError,
 )
 
+from tests.support.recorders import BINCODE_RECORDERS, GZ_RECORDERS
+
 B = TypeVar("B", bound=Backend)
 DEVICE = NdArray.device()
 META = {"float": "f32", "int": "i32", "format": "x", "version": "0.20.1", "settings": "FullPrecisionSettings"}
-GZ_RECORDERS = [NamedMpkGzFileRecorder, BinGzFileRecorder, JsonGzFileRecorder]
-SELF_DESCRIBING = [NamedMpkFileRecorder, NamedMpkGzFileRecorder, JsonGzFileRecorder, PrettyJsonFileRecorder]
 
 
 class Layer(Module[B]):
@@ -274,7 +271,7 @@ def test_a_missing_parameter_id_is_refused(tmp_path: Path) -> None:
         _layer().load_file(tmp_path / "net", recorder, DEVICE)
 
 
-@pytest.mark.parametrize("recorder_cls", [BinFileRecorder, BinGzFileRecorder])
+@pytest.mark.parametrize("recorder_cls", BINCODE_RECORDERS)
 def test_a_damaged_id_in_bincode_is_refused(tmp_path: Path, recorder_cls: type[FileRecorder]) -> None:
     recorder = recorder_cls()
     layer = _layer()

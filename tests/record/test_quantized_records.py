@@ -27,23 +27,14 @@ from ferrum.record import (
     CompactRecorder,
     FileRecorder,
     FullPrecisionSettings,
-    JsonGzFileRecorder,
     NamedMpkBytesRecorder,
     NamedMpkFileRecorder,
-    NamedMpkGzFileRecorder,
-    PrettyJsonFileRecorder,
     RecordError,
 )
 
+from tests.support.recorders import FILE_RECORDERS
+
 DEVICE = NdArray.device()
-FILE_RECORDERS = [
-    NamedMpkFileRecorder,
-    NamedMpkGzFileRecorder,
-    BinFileRecorder,
-    BinGzFileRecorder,
-    JsonGzFileRecorder,
-    PrettyJsonFileRecorder,
-]
 Q8S = Quantizer(Calibration.MinMax, QuantScheme().with_value(QuantValue.Q8S))
 Q4_BLOCKS = Quantizer(
     Calibration.MinMax, QuantScheme().with_value(QuantValue.Q4S).with_level(QuantLevel.block([4]))

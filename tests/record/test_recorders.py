@@ -14,36 +14,27 @@ from ferrum.module import Module, Param
 from ferrum.record import (
     BinBytesRecorder,
     BinFileRecorder,
-    BinGzFileRecorder,
     CompactRecorder,
     DefaultRecorder,
-    DoublePrecisionSettings,
     FileRecorder,
     FullPrecisionSettings,
     HalfPrecisionSettings,
-    JsonGzFileRecorder,
     NamedMpkBytesRecorder,
     NamedMpkFileRecorder,
-    NamedMpkGzFileRecorder,
     PrecisionSettings,
     PrettyJsonFileRecorder,
     RecordError,
 )
 
+from tests.support.recorders import BINCODE_RECORDERS, FILE_RECORDERS, PRECISIONS
+
 B = TypeVar("B", bound=Backend)
 DEVICE = NdArray.device()
-FILE_RECORDERS = [
-    NamedMpkFileRecorder,
-    NamedMpkGzFileRecorder,
-    BinFileRecorder,
-    BinGzFileRecorder,
-    JsonGzFileRecorder,
-    PrettyJsonFileRecorder,
-]
-PRECISIONS: list[tuple[type[PrecisionSettings], float]] = [
-    (FullPrecisionSettings, 0.0),
-    (HalfPrecisionSettings, 1e-3),
-    (DoublePrecisionSettings, 0.0),
+# Half precision rounds each value to 11 significant bits.
+PRECISION_TOLERANCES: list[tuple[type[PrecisionSettings], float]] = [
+    (PRECISIONS["full"], 0.0),
+    (PRECISIONS["half"], 1e-3),
+    (PRECISIONS["double"], 0.0),
 ]
 
 
@@ -73,7 +64,7 @@ def _values(net: Net[Any]) -> dict[str, np.ndarray[Any, Any]]:
 
 
 @pytest.mark.parametrize("recorder_cls", FILE_RECORDERS)
-@pytest.mark.parametrize(("settings", "tol"), PRECISIONS)
+@pytest.mark.parametrize(("settings", "tol"), PRECISION_TOLERANCES)
 def test_file_round_trip(
     tmp_path: Path, recorder_cls: type[FileRecorder], settings: type[PrecisionSettings], tol: float
 ) -> None:
@@ -189,7 +180,7 @@ def _same_state(a: Any, b: Any) -> None:
         assert a == b
 
 
-@pytest.mark.parametrize("recorder_cls", [BinFileRecorder, BinGzFileRecorder])
+@pytest.mark.parametrize("recorder_cls", BINCODE_RECORDERS)
 @pytest.mark.parametrize(
     "which", ["sgd_momentum", "sgd", "adagrad", "rmsprop_momentum", "rmsprop_centered", "adamw"]
 )

@@ -53,6 +53,7 @@ from ferrum.train.logger import EPOCH_PREFIX, FileMetricLogger, log_file_name
 from ferrum.train.metric.base import Metric
 from ferrum.train.processor import EventProcessor, SplitMetrics
 from ferrum.train.renderer import MetricsRenderer, default_renderer
+from ferrum.train.run_options import RunOptions
 from ferrum.train.split import Split
 from ferrum.train.store import Aggregate, MetricStore
 from ferrum.train.summary import _value
@@ -154,7 +155,7 @@ class EvaluationResult:
     stop_reason: str | None = None
 
 
-class EvaluatorBuilder:
+class EvaluatorBuilder(RunOptions):
     """Configures an ``Evaluator`` (Burn's ``EvaluatorBuilder``); methods but ``build`` return the builder.
 
     ``directory`` is the artifact directory (the Learner's, usually): the
@@ -199,10 +200,7 @@ class EvaluatorBuilder:
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self._directory = Path(directory)
         self._metrics = SplitMetrics(Split.Test)
-        self._renderer: MetricsRenderer | None = None
-        self._interrupter = Interrupter()
-        self._summary = False
-        self._application_log = True
+        self._init_run_options()
 
     def metrics(self, *metrics: Metric[Any]) -> Self:
         """Register test metrics; numeric ones (with ``value()``) are summarised (Burn's ``metrics``)."""
@@ -229,32 +227,6 @@ class EvaluatorBuilder:
         """Register one numeric test metric (``TypeError`` if it is not ``Numeric``)."""
         self._metrics.register(metric, numeric=True)
         return self
-
-    def renderer(self, renderer: MetricsRenderer) -> Self:
-        """Show progress with ``renderer`` instead of the default bar or lines."""
-        require(renderer, MetricsRenderer, "a renderer has start, update and end methods")
-        self._renderer = renderer
-        return self
-
-    def summary(self) -> Self:
-        """Print each evaluation's summary at the end of ``eval``; save it as ``test/<name>/summary.txt``."""
-        self._summary = True
-        return self
-
-    def with_application_logger(self, enabled: bool) -> Self:
-        """Whether ``evaluation.log`` receives ferrum's log during ``eval`` (default True)."""
-        self._application_log = bool(enabled)
-        return self
-
-    def with_interrupter(self, interrupter: Interrupter) -> Self:
-        """Use ``interrupter``: ``stop()`` it to end an evaluation after the current batch."""
-        require(interrupter, Interrupter, "with_interrupter needs an Interrupter")
-        self._interrupter = interrupter
-        return self
-
-    def interrupter(self) -> Interrupter:
-        """The interrupter the evaluator checks after every batch."""
-        return self._interrupter
 
     def build(self, model: M) -> Evaluator[M]:
         """The evaluator of ``model``, which must define ``inference_step(batch)`` (Burn's ``InferenceStep``).

@@ -68,6 +68,7 @@ from ferrum.train.precision import MixedPrecision, Precision, validation_model
 from ferrum.train.processor import EventProcessor, SplitMetrics, copy_metric
 from ferrum.train.renderer import MetricsRenderer, default_renderer
 from ferrum.train.renderer.base import MetricState, TrainingProgress
+from ferrum.train.run_options import RunOptions
 from ferrum.train.safe_open import open_no_follow
 from ferrum.train.store import Aggregate, Direction, MetricStore, Split
 from ferrum.train.summary import LearnerSummary
@@ -114,7 +115,7 @@ def _default_strategy() -> CheckpointingStrategy:
     )
 
 
-class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
+class SupervisedTraining(RunOptions, Generic[TrainBatchT, ValidBatchT]):
     """A supervised training run: data, metrics, checkpoints, epochs; ``launch`` trains a ``Learner``.
 
     ``dataloader_train`` yields batches for the model's ``train_step`` (on
@@ -190,11 +191,8 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         self._strategy = _default_strategy()
         self._accumulation: int | None = None
         self._early_stopping: EarlyStoppingStrategy | None = None
-        self._interrupter = Interrupter()
-        self._renderer: MetricsRenderer | None = None
+        self._init_run_options()
         self._loggers: list[MetricLogger] = []
-        self._summary = False
-        self._application_log = True
         self._plots = True
         self._training_strategy: TrainingStrategy | None = None
         self._precision: Precision | MixedPrecision | None = None
@@ -286,16 +284,6 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         self._early_stopping = strategy
         return self
 
-    def with_interrupter(self, interrupter: Interrupter) -> Self:
-        """Use ``interrupter`` (``stop()`` it from another thread or a callback to end training cleanly)."""
-        require(interrupter, Interrupter, "with_interrupter needs an Interrupter")
-        self._interrupter = interrupter
-        return self
-
-    def interrupter(self) -> Interrupter:
-        """The interrupter this run checks after every step."""
-        return self._interrupter
-
     def with_training_strategy(self, strategy: TrainingStrategy) -> Self:
         """Train alone (``SingleDevice()``) or as one rank of a job (``ferrum.distributed.DataParallel``).
 
@@ -331,12 +319,6 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
 
     # ---- output
 
-    def renderer(self, renderer: MetricsRenderer) -> Self:
-        """Show progress with ``renderer`` (start/update/end) instead of the default bar or lines."""
-        require(renderer, MetricsRenderer, "a renderer has start, update and end methods")
-        self._renderer = renderer
-        return self
-
     def with_metric_logger(self, logger: MetricLogger) -> Self:
         """Log metrics with ``logger``; once one is given the default file logger is not added (as Burn).
 
@@ -347,19 +329,9 @@ class SupervisedTraining(Generic[TrainBatchT, ValidBatchT]):
         self._loggers.append(logger)
         return self
 
-    def with_application_logger(self, enabled: bool) -> Self:
-        """Whether ``experiment.log`` receives ferrum's log (default True)."""
-        self._application_log = bool(enabled)
-        return self
-
     def with_plots(self, enabled: bool) -> Self:
         """Whether ``plots/<Metric>.png`` are redrawn at each epoch end (default True; needs matplotlib)."""
         self._plots = bool(enabled)
-        return self
-
-    def summary(self) -> Self:
-        """Print the learner summary at the end and save it as ``summary.txt``."""
-        self._summary = True
         return self
 
     # ---- the run
