@@ -165,8 +165,9 @@ def test_encoder_matches_numpy(norm_first: bool) -> None:
     np.testing.assert_allclose(got, ref, atol=1e-5)
 
 
-def test_encoder_autoregressive_cache_equals_the_masked_forward() -> None:
-    encoder = TransformerEncoderConfig(8, 16, 2, 2).init(DEVICE)
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_encoder_autoregressive_cache_equals_the_masked_forward(norm_first: bool) -> None:
+    encoder = TransformerEncoderConfig(8, 16, 2, 2, norm_first=norm_first).init(DEVICE)
     x = t32(np.random.default_rng(2).uniform(-1, 1, (2, 5, 8)))
     mask = generate_autoregressive_mask(2, 5, DEVICE)
     full = encoder.forward(TransformerEncoderInput(x).mask_attn(mask)).to_numpy()
@@ -178,8 +179,9 @@ def test_encoder_autoregressive_cache_equals_the_masked_forward() -> None:
         np.testing.assert_allclose(step[:, -1], full[:, i - 1], atol=1e-5)
 
 
-def test_decoder_autoregressive_cache_equals_the_masked_forward() -> None:
-    decoder = TransformerDecoderConfig(8, 16, 2, 2).init(DEVICE)
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decoder_autoregressive_cache_equals_the_masked_forward(norm_first: bool) -> None:
+    decoder = TransformerDecoderConfig(8, 16, 2, 2, norm_first=norm_first).init(DEVICE)
     rng = np.random.default_rng(3)
     target, memory = t32(rng.uniform(-1, 1, (2, 4, 8))), t32(rng.uniform(-1, 1, (2, 6, 8)))
     mask = generate_autoregressive_mask(2, 4, DEVICE)

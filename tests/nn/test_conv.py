@@ -24,8 +24,11 @@ from ferrum.nn.conv import (
     Conv1dConfig,
     Conv2d,
     Conv2dConfig,
+    Conv3dConfig,
     ConvTranspose1dConfig,
     ConvTranspose2dConfig,
+    ConvTranspose3dConfig,
+    DeformConv2dConfig,
 )
 
 from tests.support.devices import AD, DEVICE
@@ -278,6 +281,46 @@ def test_kaiming_uniform_bounds_use_the_fan_in_per_group() -> None:
     w = arr(layer.weight.val())
     assert np.abs(w).max() <= bound and np.abs(w).max() > 0.8 * bound
     assert layer.bias is not None and np.abs(arr(layer.bias.val())).max() <= bound
+
+
+# Each config with its weight shape and the fan its weight and bias are drawn over, by hand: a convolution's
+# fan-out is channels_out / groups * kernel, a transposed one's channels_in / groups * kernel. Kaiming
+# uniform with gain 1 over that fan draws within sqrt(3 / fan).
+FAN_OUT_ONLY = Initializer.KaimingUniform(gain=1.0, fan_out_only=True)
+Shape = tuple[int, ...]
+CONV_FANS = [
+    pytest.param(Conv1dConfig(8, 12, 5).with_groups(2), (12, 4, 5), 6 * 5, id="conv1d"),
+    pytest.param(Conv2dConfig((8, 12), (3, 3)).with_groups(2), (12, 4, 3, 3), 6 * 9, id="conv2d"),
+    pytest.param(Conv3dConfig((4, 12), (2, 2, 2)).with_groups(2), (12, 2, 2, 2, 2), 6 * 8, id="conv3d"),
+    pytest.param(ConvTranspose1dConfig((8, 12), 5).with_groups(2), (8, 6, 5), 4 * 5, id="transpose1d"),
+    pytest.param(ConvTranspose2dConfig((8, 12), (3, 3)).with_groups(2), (8, 6, 3, 3), 36, id="transpose2d"),
+    pytest.param(
+        DeformConv2dConfig((8, 12), (3, 3)).with_weight_groups(2), (12, 4, 3, 3), 6 * 9, id="deform2d"
+    ),
+]
+
+
+@pytest.mark.parametrize(("config", "shape", "fan"), CONV_FANS)
+def test_every_convolution_draws_over_its_fan_out_per_group(config: Any, shape: Shape, fan: int) -> None:
+    NdArray.seed(5)
+    layer = config.with_initializer(FAN_OUT_ONLY).init(DEVICE)
+    bound = math.sqrt(3.0 / fan)
+    w = arr(layer.weight.val())
+    assert w.shape == shape and np.abs(w).max() <= bound and np.abs(w).max() > 0.8 * bound
+    # Every config here has 12 output channels.
+    assert layer.bias is not None and layer.bias.shape() == (12,)
+    assert np.abs(arr(layer.bias.val())).max() <= bound
+
+
+def test_conv_transpose3d_draws_over_the_fan_in_alone_as_burn() -> None:
+    NdArray.seed(5)
+    config = ConvTranspose3dConfig((4, 6), (2, 2, 2)).with_groups(2)
+    layer = config.with_initializer(Initializer.KaimingUniform(gain=1.0, fan_out_only=False)).init(DEVICE)
+    w = arr(layer.weight.val())
+    bound = math.sqrt(3.0 / (3 * 8))  # fan_in: channels_out / groups * kernel
+    assert w.shape == (4, 3, 2, 2, 2) and np.abs(w).max() <= bound and np.abs(w).max() > 0.8 * bound
+    with pytest.raises(ValueError, match="needs fan_out"):
+        config.with_initializer(FAN_OUT_ONLY).init(DEVICE)
 
 
 @pytest.mark.parametrize(

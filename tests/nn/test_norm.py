@@ -10,15 +10,20 @@ import pytest
 from ferrum import ShapeError, Tensor
 from ferrum.module import Module, Param
 from ferrum.nn import (
+    Activation,
     BatchNorm,
     BatchNormConfig,
+    Gelu,
     GroupNormConfig,
     InstanceNormConfig,
     LayerNorm,
     LayerNormConfig,
+    LinearConfig,
     Normalization,
     NormalizationConfig,
+    Relu,
     RmsNormConfig,
+    Softplus,
 )
 from ferrum.record import BinFileRecorder, NamedMpkFileRecorder
 
@@ -256,3 +261,31 @@ def test_normalization_wrapper_dispatches_and_records_burns_enum(tmp_path: Any) 
     with pytest.raises(ValueError, match=r"NormalizationConfig\.Rms needs a RmsNormConfig"):
         NormalizationConfig("Rms", LayerNormConfig(3))
     assert repr(NormalizationConfig.Rms(RmsNormConfig(8))).startswith("NormalizationConfig.Rms(")
+
+
+# Burn's enum order (burn-nn's activation_wrapper.rs and normalization_wrapper.rs): the index bincode writes.
+ENUM_VARIANTS = [
+    pytest.param(lambda: Activation(Gelu()), "Gelu", 0, id="activation-gelu"),
+    pytest.param(lambda: Activation(Relu()), "Relu", 2, id="activation-relu"),
+    pytest.param(lambda: Activation(Softplus(1.0)), "Softplus", 9, id="activation-softplus"),
+    pytest.param(lambda: Normalization(BatchNormConfig(3).init(DEVICE)), "Batch", 0, id="norm-batch"),
+    pytest.param(lambda: Normalization(LayerNormConfig(3).init(DEVICE)), "Layer", 3, id="norm-layer"),
+    pytest.param(lambda: Normalization(RmsNormConfig(3).init(DEVICE)), "Rms", 4, id="norm-rms"),
+]
+
+
+@pytest.mark.parametrize(("build", "kind", "index"), ENUM_VARIANTS)
+def test_enum_modules_name_the_variant_and_burns_index(build: Any, kind: str, index: int) -> None:
+    module = build()
+    name, at, inner = module._record_variant()
+    assert (module.kind, name, at) == (kind, kind, index)
+    assert inner is module.layer
+
+
+def test_enum_modules_refuse_a_layer_of_no_variant() -> None:
+    linear = LinearConfig(2, 2).init(DEVICE)
+    with pytest.raises(TypeError, match=r"^Activation holds one of Gelu, PRelu, .*Softplus, found Linear$"):
+        Activation(linear)  # type: ignore[arg-type]
+    norms = "BatchNorm, GroupNorm, InstanceNorm, LayerNorm, RmsNorm"
+    with pytest.raises(TypeError, match=rf"^Normalization holds one of {norms}, found Relu$"):
+        Normalization(Relu())  # type: ignore[arg-type]

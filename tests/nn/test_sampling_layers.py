@@ -61,6 +61,10 @@ def test_conv3d_config_defaults_layout_and_same_padding() -> None:
         conv.forward(rand((2, 3, 5, 4, 6)))
     with pytest.raises(ValueError, match="kernel_size must be a triple"):
         Conv3dConfig((1, 1), (3, 3))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^Conv3dConfig\.channels must be a pair of ints >= 1, found \(0,"):
+        Conv3dConfig((0, 2), (3, 3, 3))
+    with pytest.raises(ValueError, match=r"^ConvTranspose3dConfig\.padding must be a triple of ints >= 0"):
+        ConvTranspose3dConfig((2, 2), (3, 3, 3), padding=(1, -1, 0))
     assert repr(PaddingConfig3d.Explicit(1, 2, 3)) == "PaddingConfig3d.Explicit(1, 2, 3)"
     assert PaddingConfig3d.Explicit(1, 2, 3).calculate_padding_3d(4, 4, 4, (3, 3, 3), (1, 1, 1)) == (1, 2, 3)
 

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from ferrum._ferrum import Device, Float, Tensor
+from ferrum._ferrum import Device
 from ferrum.config import config, is_config
-from ferrum.module import Module
 from ferrum.nn.activation import (
     Gelu,
     HardSigmoid,
@@ -40,8 +39,8 @@ from ferrum.nn.activation import (
     SwiGluConfig,
     Tanh,
 )
-from ferrum.nn.type_vars import B, D
-from ferrum.nn.variants import check_kind, check_settings
+from ferrum.nn.type_vars import B
+from ferrum.nn.variants import EnumModule, Variant, check_kind, check_settings
 
 __all__ = ["Activation", "ActivationConfig", "ActivationKind"]
 
@@ -117,30 +116,12 @@ class ActivationConfig:
         if wanted is not None:
             check_settings("ActivationConfig", self.kind, self.settings, wanted)
 
-    @staticmethod
-    def PRelu(settings: PReluConfig) -> ActivationConfig:
-        """A ``PRelu`` layer."""
-        return ActivationConfig("PRelu", settings)
-
-    @staticmethod
-    def LeakyRelu(settings: LeakyReluConfig) -> ActivationConfig:
-        """A ``LeakyRelu`` layer."""
-        return ActivationConfig("LeakyRelu", settings)
-
-    @staticmethod
-    def SwiGlu(settings: SwiGluConfig) -> ActivationConfig:
-        """A ``SwiGlu`` layer."""
-        return ActivationConfig("SwiGlu", settings)
-
-    @staticmethod
-    def HardSigmoid(settings: HardSigmoidConfig) -> ActivationConfig:
-        """A ``HardSigmoid`` layer."""
-        return ActivationConfig("HardSigmoid", settings)
-
-    @staticmethod
-    def Softplus(settings: SoftplusConfig) -> ActivationConfig:
-        """A ``Softplus`` layer."""
-        return ActivationConfig("Softplus", settings)
+    # The variants with settings: ``ActivationConfig.PRelu(PReluConfig(...))``.
+    PRelu = Variant(PReluConfig)
+    LeakyRelu = Variant(LeakyReluConfig)
+    SwiGlu = Variant(SwiGluConfig)
+    HardSigmoid = Variant(HardSigmoidConfig)
+    Softplus = Variant(SoftplusConfig)
 
     def init(self, device: Device[B]) -> Activation[B]:
         """The wrapped layer on ``device`` (only PRelu and SwiGlu have parameters)."""
@@ -165,8 +146,9 @@ for _kind in _PLAIN:
     setattr(ActivationConfig, _kind, ActivationConfig(_kind))
 
 
-class Activation(Module[B]):
-    """One activation layer, chosen at run time (Burn's ``Activation`` enum).
+class Activation(EnumModule[B]):
+    """One activation layer, chosen at run time (Burn's ``Activation`` enum); ``forward(x)``
+    applies it to ``x`` of any shape (see ``EnumModule``).
 
     Example:
         >>> from ferrum import Tensor
@@ -176,22 +158,11 @@ class Activation(Module[B]):
         [0.0]
     """
 
-    layer: _Layer
+    _variants = _VARIANTS
 
-    def __post_init__(self) -> None:
-        if type(self.layer).__name__ not in _VARIANTS:
-            raise TypeError(
-                f"Activation holds one of {', '.join(_VARIANTS)}, found {type(self.layer).__name__}"
-            )
+    layer: _Layer
 
     @property
     def kind(self) -> ActivationKind:
         """The variant's name (``"Relu"``, ...)."""
-        return type(self.layer).__name__  # type: ignore[return-value]
-
-    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
-        """The wrapped layer applied to ``x`` (any shape)."""
-        return self.layer.forward(x)
-
-    def _record_variant(self) -> tuple[str, int, Module[Any]]:
-        return self.kind, _VARIANTS.index(self.kind), self.layer
+        return super().kind  # type: ignore[return-value]

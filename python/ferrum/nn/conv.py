@@ -78,10 +78,8 @@ class Conv1dConfig:
 
     def init(self, device: Device[B]) -> Conv1d[B]:
         """A new layer on ``device``."""
-        c_in, c_out = self.channels_in // self.groups, self.channels_out // self.groups
-        fans = (c_in * self.kernel_size, c_out * self.kernel_size)
-        shape = (self.channels_out, c_in, self.kernel_size)
-        return cb.build_layer(Conv1d, self, shape, fans, self.channels_out, device)
+        channels = (self.channels_in, self.channels_out)
+        return cb.build_plain(Conv1d, self, channels, (self.kernel_size,), device)
 
 
 class Conv1d(cb.PlainConv[B, D3, int, PaddingConfig1d]):
@@ -134,9 +132,7 @@ class Conv2dConfig:
 
     def init(self, device: Device[B]) -> Conv2d[B]:
         """A new layer on ``device``."""
-        (c_in, c_out), (kh, kw) = self.channels, self.kernel_size
-        fans = (c_in // self.groups * kh * kw, c_out // self.groups * kh * kw)
-        return cb.build_layer(Conv2d, self, (c_out, c_in // self.groups, kh, kw), fans, c_out, device)
+        return cb.build_plain(Conv2d, self, self.channels, self.kernel_size, device)
 
 
 class Conv2d(cb.PlainConv[B, D4, tuple[int, int], PaddingConfig2d]):
@@ -163,8 +159,7 @@ class Conv2d(cb.PlainConv[B, D4, tuple[int, int], PaddingConfig2d]):
         pad = self.padding.calculate_padding_2d(height, width, self.kernel_size, self.stride)
         quantized = self.weight.quantized()
         if quantized is not None and quantized.has_int8_conv(self.groups):
-            bias = None if self.bias is None else self.bias.val()
-            return quantized.conv2d(x, bias, self.stride, pad, self.dilation, self.groups)
+            return quantized.conv2d(x, cb.bias_val(self.bias), self.stride, pad, self.dilation, self.groups)
         return _ferrum.conv2d(x, *cb.conv_args(self, pad))
 
 
@@ -200,10 +195,7 @@ class ConvTranspose1dConfig:
 
     def init(self, device: Device[B]) -> ConvTranspose1d[B]:
         """A new layer on ``device``."""
-        c_in, c_out = self.channels
-        fans = (c_out // self.groups * self.kernel_size, c_in // self.groups * self.kernel_size)
-        shape = (c_in, c_out // self.groups, self.kernel_size)
-        return cb.build_layer(ConvTranspose1d, self, shape, fans, c_out, device, "padding_out")
+        return cb.build_transposed(ConvTranspose1d, self, self.channels, (self.kernel_size,), device)
 
 
 class ConvTranspose1d(cb.TransposedConv[B, D3, int]):
@@ -258,10 +250,7 @@ class ConvTranspose2dConfig:
 
     def init(self, device: Device[B]) -> ConvTranspose2d[B]:
         """A new layer on ``device``."""
-        (c_in, c_out), (kh, kw) = self.channels, self.kernel_size
-        fans = (c_out // self.groups * kh * kw, c_in // self.groups * kh * kw)
-        shape = (c_in, c_out // self.groups, kh, kw)
-        return cb.build_layer(ConvTranspose2d, self, shape, fans, c_out, device, "padding_out")
+        return cb.build_transposed(ConvTranspose2d, self, self.channels, self.kernel_size, device)
 
 
 class ConvTranspose2d(cb.TransposedConv[B, D4, tuple[int, int]]):

@@ -18,13 +18,11 @@ Example:
 
 from __future__ import annotations
 
-import math
-
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Device, ShapeError, Tensor
 from ferrum.config import config
 from ferrum.nn import conv_build as cb
-from ferrum.nn.conv_args import check_groups, check_int, check_same_kernel
+from ferrum.nn.conv_args import check_groups, check_pair, check_same_kernel, check_triple
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.padding import PaddingConfig3d
 from ferrum.nn.type_vars import B
@@ -36,23 +34,10 @@ __all__ = ["Conv3d", "Conv3dConfig", "ConvTranspose3d", "ConvTranspose3dConfig"]
 Triple = tuple[int, int, int]
 
 
-def check_triple(owner: str, name: str, value: object, minimum: int = 1) -> None:
-    """Fail unless ``value`` is a tuple of three ints of at least ``minimum``."""
-    ok = isinstance(value, tuple) and len(value) == 3
-    if not ok or not all(
-        isinstance(v, int) and not isinstance(v, bool) and v >= minimum
-        for v in value  # type: ignore[attr-defined]
-    ):
-        raise ValueError(f"{owner}.{name} must be a triple of ints >= {minimum}, found {value!r}")
-
-
 def _check_config(config: Conv3dConfig | ConvTranspose3dConfig) -> None:
     """The checks both 3-d configs make: channels, kernel size, stride, dilation and groups."""
     owner, channels = type(config).__name__, config.channels
-    if not (isinstance(channels, tuple) and len(channels) == 2):
-        raise ValueError(f"{owner}.channels must be a pair (in, out), found {channels!r}")
-    for c in channels:
-        check_int(owner, "channels", c)
+    check_pair(owner, "channels", channels)
     for name in ("kernel_size", "stride", "dilation"):
         check_triple(owner, name, getattr(config, name))
     check_groups(owner, channels[0], channels[1], config.groups)
@@ -93,10 +78,7 @@ class Conv3dConfig:
 
     def init(self, device: Device[B]) -> Conv3d[B]:
         """A new layer on ``device``."""
-        (c_in, c_out), k = self.channels, math.prod(self.kernel_size)
-        fans = (c_in // self.groups * k, c_out // self.groups * k)
-        shape = (c_out, c_in // self.groups, *self.kernel_size)
-        return cb.build_layer(Conv3d, self, shape, fans, c_out, device)
+        return cb.build_plain(Conv3d, self, self.channels, self.kernel_size, device)
 
 
 class Conv3d(cb.PlainConv[B, D5, Triple, PaddingConfig3d]):
@@ -147,10 +129,9 @@ class ConvTranspose3dConfig:
 
     def init(self, device: Device[B]) -> ConvTranspose3d[B]:
         """A new layer on ``device`` (Burn draws it with the fan-in only)."""
-        (c_in, c_out), k = self.channels, math.prod(self.kernel_size)
-        shape = (c_in, c_out // self.groups, *self.kernel_size)
-        fans = (c_out // self.groups * k, None)
-        return cb.build_layer(ConvTranspose3d, self, shape, fans, c_out, device, "padding_out", "channels")
+        return cb.build_transposed(
+            ConvTranspose3d, self, self.channels, self.kernel_size, device, "channels", fan_out=False
+        )
 
 
 class ConvTranspose3d(cb.TransposedConv[B, D5, Triple]):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["check_groups", "check_int", "check_pair", "check_same_kernel"]
+__all__ = ["check_groups", "check_int", "check_pair", "check_same_kernel", "check_triple"]
 
 
 def _is_int(value: object, minimum: int) -> bool:
@@ -28,10 +28,20 @@ def check_int(owner: str, name: str, value: object, minimum: int = 1) -> None:
         raise ValueError(f"{owner}.{name} must be an int >= {minimum}, found {value!r}")
 
 
+def _check_ints(owner: str, name: str, value: object, count: int, minimum: int) -> None:
+    if not (isinstance(value, tuple) and len(value) == count and all(_is_int(v, minimum) for v in value)):
+        what = {2: "pair", 3: "triple"}[count]
+        raise ValueError(f"{owner}.{name} must be a {what} of ints >= {minimum}, found {value!r}")
+
+
 def check_pair(owner: str, name: str, value: object, minimum: int = 1) -> None:
     """Fail unless ``value`` is a tuple of two ints of at least ``minimum``."""
-    if not (isinstance(value, tuple) and len(value) == 2 and all(_is_int(v, minimum) for v in value)):
-        raise ValueError(f"{owner}.{name} must be a pair of ints >= {minimum}, found {value!r}")
+    _check_ints(owner, name, value, 2, minimum)
+
+
+def check_triple(owner: str, name: str, value: object, minimum: int = 1) -> None:
+    """Fail unless ``value`` is a tuple of three ints of at least ``minimum``."""
+    _check_ints(owner, name, value, 3, minimum)
 
 
 def check_groups(owner: str, channels_in: int, channels_out: int, groups: int) -> None:

@@ -4,8 +4,10 @@ the settings the layer hands on and prints, and the call of a transposed kernel.
 Example:
     >>> from ferrum.backend import NdArray
     >>> from ferrum.nn.conv import Conv2d, Conv2dConfig
-    >>> from ferrum.nn.conv_build import build_layer
+    >>> from ferrum.nn.conv_build import build_layer, plain_layout
     >>> config = Conv2dConfig((2, 4), (3, 3))
+    >>> plain_layout((2, 4), 1, (3, 3))
+    ((4, 2, 3, 3), (18, 36))
     >>> build_layer(Conv2d, config, (4, 2, 3, 3), (18, 36), 4, NdArray.device()).weight.shape()
     (4, 2, 3, 3)
 """
@@ -49,6 +51,11 @@ class ConvConfig(Protocol):
         """Whether the layer has a bias."""
         ...
 
+    @property
+    def groups(self) -> int:
+        """The channel groups."""
+        ...
+
 
 class ConvLayer(Module[B], Generic[B, R, S]):
     """The fields every convolution layer starts with: its weight (of rank ``R``), bias, and the
@@ -87,6 +94,67 @@ def bias_val(bias: Param[Tensor[B, D1]] | None) -> Tensor[B, D1] | None:
     return None if bias is None else bias.val()
 
 
+def plain_layout(
+    channels: tuple[int, int], groups: int, kernel: tuple[int, ...]
+) -> tuple[tuple[int, ...], tuple[int, int]]:
+    """A convolution's weight shape ``[out, in / groups, *kernel]`` and its ``(fan_in, fan_out)``."""
+    (c_in, c_out), k = channels, math.prod(kernel)
+    return (c_out, c_in // groups, *kernel), (c_in // groups * k, c_out // groups * k)
+
+
+def transposed_layout(
+    channels: tuple[int, int], groups: int, kernel: tuple[int, ...]
+) -> tuple[tuple[int, ...], tuple[int, int]]:
+    """A transposed convolution's weight shape ``[in, out / groups, *kernel]`` and its
+    ``(fan_in, fan_out)``: the fans of the convolution it transposes, swapped."""
+    (c_in, c_out), k = channels, math.prod(kernel)
+    return (c_in, c_out // groups, *kernel), (c_out // groups * k, c_in // groups * k)
+
+
+def draw_params(
+    initializer: Initializer,
+    bias: bool,
+    weight_shape: tuple[int, ...],
+    fans: tuple[int, int | None],
+    channels_out: int,
+    device: Device[B],
+) -> tuple[Param[Tensor[B, Any]], Param[Tensor[B, D1]] | None]:
+    """The weight ``weight_shape`` and, with ``bias``, a bias ``[channels_out]``, both drawn from
+    ``initializer`` over the same ``(fan_in, fan_out)``, as Burn draws them."""
+    fan_in, fan_out = fans
+    weight = initializer.init_with(weight_shape, fan_in, fan_out, device)
+    return weight, initializer.init_with((channels_out,), fan_in, fan_out, device) if bias else None
+
+
+def build_plain(
+    layer: Callable[..., L],
+    config: ConvConfig,
+    channels: tuple[int, int],
+    kernel: tuple[int, ...],
+    device: Device[B],
+) -> L:
+    """A convolution ``layer`` from ``config``, its weight laid out by ``plain_layout``."""
+    shape, fans = plain_layout(channels, config.groups, kernel)
+    return build_layer(layer, config, shape, fans, channels[1], device)
+
+
+def build_transposed(
+    layer: Callable[..., L],
+    config: ConvConfig,
+    channels: tuple[int, int],
+    kernel: tuple[int, ...],
+    device: Device[B],
+    *extra: str,
+    fan_out: bool = True,
+) -> L:
+    """A transposed convolution ``layer`` from ``config`` (with ``padding_out`` and the ``extra``
+    fields), its weight laid out by ``transposed_layout``; ``fan_out=False`` draws it over the
+    fan-in alone, as Burn's 3-d transposed convolution does."""
+    shape, (fan_in, fan_out_size) = transposed_layout(channels, config.groups, kernel)
+    fans = (fan_in, fan_out_size if fan_out else None)
+    return build_layer(layer, config, shape, fans, channels[1], device, "padding_out", *extra)
+
+
 def build_layer(
     layer: Callable[..., L],
     config: ConvConfig,
@@ -99,9 +167,7 @@ def build_layer(
     """``layer`` built from ``config``: weight ``weight_shape`` and bias ``[channels_out]`` drawn from
     one initializer over the same ``(fan_in, fan_out)`` (as Burn), then the config's stride, kernel
     size, dilation, groups, padding and the ``extra`` fields."""
-    fan_in, fan_out = fans
-    weight = config.initializer.init_with(weight_shape, fan_in, fan_out, device)
-    bias = config.initializer.init_with((channels_out,), fan_in, fan_out, device) if config.bias else None
+    weight, bias = draw_params(config.initializer, config.bias, weight_shape, fans, channels_out, device)
     fields = {name: getattr(config, name) for name in (*_LAYER_FIELDS, *extra)}
     return layer(weight=weight, bias=bias, **fields)
 

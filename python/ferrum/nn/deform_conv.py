@@ -24,8 +24,8 @@ import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Device, Tensor
 from ferrum.config import config
 from ferrum.module import Module, Param
+from ferrum.nn import conv_build as cb
 from ferrum.nn.conv_args import check_groups, check_int, check_pair, check_same_kernel
-from ferrum.nn.conv_build import KAIMING
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.padding import PaddingConfig2d, padding_name
 from ferrum.nn.type_vars import B
@@ -53,7 +53,7 @@ class DeformConv2dConfig:
     offset_groups: int = 1
     padding: PaddingConfig2d = PaddingConfig2d.Valid
     bias: bool = True
-    initializer: Initializer = KAIMING
+    initializer: Initializer = cb.KAIMING
 
     def __post_init__(self) -> None:
         owner = "DeformConv2dConfig"
@@ -69,12 +69,8 @@ class DeformConv2dConfig:
 
     def init(self, device: Device[B]) -> DeformConv2d[B]:
         """A new layer on ``device``."""
-        (c_in, c_out), (kh, kw) = self.channels, self.kernel_size
-        fan_in, fan_out = c_in // self.weight_groups * kh * kw, c_out // self.weight_groups * kh * kw
-        weight = self.initializer.init_with(
-            (c_out, c_in // self.weight_groups, kh, kw), fan_in, fan_out, device
-        )
-        bias = self.initializer.init_with((c_out,), fan_in, fan_out, device) if self.bias else None
+        shape, fans = cb.plain_layout(self.channels, self.weight_groups, self.kernel_size)
+        weight, bias = cb.draw_params(self.initializer, self.bias, shape, fans, self.channels[1], device)
         return DeformConv2d(
             weight,
             bias,
@@ -119,13 +115,12 @@ class DeformConv2d(Module[B]):
         ``-> [batch, channels_out, h_out, w_out]``."""
         height, width = x.dims()[-2:]
         pad = self.padding.calculate_padding_2d(height, width, self.kernel_size, self.stride)
-        bias = None if self.bias is None else self.bias.val()
         return _ferrum.deform_conv2d(
             x,
             offset,
             self.weight.val(),
             mask,
-            bias,
+            cb.bias_val(self.bias),
             self.stride,
             pad,
             self.dilation,

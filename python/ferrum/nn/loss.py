@@ -37,6 +37,7 @@ from ferrum.nn.loss_extra import (
     PoissonNllLossConfig,
 )
 from ferrum.nn.reduction import Reduction
+from ferrum.nn.reduction import check_same_shape as _same_dims
 from ferrum.nn.reduction import reduce_loss as _reduce
 from ferrum.nn.stateless import Stateless
 from ferrum.nn.type_vars import B, D
@@ -57,13 +58,6 @@ __all__ = [
     "Reduction",
     "cross_entropy_with_logits",
 ]
-
-
-def _same_dims(op: str, a: Tensor[Any, Any, Any], b: Tensor[Any, Any, Any], names: tuple[str, str]) -> None:
-    if a.dims() != b.dims():
-        raise ShapeError(
-            f"{op}: {names[0]} {list(a.dims())} and {names[1]} {list(b.dims())} must have the same shape"
-        )
 
 
 def _as_tuple(owner: str, name: str, value: object, kind: type) -> tuple[Any, ...] | None:

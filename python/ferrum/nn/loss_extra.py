@@ -20,7 +20,7 @@ from ferrum._ferrum import ArgumentError, Float, Int, ShapeError, Tensor
 from ferrum.activation import relu
 from ferrum.config import config
 from ferrum.linalg import cosine_similarity
-from ferrum.nn.reduction import Reduction
+from ferrum.nn.reduction import Reduction, check_same_shape
 from ferrum.nn.reduction import reduce_loss as _reduce
 from ferrum.nn.stateless import Stateless
 from ferrum.nn.type_vars import B, D
@@ -87,11 +87,7 @@ class PoissonNllLoss(Stateless):
         self, predictions: Tensor[B, D, Float], targets: Tensor[B, D, Float]
     ) -> Tensor[B, D, Float]:
         """The loss of each element: ``exp(p) - t p`` (log input) or ``p - t log(p + eps)``."""
-        if predictions.dims() != targets.dims():
-            raise ShapeError(
-                f"PoissonNllLoss: predictions {list(predictions.dims())} and targets {list(targets.dims())}"
-                " must have the same shape"
-            )
+        check_same_shape("PoissonNllLoss.forward", predictions, targets, ("predictions", "targets"))
         if not targets.greater_equal_elem(0.0).all().into_scalar():
             raise ArgumentError("PoissonNllLoss: every target must be >= 0 (they are counts)")
         if self.log_input:

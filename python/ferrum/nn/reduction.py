@@ -1,5 +1,5 @@
 """``Reduction``: how an element-wise loss becomes one value, shared by every loss of ``ferrum.nn.loss``
-(which re-exports it).
+(which re-exports it), and the shape check of the losses that compare two tensors element-wise.
 
 Example:
     >>> from ferrum import Tensor
@@ -14,11 +14,11 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from ferrum._ferrum import Float, Tensor
+from ferrum._ferrum import Float, ShapeError, Tensor
 from ferrum.nn.type_vars import B
 from ferrum.tensor.rank import D1
 
-__all__ = ["Reduction", "reduce_loss"]
+__all__ = ["Reduction", "check_same_shape", "reduce_loss"]
 
 
 class Reduction(enum.Enum):
@@ -44,3 +44,13 @@ def reduce_loss(loss: Tensor[B, Any, Float], reduction: Reduction) -> Tensor[B, 
     if not isinstance(reduction, Reduction):
         raise TypeError(f"reduction must be a Reduction (Mean, Sum or Auto), found {reduction!r}")
     return loss.sum() if reduction is Reduction.Sum else loss.mean()
+
+
+def check_same_shape(
+    op: str, a: Tensor[Any, Any, Any], b: Tensor[Any, Any, Any], names: tuple[str, str]
+) -> None:
+    """Raise ``ShapeError`` naming ``op`` and both tensors (``names``) unless they have one shape."""
+    if a.dims() != b.dims():
+        raise ShapeError(
+            f"{op}: {names[0]} {list(a.dims())} and {names[1]} {list(b.dims())} must have the same shape"
+        )

@@ -14,9 +14,10 @@ Example:
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import ferrum._ferrum as _ferrum
 from ferrum.config import config
@@ -104,11 +105,58 @@ def adaptive_momentum_step(
     return new, AdaptiveMomentumState(time, m1, m2)
 
 
-class AdaptiveMomentumOptimizer(Optimizer[AdaptiveMomentumState]):
-    """What Adam and AdamW share: the per-parameter ``AdaptiveMomentumState`` and its record.
+class AdaptiveMomentumConfig(Protocol):
+    """What ``AdaptiveMomentumOptimizer`` reads from ``AdamConfig`` and ``AdamWConfig``."""
+
+    @property
+    def beta_1(self) -> float:
+        """The first moment's decay."""
+        ...
+
+    @property
+    def beta_2(self) -> float:
+        """The second moment's decay."""
+        ...
+
+    @property
+    def epsilon(self) -> float:
+        """Added to the second moment's root."""
+        ...
+
+    @property
+    def grad_clipping(self) -> GradientClippingConfig | None:
+        """The clipping of each gradient before the update, if any."""
+        ...
+
+
+C = TypeVar("C", bound=AdaptiveMomentumConfig)
+
+
+class AdaptiveMomentumOptimizer(Optimizer[AdaptiveMomentumState], Generic[C]):
+    """What Adam and AdamW share: their ``config`` (a ``C``), the update in the engine's fused kernel,
+    the per-parameter ``AdaptiveMomentumState`` and its record; each says how it decays the weights.
 
     The record has Burn's field names: ``{"momentum": {"time", "moment_1", "moment_2"}}``.
     """
+
+    def __init__(self, config: C) -> None:
+        super().__init__(init_clipping(config.grad_clipping))
+        self.config = config
+        # Read once: configs are frozen, and each step of each parameter needs them.
+        self._betas_epsilon = (config.beta_1, config.beta_2, config.epsilon)
+        self._decay = self._weight_decay()
+
+    @abc.abstractmethod
+    def _weight_decay(self) -> tuple[float | None, bool, bool]:
+        """The penalty (None for none), whether it is decoupled from the gradient (AdamW) and whether
+        it is cautious (only where the weight's sign agrees with the first moment's)."""
+
+    def _update(
+        self, lr: float, tensor: FloatTensor, grad: FloatTensor, state: AdaptiveMomentumState | None
+    ) -> tuple[FloatTensor, AdaptiveMomentumState]:
+        penalty, decoupled, cautious = self._decay
+        hyper = self._betas_epsilon
+        return adaptive_momentum_step(tensor, grad, state, lr, hyper, penalty, decoupled, cautious)
 
     def _state_to_record(self, state: AdaptiveMomentumState) -> dict[str, Any]:
         moments = {"moment_1": state.moment_1.tensor(), "moment_2": state.moment_2.tensor()}
@@ -120,7 +168,7 @@ class AdaptiveMomentumOptimizer(Optimizer[AdaptiveMomentumState]):
         return AdaptiveMomentumState(time, moment_1, record.state_tensor(data, path, "momentum", "moment_2"))
 
 
-class Adam(AdaptiveMomentumOptimizer):
+class Adam(AdaptiveMomentumOptimizer[AdamConfig]):
     """Adam; build it with ``AdamConfig(...).init()``.
 
     Example:
@@ -129,15 +177,6 @@ class Adam(AdaptiveMomentumOptimizer):
         'Adam'
     """
 
-    def __init__(self, config: AdamConfig) -> None:
-        super().__init__(init_clipping(config.grad_clipping))
-        self.config = config
-
-    def _update(
-        self, lr: float, tensor: FloatTensor, grad: FloatTensor, state: AdaptiveMomentumState | None
-    ) -> tuple[FloatTensor, AdaptiveMomentumState]:
-        c = self.config
-        betas_epsilon = (c.beta_1, c.beta_2, c.epsilon)
-        return adaptive_momentum_step(
-            tensor, grad, state, lr, betas_epsilon, penalty_of(c.weight_decay), decoupled=False
-        )
+    def _weight_decay(self) -> tuple[float | None, bool, bool]:
+        # Burn's Adam adds the penalty to the gradient, before the moments.
+        return penalty_of(self.config.weight_decay), False, False

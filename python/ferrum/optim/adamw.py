@@ -15,15 +15,9 @@ Example:
 from __future__ import annotations
 
 from ferrum.config import config
-from ferrum.optim.adam import (
-    AdaptiveMomentumOptimizer,
-    AdaptiveMomentumState,
-    adaptive_momentum_step,
-    check_betas,
-)
-from ferrum.optim.base import FloatTensor
+from ferrum.optim.adam import AdaptiveMomentumOptimizer, check_betas
 from ferrum.optim.checks import check_number
-from ferrum.optim.clipping import GradientClippingConfig, init_clipping
+from ferrum.optim.clipping import GradientClippingConfig
 
 __all__ = ["AdamW", "AdamWConfig"]
 
@@ -57,7 +51,7 @@ class AdamWConfig:
         return AdamW(self)
 
 
-class AdamW(AdaptiveMomentumOptimizer):
+class AdamW(AdaptiveMomentumOptimizer[AdamWConfig]):
     """AdamW; build it with ``AdamWConfig(...).init()``.
 
     Example:
@@ -66,21 +60,6 @@ class AdamW(AdaptiveMomentumOptimizer):
         'AdamW'
     """
 
-    def __init__(self, config: AdamWConfig) -> None:
-        super().__init__(init_clipping(config.grad_clipping))
-        self.config = config
-
-    def _update(
-        self, lr: float, tensor: FloatTensor, grad: FloatTensor, state: AdaptiveMomentumState | None
-    ) -> tuple[FloatTensor, AdaptiveMomentumState]:
-        c = self.config
-        return adaptive_momentum_step(
-            tensor,
-            grad,
-            state,
-            lr,
-            (c.beta_1, c.beta_2, c.epsilon),
-            c.weight_decay,
-            decoupled=True,
-            cautious=c.cautious_weight_decay,
-        )
+    def _weight_decay(self) -> tuple[float | None, bool, bool]:
+        # Decoupled: the weights shrink by lr * weight_decay apart from the adaptive update.
+        return self.config.weight_decay, True, self.config.cautious_weight_decay

@@ -18,16 +18,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-from ferrum._ferrum import Device, Float, Tensor
+from ferrum._ferrum import Device
 from ferrum.config import config
-from ferrum.module import Module
 from ferrum.nn.norm.batch import BatchNorm, BatchNormConfig
 from ferrum.nn.norm.group import GroupNorm, GroupNormConfig
 from ferrum.nn.norm.instance import InstanceNorm, InstanceNormConfig
 from ferrum.nn.norm.layer import LayerNorm, LayerNormConfig
 from ferrum.nn.norm.rms import RmsNorm, RmsNormConfig
-from ferrum.nn.type_vars import B, D
-from ferrum.nn.variants import check_kind, check_settings
+from ferrum.nn.type_vars import B
+from ferrum.nn.variants import EnumModule, Variant, check_kind, check_settings
 
 __all__ = ["Normalization", "NormalizationConfig", "NormalizationKind"]
 
@@ -69,30 +68,12 @@ class NormalizationConfig:
         check_kind("NormalizationConfig", self.kind, _NAMES)
         check_settings("NormalizationConfig", self.kind, self.settings, _variant(self.kind)[1])
 
-    @staticmethod
-    def Batch(settings: BatchNormConfig) -> NormalizationConfig:
-        """A ``BatchNorm``."""
-        return NormalizationConfig("Batch", settings)
-
-    @staticmethod
-    def Group(settings: GroupNormConfig) -> NormalizationConfig:
-        """A ``GroupNorm``."""
-        return NormalizationConfig("Group", settings)
-
-    @staticmethod
-    def Instance(settings: InstanceNormConfig) -> NormalizationConfig:
-        """An ``InstanceNorm``."""
-        return NormalizationConfig("Instance", settings)
-
-    @staticmethod
-    def Layer(settings: LayerNormConfig) -> NormalizationConfig:
-        """A ``LayerNorm``."""
-        return NormalizationConfig("Layer", settings)
-
-    @staticmethod
-    def Rms(settings: RmsNormConfig) -> NormalizationConfig:
-        """An ``RmsNorm``."""
-        return NormalizationConfig("Rms", settings)
+    # ``NormalizationConfig.Layer(LayerNormConfig(...))``, one per variant.
+    Batch = Variant(BatchNormConfig)
+    Group = Variant(GroupNormConfig)
+    Instance = Variant(InstanceNormConfig)
+    Layer = Variant(LayerNormConfig)
+    Rms = Variant(RmsNormConfig)
 
     def num_features(self) -> int:
         """The width the normalization expects (its config's features, channels or ``d_model``)."""
@@ -112,8 +93,9 @@ class NormalizationConfig:
         return f"NormalizationConfig.{self.kind}({self.settings!r})"
 
 
-class Normalization(Module[B]):
-    """One normalization layer, chosen at run time (Burn's ``Normalization`` enum).
+class Normalization(EnumModule[B]):
+    """One normalization layer, chosen at run time (Burn's ``Normalization`` enum); ``forward(x)``
+    applies it to ``x``, in the shape that layer takes (see ``EnumModule``).
 
     Example:
         >>> from ferrum.backend import NdArray
@@ -122,24 +104,12 @@ class Normalization(Module[B]):
         'Rms'
     """
 
-    layer: _Layer
+    _variants = _NAMES
+    _layer_suffix = "Norm"
 
-    def __post_init__(self) -> None:
-        if self.kind not in _NAMES:
-            raise TypeError(
-                "Normalization holds a BatchNorm, GroupNorm, InstanceNorm, LayerNorm or RmsNorm,"
-                f" found {type(self.layer).__name__}"
-            )
+    layer: _Layer
 
     @property
     def kind(self) -> NormalizationKind:
         """The variant: ``"Batch"``, ``"Group"``, ``"Instance"``, ``"Layer"`` or ``"Rms"``."""
-        return type(self.layer).__name__.removesuffix("Norm")  # type: ignore[return-value]
-
-    def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
-        """The wrapped layer applied to ``x``."""
-        out: Tensor[B, D, Float] = self.layer.forward(x)
-        return out
-
-    def _record_variant(self) -> tuple[str, int, Module[Any]]:
-        return self.kind, _NAMES.index(self.kind), self.layer
+        return super().kind  # type: ignore[return-value]

@@ -148,31 +148,25 @@ class TransformerDecoderLayer(Module[B]):
     def _forward(
         self, x: Tensor[B, D3], input: TransformerDecoderInput[B], cache: _LayerCache[B] | None
     ) -> Tensor[B, D3]:
-        norm_1: stack.Sublayer[B] = self.norm_1.forward
-        norm_2: stack.Sublayer[B] = self.norm_2.forward
-        norm_3: stack.Sublayer[B] = self.norm_3.forward
-        pwff: stack.Sublayer[B] = self.pwff.forward
-        if cache is not None:
-            norm_1, norm_2 = cache.norm_1.wrap(norm_1), cache.norm_2.wrap(norm_2)
-            norm_3, pwff = cache.norm_3.wrap(norm_3), cache.pwff.wrap(pwff)
         t_pad, t_attn, m_pad, m_attn = input._masks
-        residual = norm_3(x) if self.norm_first else x
-        self_input = MhaInput(residual, residual, residual, t_pad, t_attn)
-        attended = (
-            self.self_attn.forward(self_input)
-            if cache is None
-            else self.self_attn.forward_cache(self_input, cache.self_attn)
+        steps = None if cache is None else cache.steps
+        *norms, pwff = stack.cached(
+            steps, (self.norm_1.forward, self.norm_2.forward, self.norm_3.forward, self.pwff.forward)
         )
-        x, residual = stack.add_residual(x, attended.context, self.dropout, norm_1, self.norm_first)
-        cross_input = MhaInput(residual, input.memory, input.memory, m_pad, m_attn)
-        crossed = (
-            self.cross_attn.forward(cross_input)
-            if cache is None
-            else self.cross_attn.forward_cache(cross_input, cache.cross_attn)
-        )
-        x, residual = stack.add_residual(x, crossed.context, self.dropout, norm_2, self.norm_first)
-        x = x + self.dropout.forward(pwff(residual))
-        return x if self.norm_first else norm_3(x)
+
+        def attend_self(residual: Tensor[B, D3]) -> Tensor[B, D3]:
+            mha_input = MhaInput(residual, residual, residual, t_pad, t_attn)
+            if cache is None:
+                return self.self_attn.forward(mha_input).context
+            return self.self_attn.forward_cache(mha_input, cache.self_attn).context
+
+        def attend_memory(residual: Tensor[B, D3]) -> Tensor[B, D3]:
+            mha_input = MhaInput(residual, input.memory, input.memory, m_pad, m_attn)
+            if cache is None:
+                return self.cross_attn.forward(mha_input).context
+            return self.cross_attn.forward_cache(mha_input, cache.cross_attn).context
+
+        return stack.block(x, (attend_self, attend_memory), norms, pwff, self.dropout, self.norm_first)
 
 
 class TransformerDecoder(stack.StackModule[B, TransformerDecoderLayer[B]]):
@@ -210,7 +204,8 @@ class _LayerCache(Generic[B]):
     def __init__(self) -> None:
         self.cross_attn: MhaCache[B] = MhaCache.autoregressive_cross_attention()
         self.self_attn: MhaCache[B] = MhaCache.autoregressive()
-        self.pwff, self.norm_1, self.norm_2, self.norm_3 = (stack.Step() for _ in range(4))
+        # One per cached sub-layer: norm_1, norm_2, norm_3, pwff.
+        self.steps = tuple(stack.Step() for _ in range(4))
 
 
 class TransformerDecoderAutoregressiveCache(Generic[B]):

@@ -120,20 +120,16 @@ class TransformerEncoderLayer(Module[B]):
     def _forward(
         self, x: Tensor[B, D3], input: TransformerEncoderInput[B], cache: _LayerCache[B] | None
     ) -> Tensor[B, D3]:
-        norm_1: stack.Sublayer[B] = self.norm_1.forward
-        norm_2: stack.Sublayer[B] = self.norm_2.forward
-        pwff: stack.Sublayer[B] = self.pwff.forward
-        if cache is not None:
-            norm_1, norm_2, pwff = cache.norm_1.wrap(norm_1), cache.norm_2.wrap(norm_2), cache.pwff.wrap(pwff)
-        residual = norm_2(x) if self.norm_first else x
-        attn = (
-            self.mha.forward(input._mha(residual))
-            if cache is None
-            else self.mha.forward_cache(input._mha(residual), cache.mha)
-        )
-        x, residual = stack.add_residual(x, attn.context, self.dropout, norm_1, self.norm_first)
-        x = x + self.dropout.forward(pwff(residual))
-        return x if self.norm_first else norm_2(x)
+        steps = None if cache is None else cache.steps
+        *norms, pwff = stack.cached(steps, (self.norm_1.forward, self.norm_2.forward, self.pwff.forward))
+
+        def attend(residual: Tensor[B, D3]) -> Tensor[B, D3]:
+            mha_input = input._mha(residual)
+            if cache is None:
+                return self.mha.forward(mha_input).context
+            return self.mha.forward_cache(mha_input, cache.mha).context
+
+        return stack.block(x, (attend,), norms, pwff, self.dropout, self.norm_first)
 
 
 class TransformerEncoder(stack.StackModule[B, TransformerEncoderLayer[B]]):
@@ -171,7 +167,8 @@ class TransformerEncoder(stack.StackModule[B, TransformerEncoderLayer[B]]):
 class _LayerCache(Generic[B]):
     def __init__(self) -> None:
         self.mha: MhaCache[B] = MhaCache.autoregressive()
-        self.pwff, self.norm_1, self.norm_2 = stack.Step(), stack.Step(), stack.Step()
+        # One per cached sub-layer: norm_1, norm_2, pwff.
+        self.steps = (stack.Step(), stack.Step(), stack.Step())
 
 
 class TransformerEncoderAutoregressiveCache(Generic[B]):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from ferrum._ferrum import Tensor
@@ -101,6 +101,28 @@ def add_residual(
     return x, x
 
 
+def block(
+    x: Tensor[B, D3],
+    attend: Sequence[Sublayer[B]],
+    norms: Sequence[Sublayer[B]],
+    pwff: Sublayer[B],
+    dropout: Dropout,
+    norm_first: bool,
+) -> Tensor[B, D3]:
+    """One transformer layer's body: each attention of ``attend`` then ``pwff``, each with dropout,
+    a residual connection and its norm.
+
+    ``norms`` holds one norm per attention and then the layer's last one (Burn's
+    ``norm_2`` of an encoder layer, ``norm_3`` of a decoder layer): with
+    ``norm_first`` that one normalizes the layer's input, otherwise its output.
+    """
+    residual = norms[-1](x) if norm_first else x
+    for attention, norm in zip(attend, norms, strict=False):
+        x, residual = add_residual(x, attention(residual), dropout, norm, norm_first)
+    x = x + dropout.forward(pwff(residual))
+    return x if norm_first else norms[-1](x)
+
+
 class Step:
     """A sub-layer's cache: computes the newest position and joins it to what it kept."""
 
@@ -110,3 +132,10 @@ class Step:
     def wrap(self, f: Callable[[Tensor[B, D3]], Tensor[B, D3]]) -> Callable[[Tensor[B, D3]], Tensor[B, D3]]:
         """``f`` computing only the newest position, joined to what the cache kept."""
         return lambda x: self.cache.forward_autoregressive(x, 1, f)
+
+
+def cached(steps: Sequence[Step] | None, sublayers: Sequence[Sublayer[B]]) -> list[Sublayer[B]]:
+    """``sublayers`` as they are without a cache, else each wrapped by its ``Step`` of ``steps``."""
+    if steps is None:
+        return list(sublayers)
+    return [step.wrap(f) for step, f in zip(steps, sublayers, strict=True)]
