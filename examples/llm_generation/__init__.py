@@ -1,0 +1,3 @@
+"""GPT-2 and Llama written with ferrum's modules, loaded from Hugging Face checkpoints,
+generating greedily with a KV cache.
+"""
