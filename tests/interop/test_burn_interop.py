@@ -43,6 +43,7 @@ from tests.support.burn_interop_model import (
     moment_2,
     values,
 )
+from tests.support.burn_interop_quantized import CASES as QUANTIZED_CASES
 from tests.support.burn_interop_quantized import write_quantized
 from tests.support.burn_interop_sqlite import SPLITS as SQLITE_SPLITS
 from tests.support.burn_interop_sqlite import Item as SqliteItem
@@ -257,10 +258,11 @@ def test_burn_loads_ferrum_files(tmp_path: Path) -> None:
     ok = [line for line in proc.stdout.splitlines() if line.startswith("ok")]
     assert len([line for line in ok if "/configs/" in line]) == len(CONFIGS), proc.stdout
     assert len([line for line in ok if line.endswith("dataset.db")]) == 1, proc.stdout
-    model_lines = [
-        line for line in ok if "/adam_" not in line and "/configs/" not in line and not line.endswith(".db")
-    ]
+    others = ("/adam_", "/configs/", "/quantized_")
+    model_lines = [line for line in ok if all(o not in line for o in others) and not line.endswith(".db")]
     assert len(model_lines) == len(CASES), proc.stdout
+    # Quantized modules: Burn finds the int8 values and scales of its own quantization.
+    assert len([line for line in ok if "/quantized_" in line]) == len(QUANTIZED_CASES), proc.stdout
     adam_lines = [line for line in ok if "/adam_" in line]
     assert len(adam_lines) == len(CASES), proc.stdout  # bincode Adam records included
 

@@ -4,13 +4,15 @@
 //! Burn file recorder at every precision, every config class ferrum has under
 //! `configs/` (src/configs.rs) and an SQLite dataset `dataset.db`
 //! (src/sqlite.rs); `load <dir>` loads the files ferrum wrote under the same
-//! names and checks every value and id against the formulas, exiting non-zero
+//! names and checks every value and id against the formulas (quantized
+//! modules in src/quantized.rs), exiting non-zero
 //! when any file fails. The formulas are repeated in ferrum's tests
 //! (tests/support/burn_interop_model.py and its neighbours): keep them in sync.
 
 mod burnpack;
 mod configs;
 mod layers;
+mod quantized;
 mod sqlite;
 
 use std::path::{Path, PathBuf};
@@ -326,6 +328,7 @@ fn main() -> ExitCode {
     all::<FullPrecisionSettings>(save, &dir, "full", &mut report);
     all::<HalfPrecisionSettings>(save, &dir, "half", &mut report);
     all::<DoublePrecisionSettings>(save, &dir, "double", &mut report);
+    quantized::run_all(save, &dir, &mut report);
     if save {
         burnpack::save(&dir);
         let written = match configs::save_all(&dir.join("configs")) {
@@ -339,7 +342,7 @@ fn main() -> ExitCode {
             eprintln!("cannot write the SQLite dataset: {e}");
             return ExitCode::FAILURE;
         }
-        println!("wrote {} records, burn_model.bpk, {written} configs and dataset.db under {}", 54, dir.display());
+        println!("wrote {} records (6 quantized), burn_model.bpk, {written} configs and dataset.db under {}", 60, dir.display());
         return ExitCode::SUCCESS;
     }
     burnpack::load(&dir, &mut report);
