@@ -122,59 +122,42 @@ pub trait NumElement:
     fn is_nan_value(self) -> bool;
 }
 
-impl NumElement for f32 {
-    const MIN_VALUE: Self = f32::NEG_INFINITY;
-    #[inline(always)]
-    fn div_of(self, rhs: Self) -> Self {
-        self / rhs
-    }
-    const MAX_VALUE: Self = f32::INFINITY;
-    fn remainder(self, rhs: Self) -> Self {
-        let r = self % rhs;
-        if r != 0.0 && ((r < 0.0) != (rhs < 0.0)) { r + rhs } else { r }
-    }
-    #[inline(always)]
-    fn max_of(self, rhs: Self) -> Self {
-        if self >= rhs || self.is_nan() { self } else { rhs }
-    }
-    #[inline(always)]
-    fn min_of(self, rhs: Self) -> Self {
-        if self <= rhs || self.is_nan() { self } else { rhs }
-    }
-    fn powi_of(self, e: i32) -> Self {
-        self.powi(e)
-    }
-    fn is_nan_value(self) -> bool {
-        self.is_nan()
-    }
+/// Implements [`NumElement`] for a float type `$t` (f32, f64): IEEE
+/// division, a remainder with the divisor's sign, and max/min that keep a
+/// NaN operand (so a NaN anywhere propagates through a reduction).
+macro_rules! float_num_element {
+    ($t:ident) => {
+        impl NumElement for $t {
+            const MIN_VALUE: Self = $t::NEG_INFINITY;
+            const MAX_VALUE: Self = $t::INFINITY;
+            #[inline(always)]
+            fn div_of(self, rhs: Self) -> Self {
+                self / rhs
+            }
+            fn remainder(self, rhs: Self) -> Self {
+                let r = self % rhs;
+                if r != 0.0 && ((r < 0.0) != (rhs < 0.0)) { r + rhs } else { r }
+            }
+            #[inline(always)]
+            fn max_of(self, rhs: Self) -> Self {
+                if self >= rhs || self.is_nan() { self } else { rhs }
+            }
+            #[inline(always)]
+            fn min_of(self, rhs: Self) -> Self {
+                if self <= rhs || self.is_nan() { self } else { rhs }
+            }
+            fn powi_of(self, e: i32) -> Self {
+                self.powi(e)
+            }
+            fn is_nan_value(self) -> bool {
+                self.is_nan()
+            }
+        }
+    };
 }
 
-impl NumElement for f64 {
-    const MIN_VALUE: Self = f64::NEG_INFINITY;
-    #[inline(always)]
-    fn div_of(self, rhs: Self) -> Self {
-        self / rhs
-    }
-    const MAX_VALUE: Self = f64::INFINITY;
-    fn remainder(self, rhs: Self) -> Self {
-        let r = self % rhs;
-        if r != 0.0 && ((r < 0.0) != (rhs < 0.0)) { r + rhs } else { r }
-    }
-    #[inline(always)]
-    fn max_of(self, rhs: Self) -> Self {
-        if self >= rhs || self.is_nan() { self } else { rhs }
-    }
-    #[inline(always)]
-    fn min_of(self, rhs: Self) -> Self {
-        if self <= rhs || self.is_nan() { self } else { rhs }
-    }
-    fn powi_of(self, e: i32) -> Self {
-        self.powi(e)
-    }
-    fn is_nan_value(self) -> bool {
-        self.is_nan()
-    }
-}
+float_num_element!(f32);
+float_num_element!(f64);
 
 impl NumElement for i64 {
     const MIN_VALUE: Self = i64::MIN;

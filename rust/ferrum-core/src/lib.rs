@@ -37,3 +37,5 @@ pub use tensor::Tensor;
 
 #[cfg(test)]
 mod layout_props;
+#[cfg(test)]
+pub(crate) mod test_util;

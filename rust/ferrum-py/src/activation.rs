@@ -169,9 +169,10 @@ pub fn softplus(py: Python<'_>, tensor: PyRef<'_, PyTensor>, beta: f64) -> PyRes
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    macro_rules! add {
-        ($($f:ident),*) => {$( m.add_function(wrap_pyfunction!($f, m)?)?; )*};
-    }
-    add!(relu, gelu, log_sigmoid, silu, hard_swish, mish, softmax, log_softmax, softmin, quiet_softmax, glu, sigmoid, tanh, leaky_relu, prelu, hard_sigmoid, softplus);
+    add_functions!(
+        m,
+        relu, gelu, log_sigmoid, silu, hard_swish, mish, softmax, log_softmax, softmin, quiet_softmax, glu, sigmoid,
+        tanh, leaky_relu, prelu, hard_sigmoid, softplus,
+    );
     Ok(())
 }

@@ -18,6 +18,6 @@ pub fn masked_softmax(py: Python<'_>, scores: PyRef<'_, PyTensor>, mask: Option<
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(masked_softmax, m)?)?;
+    add_functions!(m, masked_softmax);
     Ok(())
 }

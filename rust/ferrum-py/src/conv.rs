@@ -31,6 +31,12 @@ impl Pad {
 
 pub(crate) const NO_PAD: Pad = Pad::Both(0);
 
+/// The options of a 2-d convolution from its Python arguments (each a
+/// (height, width) pair).
+pub(crate) fn conv_options2(stride: (usize, usize), padding: (Pad, Pad), dilation: (usize, usize), groups: usize) -> ConvOptions<2> {
+    ConvOptions { stride: [stride.0, stride.1], padding: [padding.0.sides(), padding.1.sides()], dilation: [dilation.0, dilation.1], groups }
+}
+
 /// Run a differentiable op of an input, a weight and an optional bias.
 fn call3(
     py: Python<'_>,
@@ -96,7 +102,7 @@ pub fn conv2d(
     dilation: (usize, usize),
     groups: usize,
 ) -> PyResult<PyTensor> {
-    let o = ConvOptions { stride: [stride.0, stride.1], padding: [padding.0.sides(), padding.1.sides()], dilation: [dilation.0, dilation.1], groups };
+    let o = conv_options2(stride, padding, dilation, groups);
     call3(py, "conv2d", &x, &weight, bias.as_deref(), |x, w, b| x.conv2d(w, b, &o))
 }
 
@@ -138,7 +144,7 @@ pub fn conv2d_fused(
     for t in std::iter::once(&weight).chain(tail.into_iter().flatten()) {
         x.same_backend(py, name, t)?;
     }
-    let o = ConvOptions { stride: [stride.0, stride.1], padding: [padding.0.sides(), padding.1.sides()], dilation: [dilation.0, dilation.1], groups };
+    let o = conv_options2(stride, padding, dilation, groups);
     let var = |t: &Option<PyRef<'_, PyTensor>>| t.as_deref().map(PyTensor::to_var);
     let vars = [Some(x.to_var()), Some(weight.to_var()), var(&scale), var(&shift), var(&residual)];
     let run = |v: &[Option<Var>]| {
@@ -376,23 +382,10 @@ pub fn adaptive_avg_pool2d(py: Python<'_>, x: PyRef<'_, PyTensor>, output_size: 
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    macro_rules! add {
-        ($($f:ident),*) => {$( m.add_function(wrap_pyfunction!($f, m)?)?; )*};
-    }
-    add!(
-        conv1d,
-        conv2d,
-        conv2d_fused,
-        conv_transpose1d,
-        conv_transpose2d,
-        max_pool1d,
-        max_pool1d_with_indices,
-        max_pool2d,
-        max_pool2d_with_indices,
-        avg_pool1d,
-        avg_pool2d,
-        adaptive_avg_pool1d,
-        adaptive_avg_pool2d
+    add_functions!(
+        m,
+        conv1d, conv2d, conv2d_fused, conv_transpose1d, conv_transpose2d, max_pool1d, max_pool1d_with_indices,
+        max_pool2d, max_pool2d_with_indices, avg_pool1d, avg_pool2d, adaptive_avg_pool1d, adaptive_avg_pool2d,
     );
     Ok(())
 }

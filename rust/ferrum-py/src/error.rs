@@ -118,6 +118,15 @@ fn raise(py: Python<'_>, ty: &Py<PyType>, msg: String) -> PyErr {
     PyErr::from_type(ty.bind(py).clone(), msg)
 }
 
+/// The exception `pick` chooses among ferrum's, carrying `msg` (or the
+/// error of creating the exception types).
+fn raise_one(py: Python<'_>, pick: impl FnOnce(&Exceptions) -> &Py<PyType>, msg: String) -> PyErr {
+    match exceptions(py) {
+        Ok(ex) => raise(py, pick(ex), msg),
+        Err(e) => e,
+    }
+}
+
 /// The Python exception for an engine error.
 pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
     let ex = match exceptions(py) {
@@ -142,31 +151,27 @@ pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
 
 /// Raise one of ferrum's exceptions from binding code.
 pub fn kind_error(py: Python<'_>, msg: impl Into<String>) -> PyErr {
-    match exceptions(py) {
-        Ok(ex) => raise(py, &ex.kind, msg.into()),
-        Err(e) => e,
-    }
+    raise_one(py, |ex| &ex.kind, msg.into())
 }
 
 pub fn backend_error(py: Python<'_>, msg: impl Into<String>) -> PyErr {
-    match exceptions(py) {
-        Ok(ex) => raise(py, &ex.backend, msg.into()),
-        Err(e) => e,
-    }
+    raise_one(py, |ex| &ex.backend, msg.into())
 }
 
 pub fn shape_error(py: Python<'_>, msg: impl Into<String>) -> PyErr {
-    match exceptions(py) {
-        Ok(ex) => raise(py, &ex.shape, msg.into()),
-        Err(e) => e,
-    }
+    raise_one(py, |ex| &ex.shape, msg.into())
 }
 
 pub fn argument_error(py: Python<'_>, msg: impl Into<String>) -> PyErr {
-    match exceptions(py) {
-        Ok(ex) => raise(py, &ex.argument, msg.into()),
-        Err(e) => e,
-    }
+    raise_one(py, |ex| &ex.argument, msg.into())
+}
+
+/// An `ArgumentError` saying `context: <cause's message>`, chained to
+/// `cause` (Python's `raise ... from cause`).
+pub fn argument_error_from(py: Python<'_>, context: &str, cause: PyErr) -> PyErr {
+    let err = argument_error(py, format!("{context}: {}", cause.value(py)));
+    err.set_cause(py, Some(cause));
+    err
 }
 
 /// Run engine code from a Python call: a panic (a bug, since every failure

@@ -1,6 +1,16 @@
 //! ferrum's Python binding: converts types, errors and the GIL, nothing else.
 //! All numeric work lives in `ferrum-core`.
 
+/// Adds each named `#[pyfunction]` to the module `m`:
+/// `add_functions!(m, a, b)` is `m.add_function(wrap_pyfunction!(a, m)?)?;`
+/// then the same for `b`. Defined before the `mod` lines so that every
+/// module's `register` can use it.
+macro_rules! add_functions {
+    ($m:expr, $($f:path),+ $(,)?) => {
+        $( $m.add_function(pyo3::wrap_pyfunction!($f, $m)?)?; )+
+    };
+}
+
 mod activation;
 mod attention;
 mod conv;
@@ -67,12 +77,11 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<device::KindBool>()?;
     m.add_class::<distribution::PyDistribution>()?;
     m.add_class::<pad_mode::PyPadMode>()?;
-    m.add_function(wrap_pyfunction!(distribution::seed, m)?)?;
-    m.add_function(wrap_pyfunction!(distribution::random_state, m)?)?;
-    m.add_function(wrap_pyfunction!(distribution::set_random_state, m)?)?;
-    m.add_function(wrap_pyfunction!(custom_op::custom_op, m)?)?;
-    m.add_function(wrap_pyfunction!(tensor::format::set_print_options, m)?)?;
-    m.add_function(wrap_pyfunction!(tensor::format::get_print_options, m)?)?;
+    add_functions!(
+        m,
+        distribution::seed, distribution::random_state, distribution::set_random_state, custom_op::custom_op,
+        tensor::format::set_print_options, tensor::format::get_print_options,
+    );
     error::register(m)?;
     interrupt::install(m.py())?;
     activation::register(m)?;

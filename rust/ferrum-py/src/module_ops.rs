@@ -144,10 +144,6 @@ pub fn unfold4d(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(conv3d, m)?)?;
-    m.add_function(wrap_pyfunction!(conv_transpose3d, m)?)?;
-    m.add_function(wrap_pyfunction!(deform_conv2d, m)?)?;
-    m.add_function(wrap_pyfunction!(interpolate, m)?)?;
-    m.add_function(wrap_pyfunction!(unfold4d, m)?)?;
+    add_functions!(m, conv3d, conv_transpose3d, deform_conv2d, interpolate, unfold4d);
     Ok(())
 }

@@ -271,11 +271,6 @@ pub fn clip_by_norm(py: Python<'_>, grads: Vec<PyRef<'_, PyTensor>>, max_norm: f
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyStateTensor>()?;
-    m.add_function(wrap_pyfunction!(sgd_step, m)?)?;
-    m.add_function(wrap_pyfunction!(adam_step, m)?)?;
-    m.add_function(wrap_pyfunction!(adagrad_step, m)?)?;
-    m.add_function(wrap_pyfunction!(rmsprop_step, m)?)?;
-    m.add_function(wrap_pyfunction!(clip_by_value, m)?)?;
-    m.add_function(wrap_pyfunction!(clip_by_norm, m)?)?;
+    add_functions!(m, sgd_step, adam_step, adagrad_step, rmsprop_step, clip_by_value, clip_by_norm);
     Ok(())
 }

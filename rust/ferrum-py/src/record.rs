@@ -239,12 +239,6 @@ fn param_id_decode(py: Python<'_>, text: &str) -> PyResult<u64> {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(record_to_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(record_from_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(record_save, m)?)?;
-    m.add_function(wrap_pyfunction!(record_load, m)?)?;
-    m.add_function(wrap_pyfunction!(write_file_atomic, m)?)?;
-    m.add_function(wrap_pyfunction!(param_id_encode, m)?)?;
-    m.add_function(wrap_pyfunction!(param_id_decode, m)?)?;
+    add_functions!(m, record_to_bytes, record_from_bytes, record_save, record_load, write_file_atomic, param_id_encode, param_id_decode);
     Ok(())
 }

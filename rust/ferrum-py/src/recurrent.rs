@@ -80,7 +80,6 @@ pub fn gru_sequence(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(lstm_sequence, m)?)?;
-    m.add_function(wrap_pyfunction!(gru_sequence, m)?)?;
+    add_functions!(m, lstm_sequence, gru_sequence);
     Ok(())
 }

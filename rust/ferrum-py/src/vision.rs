@@ -151,10 +151,6 @@ pub fn vision_nms(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(vision_connected_components, m)?)?;
-    m.add_function(wrap_pyfunction!(vision_connected_components_with_stats, m)?)?;
-    m.add_function(wrap_pyfunction!(vision_morph, m)?)?;
-    m.add_function(wrap_pyfunction!(vision_structuring_element, m)?)?;
-    m.add_function(wrap_pyfunction!(vision_nms, m)?)?;
+    add_functions!(m, vision_connected_components, vision_connected_components_with_stats, vision_morph, vision_structuring_element, vision_nms);
     Ok(())
 }

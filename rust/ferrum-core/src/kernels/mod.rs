@@ -31,4 +31,6 @@ pub mod softmax;
 pub mod strided;
 pub mod tanh;
 pub mod team;
+#[cfg(test)]
+pub(crate) mod test_forms;
 pub mod vol2col;

@@ -325,10 +325,7 @@ impl Var {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn f(v: &[f32], shape: &[usize]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), shape).unwrap()
-    }
+    use crate::test_util::f32s as f;
 
     #[test]
     fn broadcast_add() {

@@ -88,10 +88,7 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::DType;
-
-    fn ints(v: &[i64], shape: &[usize]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), shape).unwrap()
-    }
+    use crate::test_util::i64s as ints;
 
     #[test]
     fn tensor_ops_broadcast() {

@@ -105,10 +105,7 @@ impl Var {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn t(v: &[i64], shape: &[usize]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), shape).unwrap()
-    }
+    use crate::test_util::i64s as t;
 
     fn range(shape: &[usize], from: i64) -> Tensor {
         let n: usize = shape.iter().product();

@@ -122,8 +122,10 @@ pub(crate) fn check_bias(op: &'static str, bias: Option<&Tensor>, channels: usiz
     }
 }
 
-/// The geometry of `conv(x, w)` and the output shape.
-pub(crate) fn conv_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOptions<N>) -> Result<(ConvGeom, Vec<usize>)> {
+/// The checks of `conv(x, w)` for any number of spatial dims: operands,
+/// positive stride, dilation and kernel, groups, the weight's and the
+/// bias's channels. Returns channels_out.
+pub(crate) fn check_conv<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOptions<N>) -> Result<usize> {
     check_operands(op, x, w, bias, N)?;
     check_positive(op, "stride", &o.stride)?;
     check_positive(op, "dilation", &o.dilation)?;
@@ -137,6 +139,13 @@ pub(crate) fn conv_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor
         return Err(Error::shapes(op, xs, ws, format!("the weight takes {} input channels per group x {groups} groups, the input has {c_in}", ws[1])));
     }
     check_bias(op, bias, c_out)?;
+    Ok(c_out)
+}
+
+/// The geometry of `conv(x, w)` and the output shape.
+pub(crate) fn conv_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOptions<N>) -> Result<(ConvGeom, Vec<usize>)> {
+    let c_out = check_conv(op, x, w, bias, o)?;
+    let (xs, ws, groups, c_in) = (x.shape(), w.shape(), o.groups, x.shape()[1]);
     let mut out = vec![xs[0], c_out];
     for d in 0..N {
         let (n, k) = (xs[2 + d], ws[2 + d]);
@@ -175,10 +184,10 @@ pub(crate) fn conv_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor
     Ok((g, out))
 }
 
-/// The geometry of the convolution whose input gradient is
-/// `conv_transpose(x, w)`: its input is the transposed conv's output, its
-/// output is `x`. Returns it with the transposed conv's output shape.
-fn transpose_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvTransposeOptions<N>) -> Result<(ConvGeom, Vec<usize>)> {
+/// The checks of a transposed convolution for any number of spatial dims
+/// and its output shape `[batch, channels_out, size...]`, each size
+/// `(n - 1) * stride + dilation * (k - 1) + padding_out + 1 - 2 * padding`.
+pub(crate) fn transpose_shape<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvTransposeOptions<N>) -> Result<Vec<usize>> {
     check_operands(op, x, w, bias, N)?;
     check_positive(op, "stride", &o.stride)?;
     check_positive(op, "dilation", &o.dilation)?;
@@ -205,6 +214,15 @@ fn transpose_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias
         }
         out.push(full - 2 * p);
     }
+    Ok(out)
+}
+
+/// The geometry of the convolution whose input gradient is
+/// `conv_transpose(x, w)`: its input is the transposed conv's output, its
+/// output is `x`. Returns it with the transposed conv's output shape.
+fn transpose_geom<const N: usize>(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvTransposeOptions<N>) -> Result<(ConvGeom, Vec<usize>)> {
+    let out = transpose_shape(op, x, w, bias, o)?;
+    let (xs, ws, groups, c_in, c_out) = (x.shape(), w.shape(), o.groups, x.shape()[1], out[1]);
     let sp = |s: &[usize]| lift::<N, usize>(s.try_into().expect("N spatial dims"), 1);
     let ([h, wd], [kh, kw], [oh, ow]) = (sp(&out[2..]), sp(&ws[2..]), sp(&xs[2..]));
     let g = ConvGeom {
@@ -319,51 +337,34 @@ impl Kept {
     }
 }
 
-fn operands<'a>(x: &'a Var, w: &'a Var, bias: Option<&'a Var>) -> Vec<&'a Var> {
+pub(crate) fn operands<'a>(x: &'a Var, w: &'a Var, bias: Option<&'a Var>) -> Vec<&'a Var> {
     let mut v = vec![x, w];
     v.extend(bias);
     v
 }
 
-/// Record a convolution: gradients `col2im(w^T gy)`, `gy im2col(x)^T` and
-/// the per-channel sum of `gy`.
-fn record_conv(op: &'static str, y: Tensor, x: &Var, w: &Var, bias: Option<&Var>, g: ConvGeom) -> Var {
+/// Record a convolution with geometry `g` (gradients `col2im(w^T gy)`,
+/// `gy im2col(x)^T` and the per-channel sum of `gy`), or with `transposed`
+/// the transposed convolution, its adjoint: then the input gradient is
+/// `conv(gy, w)` and the weight gradient the conv weight gradient with
+/// `gy` as the input and `x` as the output gradient.
+fn record_conv(op: &'static str, y: Tensor, x: &Var, w: &Var, bias: Option<&Var>, g: ConvGeom, transposed: bool) -> Var {
     let s = Kept::new(x, w);
     record(y, &operands(x, w, bias), move || {
         FnBackward::new(op, move |gy, needs| {
             let gy = dense(op, gy)?;
             let mut grads = vec![None, None];
             if let (true, Some(w)) = (needs[0], &s.w) {
-                grads[0] = Some(input_grad(op, &gy, &w.get()?, None, &g, &s.x_shape)?);
+                let w = w.get()?;
+                grads[0] = Some(if transposed { forward(op, &gy, &w, None, &g, &s.x_shape, None)? } else { input_grad(op, &gy, &w, None, &g, &s.x_shape)? });
             }
             if let (true, Some(x)) = (needs[1], &s.x) {
-                grads[1] = Some(weight_grad(op, &x.get()?, &gy, &g, &s.w_shape)?);
+                let x = x.get()?;
+                grads[1] = Some(if transposed { weight_grad(op, &gy, &x, &g, &s.w_shape)? } else { weight_grad(op, &x, &gy, &g, &s.w_shape)? });
             }
             if needs.len() > 2 {
-                grads.push(if needs[2] { Some(bias_grad(op, &gy, g.c_out)?) } else { None });
-            }
-            Ok(grads)
-        })
-    })
-}
-
-/// Record a transposed convolution, the adjoint of `conv` with geometry
-/// `g`: its input gradient is `conv(gy, w)`, its weight gradient the conv
-/// weight gradient with `gy` as the input and `x` as the output gradient.
-fn record_transpose(op: &'static str, y: Tensor, x: &Var, w: &Var, bias: Option<&Var>, g: ConvGeom) -> Var {
-    let s = Kept::new(x, w);
-    record(y, &operands(x, w, bias), move || {
-        FnBackward::new(op, move |gy, needs| {
-            let gy = dense(op, gy)?;
-            let mut grads = vec![None, None];
-            if let (true, Some(w)) = (needs[0], &s.w) {
-                grads[0] = Some(forward(op, &gy, &w.get()?, None, &g, &s.x_shape, None)?);
-            }
-            if let (true, Some(x)) = (needs[1], &s.x) {
-                grads[1] = Some(weight_grad(op, &gy, &x.get()?, &g, &s.w_shape)?);
-            }
-            if needs.len() > 2 {
-                grads.push(if needs[2] { Some(bias_grad(op, &gy, g.c_in)?) } else { None });
+                let channels = if transposed { g.c_in } else { g.c_out };
+                grads.push(if needs[2] { Some(bias_grad(op, &gy, channels)?) } else { None });
             }
             Ok(grads)
         })
@@ -379,28 +380,28 @@ impl Var {
         let op = "conv1d";
         let (g, shape) = conv_geom(op, &self.value, &weight.value, values_of(bias), options)?;
         let y = forward(op, &self.value, &weight.value, values_of(bias), &g, &shape, keep_of(weight))?;
-        Ok(record_conv(op, y, self, weight, bias, g))
+        Ok(record_conv(op, y, self, weight, bias, g, false))
     }
 
     pub fn conv2d(&self, weight: &Var, bias: Option<&Var>, options: &ConvOptions<2>) -> Result<Var> {
         let op = "conv2d";
         let (g, shape) = conv_geom(op, &self.value, &weight.value, values_of(bias), options)?;
         let y = forward(op, &self.value, &weight.value, values_of(bias), &g, &shape, keep_of(weight))?;
-        Ok(record_conv(op, y, self, weight, bias, g))
+        Ok(record_conv(op, y, self, weight, bias, g, false))
     }
 
     pub fn conv_transpose1d(&self, weight: &Var, bias: Option<&Var>, options: &ConvTransposeOptions<1>) -> Result<Var> {
         let op = "conv_transpose1d";
         let (g, shape) = transpose_geom(op, &self.value, &weight.value, values_of(bias), options)?;
         let y = input_grad(op, &self.value, &weight.value, values_of(bias), &g, &shape)?;
-        Ok(record_transpose(op, y, self, weight, bias, g))
+        Ok(record_conv(op, y, self, weight, bias, g, true))
     }
 
     pub fn conv_transpose2d(&self, weight: &Var, bias: Option<&Var>, options: &ConvTransposeOptions<2>) -> Result<Var> {
         let op = "conv_transpose2d";
         let (g, shape) = transpose_geom(op, &self.value, &weight.value, values_of(bias), options)?;
         let y = input_grad(op, &self.value, &weight.value, values_of(bias), &g, &shape)?;
-        Ok(record_transpose(op, y, self, weight, bias, g))
+        Ok(record_conv(op, y, self, weight, bias, g, true))
     }
 }
 

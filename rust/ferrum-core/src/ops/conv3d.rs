@@ -10,7 +10,7 @@
 use crate::autodiff::{record, FnBackward, Var};
 use crate::error::{Error, Result};
 use crate::kernels::vol2col::{backward_input, backward_weight, channel_sums, forward, Geom3};
-use crate::ops::conv::{check_bias, check_operands, check_positive, values, ConvOptions, ConvTransposeOptions};
+use crate::ops::conv::{check_conv, operands, transpose_shape, values, ConvOptions, ConvTransposeOptions};
 use crate::shape::checked_numel;
 use crate::tensor::Tensor;
 use crate::with_float;
@@ -20,19 +20,8 @@ fn interrupted<T>(r: Option<T>) -> Result<T> {
 }
 
 fn conv_geom(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOptions<3>) -> Result<(Geom3, Vec<usize>)> {
-    check_operands(op, x, w, bias, 3)?;
-    check_positive(op, "stride", &o.stride)?;
-    check_positive(op, "dilation", &o.dilation)?;
-    let (xs, ws) = (x.shape(), w.shape());
-    check_positive(op, "kernel size", &ws[2..])?;
-    let (groups, c_in, c_out) = (o.groups, xs[1], ws[0]);
-    if groups == 0 || c_in % groups != 0 || c_out % groups != 0 {
-        return Err(Error::invalid(op, format!("groups ({groups}) must divide channels_in ({c_in}) and channels_out ({c_out})")));
-    }
-    if ws[1] * groups != c_in {
-        return Err(Error::shapes(op, xs, ws, format!("the weight takes {} input channels per group x {groups} groups, the input has {c_in}", ws[1])));
-    }
-    check_bias(op, bias, c_out)?;
+    let c_out = check_conv(op, x, w, bias, o)?;
+    let (xs, ws, groups, c_in) = (x.shape(), w.shape(), o.groups, x.shape()[1]);
     if o.padding.iter().any(|&(a, b)| a != b) {
         return Err(Error::invalid(op, format!("3-d padding is the same on both sides of each dim, found {:?}", o.padding)));
     }
@@ -64,33 +53,9 @@ fn conv_geom(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o:
 
 /// The geometry of the convolution whose input gradient is `conv_transpose3d(x, w)`.
 fn transpose_geom(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvTransposeOptions<3>) -> Result<(Geom3, Vec<usize>)> {
-    check_operands(op, x, w, bias, 3)?;
-    check_positive(op, "stride", &o.stride)?;
-    check_positive(op, "dilation", &o.dilation)?;
-    let (xs, ws) = (x.shape(), w.shape());
-    check_positive(op, "kernel size", &ws[2..])?;
-    let (groups, c_in) = (o.groups, xs[1]);
-    if groups == 0 || c_in % groups != 0 {
-        return Err(Error::invalid(op, format!("groups ({groups}) must divide channels_in ({c_in})")));
-    }
-    if ws[0] != c_in {
-        return Err(Error::shapes(op, xs, ws, format!("the weight's dim 0 must match channels_in ({c_in}), found {}", ws[0])));
-    }
-    let c_out = ws[1] * groups;
-    check_bias(op, bias, c_out)?;
-    let mut full = [0; 3];
-    for d in 0..3 {
-        let (n, k, s, dil, p, po) = (xs[2 + d], ws[2 + d], o.stride[d], o.dilation[d], o.padding[d], o.padding_out[d]);
-        if po >= s && po >= dil {
-            return Err(Error::invalid(op, format!("padding_out ({po}) must be smaller than the stride ({s}) or the dilation ({dil}) in dim {d}")));
-        }
-        let size = (n.max(1) - 1) * s + dil * (k - 1) + po + 1;
-        if n == 0 || size <= 2 * p {
-            return Err(Error::shapes(op, xs, ws, format!("spatial dim {d} of size {n} with padding {p} gives an empty output")));
-        }
-        full[d] = size - 2 * p;
-    }
-    let shape = vec![xs[0], c_out, full[0], full[1], full[2]];
+    let shape = transpose_shape(op, x, w, bias, o)?;
+    let (xs, ws, groups, c_in, c_out) = (x.shape(), w.shape(), o.groups, x.shape()[1], shape[1]);
+    let full = [shape[2], shape[3], shape[4]];
     checked_numel(op, &shape, x.dtype().size_in_bytes())?;
     let g = Geom3 {
         batch: xs[0],
@@ -151,10 +116,34 @@ impl Tensor {
     }
 }
 
-fn operands<'a>(x: &'a Var, w: &'a Var, bias: Option<&'a Var>) -> Vec<&'a Var> {
-    let mut v = vec![x, w];
-    v.extend(bias);
-    v
+/// Record a 3-d convolution with geometry `g`, or with `transposed` the
+/// transposed convolution (its adjoint: the input gradient is then the
+/// convolution of `gy`, the weight gradient the conv's with `gy` and `x`
+/// swapped).
+fn record3(op: &'static str, y: Tensor, x: &Var, w: &Var, bias: Option<&Var>, g: Geom3, transposed: bool) -> Var {
+    let (xv, wv) = (x.value.clone(), w.value.clone());
+    record(y, &operands(x, w, bias), move || {
+        FnBackward::new(op, move |gy, needs| {
+            let (x, w) = (&xv, &wv);
+            let mut grads = vec![
+                match (needs[0], transposed) {
+                    (false, _) => None,
+                    (true, false) => Some(run_input_grad(op, &gy, w, None, &g, x.shape())?),
+                    (true, true) => Some(run_forward(op, &gy, w, None, &g, x.shape())?),
+                },
+                match (needs[1], transposed) {
+                    (false, _) => None,
+                    (true, false) => Some(run_weight_grad(op, x, &gy, &g, w.shape())?),
+                    (true, true) => Some(run_weight_grad(op, &gy, x, &g, w.shape())?),
+                },
+            ];
+            if needs.len() > 2 {
+                let channels = if transposed { g.c_in } else { g.c_out };
+                grads.push(if needs[2] { Some(run_bias_grad(op, &gy, channels)?) } else { None });
+            }
+            Ok(grads)
+        })
+    })
 }
 
 impl Var {
@@ -162,39 +151,14 @@ impl Var {
         let op = "conv3d";
         let (g, shape) = conv_geom(op, &self.value, &weight.value, bias.map(|b| &b.value), options)?;
         let y = run_forward(op, &self.value, &weight.value, bias.map(|b| &b.value), &g, &shape)?;
-        let (x, w) = (self.value.clone(), weight.value.clone());
-        Ok(record(y, &operands(self, weight, bias), move || {
-            FnBackward::new(op, move |gy, needs| {
-                let mut grads = vec![
-                    if needs[0] { Some(run_input_grad(op, &gy, &w, None, &g, x.shape())?) } else { None },
-                    if needs[1] { Some(run_weight_grad(op, &x, &gy, &g, w.shape())?) } else { None },
-                ];
-                if needs.len() > 2 {
-                    grads.push(if needs[2] { Some(run_bias_grad(op, &gy, g.c_out)?) } else { None });
-                }
-                Ok(grads)
-            })
-        }))
+        Ok(record3(op, y, self, weight, bias, g, false))
     }
 
     pub fn conv_transpose3d(&self, weight: &Var, bias: Option<&Var>, options: &ConvTransposeOptions<3>) -> Result<Var> {
         let op = "conv_transpose3d";
         let (g, shape) = transpose_geom(op, &self.value, &weight.value, bias.map(|b| &b.value), options)?;
         let y = run_input_grad(op, &self.value, &weight.value, bias.map(|b| &b.value), &g, &shape)?;
-        let (x, w) = (self.value.clone(), weight.value.clone());
-        Ok(record(y, &operands(self, weight, bias), move || {
-            FnBackward::new(op, move |gy, needs| {
-                // The adjoint of the adjoint: the input gradient is the convolution of gy.
-                let mut grads = vec![
-                    if needs[0] { Some(run_forward(op, &gy, &w, None, &g, x.shape())?) } else { None },
-                    if needs[1] { Some(run_weight_grad(op, &gy, &x, &g, w.shape())?) } else { None },
-                ];
-                if needs.len() > 2 {
-                    grads.push(if needs[2] { Some(run_bias_grad(op, &gy, g.c_in)?) } else { None });
-                }
-                Ok(grads)
-            })
-        }))
+        Ok(record3(op, y, self, weight, bias, g, true))
     }
 }
 

@@ -41,11 +41,7 @@ impl Var {
 #[cfg(test)]
 mod tests {
     use crate::autodiff::{backward, Var};
-    use crate::tensor::Tensor;
-
-    fn t(v: &[f64], shape: &[usize]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), shape).unwrap()
-    }
+    use crate::test_util::f64s as t;
 
     fn values(v: &Var) -> Vec<f64> {
         v.value.to_vec::<f64>()

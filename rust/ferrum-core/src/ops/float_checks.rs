@@ -45,10 +45,7 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::{DType, Kind};
-
-    fn f(v: &[f32], shape: &[usize]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), shape).unwrap()
-    }
+    use crate::test_util::f32s as f;
 
     #[test]
     fn classifies_values() {

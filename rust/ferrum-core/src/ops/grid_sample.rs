@@ -179,10 +179,7 @@ fn reflect(coords: &Var, size: f64, align_corners: bool) -> Result<Var> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn t(v: &[f64], shape: &[usize]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), shape).unwrap()
-    }
+    use crate::test_util::f64s as t;
 
     fn input() -> Tensor {
         t(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], &[1, 1, 3, 3])

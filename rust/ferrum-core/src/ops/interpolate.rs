@@ -31,28 +31,22 @@ fn taps(input: usize, output: usize, mode: InterpolateMode) -> Vec<Vec<(usize, f
             let ratio = input as f64 / output as f64;
             (0..output).map(|i| vec![(((ratio * i as f64).floor() as usize).min(last), 1.0)]).collect()
         }
-        InterpolateMode::Bilinear => {
-            let ratio = last as f64 / output.saturating_sub(1).max(1) as f64;
-            (0..output)
-                .map(|i| {
-                    let frac = ratio * i as f64;
-                    let lo = frac.floor();
-                    let w = frac - lo;
-                    let hi = frac.ceil().min(last as f64);
-                    vec![((lo as usize).min(last), 1.0 - w), (hi as usize, w)]
-                })
-                .collect()
-        }
-        InterpolateMode::Bicubic => {
+        InterpolateMode::Bilinear | InterpolateMode::Bicubic => {
+            // Corners aligned: output `i` reads input position `ratio * i`.
             let ratio = last as f64 / output.saturating_sub(1).max(1) as f64;
             (0..output)
                 .map(|i| {
                     let frac = ratio * i as f64;
                     let lo = frac.floor();
                     let t = frac - lo;
-                    let base = lo as usize;
-                    let idx = [base.saturating_sub(1), base, base + 1, base + 2].map(|k| k.min(last));
-                    idx.into_iter().zip(cubic_weights(t)).collect()
+                    if mode == InterpolateMode::Bilinear {
+                        let hi = frac.ceil().min(last as f64);
+                        vec![((lo as usize).min(last), 1.0 - t), (hi as usize, t)]
+                    } else {
+                        let base = lo as usize;
+                        let idx = [base.saturating_sub(1), base, base + 1, base + 2].map(|k| k.min(last));
+                        idx.into_iter().zip(cubic_weights(t)).collect()
+                    }
                 })
                 .collect()
         }

@@ -100,10 +100,7 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::DType;
-
-    fn b(v: &[bool], shape: &[usize]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), shape).unwrap()
-    }
+    use crate::test_util::bools as b;
 
     #[test]
     fn logic_with_broadcasting() {

@@ -210,14 +210,7 @@ impl Var {
 mod tests {
     use super::*;
     use crate::DType;
-
-    fn f(v: &[f32], shape: &[usize]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), shape).unwrap()
-    }
-
-    fn b(v: &[bool], shape: &[usize]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), shape).unwrap()
-    }
+    use crate::test_util::{f32s as f, bools as b};
 
     /// Naive reference: element by element with broadcast coordinates.
     fn reference(x: &Tensor, m: &Tensor, v: &Tensor) -> Vec<f32> {

@@ -85,10 +85,7 @@ fn truncate<F: ToPrimitive + Copy + std::fmt::Debug>(op: &'static str, values: &
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ints(v: &[i64], shape: &[usize]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), shape).unwrap()
-    }
+    use crate::test_util::i64s as ints;
 
     #[test]
     fn one_hot_of_ints_and_floats() {

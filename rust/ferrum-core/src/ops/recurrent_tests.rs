@@ -149,6 +149,18 @@ fn numeric(inputs: &[Vec<f64>], k: usize, loss: &dyn Fn(&[Vec<f64>]) -> f64) -> 
         .collect()
 }
 
+/// The gradients of `sum(y * wts)` (`wts` shaped `wshape`) with respect to
+/// each of `vars`, against central differences of `loss` over `inputs`.
+fn assert_gradients(y: &Var, wts: &[f64], wshape: &[usize], vars: &[Var], inputs: &[Vec<f64>], loss: &dyn Fn(&[Vec<f64>]) -> f64, what: &str) {
+    let wt = Var::constant(tensor(wts.to_vec(), wshape));
+    let total = y.binary(crate::ops::binary::BinaryOp::Mul, &wt).unwrap().sum().unwrap();
+    let grads = crate::autodiff::backward(&total).unwrap();
+    for (k, v) in vars.iter().enumerate() {
+        let got = grads.get(v.id().unwrap()).unwrap().to_vec::<f64>();
+        assert_close(&got, &numeric(inputs, k, loss), 1e-6, &format!("{what} input {k}"));
+    }
+}
+
 #[test]
 fn lstm_gradients_match_finite_differences() {
     for o in lstm_options() {
@@ -156,14 +168,8 @@ fn lstm_gradients_match_finite_differences() {
         let inputs = lstm_inputs(&c);
         let wts = loss_weights(2 * c.b * c.t * c.h);
         let (y, vars) = run_lstm(&inputs, &c, &o, true);
-        let wt = Var::constant(tensor(wts.clone(), &[2, c.b, c.t, c.h]));
-        let loss = y.binary(crate::ops::binary::BinaryOp::Mul, &wt).unwrap().sum().unwrap();
-        let grads = crate::autodiff::backward(&loss).unwrap();
         let f = |xs: &[Vec<f64>]| weighted(&lstm_reference(&xs[0], &xs[1], &xs[2], &xs[3], &c, &o), &wts);
-        for (k, v) in vars.iter().enumerate() {
-            let got = grads.get(v.id().unwrap()).unwrap().to_vec::<f64>();
-            assert_close(&got, &numeric(&inputs, k, &f), 1e-6, &format!("{o:?} input {k}"));
-        }
+        assert_gradients(&y, &wts, &[2, c.b, c.t, c.h], &vars, &inputs, &f, &format!("{o:?}"));
     }
 }
 
@@ -180,14 +186,8 @@ fn gru_forward_and_gradients() {
     let y = Var::gru_sequence(&vars[0], &vars[1], Some(&vars[2]), &vars[3]).unwrap();
     let want = gru_reference(&inputs[0], &inputs[1], &inputs[2], &inputs[3], &c);
     assert_close(&y.value.to_vec::<f64>(), &want, 1e-12, "gru forward");
-    let wt = Var::constant(tensor(wts.clone(), &[2, 4, 3]));
-    let loss = y.binary(crate::ops::binary::BinaryOp::Mul, &wt).unwrap().sum().unwrap();
-    let grads = crate::autodiff::backward(&loss).unwrap();
     let f = |xs: &[Vec<f64>]| weighted(&gru_reference(&xs[0], &xs[1], &xs[2], &xs[3], &c), &wts);
-    for (k, v) in vars.iter().enumerate() {
-        let got = grads.get(v.id().unwrap()).unwrap().to_vec::<f64>();
-        assert_close(&got, &numeric(&inputs, k, &f), 1e-6, &format!("gru input {k}"));
-    }
+    assert_gradients(&y, &wts, &[2, 4, 3], &vars, &inputs, &f, "gru");
 }
 
 #[test]

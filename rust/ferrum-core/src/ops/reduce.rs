@@ -739,15 +739,8 @@ fn others_product(x: &Tensor, dim: isize) -> Result<Tensor> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_util::{f32s, i64s};
     use crate::DType;
-
-    fn f32s(v: &[f32], shape: &[usize]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), shape).unwrap()
-    }
-
-    fn i64s(v: &[i64], shape: &[usize]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), shape).unwrap()
-    }
 
     /// `f` folded along `d` by index arithmetic, as the reference.
     fn naive_dim(x: &[f64], shape: &[usize], d: usize, id: f64, f: impl Fn(f64, f64) -> f64) -> Vec<f64> {

@@ -357,14 +357,7 @@ impl Var {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn f32s(v: &[f32], shape: &[usize]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), shape).unwrap()
-    }
-
-    fn i64s(v: &[i64], shape: &[usize]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), shape).unwrap()
-    }
+    use crate::test_util::{f32s, i64s};
 
     /// Render floats so NaN compares equal to NaN in assertions.
     fn show(t: &Tensor) -> Vec<String> {

@@ -103,10 +103,7 @@ fn update<T: FloatElement, const DECAYED: bool>([p0, g]: [&[T]; 2], [s]: [&mut [
 mod tests {
     use super::super::buffers::in_place;
     use super::*;
-
-    fn t(v: &[f64]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), &[v.len()]).unwrap()
-    }
+    use crate::test_util::f64_row as t;
 
     #[test]
     fn steps_follow_the_formula_with_decay() {

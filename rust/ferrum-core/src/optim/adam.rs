@@ -191,10 +191,7 @@ fn update<T: FloatElement, const COUPLED: bool, const CAUTIOUS: bool>(
 mod tests {
     use super::super::buffers::in_place;
     use super::*;
-
-    fn t(v: &[f64]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), &[v.len()]).unwrap()
-    }
+    use crate::test_util::f64_row as t;
 
     fn options(weight_decay: Option<f64>, decoupled: bool) -> AdamOptions {
         AdamOptions { lr: 0.01, beta_1: 0.9, beta_2: 0.999, epsilon: 1e-8, weight_decay, decoupled, cautious: false }

@@ -10,6 +10,7 @@ use super::buffers::{expect_finite, take, wrap};
 use crate::dtype::DType;
 use crate::element::{Element, FloatElement};
 use crate::error::{Error, Result};
+use crate::kernels::copy::contiguous_values;
 use crate::kernels::elementwise::map_same;
 use crate::kernels::parallel::{go_parallel, simd, CHUNK, PAR_CHEAP};
 use crate::tensor::Tensor;
@@ -72,14 +73,8 @@ pub fn clip_by_norm(grads: Vec<Tensor>, max_norm: f64) -> Result<Vec<Tensor>> {
 
 /// Sum of squares accumulated in f64, so long f32 gradients keep precision.
 fn sum_of_squares<T: FloatElement>(g: &Tensor) -> Result<f64> {
-    let owned;
-    let s: &[T] = match g.as_slice::<T>() {
-        Some(s) => s,
-        None => {
-            owned = g.try_to_vec::<T>("clip_by_norm")?;
-            &owned
-        }
-    };
+    let values = contiguous_values::<T>("clip_by_norm", g)?;
+    let s: &[T] = &values;
     let chunk_sum = |c: &[T]| simd(#[inline(always)] || c.iter().map(|&x| Element::to_f64(x) * Element::to_f64(x)).sum::<f64>());
     Ok(if go_parallel(s.len(), PAR_CHEAP) { s.par_chunks(CHUNK).map(chunk_sum).sum() } else { chunk_sum(s) })
 }
@@ -104,10 +99,7 @@ fn scale_slice<T: FloatElement>(buf: &mut [T], s: T) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn t(v: &[f64]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), &[v.len()]).unwrap()
-    }
+    use crate::test_util::f64_row as t;
 
     #[test]
     fn value_clipping_clamps_both_sides() {

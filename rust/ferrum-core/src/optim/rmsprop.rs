@@ -163,10 +163,7 @@ fn update<T: FloatElement, const DECAYED: bool, const CENTERED: bool, const MOME
 mod tests {
     use super::super::buffers::in_place;
     use super::*;
-
-    fn t(v: &[f64]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), &[v.len()]).unwrap()
-    }
+    use crate::test_util::f64_row as t;
 
     /// The formulas one element at a time, over several steps.
     fn reference(p0: f64, grads: &[f64], o: &RmsPropOptions) -> f64 {

@@ -139,10 +139,7 @@ fn with_velocity<T: FloatElement, const DECAYED: bool, const FIRST: bool, const 
 mod tests {
     use super::super::buffers::in_place;
     use super::*;
-
-    fn t(v: &[f64]) -> Tensor {
-        Tensor::from_vec(v.to_vec(), &[v.len()]).unwrap()
-    }
+    use crate::test_util::f64_row as t;
 
     fn close(a: &[f64], b: &[f64]) {
         assert_eq!(a.len(), b.len());

@@ -6,19 +6,9 @@ use super::item::Item;
 use super::precision::Precision;
 use super::quantized::{self, Store};
 use super::recorder::{from_bytes, to_bytes, Format};
+use super::tests::FORMATS;
 use crate::quant::{QTensor, QuantLevel, QuantParam, QuantScheme, QuantValue};
 use crate::tensor::Tensor;
-
-const ALL: [Format; 8] = [
-    Format::NamedMpk,
-    Format::NamedMpkGz,
-    Format::Bin,
-    Format::BinGz,
-    Format::JsonGz,
-    Format::PrettyJson,
-    Format::BinBytes,
-    Format::NamedMpkBytes,
-];
 
 fn scheme(value: QuantValue, level: QuantLevel, param: QuantParam) -> QuantScheme {
     QuantScheme { value, level, param }
@@ -174,7 +164,7 @@ fn every_format_round_trips_against_either_schema() {
             "w".into(),
             Item::Struct(vec![("id".into(), Item::Str(String::new())), ("param".into(), Item::tensor(x.clone()))]),
         )]);
-        for format in ALL {
+        for format in FORMATS {
             let bytes = to_bytes(&record(q.clone()), format, Precision::Full).unwrap();
             for schema in [Some(record(q.clone())), Some(float_schema.clone()), None] {
                 if schema.is_none() && matches!(format, Format::Bin | Format::BinGz | Format::BinBytes) {

@@ -7,7 +7,8 @@ use super::recorder::{from_bytes, load_file, metadata, save_file, to_bytes, Form
 use crate::dtype::DType;
 use crate::tensor::Tensor;
 
-const FORMATS: [Format; 8] = [
+/// Every record format; the quantized tests run over them too.
+pub(super) const FORMATS: [Format; 8] = [
     Format::NamedMpk,
     Format::NamedMpkGz,
     Format::Bin,

@@ -26,6 +26,14 @@ fn shape_vec(py: Python<'_>, op: &str, shape: &Bound<'_, PyAny>) -> PyResult<Vec
         .collect()
 }
 
+/// A new tensor of the Python `shape` with every element `value`, in
+/// `dtype`, on `device`; its buffer allocated fallibly.
+fn filled(py: Python<'_>, op: &'static str, shape: &Bound<'_, PyAny>, device: Py<PyDevice>, dtype: DType, value: Scalar) -> PyResult<PyTensor> {
+    let dims = shape_vec(py, op, shape)?;
+    let t = engine(py, false, || Tensor::try_full(op, &dims, value, dtype))?;
+    Ok(PyTensor::new(t, device))
+}
+
 /// The backend's float (f32) for f64 data given without a dtype: NumPy
 /// arrays and TensorData, as Burn converts data to the backend's element.
 fn backend_float(data: &Bound<'_, PyAny>) -> Option<DType> {
@@ -124,10 +132,7 @@ impl PyTensor {
     #[staticmethod]
     #[pyo3(signature = (shape, device, kind = None, *, dtype = None))]
     fn zeros(py: Python<'_>, shape: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
-        let dt = requested(kind, dtype)?.unwrap_or(DType::F32);
-        let dims = shape_vec(py, "zeros", shape)?;
-        let t = engine(py, false, || Tensor::try_full("zeros", &dims, Scalar::Int(0), dt))?;
-        Ok(PyTensor::new(t, device))
+        filled(py, "zeros", shape, device, requested(kind, dtype)?.unwrap_or(DType::F32), Scalar::Int(0))
     }
 
     /// A tensor of `shape` filled with ones; Float unless `kind` is given (`Int`,
@@ -139,10 +144,7 @@ impl PyTensor {
     #[staticmethod]
     #[pyo3(signature = (shape, device, kind = None, *, dtype = None))]
     fn ones(py: Python<'_>, shape: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
-        let dt = requested(kind, dtype)?.unwrap_or(DType::F32);
-        let dims = shape_vec(py, "ones", shape)?;
-        let t = engine(py, false, || Tensor::try_full("ones", &dims, Scalar::Int(1), dt))?;
-        Ok(PyTensor::new(t, device))
+        filled(py, "ones", shape, device, requested(kind, dtype)?.unwrap_or(DType::F32), Scalar::Int(1))
     }
 
     /// Burn's `empty`: a tensor of `shape` whose values are unspecified (ferrum
@@ -168,8 +170,7 @@ impl PyTensor {
     fn full(py: Python<'_>, shape: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>, device: Py<PyDevice>, kind: Option<&Bound<'_, PyAny>>, dtype: Option<PyDType>) -> PyResult<PyTensor> {
         let dt = requested(kind, dtype)?.unwrap_or(DType::F32);
         let s = scalar_for(py, "full", value, dt)?;
-        let dims = shape_vec(py, "full", shape)?;
-        Ok(PyTensor::new(engine(py, false, || Tensor::try_full("full", &dims, s, dt))?, device))
+        filled(py, "full", shape, device, dt, s)
     }
 
     /// Zeros of this tensor's shape, dtype and device.

@@ -11,7 +11,7 @@ use super::from_numpy::tensor_from_numpy;
 use super::share_numpy::share_numpy;
 use super::PyTensor;
 use crate::device::PyDevice;
-use crate::error::{argument_error, kind_error};
+use crate::error::{argument_error, argument_error_from, kind_error};
 
 /// DLPack's device type for CPU memory (`kDLCPU`).
 const DL_CPU: i32 = 1;
@@ -93,9 +93,7 @@ impl PyTensor {
         }
         let np = py.import("numpy")?;
         let array = np.call_method1("from_dlpack", (obj,)).map_err(|e| {
-            let err = argument_error(py, format!("from_dlpack: the object's DLPack capsule cannot be read (a CPU buffer of a dtype NumPy knows is needed; bf16: cast to f32 first): {}", e.value(py)));
-            err.set_cause(py, Some(e));
-            err
+            argument_error_from(py, "from_dlpack: the object's DLPack capsule cannot be read (a CPU buffer of a dtype NumPy knows is needed; bf16: cast to f32 first)", e)
         })?;
         if let Some(t) = share_numpy(py, &array)? {
             return Ok(PyTensor::new(t, device));

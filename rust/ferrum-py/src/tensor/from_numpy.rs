@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::nested::exact_i64;
-use crate::error::{argument_error, kind_error, IntoPyResult};
+use crate::error::{argument_error, argument_error_from, kind_error, IntoPyResult};
 
 /// The dtype a NumPy dtype kind maps to when none is asked for.
 fn natural_dtype(py: Python<'_>, array: &Bound<'_, PyAny>) -> PyResult<(String, DType)> {
@@ -53,11 +53,7 @@ pub fn tensor_from_numpy(py: Python<'_>, obj: &Bound<'_, PyAny>, want: Option<DT
     let np = py.import("numpy")?;
     // The array as NumPy itself makes it: its shape, not whatever an object
     // with an `__array_interface__` merely reports.
-    let array = np.call_method1("asarray", (obj,)).map_err(|e| {
-        let err = argument_error(py, format!("from_numpy: NumPy cannot read this array: {}", e.value(py)));
-        err.set_cause(py, Some(e));
-        err
-    })?;
+    let array = np.call_method1("asarray", (obj,)).map_err(|e| argument_error_from(py, "from_numpy: NumPy cannot read this array", e))?;
     let (kind, natural) = natural_dtype(py, &array)?;
     let dtype = want.unwrap_or(natural);
     if dtype != natural && (dtype == DType::BF16 || (dtype.is_storage_only() && dtype.kind() == Kind::Int)) {

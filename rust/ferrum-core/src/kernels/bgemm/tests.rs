@@ -8,6 +8,7 @@ use half::{bf16, f16};
 
 use crate::kernels::gemm::{Dims, GemmElement, Mat};
 use crate::kernels::gemm_half::bf16_gemm;
+use crate::kernels::test_forms::Form;
 
 /// A product into `dst`: `(dst, dst_rs, accumulate, a, la, b, lb, dims, threads)`.
 type Multiply<T> = fn(&mut [T], usize, bool, &[T], Mat, &[T], Mat, Dims, bool);
@@ -28,28 +29,9 @@ fn value(seed: usize) -> f64 {
     ((seed as f64 * 0.618_034).fract() - 0.5) * 4.0
 }
 
-/// How an operand sits in its buffer.
-#[derive(Clone, Copy, Debug)]
-enum Form {
-    RowMajor,
-    Transposed,
-    /// Inside a larger matrix: 3 extra columns, starting at (2, 1).
-    Sliced,
-    /// Every row the same (an expanded view).
-    BroadcastRows,
-    /// Both axes walked backwards (a flipped view).
-    Flipped,
-}
-
 /// A `rows x cols` matrix laid out as `form`, with the values each element reads.
 fn matrix<T: Copy>(rows: usize, cols: usize, form: Form, seed: usize, make: impl Fn(f64) -> T) -> (Vec<T>, Mat) {
-    let (len, mat) = match form {
-        Form::RowMajor => (rows * cols, Mat { offset: 0, rs: cols as isize, cs: 1 }),
-        Form::Transposed => (rows * cols, Mat { offset: 0, rs: 1, cs: rows as isize }),
-        Form::Sliced => ((rows + 2) * (cols + 3), Mat { offset: 2 * (cols + 3) + 1, rs: (cols + 3) as isize, cs: 1 }),
-        Form::BroadcastRows => (cols, Mat { offset: 0, rs: 0, cs: 1 }),
-        Form::Flipped => (rows * cols, Mat { offset: rows * cols - 1, rs: -(cols as isize), cs: -1 }),
-    };
+    let (len, mat) = form.layout(rows, cols);
     ((0..len).map(|i| make(value(seed + i))).collect(), mat)
 }
 

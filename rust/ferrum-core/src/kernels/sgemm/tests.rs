@@ -9,6 +9,7 @@ use super::tile::Tile;
 use super::small;
 use super::{Kernel, Operand};
 use crate::kernels::gemm::{sgemm_into, Dims, GemmElement, Mat};
+use crate::kernels::test_forms::Form;
 
 /// A matrix stored in a buffer of its own with arbitrary strides.
 struct Strided {
@@ -22,32 +23,12 @@ impl Strided {
     }
 }
 
-/// How an operand is laid out in its buffer.
-#[derive(Clone, Copy, Debug)]
-enum Form {
-    RowMajor,
-    Transposed,
-    /// A view into a larger matrix: 3 extra columns, starting at (2, 1).
-    Sliced,
-    /// Every row the same (stride 0 over rows, as `expand` gives).
-    BroadcastRows,
-    /// Both axes walked backwards (a `flip` view).
-    Flipped,
-}
-
 fn value(seed: usize) -> f32 {
     ((seed as f32 * 0.618_034).fract() - 0.5) * 2.0
 }
 
 fn make(rows: usize, cols: usize, form: Form, seed: usize) -> Strided {
-    let (r, c) = (rows as isize, cols as isize);
-    let (len, mat) = match form {
-        Form::RowMajor => (rows * cols, Mat { offset: 0, rs: c, cs: 1 }),
-        Form::Transposed => (rows * cols, Mat { offset: 0, rs: 1, cs: r }),
-        Form::Sliced => ((rows + 2) * (cols + 3), Mat { offset: 2 * (cols + 3) + 1, rs: c + 3, cs: 1 }),
-        Form::BroadcastRows => (cols, Mat { offset: 0, rs: 0, cs: 1 }),
-        Form::Flipped => (rows * cols, Mat { offset: (rows * cols).saturating_sub(1), rs: -c, cs: -1 }),
-    };
+    let (len, mat) = form.layout(rows, cols);
     Strided { buf: (0..len).map(|i| value(i * 7 + seed)).collect(), mat }
 }
 

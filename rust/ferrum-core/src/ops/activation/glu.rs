@@ -1,6 +1,7 @@
 //! GLU: split a dim in halves `a`, `b` and gate, `a * sigmoid(b)`.
 
 use crate::autodiff::{record, FnBackward, Var};
+use crate::kernels::copy::contiguous_values;
 use crate::ops::binary::BinaryOp;
 use crate::ops::unary::FloatUnary;
 use rayon::prelude::*;
@@ -27,14 +28,8 @@ impl Tensor {
             shape[d] = size / 2;
             // Seen as [outer, 2, half]: each outer block holds a then b, both contiguous.
             let half = shape[d..].iter().product::<usize>();
-            let owned;
-            let src = match self.as_slice::<T>() {
-                Some(s) => s,
-                None => {
-                    owned = self.try_to_vec::<T>(op)?;
-                    &owned
-                }
-            };
+            let values = contiguous_values::<T>(op, self)?;
+            let src: &[T] = &values;
             Tensor::from_vec(gate(src, half), &shape)
         })
     }

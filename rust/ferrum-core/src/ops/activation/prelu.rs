@@ -1,6 +1,7 @@
 //! PReLU: a leaky ReLU whose slope is learned, one per channel.
 
 use crate::autodiff::{record, sum_to_shape, FnBackward, Var};
+use crate::kernels::copy::contiguous_values;
 use crate::ops::binary::BinaryOp;
 use crate::ops::compare::CompareOp;
 use crate::Scalar;
@@ -45,14 +46,8 @@ impl Tensor {
                 return Err(Error::invalid(op, format!("alpha has {} weights, {expected}; input shape {:?}", w.len(), self.shape())));
             }
             let inner: usize = self.shape()[channel_dim + 1..].iter().product();
-            let owned;
-            let src = match self.as_slice::<T>() {
-                Some(s) => s,
-                None => {
-                    owned = self.try_to_vec::<T>(op)?;
-                    &owned
-                }
-            };
+            let values = contiguous_values::<T>(op, self)?;
+            let src: &[T] = &values;
             Tensor::from_vec(per_channel(src, &w, inner), self.shape())
         })
     }

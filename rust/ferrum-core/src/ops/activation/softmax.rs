@@ -2,13 +2,13 @@
 //! single fused kernel (`kernels::softmax`) over a contiguous copy.
 
 use crate::autodiff::{record, FnBackward, Var};
+use crate::kernels::copy::contiguous_values;
 use crate::ops::binary::BinaryOp;
 use crate::element::FloatElement;
 use crate::error::Result;
 use std::cell::RefCell;
 
 use crate::element::Element;
-use crate::kernels::copy::contiguous_values;
 use crate::kernels::gemm_half::HalfFloat;
 use crate::kernels::parallel::{CHUNK, PAR_COSTLY};
 use crate::kernels::softmax::{softmax, Normalise, SoftmaxOp};
@@ -101,14 +101,8 @@ fn run<T: FloatElement>(x: &Tensor, name: &'static str, dim: isize, op: SoftmaxO
     let d = x.dim(name, dim)?;
     let n = x.shape()[d];
     let inner: usize = x.shape()[d + 1..].iter().product();
-    let owned;
-    let src = match x.as_slice::<T>() {
-        Some(s) => s,
-        None => {
-            owned = x.try_to_vec::<T>(name)?;
-            &owned
-        }
-    };
+    let values = contiguous_values::<T>(name, x)?;
+    let src: &[T] = &values;
     let mut out = vec![T::ZERO; src.len()];
     softmax(src, &mut out, n, inner, op);
     Tensor::from_vec(out, x.shape())
