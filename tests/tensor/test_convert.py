@@ -420,3 +420,18 @@ def test_item_and_T_are_pytorchs_and_numpys_names() -> None:
     np.testing.assert_array_equal(t.T.to_numpy(), a.T)
     np.testing.assert_array_equal(t.narrow(0, 0, 1).reshape((3, 4)).T.to_numpy(), a[0].T)
     assert len(t) == 2 and len(t.T) == 4
+
+
+@pytest.mark.parametrize("dtype", [None, DType.F32, DType.I64])
+def test_from_numpy_reads_any_nonzero_bool_byte_as_true(dtype: DType | None) -> None:
+    # A uint8 buffer viewed as bool holds bytes other than 0 and 1: NumPy's
+    # truth for them is "not zero", and the tensor must hold true bools.
+    raw = np.array([[0, 1, 2], [255, 0, 128]], dtype=np.uint8)
+    strided = raw.view(np.bool_)[:, ::2]
+    t = Tensor.from_numpy(strided, DEVICE, dtype=dtype)
+    expected = raw[:, ::2] != 0
+    if dtype is None:
+        assert t.to_numpy().view(np.uint8).tolist() == expected.astype(np.uint8).tolist()
+        assert t.bool_not().to_numpy().tolist() == (~expected).tolist()
+    else:
+        assert t.to_numpy().tolist() == expected.astype(np.int64).tolist()  # 1.0 == 1 for F32

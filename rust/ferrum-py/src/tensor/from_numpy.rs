@@ -55,6 +55,10 @@ pub fn tensor_from_numpy(py: Python<'_>, obj: &Bound<'_, PyAny>, want: Option<DT
     // with an `__array_interface__` merely reports.
     let array = np.call_method1("asarray", (obj,)).map_err(|e| argument_error_from(py, "from_numpy: NumPy cannot read this array", e))?;
     let (kind, natural) = natural_dtype(py, &array)?;
+    // A bool array can hold other bytes than 0 and 1 (a uint8 buffer viewed
+    // as bool): NumPy copies them as they are, and a Rust `bool` holding one
+    // is undefined behaviour, so the array is made of true bools first.
+    let array = if kind == "b" { np.call_method1("not_equal", (array.call_method1("view", ("u1",))?, 0))? } else { array };
     let dtype = want.unwrap_or(natural);
     if dtype != natural && (dtype == DType::BF16 || (dtype.is_storage_only() && dtype.kind() == Kind::Int)) {
         // Through the widest dtype of the kind, then the engine's checked
