@@ -139,13 +139,14 @@ def test_cumsum_against_numpy(exclusive: int, reverse: int) -> None:
 def test_constant_pad_in_the_plan_and_a_crop_from_python() -> None:
     x = _f32(2, 3, 4)
     nodes = [helper.make_node("Pad", ["x", "pads", "v"], ["y"], mode="constant")]
-    inits = {"pads": np.array([0, 1, 2, 0, 0, 1], np.int64), "v": np.array(-3.5, np.float32)}
+    inits: dict[str, Array] = {"pads": np.array([0, 1, 2, 0, 0, 1], np.int64)}
+    inits["v"] = np.array(-3.5, np.float32)
     model = _model(nodes, [("x", F, x.shape)], [("y", F)], inits)
     (y,), compiled = _run(model, x)
     _only_engine(compiled)
     np.testing.assert_array_equal(y, np.pad(x, [(0, 0), (1, 0), (2, 1)], constant_values=-3.5))
     # negative pads crop: the op's own path, still right
-    crop = {"pads": np.array([0, -1, 0, 0, 0, 1], np.int64), "v": np.array(0.0, np.float32)}
+    crop: dict[str, Array] = {"pads": np.array([0, -1, 0, 0, 0, 1], np.int64), "v": np.array(0.0, np.float32)}
     model = _model([*nodes, helper.make_node("Neg", ["y"], ["z"])], [("x", F, x.shape)], [("z", F)], crop)
     (z,), compiled = _run(model, x)
     assert compiled.python_ops == ("Pad",)
@@ -205,7 +206,8 @@ def _attention_graph(div: bool, mask: bool, guard: bool, keep_scores: bool = Fal
 
 def _softmax(s: Array) -> Array:
     e = np.exp(s - s.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
+    out: Array = e / e.sum(-1, keepdims=True)
+    return out
 
 
 @pytest.mark.parametrize(
