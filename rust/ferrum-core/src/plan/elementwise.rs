@@ -131,7 +131,7 @@ pub(super) fn cast(a: &Attrs<'_>) -> Result<Op> {
 
 pub(super) fn cast_int(a: &Attrs<'_>) -> Result<Op> {
     let (low, high) = (a.float("low")?, a.float("high")?);
-    if !(low < high) {
+    if low.is_nan() || high.is_nan() || low >= high {
         return Err(Error::invalid("Plan.build", format!("cast_int: low {low} must be below high {high}")));
     }
     Ok(Op::CastInt { low, high, fill: a.int("fill")? })
