@@ -23,7 +23,7 @@ impl Tensor {
     /// # use ferrum_core::Tensor;
     /// let x = Tensor::from_vec(vec![3.0f32, 4.0], &[1, 2]).unwrap();
     /// let y = x.rms_norm(1, 0.0, None).unwrap(); // rms = sqrt((9 + 16) / 2)
-    /// assert!((y.to_vec::<f32>()[0] - 3.0 / 12.5f32.sqrt()).abs() < 1e-6);
+    /// assert!((y.try_to_vec::<f32>("example").unwrap()[0] - 3.0 / 12.5f32.sqrt()).abs() < 1e-6);
     /// ```
     pub fn rms_norm(&self, start: usize, epsilon: f64, scale: Option<&Tensor>) -> Result<Tensor> {
         let op = "rms_norm";
