@@ -12,7 +12,6 @@ plan segments, as before.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +19,7 @@ import numpy as np
 
 from ferrum._ferrum import Bool, Float, Int, Tensor
 from ferrum.module import Module
-from ferrum.nn.conv import Conv2d
+from ferrum.nn.conv import Conv1d, Conv2d
 from ferrum.nn.linear import Linear
 from ferrum.nn.norm import BatchNorm
 from ferrum.onnx.fuse import FusedConv
@@ -30,7 +29,7 @@ from ferrum.onnx.ops.reduce import _axes
 from ferrum.onnx.program import Program, Step
 from ferrum.onnx.values import Value
 
-__all__ = ["COMPUTE_DTYPES", "Instr", "Lowering", "lower", "patterns"]
+__all__ = ["COMPUTE_DTYPES", "Instr", "Lowering", "lower"]
 
 COMPUTE_DTYPES = frozenset({"f32", "f64", "i64", "bool"})
 """The dtypes a plan computes in: every kernel reads them (f16 and other storage dtypes take the steps)."""
@@ -240,13 +239,32 @@ def _where(low: Lowering, step: Step) -> list[Instr] | None:
     return _one(step, "where", {"rank": rank}, (c, a, b))
 
 
+# ONNX integer types whose float-to-int Cast truncates inside a signed range and gives the x86-64
+# "integer indefinite" (the range's lowest value) outside it and for NaN, as ferrum.onnx.ops.shape's
+# cast computes it: int64 in its own range, int32 and the narrower types through int32's.
+_INT64_CAST = (-(2.0**63), 2.0**63, -(1 << 63))
+_INT32_CAST = (-(2.0**31), 2.0**31, -(1 << 31))
+_CAST_RANGES = {
+    onnx_type: bounds
+    for bounds, types in (
+        (_INT64_CAST, (7,)),  # INT64
+        (_INT32_CAST, (6, 5, 3, 4, 2)),  # INT32, INT16, INT8, UINT16, UINT8
+    )
+    for onnx_type in types
+}
+
+
 def _cast(low: Lowering, step: Step) -> list[Instr] | None:
     x = step.inputs[0]
     if x is None or not _single_output(step):
         return None
     source, target = low.tensor(x), low.tensor(step.outputs[0])
     if source.kind is Float and target.kind is Int:
-        return None  # ONNX's float-to-int cast of NaN and infinities is the op's own (see ops.dtypes)
+        bounds = _CAST_RANGES.get(int(step.kwargs.get("to", 0)))
+        if bounds is None or str(target.dtype) != "i64":
+            return None  # uint32 and uint64 convert through two ranges: the op's own path
+        lo, hi, fill = bounds
+        return _one(step, "cast_int", {"low": lo, "high": hi, "fill": fill}, (x,))
     return _one(step, "cast", {"dtype": str(target.dtype)}, (x,))
 
 
@@ -338,6 +356,86 @@ def _gather(low: Lowering, step: Step) -> list[Instr] | None:
         wrap = 0
     attrs = {"dim": dim, "wrap": wrap, "shape": list(low.dims(step.outputs[0]))}
     return _one(step, "take", attrs, (x, idx))
+
+
+def _gather_nd(low: Lowering, step: Step) -> list[Instr] | None:
+    if len(step.inputs) != 2 or not _single_output(step):
+        return None
+    x, idx = step.inputs
+    if x is None or idx is None or low.tensor(idx).kind is not Int:
+        return None
+    attrs = {"batch_dims": int(step.kwargs.get("batch_dims", 0)), "shape": list(low.dims(step.outputs[0]))}
+    return _one(step, "gather_nd", attrs, (x, idx))
+
+
+def _gather_elements(low: Lowering, step: Step) -> list[Instr] | None:
+    if len(step.inputs) != 2 or not _single_output(step):
+        return None
+    x, idx = step.inputs
+    if x is None or idx is None or low.tensor(idx).kind is not Int:
+        return None
+    dim = dim_of(int(step.kwargs.get("axis", 0)), len(low.dims(x)))
+    return _one(step, "gather_elements", {"dim": dim}, (x, idx))
+
+
+def _scatter_nd(low: Lowering, step: Step) -> list[Instr] | None:
+    if len(step.inputs) != 3 or not _single_output(step) or step.kwargs.get("reduction", "none") != "none":
+        return None  # the reductions (add, mul, max, min) take the op's path
+    data, idx, updates = step.inputs
+    if data is None or idx is None or updates is None or low.tensor(idx).kind is not Int:
+        return None
+    if low.dtype(data) != low.dtype(updates):
+        return None
+    return _one(step, "scatter_nd", {"reduction": "none"}, (data, idx, updates))
+
+
+def _cumsum(low: Lowering, step: Step) -> list[Instr] | None:
+    x = step.inputs[0]
+    if x is None or not _single_output(step) or low.tensor(x).kind is Bool or not low.dims(x):
+        return None
+    axis = _kwarg(low, step, "axis", 0)
+    if isinstance(axis, (list, tuple)):
+        if len(axis) != 1:
+            return None
+        axis = axis[0]
+    attrs = {"dim": dim_of(int(axis), len(low.dims(x)))}
+    attrs["exclusive"] = int(step.kwargs.get("exclusive", 0))
+    attrs["reverse"] = int(step.kwargs.get("reverse", 0))
+    return _one(step, "cumsum", attrs, (x,))
+
+
+def _pad(low: Lowering, step: Step) -> list[Instr] | None:
+    x = step.inputs[0]
+    if x is None or not _single_output(step) or str(step.kwargs.get("mode", "constant")) != "constant":
+        return None
+    dims = low.dims(x)
+    rank = len(dims)
+    amounts = [int(v) for v in (_kwarg(low, step, "pads") or [])]
+    axes = [dim_of(int(a), rank) for a in (_kwarg(low, step, "axes") or range(rank))]
+    if len(amounts) != 2 * len(axes) or any(v < 0 for v in amounts):
+        return None  # negative pads crop: the op's path
+    before, after = [0] * rank, [0] * rank
+    for i, a in enumerate(axes):
+        before[a], after[a] = amounts[i], amounts[i + len(axes)]
+    value = step.kwargs.get("constant_value")
+    name = step.tensor_kwargs.get("constant_value")
+    if name is not None:
+        found = np.asarray(low.tensor(name).to_numpy()).reshape(-1)
+        value = float(found[0]) if found.size else None
+    fill = float(step.kwargs.get("value", 0.0) if value is None else value)
+    flat = [v for d in reversed(range(rank)) for v in (before[d], after[d])]
+    return _one(step, "pad", {"pads": flat, "value": fill}, (x,))
+
+
+def _rms_normalization(low: Lowering, step: Step) -> list[Instr] | None:
+    if not _single_output(step) or len(step.inputs) < 2:
+        return None
+    x, scale = step.inputs[0], step.inputs[1]
+    if x is None or scale is None or low.tensor(x).kind is not Float or low.dtype(scale) != low.dtype(x):
+        return None
+    start = dim_of(int(step.kwargs.get("axis", -1)), len(low.dims(x)))
+    attrs = {"start": start, "epsilon": float(step.kwargs.get("epsilon", 1e-5))}
+    return _one(step, "rms_norm", attrs, (x, scale))
 
 
 def _matmul(low: Lowering, step: Step) -> list[Instr] | None:
@@ -445,6 +543,12 @@ _HANDLERS: dict[str, Callable[[Lowering, Step], list[Instr] | None]] = {
     "Concat": _concat,
     "Split": _split,
     "Gather": _gather,
+    "GatherND": _gather_nd,
+    "GatherElements": _gather_elements,
+    "ScatterND": _scatter_nd,
+    "CumSum": _cumsum,
+    "Pad": _pad,
+    "RMSNormalization": _rms_normalization,
     "MatMul": _matmul,
     "Softmax": _softmax,
     "LayerNormalization": _layer_norm,
@@ -463,6 +567,8 @@ def _layer(low: Lowering, step: Step) -> list[Instr] | None:
     out, label = step.outputs[0], step.node or step.op_type
     if type(layer) is Linear:
         return _linear(low, layer, x, out, label)
+    if type(layer) is Conv1d:
+        return _conv1d(low, layer, x, out, label)
     if type(layer) is Conv2d:
         conv = _conv(low, layer, x)
         if conv is None:
@@ -512,6 +618,24 @@ def _conv(low: Lowering, layer: Conv2d[Any], x: str) -> tuple[dict[str, Any], st
     return attrs, low.constant(layer.weight.val(), x)
 
 
+def _conv1d(low: Lowering, layer: Conv1d[Any], x: str, out: str, label: str) -> list[Instr] | None:
+    dims = low.dims(x)
+    if layer.weight.quantized() is not None or len(dims) != 3:
+        return None
+    if str(layer.weight.val().dtype) != low.dtype(x):
+        return None
+    pad = layer.padding.calculate_padding_1d(dims[2], layer.kernel_size, layer.stride)
+    attrs = {
+        "stride": [int(layer.stride)],
+        "padding": [pad, pad],
+        "dilation": [int(layer.dilation)],
+        "groups": int(layer.groups),
+    }
+    weight = low.constant(layer.weight.val(), label)
+    bias = None if layer.bias is None else low.constant(layer.bias.val(), label)
+    return [Instr("conv1d", attrs, (x, weight, bias), (out,), label)]
+
+
 def _bn_scale_shift(bn: BatchNorm[Any]) -> tuple[Tensor[Any, Any, Any], Tensor[Any, Any, Any]]:
     """BatchNorm's inference as one scale and shift per channel (as the layer computes them)."""
     scale = bn.gamma.val() / (bn.running_var.value() + bn.epsilon).sqrt()
@@ -543,84 +667,3 @@ def _fused_conv(low: Lowering, group: FusedConv) -> list[Instr] | None:
     b = None if shift is None else low.constant(shift, label)
     attrs["relu"] = int(group.relu)
     return [Instr("conv2d_fused", attrs, (x, weight, s, b, group.residual), (out,), label)]
-
-
-
-def patterns(low: Lowering) -> tuple[dict[int, list[Instr]], set[int]]:
-    """Node patterns that one fused kernel computes: the instructions that replace each pattern's last
-    step (by its index), and the pattern's other steps, which no longer run.
-
-    GELU as exporters spell it, ``x * 0.5 * (1 + erf(x / sqrt(2)))`` (five nodes, in either order of
-    the products), becomes one ``gelu``: ``erf`` alone is a scalar libm call per element.
-    """
-    steps = low.program.steps
-    readers: dict[str, list[int]] = {}
-    producer: dict[str, int] = {}
-    for i, step in enumerate(steps):
-        for n in {*(n for n in step.inputs if n is not None), *step.tensor_kwargs.values(), *step.captures}:
-            readers.setdefault(n, []).append(i)
-        for o in step.outputs:
-            if o:
-                producer[o] = i
-    kept = {o.name for o in low.program.outputs}
-
-    def only_reader(name: str) -> Step | None:
-        found = readers.get(name, [])
-        return steps[found[0]] if len(found) == 1 and name not in kept else None
-
-    def other(step: Step, name: str, op: str) -> str | None:
-        """The operand of the two-input ``op`` step ``step`` that is not ``name``."""
-        if step.op_type != op or step.layer is not None or len(step.inputs) != 2 or name not in step.inputs:
-            return None
-        a, b = step.inputs
-        return b if a == name else a
-
-    def near(name: str | None, value: float) -> bool:
-        found = _scalar(low, name)
-        return found is not None and abs(found - value) <= 1e-6 * max(1.0, abs(value))
-
-    index = {id(s): i for i, s in enumerate(steps)}
-    replaced: dict[int, list[Instr]] = {}
-    skipped: set[int] = set()
-    for erf in steps:
-        if erf.op_type != "Erf" or erf.inputs[0] is None or erf.inputs[0] not in producer:
-            continue
-        scaled = steps[producer[erf.inputs[0]]]
-        if len(scaled.inputs) != 2 or scaled.inputs[0] is None or only_reader(erf.inputs[0]) is not erf:
-            continue
-        x = scaled.inputs[0]
-        if not (
-            (scaled.op_type == "Div" and near(scaled.inputs[1], math.sqrt(2.0)))
-            or (scaled.op_type == "Mul" and near(scaled.inputs[1], math.sqrt(0.5)))
-        ):
-            continue
-        add = only_reader(erf.outputs[0])
-        if add is None or not near(other(add, erf.outputs[0], "Add"), 1.0):
-            continue
-        product = only_reader(add.outputs[0])
-        factor = other(product, add.outputs[0], "Mul") if product is not None else None
-        if product is None or factor is None:
-            continue
-        chain = [scaled, erf, add, product]
-        last = product
-        if factor == x:  # (x * (1 + erf)) * 0.5
-            half = only_reader(product.outputs[0])
-            if half is None or not near(other(half, product.outputs[0], "Mul"), 0.5):
-                continue
-            chain.append(half)
-            last = half
-        else:  # (x * 0.5) * (1 + erf)
-            halved = steps[producer[factor]] if factor in producer else None
-            if halved is None or other(halved, x, "Mul") is None or not near(other(halved, x, "Mul"), 0.5):
-                continue
-            if only_reader(factor) is product:
-                chain.append(halved)
-        if not low.ok(x) or low.tensor(x).kind is not Float or low.dims(x) != low.dims(last.outputs[0]):
-            continue
-        ids = [index[id(s)] for s in chain]
-        if any(i in skipped or i in replaced for i in ids):
-            continue
-        gelu = Instr("unary", {"op": "gelu"}, (x,), (last.outputs[0],), last.node or "Gelu")
-        replaced[index[id(last)]] = [gelu]
-        skipped.update(i for i in ids if i != index[id(last)])
-    return replaced, skipped

@@ -37,8 +37,9 @@ from typing import TYPE_CHECKING, Any
 from ferrum._ferrum import Device, FerrumError, Plan, Tensor
 from ferrum.onnx.errors import OnnxError
 from ferrum.onnx.fuse import FusedConv, run_action
-from ferrum.onnx.lower import Instr, Lowering, lower, patterns
+from ferrum.onnx.lower import Instr, Lowering, lower
 from ferrum.onnx.ops import lookup
+from ferrum.onnx.plan_fusion import patterns
 from ferrum.onnx.values import Value
 
 if TYPE_CHECKING:
@@ -66,7 +67,8 @@ _SHAPE_FUNCTIONAL = frozenset(
         "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log", "LogSoftmax", "MatMul", "Max",
         "MaxPool", "Mean", "Min", "Mish", "Mod", "Mul", "Neg", "Not", "OneHot", "Or", "Pad", "Pow",
         "PRelu", "Range", "Reciprocal", "ReduceL2", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
-        "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize", "Round",
+        "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize",
+        "RMSNormalization", "Round",
         "ScatterElements", "ScatterND", "Selu", "Shape", "Sigmoid", "Sign", "Sin", "Size", "Slice",
         "Softmax", "Softplus", "Softsign", "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum",
         "Tanh", "Tile", "Transpose", "Trilu", "Unsqueeze", "Where", "Xor",
@@ -86,6 +88,8 @@ class _Segment:
     """The plan's outputs that later segments or the graph's outputs read."""
     free: tuple[str, ...]
     """Values no later segment reads, dropped after this one."""
+    ops: tuple[str, ...] = ()
+    """The engine plan's instructions' op names, in order."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,6 +105,16 @@ class CompiledPlan:
     """One engine segment reading the graph's inputs and giving its outputs, in order."""
     python_ops: tuple[str, ...]
     """The op types of the actions left to Python, in order (a fused group shows as ``FusedConv``)."""
+
+    @property
+    def instructions(self) -> tuple[str, ...]:
+        """The op names of the engine segments' instructions, in order (``"matmul"``, ``"attention"``, ...).
+
+        Example:
+            >>> compiled.instructions.count("attention")  # doctest: +SKIP
+            2
+        """
+        return tuple(op for s in self.segments for op in s.ops)
 
     @property
     def engine_segments(self) -> int:
@@ -339,7 +353,7 @@ def _build(model: OnnxModel, trace: dict[str, Value], device: Device[Any]) -> Co
             segments.append(_Segment(None, action, (), (), free))
             continue
         plan, inputs, outs = _segment_plan(low, instrs, needed_after[k], constant_names, device)
-        segments.append(_Segment(plan, None, inputs, outs, free))
+        segments.append(_Segment(plan, None, inputs, outs, free, tuple(ins.op for ins in instrs)))
     engine_made = {o for s in segments for o in s.outputs}
     python_reads = {
         n for (instrs, _), names in zip(groups, reads, strict=True) if instrs is None for n in names

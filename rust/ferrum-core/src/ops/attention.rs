@@ -173,6 +173,86 @@ impl Tensor {
     }
 }
 
+/// Where each row of a float bias broadcast onto the scores starts, and its stride along the last dim.
+struct BiasRows<'a, T> {
+    data: &'a [T],
+    starts: Vec<usize>,
+    step: isize,
+}
+
+fn bias_rows<'a, T: FloatElement>(op: &'static str, bias: &'a Tensor, shape: &[usize]) -> Result<BiasRows<'a, T>> {
+    if bias.rank() != shape.len() {
+        return Err(Error::shapes(op, bias.shape(), shape, format!("the bias has rank {}, the scores rank {}", bias.rank(), shape.len())));
+    }
+    let full = bias.layout().broadcast_to(op, shape)?;
+    let r = shape.len();
+    let lead = Layout { shape: DimVec::from_slice(&full.shape[..r - 1]), strides: DimVec::from_slice(&full.strides[..r - 1]), offset: full.offset };
+    let starts = if r == 1 { vec![full.offset] } else { lead.offsets().collect() };
+    Ok(BiasRows { data: bias.buffer::<T>(), starts, step: full.strides[r - 1] })
+}
+
+fn forward_biased<T: FloatElement>(x: &[T], bias: Option<&BiasRows<'_, T>>, n: usize, scale: T, nan_to_zero: bool) -> Vec<T> {
+    let mut y = vec![T::zero(); x.len()];
+    over_rows(&mut y, n, |first, rows| {
+        for (i, row) in rows.chunks_exact_mut(n).enumerate() {
+            let r = first + i;
+            let src = &x[r * n..(r + 1) * n];
+            match bias {
+                Some(b) if b.step == 1 => {
+                    let add = &b.data[b.starts[r]..b.starts[r] + n];
+                    simd(
+                        #[inline(always)]
+                        || {
+                            for ((d, &v), &a) in row.iter_mut().zip(src).zip(add) {
+                                *d = v * scale + a;
+                            }
+                        },
+                    );
+                }
+                Some(b) => {
+                    for (k, (d, &v)) in row.iter_mut().zip(src).enumerate() {
+                        *d = v * scale + b.data[(b.starts[r] as isize + k as isize * b.step) as usize];
+                    }
+                }
+                None => simd(
+                    #[inline(always)]
+                    || {
+                        for (d, &v) in row.iter_mut().zip(src) {
+                            *d = v * scale;
+                        }
+                    },
+                ),
+            }
+            simd(#[inline(always)] || normalise(row));
+            if nan_to_zero {
+                row.iter_mut().filter(|v| v.is_nan_value()).for_each(|v| *v = T::zero());
+            }
+        }
+    });
+    y
+}
+
+impl Tensor {
+    /// `softmax(scale * self + bias)` along the last dim, each row read and written once: the
+    /// attention weights of an exported graph (`MatMul` scores, scaled, plus an additive mask),
+    /// forward only. `bias` (this dtype, this rank, each dim equal or 1) broadcasts onto this shape.
+    /// With `nan_to_zero`, a NaN weight (a row of `-inf` scores) becomes 0, as the exports'
+    /// `Where(IsNaN(p), 0, p)` guard makes it.
+    pub fn biased_softmax(&self, bias: Option<&Tensor>, scale: f64, nan_to_zero: bool) -> Result<Tensor> {
+        let op = "biased_softmax";
+        check(op, self, scale)?;
+        if let Some(b) = bias {
+            self.expect_same_dtype(op, b)?;
+        }
+        let n = self.shape()[self.rank() - 1];
+        with_float!(op, self.dtype(), T => {
+            let rows = bias.map(|b| bias_rows::<T>(op, b, self.shape())).transpose()?;
+            let x: Cow<'_, [T]> = values(op, self)?;
+            Tensor::from_vec(forward_biased(&x, rows.as_ref(), n, T::from_f64(scale), nan_to_zero), self.shape())
+        })
+    }
+}
+
 impl Var {
     /// [`Tensor::masked_softmax`], differentiable in `self`.
     pub fn masked_softmax(&self, mask: Option<&Tensor>, scale: f64, fill: f64) -> Result<Var> {

@@ -27,6 +27,7 @@ pub mod pad_modes;
 pub mod pool;
 pub mod recurrent;
 pub mod reduce;
+pub mod rms_norm;
 pub mod sort;
 pub mod stats;
 pub mod triangular;

@@ -23,6 +23,11 @@ pub(super) fn conv2d(a: &Attrs<'_>) -> Result<Op> {
     Ok(Op::Conv2d(conv_options(a)?))
 }
 
+pub(super) fn conv1d(a: &Attrs<'_>) -> Result<Op> {
+    let [p0, p1] = a.array::<2>("padding")?;
+    Ok(Op::Conv1d(ConvOptions { stride: a.array("stride")?, padding: [(p0, p1)], dilation: a.array("dilation")?, groups: a.int("groups")?.max(1) as usize }))
+}
+
 pub(super) fn conv2d_fused(a: &Attrs<'_>) -> Result<Op> {
     Ok(Op::Conv2dFused { options: conv_options(a)?, relu: a.flag("relu")? })
 }
@@ -48,6 +53,10 @@ fn var(t: &Tensor) -> Var {
 
 pub(super) fn run_conv2d(options: &ConvOptions<2>, x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
     Ok(var(x).conv2d(&var(w), b.map(var).as_ref(), options)?.value)
+}
+
+pub(super) fn run_conv1d(options: &ConvOptions<1>, x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
+    Ok(var(x).conv1d(&var(w), b.map(var).as_ref(), options)?.value)
 }
 
 /// `relu(conv2d(x, w) * scale + shift + residual)`, the tail's parts as given.

@@ -129,6 +129,28 @@ pub(super) fn cast(a: &Attrs<'_>) -> Result<Op> {
     Ok(Op::Cast(a.dtype("dtype")?))
 }
 
+pub(super) fn cast_int(a: &Attrs<'_>) -> Result<Op> {
+    let (low, high) = (a.float("low")?, a.float("high")?);
+    if low.is_nan() || high.is_nan() || low >= high {
+        return Err(Error::invalid("Plan.build", format!("cast_int: low {low} must be below high {high}")));
+    }
+    Ok(Op::CastInt { low, high, fill: a.int("fill")? })
+}
+
+/// Float to i64 by truncation toward zero where `low <= x < high`, `fill` elsewhere (NaN included):
+/// onnxruntime's float-to-int Cast on x86-64, whose out-of-range answer is the "integer indefinite"
+/// (the caller gives the target's range and that value, as `ferrum.onnx.ops.shape` computes them).
+pub(super) fn run_cast_int(low: f64, high: f64, fill: i64, x: Tensor) -> Result<Tensor> {
+    let op = "cast_int";
+    let convert = |v: f64| if v >= low && v < high { v.trunc() as i64 } else { fill };
+    let out: Vec<i64> = match x.dtype() {
+        DType::F32 => x.try_to_vec::<f32>(op)?.into_iter().map(|v| convert(f64::from(v))).collect(),
+        DType::F64 => x.try_to_vec::<f64>(op)?.into_iter().map(convert).collect(),
+        other => return Err(Error::invalid(op, format!("expected an f32 or f64 tensor, found {other}"))),
+    };
+    Tensor::from_vec(out, x.shape())
+}
+
 /// `t` with leading size-1 dims up to `rank` (NumPy's broadcasting aligns trailing dims).
 pub(super) fn to_rank(t: Tensor, rank: usize) -> Result<Tensor> {
     if t.rank() < rank { t.unsqueeze_to(rank) } else { Ok(t) }

@@ -10,11 +10,15 @@
 //! can be reused in place by the op that reads it. Every op calls the
 //! engine's existing kernels; a plan adds no maths of its own.
 
+mod attention;
 mod attrs;
 mod conv;
+mod cumulative;
 mod elementwise;
+mod index;
 mod linear;
 mod norm;
+mod pad;
 mod shape;
 #[cfg(test)]
 mod tests;
@@ -69,6 +73,7 @@ pub enum Op {
     Logical { op: Logical, rank: usize },
     Where { rank: usize },
     Cast(DType),
+    CastInt { low: f64, high: f64, fill: i64 },
     Reshape(Vec<isize>),
     Permute(Vec<isize>),
     Expand(Vec<isize>),
@@ -76,12 +81,20 @@ pub enum Op {
     Concat(isize),
     Split { dim: isize, sizes: Vec<usize> },
     Take { dim: isize, wrap: bool, shape: Vec<isize> },
+    GatherNd { batch: usize, shape: Vec<isize> },
+    GatherElements { dim: isize },
+    ScatterNd,
+    CumSum { dim: isize, exclusive: bool, reverse: bool },
+    Pad { pads: Vec<(usize, usize)>, value: f64 },
     MatMul { a_shape: Option<Vec<isize>>, b_shape: Option<Vec<isize>> },
     Linear { shape: Vec<isize> },
     PowScalar(f64),
     Softmax(isize),
     LayerNorm { start: usize, epsilon: f64 },
+    RmsNorm { start: usize, epsilon: f64 },
+    Attention { scale: f64, nan_to_zero: bool },
     MeanDims { dims: Vec<isize>, shape: Vec<isize> },
+    Conv1d(ConvOptions<1>),
     Conv2d(ConvOptions<2>),
     Conv2dFused { options: ConvOptions<2>, relu: bool },
     MaxPool2d(PoolOptions<2>),
@@ -100,6 +113,7 @@ impl Op {
             "logical" => elementwise::logical(&a),
             "where" => elementwise::where_(&a),
             "cast" => elementwise::cast(&a),
+            "cast_int" => elementwise::cast_int(&a),
             "reshape" => shape::reshape(&a),
             "permute" => shape::permute(&a),
             "expand" => shape::expand(&a),
@@ -107,12 +121,20 @@ impl Op {
             "concat" => shape::concat(&a),
             "split" => shape::split(&a),
             "take" => shape::take(&a),
+            "gather_nd" => index::gather_nd(&a),
+            "gather_elements" => index::gather_elements(&a),
+            "scatter_nd" => index::scatter_nd(&a),
+            "cumsum" => cumulative::cumsum(&a),
+            "pad" => pad::pad(&a),
             "matmul" => linear::matmul(&a),
             "linear" => linear::linear(&a),
             "pow_scalar" => elementwise::pow_scalar(&a),
             "softmax" => norm::softmax(&a),
             "layer_norm" => norm::layer_norm(&a),
+            "rms_norm" => norm::rms_norm(&a),
+            "attention" => attention::attention(&a),
             "mean_dims" => norm::mean_dims(&a),
+            "conv1d" => conv::conv1d(&a),
             "conv2d" => conv::conv2d(&a),
             "conv2d_fused" => conv::conv2d_fused(&a),
             "max_pool2d" => conv::max_pool2d(&a),
@@ -126,13 +148,18 @@ impl Op {
     fn arity(&self) -> (usize, usize, Option<usize>) {
         match self {
             Op::Identity | Op::Unary(_) | Op::PowScalar(_) | Op::Cast(_) | Op::Reshape(_) | Op::Permute(_) | Op::Expand(_) | Op::Slice(_) => (1, 1, Some(1)),
+            Op::CastInt { .. } | Op::CumSum { .. } | Op::Pad { .. } => (1, 1, Some(1)),
+            Op::GatherNd { .. } | Op::GatherElements { .. } => (2, 2, Some(1)),
+            Op::ScatterNd => (3, 3, Some(1)),
+            Op::RmsNorm { .. } => (1, 2, Some(1)),
+            Op::Attention { .. } => (3, 4, Some(1)),
             Op::Softmax(_) | Op::MeanDims { .. } | Op::MaxPool2d(_) | Op::AvgPool2d { .. } => (1, 1, Some(1)),
             Op::Binary { .. } | Op::Compare { .. } | Op::Logical { .. } | Op::Take { .. } | Op::MatMul { .. } => (2, 2, Some(1)),
             Op::Where { .. } => (3, 3, Some(1)),
             Op::Concat(_) => (1, usize::MAX, Some(1)),
             Op::Split { sizes, .. } => (1, 1, Some(sizes.len())),
             Op::LayerNorm { .. } => (2, 3, Some(1)),
-            Op::Conv2d(_) | Op::Linear { .. } => (2, 3, Some(1)),
+            Op::Conv1d(_) | Op::Conv2d(_) | Op::Linear { .. } => (2, 3, Some(1)),
             Op::Conv2dFused { .. } => (2, 5, Some(1)),
         }
     }
@@ -140,7 +167,9 @@ impl Op {
     /// Which arguments may be absent (`None`).
     fn optional(&self, position: usize) -> bool {
         match self {
-            Op::LayerNorm { .. } | Op::Conv2d(_) | Op::Linear { .. } => position >= 2,
+            Op::LayerNorm { .. } | Op::Conv1d(_) | Op::Conv2d(_) | Op::Linear { .. } => position >= 2,
+            Op::RmsNorm { .. } => position >= 1,
+            Op::Attention { .. } => position >= 3,
             Op::Conv2dFused { .. } => position >= 2,
             _ => false,
         }
@@ -365,6 +394,31 @@ fn exec(op: &Op, mut args: Vec<Option<Tensor>>, n_out: usize) -> Result<Vec<Tens
             one(elementwise::run_where(*rank, c, x, y)?)
         }
         Op::Cast(dtype) => one(elementwise::run_cast(*dtype, take_arg(a, 0, "cast")?)?),
+        Op::CastInt { low, high, fill } => one(elementwise::run_cast_int(*low, *high, *fill, take_arg(a, 0, "cast_int")?)?),
+        Op::GatherNd { batch, shape } => {
+            let (x, idx) = (take_arg(a, 0, "gather_nd")?, take_arg(a, 1, "gather_nd")?);
+            one(index::run_gather_nd(*batch, shape, x, idx)?)
+        }
+        Op::GatherElements { dim } => {
+            let (x, idx) = (take_arg(a, 0, "gather_elements")?, take_arg(a, 1, "gather_elements")?);
+            one(index::run_gather_elements(*dim, x, idx)?)
+        }
+        Op::ScatterNd => {
+            let (x, idx, upd) = (take_arg(a, 0, "scatter_nd")?, take_arg(a, 1, "scatter_nd")?, take_arg(a, 2, "scatter_nd")?);
+            one(index::run_scatter_nd(x, idx, upd)?)
+        }
+        Op::CumSum { dim, exclusive, reverse } => one(cumulative::run_cumsum(*dim, *exclusive, *reverse, take_arg(a, 0, "cumsum")?)?),
+        Op::Pad { pads, value } => one(pad::run_pad(pads, *value, take_arg(a, 0, "pad")?)?),
+        Op::RmsNorm { start, epsilon } => {
+            let x = take_arg(a, 0, "rms_norm")?;
+            let scale = a.get_mut(1).and_then(Option::take);
+            one(norm::run_rms_norm(*start, *epsilon, x, scale)?)
+        }
+        Op::Attention { scale, nan_to_zero } => {
+            let (q, k, v) = (take_arg(a, 0, "attention")?, take_arg(a, 1, "attention")?, take_arg(a, 2, "attention")?);
+            let bias = a.get_mut(3).and_then(Option::take);
+            one(attention::run_attention(*scale, *nan_to_zero, q, k, v, bias)?)
+        }
         Op::Reshape(shape) => one(take_arg(a, 0, "reshape")?.reshape(shape)?),
         Op::Permute(axes) => one(take_arg(a, 0, "permute")?.permute(axes)?),
         Op::Expand(shape) => one(shape::run_expand(shape, take_arg(a, 0, "expand")?)?),
@@ -401,6 +455,10 @@ fn exec(op: &Op, mut args: Vec<Option<Tensor>>, n_out: usize) -> Result<Vec<Tens
             one(norm::run_layer_norm(*start, *epsilon, x, scale, bias)?)
         }
         Op::MeanDims { dims, shape } => one(norm::run_mean_dims(dims, shape, take_arg(a, 0, "mean_dims")?)?),
+        Op::Conv1d(options) => {
+            let bias = args.get(2).and_then(Option::as_ref);
+            one(conv::run_conv1d(options, need(&args, 0, "conv1d")?, need(&args, 1, "conv1d")?, bias)?)
+        }
         Op::Conv2d(options) => {
             let bias = args.get(2).and_then(Option::as_ref);
             one(conv::run_conv2d(options, need(&args, 0, "conv2d")?, need(&args, 1, "conv2d")?, bias)?)

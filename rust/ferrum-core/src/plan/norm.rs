@@ -22,6 +22,25 @@ pub(super) fn layer_norm(a: &Attrs<'_>) -> Result<Op> {
     Ok(Op::LayerNorm { start, epsilon: a.float("epsilon")? })
 }
 
+pub(super) fn rms_norm(a: &Attrs<'_>) -> Result<Op> {
+    let start = usize::try_from(a.int("start")?).map_err(|_| Error::invalid("Plan.build", "rms_norm: start must be non-negative"))?;
+    Ok(Op::RmsNorm { start, epsilon: a.float("epsilon")? })
+}
+
+/// RMSNorm over the dims from `start` on, times `scale`: fused when the scale holds one value per
+/// normalized element, else normalized then multiplied with broadcasting.
+pub(super) fn run_rms_norm(start: usize, epsilon: f64, x: Tensor, scale: Option<Tensor>) -> Result<Tensor> {
+    let n: usize = x.shape().get(start..).map_or(0, |s| s.iter().product());
+    let fits = |t: &Tensor| t.numel() == n && t.shape().iter().rev().zip(x.shape().iter().rev()).all(|(a, b)| a == b);
+    match scale {
+        Some(s) if !fits(&s) => {
+            let rank = x.rank();
+            x.rms_norm(start, epsilon, None)?.binary_owned(BinaryOp::Mul, to_rank(s, rank)?)
+        }
+        s => x.rms_norm(start, epsilon, s.as_ref()),
+    }
+}
+
 pub(super) fn mean_dims(a: &Attrs<'_>) -> Result<Op> {
     Ok(Op::MeanDims { dims: a.dims("dims")?, shape: a.dims("shape")? })
 }

@@ -233,3 +233,117 @@ fn linear_pow_scalar_and_both_layer_norm_paths() {
         }
     }
 }
+
+fn one_op(op: &str, attrs: &[(&str, Attr)], constants: Vec<(usize, Tensor)>, x: Tensor) -> crate::error::Result<Tensor> {
+    let n = constants.len();
+    let inputs: Vec<Option<usize>> = (0..=n).map(Some).collect();
+    let plan = Plan::build(n + 2, vec![instr(op, attrs, &inputs, &[n + 1], &[])], constants.into_iter().map(|(k, t)| (k + 1, t)).collect(), vec![InputSpec { slot: 0, shape: x.shape().to_vec(), dtype: x.dtype() }], vec![n + 1])?;
+    Ok(plan.run(vec![x])?.remove(0))
+}
+
+#[test]
+fn gather_nd_picks_rows_by_index_tuples_with_batch_dims() {
+    // x [2, 2, 2] = 0..8; tuples [0, 1] and [1, -1] pick rows [2, 3] and [6, 7]
+    let x = Tensor::from_vec((0..8).map(|v| v as f32).collect(), &[2, 2, 2]).unwrap();
+    let idx = Tensor::from_vec(vec![0i64, 1, 1, -1], &[2, 2]).unwrap();
+    let out = one_op("gather_nd", &[("batch_dims", Attr::Int(0)), ("shape", Attr::Ints(vec![2, 2]))], vec![(0, idx)], x.clone()).unwrap();
+    assert_eq!(f32s(&out), vec![2.0, 3.0, 6.0, 7.0]);
+    // batch_dims 1: batch 0 takes its row 1 ([2, 3]), batch 1 its row 0 ([4, 5])
+    let idx = Tensor::from_vec(vec![1i64, 0], &[2, 1]).unwrap();
+    let out = one_op("gather_nd", &[("batch_dims", Attr::Int(1)), ("shape", Attr::Ints(vec![2, 2]))], vec![(0, idx)], x.clone()).unwrap();
+    assert_eq!(f32s(&out), vec![2.0, 3.0, 4.0, 5.0]);
+    let bad = Tensor::from_vec(vec![0i64, 2], &[1, 2]).unwrap();
+    let err = one_op("gather_nd", &[("shape", Attr::Ints(vec![1, 2]))], vec![(0, bad)], x).unwrap_err().to_string();
+    assert!(err.contains("gather_nd") && err.contains('2'), "{err}");
+}
+
+#[test]
+fn gather_elements_and_scatter_nd() {
+    // torch.gather along dim 1 of [[1, 2], [3, 4]] by [[0, 0], [-1, 0]] -> [[1, 1], [4, 3]]
+    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    let idx = Tensor::from_vec(vec![0i64, 0, -1, 0], &[2, 2]).unwrap();
+    let out = one_op("gather_elements", &[("dim", Attr::Int(1))], vec![(0, idx)], x.clone()).unwrap();
+    assert_eq!(f32s(&out), vec![1.0, 1.0, 4.0, 3.0]);
+    // ScatterND: rows 1 and 0 of x replaced by [9, 8] and [7, 6]
+    let idx = Tensor::from_vec(vec![1i64, 0], &[2, 1]).unwrap();
+    let upd = Tensor::from_vec(vec![9.0f32, 8.0, 7.0, 6.0], &[2, 2]).unwrap();
+    let out = one_op("scatter_nd", &[("reduction", s("none"))], vec![(0, idx), (1, upd)], x.clone()).unwrap();
+    assert_eq!(f32s(&out), vec![7.0, 6.0, 9.0, 8.0]);
+    let err = Plan::build(4, vec![instr("scatter_nd", &[("reduction", s("add"))], &[Some(0), Some(1), Some(2)], &[3], &[])], vec![], vec![], vec![]).unwrap_err();
+    assert!(err.to_string().contains("reduction"), "{err}");
+}
+
+#[test]
+fn cumsum_exclusive_reverse_and_pad() {
+    let x = Tensor::from_vec(vec![1i64, 2, 3], &[3]).unwrap();
+    let run = |ex: i64, rev: i64| {
+        let out = one_op("cumsum", &[("dim", Attr::Int(0)), ("exclusive", Attr::Int(ex)), ("reverse", Attr::Int(rev))], vec![], x.clone()).unwrap();
+        out.to_vec::<i64>()
+    };
+    assert_eq!(run(0, 0), vec![1, 3, 6]);
+    assert_eq!(run(1, 0), vec![0, 1, 3]);
+    assert_eq!(run(0, 1), vec![6, 5, 3]);
+    assert_eq!(run(1, 1), vec![5, 3, 0]);
+    // pads (before, after), last dim first: (1, 0) on dim 1 and (1, 0) on dim 0
+    let y = Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2]).unwrap();
+    let out = one_op("pad", &[("pads", Attr::Ints(vec![1, 0, 1, 0])), ("value", Attr::Float(-1.0))], vec![], y).unwrap();
+    assert_eq!(out.shape(), &[2, 3]);
+    assert_eq!(f32s(&out), vec![-1.0, -1.0, -1.0, -1.0, 1.0, 2.0]);
+}
+
+#[test]
+fn cast_int_gives_the_indefinite_value_outside_the_range() {
+    let x = Tensor::from_vec(vec![2.7f32, -2.7, f32::NEG_INFINITY, f32::NAN, 3e9, -2147483648.0], &[6]).unwrap();
+    let int64 = one_op("cast_int", &[("low", Attr::Float(-(2f64.powi(63)))), ("high", Attr::Float(2f64.powi(63))), ("fill", Attr::Int(i64::MIN))], vec![], x.clone()).unwrap();
+    assert_eq!(int64.to_vec::<i64>(), vec![2, -2, i64::MIN, i64::MIN, 3_000_000_000, -2147483648]);
+    let int32 = one_op("cast_int", &[("low", Attr::Float(-(2f64.powi(31)))), ("high", Attr::Float(2f64.powi(31))), ("fill", Attr::Int(-(1 << 31)))], vec![], x).unwrap();
+    assert_eq!(int32.to_vec::<i64>(), vec![2, -2, -(1 << 31), -(1 << 31), -(1 << 31), -2147483648]);
+}
+
+#[test]
+fn conv1d_with_asymmetric_padding() {
+    // x [1, 1, 3] = [1, 2, 3], w [1, 1, 2] = [1, 10], padding (1, 0): [0, 1, 2, 3] -> [10, 21, 32]
+    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[1, 1, 3]).unwrap();
+    let w = Tensor::from_vec(vec![1.0f32, 10.0], &[1, 1, 2]).unwrap();
+    let attrs = [("stride", Attr::Ints(vec![1])), ("padding", Attr::Ints(vec![1, 0])), ("dilation", Attr::Ints(vec![1])), ("groups", Attr::Int(1))];
+    let out = one_op("conv1d", &attrs, vec![(0, w)], x).unwrap();
+    assert_eq!(f32s(&out), vec![10.0, 21.0, 32.0]);
+}
+
+#[test]
+fn attention_scales_masks_guards_and_multiplies() {
+    // q [1, 1, 2] = [1, 0], k [1, 2, 2] = identity: scores [1, 0]; scale 2 -> [2, 0]; bias [0, -inf]
+    // -> weights [1, 0]; v rows [5, 6], [7, 8] -> [5, 6]
+    let q = Tensor::from_vec(vec![1.0f64, 0.0], &[1, 1, 2]).unwrap();
+    let k = Tensor::from_vec(vec![1.0f64, 0.0, 0.0, 1.0], &[1, 2, 2]).unwrap();
+    let v = Tensor::from_vec(vec![5.0f64, 6.0, 7.0, 8.0], &[1, 2, 2]).unwrap();
+    let bias = Tensor::from_vec(vec![0.0f64, f64::NEG_INFINITY], &[2]).unwrap();
+    let attrs = [("scale", Attr::Float(2.0)), ("nan_to_zero", Attr::Int(1))];
+    let out = one_op("attention", &attrs, vec![(0, k.clone()), (1, v.clone()), (2, bias)], q.clone()).unwrap();
+    assert_eq!(out.to_vec::<f64>(), vec![5.0, 6.0]);
+    // no bias: weights softmax([2, 0]) = [e^2, 1] / (e^2 + 1)
+    let plain = one_op("attention", &[("scale", Attr::Float(2.0))], vec![(0, k.clone()), (1, v.clone())], q.clone()).unwrap().to_vec::<f64>();
+    let a = 2f64.exp() / (2f64.exp() + 1.0);
+    assert!((plain[0] - (5.0 * a + 7.0 * (1.0 - a))).abs() < 1e-12 && (plain[1] - (6.0 * a + 8.0 * (1.0 - a))).abs() < 1e-12);
+    // a fully masked row: NaN weights, zeroed by the guard
+    let all = Tensor::from_vec(vec![f64::NEG_INFINITY; 2], &[2]).unwrap();
+    let out = one_op("attention", &attrs, vec![(0, k.clone()), (1, v.clone()), (2, all.clone())], q.clone()).unwrap();
+    assert_eq!(out.to_vec::<f64>(), vec![0.0, 0.0]);
+    let unguarded = one_op("attention", &[("scale", Attr::Float(1.0))], vec![(0, k), (1, v), (2, all)], q).unwrap();
+    assert!(unguarded.to_vec::<f64>().iter().all(|v| v.is_nan()));
+}
+
+#[test]
+fn rms_norm_fused_and_with_a_broadcast_scale() {
+    // rows [3, 4]: mean square 12.5, epsilon 0 -> divided by sqrt(12.5)
+    let x = Tensor::from_vec(vec![3.0f64, 4.0], &[1, 2]).unwrap();
+    let w = Tensor::from_vec(vec![2.0f64, -1.0], &[2]).unwrap();
+    let attrs = [("start", Attr::Int(1)), ("epsilon", Attr::Float(0.0))];
+    let r = 12.5f64.sqrt();
+    let out = one_op("rms_norm", &attrs, vec![(0, w)], x.clone()).unwrap().to_vec::<f64>();
+    assert!((out[0] - 6.0 / r).abs() < 1e-12 && (out[1] + 4.0 / r).abs() < 1e-12);
+    // a scale [1, 1] broadcasting (not one value per element): normalized, then multiplied
+    let w1 = Tensor::from_vec(vec![3.0f64], &[1, 1]).unwrap();
+    let out = one_op("rms_norm", &attrs, vec![(0, w1)], x).unwrap().to_vec::<f64>();
+    assert!((out[0] - 9.0 / r).abs() < 1e-12 && (out[1] - 12.0 / r).abs() < 1e-12);
+}
