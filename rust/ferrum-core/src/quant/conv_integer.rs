@@ -13,6 +13,8 @@ use crate::tensor::Tensor;
 
 /// Products below this many multiply-adds run on one thread.
 const PAR_FLOPS: usize = 1 << 18;
+/// The most bytes of receptive fields gathered for one product.
+const ROWS_BYTES: usize = 16 << 20;
 
 /// Stride, padding (top, left, bottom, right), dilation and groups of an
 /// integer 2-d convolution.
@@ -109,19 +111,29 @@ pub fn conv2d_u8s8(x: &Tensor, x_zero: i64, w: &Tensor, w_zero: &[i64], g: &IntC
         let zero: Vec<i32> = if w_zero.len() == 1 { vec![w_zero[0] as i32] } else { w_zero[gi * co_g..(gi + 1) * co_g].iter().map(|&z| z as i32).collect() };
         packed.push((qgemm::pack_weights(&t, &vec![1.0; co_g], k, co_g)?, zero));
     }
-    let threads = if p.saturating_mul(k).saturating_mul(co_g) >= PAR_FLOPS { rayon::current_num_threads() } else { 1 };
-    let (mut rows, mut y) = (vec![0u8; p * k], vec![0i32; p * co_g]);
+    // Several images' receptive fields in one product (one team loop for all of
+    // them), up to ROWS_BYTES of rows at a time.
+    let per_chunk = (ROWS_BYTES / (p * k).max(1)).clamp(1, batch);
     let image = c_in * h * wd;
-    for n in 0..batch {
-        let img = &xv[n * image..(n + 1) * image];
+    let (mut rows, mut y) = (vec![0u8; per_chunk * p * k], vec![0i32; per_chunk * p * co_g]);
+    for n0 in (0..batch).step_by(per_chunk) {
+        let images = per_chunk.min(batch - n0);
+        let m = images * p;
+        let threads = if m.saturating_mul(k).saturating_mul(co_g) >= PAR_FLOPS { rayon::current_num_threads() } else { 1 };
         for (gi, (pw, zero)) in packed.iter().enumerate() {
-            im2col_u8(img, (h, wd), gi * cg, cg, (kh, kw), (oh, ow), g, x_zero as u8, &mut rows);
-            qgemm::matmul_u8s8(&rows, p, &[x_zero as i32], pw, zero, &mut y, threads)?;
-            // [p, c_out / groups] into the image's [c_out, p] planes.
-            let dst = &mut out[(n * c_out + gi * co_g) * p..(n * c_out + (gi + 1) * co_g) * p];
-            for (pos, ys) in y.chunks_exact(co_g).enumerate() {
-                for (o, &v) in ys.iter().enumerate() {
-                    dst[o * p + pos] = i64::from(v);
+            for i in 0..images {
+                let img = &xv[(n0 + i) * image..(n0 + i + 1) * image];
+                im2col_u8(img, (h, wd), gi * cg, cg, (kh, kw), (oh, ow), g, x_zero as u8, &mut rows[i * p * k..(i + 1) * p * k]);
+            }
+            qgemm::matmul_u8s8(&rows[..m * k], m, &[x_zero as i32], pw, zero, &mut y[..m * co_g], threads)?;
+            // Each image's [p, c_out / groups] into its [c_out, p] planes.
+            for i in 0..images {
+                let n = n0 + i;
+                let dst = &mut out[(n * c_out + gi * co_g) * p..(n * c_out + (gi + 1) * co_g) * p];
+                for (pos, ys) in y[i * p * co_g..(i + 1) * p * co_g].chunks_exact(co_g).enumerate() {
+                    for (o, &v) in ys.iter().enumerate() {
+                        dst[o * p + pos] = i64::from(v);
+                    }
                 }
             }
         }
