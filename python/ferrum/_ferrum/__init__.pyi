@@ -84,7 +84,7 @@ from ferrum._ferrum._optim import (
 )
 from ferrum._ferrum._plan import Plan
 from ferrum._ferrum._print import get_print_options, set_print_options
-from ferrum._ferrum._quant import Int8Matrix, QTensor
+from ferrum._ferrum._quant import Int8Matrix, QTensor, dynamic_quantize_u8, int8_conv2d
 from ferrum._ferrum._random import Distribution, random_state, seed, set_random_state
 from ferrum._ferrum._record import (
     param_id_decode,
@@ -145,12 +145,14 @@ __all__ = [
     "conv_transpose3d",
     "custom_op",
     "deform_conv2d",
+    "dynamic_quantize_u8",
     "gelu",
     "get_print_options",
     "glu",
     "gru_sequence",
     "hard_sigmoid",
     "hard_swish",
+    "int8_conv2d",
     "interpolate",
     "leaky_relu",
     "log_sigmoid",

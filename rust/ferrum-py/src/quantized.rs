@@ -3,7 +3,7 @@
 //! through their `_engine_args()`.
 
 use ferrum_core::ops::conv::ConvOptions;
-use ferrum_core::quant::{Int8Matrix, QTensor, QuantLevel, QuantParam, QuantScheme};
+use ferrum_core::quant::{conv2d_u8s8, dynamic_quantize_u8, Int8Matrix, IntConv2d, QTensor, QuantLevel, QuantParam, QuantScheme};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -224,8 +224,60 @@ impl PyInt8Matrix {
     }
 }
 
+/// ONNX's `DynamicQuantizeLinear` of a float32 tensor in one range pass and
+/// one quantizing pass: `(y, scale, zero)` with `y` an Int tensor of `x`'s
+/// shape holding uint8 values, `scale = (max(x, 0) - min(x, 0)) / 255` and
+/// `zero = round(clamp(-min(x, 0) / scale, 0, 255))` (each step in float32,
+/// rounding half to even); None for another dtype, an empty `x` or a
+/// non-finite value.
+///
+/// Example:
+///     >>> from ferrum._ferrum import dynamic_quantize_u8
+///     >>> y, scale, zero = dynamic_quantize_u8(Tensor.from_data([0.0, 2.0, -0.55, 1.0], device))
+///     >>> y.to_data().to_list(), round(scale, 6), zero
+///     ([55, 255, 0, 155], 0.01, 55)
+#[pyfunction(name = "dynamic_quantize_u8")]
+fn dynamic_quantize_u8_py(py: Python<'_>, x: PyRef<'_, PyTensor>) -> PyResult<Option<(PyTensor, f32, i64)>> {
+    let out = x.run(py, dynamic_quantize_u8)?;
+    Ok(out.map(|(y, scale, zero)| (PyTensor::new(y, x.device.clone_ref(py)), scale, zero)))
+}
+
+/// `conv2d(x - x_zero, w - w_zero)` exactly (ONNX's `ConvInteger`, wrapped
+/// to int32) on the int8 product: `x` an Int tensor `[batch, c_in, h, w]` of
+/// uint8 values, `w` `[c_out, c_in / groups, kh, kw]` of int8 values, `w_zero`
+/// 1 or `c_out` zero points, `pads` (top, left, bottom, right); an Int tensor
+/// `[batch, c_out, oh, ow]`. None when a value or zero point is outside
+/// those ranges.
+///
+/// Example:
+///     >>> from ferrum._ferrum import int8_conv2d
+///     >>> x = Tensor.from_data([[[[3, 4], [5, 6]]]], device)
+///     >>> w = Tensor.from_data([[[[1, -1], [2, 0]]]], device)
+///     >>> int8_conv2d(x, 2, w, [0], (1, 1), (0, 0, 0, 0), (1, 1), 1).to_data().to_list()
+///     [5]
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn int8_conv2d(
+    py: Python<'_>,
+    x: PyRef<'_, PyTensor>,
+    x_zero: i64,
+    w: PyRef<'_, PyTensor>,
+    w_zero: Vec<i64>,
+    strides: (usize, usize),
+    pads: (usize, usize, usize, usize),
+    dilations: (usize, usize),
+    groups: usize,
+) -> PyResult<Option<PyTensor>> {
+    let g = IntConv2d { stride: [strides.0, strides.1], pads: [pads.0, pads.1, pads.2, pads.3], dilation: [dilations.0, dilations.1], groups };
+    let wt = w.t.clone();
+    let out = x.run(py, |t| conv2d_u8s8(t, x_zero, &wt, &w_zero, &g))?;
+    Ok(out.map(|t| PyTensor::new(t, x.device.clone_ref(py))))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyQTensor>()?;
     m.add_class::<PyInt8Matrix>()?;
+    m.add_function(wrap_pyfunction!(dynamic_quantize_u8_py, m)?)?;
+    m.add_function(wrap_pyfunction!(int8_conv2d, m)?)?;
     Ok(())
 }

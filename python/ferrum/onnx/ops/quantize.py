@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ferrum._ferrum import DType, Tensor
+from ferrum._ferrum import DType, Int, Tensor, dynamic_quantize_u8, int8_conv2d
 from ferrum.onnx.dtypes import (
     compute_dtype,
     integer_range,
@@ -29,8 +29,8 @@ from ferrum.onnx.dtypes import (
 )
 from ferrum.onnx.ops._util import AnyTensor, float_of, to_rank
 from ferrum.onnx.ops._util import axis as axis_of
-from ferrum.onnx.ops.conv import conv
-from ferrum.onnx.ops.linear import as_tensor, integer_product, mat_mul
+from ferrum.onnx.ops.conv import _settings, conv
+from ferrum.onnx.ops.linear import _zero_points, as_tensor, integer_product, mat_mul
 from ferrum.onnx.ops.registry import op
 
 __all__ = [
@@ -219,6 +219,16 @@ def dynamic_quantize_linear(x: AnyTensor) -> tuple[AnyTensor, AnyTensor, AnyTens
     xf = float_of(x)
     if not math.prod(xf.dims()):
         raise ValueError(f"DynamicQuantizeLinear: expected a non-empty x, found shape {list(xf.dims())}")
+    native = dynamic_quantize_u8(xf)
+    if native is not None:
+        # float32 without NaN or infinity: one vectorized range pass and one quantizing pass
+        q, native_scale, native_zero = native
+        device = x.device()
+        return (
+            q,
+            Tensor.from_numpy(np.asarray(native_scale, np.float32), device),
+            Tensor.from_numpy(np.asarray(native_zero, dtype=np.int64), device),
+        )
     # One NumPy pass per step over the values (an int8 model runs this before every product).
     values = np.asarray(xf.to_numpy())
     high, low = float(values.max()), float(values.min())
@@ -295,6 +305,42 @@ def q_linear_matmul(
     return _saturate((product * factor).round() + _scalar_like(y_zero_point, product), target)
 
 
+def _int8_conv(
+    x: AnyTensor,
+    w: AnyTensor,
+    x_zero_point: AnyTensor | None,
+    w_zero_point: AnyTensor | None,
+    settings: tuple[Any, ...],
+) -> AnyTensor | None:
+    """``conv(x - x_zp, w - w_zp)`` exactly on the int8 product (Int, ONNX's int32 values), for a 1-d or
+    2-d convolution of uint8 ``x`` by int8 ``w`` with a per-tensor ``x_zp`` and a per-tensor or
+    per-channel ``w_zp``; None when those do not hold (the f64 path computes it)."""
+    if x.kind is not Int or w.kind is not Int or x.rank() not in (3, 4) or w.rank() != x.rank():
+        return None
+    x_zero = _zero_points(x_zero_point)
+    w_zero = _zero_points(w_zero_point)
+    if x_zero is None or w_zero is None or len(x_zero) != 1 or len(w_zero) not in (1, w.dims()[0]):
+        return None
+    auto_pad, dilations, group, kernel_shape, pads, strides = settings
+    kernel = list(kernel_shape or w.dims()[2:])
+    if list(w.dims()[2:]) != kernel:
+        return None
+    s, d, p = _settings(x, kernel, strides, dilations, pads, auto_pad)
+    one_d = x.rank() == 3
+    x2: AnyTensor = x
+    w2: AnyTensor = w
+    if one_d:
+        # a 1-d convolution is a 2-d one over a height of 1
+        x2, w2 = x.unsqueeze_dim(2), w.unsqueeze_dim(2)
+        s, d, p = [1, *s], [1, *d], [(0, 0), *p]
+    if min(s) < 1 or min(d) < 1 or min(min(pair) for pair in p) < 0:
+        return None
+    out = int8_conv2d(
+        x2, x_zero[0], w2, w_zero, (s[0], s[1]), (p[0][0], p[1][0], p[0][1], p[1][1]), (d[0], d[1]), group
+    )
+    return out.squeeze_dim(2) if out is not None and one_d else out
+
+
 def _conv_centered(
     x: AnyTensor,
     w: AnyTensor,
@@ -342,6 +388,9 @@ def conv_integer(
     The attributes are Conv's; padding adds zeros after the zero point is subtracted.
     """
     settings = (auto_pad, dilations, group, kernel_shape, pads, strides)
+    exact = _int8_conv(x, w, x_zero_point, w_zero_point, settings)
+    if exact is not None:
+        return exact
     return _conv_centered(x, w, x_zero_point, w_zero_point, None, settings).round().int()
 
 
@@ -372,7 +421,14 @@ def q_linear_conv(
     """
     target = _quantized_type("QLinearConv", y_zero_point, input_types, 7)
     settings = (auto_pad, dilations, group, kernel_shape, pads, strides)
-    summed = _conv_centered(x, w, x_zero_point, w_zero_point, bias, settings)
+    exact = _int8_conv(x, w, x_zero_point, w_zero_point, settings)
+    if exact is not None:
+        # the same f64 values the f64 path sums (exact integers below 2**53)
+        summed = exact.float().cast(DType.F64)
+        if bias is not None:
+            summed = summed + float_of(bias).cast(DType.F64).reshape((1, -1) + (1,) * (summed.rank() - 2))
+    else:
+        summed = _conv_centered(x, w, x_zero_point, w_zero_point, bias, settings)
     ws = float_of(w_scale)
     if ws.rank() == 1 and ws.dims()[0] > 1:
         ws = ws.reshape((1, -1) + (1,) * (summed.rank() - 2))

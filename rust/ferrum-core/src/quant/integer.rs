@@ -2,6 +2,8 @@
 //! `QLinearMatMul`): an int8 weight packed once with its zero points, times
 //! u8 inputs at each call, exact in i32 on the int8 tiles.
 
+use std::borrow::Cow;
+
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::kernels::copy::contiguous_values;
@@ -20,14 +22,39 @@ pub struct Int8Matrix {
 }
 
 /// An Int tensor's values as i64.
-fn ints(op: &'static str, t: &Tensor) -> Result<Vec<i64>> {
+pub(super) fn ints(op: &'static str, t: &Tensor) -> Result<Vec<i64>> {
     t.expect_kind(op, Kind::Int)?;
     let t = if t.dtype() == DType::I64 { t.clone() } else { t.cast(DType::I64)? };
     Ok(contiguous_values::<i64>(op, &t)?.into_owned())
 }
 
 fn all_in(values: &[i64], lo: i64, hi: i64) -> bool {
-    values.iter().all(|v| (lo..=hi).contains(v))
+    // A fold without early exit, so that the check vectorizes.
+    values.iter().fold(true, |ok, v| ok & (lo..=hi).contains(v))
+}
+
+/// An Int tensor's values as u8 (u8 tensors borrowed, others checked and
+/// narrowed in one pass); `None` when a value is outside 0..=255.
+pub(super) fn u8_values<'a>(op: &'static str, t: &'a Tensor) -> Result<Option<Cow<'a, [u8]>>> {
+    t.expect_kind(op, Kind::Int)?;
+    if t.dtype() == DType::U8 {
+        return Ok(Some(contiguous_values::<u8>(op, t)?));
+    }
+    let wide;
+    let v: &[i64] = if t.dtype() == DType::I64 {
+        wide = contiguous_values::<i64>(op, t)?;
+        &wide
+    } else {
+        wide = Cow::Owned(ints(op, t)?);
+        &wide
+    };
+    Ok(all_in(v, 0, 255).then(|| Cow::Owned(v.iter().map(|&x| x as u8).collect())))
+}
+
+/// An Int tensor's values as i8; `None` when a value is outside -128..=127.
+pub(super) fn i8_values(op: &'static str, t: &Tensor) -> Result<Option<Vec<i8>>> {
+    let v = ints(op, t)?;
+    Ok(all_in(&v, -128, 127).then(|| v.iter().map(|&x| x as i8).collect()))
 }
 
 impl Int8Matrix {
@@ -73,11 +100,10 @@ impl Int8Matrix {
         if a_zero.len() != 1 && !(shape.len() == 2 && a_zero.len() == m) {
             return Err(Error::invalid(op, format!("an input of shape {shape:?} takes 1 zero point (or one per row of a matrix), found {}", a_zero.len())));
         }
-        let v = ints(op, a)?;
-        if !all_in(&v, 0, 255) || !all_in(a_zero, 0, 255) {
+        if !all_in(a_zero, 0, 255) {
             return Ok(None);
         }
-        let a8: Vec<u8> = v.iter().map(|&x| x as u8).collect();
+        let Some(a8) = u8_values(op, a)? else { return Ok(None) };
         let za: Vec<i32> = a_zero.iter().map(|&z| z as i32).collect();
         let mut out = vec![0i32; m * n];
         let threads = if m.saturating_mul(n).saturating_mul(k) >= PAR_FLOPS { rayon::current_num_threads() } else { 1 };

@@ -4,13 +4,19 @@
 //! product that a linear layer with quantized weights runs on.
 
 mod conv;
+mod conv_integer;
+mod dynamic;
 mod integer;
 mod qtensor;
 mod scheme;
 
+pub use conv_integer::{conv2d_u8s8, IntConv2d};
+pub use dynamic::dynamic_quantize_u8;
 pub use integer::Int8Matrix;
 pub use qtensor::QTensor;
 pub use scheme::{QuantLevel, QuantParam, QuantScheme, QuantValue};
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_integer_conv;

@@ -1,35 +1,57 @@
-//! The 12 x 32 register tile on `vpdpbusd`, with the f32 epilogue.
+//! The 12 x 32 register tile on `vpdpbusd`, and the f32 epilogue of the
+//! quantized linear on AVX-512.
 
 use std::arch::x86_64::*;
 
 use super::epilogue::Epilogue;
 use super::{MR, NR};
 
-/// `c[0..rows][0..cols] = sx[r] * sw[j] * (Σ_k a[r,k] b[k,j] - zx[r] * colsum[j]) + bias[j]`
-/// over `kq` quads of k.
+/// `acc[r][j] (+)= Σ_k a[r, k] * b[k, j]` over `kq` quads of k, exact in
+/// i32: `acc` is read first unless `first` (a block of k after the first
+/// adds to the earlier blocks' sums).
 ///
 /// # Safety
 /// The CPU has AVX-512 F, BW and VNNI; `a` holds `kq * MR` words and `b`
-/// `kq * NR`; the epilogue's column slices hold NR values each; `c`
-/// addresses a writable `rows x cols` tile (`rows <= MR`, `cols <= NR`)
-/// whose rows start `rs_c` elements apart.
-#[allow(clippy::too_many_arguments)]
+/// `kq * NR`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-pub(super) unsafe fn tile(kq: usize, a: *const u32, b: *const u32, e: &Epilogue, c: *mut f32, rs_c: usize, rows: usize, cols: usize) {
-    let mut acc = [[_mm512_setzero_si512(); 2]; MR];
-    // SAFETY: the reads stay inside the panels and the epilogue's slices,
-    // the writes inside the tile (caller's contract).
+pub(super) unsafe fn dot(kq: usize, a: *const u32, b: *const u32, acc: &mut [[i32; NR]; MR], first: bool) {
+    let mut regs = [[_mm512_setzero_si512(); 2]; MR];
+    // SAFETY: the reads stay inside the panels (caller's contract) and `acc`'s rows of NR lanes.
     unsafe {
+        if !first {
+            for (reg, row) in regs.iter_mut().zip(acc.iter()) {
+                reg[0] = _mm512_loadu_si512(row.as_ptr() as *const _);
+                reg[1] = _mm512_loadu_si512(row.as_ptr().add(16) as *const _);
+            }
+        }
         for q in 0..kq {
             let b0 = _mm512_loadu_si512(b.add(q * NR) as *const _);
             let b1 = _mm512_loadu_si512(b.add(q * NR + 16) as *const _);
             let aq = a.add(q * MR);
-            for (r, row) in acc.iter_mut().enumerate() {
+            for (r, row) in regs.iter_mut().enumerate() {
                 let av = _mm512_set1_epi32(*aq.add(r) as i32);
                 row[0] = _mm512_dpbusd_epi32(row[0], av, b0);
                 row[1] = _mm512_dpbusd_epi32(row[1], av, b1);
             }
         }
+        for (row, reg) in acc.iter_mut().zip(&regs) {
+            _mm512_storeu_si512(row.as_mut_ptr() as *mut _, reg[0]);
+            _mm512_storeu_si512(row.as_mut_ptr().add(16) as *mut _, reg[1]);
+        }
+    }
+}
+
+/// `c[r][j] = sx[r] * sw[j] * (acc[r][j] - zx[r] * colsum[j]) + bias[j]`
+/// for the tile's `rows x cols` corner.
+///
+/// # Safety
+/// The CPU has AVX-512 F; the epilogue's column slices hold NR values each
+/// (bias: `cols`) and its row slices `rows`; `c` addresses a writable
+/// `rows x cols` tile whose rows start `rs_c` elements apart.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn finish_f32(acc: &[[i32; NR]; MR], e: &Epilogue, c: *mut f32, rs_c: usize, rows: usize, cols: usize) {
+    // SAFETY: the reads stay inside `acc` and the epilogue's slices, the writes inside the tile.
+    unsafe {
         for half in 0..2 {
             let lanes = cols.saturating_sub(half * 16).min(16);
             if lanes == 0 {
@@ -43,40 +65,12 @@ pub(super) unsafe fn tile(kq: usize, a: *const u32, b: *const u32, e: &Epilogue,
                 None => _mm512_setzero_ps(),
             };
             for (r, row) in acc.iter().enumerate().take(rows) {
-                let centred = _mm512_sub_epi32(row[half], _mm512_mullo_epi32(colsum, _mm512_set1_epi32(e.zx[r])));
+                let sums = _mm512_loadu_si512(row.as_ptr().add(half * 16) as *const _);
+                let centred = _mm512_sub_epi32(sums, _mm512_mullo_epi32(colsum, _mm512_set1_epi32(e.zx[r])));
                 let scale = _mm512_mul_ps(sw, _mm512_set1_ps(e.sx[r]));
                 let y = _mm512_fmadd_ps(_mm512_cvtepi32_ps(centred), scale, bias);
                 _mm512_mask_storeu_ps(c.add(r * rs_c + half * 16), mask, y);
             }
         }
     }
-}
-
-/// The exact i32 sums of one tile on `vpdpbusd`, without an epilogue:
-/// `acc[r][j] = Σ_k a[r, k] * b[k, j]` over `kq` quads.
-///
-/// # Safety
-/// The CPU has AVX-512 F, BW and VNNI; `a` holds `kq * MR` words and `b` `kq * NR`.
-#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-pub(super) unsafe fn sums(kq: usize, a: *const u32, b: *const u32) -> [[i32; NR]; MR] {
-    let mut acc = [[_mm512_setzero_si512(); 2]; MR];
-    let mut out = [[0i32; NR]; MR];
-    // SAFETY: the reads stay inside the panels (caller's contract); the stores fill `out`'s rows.
-    unsafe {
-        for q in 0..kq {
-            let b0 = _mm512_loadu_si512(b.add(q * NR) as *const _);
-            let b1 = _mm512_loadu_si512(b.add(q * NR + 16) as *const _);
-            let aq = a.add(q * MR);
-            for (r, row) in acc.iter_mut().enumerate() {
-                let av = _mm512_set1_epi32(*aq.add(r) as i32);
-                row[0] = _mm512_dpbusd_epi32(row[0], av, b0);
-                row[1] = _mm512_dpbusd_epi32(row[1], av, b1);
-            }
-        }
-        for (row, sums) in out.iter_mut().zip(&acc) {
-            _mm512_storeu_si512(row.as_mut_ptr() as *mut _, sums[0]);
-            _mm512_storeu_si512(row.as_mut_ptr().add(16) as *mut _, sums[1]);
-        }
-    }
-    out
 }

@@ -1,18 +1,12 @@
-//! Quantizing the activations into row panels, then tiles of the output
-//! split over threads, each tile running over all of k with its sums in
-//! registers.
+//! The quantized linear: the activations quantized into row panels, then
+//! the blocked product with the f32 epilogue applied to each finished tile.
 
+use super::blocked::for_each_tile;
 use super::epilogue::Epilogue;
 use super::pack::{quantize_panel, PackedQ8};
-use super::portable;
 use super::{MR, NR};
 use crate::error::{Error, Result};
 use crate::kernels::team::{self, Shared};
-
-/// Row panels per block of work, and column panels: a block's packed weight
-/// panels are reused by all its row panels while they sit in L2.
-const ROW_PANELS: usize = 8;
-const COL_PANELS: usize = 4;
 
 /// `out[m x n] = x[m x k] @ w + bias` with `x` quantized per row to u8 on the
 /// fly and `w` the packed s8 weights; `x` and `out` are row-major.
@@ -58,53 +52,37 @@ pub(super) fn linear_q8_on(x: &[f32], m: usize, w: &PackedQ8, bias: Option<&[f32
                 i * MR,
                 m,
                 k,
+                vnni,
             );
         }
     });
-    let mut rows_per_block = ROW_PANELS.min(row_panels);
-    let col_blocks = col_panels.div_ceil(COL_PANELS);
-    while rows_per_block > 1 && row_panels.div_ceil(rows_per_block) * col_blocks < 2 * threads {
-        rows_per_block = rows_per_block.div_ceil(2);
-    }
-    let row_blocks = row_panels.div_ceil(rows_per_block);
     let dst = Shared(out.as_mut_ptr());
-    team::for_each_part_if(threaded, row_blocks * col_blocks, |part| {
+    for_each_tile(&packed, &w.words, kq, row_panels, col_panels, threads, vnni, |ip, jp, acc| {
         // A reference to the whole `Shared` (Sync), not a capture of its raw-pointer field.
         let dst = &dst;
-        let (rb, cb) = (part / col_blocks, part % col_blocks);
-        for jp in cb * COL_PANELS..((cb + 1) * COL_PANELS).min(col_panels) {
-            let j0 = jp * NR;
-            let b = &w.words[jp * kq * NR..(jp + 1) * kq * NR];
-            for ip in rb * rows_per_block..((rb + 1) * rows_per_block).min(row_panels) {
-                let i0 = ip * MR;
-                let e = Epilogue {
-                    sx: &sx[i0..i0 + MR],
-                    zx: &zx[i0..i0 + MR],
-                    sw: &w.scales[j0..j0 + NR],
-                    colsum: &w.colsum[j0..j0 + NR],
-                    bias: bias.map(|b| &b[j0..]),
-                };
-                let a = &packed[ip * kq * MR..(ip + 1) * kq * MR];
-                let (rows, cols) = ((m - i0).min(MR), (n - j0).min(NR));
-                // SAFETY: the tile (rows i0.., columns j0..) lies inside `out` and belongs to this
-                // part alone; the panels hold kq quads; vnni_available() said the CPU runs the kernel.
-                unsafe {
-                    let c = dst.0.add(i0 * n + j0);
-                    #[cfg(target_arch = "x86_64")]
-                    if vnni {
-                        super::avx512::tile(kq, a.as_ptr(), b.as_ptr(), &e, c, n, rows, cols);
-                        continue;
-                    }
-                    let _ = vnni;
-                    let acc = portable::sums(kq, a, b);
-                    for (r, row) in acc.iter().enumerate().take(rows) {
-                        for (j, &s) in row.iter().enumerate().take(cols) {
-                            // Wrapping: the true difference fits in i32 (|q - zero| <= 255), its parts may not.
-                            let centred = s.wrapping_sub(e.zx[r].wrapping_mul(e.colsum[j])) as f32;
-                            *c.add(r * n + j) = centred.mul_add(e.sx[r] * e.sw[j], e.bias.map_or(0.0, |b| b[j]));
-                        }
-                    }
-                }
+        let (i0, j0) = (ip * MR, jp * NR);
+        let (rows, cols) = ((m - i0).min(MR), (n - j0).min(NR));
+        let e = Epilogue {
+            sx: &sx[i0..i0 + MR],
+            zx: &zx[i0..i0 + MR],
+            sw: &w.scales[j0..j0 + NR],
+            colsum: &w.colsum[j0..j0 + NR],
+            bias: bias.map(|b| &b[j0..j0 + cols]),
+        };
+        // SAFETY: the tile (rows i0.., columns j0..) lies inside `out` and this call alone writes it.
+        let c = unsafe { dst.0.add(i0 * n + j0) };
+        #[cfg(target_arch = "x86_64")]
+        if vnni {
+            // SAFETY: vnni_available() said the CPU has AVX-512; the slices and the tile fit (above).
+            unsafe { super::avx512::finish_f32(acc, &e, c, n, rows, cols) };
+            return;
+        }
+        for (r, row) in acc.iter().enumerate().take(rows) {
+            for (j, &s) in row.iter().enumerate().take(cols) {
+                // Wrapping: the true difference fits in i32 (|q - zero| <= 255), its parts may not.
+                let centred = s.wrapping_sub(e.zx[r].wrapping_mul(e.colsum[j])) as f32;
+                // SAFETY: (r, j) lies inside the tile.
+                unsafe { *c.add(r * n + j) = centred.mul_add(e.sx[r] * e.sw[j], e.bias.map_or(0.0, |b| b[j])) };
             }
         }
     });

@@ -5,37 +5,46 @@
 //!
 //! The tiles sum `a * w` exactly; the zero points come out after the sum:
 //! `y = acc - za[i] * colsum[j] - zw[j] * rowsum[i] + k * za[i] * zw[j]`,
-//! computed in i64 and wrapped to i32 as ONNX's int32 output holds it.
+//! computed in wrapping i32 arithmetic, which gives the true value mod 2^32
+//! as ONNX's int32 output holds it.
 
+use super::blocked::for_each_tile;
 use super::pack::PackedQ8;
-use super::portable;
 use super::{MR, NR};
 use crate::error::{Error, Result};
 use crate::kernels::team::{self, Shared};
 
 /// Packs rows `r0..r0 + MR` of a row-major `m x k` u8 matrix into one panel
-/// of `k.div_ceil(4) * MR` words (the activation layout of the tiles),
-/// writing each row's sum into `rowsum`.
+/// of `k.div_ceil(4) * MR` words (the activation layout of the tiles: a
+/// word is four consecutive bytes of a row, read little-endian), writing
+/// each row's sum into `rowsum`.
 fn pack_rows(out: &mut [u32], rowsum: &mut [i32], a: &[u8], r0: usize, m: usize, k: usize) {
     out.fill(0);
     rowsum.fill(0);
     for r in 0..(m - r0).min(MR) {
         let row = &a[(r0 + r) * k..(r0 + r + 1) * k];
-        for (kk, &v) in row.iter().enumerate() {
-            out[(kk / 4) * MR + r] |= (v as u32) << (8 * (kk % 4));
+        let quads = row.chunks_exact(4);
+        let tail = quads.remainder();
+        let full = quads.len();
+        for (q, quad) in quads.enumerate() {
+            out[q * MR + r] = u32::from_le_bytes([quad[0], quad[1], quad[2], quad[3]]);
+        }
+        let mut last = [0u8; 4];
+        last[..tail.len()].copy_from_slice(tail);
+        if !tail.is_empty() {
+            out[full * MR + r] = u32::from_le_bytes(last);
         }
         rowsum[r] = row.iter().map(|&v| v as i32).sum();
     }
 }
 
-/// Row panels per block of work, and column panels: a block's weight panels
-/// are reused by all its row panels while they sit in L2 (as in the linear's driver).
-const ROW_PANELS: usize = 8;
-const COL_PANELS: usize = 4;
-
 /// A zero point list of one value (per tensor) or `len` values.
-fn zero_at(zero: &[i32], i: usize) -> i64 {
-    i64::from(if zero.len() == 1 { zero[0] } else { zero[i] })
+fn zero_at(zero: &[i32], i: usize) -> i32 {
+    if zero.len() == 1 {
+        zero[0]
+    } else {
+        zero[i]
+    }
 }
 
 /// `out[m x n] = (a - a_zero) @ (w - w_zero)` exactly (wrapped to i32);
@@ -88,46 +97,23 @@ pub(super) fn matmul_u8s8_on(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w
             );
         }
     });
+    // The zero points out of the sum, in wrapping i32 (ONNX's int32 result is
+    // the true value mod 2^32, and so is every wrapped step):
+    // y = acc - za * colsum[j] - zw[j] * (rowsum - k * za).
+    let zw: Vec<i32> = if w_zero.len() == 1 { vec![w_zero[0]; n] } else { w_zero.to_vec() };
+    let row_term: Vec<i32> = (0..m).map(|i| rowsum[i].wrapping_sub((k as i32).wrapping_mul(zero_at(a_zero, i)))).collect();
     let dst = Shared(out.as_mut_ptr());
-    let k64 = k as i64;
-    // One 12 x 32 tile of the output: its exact sums, then the zero points taken out.
-    let tile = |ip: usize, jp: usize| {
+    for_each_tile(&packed, &w.words, kq, row_panels, col_panels, threads, vnni, |ip, jp, acc| {
         let dst = &dst;
         let (i0, j0) = (ip * MR, jp * NR);
-        let pa = &packed[ip * kq * MR..(ip + 1) * kq * MR];
-        let pb = &w.words[jp * kq * NR..(jp + 1) * kq * NR];
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: vnni_available() said the CPU runs the kernel; the panels hold kq quads.
-        let acc = if vnni { unsafe { super::avx512::sums(kq, pa.as_ptr(), pb.as_ptr()) } } else { portable::sums(kq, pa, pb) };
-        #[cfg(not(target_arch = "x86_64"))]
-        let acc = {
-            let _ = vnni;
-            portable::sums(kq, pa, pb)
-        };
         let (rows, cols) = ((m - i0).min(MR), (n - j0).min(NR));
+        let (colsum, zw) = (&w.colsum[j0..j0 + cols], &zw[j0..j0 + cols]);
         for (r, sums) in acc.iter().enumerate().take(rows) {
-            let (i, za) = (i0 + r, zero_at(a_zero, i0 + r));
-            let rs = i64::from(rowsum[i0 + r]);
-            for (c, &s) in sums.iter().enumerate().take(cols) {
-                let j = j0 + c;
-                let zw = zero_at(w_zero, j);
-                let y = i64::from(s) - za * i64::from(w.colsum[j]) - zw * rs + k64 * za * zw;
-                // SAFETY: (i, j) lies inside `out`, in the tile this part alone writes.
-                unsafe { *dst.0.add(i * n + j) = y as i32 };
-            }
-        }
-    };
-    let mut rows_per_block = ROW_PANELS.min(row_panels);
-    let col_blocks = col_panels.div_ceil(COL_PANELS);
-    while rows_per_block > 1 && row_panels.div_ceil(rows_per_block) * col_blocks < 2 * threads {
-        rows_per_block = rows_per_block.div_ceil(2);
-    }
-    let row_blocks = row_panels.div_ceil(rows_per_block);
-    team::for_each_part_if(threaded, row_blocks * col_blocks, |part| {
-        let (rb, cb) = (part / col_blocks, part % col_blocks);
-        for jp in cb * COL_PANELS..((cb + 1) * COL_PANELS).min(col_panels) {
-            for ip in rb * rows_per_block..((rb + 1) * rows_per_block).min(row_panels) {
-                tile(ip, jp);
+            let (za, t) = (zero_at(a_zero, i0 + r), row_term[i0 + r]);
+            // SAFETY: row i0 + r, columns j0..j0 + cols lie inside `out`, in the tile this call alone writes.
+            let dst = unsafe { std::slice::from_raw_parts_mut(dst.0.add((i0 + r) * n + j0), cols) };
+            for (((y, &s), &cs), &z) in dst.iter_mut().zip(sums).zip(colsum).zip(zw) {
+                *y = s.wrapping_sub(za.wrapping_mul(cs)).wrapping_sub(z.wrapping_mul(t));
             }
         }
     });

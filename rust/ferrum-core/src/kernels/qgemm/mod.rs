@@ -18,10 +18,14 @@
 //! products to an i32 lane without intermediate saturation, so both
 //! operands are packed as quads of consecutive k (the bf16 kernel's layout
 //! with four bytes to a word instead of two halves). Elsewhere a portable
-//! tile computes the same sums on the same packing.
+//! tile computes the same sums on the same packing. Both products run the
+//! same blocked loop (`blocked`): output blocks split over the team's
+//! threads, k in blocks sized for L1, the weight panels reused across the
+//! row panels of a block.
 
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+mod blocked;
 mod driver;
 mod epilogue;
 mod integer;

@@ -93,25 +93,86 @@ pub fn pack_weights(q: &[i8], scales: &[f32], k: usize, n: usize) -> Result<Pack
     Ok(PackedQ8 { k, n, words, colsum, scales: padded })
 }
 
+/// Lanes of the vectorized row passes.
+const LANES: usize = 16;
+
+/// The smallest and largest value of `row` and 0 (NaN ignored), over
+/// [`LANES`] independent lanes so that the compiler vectorizes it.
+#[inline(always)]
+fn range_with_zero(row: &[f32]) -> (f32, f32) {
+    let (mut lo, mut hi) = ([0f32; LANES], [0f32; LANES]);
+    let chunks = row.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for chunk in chunks {
+        for l in 0..LANES {
+            lo[l] = lo[l].min(chunk[l]);
+            hi[l] = hi[l].max(chunk[l]);
+        }
+    }
+    let (mut lo, mut hi) = (lo.iter().fold(0f32, |a, &b| a.min(b)), hi.iter().fold(0f32, |a, &b| a.max(b)));
+    for &v in tail {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    (lo, hi)
+}
+
+/// `round(v * inv + z)` (ties away from zero) clamped to 0..=255; clamping
+/// first gives the same value (the bounds are integers) and lets the
+/// rounding be a truncation plus a compare, which vectorizes.
+#[inline(always)]
+pub(super) fn quantize_u8(v: f32, inv: f32, z: f32) -> u8 {
+    let y = (v * inv + z).clamp(0.0, 255.0);
+    let t = y as u8;
+    t + u8::from(y - f32::from(t) >= 0.5)
+}
+
 /// Quantizes rows `r0..r0 + MR` of a row-major `m x k` f32 matrix (affine
 /// per row, u8) into one packed panel `out` (`k.div_ceil(4) * MR` words),
 /// writing each row's scale and zero point into `scale`/`zero` (MR each).
-pub(super) fn quantize_panel(out: &mut [u32], scale: &mut [f32], zero: &mut [i32], x: &[f32], r0: usize, m: usize, k: usize) {
+/// `wide` runs it compiled for AVX-512 (where the CPU has it).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn quantize_panel(out: &mut [u32], scale: &mut [f32], zero: &mut [i32], x: &[f32], r0: usize, m: usize, k: usize, wide: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if wide && super::vnni_available() {
+        // SAFETY: vnni_available() said the CPU has AVX-512 F and BW.
+        unsafe { quantize_panel_avx512(out, scale, zero, x, r0, m, k) };
+        return;
+    }
+    let _ = wide;
+    quantize_panel_body(out, scale, zero, x, r0, m, k);
+}
+
+/// [`quantize_panel_body`] compiled for AVX-512.
+///
+/// # Safety
+/// The CPU has AVX-512 F and BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn quantize_panel_avx512(out: &mut [u32], scale: &mut [f32], zero: &mut [i32], x: &[f32], r0: usize, m: usize, k: usize) {
+    quantize_panel_body(out, scale, zero, x, r0, m, k);
+}
+
+#[inline(always)]
+fn quantize_panel_body(out: &mut [u32], scale: &mut [f32], zero: &mut [i32], x: &[f32], r0: usize, m: usize, k: usize) {
     out.fill(0);
     scale.fill(0.0);
     zero.fill(0);
+    let mut bytes = vec![0u8; k.next_multiple_of(4)];
     for r in 0..(m - r0).min(MR) {
         let row = &x[(r0 + r) * k..(r0 + r + 1) * k];
         // The range holds 0 so that zero padding is exact.
-        let (lo, hi) = row.iter().fold((0f32, 0f32), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        let (lo, hi) = range_with_zero(row);
         let s = if hi > lo { (hi - lo) / 255.0 } else { 1.0 };
         let z = (-lo / s).round().clamp(0.0, 255.0);
         let inv = 1.0 / s;
         scale[r] = s;
         zero[r] = z as i32;
-        for (kk, &v) in row.iter().enumerate() {
-            let q = (v * inv + z).round().clamp(0.0, 255.0) as u8;
-            out[(kk / 4) * MR + r] |= (q as u32) << (8 * (kk % 4));
+        for (q, &v) in bytes.iter_mut().zip(row) {
+            *q = quantize_u8(v, inv, z);
+        }
+        for (kq, quad) in bytes.chunks_exact(4).enumerate() {
+            out[kq * MR + r] = u32::from_le_bytes([quad[0], quad[1], quad[2], quad[3]]);
         }
     }
 }

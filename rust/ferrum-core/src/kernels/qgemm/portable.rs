@@ -3,10 +3,12 @@
 
 use super::{MR, NR};
 
-/// Exact i32 sums of one tile: `acc[r][j] = Σ_k a[r, k] * b[k, j]` over
-/// `kq` quads (u8 rows times s8 columns).
-pub(super) fn sums(kq: usize, a: &[u32], b: &[u32]) -> [[i32; NR]; MR] {
-    let mut acc = [[0i32; NR]; MR];
+/// `acc[r][j] (+)= Σ_k a[r, k] * b[k, j]` over `kq` quads (u8 rows times s8
+/// columns); `acc` is read first unless `first`.
+pub(super) fn dot(kq: usize, a: &[u32], b: &[u32], acc: &mut [[i32; NR]; MR], first: bool) {
+    if first {
+        *acc = [[0; NR]; MR];
+    }
     for q in 0..kq {
         let (aw, bw) = (&a[q * MR..(q + 1) * MR], &b[q * NR..(q + 1) * NR]);
         for byte in 0..4 {
@@ -23,5 +25,4 @@ pub(super) fn sums(kq: usize, a: &[u32], b: &[u32]) -> [[i32; NR]; MR] {
             }
         }
     }
-    acc
 }

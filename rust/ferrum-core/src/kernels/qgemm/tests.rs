@@ -122,3 +122,60 @@ fn integer_product_is_exact_on_both_tiles() {
     let err = matmul_u8s8_on(&[1, 2], 2, &[0, 0, 0], &packed, &[0], &mut [0; 4], 1, false).unwrap_err().to_string();
     assert!(err.contains("1 or 2 input zero points"), "{err}");
 }
+
+/// Shapes whose k spans several blocks of [`super::blocked::KC`] quads (up to
+/// 4096+), m and n off the tile sizes, on both tiles and both thread counts.
+#[test]
+fn blocked_integer_product_is_exact_over_long_k() {
+    use super::integer::matmul_u8s8_on;
+    for (m, k, n) in [(13, 515, 45), (30, 1537, 70), (5, 4099, 33), (25, 4096, 64)] {
+        let a: Vec<u8> = (0..m * k).map(|i| if i % 23 == 0 { 255 } else { (i * 89 % 256) as u8 }).collect();
+        let w: Vec<i8> = (0..k * n).map(|i| if i % 31 == 0 { -128 } else { (i * 53 % 256) as u8 as i8 }).collect();
+        let packed = pack_weights(&w, &vec![1.0; n], k, n).unwrap();
+        let rows: Vec<i32> = (0..m).map(|i| (i * 41 % 256) as i32).collect();
+        let cols: Vec<i32> = (0..n).map(|j| (j as i32 * 13 % 256) - 128).collect();
+        for (za, zw) in [(vec![0], vec![0]), (rows.clone(), cols.clone())] {
+            let want = integer_reference(&a, m, k, &za, &w, n, &zw);
+            for (vnni, threads) in [(false, 1), (false, 2), (true, 1), (true, 2)] {
+                let mut out = vec![0i32; m * n];
+                matmul_u8s8_on(&a, m, &za, &packed, &zw, &mut out, threads, vnni).unwrap();
+                let got: Vec<i64> = out.iter().map(|&v| i64::from(v)).collect();
+                assert_eq!(got, want, "m={m} k={k} n={n} vnni={vnni} threads={threads}");
+            }
+        }
+    }
+}
+
+/// The linear over several blocks of k: the partial sums carried between
+/// blocks, then the epilogue, on both tiles.
+#[test]
+fn blocked_linear_matches_over_long_k() {
+    for (case, &(m, k, n)) in [(5, 2053, 40), (14, 4100, 33)].iter().enumerate() {
+        let x: Vec<f32> = (0..m * k).map(|i| value(i + 5 * case)).collect();
+        let w: Vec<f32> = (0..k * n).map(|i| value(7 * i + 1)).collect();
+        let (q, sw) = quantize_symmetric_columns(&w, k, n);
+        let packed = pack_weights(&q, &sw, k, n).unwrap();
+        let expected = reference(&x, m, k, &q, &sw, n, None);
+        for (vnni, threads) in [(false, 2), (true, 1), (true, 2)] {
+            let mut out = vec![f32::NAN; m * n];
+            linear_q8_on(&x, m, &packed, None, &mut out, threads, vnni).unwrap();
+            for (idx, (&got, &want)) in out.iter().zip(&expected).enumerate() {
+                assert!((got as f64 - want).abs() <= 1e-5 * (1.0 + want.abs()), "{m}x{k}x{n} vnni={vnni} at {idx}: {got} vs {want}");
+            }
+        }
+    }
+}
+
+/// The vectorizable rounding of the activations equals `round` (ties away
+/// from zero) then the clamp, on ties, near-ties, both ends and NaN.
+#[test]
+fn activation_rounding_equals_round_then_clamp() {
+    let inv_z = [(1.0f32, 0.0f32), (0.5, 17.0), (3.7, 128.0), (1.0 / 0.003_921_569, 255.0)];
+    let values = [0.0f32, 0.5, 1.5, 2.5, 0.499_999_97, -0.5, -1.5, -300.0, 254.5, 255.4, 1e9, -1e9, 63.75, f32::NAN];
+    for &(inv, z) in &inv_z {
+        for &v in &values {
+            let want = (v * inv + z).round().clamp(0.0, 255.0) as u8;
+            assert_eq!(super::pack::quantize_u8(v, inv, z), want, "v={v} inv={inv} z={z}");
+        }
+    }
+}
