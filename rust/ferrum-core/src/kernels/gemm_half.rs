@@ -154,7 +154,7 @@ fn few_rows<T: HalfFloat>(dst: &mut [T], dst_rs: usize, accumulate: bool, lhs: &
                 // contiguous (widened row-major, as `applies` needs A's
                 // column stride 1 here).
                 unsafe {
-                    let ap = a.offset(la.offset as isize);
+                    let ap = a.add(la.offset);
                     gemv::gemv_part(path, c.0.add(j0), n, true, (ap, la.rs, la.cs), (slice.as_ptr(), 1, k as isize), m, k, cb);
                 }
             }
