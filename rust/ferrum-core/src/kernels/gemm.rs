@@ -5,6 +5,7 @@
 
 use gemm::Parallelism;
 
+use super::gemv;
 use super::sgemm;
 use super::team::{self, Shared};
 
@@ -174,6 +175,10 @@ fn f32_gemm(dst: &mut [f32], dst_rs: usize, accumulate: bool, lhs: &[f32], l: Ma
         return;
     }
     let threads = threads_for(dims, threads);
+    if forced.is_none() && gemv::applies(l, r, dims) {
+        // SAFETY: prepare returned true; applies holds; best() is a path the CPU runs.
+        return unsafe { gemv::gemv(gemv::Path::best(), dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads) };
+    }
     let kernel = match forced {
         Some(kernel) => Some(kernel).filter(|k| k.supported()),
         None => sgemm::Kernel::best().filter(|&k| use_sgemm(k, dims, l, r, threads)),

@@ -13,6 +13,7 @@ use half::{bf16, f16};
 
 use super::bgemm;
 use super::gemm::{prepare, threads_for, Dims, GemmElement, Mat};
+use super::gemv;
 use super::team;
 
 /// Elements from which widening and rounding run on every thread.
@@ -26,7 +27,12 @@ impl GemmElement for bf16 {
 
 impl GemmElement for f16 {
     fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool) {
-        if prepare(dst, dst_rs, accumulate, lhs, l, rhs, r, dims) {
+        if !prepare(dst, dst_rs, accumulate, lhs, l, rhs, r, dims) {
+            return;
+        }
+        if gemv::applies(l, r, dims) {
+            few_rows(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads);
+        } else {
             widened(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads);
         }
     }
@@ -39,6 +45,9 @@ impl GemmElement for f16 {
 pub(crate) fn bf16_gemm(dst: &mut [bf16], dst_rs: usize, accumulate: bool, lhs: &[bf16], l: Mat, rhs: &[bf16], r: Mat, dims: Dims, threads: bool, native: bool) {
     if !prepare(dst, dst_rs, accumulate, lhs, l, rhs, r, dims) {
         return;
+    }
+    if gemv::applies(l, r, dims) {
+        return few_rows(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads);
     }
     if !(native && bgemm::available()) {
         return widened(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads);
@@ -78,6 +87,82 @@ fn widened<T: HalfFloat>(dst: &mut [T], dst_rs: usize, accumulate: bool, lhs: &[
         let covered = (m - 1) * dst_rs + n;
         each_row(&mut dst[..covered], dst_rs, rows_of(m), |i, row| T::narrow_slice(&out[i * n..(i + 1) * n], &mut row[..n]));
     });
+}
+
+/// Floats of B a thread of a few-row product widens at a time (256 KiB:
+/// the slice stays in L2 while the rows of A pass over it).
+const FEW_ROWS_SLICE: usize = 1 << 16;
+
+/// A product of at most `gemv::MAX_ROWS` rows, after [`prepare`] returned
+/// true and `gemv::applies` holds: B is widened a slice at a time by the
+/// thread that multiplies it (rows of B when it is row-major, columns when
+/// column-major), so it is read once in its half format and never written
+/// whole as f32, which for a batch-1 Linear took longer than the product.
+#[allow(clippy::too_many_arguments)]
+fn few_rows<T: HalfFloat>(dst: &mut [T], dst_rs: usize, accumulate: bool, lhs: &[T], l: Mat, rhs: &[T], r: Mat, dims: Dims, threads: bool) {
+    let Dims { m, k, n } = dims;
+    let path = gemv::Path::best();
+    let mut a = vec![0.0f32; m * k];
+    let la = widen_matrix(&mut a, lhs, l, m, k, false);
+    // The f32 sums, rounded once at the end.
+    let mut out = vec![0.0f32; m * n];
+    if accumulate {
+        for (i, row) in out.chunks_mut(n).enumerate() {
+            T::widen_slice(&dst[i * dst_rs..i * dst_rs + n], row);
+        }
+    }
+    let parts = gemv::parts_for(n, threads_for(dims, threads));
+    let (c, b) = (team::Shared(out.as_mut_ptr()), team::Shared(rhs.as_ptr().cast_mut()));
+    let a_ptr = a.as_ptr() as usize;
+    team::for_each_part(parts, |t| {
+        let (c, b) = (&c, &b);
+        let (s, e) = gemv::part_columns(n, parts, t);
+        if s >= e {
+            return;
+        }
+        let (w, a) = (e - s, a_ptr as *const f32);
+        let at = |i: usize, j: usize| (r.offset as isize + i as isize * r.rs + j as isize * r.cs) as usize;
+        let mut slice = Vec::<f32>::new();
+        if r.cs == 1 {
+            let rows = (FEW_ROWS_SLICE / w).max(1);
+            for p0 in (0..k).step_by(rows) {
+                let kb = rows.min(k - p0);
+                slice.resize(kb * w, 0.0);
+                for (q, line) in slice.chunks_mut(w).enumerate() {
+                    // SAFETY: prepare checked that B's rows lie inside rhs.
+                    let src = unsafe { std::slice::from_raw_parts(b.0.add(at(p0 + q, s)), w) };
+                    T::widen_slice(src, line);
+                }
+                // SAFETY: A (m x k, la) and the widened kb x w slice are whole;
+                // the part writes columns s..e of `out`, no other part does.
+                unsafe {
+                    let ap = a.offset(la.offset as isize + p0 as isize * la.cs);
+                    gemv::gemv_part(path, c.0.add(s), n, true, (ap, la.rs, la.cs), (slice.as_ptr(), w as isize, 1), m, kb, w);
+                }
+            }
+        } else {
+            let cols = (FEW_ROWS_SLICE / k).max(1);
+            for j0 in (s..e).step_by(cols) {
+                let cb = cols.min(e - j0);
+                slice.resize(cb * k, 0.0);
+                for (q, line) in slice.chunks_mut(k).enumerate() {
+                    // SAFETY: prepare checked that B's columns lie inside rhs.
+                    let src = unsafe { std::slice::from_raw_parts(b.0.add(at(0, j0 + q)), k) };
+                    T::widen_slice(src, line);
+                }
+                // SAFETY: as above, for columns j0 .. j0 + cb; A's rows are
+                // contiguous (widened row-major, as `applies` needs A's
+                // column stride 1 here).
+                unsafe {
+                    let ap = a.add(la.offset);
+                    gemv::gemv_part(path, c.0.add(j0), n, true, (ap, la.rs, la.cs), (slice.as_ptr(), 1, k as isize), m, k, cb);
+                }
+            }
+        }
+    });
+    for (i, row) in out.chunks(n).enumerate() {
+        T::narrow_slice(row, &mut dst[i * dst_rs..i * dst_rs + n]);
+    }
 }
 
 /// Widened copies up to this many floats stay with their thread for the

@@ -17,6 +17,7 @@ pub mod erfc;
 pub mod exp;
 pub mod gemm;
 pub mod gemm_half;
+pub mod gemv;
 pub mod im2col;
 pub mod log1p;
 pub mod parallel;

@@ -30,6 +30,35 @@ impl Tensor {
         })
     }
 
+    /// [`Tensor::slice_assign`] taking the tensor by value: when nothing else
+    /// holds its buffer (one owner, allocated by ferrum, contiguous and
+    /// covering the whole buffer) the region is written in place and the
+    /// same buffer returned, so writing one position of a preallocated
+    /// cache costs the region, not the whole tensor. Otherwise a copy is
+    /// written and every other holder of the buffer still sees the old values.
+    pub fn slice_assign_owned(mut self, specs: &[SliceSpec], values: &Tensor) -> Result<Tensor> {
+        let op = "slice_assign";
+        self.expect_same_dtype(op, values)?;
+        let region = self.region(op, specs)?;
+        if values.shape() != region.shape.as_slice() {
+            return Err(Error::shapes(op, &region.shape, values.shape(), "the values must have the shape of the sliced region"));
+        }
+        let written = with_dtype!(self.dtype(), T => {
+            // `values` cannot share the buffer: then it would have two owners.
+            match self.try_mut_slice::<T>() {
+                Some(dst) => {
+                    copy_strided(values.buffer::<T>(), values.layout(), dst, &region);
+                    true
+                }
+                None => false,
+            }
+        });
+        if written {
+            return Ok(self);
+        }
+        self.slice_assign(specs, values)
+    }
+
     /// A copy with every element of the region `specs` selects set to `value`.
     pub fn slice_fill(&self, specs: &[SliceSpec], value: Scalar) -> Result<Tensor> {
         let region = self.region("slice_fill", specs)?;
@@ -116,6 +145,33 @@ mod tests {
         let v = Tensor::from_vec(vec![7i64, 8], &[1, 2]).unwrap();
         let y = x.slice_assign(&[SliceSpec::range(1, 2)], &v).unwrap();
         assert_eq!(y.to_vec::<i64>(), vec![0, 3, 7, 8, 2, 5]);
+    }
+
+    #[test]
+    fn owned_assign_writes_in_place_when_unique() {
+        let x = Tensor::from_vec((0..12).map(|v| v as f32).collect::<Vec<_>>(), &[3, 4]).unwrap();
+        let before = x.buffer::<f32>().as_ptr();
+        let v = Tensor::from_vec(vec![-1.0f32, -2.0], &[1, 2]).unwrap();
+        let y = x.slice_assign_owned(&[SliceSpec::range(2, 3), SliceSpec::range(1, 3)], &v).unwrap();
+        assert_eq!(y.buffer::<f32>().as_ptr(), before, "a sole owner's buffer is reused");
+        assert_eq!(y.to_vec::<f32>(), vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, -1.0, -2.0, 11.0]);
+    }
+
+    #[test]
+    fn owned_assign_copies_a_shared_buffer() {
+        let x = range(&[2, 3]);
+        let other = x.clone();
+        let v = Tensor::from_vec(vec![9i64, 9, 9], &[1, 3]).unwrap();
+        let y = x.slice_assign_owned(&[SliceSpec::range(0, 1)], &v).unwrap();
+        assert_eq!(y.to_vec::<i64>(), vec![9, 9, 9, 3, 4, 5]);
+        assert_eq!(other.to_vec::<i64>(), (0..6).collect::<Vec<_>>(), "the other holder keeps its values");
+        assert_ne!(y.buffer::<i64>().as_ptr(), other.buffer::<i64>().as_ptr());
+        // A view (transposed: not contiguous) is copied too, with the view's values.
+        let t = range(&[2, 3]).transpose();
+        let w = Tensor::from_vec(vec![7i64, 8], &[1, 2]).unwrap();
+        assert_eq!(t.slice_assign_owned(&[SliceSpec::range(1, 2)], &w).unwrap().to_vec::<i64>(), vec![0, 3, 7, 8, 2, 5]);
+        let e = range(&[3, 4]).slice_assign_owned(&[SliceSpec::range(0, 2)], &range(&[2, 3])).unwrap_err().to_string();
+        assert_eq!(e, "slice_assign: incompatible shapes [2, 4] and [2, 3]: the values must have the shape of the sliced region");
     }
 
     #[test]

@@ -122,6 +122,19 @@ fn f16_products_match_f64() {
 }
 
 #[test]
+fn few_row_products_widen_b_slice_by_slice() {
+    // Rows of B (row-major) or columns (transposed) in several widened
+    // slices per thread, on two threads.
+    for way in BF16_WAYS {
+        check(way, 4, 1000, 300, Form::Sliced, Form::RowMajor, true, true, bf16_of, |v| v.to_f64(), 2f64.powi(-8));
+        check(way, 3, 300, 701, Form::RowMajor, Form::Transposed, false, true, bf16_of, |v| v.to_f64(), 2f64.powi(-8));
+    }
+    let way: Multiply<f16> = f16::gemm_into;
+    check(way, 1, 1000, 333, Form::RowMajor, Form::Sliced, false, true, f16_of, |v| v.to_f64(), 2f64.powi(-11));
+    check(way, 2, 257, 600, Form::RowMajor, Form::Transposed, true, true, f16_of, |v| v.to_f64(), 2f64.powi(-11));
+}
+
+#[test]
 fn bf16_specials_propagate() {
     // Infinity and NaN in an operand reach the products they touch, as in f32.
     let (m, k, n) = (2, 3, 2);
