@@ -254,7 +254,7 @@ fn dynamic_quantize_u8_py(py: Python<'_>, x: PyRef<'_, PyTensor>) -> PyResult<Op
 ///     >>> x = Tensor.from_data([[[[3, 4], [5, 6]]]], device)
 ///     >>> w = Tensor.from_data([[[[1, -1], [2, 0]]]], device)
 ///     >>> int8_conv2d(x, 2, w, [0], (1, 1), (0, 0, 0, 0), (1, 1), 1).to_data().to_list()
-///     [5]
+///     [[[[5]]]]
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn int8_conv2d(
