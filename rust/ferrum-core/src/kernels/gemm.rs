@@ -17,21 +17,7 @@ use super::team::{self, Shared};
 /// two (17-21 us against 21-23, 23 against 30).
 pub const PAR_GEMM_FLOPS: usize = 1 << 19;
 
-/// One matrix: base pointer offset into its buffer and (row, col) strides.
-#[derive(Clone, Copy, Debug)]
-pub struct Mat {
-    pub offset: usize,
-    pub rs: isize,
-    pub cs: isize,
-}
-
-/// Matrix sizes of one product: `[m x k] @ [k x n]`.
-#[derive(Clone, Copy, Debug)]
-pub struct Dims {
-    pub m: usize,
-    pub k: usize,
-    pub n: usize,
-}
+pub use super::matrix::{Dims, Mat};
 
 pub trait GemmElement: Copy + Send + Sync + 'static {
     /// `dst = (accumulate ? dst : 0) + lhs @ rhs` for an `m x n` `dst`

@@ -19,7 +19,7 @@
 //! The columns are split over the threads. AVX-512, AVX2 with FMA, or plain
 //! Rust, picked at run time.
 
-use super::gemm::{Dims, Mat};
+use super::matrix::{Dims, Mat};
 use super::team::{self, Shared};
 
 /// Most rows of A a product runs here with.

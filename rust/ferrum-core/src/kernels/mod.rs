@@ -20,6 +20,7 @@ pub mod gemm_half;
 pub mod gemv;
 pub mod im2col;
 pub mod log1p;
+pub mod matrix;
 pub mod parallel;
 pub mod placement;
 pub mod pool;
