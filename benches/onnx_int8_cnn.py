@@ -7,7 +7,7 @@ on 32 x 32 images at batch 16 (weights N(0, 2/fan_in)), quantized with
 uint8 activations and int8 weights (per tensor) on 8 calibration batches:
 QuantizeLinear, QLinearConv, DequantizeLinear. ferrum runs QLinearConv on
 its int8 product (im2col of the uint8 input, exact i32 sums). Timing as in
-``onnx_int8_mlp.py``: the mean of back-to-back calls over 0.2 s, the
+``onnx_int8_mlp.py`` (its ``compare_with_onnxruntime``): the mean of back-to-back calls over 0.2 s, the
 candidates taking turns for ``--rounds`` rounds, medians (p50) and spread.
 """
 
@@ -16,15 +16,12 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import onnx
-from ferrum import Tensor
-from ferrum.backend import NdArray
-from ferrum.onnx import load
-from harness import Report, Stats, add_report_args, alternate, cpu_model, mean_over
+from harness import add_report_args
 from onnx import TensorProto, helper, numpy_helper
+from onnx_int8_mlp import compare_with_onnxruntime
 
 # (c_in, c_out, stride, group) of each 3x3 convolution
 LAYERS = [(3, 32, 1, 1), (32, 64, 2, 1), (64, 64, 1, 1), (64, 64, 1, 8)]
@@ -59,7 +56,6 @@ def float_cnn(batch: int, size: int) -> onnx.ModelProto:
 
 
 def main() -> None:
-    import onnxruntime as ort  # type: ignore[import-not-found, import-untyped, unused-ignore]
     from onnxruntime.quantization import (  # type: ignore[import-not-found, import-untyped, unused-ignore]
         CalibrationDataReader,
         QuantFormat,
@@ -98,35 +94,7 @@ def main() -> None:
             activation_type=QuantType.QUInt8,
             weight_type=QuantType.QInt8,
         )
-        ops = sorted({n.op_type for n in onnx.load(dst).graph.node})
-        session = ort.InferenceSession(str(dst), providers=["CPUExecutionProvider"])
-        device = NdArray.device()
-        model = load(dst, device)
-    xt = Tensor.from_data(x, device)
-    want = session.run(None, {"x": x})[0]
-    got = model.forward(xt).to_numpy()
-    diff = float(np.abs(got - want).max())
-
-    def ferrum_run() -> Any:
-        return model.forward(xt)
-
-    def ort_run() -> Any:
-        return session.run(None, {"x": x})
-
-    print(f"{cpu_model()}; {name}; ops {ops}; medians of {rounds} rounds (mean of calls over 0.2 s each)")
-    print(f"largest |ferrum - onnxruntime| {diff:.3g}")
-    stats: dict[str, Stats] = alternate(
-        {"ferrum.onnx": ferrum_run, "onnxruntime": ort_run},
-        rounds,
-        warmup=3,
-        measure=mean_over(0.05 if args.tiny else 0.2),
-    )
-    report = Report("onnx_int8_cnn", {"rounds": rounds, "batch": args.batch})
-    for cand, st in stats.items():
-        print(f"  {cand:<12} {st.p50 * 1e3:8.3f} ms  spread {st.spread:5.2f}")
-        report.add(f"{name} {cand}", {"p50 ms": st.p50 * 1e3}, st)
-    print(f"  ferrum / onnxruntime {stats['ferrum.onnx'].p50 / stats['onnxruntime'].p50:5.2f}")
-    report.finish(args)
+        compare_with_onnxruntime(dst, x, name, "onnx_int8_cnn", args, rounds)
 
 
 if __name__ == "__main__":

@@ -57,29 +57,17 @@ def float_mlp(sizes: list[int], batch: int) -> onnx.ModelProto:
     return model
 
 
-def main() -> None:
+def compare_with_onnxruntime(
+    model_path: Path, x: np.ndarray[Any, Any], name: str, suite: str, args: argparse.Namespace, rounds: int
+) -> None:
+    """Load the quantized ``model_path`` in ferrum and onnxruntime, print their largest difference on ``x``,
+    then time both in alternating rounds and report medians (shared with ``onnx_int8_cnn.py``)."""
     import onnxruntime as ort  # type: ignore[import-not-found, import-untyped, unused-ignore]
-    from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
-    add_report_args(parser)
-    args = parser.parse_args()
-    rounds, sizes = (2, [64, 256, 64]) if args.tiny else (args.rounds, [1024, 4096, 1024])
-    name = f"onnx int8 MLP {'-'.join(map(str, sizes))} b{args.batch}"
-    x = np.random.default_rng(7).standard_normal((args.batch, sizes[0])).astype(np.float32)
-    with tempfile.TemporaryDirectory() as tmp:
-        src, dst = Path(tmp) / "mlp.onnx", Path(tmp) / "mlp_int8.onnx"
-        onnx.save(float_mlp(sizes, args.batch), src)
-        quantize_dynamic(src, dst, weight_type=QuantType.QInt8)
-        ops = sorted({n.op_type for n in onnx.load(dst).graph.node})
-        session = ort.InferenceSession(str(dst), providers=["CPUExecutionProvider"])
-        device = NdArray.device()
-        model = load(dst, device)
+    ops = sorted({n.op_type for n in onnx.load(model_path).graph.node})
+    session = ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"])
+    device = NdArray.device()
+    model = load(model_path, device)
     xt = Tensor.from_data(x, device)
     want = session.run(None, {"x": x})[0]
     got = model.forward(xt).to_numpy()
@@ -99,12 +87,33 @@ def main() -> None:
         warmup=3,
         measure=mean_over(0.05 if args.tiny else 0.2),
     )
-    report = Report("onnx_int8_mlp", {"rounds": rounds, "batch": args.batch})
+    report = Report(suite, {"rounds": rounds, "batch": args.batch})
     for cand, st in stats.items():
         print(f"  {cand:<12} {st.p50 * 1e3:8.3f} ms  spread {st.spread:5.2f}")
         report.add(f"{name} {cand}", {"p50 ms": st.p50 * 1e3}, st)
     print(f"  ferrum / onnxruntime {stats['ferrum.onnx'].p50 / stats['onnxruntime'].p50:5.2f}")
     report.finish(args)
+
+
+def main() -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
+    add_report_args(parser)
+    args = parser.parse_args()
+    rounds, sizes = (2, [64, 256, 64]) if args.tiny else (args.rounds, [1024, 4096, 1024])
+    name = f"onnx int8 MLP {'-'.join(map(str, sizes))} b{args.batch}"
+    x = np.random.default_rng(7).standard_normal((args.batch, sizes[0])).astype(np.float32)
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "mlp.onnx", Path(tmp) / "mlp_int8.onnx"
+        onnx.save(float_mlp(sizes, args.batch), src)
+        quantize_dynamic(src, dst, weight_type=QuantType.QInt8)
+        compare_with_onnxruntime(dst, x, name, "onnx_int8_mlp", args, rounds)
 
 
 if __name__ == "__main__":
