@@ -16,9 +16,11 @@ from ferrum import Tensor
 from ferrum.backend import Autodiff, NdArray
 from ferrum.onnx import OnnxError, load
 from ferrum.onnx.model import OnnxModel
-from ferrum.onnx.plan import CACHE_SIZE, CompiledPlan, plan_cache, profile, signature
+from ferrum.onnx.plan import CACHE_SIZE, plan_cache, profile, signature
 from numpy.lib.stride_tricks import sliding_window_view
 from onnx import TensorProto, helper, numpy_helper
+
+from tests.support.onnx_plan import only_engine, run_planned
 
 Array = npt.NDArray[Any]
 DEVICE = NdArray.device()
@@ -52,21 +54,6 @@ def _model(
     return load(proto, DEVICE, plan=plan)
 
 
-def _run(model: OnnxModel, *arrays: Array) -> tuple[tuple[Array, ...], CompiledPlan]:
-    """The outputs of the second call (the first compiles the plan), and the plan."""
-    xs = [Tensor.from_numpy(a, DEVICE) for a in arrays]
-    model.forward(*xs)
-    out = model.forward(*xs)
-    compiled = plan_cache(model)[signature(xs)]  # type: ignore[index]
-    assert compiled is not None
-    got = out if isinstance(out, tuple) else (out,)
-    return tuple(np.asarray(g.to_numpy()) for g in got), compiled
-
-
-def _only_engine(compiled: CompiledPlan) -> None:
-    assert compiled.python_ops == () and compiled.engine_segments == 1 and compiled.direct
-
-
 RNG = np.random.default_rng(7)
 
 
@@ -98,8 +85,8 @@ def test_elementwise_arithmetic_and_activations() -> None:
     b, two = _f32(3), np.array(2.0, np.float32)
     model = _model(nodes, [("x", F, [2, 3])], [(o, F) for o in outs], {"b": b, "two": two}, opset=20)
     x = _f32(2, 3)
-    got, compiled = _run(model, x)
-    _only_engine(compiled)
+    got, compiled = run_planned(model, x)
+    only_engine(compiled)
     d = ((x + b) * x - b) / 2.0
     erf = np.vectorize(math.erf)
     hs = np.clip(0.25 * d + 0.4, 0, 1)
@@ -132,8 +119,8 @@ def test_comparisons_logic_where_and_casts() -> None:
     x, y = _f32(2, 3), _f32(2, 3)
     x[0, 0] = np.nan
     i, j = np.array([[1, 2, 3], [3, 2, 1]]), np.array([1, 5, 1])
-    (w, eqf, i_f, nan), compiled = _run(model, x, y, i, j)
-    _only_engine(compiled)
+    (w, eqf, i_f, nan), compiled = run_planned(model, x, y, i, j)
+    only_engine(compiled)
     nb = ~((x > y) & (x < 0))
     np.testing.assert_array_equal(w, np.where(nb, x, y))
     np.testing.assert_array_equal(eqf, (i == j).astype(np.float32))
@@ -179,8 +166,8 @@ def test_shape_ops_and_a_shape_chain_resolved_at_compile() -> None:
         inits,
     )
     x, idx = _f32(2, 4, 6), np.array([[0, -1], [5, -6]])
-    (flat, cat, sq, fl, ga, gc), compiled = _run(model, x, idx)
-    _only_engine(compiled)
+    (flat, cat, sq, fl, ga, gc), compiled = run_planned(model, x, idx)
+    only_engine(compiled)
     tx = x.transpose(0, 2, 1)
     sl = tx[:, 1:100:3]
     want_cat = np.concatenate([sl[..., 1:], sl[..., :1]], axis=-1)
@@ -192,7 +179,7 @@ def test_shape_ops_and_a_shape_chain_resolved_at_compile() -> None:
     np.testing.assert_array_equal(gc, np.take(x, [-1, 0], axis=-1))
     # another batch size is another signature: a second plan, as correct
     x3 = _f32(3, 4, 6)
-    (flat3, *_), _ = _run(model, x3, idx)
+    (flat3, *_), _ = run_planned(model, x3, idx)
     np.testing.assert_array_equal(flat3, x3.reshape(3, 24))
     assert len(plan_cache(model)) == 2
 
@@ -216,8 +203,8 @@ def test_matmul_linear_norms_and_reductions() -> None:
         opset=18,
     )
     x2, x3, q, k = _f32(3, 8), _f32(2, 3, 8), _f32(2, 3, 4, 8), _f32(3, 8, 4)
-    (lin, attn, ln, rm), compiled = _run(model, x2, x3, q, k)
-    _only_engine(compiled)
+    (lin, attn, ln, rm), compiled = run_planned(model, x2, x3, q, k)
+    only_engine(compiled)
     np.testing.assert_allclose(lin, x2 @ w + c, rtol=1e-5, atol=1e-5)
     s = q @ k
     e = np.exp(s - s.max(-1, keepdims=True))
@@ -258,8 +245,8 @@ def test_convolutions_fused_groups_and_pools() -> None:
         {"w1": w1, "b1": b1, "w2": w2, **bn},
     )
     x = _f32(2, 3, 6, 6)
-    (mp, ap, gap), compiled = _run(model, x)
-    _only_engine(compiled)
+    (mp, ap, gap), compiled = run_planned(model, x)
+    only_engine(compiled)
     per = (None, slice(None), None, None)
 
     def np_bn(v: Array) -> Array:
@@ -289,7 +276,7 @@ def test_an_op_without_a_plan_form_splits_the_plan() -> None:
     ]
     model = _model(nodes, [("x", F, [3, 4])], [("t", F), ("sq", F)])
     x = _f32(3, 4)
-    (t, sq), compiled = _run(model, x)
+    (t, sq), compiled = run_planned(model, x)
     assert compiled.python_ops == ("Softplus",) and compiled.engine_segments == 2 and not compiled.direct
     np.testing.assert_allclose(t, np.tanh(np.log1p(np.exp(x * x)) + x), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(sq, x * x, rtol=1e-6)
@@ -373,8 +360,8 @@ def test_the_erf_gelu_pattern_runs_as_one_kernel(halved_first: bool) -> None:
     consts["three"] = np.array(3.0, np.float32)
     model = _model(nodes, [("x", F, [4, 8])], [("cube", F)], consts)
     x = _f32(4, 8) * 3
-    (cube,), compiled = _run(model, x)
-    _only_engine(compiled)
+    (cube,), compiled = run_planned(model, x)
+    only_engine(compiled)
     plan = compiled.segments[0].plan
     assert plan is not None and len(plan) == 2  # gelu, then the cube as products
     y = 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2.0)))

@@ -17,8 +17,9 @@ from ferrum import Tensor
 from ferrum.backend import NdArray
 from ferrum.onnx import OnnxError, load
 from ferrum.onnx.model import OnnxModel
-from ferrum.onnx.plan import CompiledPlan, plan_cache, signature
 from onnx import TensorProto, helper, numpy_helper
+
+from tests.support.onnx_plan import only_engine, run_planned
 
 Array = npt.NDArray[Any]
 DEVICE = NdArray.device()
@@ -50,21 +51,6 @@ def _model(
     return load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), DEVICE)
 
 
-def _run(model: OnnxModel, *arrays: Array) -> tuple[tuple[Array, ...], CompiledPlan]:
-    """The outputs of the second call (the first compiles the plan), and the plan."""
-    xs = [Tensor.from_numpy(a, DEVICE) for a in arrays]
-    model.forward(*xs)
-    out = model.forward(*xs)
-    compiled = plan_cache(model)[signature(xs)]  # type: ignore[index]
-    assert compiled is not None
-    got = out if isinstance(out, tuple) else (out,)
-    return tuple(np.asarray(g.to_numpy()) for g in got), compiled
-
-
-def _only_engine(compiled: CompiledPlan) -> None:
-    assert compiled.python_ops == () and compiled.engine_segments == 1 and compiled.direct
-
-
 def _f32(*shape: int) -> Array:
     return RNG.normal(size=shape).astype(np.float32)
 
@@ -80,8 +66,8 @@ def test_gather_nd_against_numpy(batch_dims: int) -> None:
         want = np.stack([np.stack([x[b, t[0]] for t in idx[b]]) for b in range(2)])
     node = helper.make_node("GatherND", ["x", "i"], ["y"], batch_dims=batch_dims)
     model = _model([node], [("x", F, x.shape), ("i", I64, idx.shape)], [("y", F)])
-    (y,), compiled = _run(model, x, idx)
-    _only_engine(compiled)
+    (y,), compiled = run_planned(model, x, idx)
+    only_engine(compiled)
     assert compiled.instructions == ("gather_nd",)
     np.testing.assert_array_equal(y, want)
     # an index out of range raises at run time, naming it
@@ -102,8 +88,8 @@ def test_gather_elements_and_scatter_nd_against_numpy() -> None:
     ]
     inputs = [("x", F, x.shape), ("i", I64, idx.shape), ("r", I64, rows.shape), ("u", F, upd.shape)]
     model = _model(nodes, inputs, [("g", F), ("s", F)])
-    (g, s), compiled = _run(model, x, idx, rows, upd)
-    _only_engine(compiled)
+    (g, s), compiled = run_planned(model, x, idx, rows, upd)
+    only_engine(compiled)
     np.testing.assert_array_equal(g, np.take_along_axis(x, np.where(idx < 0, idx + 4, idx), axis=1))
     want = x.copy()
     want[2], want[0] = upd[0], upd[1]
@@ -116,7 +102,7 @@ def test_scatter_nd_with_a_reduction_runs_from_python() -> None:
     nodes = [node, helper.make_node("Relu", ["s"], ["y"])]
     inputs = [("x", F, x.shape), ("r", I64, rows.shape), ("u", F, upd.shape)]
     model = _model(nodes, inputs, [("y", F)], opset=18)
-    (y,), compiled = _run(model, x, rows, upd)
+    (y,), compiled = run_planned(model, x, rows, upd)
     assert compiled.python_ops == ("ScatterND",)
     want = x.copy()
     want[1] += upd[0] + upd[1]
@@ -128,8 +114,8 @@ def test_cumsum_against_numpy(exclusive: int, reverse: int) -> None:
     x = RNG.integers(-5, 5, size=(3, 4)).astype(np.int64)
     node = helper.make_node("CumSum", ["x", "axis"], ["y"], exclusive=exclusive, reverse=reverse)
     model = _model([node], [("x", I64, x.shape)], [("y", I64)], {"axis": np.array(-1, np.int64)})
-    (y,), compiled = _run(model, x)
-    _only_engine(compiled)
+    (y,), compiled = run_planned(model, x)
+    only_engine(compiled)
     assert compiled.instructions == ("cumsum",)
     src = x[:, ::-1] if reverse else x
     want = np.cumsum(src, axis=1) - (src if exclusive else 0)
@@ -142,13 +128,13 @@ def test_constant_pad_in_the_plan_and_a_crop_from_python() -> None:
     inits: dict[str, Array] = {"pads": np.array([0, 1, 2, 0, 0, 1], np.int64)}
     inits["v"] = np.array(-3.5, np.float32)
     model = _model(nodes, [("x", F, x.shape)], [("y", F)], inits)
-    (y,), compiled = _run(model, x)
-    _only_engine(compiled)
+    (y,), compiled = run_planned(model, x)
+    only_engine(compiled)
     np.testing.assert_array_equal(y, np.pad(x, [(0, 0), (1, 0), (2, 1)], constant_values=-3.5))
     # negative pads crop: the op's own path, still right
     crop: dict[str, Array] = {"pads": np.array([0, -1, 0, 0, 0, 1], np.int64), "v": np.array(0.0, np.float32)}
     model = _model([*nodes, helper.make_node("Neg", ["y"], ["z"])], [("x", F, x.shape)], [("z", F)], crop)
-    (z,), compiled = _run(model, x)
+    (z,), compiled = run_planned(model, x)
     assert compiled.python_ops == ("Pad",)
     np.testing.assert_array_equal(z, -np.pad(x[:, 1:], [(0, 0), (0, 0), (0, 1)]))
 
@@ -157,8 +143,8 @@ def test_conv_on_rank3_input_against_numpy() -> None:
     x, w, b = _f32(2, 3, 10), _f32(4, 3, 3), _f32(4)
     node = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1], strides=[2], dilations=[1])
     model = _model([node], [("x", F, x.shape)], [("y", F)], {"w": w, "b": b})
-    (y,), compiled = _run(model, x)
-    _only_engine(compiled)
+    (y,), compiled = run_planned(model, x)
+    only_engine(compiled)
     assert compiled.instructions == ("conv1d",)
     padded = np.pad(x, [(0, 0), (0, 0), (1, 1)])
     want = np.stack(
@@ -173,8 +159,8 @@ def test_float_to_int_cast_as_onnxruntime(to: int, fill: int) -> None:
     x = np.array([2.7, -2.7, -np.inf, np.inf, np.nan, 3e9, -1e20, 0.0], np.float32)
     node = helper.make_node("Cast", ["x"], ["y"], to=to)
     model = _model([node], [("x", F, x.shape)], [("y", to)])
-    (y,), compiled = _run(model, x)
-    _only_engine(compiled)
+    (y,), compiled = run_planned(model, x)
+    only_engine(compiled)
     assert compiled.instructions == ("cast_int",)
     big = 3_000_000_000 if to == TensorProto.INT64 else fill
     np.testing.assert_array_equal(y.astype(np.int64), [2, -2, fill, fill, fill, big, fill, 0])
@@ -217,7 +203,7 @@ def test_attention_pattern_runs_as_one_instruction(div: bool, mask: bool, guard:
     q, kt, v = _f32(2, 3, 5, 8), _f32(2, 3, 8, 5), _f32(2, 3, 5, 4)
     m = np.zeros((2, 1, 1, 5), np.float32)
     m[1, ..., 3:] = np.finfo(np.float32).min  # HF's padding mask
-    (y,), compiled = _run(_attention_graph(div, mask, guard), q, kt, v, m)
+    (y,), compiled = run_planned(_attention_graph(div, mask, guard), q, kt, v, m)
     assert compiled.python_ops == () and compiled.instructions == ("attention",)
     s = q.astype(np.float64) @ kt
     s = s / math.sqrt(8.0) if div else s
@@ -227,7 +213,7 @@ def test_attention_pattern_runs_as_one_instruction(div: bool, mask: bool, guard:
 
 def test_attention_whose_scores_are_a_graph_output_is_not_fused() -> None:
     q, kt, v, m = _f32(2, 3, 5, 8), _f32(2, 3, 8, 5), _f32(2, 3, 5, 4), np.zeros((2, 1, 1, 5), np.float32)
-    (y, s), compiled = _run(_attention_graph(True, True, True, keep_scores=True), q, kt, v, m)
+    (y, s), compiled = run_planned(_attention_graph(True, True, True, keep_scores=True), q, kt, v, m)
     assert "attention" not in compiled.instructions and "softmax" in compiled.instructions
     np.testing.assert_allclose(s, q @ kt, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(y, _softmax((q @ kt) / math.sqrt(8.0)) @ v, rtol=1e-5, atol=1e-6)
@@ -237,7 +223,7 @@ def test_a_fully_masked_row_gives_zeros_through_the_guard() -> None:
     q, kt, v = _f32(2, 3, 5, 8), _f32(2, 3, 8, 5), _f32(2, 3, 5, 4)
     m = np.zeros((2, 1, 1, 5), np.float32)
     m[0] = -np.inf
-    (y,), compiled = _run(_attention_graph(True, True, True), q, kt, v, m)
+    (y,), compiled = run_planned(_attention_graph(True, True, True), q, kt, v, m)
     assert compiled.instructions == ("attention",)
     assert np.all(y[0] == 0.0)
     np.testing.assert_allclose(y[1], _softmax((q[1] @ kt[1]) / math.sqrt(8.0)) @ v[1], rtol=1e-5, atol=1e-6)
@@ -280,8 +266,8 @@ def _rms_graph(inverse: str, weight: bool, extra_reader: bool = False) -> OnnxMo
 def test_rms_norm_pattern_runs_as_one_instruction(inverse: str, weight: bool) -> None:
     model = _rms_graph(inverse, weight)
     x = _f32(2, 5, 16)
-    (y,), compiled = _run(model, x)
-    _only_engine(compiled)
+    (y,), compiled = run_planned(model, x)
+    only_engine(compiled)
     assert compiled.instructions == ("rms_norm",)
     wide = x.astype(np.float64)
     want = wide / np.sqrt((wide**2).mean(-1, keepdims=True) + 1e-6)
@@ -292,7 +278,7 @@ def test_rms_norm_pattern_runs_as_one_instruction(inverse: str, weight: bool) ->
 
 def test_rms_norm_with_an_intermediate_read_elsewhere_is_not_fused() -> None:
     x = _f32(2, 5, 16)
-    (y, mse), compiled = _run(_rms_graph("reciprocal", True, extra_reader=True), x)
+    (y, mse), compiled = run_planned(_rms_graph("reciprocal", True, extra_reader=True), x)
     assert "rms_norm" not in compiled.instructions
     wide = x.astype(np.float64)
     want = wide / np.sqrt((wide**2).mean(-1, keepdims=True) + 1e-6) * RMS_WEIGHT
@@ -304,8 +290,8 @@ def test_the_rms_normalization_op_runs_as_one_instruction() -> None:
     x, w = _f32(3, 4, 6), _f32(4, 6)
     node = helper.make_node("RMSNormalization", ["x", "w"], ["y"], axis=-2, epsilon=1e-3)
     model = _model([node], [("x", F, x.shape)], [("y", F)], {"w": w}, opset=23)
-    (y,), compiled = _run(model, x)
-    _only_engine(compiled)
+    (y,), compiled = run_planned(model, x)
+    only_engine(compiled)
     assert compiled.instructions == ("rms_norm",)
     wide = x.astype(np.float64)
     want = wide / np.sqrt((wide**2).mean((-2, -1), keepdims=True) + 1e-3) * w
