@@ -16,31 +16,36 @@ use crate::ops::conv::values;
 use crate::tensor::Tensor;
 use crate::{with_float, Kind};
 
-/// Where each row of the mask starts and its stride along the last dim,
-/// for a mask broadcast onto `shape` (same rank, dims equal or 1).
-struct MaskRows<'a> {
-    data: &'a [bool],
+/// A tensor broadcast onto the scores' shape (same rank, dims equal or 1),
+/// read row by row: where each row starts and its stride along the last dim.
+struct Rows<'a, E> {
+    data: &'a [E],
     starts: Vec<usize>,
     step: isize,
 }
 
-impl MaskRows<'_> {
+impl<E: Copy> Rows<'_, E> {
     #[inline(always)]
-    fn masked(&self, row: usize, k: usize) -> bool {
+    fn at(&self, row: usize, k: usize) -> E {
         self.data[(self.starts[row] as isize + k as isize * self.step) as usize]
     }
 }
 
-fn mask_rows<'a>(op: &'static str, mask: &'a Tensor, shape: &[usize]) -> Result<MaskRows<'a>> {
-    mask.expect_kind(op, Kind::Bool)?;
-    if mask.rank() != shape.len() {
-        return Err(Error::shapes(op, mask.shape(), shape, format!("the mask has rank {}, the scores rank {}", mask.rank(), shape.len())));
+/// `t` (the mask or the bias, named `what` in errors) read as rows of `shape`.
+fn rows_onto<'a, E: Element>(op: &'static str, what: &str, t: &'a Tensor, shape: &[usize]) -> Result<Rows<'a, E>> {
+    if t.rank() != shape.len() {
+        return Err(Error::shapes(op, t.shape(), shape, format!("the {what} has rank {}, the scores rank {}", t.rank(), shape.len())));
     }
-    let full = mask.layout().broadcast_to(op, shape)?;
+    let full = t.layout().broadcast_to(op, shape)?;
     let r = shape.len();
     let lead = Layout { shape: DimVec::from_slice(&full.shape[..r - 1]), strides: DimVec::from_slice(&full.strides[..r - 1]), offset: full.offset };
     let starts = if r == 1 { vec![full.offset] } else { lead.offsets().collect() };
-    Ok(MaskRows { data: mask.buffer::<bool>(), starts, step: full.strides[r - 1] })
+    Ok(Rows { data: t.buffer::<E>(), starts, step: full.strides[r - 1] })
+}
+
+fn mask_rows<'a>(op: &'static str, mask: &'a Tensor, shape: &[usize]) -> Result<Rows<'a, bool>> {
+    mask.expect_kind(op, Kind::Bool)?;
+    rows_onto(op, "mask", mask, shape)
 }
 
 /// Rows of `n` split across threads, `f(first_row, rows_out)`.
@@ -55,31 +60,44 @@ fn over_rows<T: FloatElement>(out: &mut [T], n: usize, f: impl Fn(usize, &mut [T
     for_each_chunk_mut(out, per, |i, d| f(i * per / n, d));
 }
 
-fn forward<T: FloatElement>(x: &[T], mask: Option<&MaskRows<'_>>, n: usize, scale: T, fill: T) -> Vec<T> {
+/// The softmax of each row of `n` after `scores(r, row, x_row)` wrote its
+/// scores into it; with `nan_to_zero`, a NaN weight (a row of `-inf`) becomes 0.
+fn weights<T: FloatElement>(x: &[T], n: usize, nan_to_zero: bool, scores: impl Fn(usize, &mut [T], &[T]) + Sync) -> Vec<T> {
     let mut y = vec![T::zero(); x.len()];
     over_rows(&mut y, n, |first, rows| {
         for (i, row) in rows.chunks_exact_mut(n).enumerate() {
             let r = first + i;
-            let src = &x[r * n..(r + 1) * n];
-            match mask {
-                Some(m) => {
-                    for (k, (d, &v)) in row.iter_mut().zip(src).enumerate() {
-                        *d = if m.masked(r, k) { fill } else { v * scale };
-                    }
-                }
-                None => simd(
-                    #[inline(always)]
-                    || {
-                        for (d, &v) in row.iter_mut().zip(src) {
-                            *d = v * scale;
-                        }
-                    },
-                ),
-            }
+            scores(r, row, &x[r * n..(r + 1) * n]);
             simd(#[inline(always)] || normalise(row));
+            if nan_to_zero {
+                row.iter_mut().filter(|v| v.is_nan_value()).for_each(|v| *v = T::zero());
+            }
         }
     });
     y
+}
+
+#[inline(always)]
+fn scaled<T: FloatElement>(row: &mut [T], src: &[T], scale: T) {
+    simd(
+        #[inline(always)]
+        || {
+            for (d, &v) in row.iter_mut().zip(src) {
+                *d = v * scale;
+            }
+        },
+    );
+}
+
+fn forward<T: FloatElement>(x: &[T], mask: Option<&Rows<'_, bool>>, n: usize, scale: T, fill: T) -> Vec<T> {
+    weights(x, n, false, |r, row, src| match mask {
+        Some(m) => {
+            for (k, (d, &v)) in row.iter_mut().zip(src).enumerate() {
+                *d = if m.at(r, k) { fill } else { v * scale };
+            }
+        }
+        None => scaled(row, src, scale),
+    })
 }
 
 /// Independent accumulators, so that float maxima and sums fill SIMD registers.
@@ -119,7 +137,7 @@ fn normalise<T: FloatElement>(row: &mut [T]) {
     row.iter_mut().for_each(|v| *v = *v * inv);
 }
 
-fn backward<T: FloatElement>(g: &[T], y: &[T], mask: Option<&MaskRows<'_>>, n: usize, scale: T) -> Vec<T> {
+fn backward<T: FloatElement>(g: &[T], y: &[T], mask: Option<&Rows<'_, bool>>, n: usize, scale: T) -> Vec<T> {
     let mut gx = vec![T::zero(); y.len()];
     over_rows(&mut gx, n, |first, rows| {
         for (i, row) in rows.chunks_exact_mut(n).enumerate() {
@@ -137,7 +155,7 @@ fn backward<T: FloatElement>(g: &[T], y: &[T], mask: Option<&MaskRows<'_>>, n: u
             if let Some(m) = mask {
                 // A masked score was replaced by the fill: no gradient reaches it.
                 for (k, d) in row.iter_mut().enumerate() {
-                    if m.masked(r, k) {
+                    if m.at(r, k) {
                         *d = T::zero();
                     }
                 }
@@ -173,63 +191,26 @@ impl Tensor {
     }
 }
 
-/// Where each row of a float bias broadcast onto the scores starts, and its stride along the last dim.
-struct BiasRows<'a, T> {
-    data: &'a [T],
-    starts: Vec<usize>,
-    step: isize,
-}
-
-fn bias_rows<'a, T: FloatElement>(op: &'static str, bias: &'a Tensor, shape: &[usize]) -> Result<BiasRows<'a, T>> {
-    if bias.rank() != shape.len() {
-        return Err(Error::shapes(op, bias.shape(), shape, format!("the bias has rank {}, the scores rank {}", bias.rank(), shape.len())));
-    }
-    let full = bias.layout().broadcast_to(op, shape)?;
-    let r = shape.len();
-    let lead = Layout { shape: DimVec::from_slice(&full.shape[..r - 1]), strides: DimVec::from_slice(&full.strides[..r - 1]), offset: full.offset };
-    let starts = if r == 1 { vec![full.offset] } else { lead.offsets().collect() };
-    Ok(BiasRows { data: bias.buffer::<T>(), starts, step: full.strides[r - 1] })
-}
-
-fn forward_biased<T: FloatElement>(x: &[T], bias: Option<&BiasRows<'_, T>>, n: usize, scale: T, nan_to_zero: bool) -> Vec<T> {
-    let mut y = vec![T::zero(); x.len()];
-    over_rows(&mut y, n, |first, rows| {
-        for (i, row) in rows.chunks_exact_mut(n).enumerate() {
-            let r = first + i;
-            let src = &x[r * n..(r + 1) * n];
-            match bias {
-                Some(b) if b.step == 1 => {
-                    let add = &b.data[b.starts[r]..b.starts[r] + n];
-                    simd(
-                        #[inline(always)]
-                        || {
-                            for ((d, &v), &a) in row.iter_mut().zip(src).zip(add) {
-                                *d = v * scale + a;
-                            }
-                        },
-                    );
-                }
-                Some(b) => {
-                    for (k, (d, &v)) in row.iter_mut().zip(src).enumerate() {
-                        *d = v * scale + b.data[(b.starts[r] as isize + k as isize * b.step) as usize];
+fn forward_biased<T: FloatElement>(x: &[T], bias: Option<&Rows<'_, T>>, n: usize, scale: T, nan_to_zero: bool) -> Vec<T> {
+    weights(x, n, nan_to_zero, |r, row, src| match bias {
+        Some(b) if b.step == 1 => {
+            let add = &b.data[b.starts[r]..b.starts[r] + n];
+            simd(
+                #[inline(always)]
+                || {
+                    for ((d, &v), &a) in row.iter_mut().zip(src).zip(add) {
+                        *d = v * scale + a;
                     }
-                }
-                None => simd(
-                    #[inline(always)]
-                    || {
-                        for (d, &v) in row.iter_mut().zip(src) {
-                            *d = v * scale;
-                        }
-                    },
-                ),
-            }
-            simd(#[inline(always)] || normalise(row));
-            if nan_to_zero {
-                row.iter_mut().filter(|v| v.is_nan_value()).for_each(|v| *v = T::zero());
+                },
+            );
+        }
+        Some(b) => {
+            for (k, (d, &v)) in row.iter_mut().zip(src).enumerate() {
+                *d = v * scale + b.at(r, k);
             }
         }
-    });
-    y
+        None => scaled(row, src, scale),
+    })
 }
 
 impl Tensor {
@@ -246,7 +227,7 @@ impl Tensor {
         }
         let n = self.shape()[self.rank() - 1];
         with_float!(op, self.dtype(), T => {
-            let rows = bias.map(|b| bias_rows::<T>(op, b, self.shape())).transpose()?;
+            let rows = bias.map(|b| rows_onto::<T>(op, "bias", b, self.shape())).transpose()?;
             let x: Cow<'_, [T]> = values(op, self)?;
             Tensor::from_vec(forward_biased(&x, rows.as_ref(), n, T::from_f64(scale), nan_to_zero), self.shape())
         })
