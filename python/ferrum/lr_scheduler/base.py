@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import abc
 import copy
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from typing_extensions import Self
+
+from ferrum.config.checks import check_finite
 
 __all__ = [
     "ConstantLr",
@@ -113,9 +114,7 @@ def as_lr_scheduler(scheduler: LrSchedulerLike) -> LrScheduler:
 
 def check_lr(owner: str, name: str, value: object) -> float:
     """``value`` as a float, or ValueError naming ``owner.name`` when it is not a finite number."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"{owner}.{name} must be a finite number, found {value!r}")
-    return float(value)
+    return check_finite(owner, name, value)
 
 
 def check_lr_range(

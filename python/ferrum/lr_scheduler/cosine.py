@@ -2,12 +2,6 @@
 
 ``lr(i) = min_lr + (initial_lr - min_lr) * (1 + cos(pi * i / num_iters)) / 2``
 for ``i = 0 .. num_iters``, after which it restarts at ``initial_lr``.
-
-Example:
-    >>> from ferrum.lr_scheduler import CosineAnnealingLrSchedulerConfig
-    >>> scheduler = CosineAnnealingLrSchedulerConfig(0.5, 2).with_min_lr(0.1).init()
-    >>> [round(scheduler.step(), 6) for _ in range(4)]
-    [0.5, 0.3, 0.1, 0.5]
 """
 
 from __future__ import annotations
@@ -54,8 +48,9 @@ class CosineAnnealingLrScheduler(LrScheduler):
 
     Example:
         >>> from ferrum.lr_scheduler import CosineAnnealingLrSchedulerConfig
-        >>> CosineAnnealingLrSchedulerConfig(0.2, 10).init().step()
-        0.2
+        >>> scheduler = CosineAnnealingLrSchedulerConfig(0.5, 2).with_min_lr(0.1).init()
+        >>> [round(scheduler.step(), 6) for _ in range(4)]
+        [0.5, 0.3, 0.1, 0.5]
     """
 
     def __init__(self, max_lr: float, min_lr: float, num_iters: int) -> None:

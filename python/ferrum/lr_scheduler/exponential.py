@@ -1,11 +1,4 @@
-"""Exponential schedule (Burn's ``ExponentialLrSchedulerConfig``): ``lr(i) = initial_lr * gamma^i``.
-
-Example:
-    >>> from ferrum.lr_scheduler import ExponentialLrSchedulerConfig
-    >>> scheduler = ExponentialLrSchedulerConfig(0.8, 0.5).init()
-    >>> [scheduler.step() for _ in range(3)]
-    [0.8, 0.4, 0.2]
-"""
+"""Exponential schedule (Burn's ``ExponentialLrSchedulerConfig``): ``lr(i) = initial_lr * gamma^i``."""
 
 from __future__ import annotations
 
@@ -44,8 +37,9 @@ class ExponentialLrScheduler(LrScheduler):
 
     Example:
         >>> from ferrum.lr_scheduler import ExponentialLrSchedulerConfig
-        >>> ExponentialLrSchedulerConfig(0.5, 0.1).init().step()
-        0.5
+        >>> scheduler = ExponentialLrSchedulerConfig(0.8, 0.5).init()
+        >>> [scheduler.step() for _ in range(3)]
+        [0.8, 0.4, 0.2]
     """
 
     def __init__(self, initial_lr: float, gamma: float) -> None:

@@ -1,11 +1,4 @@
-"""Linear schedule (Burn's ``LinearLrSchedulerConfig``): ``initial_lr`` to ``final_lr`` over ``num_iters``.
-
-Example:
-    >>> from ferrum.lr_scheduler import LinearLrSchedulerConfig
-    >>> scheduler = LinearLrSchedulerConfig(0.9, 0.5, 4).init()
-    >>> [round(scheduler.step(), 6) for _ in range(6)]
-    [0.9, 0.8, 0.7, 0.6, 0.5, 0.5]
-"""
+"""Linear schedule (Burn's ``LinearLrSchedulerConfig``): ``initial_lr`` to ``final_lr`` over ``num_iters``."""
 
 from __future__ import annotations
 
@@ -47,8 +40,11 @@ class LinearLrScheduler(LrScheduler):
 
     Example:
         >>> from ferrum.lr_scheduler import LinearLrSchedulerConfig
-        >>> LinearLrSchedulerConfig(0.3, 0.1, 2).init().to_record()
-        {'remaining_iters': 3}
+        >>> scheduler = LinearLrSchedulerConfig(0.9, 0.5, 4).init()
+        >>> [round(scheduler.step(), 6) for _ in range(6)]
+        [0.9, 0.8, 0.7, 0.6, 0.5, 0.5]
+        >>> scheduler.to_record()
+        {'remaining_iters': 0}
     """
 
     def __init__(self, initial_lr: float, final_lr: float, num_iters: int) -> None:

@@ -2,12 +2,6 @@
 
 ``lr(t) = factor * model_size^-0.5 * min(t^-0.5, t * warmup_steps^-1.5)``
 for steps ``t = 1, 2, ...``: a linear warm-up, then decay as ``1/sqrt(t)``.
-
-Example:
-    >>> from ferrum.lr_scheduler import NoamLrSchedulerConfig
-    >>> scheduler = NoamLrSchedulerConfig(1.0).with_warmup_steps(2).with_model_size(4).init()
-    >>> [round(scheduler.step(), 4) for _ in range(3)]
-    [0.1768, 0.3536, 0.2887]
 """
 
 from __future__ import annotations
@@ -48,10 +42,11 @@ class NoamLrScheduler(LrScheduler):
 
     Example:
         >>> from ferrum.lr_scheduler import NoamLrSchedulerConfig
-        >>> scheduler = NoamLrSchedulerConfig(2.0).init()
-        >>> _ = scheduler.step()
+        >>> scheduler = NoamLrSchedulerConfig(1.0).with_warmup_steps(2).with_model_size(4).init()
+        >>> [round(scheduler.step(), 4) for _ in range(3)]
+        [0.1768, 0.3536, 0.2887]
         >>> scheduler.to_record()
-        {'step': 1.0}
+        {'step': 3.0}
     """
 
     def __init__(self, factor: float, warmup_steps: int, model_size: int) -> None:

@@ -1,12 +1,6 @@
 """Step schedule (Burn's ``StepLrSchedulerConfig``): multiply by ``gamma`` every ``step_size`` steps.
 
 ``lr(i) = initial_lr * gamma^(i // step_size)`` for ``i = 0, 1, ...``.
-
-Example:
-    >>> from ferrum.lr_scheduler import StepLrSchedulerConfig
-    >>> scheduler = StepLrSchedulerConfig(0.1, 2).with_gamma(2.0).init()
-    >>> [round(scheduler.step(), 6) for _ in range(5)]
-    [0.1, 0.1, 0.2, 0.2, 0.4]
 """
 
 from __future__ import annotations
@@ -49,8 +43,9 @@ class StepLrScheduler(LrScheduler):
 
     Example:
         >>> from ferrum.lr_scheduler import StepLrSchedulerConfig
-        >>> StepLrSchedulerConfig(3.1, 1).with_gamma(1.0).init().step()
-        3.1
+        >>> scheduler = StepLrSchedulerConfig(0.1, 2).with_gamma(2.0).init()
+        >>> [round(scheduler.step(), 6) for _ in range(5)]
+        [0.1, 0.1, 0.2, 0.2, 0.4]
     """
 
     def __init__(self, initial_lr: float, step_size: int, gamma: float) -> None:

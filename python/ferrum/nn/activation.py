@@ -2,16 +2,6 @@
 
 Stateless ones (``Relu()``, ``Gelu()``, ``Sigmoid()``, ``Tanh()``) are built
 directly; those with settings or parameters come from a config.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn import LeakyReluConfig, Relu
-    >>> x = Tensor.from_floats([-2.0, 3.0], NdArray.device())
-    >>> Relu().forward(x).to_data().to_list()
-    [0.0, 3.0]
-    >>> LeakyReluConfig().with_negative_slope(0.5).init().forward(x).to_data().to_list()
-    [-1.0, 3.0]
 """
 
 from __future__ import annotations
@@ -22,6 +12,7 @@ from typing import Any
 from ferrum import activation
 from ferrum._ferrum import Device, Float, Tensor
 from ferrum.config import config
+from ferrum.config.checks import check_positive_int
 from ferrum.module import Module, Param
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.linear import Linear, LinearConfig, LinearLayout
@@ -180,9 +171,7 @@ class PReluConfig:
     alpha: float = 0.25
 
     def __post_init__(self) -> None:
-        if not isinstance(self.num_parameters, int) or self.num_parameters <= 0:
-            found = self.num_parameters
-            raise ValueError(f"PReluConfig.num_parameters must be a positive int, found {found!r}")
+        check_positive_int("PReluConfig", "num_parameters", self.num_parameters)
 
     def init(self, device: Device[B]) -> PRelu[B]:
         """A new layer on ``device``."""

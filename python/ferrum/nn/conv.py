@@ -6,16 +6,6 @@ width]`` (2-d). Weights use Burn's layouts: ``[channels_out, channels_in /
 groups, kernel...]`` for a convolution, ``[channels_in, channels_out / groups,
 kernel...]`` for a transposed one; the bias is ``[channels_out]``. The work,
 forward and backward, runs in the engine (im2col + GEMM).
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn import PaddingConfig2d
-    >>> from ferrum.nn.conv import Conv2dConfig
-    >>> device = NdArray.device()
-    >>> conv = Conv2dConfig((1, 8), (3, 3)).with_padding(PaddingConfig2d.Same).init(device)
-    >>> conv.forward(Tensor.ones((2, 1, 28, 28), device)).dims()
-    (2, 8, 28, 28)
 """
 
 from __future__ import annotations

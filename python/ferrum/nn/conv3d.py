@@ -4,16 +4,6 @@ Inputs are ``[batch, channels, depth, height, width]``; weights use Burn's
 layouts, ``[channels_out, channels_in / groups, kd, kh, kw]`` for a
 convolution and ``[channels_in, channels_out / groups, kd, kh, kw]`` for a
 transposed one. Forward and backward run in the engine (vol2col + GEMM).
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn.conv import Conv3dConfig
-    >>> from ferrum.nn import PaddingConfig3d
-    >>> device = NdArray.device()
-    >>> conv = Conv3dConfig((2, 4), (3, 3, 3)).with_padding(PaddingConfig3d.Same).init(device)
-    >>> conv.forward(Tensor.ones((1, 2, 5, 6, 7), device)).dims()
-    (1, 4, 5, 6, 7)
 """
 
 from __future__ import annotations

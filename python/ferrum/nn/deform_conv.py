@@ -6,16 +6,6 @@ offset, mask)`` takes the offsets ``[batch, 2 * offset_groups * kh * kw,
 out_h, out_w]`` as ``(dy, dx)`` pairs ordered (group, ky, kx), and the mask
 ``[batch, offset_groups * kh * kw, out_h, out_w]`` or None; the layouts are
 torchvision's.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn.conv import DeformConv2dConfig
-    >>> device = NdArray.device()
-    >>> conv = DeformConv2dConfig((2, 3), (3, 3)).init(device)
-    >>> x, offset = Tensor.ones((1, 2, 5, 5), device), Tensor.zeros((1, 18, 3, 3), device)
-    >>> conv.forward(x, offset, None).dims()
-    (1, 3, 3, 3)
 """
 
 from __future__ import annotations

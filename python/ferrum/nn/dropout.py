@@ -3,29 +3,17 @@
 Active only on an autodiff backend (training); on a plain backend (after
 ``model.valid()``) it returns its input. Kept elements are scaled by
 ``1 / (1 - prob)`` so the expected value is unchanged.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn import DropoutConfig
-    >>> x = Tensor.ones((4,), NdArray.device())
-    >>> DropoutConfig(0.5).init().forward(x).to_data().to_list()
-    [1.0, 1.0, 1.0, 1.0]
 """
 
 from __future__ import annotations
 
 from ferrum._ferrum import Distribution, Float, Tensor
 from ferrum.config import config
+from ferrum.config.checks import check_probability
 from ferrum.nn.stateless import Stateless
 from ferrum.nn.type_vars import B, D
 
 __all__ = ["Dropout", "DropoutConfig"]
-
-
-def _check_prob(owner: str, prob: float) -> None:
-    if isinstance(prob, bool) or not isinstance(prob, (int, float)) or not 0.0 <= prob <= 1.0:
-        raise ValueError(f"{owner}.prob must be a probability in [0, 1], found {prob!r}")
 
 
 @config
@@ -41,7 +29,7 @@ class DropoutConfig:
     prob: float
 
     def __post_init__(self) -> None:
-        _check_prob("DropoutConfig", self.prob)
+        check_probability("DropoutConfig", "prob", self.prob)
 
     def init(self) -> Dropout:
         """The layer (it has no parameters, so no device)."""
@@ -63,7 +51,7 @@ class Dropout(Stateless):
     prob: float
 
     def __post_init__(self) -> None:
-        _check_prob("Dropout", self.prob)
+        check_probability("Dropout", "prob", self.prob)
 
     def forward(self, x: Tensor[B, D, Float]) -> Tensor[B, D, Float]:
         """Each element zeroed with probability ``prob``, the others scaled by ``1 / (1 - prob)``.

@@ -1,19 +1,10 @@
-"""``Embedding``: a lookup table from token ids to vectors, as in Burn.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn import EmbeddingConfig
-    >>> device = NdArray.device()
-    >>> embed = EmbeddingConfig(10, 4).init(device)
-    >>> embed.forward(Tensor.from_ints([[1, 2, 3]], device)).dims()
-    (1, 3, 4)
-"""
+"""``Embedding``: a lookup table from token ids to vectors, as in Burn."""
 
 from __future__ import annotations
 
 from ferrum._ferrum import Device, Int, ShapeError, Tensor
 from ferrum.config import config
+from ferrum.config.checks import check_positive_ints
 from ferrum.module import Module, Param
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.type_vars import B
@@ -38,10 +29,7 @@ class EmbeddingConfig:
     initializer: Initializer = Initializer.Normal(0.0, 1.0)
 
     def __post_init__(self) -> None:
-        for name in ("n_embedding", "d_model"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"EmbeddingConfig.{name} must be a positive int, found {value!r}")
+        check_positive_ints("EmbeddingConfig", n_embedding=self.n_embedding, d_model=self.d_model)
 
     def init(self, device: Device[B]) -> Embedding[B]:
         """A new layer on ``device``."""

@@ -7,15 +7,6 @@ source index by ``1 / scale_factor`` instead). Modes: ``Nearest`` (source index
 ``floor(i * in / out)``), ``Linear`` and ``Cubic`` (corners aligned, as Burn's
 CPU backend and PyTorch with ``align_corners=True``; cubic with ``a = -0.75``).
 Backward runs in the engine for every mode.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn.interpolate import Interpolate1dConfig, InterpolateMode
-    >>> x = Tensor.from_floats([[[0.0, 3.0]]], NdArray.device())
-    >>> layer = Interpolate1dConfig().with_output_size(4).with_mode(InterpolateMode.Linear).init()
-    >>> layer.forward(x).to_data().to_list()
-    [[[0.0, 1.0, 2.0, 3.0]]]
 """
 
 from __future__ import annotations

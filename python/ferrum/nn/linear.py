@@ -4,15 +4,6 @@
 saves the weight as it is, ``Col`` saves it transposed, ``[d_output,
 d_input]`` (PyTorch's layout), and transposes it back on loading; in memory
 the weight is ``[d_input, d_output]`` either way.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn import LinearConfig
-    >>> device = NdArray.device()
-    >>> layer = LinearConfig(3, 2).init(device)
-    >>> layer.forward(Tensor.ones((5, 3), device)).dims()
-    (5, 2)
 """
 
 from __future__ import annotations
@@ -23,18 +14,13 @@ from typing import Any
 
 from ferrum._ferrum import Device, Float, ShapeError, Tensor
 from ferrum.config import config
+from ferrum.config.checks import check_positive_ints
 from ferrum.module import Module, Param
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.type_vars import B, D
 from ferrum.tensor.rank import D1, D2
 
 __all__ = ["Linear", "LinearConfig", "LinearLayout"]
-
-
-def _positive(owner: str, **values: int) -> None:
-    for name, value in values.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise ValueError(f"{owner}.{name} must be a positive int, found {value!r}")
 
 
 class LinearLayout(enum.Enum):
@@ -71,7 +57,7 @@ class LinearConfig:
     layout: LinearLayout = LinearLayout.Row
 
     def __post_init__(self) -> None:
-        _positive("LinearConfig", d_input=self.d_input, d_output=self.d_output)
+        check_positive_ints("LinearConfig", d_input=self.d_input, d_output=self.d_output)
         if not isinstance(self.layout, LinearLayout):
             raise ValueError(f"LinearConfig.layout must be LinearLayout.Row or .Col, found {self.layout!r}")
 

@@ -6,16 +6,6 @@ or probabilities), ``cross_entropy_with_logits`` (soft targets),
 ``PoissonNllLoss`` and ``CosineEmbeddingLoss``
 with a ``Reduction``. Losses are modules without parameters; each returns a
 rank-1 tensor of one element, differentiable on an autodiff backend.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn.loss import CrossEntropyLossConfig
-    >>> device = NdArray.device()
-    >>> loss = CrossEntropyLossConfig().init(device)
-    >>> value = loss.forward(Tensor.zeros((2, 4), device), Tensor.from_data([1, 3], device))
-    >>> round(value.into_scalar(), 4)  # log(4)
-    1.3863
 """
 
 from __future__ import annotations

@@ -1,15 +1,5 @@
 """The losses Burn added in 0.20: ``PoissonNllLoss`` and ``CosineEmbeddingLoss``
 (re-exported by ``ferrum.nn.loss``).
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn.loss import PoissonNllLossConfig, Reduction
-    >>> device = NdArray.device()
-    >>> loss = PoissonNllLossConfig().init()
-    >>> log_rates, counts = Tensor.zeros((2,), device), Tensor.ones((2,), device)
-    >>> round(loss.forward(log_rates, counts, Reduction.Mean).into_scalar(), 4)
-    1.0
 """
 
 from __future__ import annotations

@@ -2,14 +2,6 @@
 
 Active only on an autodiff backend; after ``model.valid()`` (or on a plain
 backend) it returns its input.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn import GaussianNoiseConfig
-    >>> x = Tensor.ones((3,), NdArray.device())
-    >>> GaussianNoiseConfig(0.5).init().forward(x).to_data().to_list()
-    [1.0, 1.0, 1.0]
 """
 
 from __future__ import annotations

@@ -4,14 +4,6 @@ Pools have no parameters, so their configs ``init()`` without a device.
 Inputs are ``[batch, channels, length]`` or ``[batch, channels, height,
 width]``; the stride defaults to the kernel size. Forward and backward run in
 the engine.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn.pool import MaxPool2dConfig
-    >>> x = Tensor.from_floats([[[[1.0, 2.0], [3.0, 4.0]]]], NdArray.device())
-    >>> MaxPool2dConfig((2, 2)).init().forward(x).to_data().to_list()
-    [[[[4.0]]]]
 """
 
 from __future__ import annotations

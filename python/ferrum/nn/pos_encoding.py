@@ -3,15 +3,6 @@
 Position ``p`` and feature pair ``(2k, 2k+1)`` get ``sin(p / max_timescale^(2k/d))``
 and ``cos(...)``. The sinusoids are computed once, in f32 as Burn does, for up
 to ``max_sequence_size`` positions.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn import PositionalEncodingConfig
-    >>> device = NdArray.device()
-    >>> pe = PositionalEncodingConfig(4).with_max_sequence_size(10).init(device)
-    >>> pe.forward(Tensor.zeros((1, 2, 4), device)).to_data().to_list()[0][0]
-    [0.0, 1.0, 0.0, 1.0]
 """
 
 from __future__ import annotations
@@ -22,6 +13,7 @@ import numpy as np
 
 from ferrum._ferrum import Device, ShapeError, Tensor
 from ferrum.config import config
+from ferrum.config.checks import check_positive_int, check_positive_ints
 from ferrum.module import Module
 from ferrum.nn.type_vars import B
 from ferrum.tensor.rank import D2, D3
@@ -72,10 +64,9 @@ class PositionalEncodingConfig:
     max_timescale: int = 10000
 
     def __post_init__(self) -> None:
-        for name in ("d_model", "max_sequence_size", "max_timescale"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"PositionalEncodingConfig.{name} must be a positive int, found {value!r}")
+        owner = "PositionalEncodingConfig"
+        check_positive_ints(owner, d_model=self.d_model, max_sequence_size=self.max_sequence_size)
+        check_positive_int(owner, "max_timescale", self.max_timescale)
         if self.d_model % 2:
             raise ValueError(f"PositionalEncodingConfig.d_model must be even, found {self.d_model}")
         if self.max_timescale < self.max_sequence_size:

@@ -26,6 +26,7 @@ import numpy as np
 
 from ferrum._ferrum import Device, Float, Int, ShapeError, Tensor
 from ferrum.config import config
+from ferrum.config.checks import check_positive_ints
 from ferrum.module import Module
 from ferrum.nn.type_vars import B, D
 from ferrum.tensor.rank import D1, D3
@@ -48,10 +49,9 @@ class RotaryEncodingConfig:
     theta: float = 10000.0
 
     def __post_init__(self) -> None:
-        for name in ("max_sequence_length", "d_model"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"RotaryEncodingConfig.{name} must be a positive int, found {value!r}")
+        check_positive_ints(
+            "RotaryEncodingConfig", max_sequence_length=self.max_sequence_length, d_model=self.d_model
+        )
         if self.d_model % 2:
             raise ValueError(f"RotaryEncodingConfig.d_model must be even, found {self.d_model}")
         if isinstance(self.theta, bool) or not isinstance(self.theta, (int, float)) or not self.theta > 0:

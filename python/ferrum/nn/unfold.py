@@ -4,13 +4,6 @@
 ``[batch, channels, height, width] -> [batch, channels * kh * kw, blocks]``,
 channel-major; the engine computes it as a convolution's im2col, and its
 gradient (overlapping blocks add up) as col2im.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn import Unfold4dConfig
-    >>> Unfold4dConfig((2, 2)).init().forward(Tensor.ones((1, 3, 4, 4), NdArray.device())).dims()
-    (1, 12, 9)
 """
 
 from __future__ import annotations

@@ -21,9 +21,9 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import ferrum._ferrum as _ferrum
 from ferrum.config import config
+from ferrum.config.checks import check_number
 from ferrum.optim import record
 from ferrum.optim.base import FloatTensor, Optimizer
-from ferrum.optim.checks import check_number
 from ferrum.optim.clipping import GradientClippingConfig, init_clipping
 from ferrum.optim.decay import WeightDecayConfig, penalty_of
 

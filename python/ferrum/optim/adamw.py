@@ -15,8 +15,8 @@ Example:
 from __future__ import annotations
 
 from ferrum.config import config
+from ferrum.config.checks import check_number
 from ferrum.optim.adam import AdaptiveMomentumOptimizer, check_betas
-from ferrum.optim.checks import check_number
 from ferrum.optim.clipping import GradientClippingConfig
 
 __all__ = ["AdamW", "AdamWConfig"]

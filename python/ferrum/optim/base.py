@@ -16,7 +16,7 @@ Example:
     >>> layer = LinearConfig(2, 1).init(device)
     >>> loss = layer.forward(Tensor.ones((1, 2), device)).sum()
     >>> stepped = SgdConfig().init().step(0.5, layer, GradientsParams.from_grads(loss.backward(), layer))
-    >>> (layer.bias.val() - stepped.bias.val()).to_data().to_list()
+    >>> [round(v, 6) for v in (layer.bias.val() - stepped.bias.val()).to_data().to_list()]  # lr * grad
     [0.5]
 """
 

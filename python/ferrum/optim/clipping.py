@@ -21,8 +21,8 @@ from typing import Any, ClassVar, Literal
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Float, Tensor
 from ferrum.config import config
+from ferrum.config.checks import check_number
 from ferrum.config.serde import SerdeEnum, Variant
-from ferrum.optim.checks import check_number
 from ferrum.optim.grads import GradientsParams
 from ferrum.tensor.type_vars import B, D
 

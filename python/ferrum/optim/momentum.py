@@ -9,7 +9,7 @@ Example:
 from __future__ import annotations
 
 from ferrum.config import config
-from ferrum.optim.checks import check_number
+from ferrum.config.checks import check_number
 
 __all__ = ["MomentumConfig"]
 

@@ -54,10 +54,10 @@ from typing_extensions import Self
 from ferrum._ferrum import Device, DType, ShapeError, Tensor
 from ferrum.backend import Autodiff
 from ferrum.config import config
+from ferrum.config.checks import check_number
 from ferrum.module import Module
 from ferrum.optim import record
 from ferrum.optim.base import FloatTensor, Optimizer
-from ferrum.optim.checks import check_number
 from ferrum.optim.clipping import GradientClipping, GradientClippingConfig
 from ferrum.optim.decay import WeightDecayConfig
 from ferrum.optim.grads import GradientsParams

@@ -1,14 +1,5 @@
 """``CrossAttention``: a query sequence attends to a context of another width, with grouped
 (``n_heads_kv < n_heads``) or multi-query (``n_heads_kv = 1``) key/value heads, as in Burn.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn.attention import CrossAttentionConfig
-    >>> device = NdArray.device()
-    >>> layer = CrossAttentionConfig(8, 6, 4, 2, 3).with_dropout(0.0).init(device)
-    >>> layer.forward(Tensor.ones((2, 5, 8), device), Tensor.ones((2, 7, 6), device), None).dims()
-    (2, 5, 8)
 """
 
 from __future__ import annotations
@@ -18,6 +9,7 @@ from typing import Generic
 
 from ferrum._ferrum import Bool, Device, ShapeError, Tensor
 from ferrum.config import config
+from ferrum.config.checks import check_positive_ints
 from ferrum.module import Module
 from ferrum.nn.attention.mha import _check_mask, attention_weights
 from ferrum.nn.cache import TensorCache
@@ -54,10 +46,9 @@ class CrossAttentionConfig:
     quiet_softmax: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("d_model", "d_context", "n_heads", "n_heads_kv", "d_head"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"CrossAttentionConfig.{name} must be a positive int, found {value!r}")
+        owner = "CrossAttentionConfig"
+        check_positive_ints(owner, d_model=self.d_model, d_context=self.d_context, d_head=self.d_head)
+        check_positive_ints(owner, n_heads=self.n_heads, n_heads_kv=self.n_heads_kv)
         if self.n_heads % self.n_heads_kv:
             raise ValueError(
                 f"CrossAttentionConfig: n_heads ({self.n_heads}) must be divisible by"

@@ -7,16 +7,6 @@ d_model]``. Masks are Bool and true where attention is *not* allowed:
 seq_q, seq_k]`` (e.g. ``generate_autoregressive_mask``); masked scores become
 ``min_float`` before the softmax. Scaling, masking and the softmax run as one
 engine op, forward and backward.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn.attention import MhaInput, MultiHeadAttentionConfig
-    >>> device = NdArray.device()
-    >>> mha = MultiHeadAttentionConfig(8, 2).with_dropout(0.0).init(device)
-    >>> out = mha.forward(MhaInput.self_attn(Tensor.ones((3, 5, 8), device)))
-    >>> out.context.dims(), out.weights.dims()
-    ((3, 5, 8), (3, 2, 5, 5))
 """
 
 from __future__ import annotations
@@ -30,6 +20,7 @@ import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Bool, Device, KindError, ShapeError, Tensor
 from ferrum.activation import quiet_softmax
 from ferrum.config import config
+from ferrum.config.checks import check_positive_ints
 from ferrum.module import Module
 from ferrum.nn.activation import Gelu
 from ferrum.nn.cache import TensorCache
@@ -46,9 +37,7 @@ KAIMING = Initializer.KaimingUniform(gain=1.0 / math.sqrt(3.0), fan_out_only=Fal
 
 
 def check_heads(owner: str, d_model: int, n_heads: int) -> None:
-    for name, value in (("d_model", d_model), ("n_heads", n_heads)):
-        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise ValueError(f"{owner}.{name} must be a positive int, found {value!r}")
+    check_positive_ints(owner, d_model=d_model, n_heads=n_heads)
     if d_model % n_heads:
         raise ValueError(f"{owner}: d_model ({d_model}) must be divisible by n_heads ({n_heads})")
 

@@ -4,24 +4,16 @@ In training (an autodiff backend) it normalizes with the batch's mean and
 (biased) variance and folds them into ``running_mean``/``running_var`` with
 ``momentum``; after ``model.valid()`` (a plain backend) it uses the running
 statistics, as Burn does.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn import BatchNormConfig
-    >>> device = NdArray.device()
-    >>> bn = BatchNormConfig(3).init(device)
-    >>> bn.forward(Tensor.ones((2, 3, 4, 4), device)).dims()
-    (2, 3, 4, 4)
 """
 
 from __future__ import annotations
 
 from ferrum._ferrum import Device, Float, Tensor
 from ferrum.config import config
+from ferrum.config.checks import check_epsilon, check_positive_int
 from ferrum.module import Module, Param, RunningState
 from ferrum.nn.initializer import Initializer
-from ferrum.nn.norm.checks import check_channels, check_epsilon, check_positive, feature_shape
+from ferrum.nn.norm.checks import check_channels, feature_shape
 from ferrum.nn.type_vars import B, D
 from ferrum.tensor.rank import D1
 
@@ -44,7 +36,7 @@ class BatchNormConfig:
     momentum: float = 0.1
 
     def __post_init__(self) -> None:
-        check_positive("BatchNormConfig", "num_features", self.num_features)
+        check_positive_int("BatchNormConfig", "num_features", self.num_features)
         check_epsilon("BatchNormConfig", self.epsilon)
         if isinstance(self.momentum, bool) or not 0.0 <= self.momentum <= 1.0:
             raise ValueError(f"BatchNormConfig.momentum must be in [0, 1], found {self.momentum!r}")

@@ -1,4 +1,7 @@
-"""Argument checks shared by the normalization layers: messages name the layer, field and value."""
+"""Input checks shared by the normalization layers: messages name the layer, the expected and the found shape.
+
+Their config fields are checked with ``ferrum.config.checks``.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +9,7 @@ from typing import Any
 
 from ferrum._ferrum import ShapeError, Tensor
 
-__all__ = ["check_channels", "check_epsilon", "check_last_dim", "check_positive", "feature_shape"]
-
-
-def check_positive(owner: str, name: str, value: object) -> None:
-    """Raise ``ValueError`` naming ``owner.name`` unless ``value`` is an int above 0."""
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ValueError(f"{owner}.{name} must be a positive int, found {value!r}")
-
-
-def check_epsilon(owner: str, value: object) -> None:
-    """Raise ``ValueError`` naming ``owner.epsilon`` unless ``value`` is a number above 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"{owner}.epsilon must be a positive number, found {value!r}")
+__all__ = ["check_channels", "check_last_dim", "feature_shape"]
 
 
 def check_channels(layer: str, x: Tensor[Any, Any, Any], channels: int) -> None:

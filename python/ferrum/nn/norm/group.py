@@ -1,21 +1,13 @@
-"""``GroupNorm``: normalization over groups of channels, as in Burn.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn import GroupNormConfig
-    >>> device = NdArray.device()
-    >>> GroupNormConfig(2, 4).init(device).forward(Tensor.ones((3, 4, 5), device)).dims()
-    (3, 4, 5)
-"""
+"""``GroupNorm``: normalization over groups of channels, as in Burn."""
 
 from __future__ import annotations
 
 from ferrum._ferrum import Device, Float, Tensor
 from ferrum.config import config
+from ferrum.config.checks import check_epsilon, check_positive_int
 from ferrum.module import Module, Param
 from ferrum.nn.initializer import Initializer
-from ferrum.nn.norm.checks import check_channels, check_epsilon, check_positive, feature_shape
+from ferrum.nn.norm.checks import check_channels, feature_shape
 from ferrum.nn.type_vars import B, D
 from ferrum.tensor.rank import D1
 
@@ -39,8 +31,8 @@ class GroupNormConfig:
     affine: bool = True
 
     def __post_init__(self) -> None:
-        check_positive("GroupNormConfig", "num_groups", self.num_groups)
-        check_positive("GroupNormConfig", "num_channels", self.num_channels)
+        check_positive_int("GroupNormConfig", "num_groups", self.num_groups)
+        check_positive_int("GroupNormConfig", "num_channels", self.num_channels)
         check_epsilon("GroupNormConfig", self.epsilon)
         if self.num_channels % self.num_groups != 0:
             raise ValueError(

@@ -1,20 +1,12 @@
-"""``InstanceNorm``: each channel of each sample normalized on its own (GroupNorm with one channel per group).
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn import InstanceNormConfig
-    >>> device = NdArray.device()
-    >>> InstanceNormConfig(3).init(device).forward(Tensor.ones((2, 3, 8), device)).dims()
-    (2, 3, 8)
-"""
+"""``InstanceNorm``: each channel of each sample normalized on its own (GroupNorm, a channel per group)."""
 
 from __future__ import annotations
 
 from ferrum._ferrum import Device, Float, Tensor
 from ferrum.config import config
+from ferrum.config.checks import check_epsilon, check_positive_int
 from ferrum.module import Module, Param
-from ferrum.nn.norm.checks import check_channels, check_epsilon, check_positive
+from ferrum.nn.norm.checks import check_channels
 from ferrum.nn.norm.group import affine_params, group_norm
 from ferrum.nn.type_vars import B, D
 from ferrum.tensor.rank import D1
@@ -38,7 +30,7 @@ class InstanceNormConfig:
     affine: bool = True
 
     def __post_init__(self) -> None:
-        check_positive("InstanceNormConfig", "num_channels", self.num_channels)
+        check_positive_int("InstanceNormConfig", "num_channels", self.num_channels)
         check_epsilon("InstanceNormConfig", self.epsilon)
 
     def init(self, device: Device[B]) -> InstanceNorm[B]:

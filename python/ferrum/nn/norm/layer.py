@@ -1,22 +1,13 @@
-"""``LayerNorm``: normalization over the last dimension, as in Burn.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn import LayerNormConfig
-    >>> device = NdArray.device()
-    >>> out = LayerNormConfig(2).init(device).forward(Tensor.from_floats([[1.0, 3.0]], device))
-    >>> [round(v, 3) for v in out.to_data().to_list()[0]]
-    [-1.0, 1.0]
-"""
+"""``LayerNorm``: normalization over the last dimension, as in Burn."""
 
 from __future__ import annotations
 
 from ferrum._ferrum import Device, Float, Tensor
 from ferrum.config import config
+from ferrum.config.checks import check_epsilon, check_positive_int
 from ferrum.module import Module, Param
 from ferrum.nn.initializer import Initializer
-from ferrum.nn.norm.checks import check_epsilon, check_last_dim, check_positive
+from ferrum.nn.norm.checks import check_last_dim
 from ferrum.nn.type_vars import B, D
 from ferrum.tensor.rank import D1
 
@@ -39,7 +30,7 @@ class LayerNormConfig:
     bias: bool = True
 
     def __post_init__(self) -> None:
-        check_positive("LayerNormConfig", "d_model", self.d_model)
+        check_positive_int("LayerNormConfig", "d_model", self.d_model)
         check_epsilon("LayerNormConfig", self.epsilon)
 
     def init(self, device: Device[B]) -> LayerNorm[B]:

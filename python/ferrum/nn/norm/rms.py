@@ -1,23 +1,13 @@
-"""``RmsNorm``: root-mean-square normalization over the last dimension, as in Burn.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn import RmsNormConfig
-    >>> device = NdArray.device()
-    >>> norm = RmsNormConfig(2).with_epsilon(1e-12).init(device)
-    >>> out = norm.forward(Tensor.from_floats([[3.0, 4.0]], device))
-    >>> [round(v, 4) for v in out.to_data().to_list()[0]]
-    [0.8485, 1.1314]
-"""
+"""``RmsNorm``: root-mean-square normalization over the last dimension, as in Burn."""
 
 from __future__ import annotations
 
 from ferrum._ferrum import Device, Float, Tensor
 from ferrum.config import config
+from ferrum.config.checks import check_epsilon, check_positive_int
 from ferrum.module import Module, Param
 from ferrum.nn.initializer import Initializer
-from ferrum.nn.norm.checks import check_epsilon, check_last_dim, check_positive
+from ferrum.nn.norm.checks import check_last_dim
 from ferrum.nn.type_vars import B, D
 from ferrum.tensor.rank import D1
 
@@ -39,7 +29,7 @@ class RmsNormConfig:
     epsilon: float = 1e-5
 
     def __post_init__(self) -> None:
-        check_positive("RmsNormConfig", "d_model", self.d_model)
+        check_positive_int("RmsNormConfig", "d_model", self.d_model)
         check_epsilon("RmsNormConfig", self.epsilon)
 
     def init(self, device: Device[B]) -> RmsNorm[B]:

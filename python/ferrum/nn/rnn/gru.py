@@ -9,14 +9,6 @@ Inputs are ``[batch, seq, d_input]``; the state is ``[batch, d_hidden]``. Per st
 
 With ``reset_after`` (the default) the whole sequence runs as one engine op,
 forward and backward; records are Burn's (a ``GateController`` per gate).
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn import GruConfig
-    >>> device = NdArray.device()
-    >>> GruConfig(3, 5, True).init(device).forward(Tensor.ones((2, 4, 3), device), None).dims()
-    (2, 4, 5)
 """
 
 from __future__ import annotations
@@ -25,10 +17,11 @@ import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Device, Tensor
 from ferrum.activation import sigmoid
 from ferrum.config import config
+from ferrum.config.checks import check_positive_ints
 from ferrum.module import Module
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.rnn.gate_controller import GateController
-from ferrum.nn.rnn.stacked import StackedGates, check_input, check_positive, check_state, project
+from ferrum.nn.rnn.stacked import StackedGates, check_input, check_state, project
 from ferrum.nn.type_vars import B
 from ferrum.tensor.rank import D1, D2, D3
 
@@ -53,7 +46,7 @@ class GruConfig:
     initializer: Initializer = Initializer.XavierNormal(gain=1.0)
 
     def __post_init__(self) -> None:
-        check_positive("GruConfig", d_input=self.d_input, d_hidden=self.d_hidden)
+        check_positive_ints("GruConfig", d_input=self.d_input, d_hidden=self.d_hidden)
 
     def init(self, device: Device[B]) -> Gru[B]:
         """A new layer on ``device``."""

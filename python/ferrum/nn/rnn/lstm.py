@@ -11,16 +11,6 @@ The records are Burn's (a ``GateController`` per gate). With the standard
 activations the whole sequence, forward and backward, runs as one engine op:
 one GEMM projects every step's input for the four gates at once, and each
 step does one GEMM of the hidden state against the four gates side by side.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn import LstmConfig
-    >>> device = NdArray.device()
-    >>> lstm = LstmConfig(3, 5, True).init(device)
-    >>> out, state = lstm.forward(Tensor.ones((2, 4, 3), device), None)
-    >>> out.dims(), state.hidden.dims(), state.cell.dims()
-    ((2, 4, 5), (2, 5), (2, 5))
 """
 
 from __future__ import annotations
@@ -32,11 +22,12 @@ from typing import ClassVar, Generic
 import ferrum._ferrum as _ferrum
 from ferrum._ferrum import Device, Tensor
 from ferrum.config import config
+from ferrum.config.checks import check_positive_ints
 from ferrum.module import Module
 from ferrum.nn.activation_wrapper import Activation, ActivationConfig
 from ferrum.nn.initializer import Initializer
 from ferrum.nn.rnn.gate_controller import GateController
-from ferrum.nn.rnn.stacked import StackedGates, check_input, check_positive, check_state, project
+from ferrum.nn.rnn.stacked import StackedGates, check_input, check_state, project
 from ferrum.nn.type_vars import B, D
 from ferrum.tensor.rank import D2, D3
 
@@ -95,7 +86,7 @@ class LstmConfig:
     hidden_activation: ActivationConfig = ActivationConfig.Tanh
 
     def __post_init__(self) -> None:
-        check_positive("LstmConfig", d_input=self.d_input, d_hidden=self.d_hidden)
+        check_positive_ints("LstmConfig", d_input=self.d_input, d_hidden=self.d_hidden)
         _check_clip("LstmConfig", self.clip)
 
     def init(self, device: Device[B]) -> Lstm[B]:
@@ -253,7 +244,7 @@ class BiLstmConfig:
     hidden_activation: ActivationConfig = ActivationConfig.Tanh
 
     def __post_init__(self) -> None:
-        check_positive("BiLstmConfig", d_input=self.d_input, d_hidden=self.d_hidden)
+        check_positive_ints("BiLstmConfig", d_input=self.d_input, d_hidden=self.d_hidden)
         _check_clip("BiLstmConfig", self.clip)
 
     def init(self, device: Device[B]) -> BiLstm[B]:

@@ -16,13 +16,6 @@ from ferrum.nn.type_vars import B
 from ferrum.tensor.rank import D1, D2, D3
 
 
-def check_positive(owner: str, **values: int) -> None:
-    """Raise ``ValueError`` naming ``owner``'s field unless each of ``values`` is a positive int."""
-    for name, value in values.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise ValueError(f"{owner}.{name} must be a positive int, found {value!r}")
-
-
 class StackedGates(Generic[B]):
     """Weights ``[d_input, n * d_hidden]``, ``[d_hidden, n * d_hidden]`` and biases of ``n`` gates,
     side by side in order."""

@@ -5,18 +5,6 @@ encoder's memory, then a position-wise feed-forward network, each with a
 residual connection, dropout and a ``LayerNorm``. For generation,
 ``forward_autoregressive_inference`` with ``new_autoregressive_cache()``
 computes only the newest target position per call.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn.attention import generate_autoregressive_mask
-    >>> from ferrum.nn.transformer import TransformerDecoderConfig, TransformerDecoderInput
-    >>> device = NdArray.device()
-    >>> decoder = TransformerDecoderConfig(8, 16, 2, 1).with_dropout(0.0).init(device)
-    >>> target, memory = Tensor.ones((2, 3, 8), device), Tensor.ones((2, 5, 8), device)
-    >>> decoder.forward(TransformerDecoderInput(target, memory).target_mask_attn(
-    ...     generate_autoregressive_mask(2, 3, device))).dims()
-    (2, 3, 8)
 """
 
 from __future__ import annotations
@@ -173,10 +161,16 @@ class TransformerDecoder(stack.StackModule[B, TransformerDecoderLayer[B]]):
     """A stack of ``n_layers`` decoder layers: target ``[batch, seq_t, d_model]`` in and out.
 
     Example:
+        >>> from ferrum import Tensor
         >>> from ferrum.backend import NdArray
-        >>> from ferrum.nn.transformer import TransformerDecoderConfig
-        >>> TransformerDecoderConfig(4, 8, 2, 1).init(NdArray.device()).num_params()
-        260
+        >>> from ferrum.nn.attention import generate_autoregressive_mask
+        >>> from ferrum.nn.transformer import TransformerDecoderConfig, TransformerDecoderInput
+        >>> device = NdArray.device()
+        >>> decoder = TransformerDecoderConfig(8, 16, 2, 1).with_dropout(0.0).init(device)
+        >>> target, memory = Tensor.ones((2, 3, 8), device), Tensor.ones((2, 5, 8), device)
+        >>> decoder.forward(TransformerDecoderInput(target, memory).target_mask_attn(
+        ...     generate_autoregressive_mask(2, 3, device))).dims()
+        (2, 3, 8)
     """
 
     def forward(self, input: TransformerDecoderInput[B]) -> Tensor[B, D3]:

@@ -4,15 +4,6 @@ Each layer is self-attention then a position-wise feed-forward network, each
 with a residual connection, dropout and a ``LayerNorm`` (after the residual
 sum, or before the sub-layer with ``norm_first``). Masks are those of
 ``MultiHeadAttention``: true where attention is not allowed.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn.transformer import TransformerEncoderConfig, TransformerEncoderInput
-    >>> device = NdArray.device()
-    >>> encoder = TransformerEncoderConfig(8, 16, 2, 2).with_dropout(0.0).init(device)
-    >>> encoder.forward(TransformerEncoderInput(Tensor.ones((3, 5, 8), device))).dims()
-    (3, 5, 8)
 """
 
 from __future__ import annotations
@@ -136,10 +127,13 @@ class TransformerEncoder(stack.StackModule[B, TransformerEncoderLayer[B]]):
     """A stack of ``n_layers`` encoder layers: ``[batch, seq, d_model] -> [batch, seq, d_model]``.
 
     Example:
+        >>> from ferrum import Tensor
         >>> from ferrum.backend import NdArray
-        >>> from ferrum.nn.transformer import TransformerEncoderConfig
-        >>> TransformerEncoderConfig(4, 8, 2, 1).init(NdArray.device()).num_params()
-        172
+        >>> from ferrum.nn.transformer import TransformerEncoderConfig, TransformerEncoderInput
+        >>> device = NdArray.device()
+        >>> encoder = TransformerEncoderConfig(8, 16, 2, 2).with_dropout(0.0).init(device)
+        >>> encoder.forward(TransformerEncoderInput(Tensor.ones((3, 5, 8), device))).dims()
+        (3, 5, 8)
     """
 
     def forward(self, input: TransformerEncoderInput[B]) -> Tensor[B, D3]:

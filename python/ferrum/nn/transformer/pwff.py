@@ -1,18 +1,10 @@
-"""``PositionWiseFeedForward``: ``linear_outer(dropout(gelu(linear_inner(x))))``, as in Burn.
-
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.nn.transformer import PositionWiseFeedForwardConfig
-    >>> device = NdArray.device()
-    >>> PositionWiseFeedForwardConfig(4, 16).init(device).forward(Tensor.ones((2, 3, 4), device)).dims()
-    (2, 3, 4)
-"""
+"""``PositionWiseFeedForward``: ``linear_outer(dropout(gelu(linear_inner(x))))``, as in Burn."""
 
 from __future__ import annotations
 
 from ferrum._ferrum import Device, Float, Tensor
 from ferrum.config import config
+from ferrum.config.checks import check_positive_ints
 from ferrum.module import Module
 from ferrum.nn.activation import Gelu
 from ferrum.nn.attention.mha import KAIMING
@@ -41,12 +33,7 @@ class PositionWiseFeedForwardConfig:
     initializer: Initializer = KAIMING
 
     def __post_init__(self) -> None:
-        for name in ("d_model", "d_ff"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(
-                    f"PositionWiseFeedForwardConfig.{name} must be a positive int, found {value!r}"
-                )
+        check_positive_ints("PositionWiseFeedForwardConfig", d_model=self.d_model, d_ff=self.d_ff)
 
     def init(self, device: Device[B]) -> PositionWiseFeedForward[B]:
         """A new layer on ``device``."""
@@ -66,8 +53,12 @@ class PositionWiseFeedForward(Module[B]):
         >>> from ferrum import Tensor
         >>> from ferrum.backend import NdArray
         >>> from ferrum.nn.transformer import PositionWiseFeedForwardConfig
-        >>> PositionWiseFeedForwardConfig(3, 5).init(NdArray.device())
+        >>> device = NdArray.device()
+        >>> ffn = PositionWiseFeedForwardConfig(3, 5).init(device)
+        >>> ffn
         PositionWiseFeedForward {d_model: 3, d_ff: 5, prob: 0.1, params: 38}
+        >>> ffn.forward(Tensor.ones((2, 4, 3), device)).dims()
+        (2, 4, 3)
     """
 
     linear_inner: Linear[B]

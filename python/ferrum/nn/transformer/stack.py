@@ -7,6 +7,7 @@ from typing import Any, Generic, TypeVar
 
 from ferrum._ferrum import Tensor
 from ferrum.config import config
+from ferrum.config.checks import check_positive_int, check_probability
 from ferrum.module import Module
 from ferrum.nn.attention.mha import KAIMING, MultiHeadAttentionConfig, check_heads
 from ferrum.nn.cache import TensorCache
@@ -26,14 +27,10 @@ L = TypeVar("L", bound=Module[Any])
 def check_layers(owner: str, d_model: int, d_ff: int, n_heads: int, n_layers: int, dropout: float) -> None:
     """Raise ``ValueError`` naming ``owner``'s field unless the stack's sizes and dropout are valid."""
     check_heads(owner, d_model, n_heads)
-    for name, value in (("d_ff", d_ff), ("n_layers", n_layers)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < (name == "d_ff"):
-            raise ValueError(
-                f"{owner}.{name} must be a {'positive' if name == 'd_ff' else 'non-negative'} int,"
-                f" found {value!r}"
-            )
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout <= 1.0:
-        raise ValueError(f"{owner}.dropout must be a probability in [0, 1], found {dropout!r}")
+    check_positive_int(owner, "d_ff", d_ff)
+    if not isinstance(n_layers, int) or isinstance(n_layers, bool) or n_layers < 0:
+        raise ValueError(f"{owner}.n_layers must be a non-negative int, found {n_layers!r}")
+    check_probability(owner, "dropout", dropout)
 
 
 @config
