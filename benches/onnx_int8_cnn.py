@@ -13,13 +13,12 @@ candidates taking turns for ``--rounds`` rounds, medians (p50) and spread.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import onnx
-from harness import add_report_args
+from harness import bench_parser
 from onnx import TensorProto, helper, numpy_helper
 from onnx_int8_mlp import compare_with_onnxruntime
 
@@ -63,13 +62,8 @@ def main() -> None:
         quantize_static,
     )
 
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--rounds", type=int, default=9)
+    parser = bench_parser(__doc__, rounds=9)
     parser.add_argument("--batch", type=int, default=16)
-    parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
-    add_report_args(parser)
     args = parser.parse_args()
     rounds, size = (2, 8) if args.tiny else (args.rounds, 32)
     name = f"onnx int8 CNN {size}x{size} b{args.batch}"

@@ -25,7 +25,7 @@ import onnx
 from ferrum import Tensor
 from ferrum.backend import NdArray
 from ferrum.onnx import load
-from harness import Report, Stats, add_report_args, alternate, cpu_model, mean_over
+from harness import Report, Stats, alternate, bench_parser, cpu_model, mean_over
 from onnx import TensorProto, helper, numpy_helper
 
 
@@ -98,13 +98,8 @@ def compare_with_onnxruntime(
 def main() -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--rounds", type=int, default=9)
+    parser = bench_parser(__doc__, rounds=9)
     parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
-    add_report_args(parser)
     args = parser.parse_args()
     rounds, sizes = (2, [64, 256, 64]) if args.tiny else (args.rounds, [1024, 4096, 1024])
     name = f"onnx int8 MLP {'-'.join(map(str, sizes))} b{args.batch}"

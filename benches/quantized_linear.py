@@ -21,7 +21,6 @@ benches on ``harness.py``.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 from collections.abc import Callable
 from typing import Any
@@ -31,7 +30,7 @@ from ferrum import Tensor
 from ferrum.backend import NdArray
 from ferrum.nn import Linear, LinearConfig
 from ferrum.quantization import Quantizer, QuantScheme, QuantValue
-from harness import Report, Stats, add_report_args, alternate, cpu_model, mean_over
+from harness import Report, Stats, alternate, bench_parser, cpu_model, mean_over
 
 Thunk = Callable[[], object]
 
@@ -106,13 +105,8 @@ def torch_candidates(params: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--rounds", type=int, default=9)
+    parser = bench_parser(__doc__, rounds=9)
     parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--tiny", action="store_true", help="a seconds-long smoke run")
-    add_report_args(parser)
     args = parser.parse_args()
     rounds, batch, width = (2, 8, (64, 256)) if args.tiny else (args.rounds, args.batch, (1024, 4096))
     cases = {

@@ -16,7 +16,7 @@ from ferrum.backend import Backend
 from ferrum.module import Module
 from ferrum.nn import Embedding, EmbeddingConfig, LayerNorm, LayerNormConfig, Linear, LinearConfig
 
-from .kv_cache import KvCache, causal_attention
+from .kv_cache import KvCache, causal_attention, step_end, step_start
 
 B = TypeVar("B", bound=Backend)
 
@@ -182,22 +182,12 @@ class Gpt2(Module[B]):
         ``cache.length`` positions it holds, whose keys and values it keeps for the next call.
         """
         batch, seq = ids.dims()
-        start = 0 if cache is None else cache.length
-        if start + seq > self.max_positions:
-            raise ValueError(
-                f"GPT-2: positions {start}..{start + seq} exceed the model's {self.max_positions}"
-            )
-        if cache is not None:
-            cache.check_room(seq)
+        start = step_start("GPT-2", cache, seq, self.max_positions)
         positions = self.wpe.weight.val().narrow(0, start, seq)
         x: Tensor[B, D3] = self.wte.forward(ids) + positions.reshape((1, seq, positions.dims()[1]))
         for i, block in enumerate(self.h):
             x = block.forward(x, cache, i)
-        if cache is not None:
-            cache.advance(seq)
-        if last_only:
-            x = x.narrow(1, seq - 1, 1)
-        x = self.ln_f.forward(x)
+        x = self.ln_f.forward(step_end(x, cache, seq, last_only))
         # The LM head is the token embedding, transposed (tied weights).
         width = x.dims()[2]
         flat: Tensor[B, D2] = x.reshape((-1, width))

@@ -12,7 +12,7 @@ import math
 from typing import Any, Generic, TypeVar
 
 import numpy as np
-from ferrum import D4, Bool, Device, ShapeError, Tensor
+from ferrum import D3, D4, Bool, Device, ShapeError, Tensor
 from ferrum import _ferrum as engine
 from ferrum.backend import Backend
 
@@ -76,6 +76,41 @@ class KvCache(Generic[B]):
         """Count ``new`` positions as filled (after every layer has written them)."""
         self.check_room(new)
         self.length += new
+
+
+def step_start(model: str, cache: KvCache[B] | None, seq: int, max_positions: int) -> int:
+    """The position of the first of ``seq`` new tokens: 0 without a cache, else the cache's ``length``.
+
+    Raises ``ValueError`` (naming ``model``) when the tokens would run past the model's
+    ``max_positions``, or past the cache's ``max_len``.
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> cache = KvCache(1, 1, 1, 8, 4, NdArray.device())
+        >>> cache.advance(3)
+        >>> step_start("GPT-2", cache, 2, 16)
+        3
+    """
+    start = 0 if cache is None else cache.length
+    if start + seq > max_positions:
+        raise ValueError(f"{model}: positions {start}..{start + seq} exceed the model's {max_positions}")
+    if cache is not None:
+        cache.check_room(seq)
+    return start
+
+
+def step_end(x: Tensor[B, D3], cache: KvCache[B] | None, seq: int, last_only: bool) -> Tensor[B, D3]:
+    """Close a step of ``seq`` tokens once every layer has run: the cache counts them as filled,
+    and with ``last_only`` only the last position of ``x`` ``[batch, seq, width]`` is kept.
+
+    Example:
+        >>> from ferrum.backend import NdArray
+        >>> step_end(Tensor.zeros((1, 5, 4), NdArray.device()), None, 5, True).dims()
+        (1, 1, 4)
+    """
+    if cache is not None:
+        cache.advance(seq)
+    return x.narrow(1, seq - 1, 1) if last_only else x
 
 
 def causal_attention(query: Tensor[B, D4], key: Tensor[B, D4], value: Tensor[B, D4]) -> Tensor[B, D4]:

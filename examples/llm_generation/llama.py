@@ -19,7 +19,7 @@ from ferrum.backend import Backend
 from ferrum.module import Module
 from ferrum.nn import Embedding, EmbeddingConfig, Linear, LinearConfig, RmsNorm, RmsNormConfig
 
-from .kv_cache import KvCache, causal_attention
+from .kv_cache import KvCache, causal_attention, step_end, step_start
 
 B = TypeVar("B", bound=Backend)
 
@@ -254,18 +254,8 @@ class Llama(Module[B]):
         ``cache.length`` positions it holds, whose keys and values it keeps for the next call.
         """
         seq = ids.dims()[1]
-        start = 0 if cache is None else cache.length
-        if start + seq > self.max_positions:
-            raise ValueError(
-                f"Llama: positions {start}..{start + seq} exceed the model's {self.max_positions}"
-            )
-        if cache is not None:
-            cache.check_room(seq)
+        start = step_start("Llama", cache, seq, self.max_positions)
         x = self.embed_tokens.forward(ids)
         for i, block in enumerate(self.layers):
             x = block.forward(x, self.rotary, start, cache, i)
-        if cache is not None:
-            cache.advance(seq)
-        if last_only:
-            x = x.narrow(1, seq - 1, 1)
-        return self.lm_head.forward(self.norm.forward(x))
+        return self.lm_head.forward(self.norm.forward(step_end(x, cache, seq, last_only)))

@@ -8,7 +8,6 @@ scripts/make_quantized_onnx_fixtures.py) import and give onnxruntime's outputs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,33 +21,15 @@ from ferrum.onnx import load
 from ferrum.onnx.backend import FerrumBackend
 from ferrum.onnx.codegen import generate
 from ferrum.onnx.ops import linear
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
+from tests.support.onnx_graphs import typed_model
 from tests.support.onnx_models import import_generated, mypy_strict
 
 DEVICE = NdArray.device()
 RNG = np.random.default_rng(51)
 FIXTURES = Path(__file__).parent / "fixtures" / "quantized"
-
-
-def _model(
-    nodes: list[onnx.NodeProto],
-    inputs: dict[str, np.ndarray],
-    outputs: Sequence[tuple[str, int]],
-    inits: dict[str, np.ndarray],
-) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes,
-        "g",
-        [
-            helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
-            for n, a in inputs.items()
-        ],
-        [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
-        [numpy_helper.from_array(a, n) for n, a in inits.items()],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
 
 
 def _check(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> np.ndarray:
@@ -90,7 +71,7 @@ def test_matmul_integer_by_an_int8_constant_runs_on_the_int8_tiles(
     while not names[-1]:
         names.pop()
     node = helper.make_node("MatMulInteger", names, ["y"])
-    model = _model([node], {"a": a}, [("y", TensorProto.INT32)], inits)
+    model = typed_model([node], {"a": a}, [("y", TensorProto.INT32)], inits)
     linear._PACKED.clear()
     if a_zero == "per-row":
         # ONNX's reference evaluator does not broadcast a per-row zero point: NumPy alone below.
@@ -113,10 +94,10 @@ def test_other_operand_types_keep_the_general_path() -> None:
     bu = RNG.integers(0, 256, (6, 5)).astype(np.uint8)
     linear._PACKED.clear()
     node = helper.make_node("MatMulInteger", ["a", "b"], ["y"])
-    _check(_model([node], {"a": a8}, [("y", TensorProto.INT32)], {"b": b8}), {"a": a8})
+    _check(typed_model([node], {"a": a8}, [("y", TensorProto.INT32)], {"b": b8}), {"a": a8})
     au = RNG.integers(0, 256, (4, 6)).astype(np.uint8)
-    _check(_model([node], {"a": au}, [("y", TensorProto.INT32)], {"b": bu}), {"a": au})
-    _check(_model([node], {"a": au, "b": b8}, [("y", TensorProto.INT32)], {}), {"a": au, "b": b8})
+    _check(typed_model([node], {"a": au}, [("y", TensorProto.INT32)], {"b": bu}), {"a": au})
+    _check(typed_model([node], {"a": au, "b": b8}, [("y", TensorProto.INT32)], {}), {"a": au, "b": b8})
     # Only the int8 constant is packed; its product with negative inputs took the general path.
     assert _packed_count() == 1
 
@@ -137,7 +118,7 @@ def test_qlinear_matmul_by_an_int8_constant_per_column() -> None:
         }
         node = helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])
         linear._PACKED.clear()
-        y = _check(_model([node], {"a": a}, [("y", y_type)], inits), {"a": a})
+        y = _check(typed_model([node], {"a": a}, [("y", y_type)], inits), {"a": a})
         assert _packed_count() == 1
         assert len(np.unique(y)) > 20, "a degenerate test: the outputs saturate"
 

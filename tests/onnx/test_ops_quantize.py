@@ -10,7 +10,6 @@ bad input raising ``OnnxError``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -25,30 +24,11 @@ from ferrum.onnx.ops.quantize import quantize_linear
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from tests.support.onnx_graphs import typed_model
 from tests.support.onnx_models import import_generated, mypy_strict
 
 DEVICE = NdArray.device()
 RNG = np.random.default_rng(0)
-
-
-def _model(
-    nodes: list[onnx.NodeProto],
-    inputs: dict[str, np.ndarray],
-    outputs: Sequence[tuple[str, int]],
-    inits: dict[str, np.ndarray] | None = None,
-    opset: int = 21,
-) -> onnx.ModelProto:
-    graph = helper.make_graph(
-        nodes,
-        "g",
-        [
-            helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
-            for n, a in inputs.items()
-        ],
-        [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
-        [numpy_helper.from_array(a, n) for n, a in (inits or {}).items()],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
 def _check(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -68,7 +48,7 @@ def test_quantize_int8_per_axis_zero_point_from_an_initializer() -> None:
         "zp": np.array([-3, 0, 5], np.int8),
     }
     node = helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["y"], axis=1)
-    (y,) = _check(_model([node], {"x": x}, [("y", TensorProto.INT8)], inits), {"x": x})
+    (y,) = _check(typed_model([node], {"x": x}, [("y", TensorProto.INT8)], inits), {"x": x})
     assert y.min() == -128 and y.max() == 127  # saturated to int8, not uint8 or wrapped
 
 
@@ -83,7 +63,7 @@ def test_blocked_int4_quantize_then_dequantize_inside_a_graph() -> None:
         helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["q"], axis=1, block_size=3),
         helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["y"], axis=1, block_size=3),
     ]
-    (y,) = _check(_model(nodes, {"x": x}, [("y", TensorProto.FLOAT)], inits), {"x": x})
+    (y,) = _check(typed_model(nodes, {"x": x}, [("y", TensorProto.FLOAT)], inits), {"x": x})
     # NumPy: each row's blocks of 3 columns share a scale; int4 clamps to [-8, 7]
     scale = np.repeat(inits["s"], 3, axis=1)[:, :5]
     np.testing.assert_array_equal(y, np.clip(np.rint(x / scale), -8, 7) * scale)
@@ -97,7 +77,7 @@ def test_float8_cast_rounds_inside_the_graph() -> None:
         helper.make_node("Cast", ["x"], ["n"], to=TensorProto.FLOAT8E5M2, saturate=0),
     ]
     y, n = _check(
-        _model(nodes, {"x": x}, [("y", TensorProto.FLOAT), ("n", TensorProto.FLOAT8E5M2)]), {"x": x}
+        typed_model(nodes, {"x": x}, [("y", TensorProto.FLOAT), ("n", TensorProto.FLOAT8E5M2)]), {"x": x}
     )
     np.testing.assert_array_equal(y, [0.3125, 448, -448, 16, 448, 0.013671875])
     assert np.isinf(n.astype(np.float32)[1:3]).all()  # not saturated: E5M2 overflows to infinity
@@ -106,7 +86,8 @@ def test_float8_cast_rounds_inside_the_graph() -> None:
 def test_castlike_takes_the_declared_type_of_like() -> None:
     x = np.array([1.7, -2.5, 300.0], np.float32)
     node = helper.make_node("CastLike", ["x", "like"], ["y"])
-    model = _model([node], {"x": x}, [("y", TensorProto.FLOAT8E4M3FN)], {"like": np.zeros(1, np.float32)})
+    like = {"like": np.zeros(1, np.float32)}
+    model = typed_model([node], {"x": x}, [("y", TensorProto.FLOAT8E4M3FN)], like)
     model.graph.initializer[0].CopyFrom(
         numpy_helper.from_array(
             np.zeros(1, helper.tensor_dtype_to_np_dtype(TensorProto.FLOAT8E4M3FN)), "like"
@@ -128,14 +109,14 @@ def test_qlinear_matmul_int8_per_column_scale() -> None:
         "zy": np.array(-4, np.int8),
     }
     node = helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])
-    _check(_model([node], {"a": a, "b": b}, [("y", TensorProto.INT8)], inits), {"a": a, "b": b})
+    _check(typed_model([node], {"a": a, "b": b}, [("y", TensorProto.INT8)], inits), {"a": a, "b": b})
 
 
 def test_dynamic_quantize_linear_matches_its_formula() -> None:
     x = np.array([[-1.5, 0.25, 3.0], [2.0, -0.5, 1.0]], np.float32)
     node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"])
     types = [("y", TensorProto.UINT8), ("s", TensorProto.FLOAT), ("z", TensorProto.UINT8)]
-    y, s, z = FerrumBackend.run_model(_model([node], {"x": x}, types, opset=11), [x])
+    y, s, z = FerrumBackend.run_model(typed_model([node], {"x": x}, types, opset=11), [x])
     scale = np.float32(4.5) / np.float32(255)
     zero = np.rint(np.float32(1.5) / scale)
     assert s == scale and z == zero and z.dtype == np.uint8
@@ -147,13 +128,14 @@ def test_conv_integer_per_channel_weight_zero_point() -> None:
     w = RNG.integers(0, 256, (3, 2, 3, 3)).astype(np.uint8)
     inits: dict[str, np.ndarray] = {"xz": np.array(128, np.uint8), "wz": np.array([1, 100, 255], np.uint8)}
     node = helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], pads=[1, 1, 1, 1], strides=[2, 1])
-    _check(_model([node], {"x": x, "w": w}, [("y", TensorProto.INT32)], inits, opset=10), {"x": x, "w": w})
+    model = typed_model([node], {"x": x, "w": w}, [("y", TensorProto.INT32)], inits, opset=10)
+    _check(model, {"x": x, "w": w})
 
 
 def test_bitcast_reads_the_declared_width() -> None:
     x = np.array([1.0, -2.0, 65504.0], np.float16)
     node = helper.make_node("BitCast", ["x"], ["y"], to=TensorProto.INT16)
-    (y,) = FerrumBackend.run_model(_model([node], {"x": x}, [("y", TensorProto.INT16)], opset=26), [x])
+    (y,) = FerrumBackend.run_model(typed_model([node], {"x": x}, [("y", TensorProto.INT16)], opset=26), [x])
     np.testing.assert_array_equal(y, x.view(np.int16))
 
 
@@ -164,7 +146,7 @@ def test_generated_qdq_module_runs_and_passes_mypy_strict(tmp_path: Path) -> Non
         helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["q"]),
         helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["y"]),
     ]
-    onnx.save(_model(nodes, {"x": x}, [("y", TensorProto.FLOAT)], inits), tmp_path / "qdq.onnx")
+    onnx.save(typed_model(nodes, {"x": x}, [("y", TensorProto.FLOAT)], inits), tmp_path / "qdq.onnx")
     files = generate(tmp_path / "qdq.onnx", tmp_path / "out", "qdq")
     module = import_generated(files.source, "quantize")
     out = module.load(files.weights, DEVICE).forward(Tensor.from_numpy(x, DEVICE))
@@ -176,14 +158,14 @@ def test_generated_qdq_module_runs_and_passes_mypy_strict(tmp_path: Path) -> Non
 def test_bad_inputs_raise_onnx_errors() -> None:
     x = np.ones((2, 3), np.float32)
     node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=1)
-    model = _model([node], {"x": x}, [("y", TensorProto.UINT8)], {"s": np.ones(2, np.float32)})
+    model = typed_model([node], {"x": x}, [("y", TensorProto.UINT8)], {"s": np.ones(2, np.float32)})
     with pytest.raises(OnnxError, match=r"1-D tensor of 3 .*found shape \[2\]"):
         FerrumBackend.run_model(model, [x])
     node = helper.make_node("BitCast", ["x"], ["y"], to=TensorProto.INT64)
     with pytest.raises(OnnxError, match="bit width"):
-        FerrumBackend.run_model(_model([node], {"x": x}, [("y", TensorProto.INT64)], opset=26), [x])
+        FerrumBackend.run_model(typed_model([node], {"x": x}, [("y", TensorProto.INT64)], opset=26), [x])
     node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], output_dtype=TensorProto.FLOAT)
-    model = _model([node], {"x": x}, [("y", TensorProto.FLOAT)], {"s": np.ones((), np.float32)})
+    model = typed_model([node], {"x": x}, [("y", TensorProto.FLOAT)], {"s": np.ones((), np.float32)})
     with pytest.raises(OnnxError, match="expected a quantized type"):
         FerrumBackend.run_model(model, [x])
     t = Tensor.from_numpy(x, DEVICE)

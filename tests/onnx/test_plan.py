@@ -4,54 +4,27 @@ Python segments, signatures (recompiling, bad input) and the paths that keep run
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import onnx
 import pytest
 from ferrum import Tensor
 from ferrum.backend import Autodiff, NdArray
 from ferrum.onnx import OnnxError, load
-from ferrum.onnx.model import OnnxModel
 from ferrum.onnx.plan import CACHE_SIZE, plan_cache, profile, signature
 from numpy.lib.stride_tricks import sliding_window_view
 from onnx import TensorProto, helper, numpy_helper
 
-from tests.support.onnx_plan import only_engine, run_planned
+from tests.support.onnx_plan import only_engine, plan_model, run_planned
 
 Array = npt.NDArray[Any]
 DEVICE = NdArray.device()
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 
 
-@pytest.fixture(autouse=True)
-def _no_fallback_warnings() -> Iterator[None]:
-    # a graph that cannot compile warns and runs step by step: here that is a failure
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)
-        yield
-
-
-def _model(
-    nodes: list[onnx.NodeProto],
-    inputs: Sequence[tuple[str, int, Sequence[int | str]]],
-    outputs: Sequence[tuple[str, int]],
-    inits: dict[str, Array] | None = None,
-    opset: int = 17,
-    plan: bool = True,
-) -> OnnxModel:
-    graph = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info(n, t, list(s)) for n, t, s in inputs],
-        [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
-        [numpy_helper.from_array(a, k) for k, a in (inits or {}).items()],
-    )
-    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    return load(proto, DEVICE, plan=plan)
+# a graph that cannot compile warns and runs step by step: here that is a failure
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
 
 RNG = np.random.default_rng(7)
@@ -83,7 +56,7 @@ def test_elementwise_arithmetic_and_activations() -> None:
     ]
     outs = ["p", "sq", "e", "t", "sg", "r", "ex", "rc", "g", "hs", "hw"]
     b, two = _f32(3), np.array(2.0, np.float32)
-    model = _model(nodes, [("x", F, [2, 3])], [(o, F) for o in outs], {"b": b, "two": two}, opset=20)
+    model = plan_model(nodes, [("x", F, [2, 3])], [(o, F) for o in outs], {"b": b, "two": two}, opset=20)
     x = _f32(2, 3)
     got, compiled = run_planned(model, x)
     only_engine(compiled)
@@ -110,7 +83,7 @@ def test_comparisons_logic_where_and_casts() -> None:
         helper.make_node("Cast", ["eq"], ["eqf"], to=F),
         helper.make_node("Cast", ["i"], ["if"], to=F),
     ]
-    model = _model(
+    model = plan_model(
         nodes,
         [("x", F, [2, 3]), ("y", F, [2, 3]), ("i", I64, [2, 3]), ("j", I64, [3])],
         [("w", F), ("eqf", F), ("if", F), ("nan", B)],
@@ -159,7 +132,7 @@ def test_shape_ops_and_a_shape_chain_resolved_at_compile() -> None:
         "big": np.array([1, 3, 1, 1], np.int64),
         "cidx": np.array([-1, 0], np.int64),
     }
-    model = _model(
+    model = plan_model(
         nodes,
         [("x", F, ["batch", 4, 6]), ("idx", I64, [2, 2])],
         [(o, F) for o in ("flat", "cat", "sq", "fl", "ga", "gc")],
@@ -195,7 +168,7 @@ def test_matmul_linear_norms_and_reductions() -> None:
         helper.make_node("LayerNormalization", ["mm", "scale", "bias"], ["ln"], axis=-1, epsilon=1e-3),
         helper.make_node("ReduceMean", ["ln", "axes"], ["rm"], keepdims=0),
     ]
-    model = _model(
+    model = plan_model(
         nodes,
         [("x2", F, [3, 8]), ("x3", F, [2, 3, 8]), ("q", F, [2, 3, 4, 8]), ("k", F, [3, 8, 4])],
         [("lin", F), ("attn", F), ("ln", F), ("rm", F)],
@@ -238,7 +211,7 @@ def test_convolutions_fused_groups_and_pools() -> None:
         helper.make_node("AveragePool", ["r2"], ["ap"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
         helper.make_node("GlobalAveragePool", ["ap"], ["gap"]),
     ]
-    model = _model(
+    model = plan_model(
         nodes,
         [("x", F, [2, 3, 6, 6])],
         [("mp", F), ("ap", F), ("gap", F)],
@@ -274,7 +247,7 @@ def test_an_op_without_a_plan_form_splits_the_plan() -> None:
         helper.make_node("Add", ["cs", "x"], ["y"]),
         helper.make_node("Tanh", ["y"], ["t"]),
     ]
-    model = _model(nodes, [("x", F, [3, 4])], [("t", F), ("sq", F)])
+    model = plan_model(nodes, [("x", F, [3, 4])], [("t", F), ("sq", F)])
     x = _f32(3, 4)
     (t, sq), compiled = run_planned(model, x)
     assert compiled.python_ops == ("Softplus",) and compiled.engine_segments == 2 and not compiled.direct
@@ -283,7 +256,7 @@ def test_an_op_without_a_plan_form_splits_the_plan() -> None:
 
 
 def test_bad_input_for_a_signature_raises_a_clear_error() -> None:
-    model = _model([helper.make_node("Relu", ["x"], ["y"])], [("x", F, ["n", 4])], [("y", F)])
+    model = plan_model([helper.make_node("Relu", ["x"], ["y"])], [("x", F, ["n", 4])], [("y", F)])
     good = Tensor.from_numpy(_f32(2, 4), DEVICE)
     model.forward(good)
     model.forward(good)
@@ -306,19 +279,19 @@ def test_bad_input_for_a_signature_raises_a_clear_error() -> None:
 
 
 def test_plans_are_cached_per_instance_with_a_bound() -> None:
-    model = _model([helper.make_node("Neg", ["x"], ["y"])], [("x", F, ["n"])], [("y", F)])
+    model = plan_model([helper.make_node("Neg", ["x"], ["y"])], [("x", F, ["n"])], [("y", F)])
     for n in range(1, CACHE_SIZE + 3):
         x = np.arange(n, dtype=np.float32)
         np.testing.assert_array_equal(model.forward(Tensor.from_numpy(x, DEVICE)).to_numpy(), -x)
     assert len(plan_cache(model)) == CACHE_SIZE
-    other = _model([helper.make_node("Neg", ["x"], ["y"])], [("x", F, ["n"])], [("y", F)])
+    other = plan_model([helper.make_node("Neg", ["x"], ["y"])], [("x", F, ["n"])], [("y", F)])
     assert plan_cache(other) == {}
 
 
 def test_opting_out_and_autodiff_run_step_by_step() -> None:
     w = _f32(4, 2)
     nodes = [helper.make_node("MatMul", ["x", "w"], ["y"])]
-    off = _model(nodes, [("x", F, [3, 4])], [("y", F)], {"w": w}, plan=False)
+    off = plan_model(nodes, [("x", F, [3, 4])], [("y", F)], {"w": w}, plan=False)
     x = _f32(3, 4)
     for _ in range(2):
         np.testing.assert_allclose(off.forward(Tensor.from_numpy(x, DEVICE)).to_numpy(), x @ w, rtol=1e-5)
@@ -358,7 +331,7 @@ def test_the_erf_gelu_pattern_runs_as_one_kernel(halved_first: bool) -> None:
         nodes += [helper.make_node("Mul", ["x", "c"], ["m"]), helper.make_node("Mul", ["m", "half"], ["y"])]
     nodes.append(helper.make_node("Pow", ["y", "three"], ["cube"]))
     consts["three"] = np.array(3.0, np.float32)
-    model = _model(nodes, [("x", F, [4, 8])], [("cube", F)], consts)
+    model = plan_model(nodes, [("x", F, [4, 8])], [("cube", F)], consts)
     x = _f32(4, 8) * 3
     (cube,), compiled = run_planned(model, x)
     only_engine(compiled)
@@ -374,7 +347,7 @@ def test_profile_times_each_instruction_and_python_step() -> None:
         helper.make_node("Softplus", ["sq"], ["cs"]),
         helper.make_node("Add", ["cs", "x"], ["y"]),
     ]
-    model = _model(nodes, [("x", F, [3, 4])], [("y", F)])
+    model = plan_model(nodes, [("x", F, [3, 4])], [("y", F)])
     rows = profile(model, Tensor.from_numpy(_f32(3, 4), DEVICE))
     expected = [("binary", "Mul"), ("python", "Softplus"), ("binary", "Add")]
     assert [(op, label) for op, label, _ in rows] == expected

@@ -5,21 +5,18 @@ RMSNorm patterns, each against NumPy through the plan, with the plan's instructi
 from __future__ import annotations
 
 import math
-import warnings
-from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import onnx
 import pytest
 from ferrum import Tensor
 from ferrum.backend import NdArray
-from ferrum.onnx import OnnxError, load
+from ferrum.onnx import OnnxError
 from ferrum.onnx.model import OnnxModel
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-from tests.support.onnx_plan import only_engine, run_planned
+from tests.support.onnx_plan import only_engine, plan_model, run_planned
 
 Array = npt.NDArray[Any]
 DEVICE = NdArray.device()
@@ -27,28 +24,8 @@ F, I64 = TensorProto.FLOAT, TensorProto.INT64
 RNG = np.random.default_rng(11)
 
 
-@pytest.fixture(autouse=True)
-def _no_fallback_warnings() -> Iterator[None]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)
-        yield
-
-
-def _model(
-    nodes: list[onnx.NodeProto],
-    inputs: Sequence[tuple[str, int, Sequence[int]]],
-    outputs: Sequence[tuple[str, int]],
-    inits: dict[str, Array] | None = None,
-    opset: int = 17,
-) -> OnnxModel:
-    graph = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info(n, t, list(s)) for n, t, s in inputs],
-        [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
-        [numpy_helper.from_array(a, k) for k, a in (inits or {}).items()],
-    )
-    return load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), DEVICE)
+# a graph that cannot compile warns and runs step by step: here that is a failure
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
 
 def _f32(*shape: int) -> Array:
@@ -65,7 +42,7 @@ def test_gather_nd_against_numpy(batch_dims: int) -> None:
         idx = np.array([[[2], [0]], [[-1], [1]]], np.int64)  # batch [2], M [2], k=1
         want = np.stack([np.stack([x[b, t[0]] for t in idx[b]]) for b in range(2)])
     node = helper.make_node("GatherND", ["x", "i"], ["y"], batch_dims=batch_dims)
-    model = _model([node], [("x", F, x.shape), ("i", I64, idx.shape)], [("y", F)])
+    model = plan_model([node], [("x", F, x.shape), ("i", I64, idx.shape)], [("y", F)])
     (y,), compiled = run_planned(model, x, idx)
     only_engine(compiled)
     assert compiled.instructions == ("gather_nd",)
@@ -87,7 +64,7 @@ def test_gather_elements_and_scatter_nd_against_numpy() -> None:
         helper.make_node("ScatterND", ["x", "r", "u"], ["s"]),
     ]
     inputs = [("x", F, x.shape), ("i", I64, idx.shape), ("r", I64, rows.shape), ("u", F, upd.shape)]
-    model = _model(nodes, inputs, [("g", F), ("s", F)])
+    model = plan_model(nodes, inputs, [("g", F), ("s", F)])
     (g, s), compiled = run_planned(model, x, idx, rows, upd)
     only_engine(compiled)
     np.testing.assert_array_equal(g, np.take_along_axis(x, np.where(idx < 0, idx + 4, idx), axis=1))
@@ -101,7 +78,7 @@ def test_scatter_nd_with_a_reduction_runs_from_python() -> None:
     node = helper.make_node("ScatterND", ["x", "r", "u"], ["s"], reduction="add")
     nodes = [node, helper.make_node("Relu", ["s"], ["y"])]
     inputs = [("x", F, x.shape), ("r", I64, rows.shape), ("u", F, upd.shape)]
-    model = _model(nodes, inputs, [("y", F)], opset=18)
+    model = plan_model(nodes, inputs, [("y", F)], opset=18)
     (y,), compiled = run_planned(model, x, rows, upd)
     assert compiled.python_ops == ("ScatterND",)
     want = x.copy()
@@ -113,7 +90,7 @@ def test_scatter_nd_with_a_reduction_runs_from_python() -> None:
 def test_cumsum_against_numpy(exclusive: int, reverse: int) -> None:
     x = RNG.integers(-5, 5, size=(3, 4)).astype(np.int64)
     node = helper.make_node("CumSum", ["x", "axis"], ["y"], exclusive=exclusive, reverse=reverse)
-    model = _model([node], [("x", I64, x.shape)], [("y", I64)], {"axis": np.array(-1, np.int64)})
+    model = plan_model([node], [("x", I64, x.shape)], [("y", I64)], {"axis": np.array(-1, np.int64)})
     (y,), compiled = run_planned(model, x)
     only_engine(compiled)
     assert compiled.instructions == ("cumsum",)
@@ -127,13 +104,13 @@ def test_constant_pad_in_the_plan_and_a_crop_from_python() -> None:
     nodes = [helper.make_node("Pad", ["x", "pads", "v"], ["y"], mode="constant")]
     inits: dict[str, Array] = {"pads": np.array([0, 1, 2, 0, 0, 1], np.int64)}
     inits["v"] = np.array(-3.5, np.float32)
-    model = _model(nodes, [("x", F, x.shape)], [("y", F)], inits)
+    model = plan_model(nodes, [("x", F, x.shape)], [("y", F)], inits)
     (y,), compiled = run_planned(model, x)
     only_engine(compiled)
     np.testing.assert_array_equal(y, np.pad(x, [(0, 0), (1, 0), (2, 1)], constant_values=-3.5))
     # negative pads crop: the op's own path, still right
     crop: dict[str, Array] = {"pads": np.array([0, -1, 0, 0, 0, 1], np.int64), "v": np.array(0.0, np.float32)}
-    model = _model([*nodes, helper.make_node("Neg", ["y"], ["z"])], [("x", F, x.shape)], [("z", F)], crop)
+    model = plan_model([*nodes, helper.make_node("Neg", ["y"], ["z"])], [("x", F, x.shape)], [("z", F)], crop)
     (z,), compiled = run_planned(model, x)
     assert compiled.python_ops == ("Pad",)
     np.testing.assert_array_equal(z, -np.pad(x[:, 1:], [(0, 0), (0, 0), (0, 1)]))
@@ -142,7 +119,7 @@ def test_constant_pad_in_the_plan_and_a_crop_from_python() -> None:
 def test_conv_on_rank3_input_against_numpy() -> None:
     x, w, b = _f32(2, 3, 10), _f32(4, 3, 3), _f32(4)
     node = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1], strides=[2], dilations=[1])
-    model = _model([node], [("x", F, x.shape)], [("y", F)], {"w": w, "b": b})
+    model = plan_model([node], [("x", F, x.shape)], [("y", F)], {"w": w, "b": b})
     (y,), compiled = run_planned(model, x)
     only_engine(compiled)
     assert compiled.instructions == ("conv1d",)
@@ -158,7 +135,7 @@ def test_float_to_int_cast_as_onnxruntime(to: int, fill: int) -> None:
     # truncation toward zero; NaN, infinities and values out of the target's range give its lowest value
     x = np.array([2.7, -2.7, -np.inf, np.inf, np.nan, 3e9, -1e20, 0.0], np.float32)
     node = helper.make_node("Cast", ["x"], ["y"], to=to)
-    model = _model([node], [("x", F, x.shape)], [("y", to)])
+    model = plan_model([node], [("x", F, x.shape)], [("y", to)])
     (y,), compiled = run_planned(model, x)
     only_engine(compiled)
     assert compiled.instructions == ("cast_int",)
@@ -187,7 +164,7 @@ def _attention_graph(div: bool, mask: bool, guard: bool, keep_scores: bool = Fal
     inits = {"d": np.array(math.sqrt(8.0), np.float32), "zero": np.array(0.0, np.float32)}
     inputs = [("q", F, (2, 3, 5, 8)), ("kt", F, (2, 3, 8, 5)), ("v", F, (2, 3, 5, 4)), ("m", F, (2, 1, 1, 5))]
     outputs = [("y", F)] + ([("s", F)] if keep_scores else [])
-    return _model(nodes, inputs, outputs, inits)
+    return plan_model(nodes, inputs, outputs, inits)
 
 
 def _softmax(s: Array) -> Array:
@@ -258,7 +235,7 @@ def _rms_graph(inverse: str, weight: bool, extra_reader: bool = False) -> OnnxMo
         "one": np.array(1.0, np.float32),
         "w": RMS_WEIGHT,
     }
-    return _model(nodes, [("x", F, (2, 5, 16))], outputs, inits, opset=17)
+    return plan_model(nodes, [("x", F, (2, 5, 16))], outputs, inits, opset=17)
 
 
 @pytest.mark.parametrize("inverse", ["reciprocal", "one_over", "divide"])
@@ -289,7 +266,7 @@ def test_rms_norm_with_an_intermediate_read_elsewhere_is_not_fused() -> None:
 def test_the_rms_normalization_op_runs_as_one_instruction() -> None:
     x, w = _f32(3, 4, 6), _f32(4, 6)
     node = helper.make_node("RMSNormalization", ["x", "w"], ["y"], axis=-2, epsilon=1e-3)
-    model = _model([node], [("x", F, x.shape)], [("y", F)], {"w": w}, opset=23)
+    model = plan_model([node], [("x", F, x.shape)], [("y", F)], {"w": w}, opset=23)
     (y,), compiled = run_planned(model, x)
     only_engine(compiled)
     assert compiled.instructions == ("rms_norm",)

@@ -8,33 +8,10 @@ in a few seconds.
 from __future__ import annotations
 
 import math
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """``python -m <args>`` from the repository root."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env
-    )
-
-
-def smoke(name: str) -> str:
-    done = run(f"examples.{name}", "--smoke")
-    assert done.returncode == 0, f"{name} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
-def floats(pattern: str, text: str) -> list[tuple[float, ...]]:
-    """Every match of ``pattern`` in ``text``, its groups as floats."""
-    return [tuple(float(g) for g in m.groups()) for m in re.finditer(pattern, text)]
-
+from tests.support.examples_run import ROOT, floats, run, smoke
 
 # ------------------------------------------------------------------ custom_csv_dataset
 

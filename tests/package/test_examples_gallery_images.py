@@ -7,10 +7,7 @@ It runs as a user runs it, ``python -m examples.custom_image_dataset --smoke`` f
 from __future__ import annotations
 
 import math
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,25 +16,13 @@ from ferrum.backend import NdArray
 from ferrum.data.dataset.vision import Annotation, ImageDatasetItem, ImageFolderDataset
 
 from examples.custom_image_dataset.data import ClassificationBatcher, load_splits, rgb, write_shapes
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import examples_run
 
 PIL = pytest.importorskip("PIL.Image")
 
 
-def run(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    """``python -m examples.custom_image_dataset <args>`` from the repository root."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "examples.custom_image_dataset", *args],
-        capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env,
-    )  # fmt: skip
-
-
 def smoke(*extra: str) -> str:
-    done = run("--smoke", *extra)
-    assert done.returncode == 0, f"custom_image_dataset failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
+    return examples_run.smoke("custom_image_dataset", *extra, timeout=180)
 
 
 def predictions(out: str) -> list[tuple[str, str, float, str]]:
@@ -117,7 +102,7 @@ def test_custom_image_dataset_refuses_an_unusable_folder_in_one_line(tmp_path: P
     if case in ("loose images", "one class"):
         (root / "cats").mkdir()
         PIL.fromarray(np.zeros((8, 8, 3), np.uint8)).save(root / "cats" / "a.png")
-    done = run("--data", str(root))
+    done = examples_run.run("examples.custom_image_dataset", "--data", str(root), timeout=180)
     assert done.returncode == 1 and done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {root}"), done.stderr

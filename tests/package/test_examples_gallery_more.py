@@ -17,7 +17,7 @@ import numpy as np
 from ferrum import Tensor
 from ferrum.backend import NdArray
 
-from tests.package.test_examples_gallery import floats, run, smoke
+from tests.support.examples_run import floats, run, smoke
 
 # ------------------------------------------------------------------ mnist
 

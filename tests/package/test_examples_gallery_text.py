@@ -7,10 +7,7 @@ Each runs as a user runs it, ``python -m examples.<name> --smoke`` from the repo
 from __future__ import annotations
 
 import math
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,32 +18,8 @@ from examples.text_generation.data import (
     TextGenerationItem,
     read_passages,
 )
+from tests.support.examples_run import floats, run, smoke
 from tests.support.mpi import MPIEXEC, WHY
-
-ROOT = Path(__file__).resolve().parents[2]
-
-def run(*args: str, timeout: float = 120, ranks: int | None = None) -> subprocess.CompletedProcess[str]:
-    """``python -m <args>`` from the repository root; under ``mpiexec -n ranks`` when given."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAYON_NUM_THREADS": "1" if ranks else ""}
-    if not ranks:
-        env.pop("RAYON_NUM_THREADS")
-    launcher = [MPIEXEC or "mpiexec", "-n", str(ranks)] if ranks else []
-    return subprocess.run(
-        [*launcher, sys.executable, "-m", *args],
-        capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env,
-    )
-
-
-def smoke(name: str, *extra: str) -> str:
-    done = run(f"examples.{name}", "--smoke", *extra)
-    assert done.returncode == 0, f"{name} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
-def floats(pattern: str, text: str) -> list[tuple[float, ...]]:
-    """Every match of ``pattern`` in ``text``, its groups as floats."""
-    return [tuple(float(g) for g in m.groups()) for m in re.finditer(pattern, text)]
-
 
 # ------------------------------------------------------------------ text_generation
 

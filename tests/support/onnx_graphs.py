@@ -48,6 +48,30 @@ def graph_model(
     return helper.make_model(graph, opset_imports=imports)
 
 
+def typed_model(
+    nodes: Sequence[onnx.NodeProto],
+    inputs: Mapping[str, np.ndarray],
+    outputs: Sequence[tuple[str, int]],
+    initializers: Mapping[str, np.ndarray] | None = None,
+    opset: int = 21,
+) -> onnx.ModelProto:
+    """A model of ``nodes`` at ai.onnx ``opset`` whose ``outputs`` are ``(name, TensorProto type)``.
+
+    The quantization tests declare each output's element type (int8, float8, ...), which the
+    dtypes ``graph_model`` knows do not cover; inputs take any dtype ONNX maps from NumPy."""
+    graph = helper.make_graph(
+        list(nodes),
+        "g",
+        [
+            helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+            for k, v in inputs.items()
+        ],
+        [helper.make_tensor_value_info(n, t, None) for n, t in outputs],
+        [numpy_helper.from_array(v, k) for k, v in (initializers or {}).items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
 def node_outputs(node: onnx.NodeProto) -> list[str]:
     """``node``'s outputs, without the empty names of the optional ones it leaves out."""
     return [o for o in node.output if o]

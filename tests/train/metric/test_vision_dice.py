@@ -33,7 +33,7 @@ def test_burn_cases() -> None:
 def test_burn_errors() -> None:
     with pytest.raises(ValueError, match="DiceMetric requires at least 3 dimensions"):
         DiceMetric(rank=2)
-    with pytest.raises(ValueError, match=r"same dimensions, found \(1, 1, 2, 2\) and \(1, 1, 2, 3\)"):
+    with pytest.raises(ValueError, match=r"same shape, found \(1, 1, 2, 2\) and \(1, 1, 2, 3\)"):
         DiceInput(ints(np.zeros((1, 1, 2, 2), dtype=int)), ints(np.zeros((1, 1, 2, 3), dtype=int)))
     one_class = np.ones((1, 1, 1, 2), dtype=int)
     with pytest.raises(ValueError, match="at least 2 classes when including background"):

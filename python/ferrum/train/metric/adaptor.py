@@ -40,6 +40,7 @@ __all__ = [
     "article",
     "check_classification_pair",
     "check_same_batch",
+    "check_same_shape",
     "check_tensor",
     "read_field",
 ]
@@ -244,6 +245,28 @@ def check_same_batch(owner: str, first: Tensor[Any, Any, Any], second: Tensor[An
             f"{owner}: outputs and targets must have the same batch size, "
             f"found {first.dims()} and {second.dims()}"
         )
+
+
+def check_same_shape(
+    owner: str,
+    first: Tensor[Any, Any, Any],
+    second: Tensor[Any, Any, Any],
+    names: str = "outputs and targets",
+) -> None:
+    """``ValueError`` unless both tensors have the same shape (element by element inputs).
+
+    Example:
+        >>> from ferrum import Tensor
+        >>> from ferrum.backend import NdArray
+        >>> d = NdArray.device()
+        >>> check_same_shape("MyInput", Tensor.zeros((1, 2), d), Tensor.zeros((1, 3), d))
+        Traceback (most recent call last):
+        ...
+        ValueError: MyInput: outputs and targets must have the same shape, found (1, 2) and (1, 3)
+    """
+    if first.dims() != second.dims():
+        found = f"found {first.dims()} and {second.dims()}"
+        raise ValueError(f"{owner}: {names} must have the same shape, {found}")
 
 
 def check_classification_pair(owner: str, outputs: object, targets: object) -> None:

@@ -34,6 +34,7 @@ from ferrum.train.metric.adaptor import (
     MultiLabelFields,
     adapt,
     article,
+    check_same_shape,
     check_tensor,
     read_field,
 )
@@ -80,11 +81,7 @@ class ConfusionStatsInput(MetricInput, Generic[B]):
     def __post_init__(self) -> None:
         check_tensor("ConfusionStatsInput", "predictions", self.predictions, 2, (Float,))
         check_tensor("ConfusionStatsInput", "targets", self.targets, 2, (Bool,))
-        if self.predictions.dims() != self.targets.dims():
-            raise ValueError(
-                "ConfusionStatsInput: predictions and targets must have the same shape, "
-                f"found {self.predictions.dims()} and {self.targets.dims()}"
-            )
+        check_same_shape("ConfusionStatsInput", self.predictions, self.targets, "predictions and targets")
 
     def __repr__(self) -> str:
         return "ConfusionStatsInput(predictions=..., targets=...)"

@@ -15,6 +15,7 @@ from ferrum.train.metric.adaptor import (
     MetricInput,
     MultiLabelFields,
     adapt,
+    check_same_shape,
     check_tensor,
     read_field,
 )
@@ -52,11 +53,7 @@ class HammingScoreInput(MetricInput, Generic[B]):
     def __post_init__(self) -> None:
         check_tensor("HammingScoreInput", "outputs", self.outputs, 2, (Float,))
         check_tensor("HammingScoreInput", "targets", self.targets, 2, (Int,))
-        if self.outputs.dims() != self.targets.dims():
-            raise ValueError(
-                "HammingScoreInput: outputs and targets must have the same shape, "
-                f"found {self.outputs.dims()} and {self.targets.dims()}"
-            )
+        check_same_shape("HammingScoreInput", self.outputs, self.targets)
 
     @classmethod
     def from_fields(cls, item: object) -> Self:

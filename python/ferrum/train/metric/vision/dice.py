@@ -10,7 +10,7 @@ from typing_extensions import Self
 
 from ferrum import Int, Tensor
 from ferrum.backend import Backend
-from ferrum.train.metric.adaptor import MetricInput, adapt, check_tensor, read_field
+from ferrum.train.metric.adaptor import MetricInput, adapt, check_same_shape, check_tensor, read_field
 from ferrum.train.metric.base import MetricEntry, MetricMetadata
 from ferrum.train.metric.state_metric import StateMetric
 
@@ -45,11 +45,7 @@ class DiceInput(MetricInput, Generic[B]):
     def __post_init__(self) -> None:
         check_tensor("DiceInput", "outputs", self.outputs, None, (Int,))
         check_tensor("DiceInput", "targets", self.targets, None, (Int,))
-        if self.outputs.dims() != self.targets.dims():
-            raise ValueError(
-                "DiceInput: outputs and targets must have the same dimensions, "
-                f"found {self.outputs.dims()} and {self.targets.dims()}"
-            )
+        check_same_shape("DiceInput", self.outputs, self.targets)
 
     @classmethod
     def from_fields(cls, item: object) -> Self:
