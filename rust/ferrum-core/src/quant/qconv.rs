@@ -228,6 +228,22 @@ impl Int8Conv {
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn part(&self, img: &[u8], n: usize, p0: usize, p1: usize, geo: &Geometry, dst: &Dst<'_>, vnni: bool) {
+        let kq = geo.k.div_ceil(4);
+        let width = (p1 - p0).next_multiple_of(CNR);
+        // The thread's buffers, taken out and put back (no closure: the body keeps this function's
+        // target features), grown to the largest part it ran: fresh ones cost a page clear a call.
+        let (mut fields, mut packed, mut colsum) = SCRATCH.take();
+        fields.resize(kq * 4 * width, 0);
+        packed.resize(width * kq, 0);
+        colsum.resize(width, 0);
+        self.part_in(img, n, p0, p1, geo, dst, vnni, &mut fields[..kq * 4 * width], &mut packed[..width * kq], &mut colsum[..width]);
+        SCRATCH.set((fields, packed, colsum));
+    }
+
+    /// [`Int8Conv::part`] on the thread's scratch buffers.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn part_in(&self, img: &[u8], n: usize, p0: usize, p1: usize, geo: &Geometry, dst: &Dst<'_>, vnni: bool, fields: &mut [u8], packed: &mut [u32], colsum: &mut [i32]) {
         let k = geo.k;
         let (kq, cols) = (k.div_ceil(4), p1 - p0);
         let width = cols.next_multiple_of(CNR);
@@ -235,13 +251,11 @@ impl Int8Conv {
         let co_g = self.c_out / self.groups;
         let o_panels = co_g.div_ceil(CMR);
         let need_colsum = self.zero.iter().any(|&z| z != 0);
-        let mut fields = vec![0u8; kq * 4 * width];
-        let mut packed = vec![0u32; panels * kq * CNR];
-        let mut colsum = vec![0i32; width];
+        colsum.fill(0);
         let mut acc: Sums = [[0; CNR]; CMR];
         for gi in 0..self.groups {
-            im2col(img, gi * self.cg, self.cg, (self.kh, self.kw), geo, p0, p1, width, &mut fields);
-            pack(&fields, kq, width, &mut packed);
+            im2col(img, gi * self.cg, self.cg, (self.kh, self.kw), geo, p0, p1, width, fields);
+            pack(fields, kq, width, packed);
             if need_colsum {
                 colsum.fill(0);
                 for row in fields.chunks_exact(width).take(k) {
@@ -287,15 +301,17 @@ impl Int8Conv {
                     d.copy_from_slice(&t[..ncols]);
                 }
                 Dst::U8(rq, d) => {
-                    let mut y = [0u8; CNR];
-                    requant_row(&t, o, rq, |j, v| y[j] = v as u8);
+                    let y = requant_row(&t, o, rq);
+                    let mut bytes = [0u8; CNR];
+                    for (b, &v) in bytes.iter_mut().zip(&y) {
+                        *b = v as u8;
+                    }
                     // SAFETY: as above.
                     let d = unsafe { std::slice::from_raw_parts_mut(d.0.add(at), ncols) };
-                    d.copy_from_slice(&y[..ncols]);
+                    d.copy_from_slice(&bytes[..ncols]);
                 }
                 Dst::I32(rq, d) => {
-                    let mut y = [0i32; CNR];
-                    requant_row(&t, o, rq, |j, v| y[j] = v);
+                    let y = requant_row(&t, o, rq);
                     // SAFETY: as above.
                     let d = unsafe { std::slice::from_raw_parts_mut(d.0.add(at), ncols) };
                     d.copy_from_slice(&y[..ncols]);
@@ -305,19 +321,30 @@ impl Int8Conv {
     }
 }
 
-/// `set(j, clamp(round_half_even((t[j] + bias) * scale + zero), lo, hi))`, each step in f64.
+/// `clamp(round_half_even((t[j] + bias) * scale + zero), lo, hi)` for the
+/// tile row, each step in f64; a NaN (from a NaN scale) goes to `lo`, as the
+/// f64 path's mask sends it. Plain lane loops, so that they vectorize.
 #[inline(always)]
-fn requant_row(t: &[i32; CNR], o: usize, rq: &Requant<'_>, mut set: impl FnMut(usize, i32)) {
+fn requant_row(t: &[i32; CNR], o: usize, rq: &Requant<'_>) -> [i32; CNR] {
     let scale = if rq.scale.len() == 1 { rq.scale[0] } else { rq.scale[o] };
     let bias = f64::from(rq.bias.map_or(0, |b| b[o]));
     let (zero, lo, hi) = (rq.y_zero as f64, rq.lo as f64, rq.hi as f64);
-    for (j, &v) in t.iter().enumerate() {
+    let mut y = [0f64; CNR];
+    for (y, &v) in y.iter_mut().zip(t) {
         // The bias added in f64 (exact), so that a sum near i32's ends does not wrap.
-        let y = ((f64::from(v) + bias) * scale + zero).round_ties_even();
-        // NaN (a NaN scale) goes to the low end, as the f64 path's mask does.
-        let y = if y.is_nan() { lo } else { y.clamp(lo, hi) };
-        set(j, y as i32);
+        *y = ((f64::from(v) + bias) * scale + zero).round_ties_even();
     }
+    let mut out = [0i32; CNR];
+    for (o, &y) in out.iter_mut().zip(&y) {
+        // `max` takes the other operand when one is NaN: a NaN lands on lo.
+        *o = y.max(lo).min(hi) as i32;
+    }
+    out
+}
+
+thread_local! {
+    /// Receptive fields, their packed copy and column sums of the parts a thread runs.
+    static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u32>, Vec<i32>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new(), Vec::new())) };
 }
 
 /// Where a call's tiles go.

@@ -165,8 +165,11 @@ fn matmul_u8s8_with(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w_zero: &[
     }
     let kq = k.div_ceil(4);
     let (row_panels, col_panels) = (m.div_ceil(MR), n.div_ceil(NR));
-    let mut packed = vec![0u32; row_panels * kq * MR];
-    let mut rowsum = vec![0i32; row_panels * MR];
+    // The calling thread's buffers, taken out and put back: fresh ones cost a page clear a call
+    // (every word is written by pack_rows).
+    let (mut packed, mut rowsum) = SCRATCH.take();
+    packed.resize(row_panels * kq * MR, 0);
+    rowsum.resize(row_panels * MR, 0);
     let (pa, ps) = (Shared(packed.as_mut_ptr()), Shared(rowsum.as_mut_ptr()));
     team::for_each_part_if(threads > 1, row_panels, |i| {
         let (pa, ps) = (pa, ps);
@@ -200,5 +203,11 @@ fn matmul_u8s8_with(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w_zero: &[
             finish(i0 + r, j0, &y[..cols]);
         }
     });
+    SCRATCH.set((packed, rowsum));
     Ok(())
+}
+
+thread_local! {
+    /// The packed rows and row sums of the products a thread starts.
+    static SCRATCH: std::cell::RefCell<(Vec<u32>, Vec<i32>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
