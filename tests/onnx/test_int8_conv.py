@@ -134,14 +134,24 @@ def _init(name: str, value: np.ndarray) -> onnx.TensorProto:
 def _run_both(
     model: onnx.ModelProto, x: np.ndarray, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[np.ndarray, int]:
-    """ferrum's output (checked equal to the reference evaluator's) and how often it took the int8 path."""
+    """ferrum's output (checked equal to the reference evaluator's) and how often it tried the int8 path:
+    the packed weight (a constant) or, when that declines, the binding that packs at each call."""
     calls = 0
+    packed_path = quantize._packed_conv
+
     def counting(*args: Any) -> Any:
         nonlocal calls
         calls += 1
         return int8_conv2d(*args)
 
+    def counting_packed(*args: Any) -> Any:
+        nonlocal calls
+        out = packed_path(*args)
+        calls += out is not None
+        return out
+
     monkeypatch.setattr(quantize, "int8_conv2d", counting)
+    monkeypatch.setattr(quantize, "_packed_conv", counting_packed)
     (got,) = FerrumBackend.run_model(model, [x])
     (want,) = [np.asarray(v) for v in ReferenceEvaluator(model).run(None, {"x": x})]
     assert got.dtype == want.dtype and got.shape == want.shape

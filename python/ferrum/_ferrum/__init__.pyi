@@ -9,7 +9,7 @@ re-exports every public name:
 - ``_kind``: Kind, Float, Int, Bool, DType; ``_device``: Device
 - ``_errors``: FerrumError and its subclasses
 - ``_random``: Distribution, seed, random state; ``_print``: print options
-- ``_autodiff``: Gradients, custom_op; ``_quant``: QTensor, Int8Matrix; ``_plan``: Plan
+- ``_autodiff``: Gradients, custom_op; ``_quant``: QTensor, Int8Matrix, Int8Conv; ``_plan``: Plan
 - ``_activation``, ``_nn`` (convolution, pooling, recurrent sequences, ...),
   ``_optim`` (fused updates, clipping), ``_record``, ``_vision``: functions
 - ``_types``: type variables and argument aliases (stub-only)
@@ -84,7 +84,7 @@ from ferrum._ferrum._optim import (
 )
 from ferrum._ferrum._plan import Plan
 from ferrum._ferrum._print import get_print_options, set_print_options
-from ferrum._ferrum._quant import Int8Matrix, QTensor, dynamic_quantize_u8, int8_conv2d
+from ferrum._ferrum._quant import Int8Conv, Int8Matrix, QTensor, dynamic_quantize_u8, int8_conv2d
 from ferrum._ferrum._random import Distribution, random_state, seed, set_random_state
 from ferrum._ferrum._record import (
     param_id_decode,
@@ -117,6 +117,7 @@ __all__ = [
     "Float",
     "Gradients",
     "Int",
+    "Int8Conv",
     "Int8Matrix",
     "Kind",
     "KindError",

@@ -40,6 +40,40 @@ class Int8Matrix:
     def pack(values: Tensor[Any, D2, Int], zero: list[builtins.int]) -> Int8Matrix | None: ...
     def dims(self) -> tuple[builtins.int, builtins.int]: ...
     def matmul(self, a: Tensor[B, _D, Int], a_zero: list[builtins.int]) -> Tensor[B, _D, Int] | None: ...
+    def dynamic_linear(
+        self,
+        x: Tensor[B, _D, Float],
+        w_scale: list[builtins.float],
+        bias: Tensor[Any, D1, Float] | None,
+        relu: builtins.bool,
+    ) -> Tensor[B, _D, Float] | None: ...
+
+@final
+class Int8Conv:
+    @staticmethod
+    def pack(w: Tensor[Any, D4, Int], zero: list[builtins.int], groups: builtins.int) -> Int8Conv | None: ...
+    def dims(self) -> tuple[builtins.int, builtins.int, builtins.int, builtins.int]: ...
+    def conv(
+        self,
+        x: Tensor[B, D4, Int],
+        x_zero: builtins.int,
+        strides: tuple[builtins.int, builtins.int],
+        pads: tuple[builtins.int, builtins.int, builtins.int, builtins.int],
+        dilations: tuple[builtins.int, builtins.int],
+    ) -> Tensor[B, D4, Int] | None: ...
+    def qlinear(
+        self,
+        x: Tensor[B, D4, Int],
+        x_zero: builtins.int,
+        strides: tuple[builtins.int, builtins.int],
+        pads: tuple[builtins.int, builtins.int, builtins.int, builtins.int],
+        dilations: tuple[builtins.int, builtins.int],
+        scale: list[builtins.float],
+        bias: list[builtins.int] | None,
+        y_zero: builtins.int,
+        lo: builtins.int,
+        hi: builtins.int,
+    ) -> Tensor[B, D4, Int] | None: ...
 
 def dynamic_quantize_u8(x: Tensor[B, _D, Float]) -> tuple[Tensor[B, _D, Int], builtins.float, builtins.int] | None: ...
 def int8_conv2d(

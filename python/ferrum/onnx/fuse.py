@@ -23,13 +23,14 @@ from ferrum._ferrum import Device, Tensor
 from ferrum.nn.conv import Conv2d
 from ferrum.nn.norm import BatchNorm
 from ferrum.onnx.execute import run_step
+from ferrum.onnx.fuse_quant import FusedDynamicLinear, dynamic_linear_groups, run_dynamic_linear
 from ferrum.onnx.values import Value
 
 if TYPE_CHECKING:
     from ferrum.module import Module
     from ferrum.onnx.program import Program, Step
 
-__all__ = ["FusedConv", "Schedule", "run_action", "run_scheduled", "schedule"]
+__all__ = ["Action", "FusedConv", "Schedule", "run_action", "run_scheduled", "schedule"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,11 +51,15 @@ class FusedConv:
     """The value the last fused step writes."""
 
 
+Action = int | FusedConv | FusedDynamicLinear
+"""A schedule's action: a step's index, or a fused group."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Schedule:
     """The order to run a program in on a device without autodiff, and what to free after each action."""
 
-    actions: tuple[int | FusedConv, ...]
+    actions: tuple[Action, ...]
     """A step's index, or a fused group."""
     free: tuple[tuple[str, ...], ...]
 
@@ -120,8 +125,12 @@ def schedule(program: Program) -> Schedule:
         if group is not None:
             taken.update(group.steps)
             groups[group.steps[-1]] = group
-    actions: list[int | FusedConv] = []
+    quant = dynamic_linear_groups(program, only_reader, index, taken)
+    actions: list[Action] = []
     for i in range(len(steps)):
+        if i in quant:
+            actions.append(quant[i])
+            continue
         if i in groups:
             actions.append(groups[i])
         elif i not in taken:
@@ -151,13 +160,13 @@ def _before(group: FusedConv, taken: set[int], steps: list[Step]) -> FusedConv |
     )
 
 
-def _frees(program: Program, actions: list[int | FusedConv]) -> tuple[tuple[str, ...], ...]:
+def _frees(program: Program, actions: list[Action]) -> tuple[tuple[str, ...], ...]:
     """What to drop after each action: the values the program frees, each after its last reader in this
     order (or after the action that made it, if nothing reads it)."""
     freeable = {name for step in program.steps for name in step.free}
     last: dict[str, int] = {}
     for a, action in enumerate(actions):
-        if isinstance(action, FusedConv):
+        if isinstance(action, (FusedConv, FusedDynamicLinear)):
             inner = {o for i in action.steps for o in program.steps[i].outputs}
             reads = [n for i in action.steps for n in _reads(program.steps[i]) if n not in inner]
             made = [action.output]
@@ -191,13 +200,15 @@ def run_scheduled(
 
 def run_action(
     program: Program,
-    action: int | FusedConv,
+    action: Action,
     env: dict[str, Value],
     device: Device[Any],
     module: Module[Any],
 ) -> None:
     """Run one action of a schedule (a step's index or a fused group) on ``env``."""
-    if not isinstance(action, FusedConv):
+    if isinstance(action, FusedDynamicLinear):
+        run_dynamic_linear(program, action, env, device, module)
+    elif not isinstance(action, FusedConv):
         run_step(program, program.steps[action], env, device, module)
     elif not _run_fused(action, env, module):
         # The group's steps one by one, which report bad input or handle what the fused kernel cannot.

@@ -22,7 +22,8 @@ from ferrum.module import Module
 from ferrum.nn.conv import Conv1d, Conv2d
 from ferrum.nn.linear import Linear
 from ferrum.nn.norm import BatchNorm
-from ferrum.onnx.fuse import FusedConv
+from ferrum.onnx.fuse import Action, FusedConv
+from ferrum.onnx.fuse_quant import FusedDynamicLinear
 from ferrum.onnx.ops._util import axis as dim_of
 from ferrum.onnx.ops.conv import _fits, _settings
 from ferrum.onnx.ops.reduce import _axes
@@ -118,8 +119,10 @@ _LOGICAL = {"And": "and", "Or": "or", "Xor": "xor"}
 _RESHAPES = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze"})
 
 
-def lower(low: Lowering, action: int | FusedConv) -> list[Instr] | None:
+def lower(low: Lowering, action: Action) -> list[Instr] | None:
     """The instructions computing ``action`` (a step's index or a fused group), or None."""
+    if isinstance(action, FusedDynamicLinear):
+        return None  # int8 has no plan form yet: the group runs from Python between segments
     if isinstance(action, FusedConv):
         return _fused_conv(low, action)
     step = low.program.steps[action]

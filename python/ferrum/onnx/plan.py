@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from ferrum._ferrum import Device, FerrumError, Plan, Tensor
 from ferrum.onnx.errors import OnnxError
-from ferrum.onnx.fuse import FusedConv, run_action
+from ferrum.onnx.fuse import Action, FusedConv, run_action
+from ferrum.onnx.fuse_quant import FusedDynamicLinear
 from ferrum.onnx.lower import Instr, Lowering, lower
 from ferrum.onnx.ops import lookup
 from ferrum.onnx.plan_fusion import patterns
@@ -81,7 +82,7 @@ class _Segment:
     """An engine plan (``plan``) or one schedule action run from Python (``action``)."""
 
     plan: Plan | None
-    action: int | FusedConv | None
+    action: Action | None
     inputs: tuple[str, ...]
     """The plan's inputs, read from the run's values."""
     outputs: tuple[str, ...]
@@ -181,7 +182,9 @@ def profile(model: OnnxModel, *inputs: Tensor[Any, Any, Any]) -> list[tuple[str,
     return rows
 
 
-def _op_type(program: Program, action: int | FusedConv) -> str:
+def _op_type(program: Program, action: Action) -> str:
+    if isinstance(action, FusedDynamicLinear):
+        return "FusedDynamicLinear"
     return "FusedConv" if isinstance(action, FusedConv) else program.steps[action].op_type
 
 
@@ -231,15 +234,15 @@ def _reads(step: Step) -> list[str]:
     return [*(n for n in step.inputs if n is not None), *step.tensor_kwargs.values(), *step.captures]
 
 
-def _action_reads(program: Program, action: int | FusedConv) -> list[str]:
-    if not isinstance(action, FusedConv):
+def _action_reads(program: Program, action: Action) -> list[str]:
+    if not isinstance(action, (FusedConv, FusedDynamicLinear)):
         return _reads(program.steps[action])
     inner = {o for i in action.steps for o in program.steps[i].outputs}
     return [n for i in action.steps for n in _reads(program.steps[i]) if n not in inner]
 
 
-def _action_writes(program: Program, action: int | FusedConv) -> list[str]:
-    if isinstance(action, FusedConv):
+def _action_writes(program: Program, action: Action) -> list[str]:
+    if isinstance(action, (FusedConv, FusedDynamicLinear)):
         return [action.output]
     return [o for o in program.steps[action].outputs if o]
 
@@ -251,6 +254,10 @@ def _classify(model: OnnxModel, trace: dict[str, Value]) -> tuple[set[str], set[
     shaped = static | {v.name for v in program.inputs}
     for action in model.schedule.actions:
         writes = _action_writes(program, action)
+        if isinstance(action, FusedDynamicLinear):
+            if action.x in shaped:
+                shaped.update(writes)
+            continue
         if isinstance(action, FusedConv):
             if action.x in shaped and (action.residual is None or action.residual in shaped):
                 shaped.update(writes)
@@ -308,7 +315,7 @@ def _build(model: OnnxModel, trace: dict[str, Value], device: Device[Any]) -> Co
     static, shaped = _classify(model, trace)
     low = Lowering(program, model, trace, static, shaped)
     fused, skipped = patterns(low)
-    items: list[tuple[list[Instr] | None, int | FusedConv]] = []
+    items: list[tuple[list[Instr] | None, Action]] = []
     for action in model.schedule.actions:
         writes = _action_writes(program, action)
         if writes and all(w in static for w in writes):
@@ -320,7 +327,7 @@ def _build(model: OnnxModel, trace: dict[str, Value], device: Device[Any]) -> Co
     if not any(instrs for instrs, _ in items):
         return None
     # consecutive lowered actions form one engine segment
-    groups: list[tuple[list[Instr] | None, int | FusedConv | None]] = []
+    groups: list[tuple[list[Instr] | None, Action | None]] = []
     for instrs, action in items:
         if instrs is not None and groups and groups[-1][0] is not None:
             groups[-1][0].extend(instrs)

@@ -3,7 +3,9 @@
 //! through their `_engine_args()`.
 
 use ferrum_core::ops::conv::ConvOptions;
-use ferrum_core::quant::{conv2d_u8s8, dynamic_quantize_u8, Int8Matrix, IntConv2d, QTensor, QuantLevel, QuantParam, QuantScheme};
+use ferrum_core::quant::{
+    conv2d_u8s8, dynamic_quantize_u8, pack_int8_conv, run_int8_conv, Int8Conv, Int8Matrix, IntConv2d, IntConvResult, QTensor, QuantLevel, QuantParam, QuantScheme, Requant,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -219,6 +221,20 @@ impl PyInt8Matrix {
         Ok(out.map(|t| PyTensor::new(t, a.device.clone_ref(py))))
     }
 
+    /// onnxruntime's dynamically quantized linear in one call: an f32 `x`
+    /// `[..., k]` quantized per tensor as `DynamicQuantizeLinear` does, the
+    /// exact product with `self`, then `float(sum) * (x_scale * w_scale[j]) +
+    /// bias[j]` and `relu`, each step rounded in f32 as the graph's nodes
+    /// compute it: an f32 tensor `[..., n]`. `w_scale` holds 1 or `n` values,
+    /// `bias` is an f32 tensor `[n]` or None. None for another dtype, an empty
+    /// `x` or a non-finite value.
+    #[pyo3(signature = (x, w_scale, bias, relu))]
+    fn dynamic_linear(&self, py: Python<'_>, x: PyRef<'_, PyTensor>, w_scale: Vec<f32>, bias: Option<PyRef<'_, PyTensor>>, relu: bool) -> PyResult<Option<PyTensor>> {
+        let b = bias.map(|b| b.t.clone());
+        let out = x.run(py, |t| self.m.dynamic_linear(t, &w_scale, b.as_ref(), relu))?;
+        Ok(out.map(|t| PyTensor::new(t, x.device.clone_ref(py))))
+    }
+
     fn __repr__(&self) -> String {
         format!("Int8Matrix(dims={:?})", self.m.shape())
     }
@@ -274,8 +290,98 @@ fn int8_conv2d(
     Ok(out.map(|t| PyTensor::new(t, x.device.clone_ref(py))))
 }
 
+/// An int8 filter bank packed once for integer convolutions (ONNX's
+/// `ConvInteger` and `QLinearConv` with a constant weight): `conv` gives
+/// the exact sums `conv2d(x - x_zero, w - w_zero)`, `qlinear` requantizes
+/// them in the same pass over the output. Inputs are Int tensors
+/// `[batch, c_in, h, w]` of uint8 values (a U8 tensor is read in place).
+///
+/// Example:
+///     >>> from ferrum._ferrum import Int8Conv
+///     >>> w = Int8Conv.pack(Tensor.from_data([[[[1, -1], [2, 0]]]], device), [0], 1)
+///     >>> x = Tensor.from_data([[[[3, 4], [5, 6]]]], device)
+///     >>> w.conv(x, 2, (1, 1), (0, 0, 0, 0), (1, 1)).to_data().to_list()
+///     [[[[5]]]]
+///     >>> w.qlinear(x, 2, (1, 1), (0, 0, 0, 0), (1, 1), [0.5], [4], 10, 0, 255).to_data().to_list()
+///     [[[[15]]]]
+#[pyclass(frozen, name = "Int8Conv", module = "ferrum")]
+pub struct PyInt8Conv {
+    c: Int8Conv,
+}
+
+impl PyInt8Conv {
+    fn geometry(&self, strides: (usize, usize), pads: (usize, usize, usize, usize), dilations: (usize, usize)) -> IntConv2d {
+        IntConv2d { stride: [strides.0, strides.1], pads: [pads.0, pads.1, pads.2, pads.3], dilation: [dilations.0, dilations.1], groups: self.c.groups() }
+    }
+}
+
+#[pymethods]
+impl PyInt8Conv {
+    /// `w` (an Int tensor `[c_out, c_in / groups, kh, kw]`) with its zero
+    /// points (1 or `c_out`) packed in `groups` groups; None when a value or
+    /// zero point is outside int8's range.
+    #[staticmethod]
+    fn pack(py: Python<'_>, w: PyRef<'_, PyTensor>, zero: Vec<i64>, groups: usize) -> PyResult<Option<PyInt8Conv>> {
+        Ok(w.run(py, |t| pack_int8_conv(t, &zero, groups))?.map(|c| PyInt8Conv { c }))
+    }
+
+    /// `[c_out, c_in / groups, kh, kw]`.
+    fn dims(&self) -> (usize, usize, usize, usize) {
+        let [a, b, c, d] = self.c.shape();
+        (a, b, c, d)
+    }
+
+    /// The exact sums `conv2d(x - x_zero, self)` (pads: top, left, bottom,
+    /// right): an Int tensor `[batch, c_out, oh, ow]` of int32 values. None
+    /// when a value of `x` or `x_zero` is outside uint8.
+    fn conv(
+        &self,
+        py: Python<'_>,
+        x: PyRef<'_, PyTensor>,
+        x_zero: i64,
+        strides: (usize, usize),
+        pads: (usize, usize, usize, usize),
+        dilations: (usize, usize),
+    ) -> PyResult<Option<PyTensor>> {
+        let g = self.geometry(strides, pads, dilations);
+        let out = x.run(py, |t| run_int8_conv(&self.c, t, x_zero, &g, IntConvResult::Sums))?;
+        Ok(out.map(|t| PyTensor::new(t, x.device.clone_ref(py))))
+    }
+
+    /// `clamp(round_half_even((sum + bias[o]) * scale[o] + y_zero), lo, hi)`
+    /// of the sums `conv` gives (`scale`: 1 or `c_out` values, `bias`:
+    /// `c_out` int32 values or None), computed in f64: a U8 tensor when
+    /// `lo..=hi` lies in 0..=255, else an Int tensor. None when a value of
+    /// `x` or `x_zero` is outside uint8.
+    #[allow(clippy::too_many_arguments)]
+    fn qlinear(
+        &self,
+        py: Python<'_>,
+        x: PyRef<'_, PyTensor>,
+        x_zero: i64,
+        strides: (usize, usize),
+        pads: (usize, usize, usize, usize),
+        dilations: (usize, usize),
+        scale: Vec<f64>,
+        bias: Option<Vec<i32>>,
+        y_zero: i32,
+        lo: i32,
+        hi: i32,
+    ) -> PyResult<Option<PyTensor>> {
+        let g = self.geometry(strides, pads, dilations);
+        let rq = Requant { scale: &scale, bias: bias.as_deref(), y_zero, lo, hi };
+        let out = x.run(py, |t| run_int8_conv(&self.c, t, x_zero, &g, IntConvResult::Requant(rq)))?;
+        Ok(out.map(|t| PyTensor::new(t, x.device.clone_ref(py))))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Int8Conv(dims={:?}, groups={})", self.c.shape(), self.c.groups())
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyQTensor>()?;
+    m.add_class::<PyInt8Conv>()?;
     m.add_class::<PyInt8Matrix>()?;
     m.add_function(wrap_pyfunction!(dynamic_quantize_u8_py, m)?)?;
     m.add_function(wrap_pyfunction!(int8_conv2d, m)?)?;

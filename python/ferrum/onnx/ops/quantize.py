@@ -13,7 +13,7 @@ passes as ``input_types`` (the declared type of each input, 0 when unknown).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ from ferrum.onnx.dtypes import (
 from ferrum.onnx.ops._util import AnyTensor, float_of, to_rank
 from ferrum.onnx.ops._util import axis as axis_of
 from ferrum.onnx.ops.conv import _settings, conv
+from ferrum.onnx.ops.int8_conv import Requant, as_int8_input, conv_geometry, packed_conv, requant_terms
 from ferrum.onnx.ops.linear import _zero_points, as_tensor, integer_product, mat_mul
 from ferrum.onnx.ops.registry import op
 
@@ -370,10 +371,44 @@ def _conv_centered(
     return result
 
 
-@op("ConvInteger")
+def _packed_conv(
+    x: AnyTensor,
+    w: object,
+    x_zero_point: AnyTensor | None,
+    w_zero_point: AnyTensor | None,
+    settings: tuple[Any, ...],
+    terms: Callable[[int], Requant | None] | None = None,
+) -> AnyTensor | None:
+    """The convolution on a constant int8 ``w`` packed once: the exact sums (``terms`` None) or
+    QLinearConv's requantized output (``terms(c_out)`` gives its terms); None where that path does not
+    apply (the caller's general path computes it)."""
+    xi = as_int8_input(x)
+    packed = packed_conv(w, w_zero_point, int(settings[2]), x.device()) if xi is not None else None
+    if xi is None or packed is None:
+        return None
+    geometry = conv_geometry(xi, packed.dims(), settings)
+    if geometry is None:
+        return None
+    strides, pads, dilations, one_d = geometry
+    x2: AnyTensor = xi.unsqueeze_dim(2) if one_d else xi
+    if terms is None:
+        x_zero = _zero_points(x_zero_point)
+        if x_zero is None or len(x_zero) != 1:
+            return None
+        out = packed.conv(x2, x_zero[0], strides, pads, dilations)
+    else:
+        rq = terms(packed.dims()[0])
+        if rq is None:
+            return None
+        out = packed.qlinear(
+            x2, rq.x_zero, strides, pads, dilations, rq.scale, rq.bias, rq.y_zero, rq.lo, rq.hi
+        )
+    return out.squeeze_dim(2) if out is not None and one_d else out
+
+
+@op("ConvInteger", static=(None, "w"))
 def conv_integer(
     x: AnyTensor,
-    w: AnyTensor,
     x_zero_point: AnyTensor | None = None,
     w_zero_point: AnyTensor | None = None,
     auto_pad: str = "NOTSET",
@@ -382,24 +417,31 @@ def conv_integer(
     kernel_shape: tuple[int, ...] | None = None,
     pads: tuple[int, ...] | None = None,
     strides: tuple[int, ...] | None = None,
+    *,
+    w: AnyTensor | np.ndarray[Any, Any],
 ) -> AnyTensor:
     """Integer convolution of ``x - x_zero_point`` by ``w - w_zero_point`` (per output channel if 1-D): Int.
 
-    The attributes are Conv's; padding adds zeros after the zero point is subtracted.
+    The attributes are Conv's; padding adds zeros after the zero point is subtracted. ``w`` is a
+    keyword (the graph's constant array when it is one): a constant int8 ``w`` is packed once and a
+    uint8 ``x`` convolved on the int8 product; other operands sum in f64 (exact below 2**53).
     """
     settings = (auto_pad, dilations, group, kernel_shape, pads, strides)
-    exact = _int8_conv(x, w, x_zero_point, w_zero_point, settings)
+    exact = _packed_conv(x, w, x_zero_point, w_zero_point, settings)
     if exact is not None:
         return exact
-    return _conv_centered(x, w, x_zero_point, w_zero_point, None, settings).round().int()
+    wt = as_tensor(w, x)
+    exact = _int8_conv(x, wt, x_zero_point, w_zero_point, settings)
+    if exact is not None:
+        return exact
+    return _conv_centered(x, wt, x_zero_point, w_zero_point, None, settings).round().int()
 
 
-@op("QLinearConv")
+@op("QLinearConv", static=(None, None, None, "w"))
 def q_linear_conv(
     x: AnyTensor,
     x_scale: AnyTensor,
     x_zero_point: AnyTensor,
-    w: AnyTensor,
     w_scale: AnyTensor,
     w_zero_point: AnyTensor,
     y_scale: AnyTensor,
@@ -412,27 +454,42 @@ def q_linear_conv(
     pads: tuple[int, ...] | None = None,
     strides: tuple[int, ...] | None = None,
     input_types: tuple[int, ...] = (),
+    *,
+    w: AnyTensor | np.ndarray[Any, Any],
 ) -> AnyTensor:
     """Quantized convolution: ``conv(x - x_zp, w - w_zp) + bias``, times ``x_scale * w_scale / y_scale``,
     plus ``y_zp``, rounded half to even and clamped to ``y_zero_point``'s type (uint8 or int8).
 
     ``w_scale`` and ``w_zero_point`` may be per output channel (1-D); ``bias``
-    is the int32 bias, already at scale ``x_scale * w_scale``.
+    is the int32 bias, already at scale ``x_scale * w_scale``. ``w`` is a keyword (the graph's
+    constant array when it is one): a constant int8 ``w`` is packed once, and a uint8 ``x`` runs in
+    one pass from input to requantized output (a U8 tensor for a uint8 output), with the f64 path's
+    arithmetic; other operands take that path.
     """
     target = _quantized_type("QLinearConv", y_zero_point, input_types, 7)
     settings = (auto_pad, dilations, group, kernel_shape, pads, strides)
-    exact = _int8_conv(x, w, x_zero_point, w_zero_point, settings)
+    scale_type = _type_of(input_types, 1)
+
+    def terms(c_out: int) -> Requant | None:
+        zeros = (x_zero_point, w_zero_point, y_zero_point)
+        return requant_terms((x_scale, w_scale, y_scale), zeros, bias, target, c_out, scale_type)
+
+    fast = _packed_conv(x, w, x_zero_point, w_zero_point, settings, terms)
+    if fast is not None:
+        return fast
+    wt = as_tensor(w, x)
+    exact = _int8_conv(x, wt, x_zero_point, w_zero_point, settings)
     if exact is not None:
         # the same f64 values the f64 path sums (exact integers below 2**53)
         summed = exact.float().cast(DType.F64)
         if bias is not None:
             summed = summed + float_of(bias).cast(DType.F64).reshape((1, -1) + (1,) * (summed.rank() - 2))
     else:
-        summed = _conv_centered(x, w, x_zero_point, w_zero_point, bias, settings)
+        summed = _conv_centered(x, wt, x_zero_point, w_zero_point, bias, settings)
     ws = float_of(w_scale)
     if ws.rank() == 1 and ws.dims()[0] > 1:
         ws = ws.reshape((1, -1) + (1,) * (summed.rank() - 2))
-    factor = _requantize_factor((x_scale, ws, y_scale), _type_of(input_types, 1), summed.rank())
+    factor = _requantize_factor((x_scale, ws, y_scale), scale_type, summed.rank())
     return _saturate(summed * factor + _scalar_like(y_zero_point, summed), target)
 
 

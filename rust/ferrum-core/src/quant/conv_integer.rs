@@ -1,20 +1,12 @@
 //! ONNX's integer 2-d convolution (`ConvInteger`, and the sum inside
-//! `QLinearConv`) on the int8 product: each image's receptive fields
-//! (im2col of the u8 input, padded with its zero point so that padding adds
-//! nothing once the zero point is taken out) are the rows of a u8 matrix,
-//! times each group's weight packed as a `[c_in / groups * kh * kw,
-//! c_out / groups]` s8 matrix; the zero points come out after the exact
-//! i32 sum as in `MatMulInteger`.
+//! `QLinearConv`) on tensors: the checks and conversions around
+//! [`Int8Conv`], which packs the weight once and runs the product.
 
 use super::integer::{i8_values, u8_values};
 use crate::error::{Error, Result};
+use super::qconv::{conv_threads, ConvOut, Int8Conv, Requant};
 use crate::kernels::qgemm;
 use crate::tensor::Tensor;
-
-/// Products below this many multiply-adds run on one thread.
-const PAR_FLOPS: usize = 1 << 18;
-/// The most bytes of receptive fields gathered for one product.
-const ROWS_BYTES: usize = 16 << 20;
 
 /// Stride, padding (top, left, bottom, right), dilation and groups of an
 /// integer 2-d convolution.
@@ -24,31 +16,6 @@ pub struct IntConv2d {
     pub pads: [usize; 4],
     pub dilation: [usize; 2],
     pub groups: usize,
-}
-
-/// The rows of one image's receptive fields for one group: `rows[p][k]` with
-/// `p` the output position (row-major) and `k` (channel, ky, kx) of the
-/// group's channels, `zero` where the field reaches into the padding.
-#[allow(clippy::too_many_arguments)]
-fn im2col_u8(img: &[u8], (h, w): (usize, usize), c0: usize, cg: usize, (kh, kw): (usize, usize), (oh, ow): (usize, usize), g: &IntConv2d, zero: u8, rows: &mut [u8]) {
-    let k = cg * kh * kw;
-    for oy in 0..oh {
-        for ox in 0..ow {
-            let row = &mut rows[(oy * ow + ox) * k..(oy * ow + ox + 1) * k];
-            let mut idx = 0;
-            for c in c0..c0 + cg {
-                let plane = &img[c * h * w..(c + 1) * h * w];
-                for ky in 0..kh {
-                    let iy = (oy * g.stride[0] + ky * g.dilation[0]).wrapping_sub(g.pads[0]);
-                    for kx in 0..kw {
-                        let ix = (ox * g.stride[1] + kx * g.dilation[1]).wrapping_sub(g.pads[1]);
-                        row[idx] = if iy < h && ix < w { plane[iy * w + ix] } else { zero };
-                        idx += 1;
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// `conv2d(x - x_zero, w - w_zero)` exactly, wrapped to i32 as ONNX's int32
@@ -93,50 +60,78 @@ pub fn conv2d_u8s8(x: &Tensor, x_zero: i64, w: &Tensor, w_zero: &[i64], g: &IntC
     }
     let Some(xv) = u8_values(op, x)? else { return Ok(None) };
     let Some(wv) = i8_values(op, w)? else { return Ok(None) };
-    let (k, p, co_g) = (cg * kh * kw, oh * ow, c_out / groups);
-    let mut out = vec![0i64; batch * c_out * p];
-    if out.is_empty() {
-        return Ok(Some(Tensor::from_vec(out, &[batch, c_out, oh, ow])?));
-    }
-    // Each group's weight as the [k, c_out / groups] right-hand matrix, with its zero points.
-    let mut packed = Vec::with_capacity(groups);
-    for gi in 0..groups {
-        let mut t = vec![0i8; k * co_g];
-        for o in 0..co_g {
-            let filter = &wv[(gi * co_g + o) * k..(gi * co_g + o + 1) * k];
-            for (kk, &v) in filter.iter().enumerate() {
-                t[kk * co_g + o] = v;
-            }
-        }
-        let zero: Vec<i32> = if w_zero.len() == 1 { vec![w_zero[0] as i32] } else { w_zero[gi * co_g..(gi + 1) * co_g].iter().map(|&z| z as i32).collect() };
-        packed.push((qgemm::pack_weights(&t, &vec![1.0; co_g], k, co_g)?, zero));
-    }
-    // Several images' receptive fields in one product (one team loop for all of
-    // them), up to ROWS_BYTES of rows at a time.
-    let per_chunk = (ROWS_BYTES / (p * k).max(1)).clamp(1, batch);
-    let image = c_in * h * wd;
-    let (mut rows, mut y) = (vec![0u8; per_chunk * p * k], vec![0i32; per_chunk * p * co_g]);
-    for n0 in (0..batch).step_by(per_chunk) {
-        let images = per_chunk.min(batch - n0);
-        let m = images * p;
-        let threads = if m.saturating_mul(k).saturating_mul(co_g) >= PAR_FLOPS { rayon::current_num_threads() } else { 1 };
-        for (gi, (pw, zero)) in packed.iter().enumerate() {
-            for i in 0..images {
-                let img = &xv[(n0 + i) * image..(n0 + i + 1) * image];
-                im2col_u8(img, (h, wd), gi * cg, cg, (kh, kw), (oh, ow), g, x_zero as u8, &mut rows[i * p * k..(i + 1) * p * k]);
-            }
-            qgemm::matmul_u8s8(&rows[..m * k], m, &[x_zero as i32], pw, zero, &mut y[..m * co_g], threads)?;
-            // Each image's [p, c_out / groups] into its [c_out, p] planes.
-            for i in 0..images {
-                let n = n0 + i;
-                let dst = &mut out[(n * c_out + gi * co_g) * p..(n * c_out + (gi + 1) * co_g) * p];
-                for (pos, ys) in y[i * p * co_g..(i + 1) * p * co_g].chunks_exact(co_g).enumerate() {
-                    for (o, &v) in ys.iter().enumerate() {
-                        dst[o * p + pos] = i64::from(v);
-                    }
-                }
-            }
-        }
-    }
+    let zero: Vec<i32> = w_zero.iter().map(|&z| z as i32).collect();
+    let packed = Int8Conv::new(&wv, [c_out, cg, kh, kw], groups, &zero)?;
+    let mut sums = vec![0i32; batch * c_out * oh * ow];
+    let threads = conv_threads(batch * oh * ow * cg * kh * kw * c_out);
+    packed.run(&xv, [batch, c_in, h, wd], x_zero as u8, g, ConvOut::Sums(&mut sums), threads)?;
+    let out: Vec<i64> = sums.into_iter().map(i64::from).collect();
     Ok(Some(Tensor::from_vec(out, &[batch, c_out, oh, ow])?))
+}
+
+/// A packed filter bank from an Int tensor `[c_out, c_in / groups, kh, kw]`
+/// of s8 values and its zero points (1 or `c_out`); `None` when a value or
+/// zero point is outside int8 (the caller computes such convolutions another
+/// way).
+pub fn pack_int8_conv(w: &Tensor, w_zero: &[i64], groups: usize) -> Result<Option<Int8Conv>> {
+    let op = "int8 conv2d";
+    let ws = w.shape();
+    if ws.len() != 4 {
+        return Err(Error::RankMismatch { op, expected: 4, found: ws.len(), shape: ws.to_vec() });
+    }
+    if ws[2] == 0 || ws[3] == 0 || ws[1] * ws[2] * ws[3] > qgemm::MAX_K || w_zero.iter().any(|z| !(-128..=127).contains(z)) {
+        return Ok(None);
+    }
+    let Some(wv) = i8_values(op, w)? else { return Ok(None) };
+    let zero: Vec<i32> = w_zero.iter().map(|&z| z as i32).collect();
+    Ok(Some(Int8Conv::new(&wv, [ws[0], ws[1], ws[2], ws[3]], groups, &zero)?))
+}
+
+/// How [`run_int8_conv`] returns its result.
+#[derive(Clone, Copy, Debug)]
+pub enum IntConvResult<'a> {
+    /// The exact sums, an I64 tensor (ONNX's int32 values).
+    Sums,
+    /// Requantized: a U8 tensor when the range lies in 0..=255, else I64.
+    Requant(Requant<'a>),
+}
+
+/// `conv(x - x_zero, packed)` of an Int tensor `[batch, c_in, h, w]` of u8
+/// values, as `result` asks; `None` when a value of `x` or `x_zero` is
+/// outside u8.
+pub fn run_int8_conv(packed: &Int8Conv, x: &Tensor, x_zero: i64, g: &IntConv2d, result: IntConvResult<'_>) -> Result<Option<Tensor>> {
+    let op = "int8 conv2d";
+    let xs = x.shape();
+    if xs.len() != 4 {
+        return Err(Error::RankMismatch { op, expected: 4, found: xs.len(), shape: xs.to_vec() });
+    }
+    if !(0..=255).contains(&x_zero) {
+        return Ok(None);
+    }
+    let Some(xv) = u8_values(op, x)? else { return Ok(None) };
+    let (batch, c_in, h, wd) = (xs[0], xs[1], xs[2], xs[3]);
+    let (oh, ow) = packed.output_size((h, wd), g)?;
+    let [c_out, cg, kh, kw] = packed.shape();
+    let shape = [batch, c_out, oh, ow];
+    let count = batch * c_out * oh * ow;
+    let threads = conv_threads(batch * oh * ow * cg * kh * kw * c_out);
+    let dims = [batch, c_in, h, wd];
+    let x_zero = x_zero as u8;
+    Ok(Some(match result {
+        IntConvResult::Sums => {
+            let mut sums = vec![0i32; count];
+            packed.run(&xv, dims, x_zero, g, ConvOut::Sums(&mut sums), threads)?;
+            Tensor::from_vec(sums.into_iter().map(i64::from).collect::<Vec<i64>>(), &shape)?
+        }
+        IntConvResult::Requant(r) if r.lo >= 0 && r.hi <= 255 => {
+            let mut out = vec![0u8; count];
+            packed.run(&xv, dims, x_zero, g, ConvOut::U8(r, &mut out), threads)?;
+            Tensor::from_vec(out, &shape)?
+        }
+        IntConvResult::Requant(r) => {
+            let mut out = vec![0i32; count];
+            packed.run(&xv, dims, x_zero, g, ConvOut::I32(r, &mut out), threads)?;
+            Tensor::from_vec(out.into_iter().map(i64::from).collect::<Vec<i64>>(), &shape)?
+        }
+    }))
 }

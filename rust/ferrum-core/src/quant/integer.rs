@@ -8,6 +8,7 @@ use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::kernels::copy::contiguous_values;
 use crate::kernels::qgemm::{self, PackedQ8};
+use super::dynamic::dynamic_quantize_u8_values;
 use crate::tensor::Tensor;
 
 /// Products below this many multiply-adds run on one thread.
@@ -111,5 +112,46 @@ impl Int8Matrix {
         let mut out_shape = shape.to_vec();
         *out_shape.last_mut().expect("rank checked above") = n;
         Ok(Some(Tensor::from_vec(out.into_iter().map(i64::from).collect::<Vec<i64>>(), &out_shape)?))
+    }
+
+    /// onnxruntime's dynamically quantized linear in one call: `x` (F32
+    /// `[..., k]`) quantized as `DynamicQuantizeLinear` does (per tensor,
+    /// uint8), the exact product with `self`, then `f32(sum) * (x_scale *
+    /// w_scale[j]) + bias[j]` and `relu`, every step rounded in f32 as the
+    /// graph's Cast, Mul, Add and Relu nodes compute it: an F32 tensor
+    /// `[..., n]`. `w_scale` holds 1 or `n` values, `bias` `n`. `None` for
+    /// another dtype, an empty `x` or a non-finite value (the caller runs
+    /// the nodes).
+    pub fn dynamic_linear(&self, x: &Tensor, w_scale: &[f32], bias: Option<&Tensor>, relu: bool) -> Result<Option<Tensor>> {
+        let op = "dynamic int8 linear";
+        let [k, n] = self.shape();
+        let shape = x.shape();
+        if x.dtype() != DType::F32 || x.numel() == 0 {
+            return Ok(None);
+        }
+        if shape.is_empty() || shape[shape.len() - 1] != k {
+            return Err(Error::shapes(op, shape, &[k, n], format!("the input's last dim must be the weight's {k} rows")));
+        }
+        if w_scale.len() != 1 && w_scale.len() != n {
+            return Err(Error::invalid(op, format!("a [{k}, {n}] weight takes 1 or {n} scales, found {}", w_scale.len())));
+        }
+        let bias = match bias {
+            Some(b) if b.dtype() != DType::F32 || b.shape() != [n] => {
+                return Err(Error::invalid(op, format!("expected an f32 bias of shape [{n}], found {:?} of shape {:?}", b.dtype(), b.shape())));
+            }
+            Some(b) => Some(contiguous_values::<f32>(op, b)?),
+            None => None,
+        };
+        let values = contiguous_values::<f32>(op, x)?;
+        let Some((q, sx, zx)) = dynamic_quantize_u8_values(&values) else { return Ok(None) };
+        let m = values.len() / k;
+        // The graph multiplies the two scales in its own node, in f32.
+        let scale: Vec<f32> = w_scale.iter().map(|&s| sx * s).collect();
+        let mut out = vec![0f32; m * n];
+        let threads = if m.saturating_mul(n).saturating_mul(k) >= PAR_FLOPS { rayon::current_num_threads() } else { 1 };
+        qgemm::matmul_u8s8_scaled(&q, m, i32::from(zx), &self.packed, &self.zero, &scale, bias.as_deref(), relu, &mut out, threads)?;
+        let mut out_shape = shape.to_vec();
+        *out_shape.last_mut().expect("rank checked above") = n;
+        Ok(Some(Tensor::from_vec(out, &out_shape)?))
     }
 }

@@ -7,10 +7,12 @@ mod conv;
 mod conv_integer;
 mod dynamic;
 mod integer;
+mod qconv;
 mod qtensor;
 mod scheme;
 
-pub use conv_integer::{conv2d_u8s8, IntConv2d};
+pub use conv_integer::{conv2d_u8s8, pack_int8_conv, run_int8_conv, IntConv2d, IntConvResult};
+pub use qconv::{ConvOut, Int8Conv, Requant};
 pub use dynamic::dynamic_quantize_u8;
 pub use integer::Int8Matrix;
 pub use qtensor::QTensor;
@@ -20,3 +22,5 @@ pub use scheme::{QuantLevel, QuantParam, QuantScheme, QuantValue};
 mod tests;
 #[cfg(test)]
 mod tests_integer_conv;
+#[cfg(test)]
+mod tests_qconv;

@@ -8,7 +8,7 @@ use crate::tensor::Tensor;
 /// `Σ (x - zx) * (w - zw[o])` over each output's receptive field, the
 /// padding contributing 0, in i64.
 #[allow(clippy::too_many_arguments)]
-fn reference(x: &[i64], xs: [usize; 4], zx: i64, w: &[i64], ws: [usize; 4], zw: &[i64], g: &IntConv2d) -> (Vec<i64>, [usize; 4]) {
+pub(super) fn reference(x: &[i64], xs: [usize; 4], zx: i64, w: &[i64], ws: [usize; 4], zw: &[i64], g: &IntConv2d) -> (Vec<i64>, [usize; 4]) {
     let [n, c, h, wd] = xs;
     let [co, cg, kh, kw] = ws;
     let oh = (h + g.pads[0] + g.pads[2] - g.dilation[0] * (kh - 1) - 1) / g.stride[0] + 1;

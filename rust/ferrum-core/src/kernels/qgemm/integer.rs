@@ -77,13 +77,101 @@ pub(super) fn matmul_u8s8_on(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w
     if m == 0 {
         return Ok(());
     }
+    let dst = Shared(out.as_mut_ptr());
+    matmul_u8s8_with(a, m, a_zero, w, w_zero, threads, vnni, |i, j0, sums| {
+        let dst = &dst;
+        // SAFETY: row i, columns j0..j0 + sums.len() lie inside `out`, in the tile this call alone writes.
+        let d = unsafe { std::slice::from_raw_parts_mut(dst.0.add(i * n + j0), sums.len()) };
+        d.copy_from_slice(sums);
+    })
+}
+
+/// `out[i, j] = f32(Σ_k (a[i, k] - a_zero) * w[k, j]) * scale[j] + bias[j]`,
+/// then `max(., 0)` with `relu`: each step rounded in f32 as the separate
+/// Cast, Mul, Add and Relu nodes of onnxruntime's dynamically quantized
+/// linear compute it (no fused multiply-add). `scale` holds 1 or `n`
+/// values, `bias` `n`.
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_u8s8_scaled(a: &[u8], m: usize, a_zero: i32, w: &PackedQ8, w_zero: &[i32], scale: &[f32], bias: Option<&[f32]>, relu: bool, out: &mut [f32], threads: usize) -> Result<()> {
+    matmul_u8s8_scaled_on(a, m, a_zero, w, w_zero, scale, bias, relu, out, threads, super::vnni_available())
+}
+
+/// [`matmul_u8s8_scaled`] on the VNNI tile or the portable one.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn matmul_u8s8_scaled_on(
+    a: &[u8],
+    m: usize,
+    a_zero: i32,
+    w: &PackedQ8,
+    w_zero: &[i32],
+    scale: &[f32],
+    bias: Option<&[f32]>,
+    relu: bool,
+    out: &mut [f32],
+    threads: usize,
+    vnni: bool,
+) -> Result<()> {
+    let n = w.n;
+    if out.len() != m * n || (scale.len() != 1 && scale.len() != n) || bias.is_some_and(|b| b.len() != n) {
+        return Err(Error::invalid(
+            "integer matmul",
+            format!("expected a {m} x {n} output, 1 or {n} scales and {n} biases, found {}, {} and {}", out.len(), scale.len(), bias.map_or(n, <[f32]>::len)),
+        ));
+    }
+    let scales: Vec<f32> = if scale.len() == 1 { vec![scale[0]; n] } else { scale.to_vec() };
+    let dst = Shared(out.as_mut_ptr());
+    let vnni = vnni && super::vnni_available();
+    matmul_u8s8_with(a, m, &[a_zero], w, w_zero, threads, vnni, |i, j0, sums| {
+        let dst = &dst;
+        // SAFETY: as in matmul_u8s8_on.
+        let d = unsafe { std::slice::from_raw_parts_mut(dst.0.add(i * n + j0), sums.len()) };
+        let s = &scales[j0..j0 + sums.len()];
+        match bias {
+            Some(b) => {
+                for (((y, &v), &s), &b) in d.iter_mut().zip(sums).zip(s).zip(&b[j0..j0 + sums.len()]) {
+                    *y = v as f32 * s + b;
+                }
+            }
+            None => {
+                for ((y, &v), &s) in d.iter_mut().zip(sums).zip(s) {
+                    *y = v as f32 * s;
+                }
+            }
+        }
+        if relu {
+            for y in d.iter_mut() {
+                *y = y.max(0.0);
+            }
+        }
+    })
+}
+
+
+/// The product of [`matmul_u8s8_on`] with the exact sums (zero points out,
+/// wrapped to i32) handed to `finish(row, j0, sums)` a tile row at a time
+/// (columns `j0..j0 + sums.len()`), from whichever thread computed them.
+#[allow(clippy::too_many_arguments)]
+fn matmul_u8s8_with(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w_zero: &[i32], threads: usize, vnni: bool, finish: impl Fn(usize, usize, &[i32]) + Sync) -> Result<()> {
+    let (k, n) = (w.k, w.n);
+    let zeros_fit = (a_zero.len() == 1 || a_zero.len() == m) && (w_zero.len() == 1 || w_zero.len() == n);
+    if a.len() != m * k || !zeros_fit {
+        return Err(Error::invalid(
+            "integer matmul",
+            format!("expected a {m} x {k} input, 1 or {m} input zero points and 1 or {n} weight zero points, found {}, {} and {} values", a.len(), a_zero.len(), w_zero.len()),
+        ));
+    }
+    if m == 0 {
+        return Ok(());
+    }
     let kq = k.div_ceil(4);
     let (row_panels, col_panels) = (m.div_ceil(MR), n.div_ceil(NR));
-    let threaded = threads > 1;
-    let mut packed = vec![0u32; row_panels * kq * MR];
-    let mut rowsum = vec![0i32; row_panels * MR];
+    // The calling thread's buffers, taken out and put back: fresh ones cost a page clear a call
+    // (every word is written by pack_rows).
+    let (mut packed, mut rowsum) = SCRATCH.take();
+    packed.resize(row_panels * kq * MR, 0);
+    rowsum.resize(row_panels * MR, 0);
     let (pa, ps) = (Shared(packed.as_mut_ptr()), Shared(rowsum.as_mut_ptr()));
-    team::for_each_part_if(threaded, row_panels, |i| {
+    team::for_each_part_if(threads > 1, row_panels, |i| {
         let (pa, ps) = (pa, ps);
         // SAFETY: part i writes panel i of each buffer, disjoint from every other part's.
         unsafe {
@@ -102,20 +190,24 @@ pub(super) fn matmul_u8s8_on(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w
     // y = acc - za * colsum[j] - zw[j] * (rowsum - k * za).
     let zw: Vec<i32> = if w_zero.len() == 1 { vec![w_zero[0]; n] } else { w_zero.to_vec() };
     let row_term: Vec<i32> = (0..m).map(|i| rowsum[i].wrapping_sub((k as i32).wrapping_mul(zero_at(a_zero, i)))).collect();
-    let dst = Shared(out.as_mut_ptr());
     for_each_tile(&packed, &w.words, kq, row_panels, col_panels, threads, vnni, |ip, jp, acc| {
-        let dst = &dst;
         let (i0, j0) = (ip * MR, jp * NR);
         let (rows, cols) = ((m - i0).min(MR), (n - j0).min(NR));
         let (colsum, zw) = (&w.colsum[j0..j0 + cols], &zw[j0..j0 + cols]);
+        let mut y = [0i32; NR];
         for (r, sums) in acc.iter().enumerate().take(rows) {
             let (za, t) = (zero_at(a_zero, i0 + r), row_term[i0 + r]);
-            // SAFETY: row i0 + r, columns j0..j0 + cols lie inside `out`, in the tile this call alone writes.
-            let dst = unsafe { std::slice::from_raw_parts_mut(dst.0.add((i0 + r) * n + j0), cols) };
-            for (((y, &s), &cs), &z) in dst.iter_mut().zip(sums).zip(colsum).zip(zw) {
+            for (((y, &s), &cs), &z) in y.iter_mut().zip(sums).zip(colsum).zip(zw) {
                 *y = s.wrapping_sub(za.wrapping_mul(cs)).wrapping_sub(z.wrapping_mul(t));
             }
+            finish(i0 + r, j0, &y[..cols]);
         }
     });
+    SCRATCH.set((packed, rowsum));
     Ok(())
+}
+
+thread_local! {
+    /// The packed rows and row sums of the products a thread starts.
+    static SCRATCH: std::cell::RefCell<(Vec<u32>, Vec<i32>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }

@@ -33,7 +33,7 @@ mod pack;
 mod portable;
 
 pub use driver::linear_q8;
-pub use integer::matmul_u8s8;
+pub use integer::{matmul_u8s8, matmul_u8s8_scaled};
 pub use pack::{pack_weights, quantize_symmetric_columns, PackedQ8};
 
 /// Rows of the register tile.

@@ -179,3 +179,38 @@ fn activation_rounding_equals_round_then_clamp() {
         }
     }
 }
+
+/// The scaled product against the integer reference followed by the same
+/// f32 steps one at a time (cast, multiply, add, relu), on both tiles.
+#[test]
+fn scaled_integer_product_rounds_each_step_in_f32() {
+    use super::integer::matmul_u8s8_scaled_on;
+    for (m, k, n) in [(1, 3, 5), (13, 37, 45), (64, 600, 70)] {
+        let a: Vec<u8> = (0..m * k).map(|i| (i * 89 % 256) as u8).collect();
+        let w: Vec<i8> = (0..k * n).map(|i| (i * 53 % 256) as u8 as i8).collect();
+        let packed = pack_weights(&w, &vec![1.0; n], k, n).unwrap();
+        let scale: Vec<f32> = (0..n).map(|j| 1e-4 * (j as f32 + 0.37)).collect();
+        let bias: Vec<f32> = (0..n).map(|j| (j as f32 - 20.0) * 0.173).collect();
+        let sums = integer_reference(&a, m, k, &[131], &w, n, &[0]);
+        for (scales, with_bias, relu) in [(&scale[..], true, true), (&scale[..1], false, false), (&scale[..], true, false)] {
+            let want: Vec<f32> = sums
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| {
+                    let j = i % n;
+                    let t = s as i32 as f32 * scales[if scales.len() == 1 { 0 } else { j }];
+                    let y = if with_bias { t + bias[j] } else { t };
+                    if relu { y.max(0.0) } else { y }
+                })
+                .collect();
+            for (vnni, threads) in [(false, 1), (true, 1), (true, 2)] {
+                let mut out = vec![0f32; m * n];
+                matmul_u8s8_scaled_on(&a, m, 131, &packed, &[0], scales, with_bias.then_some(&bias[..]), relu, &mut out, threads, vnni).unwrap();
+                assert_eq!(out, want, "m={m} k={k} n={n} vnni={vnni} relu={relu}");
+            }
+        }
+    }
+    let packed = pack_weights(&[1, 2], &[1.0, 1.0], 1, 2).unwrap();
+    let err = matmul_u8s8_scaled_on(&[1, 2], 2, 0, &packed, &[0], &[1.0; 3], None, false, &mut [0.0; 4], 1, false).unwrap_err().to_string();
+    assert!(err.contains("1 or 2 scales"), "{err}");
+}
