@@ -10,6 +10,7 @@ re-exports every public name:
 - ``_errors``: FerrumError and its subclasses
 - ``_random``: Distribution, seed, random state; ``_print``: print options
 - ``_autodiff``: Gradients, custom_op; ``_quant``: QTensor, Int8Matrix; ``_plan``: Plan
+- ``_trace``: the recorder behind ``ferrum.jit.trace`` (private functions)
 - ``_activation``, ``_nn`` (convolution, pooling, recurrent sequences, ...),
   ``_optim`` (fused updates, clipping), ``_record``, ``_vision``: functions
 - ``_types``: type variables and argument aliases (stub-only)
@@ -83,6 +84,11 @@ from ferrum._ferrum._optim import (
     sgd_step,
 )
 from ferrum._ferrum._plan import Plan
+from ferrum._ferrum._trace import _trace_abort as _trace_abort
+from ferrum._ferrum._trace import _trace_active as _trace_active
+from ferrum._ferrum._trace import _trace_begin as _trace_begin
+from ferrum._ferrum._trace import _trace_call as _trace_call
+from ferrum._ferrum._trace import _trace_end as _trace_end
 from ferrum._ferrum._print import get_print_options, set_print_options
 from ferrum._ferrum._quant import Int8Matrix, QTensor, dynamic_quantize_u8, int8_conv2d
 from ferrum._ferrum._random import Distribution, random_state, seed, set_random_state
