@@ -84,11 +84,6 @@ from ferrum._ferrum._optim import (
     sgd_step,
 )
 from ferrum._ferrum._plan import Plan
-from ferrum._ferrum._trace import _trace_abort as _trace_abort
-from ferrum._ferrum._trace import _trace_active as _trace_active
-from ferrum._ferrum._trace import _trace_begin as _trace_begin
-from ferrum._ferrum._trace import _trace_call as _trace_call
-from ferrum._ferrum._trace import _trace_end as _trace_end
 from ferrum._ferrum._print import get_print_options, set_print_options
 from ferrum._ferrum._quant import Int8Matrix, QTensor, dynamic_quantize_u8, int8_conv2d
 from ferrum._ferrum._random import Distribution, random_state, seed, set_random_state
@@ -103,6 +98,7 @@ from ferrum._ferrum._record import (
 )
 from ferrum._ferrum._tensor import PadMode, Tensor
 from ferrum._ferrum._tensor_data import TensorData
+from ferrum._ferrum._trace import _trace_abort, _trace_active, _trace_begin, _trace_call, _trace_end
 from ferrum._ferrum._vision import (
     vision_connected_components,
     vision_connected_components_with_stats,
@@ -134,6 +130,11 @@ __all__ = [
     "StateTensor",
     "Tensor",
     "TensorData",
+    "_trace_abort",
+    "_trace_active",
+    "_trace_begin",
+    "_trace_call",
+    "_trace_end",
     "adagrad_step",
     "adam_step",
     "adaptive_avg_pool1d",
