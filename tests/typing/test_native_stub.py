@@ -27,7 +27,8 @@ def _defined_names(stub: Path) -> set[str]:
     return {
         node.name
         for node in tree.body
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and not node.name.startswith("_")
+        # single-underscore functions are exported too (the trace recorder's, for ferrum.jit)
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and not node.name.startswith("__")
     }
 
 

@@ -10,6 +10,7 @@ re-exports every public name:
 - ``_errors``: FerrumError and its subclasses
 - ``_random``: Distribution, seed, random state; ``_print``: print options
 - ``_autodiff``: Gradients, custom_op; ``_quant``: QTensor, Int8Matrix, Int8Conv; ``_plan``: Plan
+- ``_trace``: the recorder behind ``ferrum.jit.trace`` (private functions)
 - ``_activation``, ``_nn`` (convolution, pooling, recurrent sequences, ...),
   ``_optim`` (fused updates, clipping), ``_record``, ``_vision``: functions
 - ``_types``: type variables and argument aliases (stub-only)
@@ -97,6 +98,7 @@ from ferrum._ferrum._record import (
 )
 from ferrum._ferrum._tensor import PadMode, Tensor
 from ferrum._ferrum._tensor_data import TensorData
+from ferrum._ferrum._trace import _trace_abort, _trace_active, _trace_begin, _trace_call, _trace_end
 from ferrum._ferrum._vision import (
     vision_connected_components,
     vision_connected_components_with_stats,
@@ -129,6 +131,11 @@ __all__ = [
     "StateTensor",
     "Tensor",
     "TensorData",
+    "_trace_abort",
+    "_trace_active",
+    "_trace_begin",
+    "_trace_call",
+    "_trace_end",
     "adagrad_step",
     "adam_step",
     "adaptive_avg_pool1d",

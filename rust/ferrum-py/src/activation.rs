@@ -10,7 +10,9 @@ macro_rules! elementwise {
         $(#[$doc])*
         #[pyfunction]
         pub fn $name(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-            tensor.dop(py, |v| v.$name())
+            let out = tensor.dop(py, |v| v.$name())?;
+            crate::trace::note_named(stringify!($name), None, &tensor, &out);
+            Ok(out)
         }
     )*};
 }
@@ -20,7 +22,9 @@ macro_rules! along_dim {
         $(#[$doc])*
         #[pyfunction]
         pub fn $name(py: Python<'_>, tensor: PyRef<'_, PyTensor>, dim: Dim) -> PyResult<PyTensor> {
-            tensor.dop(py, |v| v.$name(dim))
+            let out = tensor.dop(py, |v| v.$name(dim))?;
+            crate::trace::note_named(stringify!($name), Some(dim), &tensor, &out);
+            Ok(out)
         }
     )*};
 }
@@ -110,7 +114,9 @@ along_dim! {
 ///     [0.5]
 #[pyfunction]
 pub fn sigmoid(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    tensor.dop(py, |v| v.float_unary(ferrum_core::ops::unary::FloatUnary::Sigmoid))
+    let out = tensor.dop(py, |v| v.float_unary(ferrum_core::ops::unary::FloatUnary::Sigmoid))?;
+    crate::trace::note("t_float_unary", vec![("op", ferrum_core::plan::Attr::Str("sigmoid".into()))], &[Some(&tensor)], &[&out]);
+    Ok(out)
 }
 
 /// The hyperbolic tangent element-wise, in (-1, 1); any shape, kept (Float).
@@ -120,7 +126,9 @@ pub fn sigmoid(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<PyTensor
 ///     [0.0, 0.76159...]
 #[pyfunction]
 pub fn tanh(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-    tensor.dop(py, |v| v.float_unary(ferrum_core::ops::unary::FloatUnary::Tanh))
+    let out = tensor.dop(py, |v| v.float_unary(ferrum_core::ops::unary::FloatUnary::Tanh))?;
+    crate::trace::note("t_float_unary", vec![("op", ferrum_core::plan::Attr::Str("tanh".into()))], &[Some(&tensor)], &[&out]);
+    Ok(out)
 }
 
 /// `x` where `x >= 0`, else `negative_slope * x`; any shape, kept.

@@ -1,6 +1,7 @@
 //! Attention weights as one fused op (used by `ferrum.nn.attention` and
 //! `ferrum.functional.attention`).
 
+use ferrum_core::plan::Attr;
 use pyo3::prelude::*;
 
 use crate::tensor::PyTensor;
@@ -14,7 +15,10 @@ pub fn masked_softmax(py: Python<'_>, scores: PyRef<'_, PyTensor>, mask: Option<
         scores.same_backend(py, "masked_softmax", m)?;
     }
     let m = mask.as_deref().map(|m| m.t.clone());
-    scores.dop(py, |v| v.masked_softmax(m.as_ref(), scale, fill))
+    let out = scores.dop(py, |v| v.masked_softmax(m.as_ref(), scale, fill))?;
+    let attrs = vec![("scale", Attr::Float(scale)), ("fill", Attr::Float(fill))];
+    crate::trace::note("t_masked_softmax", attrs, &[Some(&scores), mask.as_deref()], &[&out]);
+    Ok(out)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

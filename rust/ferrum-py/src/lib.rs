@@ -28,6 +28,8 @@ mod quantized;
 mod record;
 mod recurrent;
 mod tensor;
+mod trace;
+mod trace_state;
 mod vision;
 
 use pyo3::prelude::*;
@@ -92,6 +94,7 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     recurrent::register(m)?;
     optim::register(m)?;
     plan::register(m)?;
+    trace::register(m)?;
     quantized::register(m)?;
     vision::register(m)?;
     Ok(())

@@ -218,7 +218,7 @@ impl PyInt8Matrix {
     /// value of `a` or a zero point is outside uint8's range.
     fn matmul(&self, py: Python<'_>, a: PyRef<'_, PyTensor>, a_zero: Vec<i64>) -> PyResult<Option<PyTensor>> {
         let out = a.run(py, |t| self.m.matmul(t, &a_zero))?;
-        Ok(out.map(|t| PyTensor::new(t, a.device.clone_ref(py))))
+        Ok(out.map(|t| PyTensor::made(t, a.device.clone_ref(py))))
     }
 
     /// onnxruntime's dynamically quantized linear in one call: an f32 `x`
@@ -255,7 +255,7 @@ impl PyInt8Matrix {
 #[pyfunction(name = "dynamic_quantize_u8")]
 fn dynamic_quantize_u8_py(py: Python<'_>, x: PyRef<'_, PyTensor>) -> PyResult<Option<(PyTensor, f32, i64)>> {
     let out = x.run(py, dynamic_quantize_u8)?;
-    Ok(out.map(|(y, scale, zero)| (PyTensor::new(y, x.device.clone_ref(py)), scale, zero)))
+    Ok(out.map(|(y, scale, zero)| (PyTensor::made(y, x.device.clone_ref(py)), scale, zero)))
 }
 
 /// `conv2d(x - x_zero, w - w_zero)` exactly (ONNX's `ConvInteger`, wrapped
@@ -287,7 +287,7 @@ fn int8_conv2d(
     let g = IntConv2d { stride: [strides.0, strides.1], pads: [pads.0, pads.1, pads.2, pads.3], dilation: [dilations.0, dilations.1], groups };
     let wt = w.t.clone();
     let out = x.run(py, |t| conv2d_u8s8(t, x_zero, &wt, &w_zero, &g))?;
-    Ok(out.map(|t| PyTensor::new(t, x.device.clone_ref(py))))
+    Ok(out.map(|t| PyTensor::made(t, x.device.clone_ref(py))))
 }
 
 /// An int8 filter bank packed once for integer convolutions (ONNX's

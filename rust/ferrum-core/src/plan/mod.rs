@@ -20,6 +20,7 @@ mod linear;
 mod norm;
 mod pad;
 mod shape;
+mod traced;
 #[cfg(test)]
 mod tests;
 
@@ -99,6 +100,8 @@ pub enum Op {
     Conv2dFused { options: ConvOptions<2>, relu: bool },
     MaxPool2d(PoolOptions<2>),
     AvgPool2d { options: PoolOptions<2>, include_pad: bool },
+    /// An op recorded from ferrum's tensor methods (`traced.rs`).
+    Traced(traced::Traced),
 }
 
 impl Op {
@@ -139,7 +142,10 @@ impl Op {
             "conv2d_fused" => conv::conv2d_fused(&a),
             "max_pool2d" => conv::max_pool2d(&a),
             "avg_pool2d" => conv::avg_pool2d(&a),
-            other => Err(Error::invalid("Plan.build", format!("unknown instruction {other:?}"))),
+            other => match traced::build(other, &a) {
+                Some(op) => op.map(Op::Traced),
+                None => Err(Error::invalid("Plan.build", format!("unknown instruction {other:?}"))),
+            },
         }
     }
 
@@ -161,6 +167,7 @@ impl Op {
             Op::LayerNorm { .. } => (2, 3, Some(1)),
             Op::Conv1d(_) | Op::Conv2d(_) | Op::Linear { .. } => (2, 3, Some(1)),
             Op::Conv2dFused { .. } => (2, 5, Some(1)),
+            Op::Traced(t) => t.arity(),
         }
     }
 
@@ -171,6 +178,7 @@ impl Op {
             Op::RmsNorm { .. } => position >= 1,
             Op::Attention { .. } => position >= 3,
             Op::Conv2dFused { .. } => position >= 2,
+            Op::Traced(t) => t.optional(position),
             _ => false,
         }
     }
@@ -466,6 +474,7 @@ fn exec(op: &Op, mut args: Vec<Option<Tensor>>, n_out: usize) -> Result<Vec<Tens
         Op::Conv2dFused { options, relu } => one(conv::run_conv2d_fused(options, *relu, &args)?),
         Op::MaxPool2d(options) => one(need(&args, 0, "max_pool2d")?.max_pool2d(options)?),
         Op::AvgPool2d { options, include_pad } => one(need(&args, 0, "avg_pool2d")?.avg_pool2d(options, *include_pad)?),
+        Op::Traced(t) => t.run(args),
     }
 }
 

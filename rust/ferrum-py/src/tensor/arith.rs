@@ -6,11 +6,13 @@ use ferrum_core::ops::bitwise::BitwiseOp;
 use ferrum_core::ops::compare::CompareOp;
 use ferrum_core::ops::unary::FloatUnary;
 use ferrum_core::autodiff::Var;
+use ferrum_core::plan::Attr;
 use ferrum_core::{Kind, Tensor};
 use pyo3::prelude::*;
 
 use super::{scalar_for, Dim, PyTensor};
 use crate::error::{engine, kind_error};
+use crate::trace;
 
 impl PyTensor {
     /// `self op other` where other is a tensor or a number; `reflected`
@@ -24,34 +26,37 @@ impl PyTensor {
             return self.binary_scalar(py, op, other);
         }
         let s = scalar_for(py, op.name(), other, self.t.dtype())?;
-        self.dop(py, |v| Var::scalar_binary(s, op, v))
+        let out = self.dop(py, |v| Var::scalar_binary(s, op, v))?;
+        note_scalar(op, s, true, self, &out);
+        Ok(out)
     }
 
     fn binary_tensor(&self, py: Python<'_>, op: BinaryOp, other: &PyTensor) -> PyResult<PyTensor> {
         // Without a graph node on either side no backward is recorded, so
         // skip wrapping both operands as autodiff values: for a tiny op that
         // wrapping is a measurable share of the call.
-        if self.node.is_none() && other.node.is_none() {
-            return self.op2(py, op.name(), other, |a, b| a.binary(op, b));
-        }
-        self.dop2(py, op.name(), other, |a, b| a.binary(op, b))
+        let out = if self.node.is_none() && other.node.is_none() {
+            self.op2(py, op.name(), other, |a, b| a.binary(op, b))?
+        } else {
+            self.dop2(py, op.name(), other, |a, b| a.binary(op, b))?
+        };
+        trace::note("t_binary", vec![("op", Attr::Str(op.name().into()))], &[Some(self), Some(other)], &[&out]);
+        Ok(out)
     }
 
     fn binary_scalar(&self, py: Python<'_>, op: BinaryOp, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let s = scalar_for(py, op.name(), value, self.t.dtype())?;
-        if self.node.is_none() {
-            return self.op(py, op.name(), |t| t.binary_scalar(op, s));
-        }
-        self.dop(py, |v| v.binary_scalar(op, s))
+        let out = if self.node.is_none() { self.op(py, op.name(), |t| t.binary_scalar(op, s))? } else { self.dop(py, |v| v.binary_scalar(op, s))? };
+        note_scalar(op, s, false, self, &out);
+        Ok(out)
     }
 
     fn unary(&self, py: Python<'_>, op: FloatUnary) -> PyResult<PyTensor> {
         // Untracked: no backward to record, so no autodiff wrapping (as in
         // `binary_any`).
-        if self.node.is_none() {
-            return self.op(py, op.name(), |t| t.float_unary(op));
-        }
-        self.dop(py, |v| v.float_unary(op))
+        let out = if self.node.is_none() { self.op(py, op.name(), |t| t.float_unary(op))? } else { self.dop(py, |v| v.float_unary(op))? };
+        trace::note("t_float_unary", vec![("op", Attr::Str(op.name().into()))], &[Some(self)], &[&out]);
+        Ok(out)
     }
 
     fn compare_any(&self, py: Python<'_>, op: CompareOp, other: &PyTensor) -> PyResult<PyTensor> {
@@ -556,10 +561,12 @@ impl PyTensor {
         self.matmul(py, other)
     }
     fn __neg__(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.dop(py, |v| v.neg())
+        self.neg(py)
     }
     fn __pos__(&self, py: Python<'_>) -> PyTensor {
-        self.wrap_var(py, self.to_var())
+        let out = self.wrap_var(py, self.to_var());
+        trace::alias(self, &out);
+        out
     }
     fn __abs__(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.dop(py, |v| v.abs())
@@ -592,7 +599,9 @@ impl PyTensor {
     ///     >>> Tensor.from_data([1.0, -2.0], device).neg().to_data().to_list()
     ///     [-1.0, 2.0]
     fn neg(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.dop(py, |v| v.neg())
+        let out = self.dop(py, |v| v.neg())?;
+        trace::note("t_neg", vec![], &[Some(self)], &[&out]);
+        Ok(out)
     }
     /// The absolute value of each element; same shape and kind.
     ///
@@ -733,7 +742,9 @@ impl PyTensor {
     ///     >>> a.matmul(Tensor.from_data([[1.0], [1.0]], device)).to_data().to_list()
     ///     [[3.0], [7.0]]
     fn matmul(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        self.dop2(py, "matmul", &other, |a, b| a.matmul(b))
+        let out = self.dop2(py, "matmul", &other, |a, b| a.matmul(b))?;
+        trace::note("t_matmul", vec![], &[Some(self), Some(&other)], &[&out]);
+        Ok(out)
     }
 
     /// The cross product of 3-vectors along `dim` (Float tensors).
@@ -972,3 +983,16 @@ impl PyTensor {
         self.bitwise_any(py, bits, other)
     }
 }
+
+/// Record `x op s` (or `s op x` when `reflected`) for a trace.
+fn note_scalar(op: BinaryOp, s: ferrum_core::Scalar, reflected: bool, x: &PyTensor, out: &PyTensor) {
+    match trace::scalar_attrs(s) {
+        Some(mut attrs) => {
+            attrs.push(("op", Attr::Str(op.name().into())));
+            attrs.push(("reflected", Attr::Int(i64::from(reflected))));
+            trace::note("t_scalar", attrs, &[Some(x)], &[out]);
+        }
+        None => trace::refuse(op.name(), "a Bool scalar operand has no plan instruction"),
+    }
+}
+

@@ -84,7 +84,9 @@ impl PyTensor {
     ///     >>> (x * 3.0).detach().is_require_grad()
     ///     False
     fn detach(&self, py: Python<'_>) -> PyTensor {
-        self.wrap(py, self.t.clone())
+        let out = self.wrap(py, self.t.clone());
+        crate::trace::alias(self, &out);
+        out
     }
 
     /// The same values on the decorated (inner) backend, outside the graph and
@@ -97,7 +99,9 @@ impl PyTensor {
     ///     True
     fn inner(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.expect_autodiff(py, "inner")?;
-        Ok(PyTensor::new(self.t.clone(), self.inner_device(py)))
+        let out = PyTensor::new(self.t.clone(), self.inner_device(py));
+        crate::trace::alias(self, &out);
+        Ok(out)
     }
 
     /// A tensor of the inner backend lifted onto its autodiff backend
@@ -113,7 +117,9 @@ impl PyTensor {
         }
         let backend = tensor.dev().backend.clone_ref(py);
         let device = py.import("ferrum.backend")?.getattr("Autodiff")?.get_item(backend)?.call_method0("device")?;
-        Ok(PyTensor::new(tensor.t.clone(), device.extract()?))
+        let out = PyTensor::new(tensor.t.clone(), device.extract()?);
+        crate::trace::alias(&tensor, &out);
+        Ok(out)
     }
 
     /// The gradients of this tensor with respect to every tensor marked with

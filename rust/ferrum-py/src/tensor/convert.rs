@@ -95,7 +95,9 @@ impl PyTensor {
     ///     >>> Tensor.zeros((1,), device).to_device(Autodiff[NdArray].device()).device().is_autodiff
     ///     True
     fn to_device(&self, device: Py<PyDevice>) -> PyTensor {
-        PyTensor::new(self.t.clone(), device)
+        let out = PyTensor::new(self.t.clone(), device);
+        crate::trace::alias(self, &out);
+        out
     }
 
     /// A new handle to the same values: tensors are immutable, so nothing is
@@ -106,7 +108,9 @@ impl PyTensor {
     ///     >>> x.clone().to_data() == x.to_data()
     ///     True
     fn clone(&self, py: Python<'_>) -> PyTensor {
-        self.wrap_var(py, self.to_var())
+        let out = self.wrap_var(py, self.to_var());
+        crate::trace::alias(self, &out);
+        out
     }
 
     /// The values copied into a `TensorData` (shape, dtype and the values in

@@ -188,7 +188,9 @@ impl PyTensor {
     ///     >>> x.select(0, Tensor.from_data([2, 0], device)).to_data().to_list()
     ///     [[5, 6], [1, 2]]
     fn select(&self, py: Python<'_>, dim: Dim, indices: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        self.indexed(py, "select", &indices, |t, i| t.select(dim, i))
+        let out = self.indexed(py, "select", &indices, |t, i| t.select(dim, i))?;
+        crate::trace::note("t_select", vec![("dim", ferrum_core::plan::Attr::Int(dim as i64))], &[Some(self), Some(&indices)], &[&out]);
+        Ok(out)
     }
 
     /// A new tensor with `values` added into the entries `indices` (a rank-1 Int
@@ -266,7 +268,12 @@ impl PyTensor {
     ///     [[1.0, 2.0], [0.0, 0.0]]
     fn mask_fill(&self, py: Python<'_>, mask: PyRef<'_, PyTensor>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let v = scalar_for(py, "mask_fill", value, self.t.dtype())?;
-        self.indexed(py, "mask_fill", &mask, |t, m| t.mask_fill(m, v))
+        let out = self.indexed(py, "mask_fill", &mask, |t, m| t.mask_fill(m, v))?;
+        match crate::trace::scalar_attrs(v) {
+            Some(attrs) => crate::trace::note("t_mask_fill", attrs, &[Some(self), Some(&mask)], &[&out]),
+            None => crate::trace::refuse("mask_fill", "a Bool fill value has no plan instruction"),
+        }
+        Ok(out)
     }
 
     /// The tensor padded: `padding` is `(left, right)` for the last dim, `(left,
@@ -448,7 +455,10 @@ impl PyTensor {
     fn cat(py: Python<'_>, tensors: Vec<PyRef<'_, PyTensor>>, dim: Dim) -> PyResult<PyTensor> {
         let vs = vars_of(py, "cat", &tensors)?;
         let v = engine(py, true, || Var::cat(&vs, dim))?;
-        Ok(tensors[0].wrap_var(py, v))
+        let out = tensors[0].wrap_var(py, v);
+        let ins: Vec<Option<&PyTensor>> = tensors.iter().map(|t| Some(&**t)).collect();
+        crate::trace::note("t_cat", vec![("dim", ferrum_core::plan::Attr::Int(dim as i64))], &ins, &[&out]);
+        Ok(out)
     }
 
     /// The tensors (of one shape) stacked along a new dim `dim`: `k` tensors of

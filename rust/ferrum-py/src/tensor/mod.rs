@@ -61,21 +61,33 @@ pub struct PyTensor {
     /// through this tensor; always `None` on a plain backend.
     pub node: Option<Arc<Node>>,
     pub device: Py<PyDevice>,
+    /// Tells tensors apart while `ferrum.jit.trace` records (`crate::trace`).
+    pub serial: u64,
 }
 
 impl PyTensor {
+    /// A tensor made from data (not by an op of other tensors): a constant to a trace.
     pub fn new(t: Tensor, device: Py<PyDevice>) -> Self {
-        PyTensor { t, node: None, device }
+        PyTensor { t, node: None, device, serial: crate::trace_state::next_serial() }
+    }
+
+    /// `new` for the result of an op that a trace does not record: reading it fails the trace.
+    pub fn made(t: Tensor, device: Py<PyDevice>) -> Self {
+        let serial = crate::trace_state::next_serial();
+        crate::trace_state::made(serial);
+        PyTensor { t, node: None, device, serial }
     }
 
     /// A new untracked tensor on the same device as `self`.
     pub fn wrap(&self, py: Python<'_>, t: Tensor) -> PyTensor {
-        PyTensor { t, node: None, device: self.device.clone_ref(py) }
+        PyTensor::made(t, self.device.clone_ref(py))
     }
 
     /// A tensor (possibly tracked) on the same device as `self`.
     pub fn wrap_var(&self, py: Python<'_>, v: Var) -> PyTensor {
-        PyTensor { t: v.value, node: v.node, device: self.device.clone_ref(py) }
+        let serial = crate::trace_state::next_serial();
+        crate::trace_state::made(serial);
+        PyTensor { t: v.value, node: v.node, device: self.device.clone_ref(py), serial }
     }
 
     pub fn to_var(&self) -> Var {

@@ -40,7 +40,9 @@ macro_rules! reduce_methods {
             $(
                 $(#[$dm])*
                 fn $dim(&self, py: Python<'_>, dim: Dim) -> PyResult<PyTensor> {
-                    self.dop(py, |v| v.$dim(dim))
+                    let out = self.dop(py, |v| v.$dim(dim))?;
+                    crate::trace::note_named(stringify!($dim), Some(dim), self, &out);
+                    Ok(out)
                 }
             )*
             $(
@@ -316,7 +318,9 @@ impl PyTensor {
     ///     >>> var.to_data().to_list(), mean.to_data().to_list()
     ///     ([[1.0]], [[2.0]])
     fn var_mean_bias(&self, py: Python<'_>, dim: Dim) -> PyResult<(PyTensor, PyTensor)> {
-        self.two(py, |v| v.var_mean_bias(dim))
+        let (var, mean) = self.two(py, |v| v.var_mean_bias(dim))?;
+        crate::trace::note("t_var_mean", vec![("dim", ferrum_core::plan::Attr::Int(dim as i64))], &[Some(self)], &[&var, &mean]);
+        Ok((var, mean))
     }
 
     /// The covariance matrix of the variables along the other dim of a rank-2

@@ -1,6 +1,7 @@
 //! Views and dimension manipulation: reshape, permute, squeeze, expand,
 //! narrow, chunk/split and friends. None of these copy the buffer.
 
+use ferrum_core::plan::Attr;
 use pyo3::prelude::*;
 use pyo3::types::PyAny;
 
@@ -37,7 +38,10 @@ impl PyTensor {
     ///     [[0, 1, 2], [3, 4, 5]]
     fn reshape(&self, py: Python<'_>, shape: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let s = int_list(py, "reshape", "a shape", shape)?;
-        self.dop(py, |v| v.reshape(&s))
+        let out = self.dop(py, |v| v.reshape(&s))?;
+        let dims = s.iter().map(|&d| d as i64).collect();
+        crate::trace::note("t_reshape", vec![("shape", Attr::Ints(dims))], &[Some(self)], &[&out]);
+        Ok(out)
     }
 
     /// The last two dims swapped (`[..., n, m] -> [..., m, n]`), as Burn's
@@ -47,7 +51,14 @@ impl PyTensor {
     ///     >>> Tensor.from_data([[1, 2, 3]], device).transpose().to_data().to_list()
     ///     [[1], [2], [3]]
     fn transpose(&self, py: Python<'_>) -> PyTensor {
-        self.wrap_var(py, self.to_var().transpose())
+        let out = self.wrap_var(py, self.to_var().transpose());
+        let rank = self.t.rank() as i64;
+        if rank < 2 {
+            crate::trace::alias(self, &out);
+        } else {
+            crate::trace::note("t_swap_dims", vec![("a", Attr::Int(rank - 2)), ("b", Attr::Int(rank - 1))], &[Some(self)], &[&out]);
+        }
+        out
     }
 
     /// Burn's `t()`: the last two dims swapped, a short name for `transpose`.
@@ -77,7 +88,9 @@ impl PyTensor {
     ///     >>> Tensor.zeros((2, 3, 4), device).swap_dims(0, 2).dims()
     ///     (4, 3, 2)
     fn swap_dims(&self, py: Python<'_>, dim1: Dim, dim2: Dim) -> PyResult<PyTensor> {
-        self.dop(py, |v| v.swap_dims(dim1, dim2))
+        let out = self.dop(py, |v| v.swap_dims(dim1, dim2))?;
+        crate::trace::note("t_swap_dims", vec![("a", Attr::Int(dim1 as i64)), ("b", Attr::Int(dim2 as i64))], &[Some(self)], &[&out]);
+        Ok(out)
     }
 
     /// The dims reordered: dim `i` of the result is dim `axes[i]` of `self`; a view.
@@ -90,7 +103,9 @@ impl PyTensor {
     ///     (4, 2, 3)
     fn permute(&self, py: Python<'_>, axes: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let a = int_list(py, "permute", "axes", axes)?;
-        self.dop(py, |v| v.permute(&a))
+        let out = self.dop(py, |v| v.permute(&a))?;
+        crate::trace::note("t_permute", vec![("axes", Attr::Ints(a.iter().map(|&d| d as i64).collect()))], &[Some(self)], &[&out]);
+        Ok(out)
     }
 
     /// Dims `src` moved to positions `dst` (an int or a list each), the other dims
@@ -203,7 +218,10 @@ impl PyTensor {
     ///     [2, 3, 4]
     fn narrow(&self, py: Python<'_>, dim: Dim, start: &Bound<'_, PyAny>, length: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (start, length) = (super::count_int(py, "narrow", "start", start)?, super::count_int(py, "narrow", "length", length)?);
-        self.dop(py, |v| v.narrow(dim, start, length))
+        let out = self.dop(py, |v| v.narrow(dim, start, length))?;
+        let attrs = vec![("dim", Attr::Int(dim as i64)), ("start", Attr::Int(start as i64)), ("length", Attr::Int(length as i64))];
+        crate::trace::note("t_narrow", attrs, &[Some(self)], &[&out]);
+        Ok(out)
     }
 
     /// A list of `chunks` tensors splitting `dim` into nearly equal parts (the
