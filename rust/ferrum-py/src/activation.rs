@@ -115,7 +115,7 @@ along_dim! {
 #[pyfunction]
 pub fn sigmoid(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
     let out = tensor.dop(py, |v| v.float_unary(ferrum_core::ops::unary::FloatUnary::Sigmoid))?;
-    crate::trace::note("t_float_unary", vec![("op", ferrum_core::plan::Attr::Str("sigmoid".into()))], &[Some(&tensor)], &[&out]);
+    crate::trace::note("t_float_unary", || vec![("op", ferrum_core::plan::Attr::Str("sigmoid".into()))], &[Some(&tensor)], &[&out]);
     Ok(out)
 }
 
@@ -127,7 +127,7 @@ pub fn sigmoid(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<PyTensor
 #[pyfunction]
 pub fn tanh(py: Python<'_>, tensor: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
     let out = tensor.dop(py, |v| v.float_unary(ferrum_core::ops::unary::FloatUnary::Tanh))?;
-    crate::trace::note("t_float_unary", vec![("op", ferrum_core::plan::Attr::Str("tanh".into()))], &[Some(&tensor)], &[&out]);
+    crate::trace::note("t_float_unary", || vec![("op", ferrum_core::plan::Attr::Str("tanh".into()))], &[Some(&tensor)], &[&out]);
     Ok(out)
 }
 

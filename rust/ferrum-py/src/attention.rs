@@ -16,7 +16,7 @@ pub fn masked_softmax(py: Python<'_>, scores: PyRef<'_, PyTensor>, mask: Option<
     }
     let m = mask.as_deref().map(|m| m.t.clone());
     let out = scores.dop(py, |v| v.masked_softmax(m.as_ref(), scale, fill))?;
-    let attrs = vec![("scale", Attr::Float(scale)), ("fill", Attr::Float(fill))];
+    let attrs = || vec![("scale", Attr::Float(scale)), ("fill", Attr::Float(fill))];
     crate::trace::note("t_masked_softmax", attrs, &[Some(&scores), mask.as_deref()], &[&out]);
     Ok(out)
 }

@@ -106,7 +106,7 @@ pub fn conv2d(
     let out = call3(py, "conv2d", &x, &weight, bias.as_deref(), |x, w, b| x.conv2d(w, b, &o))?;
     let ints = |v: &[usize]| ferrum_core::plan::Attr::Ints(v.iter().map(|&d| d as i64).collect());
     let pads = [o.padding[0].0, o.padding[0].1, o.padding[1].0, o.padding[1].1];
-    let attrs = vec![("stride", ints(&o.stride)), ("padding", ints(&pads)), ("dilation", ints(&o.dilation)), ("groups", ferrum_core::plan::Attr::Int(o.groups as i64))];
+    let attrs = || vec![("stride", ints(&o.stride)), ("padding", ints(&pads)), ("dilation", ints(&o.dilation)), ("groups", ferrum_core::plan::Attr::Int(o.groups as i64))];
     crate::trace::note("conv2d", attrs, &[Some(&x), Some(&weight), bias.as_deref()], &[&out]);
     Ok(out)
 }

@@ -89,7 +89,7 @@ fn with_recorder(f: impl FnOnce(&mut Recorder)) {
 
 /// Record `op` (a plan instruction name) with `attrs`, reading `inputs` (`None`: an absent
 /// optional input) and writing `outputs`.
-pub fn note(op: &str, attrs: Vec<(&'static str, Attr)>, inputs: &[Option<&PyTensor>], outputs: &[&PyTensor]) {
+pub fn note(op: &str, attrs: impl FnOnce() -> Vec<(&'static str, Attr)>, inputs: &[Option<&PyTensor>], outputs: &[&PyTensor]) {
     if !active() {
         return;
     }
@@ -133,7 +133,7 @@ pub fn note(op: &str, attrs: Vec<(&'static str, Attr)>, inputs: &[Option<&PyTens
         }
         let label = format!("{op} #{}", rec.instrs.len());
         let shapes = outputs.iter().map(|o| o.t.shape().to_vec()).collect();
-        rec.instrs.push((op.to_string(), attrs, slots, outs, label, shapes));
+        rec.instrs.push((op.to_string(), attrs(), slots, outs, label, shapes));
     });
 }
 
@@ -173,8 +173,7 @@ pub fn note_named(name: &str, dim: Option<isize>, x: &PyTensor, out: &PyTensor) 
         "mean_dim" => "t_mean_dim",
         _ => return,
     };
-    let attrs = dim.map(|d| vec![("dim", Attr::Int(d as i64))]).unwrap_or_default();
-    note(op, attrs, &[Some(x)], &[out]);
+    note(op, || dim.map(|d| vec![("dim", Attr::Int(d as i64))]).unwrap_or_default(), &[Some(x)], &[out]);
 }
 
 /// Record that `op` cannot be traced (a Bool scalar, an argument with no attribute form).

@@ -40,7 +40,7 @@ impl PyTensor {
         } else {
             self.dop2(py, op.name(), other, |a, b| a.binary(op, b))?
         };
-        trace::note("t_binary", vec![("op", Attr::Str(op.name().into()))], &[Some(self), Some(other)], &[&out]);
+        trace::note("t_binary", || vec![("op", Attr::Str(op.name().into()))], &[Some(self), Some(other)], &[&out]);
         Ok(out)
     }
 
@@ -55,7 +55,7 @@ impl PyTensor {
         // Untracked: no backward to record, so no autodiff wrapping (as in
         // `binary_any`).
         let out = if self.node.is_none() { self.op(py, op.name(), |t| t.float_unary(op))? } else { self.dop(py, |v| v.float_unary(op))? };
-        trace::note("t_float_unary", vec![("op", Attr::Str(op.name().into()))], &[Some(self)], &[&out]);
+        trace::note("t_float_unary", || vec![("op", Attr::Str(op.name().into()))], &[Some(self)], &[&out]);
         Ok(out)
     }
 
@@ -600,7 +600,7 @@ impl PyTensor {
     ///     [-1.0, 2.0]
     fn neg(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let out = self.dop(py, |v| v.neg())?;
-        trace::note("t_neg", vec![], &[Some(self)], &[&out]);
+        trace::note("t_neg", Vec::new, &[Some(self)], &[&out]);
         Ok(out)
     }
     /// The absolute value of each element; same shape and kind.
@@ -743,7 +743,7 @@ impl PyTensor {
     ///     [[3.0], [7.0]]
     fn matmul(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let out = self.dop2(py, "matmul", &other, |a, b| a.matmul(b))?;
-        trace::note("t_matmul", vec![], &[Some(self), Some(&other)], &[&out]);
+        trace::note("t_matmul", Vec::new, &[Some(self), Some(&other)], &[&out]);
         Ok(out)
     }
 
@@ -986,11 +986,14 @@ impl PyTensor {
 
 /// Record `x op s` (or `s op x` when `reflected`) for a trace.
 fn note_scalar(op: BinaryOp, s: ferrum_core::Scalar, reflected: bool, x: &PyTensor, out: &PyTensor) {
+    if !crate::trace_state::active() {
+        return;
+    }
     match trace::scalar_attrs(s) {
         Some(mut attrs) => {
             attrs.push(("op", Attr::Str(op.name().into())));
             attrs.push(("reflected", Attr::Int(i64::from(reflected))));
-            trace::note("t_scalar", attrs, &[Some(x)], &[out]);
+            trace::note("t_scalar", || attrs, &[Some(x)], &[out]);
         }
         None => trace::refuse(op.name(), "a Bool scalar operand has no plan instruction"),
     }

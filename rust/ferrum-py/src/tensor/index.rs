@@ -189,7 +189,7 @@ impl PyTensor {
     ///     [[5, 6], [1, 2]]
     fn select(&self, py: Python<'_>, dim: Dim, indices: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let out = self.indexed(py, "select", &indices, |t, i| t.select(dim, i))?;
-        crate::trace::note("t_select", vec![("dim", ferrum_core::plan::Attr::Int(dim as i64))], &[Some(self), Some(&indices)], &[&out]);
+        crate::trace::note("t_select", || vec![("dim", ferrum_core::plan::Attr::Int(dim as i64))], &[Some(self), Some(&indices)], &[&out]);
         Ok(out)
     }
 
@@ -269,9 +269,11 @@ impl PyTensor {
     fn mask_fill(&self, py: Python<'_>, mask: PyRef<'_, PyTensor>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let v = scalar_for(py, "mask_fill", value, self.t.dtype())?;
         let out = self.indexed(py, "mask_fill", &mask, |t, m| t.mask_fill(m, v))?;
-        match crate::trace::scalar_attrs(v) {
-            Some(attrs) => crate::trace::note("t_mask_fill", attrs, &[Some(self), Some(&mask)], &[&out]),
-            None => crate::trace::refuse("mask_fill", "a Bool fill value has no plan instruction"),
+        if crate::trace_state::active() {
+            match crate::trace::scalar_attrs(v) {
+                Some(attrs) => crate::trace::note("t_mask_fill", || attrs, &[Some(self), Some(&mask)], &[&out]),
+                None => crate::trace::refuse("mask_fill", "a Bool fill value has no plan instruction"),
+            }
         }
         Ok(out)
     }
@@ -456,8 +458,10 @@ impl PyTensor {
         let vs = vars_of(py, "cat", &tensors)?;
         let v = engine(py, true, || Var::cat(&vs, dim))?;
         let out = tensors[0].wrap_var(py, v);
-        let ins: Vec<Option<&PyTensor>> = tensors.iter().map(|t| Some(&**t)).collect();
-        crate::trace::note("t_cat", vec![("dim", ferrum_core::plan::Attr::Int(dim as i64))], &ins, &[&out]);
+        if crate::trace_state::active() {
+            let ins: Vec<Option<&PyTensor>> = tensors.iter().map(|t| Some(&**t)).collect();
+            crate::trace::note("t_cat", || vec![("dim", ferrum_core::plan::Attr::Int(dim as i64))], &ins, &[&out]);
+        }
         Ok(out)
     }
 

@@ -319,7 +319,7 @@ impl PyTensor {
     ///     ([[1.0]], [[2.0]])
     fn var_mean_bias(&self, py: Python<'_>, dim: Dim) -> PyResult<(PyTensor, PyTensor)> {
         let (var, mean) = self.two(py, |v| v.var_mean_bias(dim))?;
-        crate::trace::note("t_var_mean", vec![("dim", ferrum_core::plan::Attr::Int(dim as i64))], &[Some(self)], &[&var, &mean]);
+        crate::trace::note("t_var_mean", || vec![("dim", ferrum_core::plan::Attr::Int(dim as i64))], &[Some(self)], &[&var, &mean]);
         Ok((var, mean))
     }
 

@@ -39,8 +39,7 @@ impl PyTensor {
     fn reshape(&self, py: Python<'_>, shape: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let s = int_list(py, "reshape", "a shape", shape)?;
         let out = self.dop(py, |v| v.reshape(&s))?;
-        let dims = s.iter().map(|&d| d as i64).collect();
-        crate::trace::note("t_reshape", vec![("shape", Attr::Ints(dims))], &[Some(self)], &[&out]);
+        crate::trace::note("t_reshape", || vec![("shape", Attr::Ints(s.iter().map(|&d| d as i64).collect()))], &[Some(self)], &[&out]);
         Ok(out)
     }
 
@@ -56,7 +55,7 @@ impl PyTensor {
         if rank < 2 {
             crate::trace::alias(self, &out);
         } else {
-            crate::trace::note("t_swap_dims", vec![("a", Attr::Int(rank - 2)), ("b", Attr::Int(rank - 1))], &[Some(self)], &[&out]);
+            crate::trace::note("t_swap_dims", || vec![("a", Attr::Int(rank - 2)), ("b", Attr::Int(rank - 1))], &[Some(self)], &[&out]);
         }
         out
     }
@@ -89,7 +88,7 @@ impl PyTensor {
     ///     (4, 3, 2)
     fn swap_dims(&self, py: Python<'_>, dim1: Dim, dim2: Dim) -> PyResult<PyTensor> {
         let out = self.dop(py, |v| v.swap_dims(dim1, dim2))?;
-        crate::trace::note("t_swap_dims", vec![("a", Attr::Int(dim1 as i64)), ("b", Attr::Int(dim2 as i64))], &[Some(self)], &[&out]);
+        crate::trace::note("t_swap_dims", || vec![("a", Attr::Int(dim1 as i64)), ("b", Attr::Int(dim2 as i64))], &[Some(self)], &[&out]);
         Ok(out)
     }
 
@@ -104,7 +103,7 @@ impl PyTensor {
     fn permute(&self, py: Python<'_>, axes: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let a = int_list(py, "permute", "axes", axes)?;
         let out = self.dop(py, |v| v.permute(&a))?;
-        crate::trace::note("t_permute", vec![("axes", Attr::Ints(a.iter().map(|&d| d as i64).collect()))], &[Some(self)], &[&out]);
+        crate::trace::note("t_permute", || vec![("axes", Attr::Ints(a.iter().map(|&d| d as i64).collect()))], &[Some(self)], &[&out]);
         Ok(out)
     }
 
@@ -219,7 +218,7 @@ impl PyTensor {
     fn narrow(&self, py: Python<'_>, dim: Dim, start: &Bound<'_, PyAny>, length: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (start, length) = (super::count_int(py, "narrow", "start", start)?, super::count_int(py, "narrow", "length", length)?);
         let out = self.dop(py, |v| v.narrow(dim, start, length))?;
-        let attrs = vec![("dim", Attr::Int(dim as i64)), ("start", Attr::Int(start as i64)), ("length", Attr::Int(length as i64))];
+        let attrs = || vec![("dim", Attr::Int(dim as i64)), ("start", Attr::Int(start as i64)), ("length", Attr::Int(length as i64))];
         crate::trace::note("t_narrow", attrs, &[Some(self)], &[&out]);
         Ok(out)
     }
