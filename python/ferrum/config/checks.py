@@ -74,14 +74,8 @@ def check_finite(owner: str, name: str, value: object) -> float:
 
 
 def check_number(
-    owner: str,
-    name: str,
-    value: object,
-    *,
-    low: float | None = None,
-    high: float | None = None,
-    low_open: bool = False,
-    high_open: bool = False,
+    owner: str, name: str, value: object, *, low: float | None = None, high: float | None = None,
+    low_open: bool = False, high_open: bool = False,
 ) -> float:
     """``check_finite``, then ``ValueError`` unless the number is in the range (closed ends by default).
 

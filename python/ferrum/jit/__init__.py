@@ -5,16 +5,7 @@
 - ``ferrum.jit.fusion``: the Linear, LayerNorm and attention chains a plan runs as fused kernels
 - ``ferrum.jit.build``: a recording made into a plan; ``ferrum.jit.tree``: arguments as tensors and a key
 
-Example:
-    >>> from ferrum import Tensor
-    >>> from ferrum.backend import NdArray
-    >>> from ferrum.jit import trace
-    >>> from ferrum.nn import LinearConfig
-    >>> device = NdArray.device()
-    >>> layer = LinearConfig(4, 2).init(device)
-    >>> fast = trace(layer, Tensor.ones((3, 4), device))
-    >>> fast(Tensor.zeros((5, 4), device)).dims(), len(fast.plans())
-    ((5, 2), 2)
+The examples are on ``trace`` and ``Traced``.
 """
 
 from ferrum.jit.tracing import CACHE_SIZE, Traced, TraceError, trace
