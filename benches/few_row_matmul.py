@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ferrum import Tensor
 from ferrum.backend import NdArray
-from harness import alternate, mean_over, round_ratios
+from harness import SPIN_SETTLE_S, alternate, mean_over, round_ratios
 
 # (name, m, k, n, weight stored transposed)
 SHAPES: list[tuple[str, int, int, int, bool]] = [
@@ -59,7 +59,13 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{'product':24} {'ferrum us':>22} {'numpy us':>22} {'ferrum/numpy':>12}")
     for name, m, k, n, transposed in SHAPES:
-        stats = alternate(candidates(m, k, n, transposed), args.rounds, warmup=3, measure=mean_over(0.2))
+        stats = alternate(
+            candidates(m, k, n, transposed),
+            args.rounds,
+            warmup=3,
+            settle_s=SPIN_SETTLE_S,
+            measure=mean_over(0.2),
+        )
         cells = []
         for engine in ("ferrum", "numpy"):
             ts = [t * 1e6 for t in stats[engine].times_s]

@@ -36,6 +36,11 @@ Thunk = Callable[[], object]
 # JSON files this module writes say which layout they use.
 FORMAT = 1
 
+SPIN_SETTLE_S = 0.1
+"""A pause before each candidate's turn when the candidates run on thread pools that keep spinning
+after a call (onnxruntime's intra-op threads, OpenMP's in torch, ferrum's own team): without it the
+candidate that follows runs on one core while the previous one's workers still hold the other."""
+
 
 # --------------------------------------------------------------------------- timing
 

@@ -52,7 +52,7 @@ site.addsitedir(str(ROOT / ".venv" / "lib" / "python3.11" / "site-packages"))
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
-from harness import Report, add_report_args, alternate, median_range, round_ratios  # noqa: E402
+from harness import SPIN_SETTLE_S, Report, add_report_args, alternate, median_range, round_ratios  # noqa: E402
 
 PROMPT_LEN = 16
 Generator = Callable[[np.ndarray, int], np.ndarray]
@@ -229,7 +229,7 @@ def run_case(
         if not np.array_equal(got, reference):
             raise SystemExit(f"{case}: {name} generates {got.tolist()}, transformers {reference.tolist()}")
     candidates = {name: bound(run, prompt, args.tokens) for name, run in engines.items()}
-    stats = alternate(candidates, args.rounds, warmup=1, rotate=True)
+    stats = alternate(candidates, args.rounds, warmup=1, settle_s=SPIN_SETTLE_S, rotate=True)
     rows = []
     for name, st in stats.items():
         ms = [t * 1e3 / args.tokens for t in st.times_s]

@@ -60,6 +60,7 @@ from ferrum.backend import NdArray  # noqa: E402
 from ferrum.jit import Traced, trace  # noqa: E402
 from ferrum.nn.transformer import TransformerEncoderConfig, TransformerEncoderInput  # noqa: E402
 from harness import (  # noqa: E402
+    SPIN_SETTLE_S,
     Report,
     add_report_args,
     alternate,
@@ -248,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         outs = {name: _numpy(fn()) for name, fn in engines.items()}
         diff = max(float(np.abs(o - outs["eager"]).max()) for o in outs.values())
         measure = median_of(args.median_of) if args.median_of else mean_over(MIN_ROUND_S)
-        stats = alternate(engines, args.rounds, warmup=3, measure=measure)
+        stats = alternate(engines, args.rounds, warmup=3, settle_s=SPIN_SETTLE_S, measure=measure)
         eager, plan = stats["eager"], stats["plan"]
         kernels = _kernel_seconds(fast, plan_inputs)
         metrics: dict[str, float] = {

@@ -25,7 +25,7 @@ import onnx
 from ferrum import Tensor
 from ferrum.backend import NdArray
 from ferrum.onnx import load
-from harness import Report, Stats, alternate, bench_parser, cpu_model, mean_over
+from harness import SPIN_SETTLE_S, Report, Stats, alternate, bench_parser, cpu_model, mean_over
 from onnx import TensorProto, helper, numpy_helper
 
 
@@ -85,6 +85,7 @@ def compare_with_onnxruntime(
         {"ferrum.onnx": ferrum_run, "onnxruntime": ort_run},
         rounds,
         warmup=3,
+        settle_s=SPIN_SETTLE_S,
         measure=mean_over(0.05 if args.tiny else 0.2),
     )
     report = Report(suite, {"rounds": rounds, "batch": args.batch})

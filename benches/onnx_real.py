@@ -39,7 +39,7 @@ import onnx
 from ferrum import Tensor
 from ferrum.backend import NdArray
 from ferrum.onnx import load
-from harness import Report, add_report_args, alternate, mean_over, median_range, round_ratios
+from harness import SPIN_SETTLE_S, Report, add_report_args, alternate, mean_over, median_range, round_ratios
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.support.onnx_real_models import FIXTURES, fill_weights
@@ -90,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     for case in cases:
         engines, nodes = _runners(case, ort)
         # warm-up: the first calls compile the plan, allocate and fold
-        stats = alternate(engines, args.rounds, warmup=3, measure=mean_over(MIN_ROUND_S))
+        stats = alternate(
+            engines, args.rounds, warmup=3, settle_s=SPIN_SETTLE_S, measure=mean_over(MIN_ROUND_S)
+        )
         plan, steps = stats["plan"], stats["steps"]
         metrics: dict[str, float] = {"nodes": nodes, "plan ms": plan.median * 1e3}
         metrics["steps ms"] = steps.median * 1e3

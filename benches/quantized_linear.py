@@ -30,7 +30,7 @@ from ferrum import Tensor
 from ferrum.backend import NdArray
 from ferrum.nn import Linear, LinearConfig
 from ferrum.quantization import Quantizer, QuantScheme, QuantValue
-from harness import Report, Stats, alternate, bench_parser, cpu_model, mean_over
+from harness import SPIN_SETTLE_S, Report, Stats, alternate, bench_parser, cpu_model, mean_over
 
 Thunk = Callable[[], object]
 
@@ -121,7 +121,11 @@ def main() -> None:
         x = np.random.default_rng(7).standard_normal((batch, sizes[0])).astype(np.float32)
         candidates = ferrum_candidates(params, x) | torch_candidates(params, x)
         stats: dict[str, Stats] = alternate(
-            candidates, rounds, warmup=3, measure=mean_over(0.05 if args.tiny else 0.2)
+            candidates,
+            rounds,
+            warmup=3,
+            settle_s=SPIN_SETTLE_S,
+            measure=mean_over(0.05 if args.tiny else 0.2),
         )
         print(f"\n{name}")
         for cand, st in stats.items():
