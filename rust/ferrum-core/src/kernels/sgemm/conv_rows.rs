@@ -114,6 +114,7 @@ unsafe fn compute<T: Tile>(packed: *const f32, x: &[f32], epi: Epilogue<'_>, g: 
     let panels = og.div_ceil(T::NR);
     // Whole images per block, a multiple of the tile's rows where the batch allows.
     let images = (BLOCK_FLOATS / (k * p)).max(1).min(g.batch);
+    let runs = live_runs(g);
     with_buffer(&ROWS, |rows_buf| {
         with_buffer(&PRODUCT, |product_buf| {
             for first in (0..g.batch).step_by(images) {
@@ -139,10 +140,24 @@ unsafe fn compute<T: Tile>(packed: *const f32, x: &[f32], epi: Epilogue<'_>, g: 
                             let bp = unsafe { packed.0.add((grp * panels + panel) * T::NR * k).cast_const() };
                             for ir in (0..m).step_by(T::MR) {
                                 let mr = T::MR.min(m - ir);
-                                // SAFETY: the A panel of rows ir .. ir + MR is
-                                // packed the whole depth deep; the tile lies in
-                                // c's m x og matrix; parts write disjoint columns.
-                                unsafe { T::any(k, a.0.add(ir * k), bp, c.0.add(ir * og + panel * T::NR), og, false, mr, nr) };
+                                // SAFETY: row ir of c's m x og matrix, panel's columns.
+                                let tile = unsafe { c.0.add(ir * og + panel * T::NR) };
+                                if runs.is_empty() {
+                                    // Every window lies in the padding.
+                                    for i in 0..mr {
+                                        // SAFETY: row i of the tile lies in c's m x og matrix.
+                                        unsafe { std::ptr::write_bytes(tile.add(i * og), 0, nr) };
+                                    }
+                                }
+                                for (n, &(q0, len)) in runs.iter().enumerate() {
+                                    // SAFETY: the A panel of rows ir .. ir + MR and
+                                    // the B panel are packed the whole depth deep,
+                                    // MR and NR values per step, so depth q0 on
+                                    // starts q0 steps in (B stays 64-byte aligned);
+                                    // the tile lies in c's m x og matrix; parts
+                                    // write disjoint columns.
+                                    unsafe { T::any(len, a.0.add(ir * k + q0 * T::MR), bp.add(q0 * T::NR), tile, og, n > 0, mr, nr) };
+                                }
                             }
                         }
                     };
@@ -154,6 +169,36 @@ unsafe fn compute<T: Tile>(packed: *const f32, x: &[f32], epi: Epilogue<'_>, g: 
             true
         })
     })
+}
+
+/// The depth runs `(first, length)` that some output position's window
+/// reads inside the image: a tap that lands in the padding for every
+/// position multiplies zeros only, so the product skips its weights. A 3x3
+/// convolution (padding 1) of a 1x1 image reads only its centre tap: a
+/// ninth of the weights, which dominate its time (ResNet-18's last
+/// convolutions on 32-pixel images hold 9.4 MB each). Consecutive runs
+/// merge, across channels too, so a convolution whose taps all land reads
+/// the whole depth in one run.
+fn live_runs(g: &ConvGeom) -> Vec<(usize, usize)> {
+    let lands = |o: usize, tap: usize, stride: usize, dil: usize, pad: usize, n: usize| (o * stride + tap * dil).checked_sub(pad).is_some_and(|i| i < n);
+    let rows: Vec<bool> = (0..g.kh).map(|ky| (0..g.oh).any(|oy| lands(oy, ky, g.stride[0], g.dilation[0], g.pad[0], g.h))).collect();
+    let cols: Vec<bool> = (0..g.kw).map(|kx| (0..g.ow).any(|ox| lands(ox, kx, g.stride[1], g.dilation[1], g.pad[1], g.w))).collect();
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut q = 0;
+    for _ in 0..g.cg() {
+        for &row in &rows {
+            for &col in &cols {
+                if row && col {
+                    match runs.last_mut() {
+                        Some((first, len)) if *first + *len == q => *len += 1,
+                        _ => runs.push((q, 1)),
+                    }
+                }
+                q += 1;
+            }
+        }
+    }
+    runs
 }
 
 /// Pack the windows of group `grp` of images `first .. first + count` as
@@ -248,6 +293,12 @@ mod tests {
         vec![
             // ResNet-18's last 3x3 convolutions at batch 8 on 32-pixel images: 1x1 outputs.
             geom(8, 64, (1, 1), 40, (3, 3), [1, 1], [1, 1], [1, 1], 1),
+            // a 1x2 image: the middle and right kernel columns land, the top and bottom rows do not
+            geom(3, 5, (1, 2), 17, (3, 3), [1, 1], [1, 1], [1, 1], 1),
+            // padding so wide that some windows lie wholly outside the image
+            geom(2, 4, (1, 1), 16, (1, 1), [1, 1], [1, 1], [1, 1], 1),
+            // ... or every window: the output is the epilogue of zeros
+            geom(2, 4, (1, 1), 16, (1, 1), [2, 2], [1, 1], [1, 1], 1),
             // stride 2 onto 2x2, odd channel counts, a batch not a multiple of the tile
             geom(3, 13, (4, 4), 37, (3, 3), [2, 2], [1, 1], [1, 1], 1),
             // groups, dilation, unequal strides and padding
@@ -273,6 +324,16 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn skips_only_the_taps_every_window_leaves_in_the_padding() {
+        // 1x1 image, 3x3 kernel, padding 1: the centre tap of each channel.
+        assert_eq!(live_runs(&geom(1, 3, (1, 1), 8, (3, 3), [1, 1], [1, 1], [1, 1], 1)), vec![(4, 1), (13, 1), (22, 1)]);
+        // every tap lands somewhere: one run over the whole depth
+        assert_eq!(live_runs(&geom(1, 3, (2, 2), 8, (3, 3), [1, 1], [1, 1], [1, 1], 1)), vec![(0, 27)]);
+        // nothing lands: no run
+        assert!(live_runs(&geom(1, 2, (1, 1), 8, (1, 1), [2, 2], [1, 1], [1, 1], 1)).is_empty());
     }
 
     #[test]
