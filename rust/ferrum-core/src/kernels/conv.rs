@@ -14,6 +14,7 @@ use std::sync::Arc;
 #[cfg(target_arch = "x86_64")]
 use super::conv_batch::{batch_parallel, batch_sum, flops, threaded, PAR_CONV_FLOPS};
 use super::conv_direct;
+use super::conv_depthwise;
 use super::epilogue::Epilogue;
 use super::gemm::{Dims, GemmElement, Mat};
 use super::im2col::{col2im, im2col, ConvGeom};
@@ -57,7 +58,7 @@ fn avx512_tile() -> bool {
 const IMPLICIT_MIN_CHANNELS: usize = 16;
 
 /// Floats the convolution kernels run on.
-pub trait ConvElement: Element + GemmElement + std::ops::AddAssign + std::ops::Add<Output = Self> {
+pub trait ConvElement: Element + GemmElement + std::ops::AddAssign + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
     /// Run `f` with this thread's im2col buffer, kept between calls so a
     /// training loop does not allocate (and page in) a fresh one per image.
     fn with_scratch<R>(f: impl FnOnce(&mut Vec<Self>) -> R) -> R;
@@ -170,6 +171,18 @@ pub struct KeepPacked<'a> {
 /// the direct kernels, or too few output channels per group). The caller
 /// has checked the buffers against `g` (with `ensure_buffers_fit` among the checks).
 pub fn conv_forward_fused(x: &[f32], w: &[f32], epilogue: Epilogue<'_>, g: &ConvGeom, keep: Option<KeepPacked<'_>>) -> Option<Vec<f32>> {
+    if conv_depthwise::applies(g) {
+        let p = g.p();
+        return Some(conv_depthwise::forward(x, w, g, |plane, out| {
+            if !epilogue.is_identity() {
+                let channel = plane % g.c_out;
+                let residual = epilogue.residual.map(|r| &r[plane * p..(plane + 1) * p]);
+                for (i, v) in out.iter_mut().enumerate() {
+                    *v = epilogue.apply(*v, channel, residual.map_or(0.0, |r| r[i]));
+                }
+            }
+        }));
+    }
     #[cfg(target_arch = "x86_64")]
     {
         // The direct kernels take their geometries (they add a bias) unless
@@ -232,6 +245,15 @@ pub fn conv_forward<T: ConvElement>(op: &'static str, x: &[T], w: &[T], bias: Op
     ensure_buffers_fit::<T>(op, g.batch * g.c_out * g.p(), g)?;
     if let Some(y) = T::direct_forward(x, w, bias, g).or_else(|| T::implicit_forward(x, w, bias, g, keep)) {
         return Ok(y);
+    }
+    if conv_depthwise::applies(g) {
+        let c_out = g.c_out;
+        return Ok(conv_depthwise::forward(x, w, g, |plane, out| {
+            if let Some(b) = bias {
+                let bo = b[plane % c_out];
+                out.iter_mut().for_each(|v| *v += bo);
+            }
+        }));
     }
     let (k, p, og, cg, hw) = (g.k(), g.p(), g.og(), g.cg(), g.hw());
     let mut y = vec![T::ZERO; g.batch * g.c_out * p];

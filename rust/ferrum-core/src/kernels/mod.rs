@@ -3,6 +3,9 @@
 
 pub mod conv;
 mod conv_batch;
+pub mod conv_depthwise;
+#[cfg(test)]
+pub(crate) mod conv_reference;
 #[cfg(target_arch = "x86_64")]
 pub mod conv_direct;
 pub mod alloc;

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::avx2::Avx2;
 use super::avx512::Avx512;
 use super::conv_positions;
+use super::conv_rows;
 use super::driver::{balanced, with_packs, Kernel};
 use super::operand::{with_buffer, Aligned, Operand};
 use super::tile::Tile;
@@ -200,6 +201,10 @@ unsafe fn forward<T: Tile>(kernel: Kernel, x: &[f32], w: &[f32], epi: Epilogue<'
             unsafe { y.ptr.0.add(i).write(epi.apply(0.0, i / p % g.c_out, epi.residual.map_or(0.0, |r| r[i]))) };
         }
         return true;
+    }
+    if conv_rows::applies(g) {
+        // SAFETY: forwarded from the caller, with the sizes checked.
+        return unsafe { conv_rows::forward(kernel, x, w, epi, g, y.ptr, threaded, keep) };
     }
     if kernel == Kernel::Avx512 && conv_positions::applies(g) {
         // SAFETY: forwarded from the caller, with the sizes checked; the

@@ -36,6 +36,8 @@ mod conv;
 #[cfg(target_arch = "x86_64")]
 mod conv_positions;
 #[cfg(target_arch = "x86_64")]
+mod conv_rows;
+#[cfg(target_arch = "x86_64")]
 mod driver;
 #[cfg(target_arch = "x86_64")]
 mod operand;
