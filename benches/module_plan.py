@@ -1,10 +1,10 @@
 """ferrum's own modules in inference, op by op and through ``ferrum.jit.trace``, against onnxruntime.
 
-    /work/torch-venv/bin/python benches/module_plan.py [--rounds 9] [--only SUBSTRING]
+    python benches/module_plan.py [--rounds 9] [--only SUBSTRING]
 
 Runs with a Python that has onnx and onnxruntime (and, for the GPT-2 case, torch and transformers:
-never ferrum's dependencies); ferrum comes from this checkout (``python/`` and the built extension
-in ``.venv``). Two models, each in ``valid()`` on NdArray:
+never ferrum's dependencies); ferrum is the one that Python imports, else the checkout's ``.venv``'s.
+Two models, each in ``valid()`` on NdArray:
 
 - ``encoder``: a BERT-style ``nn.TransformerEncoder`` (d_model 32, d_ff 64, 4 heads, 2 layers,
   post-norm, GELU), random weights; onnxruntime runs the same weights in a graph written here with
@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import site
 import statistics
 import sys
@@ -49,9 +50,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-_PYTHON = f"python{sys.version_info[0]}.{sys.version_info[1]}"
-site.addsitedir(str(ROOT / ".venv" / "lib" / _PYTHON / "site-packages"))
-sys.path[:0] = [str(ROOT / "python"), str(ROOT)]
+sys.path.insert(0, str(ROOT))  # examples/ and tests/support
+if importlib.util.find_spec("ferrum") is None:
+    # A Python with onnxruntime but without ferrum (a separate torch venv): the checkout's dev venv.
+    _PYTHON = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    site.addsitedir(str(ROOT / ".venv" / "lib" / _PYTHON / "site-packages"))
 
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
