@@ -77,7 +77,7 @@ def _no_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(*args: Any) -> None:
         raise AssertionError("a fused group fell back to its steps")
 
-    monkeypatch.setattr(fuse_quant, "run_step", fail)
+    monkeypatch.setattr(fuse_quant, "run_group_steps", fail)
 
 
 def _reference(proto: onnx.ModelProto, x: np.ndarray) -> np.ndarray:

@@ -27,6 +27,25 @@ def run_steps(
             env.pop(name, None)
 
 
+def run_group_steps(
+    program: Program,
+    indices: Sequence[int],
+    output: str,
+    env: dict[str, Value],
+    device: Device[Any],
+    module: Module[Any] | None,
+) -> None:
+    """Run a fused group's steps one by one (its fallback when the fused call does not apply), keeping only
+    the group's ``output``: the intermediates the fused call would not have written are dropped."""
+    steps = [program.steps[i] for i in indices]
+    for step in steps:
+        run_step(program, step, env, device, module)
+    for step in steps:
+        for name in step.outputs:
+            if name and name != output:
+                env.pop(name, None)
+
+
 def run_step(
     program: Program,
     step: Step,

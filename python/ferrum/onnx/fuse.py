@@ -22,7 +22,7 @@ from ferrum import functional as F
 from ferrum._ferrum import Device, Tensor
 from ferrum.nn.conv import Conv2d
 from ferrum.nn.norm import BatchNorm
-from ferrum.onnx.execute import run_step
+from ferrum.onnx.execute import run_group_steps, run_step
 from ferrum.onnx.fuse_quant import FusedDynamicLinear, dynamic_linear_groups, run_dynamic_linear
 from ferrum.onnx.values import Value
 
@@ -212,13 +212,7 @@ def run_action(
         run_step(program, program.steps[action], env, device, module)
     elif not _run_fused(action, env, module):
         # The group's steps one by one, which report bad input or handle what the fused kernel cannot.
-        steps = [program.steps[i] for i in action.steps]
-        for step in steps:
-            run_step(program, step, env, device, module)
-        for step in steps:
-            for name in step.outputs:
-                if name and name != action.output:
-                    env.pop(name, None)
+        run_group_steps(program, action.steps, action.output, env, device, module)
 
 
 def _run_fused(group: FusedConv, env: dict[str, Value], module: Module[Any]) -> bool:

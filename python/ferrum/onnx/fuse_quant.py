@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 
 from ferrum._ferrum import DType, Int, Tensor
-from ferrum.onnx.execute import run_step
+from ferrum.onnx.execute import run_group_steps
 from ferrum.onnx.ops.linear import _packed
 from ferrum.onnx.values import Value
 
@@ -152,10 +152,4 @@ def run_dynamic_linear(
     if out is not None:
         env[group.output] = out
         return
-    steps = [program.steps[i] for i in group.steps]
-    for step in steps:
-        run_step(program, step, env, device, module)
-    for step in steps:
-        for name in step.outputs:
-            if name and name != group.output:
-                env.pop(name, None)
+    run_group_steps(program, group.steps, group.output, env, device, module)
