@@ -9,6 +9,7 @@ pub(crate) mod conv_reference;
 #[cfg(target_arch = "x86_64")]
 pub mod conv_direct;
 pub mod alloc;
+pub mod amx;
 pub mod bgemm;
 pub mod copy;
 #[cfg(target_arch = "x86_64")]
