@@ -11,6 +11,7 @@ import numpy.typing as npt
 import pytest
 from ferrum import Tensor
 from ferrum.backend import Autodiff, NdArray
+from ferrum.nn import LinearConfig
 from ferrum.onnx import OnnxError, load
 from ferrum.onnx.plan import CACHE_SIZE, plan_cache, profile, signature
 from numpy.lib.stride_tricks import sliding_window_view
@@ -352,3 +353,9 @@ def test_profile_times_each_instruction_and_python_step() -> None:
     expected = [("binary", "Mul"), ("python", "Softplus"), ("binary", "Add")]
     assert [(op, label) for op, label, _ in rows] == expected
     assert all(seconds >= 0.0 for _, _, seconds in rows)
+
+
+def test_profile_of_a_module_not_made_by_onnx_load_names_its_type() -> None:
+    layer = LinearConfig(4, 2).init(DEVICE)
+    with pytest.raises(OnnxError, match=r"expected a model made by ferrum\.onnx\.load, found Linear"):
+        profile(layer, Tensor.from_numpy(_f32(3, 4), DEVICE))

@@ -32,7 +32,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ferrum._ferrum import Device, FerrumError, Plan, Tensor
 from ferrum.onnx.errors import OnnxError
@@ -44,7 +44,8 @@ from ferrum.onnx.plan_fusion import patterns
 from ferrum.onnx.values import Value
 
 if TYPE_CHECKING:
-    from ferrum.onnx.model import OnnxModel
+    from ferrum.module import Module
+    from ferrum.onnx.fuse import Schedule
     from ferrum.onnx.program import Program, Step
 
 __all__ = ["CACHE_SIZE", "CompiledPlan", "Signature", "compile_plan", "plan_cache", "profile", "signature"]
@@ -123,10 +124,10 @@ class CompiledPlan:
         return sum(1 for s in self.segments if s.plan is not None)
 
     def run(
-        self, model: OnnxModel, inputs: Sequence[Tensor[Any, Any, Any]], device: Device[Any]
+        self, model: Module[Any], inputs: Sequence[Tensor[Any, Any, Any]], device: Device[Any]
     ) -> tuple[Value, ...]:
         """The graph's outputs for ``inputs`` (of this plan's signature)."""
-        program = model.program
+        program = graph_of(model)[0]
         if self.direct:
             plan = self.segments[0].plan
             assert plan is not None
@@ -145,7 +146,7 @@ class CompiledPlan:
         return tuple(env[n] for n in self.outputs)
 
 
-def profile(model: OnnxModel, *inputs: Tensor[Any, Any, Any]) -> list[tuple[str, str, float]]:
+def profile(model: Module[Any], *inputs: Tensor[Any, Any, Any]) -> list[tuple[str, str, float]]:
     """Where a plan's time goes: each engine instruction's op, source node and seconds for one run
     on ``inputs`` (the plan compiled for their signature, compiled first if need be).
 
@@ -156,15 +157,16 @@ def profile(model: OnnxModel, *inputs: Tensor[Any, Any, Any]) -> list[tuple[str,
         >>> sorted(rows, key=lambda r: -r[2])[:3]  # doctest: +SKIP
         [('matmul', '/attn/MatMul', 8.1e-06), ...]
     """
+    program = graph_of(model)[0]
     key = signature(inputs)
     if key is None:
-        raise OnnxError(f"{model.program.source}: profile needs tensors on a device without autodiff")
+        raise OnnxError(f"{program.source}: profile needs tensors on a device without autodiff")
     if key not in plan_cache(model):
-        model.forward(*inputs)
+        cast(Any, model).forward(*inputs)  # an OnnxModel's (graph_of checked): compiles the plan
     compiled = plan_cache(model).get(key)
     if compiled is None:
-        raise OnnxError(f"{model.program.source}: the graph runs step by step (no plan to profile)")
-    program, device = model.program, inputs[0].device()
+        raise OnnxError(f"{program.source}: the graph runs step by step (no plan to profile)")
+    device = inputs[0].device()
     env: dict[str, Value] = dict(compiled.known)
     env.update(zip(compiled.inputs, inputs, strict=True))
     rows: list[tuple[str, str, float]] = []
@@ -216,7 +218,18 @@ class _Cache:
 _CACHES: dict[int, _Cache] = {}
 
 
-def plan_cache(model: OnnxModel) -> dict[Signature, CompiledPlan | None]:
+def graph_of(model: Module[Any]) -> tuple[Program, Schedule]:
+    """The graph ``model`` runs and its schedule: an ``OnnxModel``'s class attributes.
+
+    Read by name so that plans need not import ``ferrum.onnx.model``, which stands on them.
+    """
+    program, schedule = getattr(type(model), "program", None), getattr(type(model), "schedule", None)
+    if program is None or schedule is None:
+        raise OnnxError(f"expected a model made by ferrum.onnx.load, found {type(model).__name__}")
+    return program, schedule
+
+
+def plan_cache(model: Module[Any]) -> dict[Signature, CompiledPlan | None]:
     """``model``'s compiled plans by signature (None: the signature compiled to no plan).
 
     Kept outside the instance: a module's copies (``load_record``, ``map``) share its ``__dict__`` but
@@ -247,12 +260,12 @@ def _action_writes(program: Program, action: Action) -> list[str]:
     return [o for o in program.steps[action].outputs if o]
 
 
-def _classify(model: OnnxModel, trace: dict[str, Value]) -> tuple[set[str], set[str]]:
+def _classify(model: Module[Any], trace: dict[str, Value]) -> tuple[set[str], set[str]]:
     """The values the signature fixes (static), and those whose shape it fixes (shaped)."""
-    program = model.program
+    program, schedule = graph_of(model)
     static = {*program.constants, *program.output_constants, *program.fields}
     shaped = static | {v.name for v in program.inputs}
-    for action in model.schedule.actions:
+    for action in schedule.actions:
         writes = _action_writes(program, action)
         if isinstance(action, FusedDynamicLinear):
             if action.x in shaped:
@@ -287,15 +300,15 @@ def _classify(model: OnnxModel, trace: dict[str, Value]) -> tuple[set[str], set[
 
 
 def compile_plan(
-    model: OnnxModel, env: dict[str, Value], device: Device[Any]
+    model: Module[Any], env: dict[str, Value], device: Device[Any]
 ) -> tuple[CompiledPlan | None, tuple[Value, ...]]:
     """Run ``model``'s graph on ``env`` (its inputs, parameters and constants, as ``forward`` fills it)
     step by step, and compile a plan for this input signature from what the run saw.
 
     Returns the plan (None when no step has a plan form) and the run's outputs.
     """
-    program = model.program
-    for action in model.schedule.actions:
+    program, schedule = graph_of(model)
+    for action in schedule.actions:
         run_action(program, action, env, device, model)
     outputs = tuple(env[o.name] for o in program.outputs)
     try:
@@ -310,13 +323,13 @@ def compile_plan(
     return compiled, outputs
 
 
-def _build(model: OnnxModel, trace: dict[str, Value], device: Device[Any]) -> CompiledPlan | None:
-    program = model.program
+def _build(model: Module[Any], trace: dict[str, Value], device: Device[Any]) -> CompiledPlan | None:
+    program, schedule = graph_of(model)
     static, shaped = _classify(model, trace)
     low = Lowering(program, model, trace, static, shaped)
     fused, skipped = patterns(low)
     items: list[tuple[list[Instr] | None, Action]] = []
-    for action in model.schedule.actions:
+    for action in schedule.actions:
         writes = _action_writes(program, action)
         if writes and all(w in static for w in writes):
             continue  # computed once, in the trace
