@@ -76,7 +76,7 @@ def test_layer_norm_fuses_within_1e5() -> None:
     assert plan_ops(fast, x) == ["layer_norm"]
 
 
-@pytest.mark.parametrize("masks", ["pad", "attn"])
+@pytest.mark.parametrize("masks", ["pad", "attn", "both"])
 def test_mha_with_masks_gives_weights_and_context(masks: str) -> None:
     mha = MultiHeadAttentionConfig(16, 4).with_dropout(0.0).init(DEVICE).valid()
     x = rand(2, 6, 16)
@@ -99,13 +99,24 @@ def test_mha_with_masks_gives_weights_and_context(masks: str) -> None:
     assert len(fast.plans()) == 1
 
 
-def test_mha_with_both_masks_names_bool_or() -> None:
-    """Both masks are joined with ``bool_or``, which has no instruction yet: the trace says so."""
-    mha = MultiHeadAttentionConfig(16, 4).with_dropout(0.0).init(DEVICE).valid()
-    pad = Tensor.from_numpy(np.zeros((2, 6), dtype=bool), DEVICE)
-    attn = Tensor.from_numpy(np.zeros((2, 6, 6), dtype=bool), DEVICE)
-    with pytest.raises(TraceError, match=r"Tensor\.bool_or"):
-        trace(mha, MhaInput.self_attn(rand(2, 6, 16)).mask_pad(pad).mask_attn(attn))
+def test_comparisons_and_bool_logic_match_numpy() -> None:
+    def fn(x: Tensor[Any, Any, Any], y: Tensor[Any, Any, Any]) -> Tensor[Any, Any, Any]:
+        above = x.greater(y) ^ x.lower_equal_elem(0.5)
+        return (above & ~x.equal(y)) | y.lower_elem(0.0)
+
+    y = rand(1, 4, seed=6)
+    xn, yn = rand(3, 4, seed=5).to_numpy(), y.to_numpy()
+    xn[0, :2] = yn[0, :2]  # a few equal pairs
+    x = Tensor.from_numpy(xn, DEVICE)
+    want = (((xn > yn) ^ (xn <= 0.5)) & ~(xn == yn)) | (yn < 0.0)
+    fast = trace(fn, x, y)
+    np.testing.assert_array_equal(fast(x, y).to_numpy(), want)
+    assert {"t_compare", "t_compare_scalar", "t_logical", "t_bool_not"} <= set(plan_ops(fast, x, y))
+
+
+def test_an_op_without_instruction_is_named() -> None:
+    with pytest.raises(TraceError, match=r"Tensor\.cumsum"):
+        trace(lambda x: x.cumsum(1) * 2.0, rand(2, 3))
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

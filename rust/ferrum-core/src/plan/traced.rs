@@ -9,6 +9,7 @@ use super::attrs::Attrs;
 use crate::dtype::Scalar;
 use crate::error::{Error, Result};
 use crate::ops::binary::BinaryOp;
+use crate::ops::compare::CompareOp;
 use crate::ops::unary::FloatUnary;
 use crate::tensor::Tensor;
 
@@ -20,6 +21,13 @@ pub enum Traced {
     /// `x op s` (or `s op x` when `reflected`) with a scalar of the tensor's kind.
     Scalar { op: BinaryOp, value: Scalar, reflected: bool },
     FloatUnary(FloatUnary),
+    /// `a op b` between tensors of the same rank, a Bool result.
+    Compare(CompareOp),
+    /// `x op s` with a scalar of the tensor's kind, a Bool result.
+    CompareScalar { op: CompareOp, value: Scalar },
+    /// `and`, `or` or `xor` of two Bool tensors of the same rank.
+    Logical(Logic),
+    BoolNot,
     Neg,
     Relu,
     Gelu,
@@ -40,7 +48,32 @@ pub enum Traced {
     Cat(isize),
 }
 
+/// The Bool tensor methods `bool_and`, `bool_or` and `bool_xor`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Logic {
+    And,
+    Or,
+    Xor,
+}
+
 const BUILD: &str = "Plan.build";
+
+fn compare_op(name: &str) -> Result<CompareOp> {
+    use CompareOp::*;
+    [Equal, NotEqual, Greater, GreaterEqual, Lower, LowerEqual]
+        .into_iter()
+        .find(|op| op.name() == name)
+        .ok_or_else(|| Error::invalid(BUILD, format!("unknown comparison {name:?}")))
+}
+
+fn logic(name: &str) -> Result<Logic> {
+    match name {
+        "and" => Ok(Logic::And),
+        "or" => Ok(Logic::Or),
+        "xor" => Ok(Logic::Xor),
+        _ => Err(Error::invalid(BUILD, format!("unknown logical op {name:?}"))),
+    }
+}
 
 fn binary_op(name: &str) -> Result<BinaryOp> {
     use BinaryOp::*;
@@ -74,6 +107,10 @@ pub(super) fn build(name: &str, a: &Attrs<'_>) -> Option<Result<Traced>> {
             "t_binary" => Traced::Binary(binary_op(a.string("op")?)?),
             "t_scalar" => Traced::Scalar { op: binary_op(a.string("op")?)?, value: scalar(a)?, reflected: a.flag("reflected")? },
             "t_float_unary" => Traced::FloatUnary(float_unary(a.string("op")?)?),
+            "t_compare" => Traced::Compare(compare_op(a.string("op")?)?),
+            "t_compare_scalar" => Traced::CompareScalar { op: compare_op(a.string("op")?)?, value: scalar(a)? },
+            "t_logical" => Traced::Logical(logic(a.string("op")?)?),
+            "t_bool_not" => Traced::BoolNot,
             "t_neg" => Traced::Neg,
             "t_relu" => Traced::Relu,
             "t_gelu" => Traced::Gelu,
@@ -101,7 +138,7 @@ pub(super) fn build(name: &str, a: &Attrs<'_>) -> Option<Result<Traced>> {
         })
     };
     match name {
-        "t_binary" | "t_scalar" | "t_float_unary" | "t_neg" | "t_relu" | "t_gelu" | "t_silu" | "t_matmul" | "t_reshape" | "t_swap_dims" | "t_permute" | "t_narrow"
+        "t_binary" | "t_scalar" | "t_float_unary" | "t_compare" | "t_compare_scalar" | "t_logical" | "t_bool_not" | "t_neg" | "t_relu" | "t_gelu" | "t_silu" | "t_matmul" | "t_reshape" | "t_swap_dims" | "t_permute" | "t_narrow"
         | "t_select" | "t_sum_dim" | "t_mean_dim" | "t_var_mean" | "t_softmax" | "t_masked_softmax" | "t_mask_fill" | "t_cat" => Some(op()),
         _ => None,
     }
@@ -111,7 +148,7 @@ impl Traced {
     /// The least and most inputs, and the outputs.
     pub(super) fn arity(&self) -> (usize, usize, Option<usize>) {
         match self {
-            Traced::Binary(_) | Traced::MatMul | Traced::Select(_) | Traced::MaskFill(_) => (2, 2, Some(1)),
+            Traced::Binary(_) | Traced::Compare(_) | Traced::Logical(_) | Traced::MatMul | Traced::Select(_) | Traced::MaskFill(_) => (2, 2, Some(1)),
             Traced::MaskedSoftmax { .. } => (1, 2, Some(1)),
             Traced::VarMean(_) => (1, 1, Some(2)),
             Traced::Cat(_) => (1, usize::MAX, Some(1)),
@@ -133,6 +170,12 @@ impl Traced {
             Traced::Scalar { op, value, reflected: false } => one(x.binary_scalar(*op, *value)?),
             Traced::Scalar { op, value, reflected: true } => one(Tensor::scalar_binary(*value, *op, x)?),
             Traced::FloatUnary(op) => one(x.float_unary(*op)?),
+            Traced::Compare(op) => one(x.compare(*op, arg(1)?)?),
+            Traced::CompareScalar { op, value } => one(x.compare_scalar(*op, *value)?),
+            Traced::Logical(Logic::And) => one(x.bool_and(arg(1)?)?),
+            Traced::Logical(Logic::Or) => one(x.bool_or(arg(1)?)?),
+            Traced::Logical(Logic::Xor) => one(x.bool_xor(arg(1)?)?),
+            Traced::BoolNot => one(x.bool_not()?),
             Traced::Neg => one(x.neg()?),
             Traced::Relu => one(x.relu()?),
             Traced::Gelu => one(x.gelu()?),
@@ -200,6 +243,37 @@ mod tests {
         assert_eq!(out[0].to_vec::<f32>(), vec![3.0, 1.0, 3.0, 1.0]);
         assert_eq!(out[1].shape(), &[2, 1]);
         assert_eq!(out[1].to_vec::<f32>(), vec![1.0, 4.0]);
+    }
+
+    #[test]
+    fn comparisons_and_bool_logic() {
+        // x = [1, 2, 3], y = [[2], [2]] broadcast over the size-1 dim:
+        // x > y = [[F, F, T]] x2; x <= 2.0 = [T, T, F]; (x > y) xor (x <= 2) = [T, T, T];
+        // not (x == y) = [T, F, T]; and with (x > y) = [F, F, T]; or with (x <= 2) = [T, T, T].
+        let plan = Plan::build(
+            10,
+            vec![
+                instr("t_compare", &[("op", s("greater"))], &[Some(0), Some(1)], &[2]),
+                instr("t_compare_scalar", &[("op", s("lower_equal")), ("value", Attr::Float(2.0)), ("int", Attr::Int(0))], &[Some(0)], &[3]),
+                instr("t_logical", &[("op", s("xor"))], &[Some(2), Some(3)], &[4]),
+                instr("t_compare", &[("op", s("equal"))], &[Some(0), Some(1)], &[5]),
+                instr("t_bool_not", &[], &[Some(5)], &[6]),
+                instr("t_logical", &[("op", s("and"))], &[Some(6), Some(2)], &[7]),
+                instr("t_logical", &[("op", s("or"))], &[Some(7), Some(3)], &[8]),
+            ],
+            vec![(1, Tensor::from_vec(vec![2.0f32, 2.0], &[2, 1]).unwrap())],
+            vec![InputSpec { slot: 0, shape: vec![1, 3], dtype: DType::F32 }],
+            vec![4, 6, 7, 8],
+        )
+        .unwrap();
+        let out = plan.run(vec![Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[1, 3]).unwrap()]).unwrap();
+        let (t, f) = (true, false);
+        assert_eq!(out[0].to_vec::<bool>(), vec![t, t, t, t, t, t]);
+        assert_eq!(out[1].to_vec::<bool>(), vec![t, f, t, t, f, t]);
+        assert_eq!(out[2].to_vec::<bool>(), vec![f, f, t, f, f, t]);
+        assert_eq!(out[3].to_vec::<bool>(), vec![t, t, t, t, t, t]);
+        let bad = Plan::build(2, vec![instr("t_logical", &[("op", s("nand"))], &[Some(0), Some(0)], &[1])], vec![], vec![InputSpec { slot: 0, shape: vec![1], dtype: DType::Bool }], vec![1]);
+        assert!(bad.unwrap_err().to_string().contains("unknown logical op \"nand\""));
     }
 
     #[test]

@@ -60,12 +60,37 @@ impl PyTensor {
     }
 
     fn compare_any(&self, py: Python<'_>, op: CompareOp, other: &PyTensor) -> PyResult<PyTensor> {
-        self.op2(py, op.name(), other, |a, b| a.compare(op, b))
+        let out = self.op2(py, op.name(), other, |a, b| a.compare(op, b))?;
+        trace::note("t_compare", || vec![("op", Attr::Str(op.name().into()))], &[Some(self), Some(other)], &[&out]);
+        Ok(out)
     }
 
     fn compare_elem(&self, py: Python<'_>, op: CompareOp, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let s = scalar_for(py, op.name(), value, self.t.dtype())?;
-        self.op(py, "compare_scalar", |t| t.compare_scalar(op, s))
+        let out = self.op(py, "compare_scalar", |t| t.compare_scalar(op, s))?;
+        if crate::trace_state::active() {
+            match trace::scalar_attrs(s) {
+                Some(mut attrs) => {
+                    attrs.push(("op", Attr::Str(op.name().into())));
+                    trace::note("t_compare_scalar", || attrs, &[Some(self)], &[&out]);
+                }
+                None => trace::refuse(op.name(), "a Bool scalar operand has no plan instruction"),
+            }
+        }
+        Ok(out)
+    }
+
+    /// `self op other` for Bool tensors (`op`: and, or, xor), recorded for a trace.
+    fn logic(&self, py: Python<'_>, op: &'static str, other: &PyTensor, f: impl Fn(&Tensor, &Tensor) -> ferrum_core::Result<Tensor> + Send + Sync) -> PyResult<PyTensor> {
+        let out = self.op2(py, &format!("bool_{op}"), other, f)?;
+        trace::note("t_logical", || vec![("op", Attr::Str(op.into()))], &[Some(self), Some(other)], &[&out]);
+        Ok(out)
+    }
+
+    fn not(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let out = self.op(py, "bool_not", |t| t.bool_not())?;
+        trace::note("t_bool_not", Vec::new, &[Some(self)], &[&out]);
+        Ok(out)
     }
 
     fn bitwise_any(&self, py: Python<'_>, op: BitwiseOp, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
@@ -573,18 +598,18 @@ impl PyTensor {
     }
     fn __invert__(&self, py: Python<'_>) -> PyResult<PyTensor> {
         match self.t.kind() {
-            Kind::Bool => self.op(py, "bool_not", |t| t.bool_not()),
+            Kind::Bool => self.not(py),
             _ => self.op(py, "bitwise_not", |t| t.bitwise_not()),
         }
     }
     fn __and__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        self.logic_or_bits(py, other, |a, b| a.bool_and(b), BitwiseOp::And)
+        self.logic_or_bits(py, other, "and", |a, b| a.bool_and(b), BitwiseOp::And)
     }
     fn __or__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        self.logic_or_bits(py, other, |a, b| a.bool_or(b), BitwiseOp::Or)
+        self.logic_or_bits(py, other, "or", |a, b| a.bool_or(b), BitwiseOp::Or)
     }
     fn __xor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        self.logic_or_bits(py, other, |a, b| a.bool_xor(b), BitwiseOp::Xor)
+        self.logic_or_bits(py, other, "xor", |a, b| a.bool_xor(b), BitwiseOp::Xor)
     }
     fn __lshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.bitwise_any(py, BitwiseOp::LeftShift, other)
@@ -780,7 +805,7 @@ impl PyTensor {
     ///     >>> Tensor.from_data([True, False], device).bool_not().to_data().to_list()
     ///     [False, True]
     fn bool_not(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        self.op(py, "bool_not", |t| t.bool_not())
+        self.not(py)
     }
     /// Element-wise logical and of two Bool tensors of the same rank (also `a & b`);
     /// dims of size 1 broadcast.
@@ -790,7 +815,7 @@ impl PyTensor {
     ///     >>> a.bool_and(Tensor.from_data([True, False, False], device)).to_data().to_list()
     ///     [True, False, False]
     fn bool_and(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        self.op2(py, "bool_and", &other, |a, b| a.bool_and(b))
+        self.logic(py, "and", &other, |a, b| a.bool_and(b))
     }
     /// Element-wise logical or of two Bool tensors of the same rank (also `a | b`);
     /// dims of size 1 broadcast.
@@ -800,7 +825,7 @@ impl PyTensor {
     ///     >>> a.bool_or(Tensor.from_data([False, True, False], device)).to_data().to_list()
     ///     [True, True, False]
     fn bool_or(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        self.op2(py, "bool_or", &other, |a, b| a.bool_or(b))
+        self.logic(py, "or", &other, |a, b| a.bool_or(b))
     }
     /// Element-wise exclusive or of two Bool tensors of the same rank (also `a ^ b`);
     /// dims of size 1 broadcast.
@@ -810,7 +835,7 @@ impl PyTensor {
     ///     >>> a.bool_xor(Tensor.from_data([True, False, False], device)).to_data().to_list()
     ///     [False, True, False]
     fn bool_xor(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        self.op2(py, "bool_xor", &other, |a, b| a.bool_xor(b))
+        self.logic(py, "xor", &other, |a, b| a.bool_xor(b))
     }
 
     /// Bitwise and of an Int tensor with an Int tensor of the same rank (dims of
@@ -973,12 +998,13 @@ impl PyTensor {
         &self,
         py: Python<'_>,
         other: &Bound<'_, PyAny>,
+        name: &'static str,
         logic: impl Fn(&Tensor, &Tensor) -> ferrum_core::Result<Tensor> + Send + Sync,
         bits: BitwiseOp,
     ) -> PyResult<PyTensor> {
         if self.t.kind() == Kind::Bool {
             let o = other.cast::<PyTensor>().map_err(|_| kind_error(py, format!("{}: expected a Bool tensor", bits.name())))?;
-            return self.op2(py, bits.name(), o.get(), logic);
+            return self.logic(py, name, o.get(), logic);
         }
         self.bitwise_any(py, bits, other)
     }
