@@ -27,6 +27,7 @@ mod tests;
 use std::collections::HashMap;
 
 pub use attrs::{dtype_named, Attr};
+pub use traced::DimMethod;
 pub use elementwise::{Logical, Unary};
 
 use crate::dtype::DType;

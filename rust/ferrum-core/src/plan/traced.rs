@@ -38,8 +38,8 @@ pub enum Traced {
     Permute(Vec<isize>),
     Narrow { dim: isize, start: usize, length: usize },
     Select(isize),
-    SumDim(isize),
-    MeanDim(isize),
+    /// A reduction, scan or arg-reduction along one dim: the engine method of that name.
+    Dim(DimMethod, isize),
     /// Two outputs: the biased variance and the mean along `dim`.
     VarMean(isize),
     Softmax(isize),
@@ -54,6 +54,73 @@ pub enum Logic {
     And,
     Or,
     Xor,
+}
+
+/// The tensor methods over one dim that a trace records (`t_` + the name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DimMethod {
+    SumDim,
+    MeanDim,
+    ProdDim,
+    MaxDim,
+    MinDim,
+    MaxAbsDim,
+    Var,
+    VarBias,
+    CumSum,
+    CumProd,
+    CumMin,
+    CumMax,
+    ArgMax,
+    ArgMin,
+}
+
+impl DimMethod {
+    pub const ALL: [DimMethod; 14] = {
+        use DimMethod::*;
+        [SumDim, MeanDim, ProdDim, MaxDim, MinDim, MaxAbsDim, Var, VarBias, CumSum, CumProd, CumMin, CumMax, ArgMax, ArgMin]
+    };
+
+    /// The method's name, as the Python API spells it.
+    pub fn name(self) -> &'static str {
+        use DimMethod::*;
+        match self {
+            SumDim => "sum_dim",
+            MeanDim => "mean_dim",
+            ProdDim => "prod_dim",
+            MaxDim => "max_dim",
+            MinDim => "min_dim",
+            MaxAbsDim => "max_abs_dim",
+            Var => "var",
+            VarBias => "var_bias",
+            CumSum => "cumsum",
+            CumProd => "cumprod",
+            CumMin => "cummin",
+            CumMax => "cummax",
+            ArgMax => "argmax",
+            ArgMin => "argmin",
+        }
+    }
+
+    fn run(self, x: &Tensor, dim: isize) -> Result<Tensor> {
+        use DimMethod::*;
+        match self {
+            SumDim => x.sum_dim(dim),
+            MeanDim => x.mean_dim(dim),
+            ProdDim => x.prod_dim(dim),
+            MaxDim => x.max_dim(dim),
+            MinDim => x.min_dim(dim),
+            MaxAbsDim => x.max_abs_dim(dim),
+            Var => x.var(dim),
+            VarBias => x.var_bias(dim),
+            CumSum => x.cumsum(dim),
+            CumProd => x.cumprod(dim),
+            CumMin => x.cummin(dim),
+            CumMax => x.cummax(dim),
+            ArgMax => x.argmax(dim),
+            ArgMin => x.argmin(dim),
+        }
+    }
 }
 
 const BUILD: &str = "Plan.build";
@@ -127,8 +194,6 @@ pub(super) fn build(name: &str, a: &Attrs<'_>) -> Option<Result<Traced>> {
                 Traced::Narrow { dim: dim(a, "dim")?, start: start as usize, length: length as usize }
             }
             "t_select" => Traced::Select(dim(a, "dim")?),
-            "t_sum_dim" => Traced::SumDim(dim(a, "dim")?),
-            "t_mean_dim" => Traced::MeanDim(dim(a, "dim")?),
             "t_var_mean" => Traced::VarMean(dim(a, "dim")?),
             "t_softmax" => Traced::Softmax(dim(a, "dim")?),
             "t_masked_softmax" => Traced::MaskedSoftmax { scale: a.float("scale")?, fill: a.float("fill")? },
@@ -139,8 +204,11 @@ pub(super) fn build(name: &str, a: &Attrs<'_>) -> Option<Result<Traced>> {
     };
     match name {
         "t_binary" | "t_scalar" | "t_float_unary" | "t_compare" | "t_compare_scalar" | "t_logical" | "t_bool_not" | "t_neg" | "t_relu" | "t_gelu" | "t_silu" | "t_matmul" | "t_reshape" | "t_swap_dims" | "t_permute" | "t_narrow"
-        | "t_select" | "t_sum_dim" | "t_mean_dim" | "t_var_mean" | "t_softmax" | "t_masked_softmax" | "t_mask_fill" | "t_cat" => Some(op()),
-        _ => None,
+        | "t_select" | "t_var_mean" | "t_softmax" | "t_masked_softmax" | "t_mask_fill" | "t_cat" => Some(op()),
+        _ => {
+            let method = DimMethod::ALL.into_iter().find(|m| name.strip_prefix("t_") == Some(m.name()))?;
+            Some(dim(a, "dim").map(|d| Traced::Dim(method, d)))
+        }
     }
 }
 
@@ -186,8 +254,7 @@ impl Traced {
             Traced::Permute(axes) => one(x.permute(axes)?),
             Traced::Narrow { dim, start, length } => one(x.narrow(*dim, *start, *length)?),
             Traced::Select(dim) => one(x.select(*dim, arg(1)?)?),
-            Traced::SumDim(dim) => one(x.sum_dim(*dim)?),
-            Traced::MeanDim(dim) => one(x.mean_dim(*dim)?),
+            Traced::Dim(method, dim) => one(method.run(x, *dim)?),
             Traced::VarMean(dim) => {
                 let (var, mean) = x.var_mean_bias(*dim)?;
                 Ok(vec![var, mean])
@@ -277,6 +344,27 @@ mod tests {
     }
 
     #[test]
+    fn dim_methods_by_name() {
+        // x = [[3, 1, 2], [0, 5, 4]]: cumsum over dim 1, max over dim 0, argmax over dim 1.
+        let plan = Plan::build(
+            4,
+            vec![
+                instr("t_cumsum", &[("dim", Attr::Int(1))], &[Some(0)], &[1]),
+                instr("t_max_dim", &[("dim", Attr::Int(0))], &[Some(0)], &[2]),
+                instr("t_argmax", &[("dim", Attr::Int(-1))], &[Some(0)], &[3]),
+            ],
+            vec![],
+            vec![InputSpec { slot: 0, shape: vec![2, 3], dtype: DType::F32 }],
+            vec![1, 2, 3],
+        )
+        .unwrap();
+        let out = plan.run(vec![Tensor::from_vec(vec![3.0f32, 1.0, 2.0, 0.0, 5.0, 4.0], &[2, 3]).unwrap()]).unwrap();
+        assert_eq!(out[0].to_vec::<f32>(), vec![3.0, 4.0, 6.0, 0.0, 5.0, 9.0]);
+        assert_eq!((out[1].shape(), out[1].to_vec::<f32>()), (&[1usize, 3][..], vec![3.0, 5.0, 4.0]));
+        assert_eq!((out[2].shape(), out[2].to_vec::<i64>()), (&[2usize, 1][..], vec![0, 1]));
+    }
+
+    #[test]
     fn masked_softmax_views_and_select() {
         // scores [1, 2] = [0, ln 3] masked at key 0 -> [0, 1]; unmasked with scale 1 -> [1/4, 3/4]
         let scores = Tensor::from_vec(vec![0.0f32, 3.0f32.ln()], &[1, 2]).unwrap();
@@ -316,6 +404,7 @@ mod tests {
         assert!(bad("t_binary", &[("op", s("hypot"))]).contains("unknown binary op \"hypot\""));
         assert!(bad("t_float_unary", &[("op", s("cube"))]).contains("unknown float unary op"));
         assert!(bad("t_narrow", &[("dim", Attr::Int(0)), ("start", Attr::Int(-1)), ("length", Attr::Int(1))]).contains("non-negative"));
-        assert!(bad("t_cumsum", &[]).contains("unknown instruction"));
+        assert!(bad("t_sort", &[("dim", Attr::Int(0))]).contains("unknown instruction"));
+        assert!(bad("t_cumsum", &[]).contains("dim"));
     }
 }

@@ -61,7 +61,9 @@ macro_rules! reduce_methods {
             $(
                 $(#[$pdm])*
                 fn $pdim(&self, py: Python<'_>, dim: Dim) -> PyResult<PyTensor> {
-                    self.op(py, stringify!($pdim), |t| t.$pdim(dim))
+                    let out = self.op(py, stringify!($pdim), |t| t.$pdim(dim))?;
+                    crate::trace::note_named(stringify!($pdim), Some(dim), self, &out);
+                    Ok(out)
                 }
             )*
         }
