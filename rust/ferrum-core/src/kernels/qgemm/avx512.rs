@@ -42,14 +42,15 @@ pub(super) unsafe fn dot(kq: usize, a: *const u32, b: *const u32, acc: &mut [[i3
 }
 
 /// `c[r][j] = sx[r] * sw[j] * (acc[r][j] - zx[r] * colsum[j]) + bias[j]`
-/// for the tile's `rows x cols` corner.
+/// for the `rows x cols` corner of a block of sums (a register tile's or
+/// an AMX block's).
 ///
 /// # Safety
 /// The CPU has AVX-512 F; the epilogue's column slices hold NR values each
 /// (bias: `cols`) and its row slices `rows`; `c` addresses a writable
 /// `rows x cols` tile whose rows start `rs_c` elements apart.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn finish_f32(acc: &[[i32; NR]; MR], e: &Epilogue, c: *mut f32, rs_c: usize, rows: usize, cols: usize) {
+pub(super) unsafe fn finish_f32(acc: &[[i32; NR]], e: &Epilogue, c: *mut f32, rs_c: usize, rows: usize, cols: usize) {
     // SAFETY: the reads stay inside `acc` and the epilogue's slices, the writes inside the tile.
     unsafe {
         for half in 0..2 {

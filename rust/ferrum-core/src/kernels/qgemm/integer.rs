@@ -10,7 +10,7 @@
 
 use super::blocked::for_each_tile;
 use super::pack::PackedQ8;
-use super::{MR, NR};
+use super::{Path, MR, NR};
 use crate::error::{Error, Result};
 use crate::kernels::team::{self, Shared};
 
@@ -38,6 +38,23 @@ fn pack_rows(out: &mut [u32], rowsum: &mut [i32], a: &[u8], r0: usize, m: usize,
     }
 }
 
+/// Copies rows `r0..r0 + 16` of a row-major `m x k` u8 matrix into one AMX
+/// row tile `out` (`k.div_ceil(64)` blocks of 16 rows x 64 bytes, zero past
+/// the matrix's edges), writing each row's sum into `rowsum`.
+#[cfg(target_arch = "x86_64")]
+fn pack_amx_rows(out: &mut [u8], rowsum: &mut [i32], a: &[u8], r0: usize, m: usize, k: usize) {
+    use super::amx::{AR, KB};
+    out.fill(0);
+    rowsum.fill(0);
+    for r in 0..(m - r0).min(AR) {
+        let row = &a[(r0 + r) * k..(r0 + r + 1) * k];
+        for (kb, chunk) in row.chunks(KB).enumerate() {
+            out[(kb * AR + r) * KB..][..chunk.len()].copy_from_slice(chunk);
+        }
+        rowsum[r] = row.iter().map(|&v| v as i32).sum();
+    }
+}
+
 /// A zero point list of one value (per tensor) or `len` values.
 fn zero_at(zero: &[i32], i: usize) -> i32 {
     if zero.len() == 1 {
@@ -51,14 +68,12 @@ fn zero_at(zero: &[i32], i: usize) -> i32 {
 /// `a` is row-major `m x k` u8, `a_zero` holds 1 or `m` values, `w_zero`
 /// 1 or `n`.
 pub fn matmul_u8s8(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w_zero: &[i32], out: &mut [i32], threads: usize) -> Result<()> {
-    matmul_u8s8_on(a, m, a_zero, w, w_zero, out, threads, super::vnni_available())
+    matmul_u8s8_on(a, m, a_zero, w, w_zero, out, threads, Path::best())
 }
 
-/// [`matmul_u8s8`] on the VNNI tile or the portable one (`vnni` is only
-/// honoured where the CPU has it).
+/// [`matmul_u8s8`] on the given tile (or the next slower one where the CPU lacks it).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn matmul_u8s8_on(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w_zero: &[i32], out: &mut [i32], threads: usize, vnni: bool) -> Result<()> {
-    let vnni = vnni && super::vnni_available();
+pub(super) fn matmul_u8s8_on(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w_zero: &[i32], out: &mut [i32], threads: usize, path: Path) -> Result<()> {
     let (k, n) = (w.k, w.n);
     let zeros_fit = (a_zero.len() == 1 || a_zero.len() == m) && (w_zero.len() == 1 || w_zero.len() == n);
     if a.len() != m * k || out.len() != m * n || !zeros_fit {
@@ -78,7 +93,7 @@ pub(super) fn matmul_u8s8_on(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w
         return Ok(());
     }
     let dst = Shared(out.as_mut_ptr());
-    matmul_u8s8_with(a, m, a_zero, w, w_zero, threads, vnni, |i, j0, sums| {
+    matmul_u8s8_with(a, m, a_zero, w, w_zero, threads, path, |i, j0, sums| {
         let dst = &dst;
         // SAFETY: row i, columns j0..j0 + sums.len() lie inside `out`, in the tile this call alone writes.
         let d = unsafe { std::slice::from_raw_parts_mut(dst.0.add(i * n + j0), sums.len()) };
@@ -93,10 +108,10 @@ pub(super) fn matmul_u8s8_on(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w
 /// values, `bias` `n`.
 #[allow(clippy::too_many_arguments)]
 pub fn matmul_u8s8_scaled(a: &[u8], m: usize, a_zero: i32, w: &PackedQ8, w_zero: &[i32], scale: &[f32], bias: Option<&[f32]>, relu: bool, out: &mut [f32], threads: usize) -> Result<()> {
-    matmul_u8s8_scaled_on(a, m, a_zero, w, w_zero, scale, bias, relu, out, threads, super::vnni_available())
+    matmul_u8s8_scaled_on(a, m, a_zero, w, w_zero, scale, bias, relu, out, threads, Path::best())
 }
 
-/// [`matmul_u8s8_scaled`] on the VNNI tile or the portable one.
+/// [`matmul_u8s8_scaled`] on the given tile (or the next slower one).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn matmul_u8s8_scaled_on(
     a: &[u8],
@@ -109,7 +124,7 @@ pub(super) fn matmul_u8s8_scaled_on(
     relu: bool,
     out: &mut [f32],
     threads: usize,
-    vnni: bool,
+    path: Path,
 ) -> Result<()> {
     let n = w.n;
     if out.len() != m * n || (scale.len() != 1 && scale.len() != n) || bias.is_some_and(|b| b.len() != n) {
@@ -120,8 +135,7 @@ pub(super) fn matmul_u8s8_scaled_on(
     }
     let scales: Vec<f32> = if scale.len() == 1 { vec![scale[0]; n] } else { scale.to_vec() };
     let dst = Shared(out.as_mut_ptr());
-    let vnni = vnni && super::vnni_available();
-    matmul_u8s8_with(a, m, &[a_zero], w, w_zero, threads, vnni, |i, j0, sums| {
+    matmul_u8s8_with(a, m, &[a_zero], w, w_zero, threads, path, |i, j0, sums| {
         let dst = &dst;
         // SAFETY: as in matmul_u8s8_on.
         let d = unsafe { std::slice::from_raw_parts_mut(dst.0.add(i * n + j0), sums.len()) };
@@ -148,10 +162,11 @@ pub(super) fn matmul_u8s8_scaled_on(
 
 
 /// The product of [`matmul_u8s8_on`] with the exact sums (zero points out,
-/// wrapped to i32) handed to `finish(row, j0, sums)` a tile row at a time
+/// wrapped to i32) handed to `finish(row, j0, sums)` a block row at a time
 /// (columns `j0..j0 + sums.len()`), from whichever thread computed them.
 #[allow(clippy::too_many_arguments)]
-fn matmul_u8s8_with(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w_zero: &[i32], threads: usize, vnni: bool, finish: impl Fn(usize, usize, &[i32]) + Sync) -> Result<()> {
+fn matmul_u8s8_with(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w_zero: &[i32], threads: usize, path: Path, finish: impl Fn(usize, usize, &[i32]) + Sync) -> Result<()> {
+    let path = path.usable();
     let (k, n) = (w.k, w.n);
     let zeros_fit = (a_zero.len() == 1 || a_zero.len() == m) && (w_zero.len() == 1 || w_zero.len() == n);
     if a.len() != m * k || !zeros_fit {
@@ -164,10 +179,58 @@ fn matmul_u8s8_with(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w_zero: &[
         return Ok(());
     }
     let kq = k.div_ceil(4);
-    let (row_panels, col_panels) = (m.div_ceil(MR), n.div_ceil(NR));
+    let col_panels = n.div_ceil(NR);
     // The calling thread's buffers, taken out and put back: fresh ones cost a page clear a call
-    // (every word is written by pack_rows).
+    // (every word is written by the packing).
     let (mut packed, mut rowsum) = SCRATCH.take();
+    let zw: Vec<i32> = if w_zero.len() == 1 { vec![w_zero[0]; n] } else { w_zero.to_vec() };
+    // The zero points out of the sum, in wrapping i32 (ONNX's int32 result is
+    // the true value mod 2^32, and so is every wrapped step):
+    // y = acc - za * colsum[j] - zw[j] * (rowsum - k * za).
+    let tile_done = |i0: usize, jp: usize, acc: &[[i32; NR]], row_term: &[i32]| {
+        let j0 = jp * NR;
+        let (rows, cols) = ((m - i0).min(acc.len()), (n - j0).min(NR));
+        let (colsum, zw) = (&w.colsum[j0..j0 + cols], &zw[j0..j0 + cols]);
+        let mut y = [0i32; NR];
+        for (r, sums) in acc.iter().enumerate().take(rows) {
+            let (za, t) = (zero_at(a_zero, i0 + r), row_term[i0 + r]);
+            for (((y, &s), &cs), &z) in y.iter_mut().zip(sums).zip(colsum).zip(zw) {
+                *y = s.wrapping_sub(za.wrapping_mul(cs)).wrapping_sub(z.wrapping_mul(t));
+            }
+            finish(i0 + r, j0, &y[..cols]);
+        }
+    };
+    let row_term = |rowsum: &[i32]| -> Vec<i32> { (0..m).map(|i| rowsum[i].wrapping_sub((k as i32).wrapping_mul(zero_at(a_zero, i)))).collect() };
+    #[cfg(target_arch = "x86_64")]
+    if path == Path::Amx {
+        use super::amx::{for_each_block, AR, BLOCK, KB};
+        let (tiles, steps) = (m.div_ceil(AR), k.div_ceil(KB));
+        // The AMX tiles read bytes: the same buffer, viewed as bytes (4 to a word).
+        packed.resize((tiles * steps * BLOCK).div_ceil(4), 0);
+        rowsum.resize(tiles * AR, 0);
+        // SAFETY: u32 words viewed as their bytes: any bytes are valid, alignment only drops.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(packed.as_mut_ptr() as *mut u8, tiles * steps * BLOCK) };
+        let (pa, ps) = (Shared(bytes.as_mut_ptr()), Shared(rowsum.as_mut_ptr()));
+        team::for_each_part_if(threads > 1, tiles, |i| {
+            let (pa, ps) = (pa, ps);
+            // SAFETY: part i writes row tile i of each buffer, disjoint from every other part's.
+            unsafe {
+                pack_amx_rows(
+                    std::slice::from_raw_parts_mut(pa.0.add(i * steps * BLOCK), steps * BLOCK),
+                    std::slice::from_raw_parts_mut(ps.0.add(i * AR), AR),
+                    a,
+                    i * AR,
+                    m,
+                    k,
+                );
+            }
+        });
+        let terms = row_term(&rowsum);
+        for_each_block(bytes, &w.words, kq, tiles, col_panels, threads, |i0, jp, acc| tile_done(i0, jp, acc, &terms));
+        SCRATCH.set((packed, rowsum));
+        return Ok(());
+    }
+    let row_panels = m.div_ceil(MR);
     packed.resize(row_panels * kq * MR, 0);
     rowsum.resize(row_panels * MR, 0);
     let (pa, ps) = (Shared(packed.as_mut_ptr()), Shared(rowsum.as_mut_ptr()));
@@ -185,24 +248,8 @@ fn matmul_u8s8_with(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w_zero: &[
             );
         }
     });
-    // The zero points out of the sum, in wrapping i32 (ONNX's int32 result is
-    // the true value mod 2^32, and so is every wrapped step):
-    // y = acc - za * colsum[j] - zw[j] * (rowsum - k * za).
-    let zw: Vec<i32> = if w_zero.len() == 1 { vec![w_zero[0]; n] } else { w_zero.to_vec() };
-    let row_term: Vec<i32> = (0..m).map(|i| rowsum[i].wrapping_sub((k as i32).wrapping_mul(zero_at(a_zero, i)))).collect();
-    for_each_tile(&packed, &w.words, kq, row_panels, col_panels, threads, vnni, |ip, jp, acc| {
-        let (i0, j0) = (ip * MR, jp * NR);
-        let (rows, cols) = ((m - i0).min(MR), (n - j0).min(NR));
-        let (colsum, zw) = (&w.colsum[j0..j0 + cols], &zw[j0..j0 + cols]);
-        let mut y = [0i32; NR];
-        for (r, sums) in acc.iter().enumerate().take(rows) {
-            let (za, t) = (zero_at(a_zero, i0 + r), row_term[i0 + r]);
-            for (((y, &s), &cs), &z) in y.iter_mut().zip(sums).zip(colsum).zip(zw) {
-                *y = s.wrapping_sub(za.wrapping_mul(cs)).wrapping_sub(z.wrapping_mul(t));
-            }
-            finish(i0 + r, j0, &y[..cols]);
-        }
-    });
+    let terms = row_term(&rowsum);
+    for_each_tile(&packed, &w.words, kq, row_panels, col_panels, threads, path == Path::Vnni, |ip, jp, acc| tile_done(ip * MR, jp, acc, &terms));
     SCRATCH.set((packed, rowsum));
     Ok(())
 }

@@ -22,7 +22,16 @@
 //! same blocked loop (`blocked`): output blocks split over the team's
 //! threads, k in blocks sized for L1, the weight panels reused across the
 //! row panels of a block.
+//!
+//! Where the CPU has AMX-INT8, `tdpbusd` multiplies a 16 x 64 u8 tile by a
+//! 64 x 16 s8 tile (stored as 16 rows of quads) into a 16 x 16 i32 tile
+//! in one instruction (`amx`). Its B tile is a 16-column half of a weight
+//! panel over 16 quads, rows `4 * NR` bytes apart, so the same packed
+//! weights serve all three tiles; the activations are packed for it in
+//! blocks of 16 rows x 64 bytes.
 
+#[cfg(target_arch = "x86_64")]
+mod amx;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 mod blocked;
@@ -57,6 +66,41 @@ pub fn vnni_available() -> bool {
     #[cfg(not(target_arch = "x86_64"))]
     {
         false
+    }
+}
+
+/// Which tile an int8 product runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Path {
+    /// AMX-INT8 tiles (`tdpbusd`), 32 x 32 outputs a step.
+    Amx,
+    /// The 12 x 32 register tile on AVX512-VNNI (`vpdpbusd`).
+    Vnni,
+    /// The same tile in plain Rust.
+    Portable,
+}
+
+impl Path {
+    /// The fastest path this CPU (and `FERRUM_AMX`) allows.
+    pub(crate) fn best() -> Path {
+        Path::Amx.usable()
+    }
+
+    /// `self`, or the next slower path where the CPU lacks it.
+    pub(crate) fn usable(self) -> Path {
+        match self {
+            Path::Amx if cfg!(target_arch = "x86_64") && crate::kernels::amx::int8_available() && vnni_available() => Path::Amx,
+            Path::Amx | Path::Vnni if vnni_available() => Path::Vnni,
+            _ => Path::Portable,
+        }
+    }
+
+    /// Every path this CPU runs (for the tests).
+    #[cfg(test)]
+    pub(crate) fn all_usable() -> Vec<Path> {
+        let mut paths = vec![Path::Amx, Path::Vnni, Path::Portable];
+        paths.retain(|&p| p.usable() == p);
+        paths
     }
 }
 

@@ -6,6 +6,12 @@
 use super::{MAX_K, MR, NR};
 use crate::error::{Error, Result};
 
+/// Zero words after the last panel: the AMX tile reads k in steps of 16
+/// quads, so its last step may run up to 15 quads past a panel's end. Past
+/// k the activations are zero, so what it reads there (the next panel, or
+/// these words) adds nothing; the words only keep the read in bounds.
+pub(super) const AMX_TAIL: usize = 15 * NR;
+
 /// Weights quantized symmetric per column and packed for [`super::linear_q8`].
 #[derive(Clone, Debug)]
 pub struct PackedQ8 {
@@ -13,7 +19,8 @@ pub struct PackedQ8 {
     pub k: usize,
     /// Columns (the output features).
     pub n: usize,
-    /// `n.div_ceil(NR)` panels of `k.div_ceil(4) * NR` words.
+    /// `n.div_ceil(NR)` panels of `k.div_ceil(4) * NR` words, then
+    /// [`AMX_TAIL`] zero words (see there).
     pub(super) words: Vec<u32>,
     /// `Σ_k q[k, j]` per column (the zero-point correction).
     pub(super) colsum: Vec<i32>,
@@ -80,7 +87,7 @@ pub fn pack_weights(q: &[i8], scales: &[f32], k: usize, n: usize) -> Result<Pack
         return Err(Error::invalid("quantize", format!("int8 weights: at most {MAX_K} input features keep the i32 sums exact, found {k}")));
     }
     let (kq, panels) = (k.div_ceil(4), n.div_ceil(NR));
-    let mut words = vec![0u32; panels * kq * NR];
+    let mut words = vec![0u32; panels * kq * NR + AMX_TAIL];
     let mut colsum = vec![0i32; panels * NR];
     for (kk, row) in q.chunks_exact(n).enumerate() {
         for (j, &v) in row.iter().enumerate() {
@@ -160,19 +167,66 @@ fn quantize_panel_body(out: &mut [u32], scale: &mut [f32], zero: &mut [i32], x: 
     zero.fill(0);
     let mut bytes = vec![0u8; k.next_multiple_of(4)];
     for r in 0..(m - r0).min(MR) {
-        let row = &x[(r0 + r) * k..(r0 + r + 1) * k];
-        // The range holds 0 so that zero padding is exact.
-        let (lo, hi) = range_with_zero(row);
-        let s = if hi > lo { (hi - lo) / 255.0 } else { 1.0 };
-        let z = (-lo / s).round().clamp(0.0, 255.0);
-        let inv = 1.0 / s;
-        scale[r] = s;
-        zero[r] = z as i32;
-        for (q, &v) in bytes.iter_mut().zip(row) {
-            *q = quantize_u8(v, inv, z);
-        }
+        (scale[r], zero[r]) = quantize_row(&x[(r0 + r) * k..(r0 + r + 1) * k], &mut bytes);
         for (kq, quad) in bytes.chunks_exact(4).enumerate() {
             out[kq * MR + r] = u32::from_le_bytes([quad[0], quad[1], quad[2], quad[3]]);
+        }
+    }
+}
+
+/// Quantizes `row` (affine, u8) into the first `row.len()` of `bytes`;
+/// returns its scale and zero point.
+#[inline(always)]
+fn quantize_row(row: &[f32], bytes: &mut [u8]) -> (f32, i32) {
+    // The range holds 0 so that zero padding is exact.
+    let (lo, hi) = range_with_zero(row);
+    let s = if hi > lo { (hi - lo) / 255.0 } else { 1.0 };
+    let z = (-lo / s).round().clamp(0.0, 255.0);
+    let inv = 1.0 / s;
+    for (q, &v) in bytes.iter_mut().zip(row) {
+        *q = quantize_u8(v, inv, z);
+    }
+    (s, z as i32)
+}
+
+/// Quantizes rows `r0..r0 + 16` of a row-major `m x k` f32 matrix like
+/// [`quantize_panel`], into one AMX row tile `out`: `k.div_ceil(64)` blocks
+/// of 16 rows x 64 bytes, zero past the matrix's edge.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn quantize_amx_rows(out: &mut [u8], scale: &mut [f32], zero: &mut [i32], x: &[f32], r0: usize, m: usize, k: usize) {
+    if super::vnni_available() {
+        // SAFETY: vnni_available() said the CPU has AVX-512 F and BW.
+        unsafe { quantize_amx_rows_avx512(out, scale, zero, x, r0, m, k) };
+    } else {
+        quantize_amx_rows_body(out, scale, zero, x, r0, m, k);
+    }
+}
+
+/// [`quantize_amx_rows_body`] compiled for AVX-512.
+///
+/// # Safety
+/// The CPU has AVX-512 F and BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn quantize_amx_rows_avx512(out: &mut [u8], scale: &mut [f32], zero: &mut [i32], x: &[f32], r0: usize, m: usize, k: usize) {
+    quantize_amx_rows_body(out, scale, zero, x, r0, m, k);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn quantize_amx_rows_body(out: &mut [u8], scale: &mut [f32], zero: &mut [i32], x: &[f32], r0: usize, m: usize, k: usize) {
+    use super::amx::{AR, KB};
+    let rows = (m - r0).min(AR);
+    // Rows past m stay zero; the rows' tails past k are zeroed by the copies below.
+    out.fill(0);
+    scale.fill(0.0);
+    zero.fill(0);
+    let mut bytes = vec![0u8; k.next_multiple_of(KB)];
+    for r in 0..rows {
+        (scale[r], zero[r]) = quantize_row(&x[(r0 + r) * k..(r0 + r + 1) * k], &mut bytes);
+        for (kb, chunk) in bytes.chunks_exact(KB).enumerate() {
+            out[(kb * AR + r) * KB..][..KB].copy_from_slice(chunk);
         }
     }
 }

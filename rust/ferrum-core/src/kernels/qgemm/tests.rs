@@ -3,7 +3,12 @@
 //! portable one, and against the f32 product within the quantization error.
 
 use super::driver::linear_q8_on;
-use super::{pack_weights, quantize_symmetric_columns};
+use super::{pack_weights, quantize_symmetric_columns, Path};
+
+/// Every usable path with every thread count.
+fn with_threads(threads: &[usize]) -> Vec<(Path, usize)> {
+    Path::all_usable().into_iter().flat_map(|p| threads.iter().map(move |&t| (p, t))).collect()
+}
 
 fn value(seed: usize) -> f32 {
     (((seed as f64 * 0.618_034).fract() - 0.5) * 4.0) as f32
@@ -50,19 +55,19 @@ fn linear_matches_the_quantized_product() {
         let packed = pack_weights(&q, &sw, k, n).unwrap();
         assert_eq!(packed.values(), q, "{m}x{k}x{n}: packing keeps the values");
         let expected = reference(&x, m, k, &q, &sw, n, Some(&bias));
-        for vnni in [true, false] {
+        for path in Path::all_usable() {
             for threads in [1, 2] {
                 let mut out = vec![f32::NAN; m * n];
-                linear_q8_on(&x, m, &packed, Some(&bias), &mut out, threads, vnni).unwrap();
+                linear_q8_on(&x, m, &packed, Some(&bias), &mut out, threads, path).unwrap();
                 for (idx, (&got, &want)) in out.iter().zip(&expected).enumerate() {
                     // The sums are exact; only the f32 epilogue rounds.
-                    assert!((got as f64 - want).abs() <= 1e-5 * (1.0 + want.abs()), "{m}x{k}x{n} vnni={vnni} threads={threads} at {idx}: {got} vs {want}");
+                    assert!((got as f64 - want).abs() <= 1e-5 * (1.0 + want.abs()), "{m}x{k}x{n} {path:?} threads={threads} at {idx}: {got} vs {want}");
                 }
             }
         }
         // Against the float product: within the error both quantizations allow.
         let mut out = vec![0f32; m * n];
-        linear_q8_on(&x, m, &packed, None, &mut out, 1, true).unwrap();
+        linear_q8_on(&x, m, &packed, None, &mut out, 1, Path::best()).unwrap();
         for i in 0..m {
             let xmax = x[i * k..(i + 1) * k].iter().fold(0f32, |a, &v| a.max(v.abs())) as f64;
             for j in 0..n {
@@ -110,16 +115,16 @@ fn integer_product_is_exact_on_both_tiles() {
         let cols: Vec<i32> = (0..n).map(|j| (j as i32 * 7 % 256) - 128).collect();
         for (za, zw) in [(vec![0], vec![0]), (vec![128], vec![-3]), (rows.clone(), cols.clone()), (vec![255], cols.clone())] {
             let want = integer_reference(&a, m, k, &za, &w, n, &zw);
-            for (vnni, threads) in [(false, 1), (true, 1), (true, 2)] {
+            for (path, threads) in with_threads(&[1, 2]) {
                 let mut out = vec![0i32; m * n];
-                matmul_u8s8_on(&a, m, &za, &packed, &zw, &mut out, threads, vnni).unwrap();
+                matmul_u8s8_on(&a, m, &za, &packed, &zw, &mut out, threads, path).unwrap();
                 let got: Vec<i64> = out.iter().map(|&v| i64::from(v)).collect();
-                assert_eq!(got, want, "m={m} k={k} n={n} za={za:?} vnni={vnni}");
+                assert_eq!(got, want, "m={m} k={k} n={n} za={za:?} {path:?} threads={threads}");
             }
         }
     }
     let packed = pack_weights(&[1, 2], &[1.0, 1.0], 1, 2).unwrap();
-    let err = matmul_u8s8_on(&[1, 2], 2, &[0, 0, 0], &packed, &[0], &mut [0; 4], 1, false).unwrap_err().to_string();
+    let err = matmul_u8s8_on(&[1, 2], 2, &[0, 0, 0], &packed, &[0], &mut [0; 4], 1, Path::Portable).unwrap_err().to_string();
     assert!(err.contains("1 or 2 input zero points"), "{err}");
 }
 
@@ -136,11 +141,11 @@ fn blocked_integer_product_is_exact_over_long_k() {
         let cols: Vec<i32> = (0..n).map(|j| (j as i32 * 13 % 256) - 128).collect();
         for (za, zw) in [(vec![0], vec![0]), (rows.clone(), cols.clone())] {
             let want = integer_reference(&a, m, k, &za, &w, n, &zw);
-            for (vnni, threads) in [(false, 1), (false, 2), (true, 1), (true, 2)] {
+            for (path, threads) in with_threads(&[1, 2]) {
                 let mut out = vec![0i32; m * n];
-                matmul_u8s8_on(&a, m, &za, &packed, &zw, &mut out, threads, vnni).unwrap();
+                matmul_u8s8_on(&a, m, &za, &packed, &zw, &mut out, threads, path).unwrap();
                 let got: Vec<i64> = out.iter().map(|&v| i64::from(v)).collect();
-                assert_eq!(got, want, "m={m} k={k} n={n} vnni={vnni} threads={threads}");
+                assert_eq!(got, want, "m={m} k={k} n={n} {path:?} threads={threads}");
             }
         }
     }
@@ -156,11 +161,11 @@ fn blocked_linear_matches_over_long_k() {
         let (q, sw) = quantize_symmetric_columns(&w, k, n);
         let packed = pack_weights(&q, &sw, k, n).unwrap();
         let expected = reference(&x, m, k, &q, &sw, n, None);
-        for (vnni, threads) in [(false, 2), (true, 1), (true, 2)] {
+        for (path, threads) in with_threads(&[1, 2]) {
             let mut out = vec![f32::NAN; m * n];
-            linear_q8_on(&x, m, &packed, None, &mut out, threads, vnni).unwrap();
+            linear_q8_on(&x, m, &packed, None, &mut out, threads, path).unwrap();
             for (idx, (&got, &want)) in out.iter().zip(&expected).enumerate() {
-                assert!((got as f64 - want).abs() <= 1e-5 * (1.0 + want.abs()), "{m}x{k}x{n} vnni={vnni} at {idx}: {got} vs {want}");
+                assert!((got as f64 - want).abs() <= 1e-5 * (1.0 + want.abs()), "{m}x{k}x{n} {path:?} threads={threads} at {idx}: {got} vs {want}");
             }
         }
     }
@@ -203,14 +208,81 @@ fn scaled_integer_product_rounds_each_step_in_f32() {
                     if relu { y.max(0.0) } else { y }
                 })
                 .collect();
-            for (vnni, threads) in [(false, 1), (true, 1), (true, 2)] {
+            for (path, threads) in with_threads(&[1, 2]) {
                 let mut out = vec![0f32; m * n];
-                matmul_u8s8_scaled_on(&a, m, 131, &packed, &[0], scales, with_bias.then_some(&bias[..]), relu, &mut out, threads, vnni).unwrap();
-                assert_eq!(out, want, "m={m} k={k} n={n} vnni={vnni} relu={relu}");
+                matmul_u8s8_scaled_on(&a, m, 131, &packed, &[0], scales, with_bias.then_some(&bias[..]), relu, &mut out, threads, path).unwrap();
+                assert_eq!(out, want, "m={m} k={k} n={n} {path:?} threads={threads} relu={relu}");
             }
         }
     }
     let packed = pack_weights(&[1, 2], &[1.0, 1.0], 1, 2).unwrap();
-    let err = matmul_u8s8_scaled_on(&[1, 2], 2, 0, &packed, &[0], &[1.0; 3], None, false, &mut [0.0; 4], 1, false).unwrap_err().to_string();
+    let err = matmul_u8s8_scaled_on(&[1, 2], 2, 0, &packed, &[0], &[1.0; 3], None, false, &mut [0.0; 4], 1, Path::Portable).unwrap_err().to_string();
     assert!(err.contains("1 or 2 scales"), "{err}");
+}
+
+/// Sizes on both sides of the AMX tile's edges (16 rows, 32-row blocks, 64
+/// bytes of k, 16-column halves of a panel), and of the register tile's.
+const EDGES: [usize; 6] = [1, 15, 17, 63, 65, 300];
+
+/// The integer product on every usable path over the edge sizes, with
+/// per-row and per-column zero points, exact against the i64 definition.
+#[test]
+fn edge_shapes_are_exact_on_every_path() {
+    use super::integer::matmul_u8s8_on;
+    for (s, &m) in EDGES.iter().enumerate() {
+        for (t, &k) in EDGES.iter().enumerate() {
+            let n = EDGES[(s + t) % EDGES.len()];
+            let a: Vec<u8> = (0..m * k).map(|i| if i % 13 == 0 { 255 } else { (i * 71 % 256) as u8 }).collect();
+            let w: Vec<i8> = (0..k * n).map(|i| if i % 11 == 0 { -128 } else { (i * 37 % 256) as u8 as i8 }).collect();
+            let packed = pack_weights(&w, &vec![1.0; n], k, n).unwrap();
+            let za: Vec<i32> = (0..m).map(|i| (i * 53 % 256) as i32).collect();
+            let zw: Vec<i32> = (0..n).map(|j| (j as i32 * 19 % 256) - 128).collect();
+            let want = integer_reference(&a, m, k, &za, &w, n, &zw);
+            for (path, threads) in with_threads(&[1, 2]) {
+                let mut out = vec![0i32; m * n];
+                matmul_u8s8_on(&a, m, &za, &packed, &zw, &mut out, threads, path).unwrap();
+                let got: Vec<i64> = out.iter().map(|&v| i64::from(v)).collect();
+                assert_eq!(got, want, "m={m} k={k} n={n} {path:?} threads={threads}");
+            }
+        }
+    }
+}
+
+/// The linear (zero points from the quantization, bias) on every usable
+/// path over the edge sizes, against the f64 evaluation.
+#[test]
+fn edge_shapes_of_the_linear_on_every_path() {
+    for (s, &m) in EDGES.iter().enumerate() {
+        for (t, &k) in EDGES.iter().enumerate() {
+            let n = EDGES[(s + 2 * t + 1) % EDGES.len()];
+            // Shifted rows, so that the zero points differ from row to row.
+            let x: Vec<f32> = (0..m * k).map(|i| value(i + 3) + (i / k.max(1)) as f32 * 0.01).collect();
+            let w: Vec<f32> = (0..k * n).map(|i| value(5 * i + 2)).collect();
+            let bias: Vec<f32> = (0..n).map(|j| value(j + 40)).collect();
+            let (q, sw) = quantize_symmetric_columns(&w, k, n);
+            let packed = pack_weights(&q, &sw, k, n).unwrap();
+            let expected = reference(&x, m, k, &q, &sw, n, Some(&bias));
+            for (path, threads) in with_threads(&[1, 2]) {
+                let mut out = vec![f32::NAN; m * n];
+                linear_q8_on(&x, m, &packed, Some(&bias), &mut out, threads, path).unwrap();
+                for (idx, (&got, &want)) in out.iter().zip(&expected).enumerate() {
+                    assert!((got as f64 - want).abs() <= 1e-5 * (1.0 + want.abs()), "{m}x{k}x{n} {path:?} threads={threads} at {idx}: {got} vs {want}");
+                }
+            }
+        }
+    }
+}
+
+/// The products pick AMX exactly when the CPU (and `FERRUM_AMX`) allow it,
+/// and a path the CPU lacks falls back to the next one.
+#[test]
+fn the_fastest_usable_path_is_picked() {
+    let amx = crate::kernels::amx::int8_available() && super::vnni_available();
+    assert_eq!(Path::best() == Path::Amx, amx);
+    assert_eq!(Path::Vnni.usable() == Path::Vnni, super::vnni_available());
+    assert_eq!(Path::Portable.usable(), Path::Portable);
+    assert!(Path::all_usable().contains(&Path::Portable));
+    if !amx {
+        eprintln!("no AMX-INT8 here: the AMX path is not checked");
+    }
 }
