@@ -87,3 +87,5 @@ pub fn available() -> bool {
 
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests;
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests_amx;
