@@ -11,6 +11,7 @@
 //! are rounded to bf16 once (`vcvtneps2bf16`, as the `vdpbf16ps` kernel).
 
 use std::arch::x86_64::*;
+use std::cell::RefCell;
 use std::mem::transmute;
 
 use super::amx_pack::{pack_a_block, K_STEP, ROWS, STEP_LEN};
@@ -39,18 +40,63 @@ const SCRATCH_RS: usize = 32 * 4;
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn bgemm_amx(dst: *mut u16, dst_rs: usize, accumulate: bool, a: Operand16, b: Operand16, m: usize, k: usize, n: usize, threads: usize) {
     let steps = k.div_ceil(K_STEP);
-    // k-pairs per packed B panel, padded to whole steps.
+    // A's blocks, and B's panels of k pairs padded to whole steps.
+    let a_len = m.div_ceil(ROWS) * steps * STEP_LEN;
+    let b_len = n.div_ceil(NR) * steps * (K_STEP / 2) * NR;
+    with_buffers(a_len, b_len, |a_buf, b_buf| {
+        // SAFETY: as this function's (the buffers hold every block and panel).
+        unsafe { multiply(dst, dst_rs, accumulate, a, b, m, k, n, threads, a_buf, b_buf) }
+    });
+}
+
+/// Packed elements kept with the calling thread for its next product
+/// (16 MiB of A, 16 of B: both operands of a 2048 x 4096 product): a fresh
+/// buffer page-faults every 4 KiB it first touches.
+const KEEP: usize = 1 << 23;
+
+thread_local! {
+    static BUFFERS: RefCell<(Vec<u16>, Vec<u32>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// `f` with `a_len` bf16 and `b_len` words, each starting on a cache line: this thread's
+/// kept buffers, or fresh ones when they are taken (a product inside a product).
+fn with_buffers(a_len: usize, b_len: usize, f: impl FnOnce(*mut u16, *mut u32)) {
+    fn run(bufs: &mut (Vec<u16>, Vec<u32>), a_len: usize, b_len: usize, f: impl FnOnce(*mut u16, *mut u32)) {
+        // 64 bytes more than asked, to start on a cache line.
+        if bufs.0.len() < a_len + 32 {
+            bufs.0.resize(a_len + 32, 0);
+        }
+        if bufs.1.len() < b_len + 16 {
+            bufs.1.resize(b_len + 16, 0);
+        }
+        let (a_off, b_off) = (bufs.0.as_ptr().align_offset(64), bufs.1.as_ptr().align_offset(64));
+        f(bufs.0[a_off..].as_mut_ptr(), bufs.1[b_off..].as_mut_ptr());
+        if bufs.0.len() > KEEP {
+            bufs.0 = Vec::new();
+        }
+        if bufs.1.len() > KEEP {
+            bufs.1 = Vec::new();
+        }
+    }
+    BUFFERS.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut bufs) => run(&mut bufs, a_len, b_len, f),
+        Err(_) => run(&mut (Vec::new(), Vec::new()), a_len, b_len, f),
+    })
+}
+
+/// [`bgemm_amx`] with its packing buffers, `row_blocks * a_len` bf16 at `a_buf` and
+/// `col_panels * b_len` words at `b_buf`, 64-byte aligned.
+///
+/// # Safety
+/// As [`bgemm_amx`]; the buffers hold that much and nothing else reads them meanwhile.
+#[allow(clippy::too_many_arguments)]
+unsafe fn multiply(dst: *mut u16, dst_rs: usize, accumulate: bool, a: Operand16, b: Operand16, m: usize, k: usize, n: usize, threads: usize, a_buf: *mut u16, b_buf: *mut u32) {
+    let steps = k.div_ceil(K_STEP);
     let kp = steps * K_STEP / 2;
     let (row_blocks, col_panels) = (m.div_ceil(ROWS), n.div_ceil(NR));
     let threaded = threads > 1;
-    let a_len = steps * STEP_LEN;
-    let b_len = kp * NR;
-    // Zeroed: the padding must read as zeros. One extra 64 bytes to start each on a cache line.
-    let mut a_buf = vec![0u16; row_blocks * a_len + 32];
-    let mut b_buf = vec![0u32; col_panels * b_len + 16];
-    let a_off = a_buf.as_ptr().align_offset(64);
-    let b_off = b_buf.as_ptr().align_offset(64);
-    let (pa, pb) = (Shared(a_buf[a_off..].as_mut_ptr()), Shared(b_buf[b_off..].as_mut_ptr()));
+    let (a_len, b_len) = (steps * STEP_LEN, kp * NR);
+    let (pa, pb) = (Shared(a_buf), Shared(b_buf));
     team::for_each_part_if(threaded, row_blocks + col_panels, |i| {
         let (pa, pb) = (pa, pb);
         // SAFETY: part i writes block or panel i of one packed buffer, disjoint from every
@@ -61,7 +107,10 @@ pub unsafe fn bgemm_amx(dst: *mut u16, dst_rs: usize, accumulate: bool, a: Opera
                 pack_a_block(std::slice::from_raw_parts_mut(pa.0.add(i * a_len), a_len), a, i, m, k);
             } else {
                 let j = i - row_blocks;
-                pack_b(std::slice::from_raw_parts_mut(pb.0.add(j * b_len), b_len), b, j * NR, n, k);
+                let panel = std::slice::from_raw_parts_mut(pb.0.add(j * b_len), b_len);
+                pack_b(panel, b, j * NR, n, k);
+                // The pairs past k, to the whole last step.
+                panel[k.div_ceil(2) * NR..].fill(0);
             }
         }
     });

@@ -2,9 +2,9 @@
 //! step two 16 x 32 tiles of bf16 (the upper and lower 16 rows), 64
 //! contiguous bytes a tile row.
 //!
-//! Rows past m and k past the matrix's end are zero, so a padded tile adds
-//! nothing to the sums; the buffer the driver hands in starts zeroed, so
-//! only the matrix's own elements are written here.
+//! Rows past m and k past the matrix's end are written as zeros, so a
+//! padded tile adds nothing to the sums (the buffer is reused between
+//! products and holds whatever the last one left).
 
 use super::pack::Operand16;
 
@@ -21,17 +21,23 @@ pub const STEP_LEN: usize = ROWS * K_STEP;
 ///
 /// # Safety
 /// `a` addresses an `m x k` matrix; `out` holds `k.div_ceil(K_STEP) * STEP_LEN`
-/// bf16, zero where the matrix has no element; `block * ROWS < m`.
+/// bf16; `block * ROWS < m`.
 pub unsafe fn pack_a_block(out: &mut [u16], a: Operand16, block: usize, m: usize, k: usize) {
     let r0 = block * ROWS;
     let rows = (m - r0).min(ROWS);
-    debug_assert!(out.len() >= k.div_ceil(K_STEP) * STEP_LEN);
+    let steps = k.div_ceil(K_STEP);
+    debug_assert!(out.len() >= steps * STEP_LEN);
+    for q in 0..steps {
+        out[(q * ROWS + rows) * K_STEP..(q + 1) * ROWS * K_STEP].fill(0);
+    }
     for r in 0..rows {
         // SAFETY: row r0 + r is inside the matrix, and so is every column read below.
         let row = unsafe { a.at(r0 + r, 0) };
         for (q, k0) in (0..k).step_by(K_STEP).enumerate() {
             let len = (k - k0).min(K_STEP);
-            let line = &mut out[(q * ROWS + r) * K_STEP..][..len];
+            let line = &mut out[(q * ROWS + r) * K_STEP..][..K_STEP];
+            line[len..].fill(0);
+            let line = &mut line[..len];
             if a.cs == 1 {
                 // SAFETY: columns k0 .. k0 + len of the row are contiguous and inside the matrix.
                 line.copy_from_slice(unsafe { std::slice::from_raw_parts(row.add(k0), len) });
