@@ -144,10 +144,10 @@ def main() -> None:
     rows: list[tuple[str, dict[str, Thunk], float]] = [
         (f"matmul {n}", square_candidates(n, torch), 2.0 * n**3) for n in sizes
     ]
-    if not args.no_mlp and not args.tiny:
-        mlp = [1024, 4096, 1024]
-        flops = 2.0 * 64 * sum(a * b for a, b in itertools.pairwise(mlp))
-        rows.append(("MLP 1024-4096-1024 b64", mlp_candidates(mlp, 64, torch), flops))
+    if not args.no_mlp:
+        mlp, batch = ([64, 256, 64], 8) if args.tiny else ([1024, 4096, 1024], 64)
+        flops = 2.0 * batch * sum(a * b for a, b in itertools.pairwise(mlp))
+        rows.append((f"MLP {'-'.join(map(str, mlp))} b{batch}", mlp_candidates(mlp, batch, torch), flops))
     for name, candidates, flops in rows:
         measure = mean_over(args.seconds)
         stats = alternate(candidates, rounds, warmup=2, settle_s=SPIN_SETTLE_S, measure=measure)
