@@ -44,10 +44,10 @@ impl Bf16Kernel {
     /// FMA ([`bgemm::preferred`]), else widening.
     ///
     /// AMX at every size past the few-row path: on a Sapphire Rapids class
-    /// Xeon (2 cores, `benches/bf16_matmul.py`) it was 2x to 5x faster than
-    /// widening from 32^3 up (1.6x at 128^3, 4x at 256^3 on the per-round
-    /// ratio to f32) and even at 8^3 and 16^3, where a call costs about 3 us
-    /// either way; the 128 products of 12 x 8 x 12 in a bmm took as long.
+    /// Xeon (2 cores, `benches/bf16_matmul.py`) it was 2.4x to 4x faster than
+    /// widening from 32^3 to 256^3 (23 against 9.5 GF/s at 32^3, 219 against
+    /// 55 at 256^3) and as fast at 8^3 and 16^3, where a call costs about
+    /// 3 us either way; the 128 products of 12 x 8 x 12 in a bmm took as long.
     pub(crate) fn preferred() -> Self {
         if Self::Amx.available() {
             Bf16Kernel::Amx
