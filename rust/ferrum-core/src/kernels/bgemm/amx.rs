@@ -51,7 +51,7 @@ pub unsafe fn bgemm_amx(dst: *mut u16, dst_rs: usize, accumulate: bool, a: Opera
 
 /// Packed elements of each operand kept with the calling thread for its
 /// next product (8 Mi: 16 MiB of A's bf16, 32 MiB of B's pair words; a
-/// 2048 x 4096 operand either way): a fresh buffer page-faults every 4 KiB
+/// 2048 x 2048 operand either way): a fresh buffer page-faults every 4 KiB
 /// it first touches.
 const KEEP: usize = 1 << 23;
 
