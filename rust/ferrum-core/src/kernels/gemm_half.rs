@@ -1,16 +1,18 @@
 //! Half-precision products (bf16, f16): f32 accumulation and one rounding
 //! of each result to the half format, whichever way they run.
 //!
-//! bf16 runs on the `vdpbf16ps` kernel ([`super::bgemm`]) where that
-//! instruction outruns f32 FMA, else (and f16 always) widened: each
-//! operand is read once into an f32 copy laid out as it is stored, the f32
-//! kernel multiplies, and the result is rounded back.
+//! bf16 runs on AMX tiles where the CPU has AMX-BF16 ([`super::amx`]),
+//! else on the `vdpbf16ps` kernel ([`super::bgemm`]) where that instruction
+//! outruns f32 FMA, else (and f16 always) widened: each operand is read
+//! once into an f32 copy laid out as it is stored, the f32 kernel
+//! multiplies, and the result is rounded back.
 
 use std::cell::RefCell;
 
 use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 
+use super::amx;
 use super::bgemm;
 use super::gemm::{prepare, threads_for, Dims, GemmElement, Mat};
 use super::gemv;
@@ -21,7 +23,49 @@ const PAR_CONVERT: usize = 1 << 16;
 
 impl GemmElement for bf16 {
     fn gemm_into(dst: &mut [Self], dst_rs: usize, accumulate: bool, lhs: &[Self], l: Mat, rhs: &[Self], r: Mat, dims: Dims, threads: bool) {
-        bf16_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, bgemm::preferred());
+        bf16_gemm(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads, Bf16Kernel::preferred());
+    }
+}
+
+/// The kernels a bf16 product can run on (past the few-row path, which
+/// widens slices of B whatever the CPU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Bf16Kernel {
+    /// `tdpbf16ps` on AMX tiles.
+    Amx,
+    /// AVX-512 `vdpbf16ps` in registers.
+    Vdpbf16,
+    /// Widened to f32 and rounded back.
+    Widened,
+}
+
+impl Bf16Kernel {
+    /// The fastest this CPU has: AMX, else `vdpbf16ps` where it outruns f32
+    /// FMA ([`bgemm::preferred`]), else widening.
+    ///
+    /// AMX at every size past the few-row path: on a Sapphire Rapids class
+    /// Xeon (2 cores, `benches/bf16_matmul.py`) it was 2.4x to 4x faster than
+    /// widening from 32^3 to 256^3 (23 against 9.5 GF/s at 32^3, 219 against
+    /// 55 at 256^3) and as fast at 8^3 and 16^3, where a call costs about
+    /// 3 us either way; the 128 products of 12 x 8 x 12 in a bmm took as long.
+    pub(crate) fn preferred() -> Self {
+        if Self::Amx.available() {
+            Bf16Kernel::Amx
+        } else if bgemm::preferred() {
+            Bf16Kernel::Vdpbf16
+        } else {
+            Bf16Kernel::Widened
+        }
+    }
+
+    /// Whether this CPU (and OS) runs the kernel.
+    pub(crate) fn available(self) -> bool {
+        match self {
+            // The AMX path packs B and rounds its results with AVX-512 (every AMX CPU has it).
+            Bf16Kernel::Amx => amx::bf16_available() && bgemm::available(),
+            Bf16Kernel::Vdpbf16 => bgemm::available(),
+            Bf16Kernel::Widened => true,
+        }
     }
 }
 
@@ -38,18 +82,17 @@ impl GemmElement for f16 {
     }
 }
 
-/// The bf16 product on the `vdpbf16ps` kernel when `native` (and the CPU
-/// has it), else widened; `bf16::gemm_into` passes the CPU's preference,
-/// the tests each way.
+/// The bf16 product on `kernel` when the CPU runs it, else widened;
+/// `bf16::gemm_into` passes the CPU's preference, the tests each kernel.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn bf16_gemm(dst: &mut [bf16], dst_rs: usize, accumulate: bool, lhs: &[bf16], l: Mat, rhs: &[bf16], r: Mat, dims: Dims, threads: bool, native: bool) {
+pub(crate) fn bf16_gemm(dst: &mut [bf16], dst_rs: usize, accumulate: bool, lhs: &[bf16], l: Mat, rhs: &[bf16], r: Mat, dims: Dims, threads: bool, kernel: Bf16Kernel) {
     if !prepare(dst, dst_rs, accumulate, lhs, l, rhs, r, dims) {
         return;
     }
     if gemv::applies(l, r, dims) {
         return few_rows(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads);
     }
-    if !(native && bgemm::available()) {
+    if kernel == Bf16Kernel::Widened || !kernel.available() {
         return widened(dst, dst_rs, accumulate, lhs, l, rhs, r, dims, threads);
     }
     #[cfg(target_arch = "x86_64")]
@@ -61,11 +104,16 @@ pub(crate) fn bf16_gemm(dst: &mut [bf16], dst_rs: usize, accumulate: bool, lhs: 
             rs: mat.rs,
             cs: mat.cs,
         };
+        let (out, a, b, threads) = (dst.as_mut_ptr() as *mut u16, bits(lhs, l), bits(rhs, r), threads_for(dims, threads));
         // SAFETY: prepare returned true (m, n, k > 0, operands and destination in bounds);
         // dst is borrowed mutably, so the operands (shared borrows) cannot overlap it; the
-        // CPU runs the kernel; bf16 and u16 share size and alignment.
+        // CPU runs the kernel (checked above); bf16 and u16 share size and alignment.
         unsafe {
-            bgemm::bgemm(dst.as_mut_ptr() as *mut u16, dst_rs, accumulate, bits(lhs, l), bits(rhs, r), m, k, n, threads_for(dims, threads));
+            if kernel == Bf16Kernel::Amx {
+                bgemm::bgemm_amx(out, dst_rs, accumulate, a, b, m, k, n, threads);
+            } else {
+                bgemm::bgemm(out, dst_rs, accumulate, a, b, m, k, n, threads);
+            }
         }
     }
 }

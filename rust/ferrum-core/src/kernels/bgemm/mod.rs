@@ -14,12 +14,18 @@
 //! (`gemm_half.rs`).
 
 #[cfg(target_arch = "x86_64")]
+mod amx;
+#[cfg(target_arch = "x86_64")]
+mod amx_pack;
+#[cfg(target_arch = "x86_64")]
 mod avx512;
 #[cfg(target_arch = "x86_64")]
 mod driver;
 #[cfg(target_arch = "x86_64")]
 mod pack;
 
+#[cfg(target_arch = "x86_64")]
+pub use amx::bgemm_amx;
 #[cfg(target_arch = "x86_64")]
 pub use driver::bgemm;
 #[cfg(target_arch = "x86_64")]
@@ -81,3 +87,5 @@ pub fn available() -> bool {
 
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests;
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests_amx;

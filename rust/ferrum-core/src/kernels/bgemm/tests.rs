@@ -1,29 +1,35 @@
 //! bf16 and f16 products against an f64 product of the same half-precision
 //! inputs: each result within one rounding to the half format (plus f32
 //! accumulation error) of the exact value, for every layout a view can give.
-//! bf16 is checked both ways: on the `vdpbf16ps` kernel (where the CPU has
-//! it) and widened to f32, whichever this CPU prefers.
+//! bf16 is checked every way: on AMX tiles and on the `vdpbf16ps` kernel
+//! (where the CPU has them) and widened to f32, whichever this CPU prefers.
 
 use half::{bf16, f16};
 
 use crate::kernels::gemm::{Dims, GemmElement, Mat};
-use crate::kernels::gemm_half::bf16_gemm;
+use crate::kernels::gemm_half::{bf16_gemm, Bf16Kernel};
 use crate::kernels::test_forms::Form;
 
 /// A product into `dst`: `(dst, dst_rs, accumulate, a, la, b, lb, dims, threads)`.
 type Multiply<T> = fn(&mut [T], usize, bool, &[T], Mat, &[T], Mat, Dims, bool);
 
 #[allow(clippy::too_many_arguments)]
+fn amx(dst: &mut [bf16], rs: usize, acc: bool, a: &[bf16], la: Mat, b: &[bf16], lb: Mat, dims: Dims, threads: bool) {
+    bf16_gemm(dst, rs, acc, a, la, b, lb, dims, threads, Bf16Kernel::Amx);
+}
+
+#[allow(clippy::too_many_arguments)]
 fn native(dst: &mut [bf16], rs: usize, acc: bool, a: &[bf16], la: Mat, b: &[bf16], lb: Mat, dims: Dims, threads: bool) {
-    bf16_gemm(dst, rs, acc, a, la, b, lb, dims, threads, true);
+    bf16_gemm(dst, rs, acc, a, la, b, lb, dims, threads, Bf16Kernel::Vdpbf16);
 }
 
 #[allow(clippy::too_many_arguments)]
 fn widened(dst: &mut [bf16], rs: usize, acc: bool, a: &[bf16], la: Mat, b: &[bf16], lb: Mat, dims: Dims, threads: bool) {
-    bf16_gemm(dst, rs, acc, a, la, b, lb, dims, threads, false);
+    bf16_gemm(dst, rs, acc, a, la, b, lb, dims, threads, Bf16Kernel::Widened);
 }
 
-const BF16_WAYS: [Multiply<bf16>; 2] = [native, widened];
+/// Each kernel; one the CPU lacks widens instead (checked again, harmlessly).
+const BF16_WAYS: [Multiply<bf16>; 3] = [amx, native, widened];
 
 fn value(seed: usize) -> f64 {
     ((seed as f64 * 0.618_034).fract() - 0.5) * 4.0
