@@ -169,7 +169,6 @@ impl Drop for TileGuard {
 /// Loads tile `$t` (a literal like `tmm4`) from `$ptr`, rows `$stride` bytes apart.
 ///
 /// Unsafe: the configuration is loaded and the rows it names are readable.
-#[allow(unused_macros)] // until the bf16 and int8 products use them
 macro_rules! tile_load {
     ($t:ident, $ptr:expr, $stride:expr) => {
         std::arch::asm!(
@@ -182,7 +181,6 @@ macro_rules! tile_load {
 /// Stores tile `$t` to `$ptr`, rows `$stride` bytes apart.
 ///
 /// Unsafe: the configuration is loaded and the rows it names are writable.
-#[allow(unused_macros)] // until the bf16 and int8 products use them
 macro_rules! tile_store {
     ($t:ident, $ptr:expr, $stride:expr) => {
         std::arch::asm!(
@@ -193,7 +191,6 @@ macro_rules! tile_store {
 }
 
 /// Zeroes tile `$t`.
-#[allow(unused_macros)] // until the bf16 and int8 products use them
 macro_rules! tile_zero {
     ($t:ident) => {
         std::arch::asm!(concat!("tilezero ", stringify!($t)), options(nostack, nomem, preserves_flags))
@@ -202,7 +199,6 @@ macro_rules! tile_zero {
 
 /// `$c += $a @ $b` on bf16 pairs with f32 sums: `$a` is rows x (k pairs),
 /// `$b` is (k pairs) x 16 columns with a column's pair side by side.
-#[allow(unused_macros)] // until the bf16 and int8 products use them
 macro_rules! tile_dpbf16ps {
     ($c:ident, $a:ident, $b:ident) => {
         std::arch::asm!(
@@ -213,7 +209,6 @@ macro_rules! tile_dpbf16ps {
 }
 
 /// `$c += $a @ $b` on quads of u8 (`$a`) times s8 (`$b`), exact i32 sums.
-#[allow(unused_macros)] // until the bf16 and int8 products use them
 macro_rules! tile_dpbusd {
     ($c:ident, $a:ident, $b:ident) => {
         std::arch::asm!(
@@ -223,5 +218,4 @@ macro_rules! tile_dpbusd {
     };
 }
 
-#[allow(unused_imports)]
 pub(crate) use {tile_dpbf16ps, tile_dpbusd, tile_load, tile_store, tile_zero};
