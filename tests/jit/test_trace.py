@@ -105,7 +105,7 @@ def test_comparisons_and_bool_logic_match_numpy() -> None:
         return (above & ~x.equal(y)) | y.lower_elem(0.0)
 
     y = rand(1, 4, seed=6)
-    xn, yn = rand(3, 4, seed=5).to_numpy(), y.to_numpy()
+    xn, yn = rand(3, 4, seed=5).to_numpy().copy(), y.to_numpy()
     xn[0, :2] = yn[0, :2]  # a few equal pairs
     x = Tensor.from_numpy(xn, DEVICE)
     want = (((xn > yn) ^ (xn <= 0.5)) & ~(xn == yn)) | (yn < 0.0)
@@ -128,11 +128,6 @@ def test_scans_and_reductions_along_a_dim_match_numpy() -> None:
     np.testing.assert_array_equal(got[3], xn.argmax(1)[:, None])
     np.testing.assert_array_equal(got[4], np.maximum.accumulate(2 * xn, 0).astype(np.float32))
     assert {"t_cumsum", "t_max_dim", "t_var", "t_argmax", "t_cummax"} <= set(plan_ops(fast, x))
-
-
-def test_an_op_without_instruction_is_named() -> None:
-    with pytest.raises(TraceError, match=r"Tensor\.sort"):
-        trace(lambda x: x.sort(1) * 2.0, rand(2, 3))
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -194,18 +189,19 @@ def test_autodiff_parameters_are_refused() -> None:
 
 def test_method_without_instruction_is_named() -> None:
     def fn(x: Tensor[Any, Any, Any]) -> Tensor[Any, Any, Any]:
-        return x.cumsum(1) * 2.0
+        return x.sort(1) * 2.0
 
-    with pytest.raises(TraceError, match="cumsum"):
+    with pytest.raises(TraceError, match=r"Tensor\.sort"):
         trace(fn, rand(2, 3))
 
 
 def test_untraced_operator_is_reported() -> None:
     def fn(x: Tensor[Any, Any, Any]) -> Tensor[Any, Any, Any]:
-        return x.mask_fill(x > 0.0, 0.0)
+        return (x << 1) * 2
 
-    with pytest.raises(TraceError, match="operator"):
-        trace(fn, rand(2, 3))
+    ids = Tensor.from_numpy(np.arange(6, dtype=np.int64).reshape(2, 3), DEVICE)
+    with pytest.raises(TraceError, match=r"a Python operator \(such as a bitwise shift\)"):
+        trace(fn, ids)
 
 
 def test_result_without_tensor_and_failed_calls_leave_no_trace_running() -> None:

@@ -38,7 +38,7 @@ pub fn made(serial: u64) {
     if !ACTIVE.get() {
         return;
     }
-    let by = CALL.with(|c| c.borrow().clone()).unwrap_or_else(|| "a Python operator (such as a comparison)".to_string());
+    let by = CALL.with(|c| c.borrow().clone()).unwrap_or_else(|| "a Python operator (such as a bitwise shift)".to_string());
     UNTRACED.with(|u| u.borrow_mut().insert(serial, by));
 }
 
