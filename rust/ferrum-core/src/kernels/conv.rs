@@ -15,7 +15,7 @@ use std::sync::Arc;
 use super::conv_batch::{batch_parallel, batch_sum, flops, threaded, PAR_CONV_FLOPS};
 use super::conv_direct;
 use super::conv_depthwise;
-use super::epilogue::Epilogue;
+use super::epilogue::{Activation, Epilogue};
 use super::gemm::{Dims, GemmElement, Mat};
 use super::im2col::{col2im, im2col, ConvGeom};
 use super::team;
@@ -177,9 +177,12 @@ pub fn conv_forward_fused(x: &[f32], w: &[f32], epilogue: Epilogue<'_>, g: &Conv
             if !epilogue.is_identity() {
                 let channel = plane % g.c_out;
                 let residual = epilogue.residual.map(|r| &r[plane * p..(plane + 1) * p]);
+                // The activation in a pass of its own, vectorised, while the plane is in L1.
+                let linear = Epilogue { act: Activation::None, ..epilogue };
                 for (i, v) in out.iter_mut().enumerate() {
-                    *v = epilogue.apply(*v, channel, residual.map_or(0.0, |r| r[i]));
+                    *v = linear.apply(*v, channel, residual.map_or(0.0, |r| r[i]));
                 }
+                epilogue.act.apply_slice(out);
             }
         }));
     }
@@ -188,7 +191,7 @@ pub fn conv_forward_fused(x: &[f32], w: &[f32], epilogue: Epilogue<'_>, g: &Conv
         // The direct kernels take their geometries (they add a bias) unless
         // there is more of a tail to fuse, which they would leave to passes
         // of their own.
-        let tail = epilogue.scale.is_some() || epilogue.residual.is_some() || epilogue.relu;
+        let tail = epilogue.scale.is_some() || epilogue.residual.is_some() || epilogue.relu || !epilogue.act.is_none();
         if !tail && conv_direct::forward_applies(g) {
             return None;
         }

@@ -23,7 +23,7 @@ use super::pack::pack_b;
 use super::tile::Tile;
 use super::weight_cache::{self, with_packed};
 use crate::kernels::conv::KeepPacked;
-use crate::kernels::epilogue::Epilogue;
+use crate::kernels::epilogue::{Activation, Epilogue};
 use crate::kernels::im2col::ConvGeom;
 use crate::kernels::team::{self, Shared};
 
@@ -281,7 +281,7 @@ mod tests {
         let x = values(g.batch * g.c_in * g.hw(), 1);
         let w = values(g.c_out * g.k(), 2);
         let (scale, shift, residual) = (values(g.c_out, 3), values(g.c_out, 4), values(n, 5));
-        let epi = if with_tail { Epilogue { scale: Some(&scale), shift: Some(&shift), residual: Some(&residual), relu: true } } else { Epilogue::default() };
+        let epi = if with_tail { Epilogue { scale: Some(&scale), shift: Some(&shift), residual: Some(&residual), relu: true, act: Activation::Silu } } else { Epilogue::default() };
         let mut y = vec![f32::NAN; n];
         // SAFETY: the caller checked the CPU runs `kernel`; y holds the output.
         let whole = unsafe { run::<T>(kernel, &x, &w, epi, g, Shared(y.as_mut_ptr()), threaded, None) };
