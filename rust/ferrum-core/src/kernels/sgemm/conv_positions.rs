@@ -24,7 +24,7 @@ use super::operand::{Aligned, Operand};
 use super::pack::pack_b;
 use super::weight_cache::{self, with_packed};
 use crate::kernels::conv::KeepPacked;
-use crate::kernels::epilogue::{Activation, Epilogue};
+use crate::kernels::epilogue::Epilogue;
 use crate::kernels::im2col::ConvGeom;
 use crate::kernels::parallel::simd;
 use crate::kernels::team::{self, Shared};
@@ -428,6 +428,7 @@ unsafe fn tile<const R: usize, const S: usize>(k: usize, a: *const f32, offs: *c
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::epilogue::Activation;
 
     #[test]
     fn transpose_swaps_rows_and_columns() {

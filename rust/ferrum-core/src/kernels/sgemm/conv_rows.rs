@@ -23,7 +23,7 @@ use super::pack::pack_b;
 use super::tile::Tile;
 use super::weight_cache::{self, with_packed};
 use crate::kernels::conv::KeepPacked;
-use crate::kernels::epilogue::{Activation, Epilogue};
+use crate::kernels::epilogue::Epilogue;
 use crate::kernels::im2col::ConvGeom;
 use crate::kernels::team::{self, Shared};
 
@@ -273,6 +273,7 @@ unsafe fn scatter(c: *const f32, epi: Epilogue<'_>, g: &ConvGeom, y: Shared<f32>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::epilogue::Activation;
     use crate::kernels::conv_reference::{assert_close, conv_forward_naive_f64, geom, values};
 
     fn check<T: Tile>(kernel: Kernel, g: &ConvGeom, threaded: bool, with_tail: bool) {
