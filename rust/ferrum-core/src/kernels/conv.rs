@@ -191,9 +191,17 @@ pub fn conv_forward_fused(x: &[f32], w: &[f32], epilogue: Epilogue<'_>, g: &Conv
         // The direct kernels take their geometries (they add a bias) unless
         // there is more of a tail to fuse, which they would leave to passes
         // of their own.
-        let tail = epilogue.scale.is_some() || epilogue.residual.is_some() || epilogue.relu || !epilogue.act.is_none();
+        let tail = epilogue.scale.is_some() || epilogue.residual.is_some() || epilogue.relu;
         if !tail && conv_direct::forward_applies(g) {
-            return None;
+            if epilogue.act.is_none() {
+                return None;
+            }
+            // A bias and an activation alone: the direct kernel, then the activation in one pass.
+            // Taken to the GEMM route instead, EfficientNet's SiLU convolutions on few channels ran
+            // 1.4x as long single-threaded.
+            let mut y = conv_direct::forward(x, w, epilogue.shift, g)?;
+            epilogue.act.apply_slice(&mut y);
+            return Some(y);
         }
         let kernel = super::sgemm::Kernel::best().filter(|_| g.og() >= IMPLICIT_MIN_CHANNELS)?;
         let n = g.batch * g.c_out * g.p();

@@ -26,7 +26,12 @@ fn fused_activations_match_the_reference_on_every_route() {
         geom(4, 16, (4, 4), 32, (3, 3), [2, 2], [1, 1], [1, 1], 1),
         // depthwise 5x5, stride 2
         geom(1, 24, (9, 9), 24, (5, 5), [2, 2], [2, 2], [1, 1], 24),
+        // few input channels at batch 2: the direct kernels, with a bias alone
+        geom(2, 8, (12, 12), 48, (1, 1), [1, 1], [0, 0], [1, 1], 1),
+        geom(2, 3, (16, 16), 24, (3, 3), [2, 2], [1, 1], [1, 1], 1),
     ];
+    #[cfg(target_arch = "x86_64")]
+    assert!(geoms.iter().any(super::conv_direct::forward_applies), "no case on the direct kernels");
     for g in &geoms {
         let n = g.batch * g.c_out * g.p();
         let x: Vec<f32> = values(g.batch * g.c_in * g.hw(), 11).iter().map(|v| v * 3.0).collect();
