@@ -1,5 +1,5 @@
-"""Inference fusion: a ``Conv2d`` layer with the ``BatchNorm`` layer, residual add, relu and activation
-(hard swish, hard sigmoid, sigmoid, SiLU) after it, run as one ``F.conv2d_fused`` call.
+"""Inference fusion: a ``Conv2d`` layer with the ``BatchNorm`` layer, residual add and relu after it, run as
+one ``F.conv2d_fused`` call.
 
 An exported CNN spells each of these as its own node, and run one by one each reads and writes the whole
 activation again: in ResNet-50 at batch 1 the BatchNorms, adds and relus took a fifth of a forward pass.
@@ -16,7 +16,6 @@ convolution), and the values are freed after their last use in that order.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ferrum import functional as F
@@ -36,7 +35,7 @@ __all__ = ["Action", "FusedConv", "Schedule", "run_action", "run_scheduled", "sc
 
 @dataclasses.dataclass(frozen=True)
 class FusedConv:
-    """Steps run as one fused convolution: ``act(relu(bn(conv(x)) + residual))``, the last four optional."""
+    """Steps run as one fused convolution: ``relu(bn(conv(x)) + residual)``, the last three optional."""
 
     steps: tuple[int, ...]
     """The fused steps' indices, in program order."""
@@ -48,12 +47,6 @@ class FusedConv:
     residual: str | None = None
     """The value added to the normalized output."""
     relu: bool = False
-    act: str | None = None
-    """An activation last: ``"hard_swish"``, ``"hard_sigmoid"``, ``"sigmoid"`` or ``"silu"``."""
-    act_params: tuple[float, ...] = ()
-    """The activation's parameters (HardSigmoid's alpha and beta)."""
-    act_steps: int = 0
-    """How many of the last steps compute the activation (SiLU is a Sigmoid and a Mul)."""
     output: str = ""
     """The value the last fused step writes."""
 
@@ -79,9 +72,8 @@ def schedule(program: Program) -> Schedule:
     """The fused groups of ``program`` and the order to run them in.
 
     A group starts at a ``Conv2d`` layer step whose output only its ``BatchNorm`` layer reads; an ``Add``
-    or two-input ``Sum`` of the result and one other value, a ``Relu``, and a ``HardSwish``,
-    ``HardSigmoid`` or ``Sigmoid`` join it when they alone read the value before them, as does a SiLU
-    (``Mul(v, Sigmoid(v))``, which alone read ``v``). A graph output is never fused away.
+    or two-input ``Sum`` of the result and one other value, and a ``Relu``, join it when they alone read
+    the value before them. A graph output is never fused away.
     """
     steps = program.steps
     readers: dict[str, list[int]] = {}
@@ -129,7 +121,6 @@ def schedule(program: Program) -> Schedule:
             group = dataclasses.replace(
                 group, steps=(*group.steps, index[id(nxt)]), relu=True, output=nxt.outputs[0]
             )
-        group = _with_activation(group, steps, readers, only_reader, index)
         group = _before(group, taken, steps)
         if group is not None:
             taken.update(group.steps)
@@ -147,62 +138,6 @@ def schedule(program: Program) -> Schedule:
     return Schedule(tuple(actions), _frees(program, actions))
 
 
-_ACTIVATIONS = {"HardSwish": "hard_swish", "HardSigmoid": "hard_sigmoid", "Sigmoid": "sigmoid"}
-
-
-def _with_activation(
-    group: FusedConv,
-    steps: list[Step],
-    readers: dict[str, list[int]],
-    only_reader: Callable[[str], Step | None],
-    index: dict[int, int],
-) -> FusedConv:
-    """``group`` with the activation that alone reads its output joined, if any."""
-
-    def plain(step: Step, op_type: str, inputs: int) -> bool:
-        return (
-            step.op_type == op_type
-            and step.layer is None
-            and not step.captures
-            and not step.tensor_kwargs
-            and len(step.inputs) == inputs
-            and len([o for o in step.outputs if o]) == 1
-        )
-
-    out = group.output
-    nxt = only_reader(out)
-    if nxt is not None and nxt.inputs[0] == out and any(plain(nxt, t, 1) for t in _ACTIVATIONS):
-        params: tuple[float, ...] = ()
-        if nxt.op_type == "HardSigmoid":
-            params = (float(nxt.kwargs.get("alpha", 0.2)), float(nxt.kwargs.get("beta", 0.5)))
-        return dataclasses.replace(
-            group,
-            steps=(*group.steps, index[id(nxt)]),
-            act=_ACTIVATIONS[nxt.op_type],
-            act_params=params,
-            act_steps=1,
-            output=nxt.outputs[0],
-        )
-    # SiLU: the output read by exactly a Sigmoid and the Mul of the output and that Sigmoid.
-    found = readers.get(out, [])
-    if len(found) != 2:
-        return group
-    sig, mul = sorted((steps[i] for i in found), key=lambda s: s.op_type != "Sigmoid")
-    if not plain(sig, "Sigmoid", 1) or not plain(mul, "Mul", 2) or sig.inputs[0] != out:
-        return group
-    if only_reader(sig.outputs[0]) is not mul or sorted(mul.inputs, key=str) != sorted([out, sig.outputs[0]]):
-        return group
-    if index[id(sig)] > index[id(mul)]:
-        return group
-    return dataclasses.replace(
-        group,
-        steps=(*group.steps, index[id(sig)], index[id(mul)]),
-        act="silu",
-        act_steps=2,
-        output=mul.outputs[0],
-    )
-
-
 def _before(group: FusedConv, taken: set[int], steps: list[Step]) -> FusedConv | None:
     """``group`` cut short before its first step that an earlier group took (two residual branches meet
     in one add); None when less than the convolution and its BatchNorm is left."""
@@ -213,17 +148,10 @@ def _before(group: FusedConv, taken: set[int], steps: list[Step]) -> FusedConv |
         return None
     if kept == len(group.steps):
         return group
-    # An activation's steps (the last ones) go with any of them.
-    kept = min(kept, len(group.steps) - group.act_steps)
-    if kept < 2:
-        return None
     ops = [steps[i].op_type for i in group.steps[:kept]]
     last = steps[group.steps[kept - 1]]
     return dataclasses.replace(
         group,
-        act=None,
-        act_params=(),
-        act_steps=0,
         steps=group.steps[:kept],
         bn=group.bn if "BatchNormalization" in ops else None,
         residual=group.residual if any(op in ("Add", "Sum") for op in ops) else None,
@@ -282,14 +210,12 @@ def run_action(
         run_dynamic_linear(program, action, env, device, module)
     elif not isinstance(action, FusedConv):
         run_step(program, program.steps[action], env, device, module)
-    elif not _run_fused(program, action, env, device, module):
+    elif not _run_fused(action, env, module):
         # The group's steps one by one, which report bad input or handle what the fused kernel cannot.
         run_group_steps(program, action.steps, action.output, env, device, module)
 
 
-def _run_fused(
-    program: Program, group: FusedConv, env: dict[str, Value], device: Device[Any], module: Module[Any]
-) -> bool:
+def _run_fused(group: FusedConv, env: dict[str, Value], module: Module[Any]) -> bool:
     """Run ``group`` as one fused convolution call; False (``env`` untouched) when it cannot."""
     conv: Conv2d[Any] = getattr(module, group.conv)
     x = env[group.x]
@@ -307,11 +233,8 @@ def _run_fused(
         shift = bn.beta.val() - bn.running_mean.value() * scale
         if bias is not None:
             shift = shift + bias * scale
-    # The activation runs as its own steps, on the value before it (the fused call's result).
-    linear = group.steps[: len(group.steps) - group.act_steps]
-    into = program.steps[linear[-1]].outputs[0] if group.act_steps else group.output
     try:
-        env[into] = F.conv2d_fused(
+        env[group.output] = F.conv2d_fused(
             x,
             conv.weight.val(),
             conv.stride,
@@ -327,11 +250,4 @@ def _run_fused(
         # A residual that broadcasts (conv2d_fused takes only the output's shape), or input the
         # convolution refuses: the steps one by one, which add with broadcasting or report the error.
         return False
-    if group.act_steps:
-        act = group.steps[len(linear) :]
-        for i in act:
-            run_step(program, program.steps[i], env, device, module)
-        for i in (linear[-1], *act[:-1]):
-            for name in program.steps[i].outputs:
-                env.pop(name, None)
     return True

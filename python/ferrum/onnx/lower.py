@@ -669,8 +669,4 @@ def _fused_conv(low: Lowering, group: FusedConv) -> list[Instr] | None:
     s = None if scale is None else low.constant(scale, label)
     b = None if shift is None else low.constant(shift, label)
     attrs["relu"] = int(group.relu)
-    if group.act is not None:
-        attrs["act"] = group.act
-        if group.act == "hard_sigmoid":
-            attrs["alpha"], attrs["beta"] = group.act_params
     return [Instr("conv2d_fused", attrs, (x, weight, s, b, group.residual), (out,), label)]
