@@ -153,7 +153,7 @@ pub fn conv2d_fused(
     let var = |t: &Option<PyRef<'_, PyTensor>>| t.as_deref().map(PyTensor::to_var);
     let vars = [Some(x.to_var()), Some(weight.to_var()), var(&scale), var(&shift), var(&residual)];
     let run = |v: &[Option<Var>]| {
-        let tail = ConvTail { scale: v[2].as_ref(), shift: v[3].as_ref(), residual: v[4].as_ref(), relu };
+        let tail = ConvTail { scale: v[2].as_ref(), shift: v[3].as_ref(), residual: v[4].as_ref(), relu, act: Default::default() };
         v[0].as_ref().expect("input").conv2d_fused(v[1].as_ref().expect("weight"), &o, &tail)
     };
     let v = run_widened(py, x.t.numel() >= GIL_RELEASE_ELEMS, &vars, run)?;

@@ -43,6 +43,10 @@ where
     if y.is_empty() {
         return y;
     }
+    if across_applies(g) {
+        forward_across(x, w, g, &mut y, &finish);
+        return y;
+    }
     let plane = |i: usize, out: &mut [T]| {
         let (image, o) = (i / g.c_out, i % g.c_out);
         let c = o / g.og();
@@ -60,6 +64,102 @@ where
         y.chunks_mut(p).enumerate().for_each(|(i, out)| plane(i, out));
     }
     y
+}
+
+/// Channels [`forward_across`] computes side by side, one per vector lane.
+const LANES: usize = 16;
+
+/// Positions of the zero-padded input plane up to which [`forward_across`]
+/// takes a convolution: its `LANES` interleaved planes (256 KiB of f32)
+/// stay in L2.
+const ACROSS_MAX_POSITIONS: usize = 4096;
+
+/// The rows and columns of the zero-padded input that the windows of `g` reach.
+fn padded(g: &ConvGeom) -> (usize, usize) {
+    ((g.oh - 1) * g.stride[0] + (g.kh - 1) * g.dilation[0] + 1, (g.ow - 1) * g.stride[1] + (g.kw - 1) * g.dilation[1] + 1)
+}
+
+/// Whether [`forward_across`] takes `g`: output rows too short to fill a
+/// vector, or strided (read with a stride, a row does not vectorise),
+/// and a padded plane small enough.
+fn across_applies(g: &ConvGeom) -> bool {
+    let (hp, wp) = padded(g);
+    (g.ow < LANES || g.stride[1] > 1) && hp.saturating_mul(wp) <= ACROSS_MAX_POSITIONS
+}
+
+/// [`forward`] vectorised across channels rather than along rows: for each
+/// block of `LANES` output channels, their input planes are interleaved
+/// (zero-padded, channel fastest) so that every tap at an output position
+/// is one multiply-add of `LANES` channels. MobileNetV3 and EfficientNet
+/// run their depthwise layers on planes of 2x2 to 16x16 outputs, where the
+/// per-plane loop spent its time on bounds and row set-up, not on sums (a
+/// 120-channel 5x5 layer on 4x4 planes: 48 thousand multiply-adds).
+fn forward_across<T>(x: &[T], w: &[T], g: &ConvGeom, y: &mut [T], finish: &(impl Fn(usize, &mut [T]) + Sync))
+where
+    T: Element + AddAssign + Mul<Output = T>,
+{
+    let (p, taps, (hp, wp)) = (g.p(), g.kh * g.kw, padded(g));
+    // Output channels cb * LANES.. of image `image` into `out` (their planes, one after another).
+    let block = |image: usize, cb: usize, out: &mut [T]| {
+        let first = cb * LANES;
+        let n = out.len() / p;
+        let mut xt = vec![T::ZERO; hp * wp * LANES];
+        let mut wt = vec![T::ZERO; taps * LANES];
+        for l in 0..n {
+            let o = first + l;
+            let src = &x[(image * g.c_in + o / g.og()) * g.hw()..][..g.hw()];
+            for (iy, row) in src.chunks_exact(g.w).enumerate().take(hp.saturating_sub(g.pad[0])) {
+                let py = iy + g.pad[0];
+                for (ix, &v) in row.iter().enumerate().take(wp.saturating_sub(g.pad[1])) {
+                    xt[(py * wp + ix + g.pad[1]) * LANES + l] = v;
+                }
+            }
+            for (t, &v) in w[o * taps..][..taps].iter().enumerate() {
+                wt[t * LANES + l] = v;
+            }
+        }
+        simd(
+            #[inline(always)]
+            || {
+                for oy in 0..g.oh {
+                    for ox in 0..g.ow {
+                        let mut acc = [T::ZERO; LANES];
+                        for ky in 0..g.kh {
+                            let row = (oy * g.stride[0] + ky * g.dilation[0]) * wp + ox * g.stride[1];
+                            for kx in 0..g.kw {
+                                let xs = &xt[(row + kx * g.dilation[1]) * LANES..][..LANES];
+                                let ws = &wt[(ky * g.kw + kx) * LANES..][..LANES];
+                                for ((a, &xv), &wv) in acc.iter_mut().zip(xs).zip(ws) {
+                                    *a += wv * xv;
+                                }
+                            }
+                        }
+                        for (l, &a) in acc.iter().enumerate().take(n) {
+                            out[l * p + oy * g.ow + ox] = a;
+                        }
+                    }
+                }
+            },
+        );
+        for (l, plane) in out.chunks_mut(p).enumerate() {
+            finish(image * g.c_out + first + l, plane);
+        }
+    };
+    let chunk = LANES * p;
+    if g.batch == 1 {
+        if threaded(g) {
+            team::for_each_chunk_mut(y, chunk, |cb, out| block(0, cb, out));
+        } else {
+            y.chunks_mut(chunk).enumerate().for_each(|(cb, out)| block(0, cb, out));
+        }
+        return;
+    }
+    let image = |i: usize, yi: &mut [T]| yi.chunks_mut(chunk).enumerate().for_each(|(cb, out)| block(i, cb, out));
+    if threaded(g) {
+        team::for_each_chunk_mut(y, g.c_out * p, image);
+    } else {
+        y.chunks_mut(g.c_out * p).enumerate().for_each(|(i, yi)| image(i, yi));
+    }
 }
 
 /// The output columns `lo..hi` whose tap at kernel column offset `off`
@@ -121,6 +221,13 @@ mod tests {
             geom(2, 3, (3, 2), 3, (5, 5), [1, 1], [2, 2], [1, 1], 3),
             // large enough to run on the team
             geom(4, 48, (32, 32), 48, (3, 3), [1, 1], [1, 1], [1, 1], 48),
+            // across channels: MobileNetV3's 5x5 layers on small planes, a partial block of lanes,
+            // a channel multiplier of 3, on the team at batch 1 and per image at batch 3
+            geom(1, 120, (4, 4), 120, (5, 5), [1, 1], [2, 2], [1, 1], 120),
+            geom(1, 48, (32, 32), 48, (3, 3), [2, 2], [1, 1], [1, 1], 48),
+            geom(2, 5, (7, 6), 15, (3, 3), [1, 2], [1, 0], [1, 2], 5),
+            geom(3, 40, (16, 16), 40, (3, 3), [2, 2], [1, 1], [1, 1], 40),
+            geom(1, 256, (12, 12), 256, (5, 5), [1, 1], [2, 2], [1, 1], 256),
         ];
         for g in cases {
             assert!(applies(&g));
@@ -137,6 +244,16 @@ mod tests {
                 assert!((a - plane - b).abs() <= 1e-9 * (1.0 + b.abs()), "{g:?} f64 at {at}");
             }
         }
+    }
+
+    #[test]
+    fn both_routes_are_exercised() {
+        assert!(across_applies(&geom(1, 120, (4, 4), 120, (5, 5), [1, 1], [2, 2], [1, 1], 120)));
+        assert!(across_applies(&geom(1, 48, (32, 32), 48, (3, 3), [2, 2], [1, 1], [1, 1], 48)));
+        assert!(!across_applies(&geom(4, 48, (32, 32), 48, (3, 3), [1, 1], [1, 1], [1, 1], 48)));
+        // a padded plane past the limit stays on the per-plane loop, strided or not
+        assert!(!across_applies(&geom(1, 8, (130, 130), 8, (3, 3), [2, 2], [1, 1], [1, 1], 8)));
+        assert!(threaded(&geom(1, 256, (12, 12), 256, (5, 5), [1, 1], [2, 2], [1, 1], 256)) || rayon::current_num_threads() == 1);
     }
 
     #[test]

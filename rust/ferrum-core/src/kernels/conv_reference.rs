@@ -1,7 +1,7 @@
 //! A naive f64 convolution forward with the fused epilogue, the reference
 //! the convolution kernels' tests compare against.
 
-use super::epilogue::Epilogue;
+use super::epilogue::{Activation, Epilogue};
 use super::im2col::ConvGeom;
 
 /// `epilogue(conv(x, w))` summed in f64 straight from the definition:
@@ -34,7 +34,7 @@ pub(crate) fn conv_forward_naive_f64(x: &[f32], w: &[f32], epi: Epilogue<'_>, g:
                     let at = (b * g.c_out + o) * p + oy * g.ow + ox;
                     let mut v = s * epi.scale.map_or(1.0, |v| f64::from(v[o])) + epi.shift.map_or(0.0, |v| f64::from(v[o]));
                     v += epi.residual.map_or(0.0, |r| f64::from(r[at]));
-                    y[at] = if epi.relu && v <= 0.0 { 0.0 } else { v };
+                    y[at] = activation_f64(epi.act, if epi.relu && v <= 0.0 { 0.0 } else { v });
                 }
             }
         }
@@ -66,5 +66,18 @@ pub(crate) fn assert_close(got: &[f32], expected: &[f64], k: usize, what: &str) 
     assert_eq!(got.len(), expected.len(), "{what}: length");
     for (i, (a, b)) in got.iter().zip(expected).enumerate() {
         assert!((f64::from(*a) - b).abs() <= 1e-5 * (1.0 + b.abs()) * (k as f64).sqrt().max(1.0) * 4.0, "{what} at {i}: {a} vs {b}");
+    }
+}
+
+/// `act(v)` in f64, from each activation's definition.
+pub(crate) fn activation_f64(act: Activation, v: f64) -> f64 {
+    let sigmoid = |v: f64| 1.0 / (1.0 + (-v).exp());
+    match act {
+        Activation::None => v,
+        Activation::Clip { low, high } => v.max(low.into()).min(high.into()),
+        Activation::HardSigmoid { alpha, beta } => (f64::from(alpha) * v + f64::from(beta)).clamp(0.0, 1.0),
+        Activation::HardSwish => v * (v + 3.0).clamp(0.0, 6.0) / 6.0,
+        Activation::Sigmoid => sigmoid(v),
+        Activation::Silu => v * sigmoid(v),
     }
 }

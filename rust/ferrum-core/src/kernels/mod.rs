@@ -2,6 +2,8 @@
 //! from what the ops mean.
 
 pub mod conv;
+#[cfg(test)]
+mod conv_activation_tests;
 mod conv_batch;
 pub mod conv_depthwise;
 #[cfg(test)]

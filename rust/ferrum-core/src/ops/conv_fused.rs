@@ -1,5 +1,5 @@
 //! A 2-d convolution fused with the element-wise layers that follow it in
-//! inference networks: `relu(conv2d(x, w) * scale + shift + residual)`,
+//! inference networks: `act(relu(conv2d(x, w) * scale + shift + residual))`,
 //! each part optional. Per output channel, `scale` and `shift` hold an
 //! inference BatchNorm folded with the convolution's bias; `residual` is a
 //! residual block's skip connection, shaped as the output.
@@ -17,7 +17,9 @@ use crate::autodiff::Var;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::kernels::conv::{conv_forward_fused, ensure_buffers_fit, KeepPacked};
-use crate::kernels::epilogue::Epilogue;
+use crate::kernels::epilogue::{Activation, Epilogue};
+use crate::dtype::Scalar;
+use crate::ops::unary::FloatUnary;
 use crate::ops::binary::BinaryOp;
 use crate::ops::conv::{conv_geom, keep_of, values, ConvOptions};
 use crate::tensor::Tensor;
@@ -31,8 +33,10 @@ pub struct ConvTail<'a, V> {
     pub shift: Option<&'a V>,
     /// Shaped as the output: added after the shift.
     pub residual: Option<&'a V>,
-    /// `max(v, 0)` last (NaN stays NaN).
+    /// `max(v, 0)` after the residual (NaN stays NaN).
     pub relu: bool,
+    /// Applied last (hard swish, SiLU, ... see [`Activation`]).
+    pub act: Activation,
 }
 
 const OP: &str = "conv2d_fused";
@@ -54,7 +58,7 @@ fn check_tail(x: &Tensor, tail: &ConvTail<'_, Tensor>, shape: &[usize]) -> Resul
 }
 
 impl Tensor {
-    /// `relu(conv2d(x, w) * scale + shift + residual)`, each part of the
+    /// `act(relu(conv2d(x, w) * scale + shift + residual))`, each part of the
     /// tail optional (see [`ConvTail`]): input `[batch, channels_in,
     /// height, width]`, weight `[channels_out, channels_in / groups,
     /// kernel_h, kernel_w]`, output `[batch, channels_out, out_h, out_w]`.
@@ -72,14 +76,14 @@ fn fused(x: &Tensor, weight: &Tensor, options: &ConvOptions<2>, tail: &ConvTail<
         ensure_buffers_fit::<f32>(OP, shape.iter().product(), &g)?;
         let (xs, ws) = (values::<f32>(OP, x)?, values::<f32>(OP, weight)?);
         let (scale, shift, residual) = (optional(tail.scale)?, optional(tail.shift)?, optional(tail.residual)?);
-        let epilogue = Epilogue { scale: scale.as_deref(), shift: shift.as_deref(), residual: residual.as_deref(), relu: tail.relu };
+        let epilogue = Epilogue { scale: scale.as_deref(), shift: shift.as_deref(), residual: residual.as_deref(), relu: tail.relu, act: tail.act };
         if let Some(y) = conv_forward_fused(&xs, &ws, epilogue, &g, keep) {
             return Tensor::from_vec(y, &shape);
         }
     }
     let constant = |v: Option<&Tensor>| v.map(|v| Var::constant(v.clone()));
     let (scale, shift, residual) = (constant(tail.scale), constant(tail.shift), constant(tail.residual));
-    let tail = ConvTail { scale: scale.as_ref(), shift: shift.as_ref(), residual: residual.as_ref(), relu: tail.relu };
+    let tail = ConvTail { scale: scale.as_ref(), shift: shift.as_ref(), residual: residual.as_ref(), relu: tail.relu, act: tail.act };
     Ok(composed(&Var::constant(x.clone()), &Var::constant(weight.clone()), options, &tail)?.value)
 }
 
@@ -91,7 +95,7 @@ fn optional(v: Option<&Tensor>) -> Result<Option<Cow<'_, [f32]>>> {
 /// The tail's tensors, out of their vars.
 fn values_of<'a>(tail: &ConvTail<'a, Var>) -> ConvTail<'a, Tensor> {
     let value = |v: Option<&'a Var>| v.map(|v| &v.value);
-    ConvTail { scale: value(tail.scale), shift: value(tail.shift), residual: value(tail.residual), relu: tail.relu }
+    ConvTail { scale: value(tail.scale), shift: value(tail.shift), residual: value(tail.residual), relu: tail.relu, act: tail.act }
 }
 
 /// The fused op as the ops it stands for, each recorded for autodiff.
@@ -110,7 +114,19 @@ fn composed(x: &Var, weight: &Var, options: &ConvOptions<2>, tail: &ConvTail<'_,
     if tail.relu {
         y = y.relu()?;
     }
-    Ok(y)
+    activate(y, tail.act)
+}
+
+/// `act(y)` as the differentiable element-wise op it stands for.
+fn activate(y: Var, act: Activation) -> Result<Var> {
+    match act {
+        Activation::None => Ok(y),
+        Activation::Clip { low, high } => y.clamp(Scalar::Float(low.into()), Scalar::Float(high.into())),
+        Activation::HardSigmoid { alpha, beta } => y.hard_sigmoid(alpha.into(), beta.into()),
+        Activation::HardSwish => y.hard_swish(),
+        Activation::Sigmoid => y.float_unary(FloatUnary::Sigmoid),
+        Activation::Silu => y.silu(),
+    }
 }
 
 impl Var {

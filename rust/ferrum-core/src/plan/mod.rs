@@ -32,6 +32,7 @@ pub use elementwise::{Logical, Unary};
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::kernels::epilogue::Activation;
 use crate::ops::binary::BinaryOp;
 use crate::ops::compare::CompareOp;
 use crate::ops::conv::ConvOptions;
@@ -98,7 +99,7 @@ pub enum Op {
     MeanDims { dims: Vec<isize>, shape: Vec<isize> },
     Conv1d(ConvOptions<1>),
     Conv2d(ConvOptions<2>),
-    Conv2dFused { options: ConvOptions<2>, relu: bool },
+    Conv2dFused { options: ConvOptions<2>, relu: bool, act: Activation },
     MaxPool2d(PoolOptions<2>),
     AvgPool2d { options: PoolOptions<2>, include_pad: bool },
     /// An op recorded from ferrum's tensor methods (`traced.rs`).
@@ -472,7 +473,7 @@ fn exec(op: &Op, mut args: Vec<Option<Tensor>>, n_out: usize) -> Result<Vec<Tens
             let bias = args.get(2).and_then(Option::as_ref);
             one(conv::run_conv2d(options, need(&args, 0, "conv2d")?, need(&args, 1, "conv2d")?, bias)?)
         }
-        Op::Conv2dFused { options, relu } => one(conv::run_conv2d_fused(options, *relu, &args)?),
+        Op::Conv2dFused { options, relu, act } => one(conv::run_conv2d_fused(options, *relu, *act, &args)?),
         Op::MaxPool2d(options) => one(need(&args, 0, "max_pool2d")?.max_pool2d(options)?),
         Op::AvgPool2d { options, include_pad } => one(need(&args, 0, "avg_pool2d")?.avg_pool2d(options, *include_pad)?),
         Op::Traced(t) => t.run(args),

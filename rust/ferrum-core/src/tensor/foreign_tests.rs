@@ -213,7 +213,7 @@ fn producer_writes_are_seen_by_later_ops_and_never_by_cached_packings() {
     let w0: Vec<f32> = (0..c_out * c_in * 9).map(|v| ((v * 5) % 11) as f32 * 0.1 - 0.5).collect();
     let (w, loan) = lend_contiguous(w0.clone(), &[c_out, c_in, 3, 3]);
     let options = ConvOptions::new([1, 1], [1, 1], [1, 1], 1);
-    let tail = ConvTail { scale: None, shift: None, residual: None, relu: true };
+    let tail = ConvTail { scale: None, shift: None, residual: None, relu: true, act: Default::default() };
     let run = |w: &Tensor| floats(&Var::constant(x.clone()).conv2d_fused(&Var::constant(w.clone()), &options, &tail).unwrap().value);
     let owned = |values: Vec<f32>| Tensor::from_vec(values, &[c_out, c_in, 3, 3]).unwrap();
     assert_eq!(run(&w), run(&owned(w0.clone())));

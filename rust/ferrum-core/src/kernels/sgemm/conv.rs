@@ -389,6 +389,12 @@ unsafe fn finish_tile(c: *mut f32, rs: usize, epi: Epilogue<'_>, channel: usize,
             (None, false) => finish_rows::<false, false>(c, rs, epi, channel, &[], mr, nr),
         }
     }
+    if !epi.act.is_none() {
+        for i in 0..mr {
+            // SAFETY: row i of the tile, by the caller's bound.
+            epi.act.apply_slice(unsafe { std::slice::from_raw_parts_mut(c.add(i * rs), nr) });
+        }
+    }
 }
 
 /// [`finish_tile`] in one pass over each row: `v * s + t (+ r)`, relu, with

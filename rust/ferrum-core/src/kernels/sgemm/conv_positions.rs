@@ -279,6 +279,12 @@ unsafe fn store(tile: &[[f32; NR]; MR], r: usize, nc: usize, y: *mut f32, p: usi
             (None, false) => store_with::<false, false>(tile, r, nc, y, p, epi, channel, &[]),
         }
     }
+    if !epi.act.is_none() {
+        for c in 0..nc {
+            // SAFETY: positions 0..r of channel row c, which the store just wrote.
+            epi.act.apply_slice(unsafe { std::slice::from_raw_parts_mut(y.add(c * p), r) });
+        }
+    }
 }
 
 /// [`store`] with the residual and relu decided at compile time: each
@@ -422,6 +428,7 @@ unsafe fn tile<const R: usize, const S: usize>(k: usize, a: *const f32, offs: *c
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::epilogue::Activation;
 
     #[test]
     fn transpose_swaps_rows_and_columns() {
@@ -517,14 +524,15 @@ mod tests {
             let shift: Vec<f32> = (0..g.c_out).map(|c| c as f32 / 7.0 - 2.0).collect();
             let residual: Vec<f32> = (0..n).map(|i| (i % 13) as f32 / 3.0 - 2.0).collect();
             for (threaded, tail) in [(false, false), (true, false), (true, true)] {
-                let epi = if tail { Epilogue { scale: Some(&scale), shift: Some(&shift), residual: Some(&residual), relu: true } } else { Epilogue::default() };
+                let epi = if tail { Epilogue { scale: Some(&scale), shift: Some(&shift), residual: Some(&residual), relu: true, act: Activation::HardSwish } } else { Epilogue::default() };
                 let mut y = vec![f32::NAN; n];
                 // SAFETY: the CPU has AVX-512F; the buffers hold what g says.
                 let whole = unsafe { forward(&x, &w, epi, &g, Shared(y.as_mut_ptr()), threaded, None) };
                 assert!(whole);
                 for (i, (&got, &v)) in y.iter().zip(&want).enumerate() {
                     let c = i / g.p() % g.c_out;
-                    let v = if tail { (v * scale[c] + shift[c] + residual[i]).max(0.0) } else { v };
+                    let hard_swish = |v: f32| v * (v + 3.0).clamp(0.0, 6.0) / 6.0;
+                    let v = if tail { hard_swish((v * scale[c] + shift[c] + residual[i]).max(0.0)) } else { v };
                     assert!((got - v).abs() <= 1e-4 * (1.0 + v.abs()), "{g:?} tail {tail}: output {i} is {got}, want {v}");
                 }
             }

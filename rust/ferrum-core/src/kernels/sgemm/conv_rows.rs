@@ -273,6 +273,7 @@ unsafe fn scatter(c: *const f32, epi: Epilogue<'_>, g: &ConvGeom, y: Shared<f32>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::epilogue::Activation;
     use crate::kernels::conv_reference::{assert_close, conv_forward_naive_f64, geom, values};
 
     fn check<T: Tile>(kernel: Kernel, g: &ConvGeom, threaded: bool, with_tail: bool) {
@@ -281,7 +282,7 @@ mod tests {
         let x = values(g.batch * g.c_in * g.hw(), 1);
         let w = values(g.c_out * g.k(), 2);
         let (scale, shift, residual) = (values(g.c_out, 3), values(g.c_out, 4), values(n, 5));
-        let epi = if with_tail { Epilogue { scale: Some(&scale), shift: Some(&shift), residual: Some(&residual), relu: true } } else { Epilogue::default() };
+        let epi = if with_tail { Epilogue { scale: Some(&scale), shift: Some(&shift), residual: Some(&residual), relu: true, act: Activation::Silu } } else { Epilogue::default() };
         let mut y = vec![f32::NAN; n];
         // SAFETY: the caller checked the CPU runs `kernel`; y holds the output.
         let whole = unsafe { run::<T>(kernel, &x, &w, epi, g, Shared(y.as_mut_ptr()), threaded, None) };
