@@ -28,6 +28,7 @@ from ferrum import DType, Tensor
 from ferrum.backend import NdArray
 from ferrum.nn import Linear, LinearConfig
 from harness import SPIN_SETTLE_S, Report, Stats, alternate, bench_parser, cpu_model, mean_over, round_ratios
+from quantized_linear import torch_mlp
 
 Thunk = Callable[[], object]
 DEV = NdArray.device()
@@ -95,16 +96,7 @@ def mlp_candidates(sizes: list[int], batch: int, torch: Any) -> dict[str, Thunk]
 
         out[name] = forward
     if torch is not None:
-        mods: list[Any] = []
-        for i, (w, b) in enumerate(params):
-            lin = torch.nn.Linear(w.shape[0], w.shape[1])
-            with torch.no_grad():
-                lin.weight.copy_(torch.from_numpy(w.T.copy()))
-                lin.bias.copy_(torch.from_numpy(b))
-            mods.append(lin)
-            if i + 1 < len(params):
-                mods.append(torch.nn.ReLU())
-        model = torch.nn.Sequential(*mods).eval()
+        model = torch_mlp(torch, params)
         xt = torch.from_numpy(x)
 
         def autocast() -> object:

@@ -46,6 +46,20 @@ def layers(sizes: list[int], seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
+def torch_mlp(torch: Any, params: list[tuple[np.ndarray, np.ndarray]]) -> Any:
+    """The MLP of ``params`` as a torch ``Sequential`` of Linear layers with ReLU between, in eval mode."""
+    mods: list[Any] = []
+    for i, (w, b) in enumerate(params):
+        lin = torch.nn.Linear(w.shape[0], w.shape[1])
+        with torch.no_grad():
+            lin.weight.copy_(torch.from_numpy(w.T.copy()))
+            lin.bias.copy_(torch.from_numpy(b))
+        mods.append(lin)
+        if i + 1 < len(params):
+            mods.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*mods).eval()
+
+
 def ferrum_candidates(params: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray) -> dict[str, Thunk]:
     device = NdArray.device()
     xt = Tensor.from_data(x, device)
@@ -80,16 +94,7 @@ def torch_candidates(params: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray)
         import torch  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
         return {}
-    mods: list[Any] = []
-    for i, (w, b) in enumerate(params):
-        lin = torch.nn.Linear(w.shape[0], w.shape[1])
-        with torch.no_grad():
-            lin.weight.copy_(torch.from_numpy(w.T.copy()))
-            lin.bias.copy_(torch.from_numpy(b))
-        mods.append(lin)
-        if i + 1 < len(params):
-            mods.append(torch.nn.ReLU())
-    model = torch.nn.Sequential(*mods).eval()
+    model = torch_mlp(torch, params)
     qmodel = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
     xt = torch.from_numpy(x)
 
