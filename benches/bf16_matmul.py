@@ -27,8 +27,9 @@ import numpy as np
 from ferrum import DType, Tensor
 from ferrum.backend import NdArray
 from ferrum.nn import Linear, LinearConfig
+from half_ops import Cast
 from harness import SPIN_SETTLE_S, Report, Stats, alternate, bench_parser, cpu_model, mean_over, round_ratios
-from quantized_linear import torch_mlp
+from quantized_linear import relu_mlp, torch_mlp
 
 Thunk = Callable[[], object]
 DEV = NdArray.device()
@@ -56,14 +57,6 @@ def square_candidates(n: int, torch: Any) -> dict[str, Thunk]:
     return out
 
 
-class _Cast:
-    def __init__(self, dtype: DType) -> None:
-        self.dtype = dtype
-
-    def map_float(self, id: object, tensor: Tensor[Any, Any, Any]) -> Tensor[Any, Any, Any]:
-        return tensor.cast(self.dtype)
-
-
 def mlp_candidates(sizes: list[int], batch: int, torch: Any) -> dict[str, Thunk]:
     rng = np.random.default_rng(5)
     x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
@@ -83,18 +76,10 @@ def mlp_candidates(sizes: list[int], batch: int, torch: Any) -> dict[str, Thunk]
                 weight=layer.weight.with_value(Tensor.from_data(w, DEV)),
                 bias=layer.bias.with_value(Tensor.from_data(b, DEV)) if layer.bias else None,
             )
-            layers.append(layer.map(_Cast(dtype)))
+            layers.append(layer.map(Cast(dtype)))
         xt = Tensor.from_numpy(x, DEV, dtype=dtype)
+        out[name] = partial(relu_mlp, layers, xt)
 
-        def forward(model: list[Linear[NdArray]] = layers, xt: Tensor[Any, Any, Any] = xt) -> object:
-            h: Any = xt
-            for i, layer in enumerate(model):
-                h = layer.forward(h)
-                if i + 1 < len(model):
-                    h = h.clamp_min(0.0)
-            return h
-
-        out[name] = forward
     if torch is not None:
         model = torch_mlp(torch, params)
         xt = torch.from_numpy(x)

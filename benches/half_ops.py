@@ -41,10 +41,10 @@ def cases(dtype: DType) -> dict[str, Thunk]:
     out: dict[str, Thunk] = {}
 
     def linear(name: str, shape: tuple[int, ...], d_in: int, d_out: int) -> None:
-        layer = LinearConfig(d_in, d_out).init(DEV).map(_Cast(dtype))
+        layer = LinearConfig(d_in, d_out).init(DEV).map(Cast(dtype))
         x = _t(rng.standard_normal(shape), dtype)
         out[f"linear fwd {name}"] = lambda: layer.forward(x)
-        layer_g = LinearConfig(d_in, d_out).init(ADEV).map(_Cast(dtype))
+        layer_g = LinearConfig(d_in, d_out).init(ADEV).map(Cast(dtype))
         xg = _t(rng.standard_normal(shape), dtype, True)
         out[f"linear fwd+bwd {name}"] = lambda: layer_g.forward(xg).sum().backward()
 
@@ -65,9 +65,9 @@ def cases(dtype: DType) -> dict[str, Thunk]:
     s = _t(rng.standard_normal((32, 4, 12, 12)), dtype)
     out["softmax [32,4,12,12]"] = lambda: A.softmax(s, 3)
     out["softmax [32,64,256]"] = lambda: A.softmax(big, 2)
-    ln = LayerNormConfig(32).init(DEV).map(_Cast(dtype))
+    ln = LayerNormConfig(32).init(DEV).map(Cast(dtype))
     out["layer_norm [32,12,32]"] = lambda: ln.forward(h)
-    ln2 = LayerNormConfig(256).init(DEV).map(_Cast(dtype))
+    ln2 = LayerNormConfig(256).init(DEV).map(Cast(dtype))
     out["layer_norm [32,64,256]"] = lambda: ln2.forward(big)
     h2 = _t(rng.standard_normal((32, 12, 32)), dtype)
     out["add [32,12,32]"] = lambda: h + h2
@@ -94,7 +94,9 @@ def cases(dtype: DType) -> dict[str, Thunk]:
     return out
 
 
-class _Cast:
+class Cast:
+    """A module mapper casting every float tensor to ``dtype``."""
+
     def __init__(self, dtype: DType) -> None:
         self.dtype = dtype
 

@@ -46,6 +46,16 @@ def layers(sizes: list[int], seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     return out
 
 
+def relu_mlp(model: list[Linear[NdArray]], x: Tensor[Any, Any, Any]) -> Tensor[Any, Any, Any]:
+    """``x`` through ``model``'s layers with ReLU between them."""
+    h = x
+    for i, layer in enumerate(model):
+        h = layer.forward(h)
+        if i + 1 < len(model):
+            h = h.clamp_min(0.0)
+    return h
+
+
 def torch_mlp(torch: Any, params: list[tuple[np.ndarray, np.ndarray]]) -> Any:
     """The MLP of ``params`` as a torch ``Sequential`` of Linear layers with ReLU between, in eval mode."""
     mods: list[Any] = []
@@ -77,12 +87,7 @@ def ferrum_candidates(params: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray
 
     def run(model: list[Linear[NdArray]]) -> Thunk:
         def forward() -> object:
-            h: Any = xt
-            for i, layer in enumerate(model):
-                h = layer.forward(h)
-                if i + 1 < len(model):
-                    h = h.clamp_min(0.0)
-            return h
+            return relu_mlp(model, xt)
 
         return forward
 
