@@ -1,12 +1,13 @@
-"""ferrum's int8 linear on AMX against the same on VNNI (``FERRUM_AMX=0``).
+"""ferrum's int8 linear on AMX against the same on VNNI (``FERRUM_AMX=0``): ``python benches/int8_paths.py``.
 
-The path is chosen once per process, so each round runs one child process
-per path, taking turns; a child times every case (mean of calls over
-0.2 s) and prints the times. The table shows, per case, the median time of
-each path and the median of the per-round ratios AMX / VNNI with its
-spread (fastest to slowest round's ratio).
-
-    python int8_paths.py [--rounds 9]
+The int8 path is chosen once per process, so each candidate is a child
+process (one case, one path) that times the int8 forward as the mean of
+back-to-back calls over 0.2 s and reports it; the harness takes the two
+paths in turns for ``--rounds`` rounds (``harness.reported``). The table
+shows per case the median time of each path and the median of the
+per-round ratios AMX / VNNI with its range. On a CPU without AMX-INT8 both
+children run the same path (the ratio is then ~1). ``--json PATH`` /
+``--compare-with OLD.json`` as the other benches on ``harness.py``.
 """
 
 from __future__ import annotations
@@ -14,10 +15,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
+
+from harness import (
+    Report,
+    alternate,
+    bench_parser,
+    cpu_model,
+    mean_over,
+    median_range,
+    reported,
+    round_ratios,
+)
 
 CASES: dict[str, tuple[list[int], int]] = {
     "MLP 1024-4096-1024 b64": ([1024, 4096, 1024], 64),
@@ -27,55 +37,59 @@ CASES: dict[str, tuple[list[int], int]] = {
     "linear 1024->4096 b1": ([1024, 4096], 1),
     "linear 1024->1024 b512": ([1024, 1024], 512),
 }
+TINY_CASES: dict[str, tuple[list[int], int]] = {"linear 64->256 b8": ([64, 256], 8)}
+PATHS = {"amx": "1", "vnni": "0"}
 
 
-def child() -> None:
-    """Times the int8 forward of every case on this process's path."""
+def child(sizes: list[int], batch: int, min_s: float) -> None:
+    """Prints the seconds per int8 forward of one case on this process's path."""
     import numpy as np
     from quantized_linear import ferrum_candidates, layers
 
-    times: dict[str, float] = {}
-    for name, (sizes, batch) in CASES.items():
-        params = layers(sizes, seed=len(sizes) + sizes[0])
-        x = np.random.default_rng(7).standard_normal((batch, sizes[0])).astype(np.float32)
-        forward = ferrum_candidates(params, x)["ferrum int8"]
-        for _ in range(3):
-            forward()
-        calls, start = 0, time.perf_counter()
-        while time.perf_counter() - start < 0.2:
-            forward()
-            calls += 1
-        times[name] = (time.perf_counter() - start) / calls
-    print(json.dumps(times))
+    params = layers(sizes, seed=len(sizes) + sizes[0])
+    x = np.random.default_rng(7).standard_normal((batch, sizes[0])).astype(np.float32)
+    forward = ferrum_candidates(params, x)["ferrum int8"]
+    for _ in range(3):
+        forward()
+    print(json.dumps(mean_over(min_s)(forward)))
+
+
+def in_child(path: str, sizes: list[int], batch: int, min_s: float) -> float:
+    """Seconds per call that a child process on ``path`` measured."""
+    env = dict(os.environ, FERRUM_AMX=PATHS[path])
+    spec = json.dumps([sizes, batch, min_s])
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", spec]
+    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
+    return float(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser = bench_parser(__doc__, rounds=9)
+    parser.add_argument("--child", metavar="SPEC", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child()
+        sizes, batch, min_s = json.loads(args.child)
+        child(sizes, batch, min_s)
         return
-    runs: dict[str, list[dict[str, float]]] = {"amx": [], "vnni": []}
-    for _ in range(args.rounds):
-        for path, flag in (("amx", "1"), ("vnni", "0")):
-            env = dict(os.environ, FERRUM_AMX=flag)
-            cmd = [sys.executable, os.path.abspath(__file__), "--child"]
-            out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
-            runs[path].append(json.loads(out.stdout.strip().splitlines()[-1]))
-    print(f"medians of {args.rounds} rounds; load {os.getloadavg()[0]:.2f}")
-    for name in CASES:
-        amx = [r[name] for r in runs["amx"]]
-        vnni = [r[name] for r in runs["vnni"]]
-        ratios = [a / v for a, v in zip(amx, vnni, strict=True)]
+    cases, rounds, min_s = (TINY_CASES, 1, 0.02) if args.tiny else (CASES, args.rounds, 0.2)
+    load = os.getloadavg()[0]
+    print(f"{cpu_model()}; medians of {rounds} rounds (mean of calls over {min_s} s); load {load:.2f}")
+    report = Report("int8_paths", {"rounds": rounds})
+    for name, (sizes, batch) in cases.items():
+        candidates = {
+            path: (lambda path=path, sizes=sizes, batch=batch: in_child(path, sizes, batch, min_s))
+            for path in PATHS
+        }
+        stats = alternate(candidates, rounds, measure=reported)
+        amx, vnni = stats["amx"], stats["vnni"]
+        ratios = round_ratios(amx, vnni)
         print(
-            f"{name:26s} amx {statistics.median(amx) * 1e3:8.3f} ms  "
-            f"vnni {statistics.median(vnni) * 1e3:8.3f} ms  "
-            f"amx/vnni {statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})"
+            f"{name:26s} amx {amx.p50 * 1e3:8.3f} ms  vnni {vnni.p50 * 1e3:8.3f} ms  "
+            f"amx/vnni {median_range(ratios)}"
         )
+        for path, st in stats.items():
+            report.add(f"{name} {path}", {"p50 ms": st.p50 * 1e3}, st)
+    report.finish(args)
 
 
 if __name__ == "__main__":
