@@ -6,6 +6,7 @@
 use rayon::prelude::*;
 
 use super::parallel::{go_parallel, simd, PAR_CHEAP};
+use super::pool_lanes::{self, Reduce};
 use super::team;
 use crate::element::FloatElement;
 use crate::error::Result;
@@ -125,6 +126,10 @@ pub fn max_pool_forward<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom
 pub fn max_pool_values<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom) -> Result<Vec<T>> {
     let (hw, p) = (g.hw(), g.p());
     let mut out = try_zeroed(op, g.planes * p, T::neg_infinity())?;
+    if pool_lanes::suits(g) {
+        pool_lanes::pool(x, g, &Reduce::Max, &mut out);
+        return Ok(out);
+    }
     let across = Across::new(g);
     per_plane(&mut out, p, g.planes * p * g.kh * g.kw, |plane, o| {
         simd(#[inline(always)] || max_plane(g, &across, &x[plane * hw..(plane + 1) * hw], o))
@@ -155,7 +160,7 @@ fn max_plane<T: FloatElement>(g: &PoolGeom, across: &Across, xp: &[T], o: &mut [
 
 /// `b` in place of `a` when larger, or NaN: max with NaN winning.
 #[inline(always)]
-fn pick<T: FloatElement>(a: T, b: T) -> T {
+pub(super) fn pick<T: FloatElement>(a: T, b: T) -> T {
     if b > a || b.is_nan() {
         b
     } else {
@@ -252,6 +257,13 @@ fn divisor<T: FloatElement>(rows: (usize, usize, usize), cols: (usize, usize, us
 pub fn avg_pool_forward<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom, count_include_pad: bool) -> Result<Vec<T>> {
     let (hw, p) = (g.hw(), g.p());
     let mut out = try_zeroed(op, g.planes * p, T::ZERO)?;
+    if pool_lanes::suits(g) {
+        let divisors: Vec<T> = (0..g.oh)
+            .flat_map(|oh| (0..g.ow).map(move |ow| divisor::<T>(g.avg_window(0, oh), g.avg_window(1, ow), count_include_pad)))
+            .collect();
+        pool_lanes::pool(x, g, &Reduce::Mean(&divisors), &mut out);
+        return Ok(out);
+    }
     per_plane(&mut out, p, g.planes * p * g.kh * g.kw, |plane, o| {
         let xp = &x[plane * hw..(plane + 1) * hw];
         for oh in 0..g.oh {
