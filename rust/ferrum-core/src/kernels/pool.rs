@@ -131,17 +131,32 @@ pub fn max_pool_values<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom)
         return Ok(out);
     }
     let across = Across::new(g);
-    per_plane(&mut out, p, g.planes * p * g.kh * g.kw, |plane, o| {
-        simd(#[inline(always)] || max_plane(g, &across, &x[plane * hw..(plane + 1) * hw], o))
-    });
+    // A run of planes shares one pair of scratch rows, not a pair per plane.
+    let run = |first: usize, o: &mut [T]| {
+        simd(#[inline(always)] || {
+            let mut down = vec![T::neg_infinity(); g.w];
+            let mut phases = vec![T::neg_infinity(); if g.stride[1] > 1 { g.w + g.stride[1] } else { 0 }];
+            for (i, op) in o.chunks_mut(p).enumerate() {
+                max_plane(g, &across, &x[(first + i) * hw..][..hw], op, &mut down, &mut phases);
+            }
+        })
+    };
+    if p == 0 {
+        return Ok(out);
+    }
+    if go_parallel(g.planes * p * g.kh * g.kw, PAR_CHEAP) {
+        let per = g.planes.div_ceil(2 * rayon::current_num_threads()).max(1);
+        team::for_each_chunk_mut(&mut out, per * p, |i, o| run(i * per, o));
+    } else {
+        run(0, &mut out);
+    }
     Ok(out)
 }
 
-/// [`max_pool_values`] of one plane `xp` into `o`.
+/// [`max_pool_values`] of one plane `xp` into `o`, with scratch rows `down`
+/// (`w` long) and `phases` (`w + stride` when the stride is above 1).
 #[inline(always)]
-fn max_plane<T: FloatElement>(g: &PoolGeom, across: &Across, xp: &[T], o: &mut [T]) {
-    let mut down = vec![T::neg_infinity(); g.w];
-    let mut phases = vec![T::neg_infinity(); if g.stride[1] > 1 { g.w + g.stride[1] } else { 0 }];
+fn max_plane<T: FloatElement>(g: &PoolGeom, across: &Across, xp: &[T], o: &mut [T], down: &mut [T], phases: &mut [T]) {
     for (oh, orow) in o.chunks_mut(g.ow).enumerate() {
         let (ilo, ihi, hs) = g.taps(0, oh);
         let row = |i: usize| &xp[(hs + (i * g.dilation[0]) as isize) as usize * g.w..][..g.w];
@@ -154,7 +169,7 @@ fn max_plane<T: FloatElement>(g: &PoolGeom, across: &Across, xp: &[T], o: &mut [
                 *a = pick(*a, b);
             }
         }
-        across.run(g, &down, &mut phases, orow);
+        across.run(g, down, phases, orow);
     }
 }
 
