@@ -1,6 +1,6 @@
 //! Convolution benchmarks: conv2d 3x3 with padding 1, forward alone and
 //! forward + backward (input, weight and bias gradients), at the sizes the
-//! Python comparison table uses. Run with `cargo bench --bench conv`.
+//! Python comparison table uses; max pooling of large and of small planes. Run with `cargo bench --bench conv`.
 
 use std::hint::black_box;
 
@@ -43,5 +43,18 @@ fn max_pool2d(c: &mut Criterion) {
     c.bench_function("max_pool2d_2x2_64x16x28", |bch| bch.iter(|| black_box(x.max_pool2d(&opts).unwrap())));
 }
 
-criterion_group!(benches, conv2d, max_pool2d);
+/// GoogLeNet's poolings of small planes at batch 1 (3x3, ceil mode): stride 1 with padding 1 on
+/// 512 planes of 4x4, stride 2 on 192 planes of 16x16.
+fn max_pool2d_small(c: &mut Criterion) {
+    let mut g = c.benchmark_group("max_pool2d_small");
+    let pad = PoolOptions { kernel: [3, 3], stride: [1, 1], padding: [(1, 1), (1, 1)], dilation: [1, 1], ceil_mode: true };
+    let down = PoolOptions { kernel: [3, 3], stride: [2, 2], padding: [(0, 0), (0, 0)], dilation: [1, 1], ceil_mode: true };
+    for (shape, opts, label) in [([1, 512, 4, 4], &pad, "512x4x4_s1"), ([1, 192, 16, 16], &down, "192x16x16_s2")] {
+        let x = random(&shape);
+        g.bench_function(label, |bch| bch.iter(|| black_box(x.max_pool2d(opts).unwrap())));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, conv2d, max_pool2d, max_pool2d_small);
 criterion_main!(benches);

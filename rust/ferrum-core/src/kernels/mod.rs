@@ -30,6 +30,7 @@ pub mod matrix;
 pub mod parallel;
 pub mod placement;
 pub mod pool;
+mod pool_lanes;
 pub mod qgemm;
 pub mod recurrent;
 pub mod reduce;

@@ -6,6 +6,7 @@
 use rayon::prelude::*;
 
 use super::parallel::{go_parallel, simd, PAR_CHEAP};
+use super::pool_lanes::{self, Reduce};
 use super::team;
 use crate::element::FloatElement;
 use crate::error::Result;
@@ -125,18 +126,37 @@ pub fn max_pool_forward<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom
 pub fn max_pool_values<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom) -> Result<Vec<T>> {
     let (hw, p) = (g.hw(), g.p());
     let mut out = try_zeroed(op, g.planes * p, T::neg_infinity())?;
+    if pool_lanes::suits(g) {
+        pool_lanes::pool(x, g, &Reduce::Max, &mut out);
+        return Ok(out);
+    }
     let across = Across::new(g);
-    per_plane(&mut out, p, g.planes * p * g.kh * g.kw, |plane, o| {
-        simd(#[inline(always)] || max_plane(g, &across, &x[plane * hw..(plane + 1) * hw], o))
-    });
+    // A run of planes shares one pair of scratch rows, not a pair per plane.
+    let run = |first: usize, o: &mut [T]| {
+        simd(#[inline(always)] || {
+            let mut down = vec![T::neg_infinity(); g.w];
+            let mut phases = vec![T::neg_infinity(); if g.stride[1] > 1 { g.w + g.stride[1] } else { 0 }];
+            for (i, op) in o.chunks_mut(p).enumerate() {
+                max_plane(g, &across, &x[(first + i) * hw..][..hw], op, &mut down, &mut phases);
+            }
+        })
+    };
+    if p == 0 {
+        return Ok(out);
+    }
+    if go_parallel(g.planes * p * g.kh * g.kw, PAR_CHEAP) {
+        let per = g.planes.div_ceil(2 * rayon::current_num_threads()).max(1);
+        team::for_each_chunk_mut(&mut out, per * p, |i, o| run(i * per, o));
+    } else {
+        run(0, &mut out);
+    }
     Ok(out)
 }
 
-/// [`max_pool_values`] of one plane `xp` into `o`.
+/// [`max_pool_values`] of one plane `xp` into `o`, with scratch rows `down`
+/// (`w` long) and `phases` (`w + stride` when the stride is above 1).
 #[inline(always)]
-fn max_plane<T: FloatElement>(g: &PoolGeom, across: &Across, xp: &[T], o: &mut [T]) {
-    let mut down = vec![T::neg_infinity(); g.w];
-    let mut phases = vec![T::neg_infinity(); if g.stride[1] > 1 { g.w + g.stride[1] } else { 0 }];
+fn max_plane<T: FloatElement>(g: &PoolGeom, across: &Across, xp: &[T], o: &mut [T], down: &mut [T], phases: &mut [T]) {
     for (oh, orow) in o.chunks_mut(g.ow).enumerate() {
         let (ilo, ihi, hs) = g.taps(0, oh);
         let row = |i: usize| &xp[(hs + (i * g.dilation[0]) as isize) as usize * g.w..][..g.w];
@@ -149,13 +169,13 @@ fn max_plane<T: FloatElement>(g: &PoolGeom, across: &Across, xp: &[T], o: &mut [
                 *a = pick(*a, b);
             }
         }
-        across.run(g, &down, &mut phases, orow);
+        across.run(g, down, phases, orow);
     }
 }
 
 /// `b` in place of `a` when larger, or NaN: max with NaN winning.
 #[inline(always)]
-fn pick<T: FloatElement>(a: T, b: T) -> T {
+pub(super) fn pick<T: FloatElement>(a: T, b: T) -> T {
     if b > a || b.is_nan() {
         b
     } else {
@@ -252,6 +272,13 @@ fn divisor<T: FloatElement>(rows: (usize, usize, usize), cols: (usize, usize, us
 pub fn avg_pool_forward<T: FloatElement>(op: &'static str, x: &[T], g: &PoolGeom, count_include_pad: bool) -> Result<Vec<T>> {
     let (hw, p) = (g.hw(), g.p());
     let mut out = try_zeroed(op, g.planes * p, T::ZERO)?;
+    if pool_lanes::suits(g) {
+        let divisors: Vec<T> = (0..g.oh)
+            .flat_map(|oh| (0..g.ow).map(move |ow| divisor::<T>(g.avg_window(0, oh), g.avg_window(1, ow), count_include_pad)))
+            .collect();
+        pool_lanes::pool(x, g, &Reduce::Mean(&divisors), &mut out);
+        return Ok(out);
+    }
     per_plane(&mut out, p, g.planes * p * g.kh * g.kw, |plane, o| {
         let xp = &x[plane * hw..(plane + 1) * hw];
         for oh in 0..g.oh {

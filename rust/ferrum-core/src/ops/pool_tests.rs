@@ -311,3 +311,73 @@ fn outputs_larger_than_memory_are_errors() {
     let e = x.adaptive_avg_pool2d([1 << 40, 1 << 40]).unwrap_err().to_string();
     assert!(e.starts_with("adaptive_avg_pool2d: shape") && e.contains("too many elements"), "{e}");
 }
+
+/// GoogLeNet's and SqueezeNet's poolings of small planes, and the cases above, on more planes than
+/// one block of the kernel that pools small planes across planes (16 at a time), with a last
+/// block part full.
+#[test]
+fn small_planes_pooled_across_planes_match_definition() {
+    let mut cases = cases();
+    cases.push(opts2([3, 3], [1, 1], [(1, 1), (1, 1)], [1, 1], true));
+    cases.push(opts2([3, 3], [2, 2], [(0, 0), (0, 0)], [1, 1], true));
+    cases.push(opts2([2, 2], [2, 2], [(0, 0), (0, 0)], [1, 1], true));
+    cases.push(opts2([3, 1], [1, 2], [(1, 1), (0, 0)], [1, 1], false));
+    for shape in [[1, 37, 4, 4], [2, 21, 7, 7], [1, 19, 15, 15], [1, 17, 2, 2], [3, 6, 5, 9]] {
+        let x = tensor(&shape, 0.23);
+        for o in &cases {
+            let (h, w) = (shape[2] + o.padding[0].0 + o.padding[0].1, shape[3] + o.padding[1].0 + o.padding[1].1);
+            if h < o.dilation[0] * (o.kernel[0] - 1) + 1 || w < o.dilation[1] * (o.kernel[1] - 1) + 1 {
+                continue;
+            }
+            let what = format!("{o:?} on {shape:?}");
+            assert_close(&x.max_pool2d(o).unwrap().to_vec::<f64>(), &naive(&x, o, None), 0.0, &what);
+            if o.dilation == [1, 1] {
+                for include in [true, false] {
+                    let got = x.avg_pool2d(o, include).unwrap().to_vec::<f64>();
+                    assert_close(&got, &naive(&x, o, Some(include)), 1e-12, &format!("avg {what} include={include}"));
+                }
+            }
+        }
+    }
+}
+
+/// Enough small planes that the blocks split over threads, in f32 (the models' dtype).
+#[test]
+fn many_small_planes_split_over_threads_in_f32() {
+    let x64 = tensor(&[2, 520, 8, 8], 0.011);
+    let x = x64.cast(DType::F32).unwrap();
+    let rounded = x.cast(DType::F64).unwrap();
+    for o in [opts2([3, 3], [1, 1], [(1, 1), (1, 1)], [1, 1], true), opts2([3, 3], [2, 2], [(1, 1), (1, 1)], [1, 1], false)] {
+        let got: Vec<f64> = x.max_pool2d(&o).unwrap().to_vec::<f32>().iter().map(|&v| v as f64).collect();
+        assert_close(&got, &naive(&rounded, &o, None), 0.0, &format!("max {o:?}"));
+        for include in [true, false] {
+            let got: Vec<f64> = x.avg_pool2d(&o, include).unwrap().to_vec::<f32>().iter().map(|&v| v as f64).collect();
+            assert_close(&got, &naive(&rounded, &o, Some(include)), 1e-6, &format!("avg {o:?} include={include}"));
+        }
+    }
+}
+
+/// NaN wins a max window of a small plane, whichever tap of the window holds it.
+#[test]
+fn small_planes_let_nan_win_in_f32() {
+    let (planes, h, w) = (20, 4, 4);
+    let mut v: Vec<f32> = (0..planes * h * w).map(|i| ((i as f32 + 1.0) * 0.61).sin()).collect();
+    let nans = [0, 5, 16 + 15, 3 * 16 + 10, 19 * 16 + 3];
+    for at in nans {
+        v[at] = f32::NAN;
+    }
+    let x = Tensor::from_vec(v.clone(), &[1, planes, h, w]).unwrap();
+    let o = opts2([3, 3], [1, 1], [(1, 1), (1, 1)], [1, 1], false);
+    let got = x.max_pool2d(&o).unwrap().to_vec::<f32>();
+    for (k, &g) in got.iter().enumerate() {
+        let (plane, i, j) = (k / 16, (k % 16) / 4, k % 4);
+        let window: Vec<usize> = (i.saturating_sub(1)..(i + 2).min(h))
+            .flat_map(|r| (j.saturating_sub(1)..(j + 2).min(w)).map(move |c| plane * 16 + r * w + c))
+            .collect();
+        if window.iter().any(|a| nans.contains(a)) {
+            assert!(g.is_nan(), "output {k}: {g} where the window holds NaN");
+        } else {
+            assert_eq!(g, window.iter().map(|&a| v[a]).fold(f32::NEG_INFINITY, f32::max), "output {k}");
+        }
+    }
+}
