@@ -63,10 +63,35 @@ fn wide() -> bool {
     }
 }
 
+/// [`quantize_u8_body`] 16 values a step: the same clamps, the rounding
+/// by `vrndscaleps` (half to even, as the body's magic number rounds), and
+/// the conversions written out (the compiler turns the body's saturating
+/// `as i32` into one scalar conversion a lane). A NaN quotient (a zero or
+/// NaN scale) goes to the lower clamp, as in the body (`vmaxps` returns its
+/// second operand then), and ends as 0.
+///
+/// # Safety
+/// The CPU has AVX-512 F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512bw")]
 unsafe fn quantize_u8_avx512(x: &[f32], out: &mut [u8], scale: f32, zero: f32) {
-    quantize_u8_body(x, out, scale, zero);
+    use std::arch::x86_64::*;
+    let n = x.len().min(out.len());
+    let (vs, vz) = (_mm512_set1_ps(scale), _mm512_set1_ps(zero));
+    let (lo, hi, top) = (_mm512_set1_ps(-512.0), _mm512_set1_ps(512.0), _mm512_set1_ps(255.0));
+    let mut i = 0;
+    // SAFETY: the loads read x[i..i + 16] and the stores write out[i..i + 16], both inside n.
+    unsafe {
+        while i + 16 <= n {
+            let q = _mm512_min_ps(_mm512_max_ps(_mm512_div_ps(_mm512_loadu_ps(x.as_ptr().add(i)), vs), lo), hi);
+            // Round to nearest even (0), exceptions suppressed (8).
+            let r = _mm512_roundscale_ps::<0x08>(q);
+            let y = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(r, vz), _mm512_setzero_ps()), top);
+            _mm_storeu_si128(out.as_mut_ptr().add(i) as *mut __m128i, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(y)));
+            i += 16;
+        }
+    }
+    quantize_u8_body(&x[i..n], &mut out[i..n], scale, zero);
 }
 
 /// The quotient is clamped to ±512 first (the result saturates there

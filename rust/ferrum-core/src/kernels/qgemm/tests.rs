@@ -248,6 +248,23 @@ fn rows_quantized_while_packed_match_the_formula() {
     }
 }
 
+/// The quantizing loop (vectorized where the CPU allows) against the
+/// formula per value, over ties, saturation, a ragged tail and a zero scale.
+#[test]
+fn quantize_u8_rounds_half_to_even_and_saturates() {
+    let x: Vec<f32> = (0..203).map(|i| (i as f32 - 101.0) * 0.25).chain([1e30, -1e30, 0.5, 1.5, 2.5, -0.5, -2.5]).collect();
+    for (scale, zero) in [(0.5f32, 128f32), (0.125, 3.0), (1.0, 0.0), (0.0, 7.0)] {
+        let mut got = vec![0u8; x.len()];
+        super::quantize_u8(&x, &mut got, scale, zero);
+        for (&v, &g) in x.iter().zip(&got) {
+            let q = v / scale;
+            // A NaN quotient (0 / 0) lands on the lower clamp.
+            let want = if q.is_nan() { 0.0 } else { (q.clamp(-512.0, 512.0).round_ties_even() + zero).clamp(0.0, 255.0) };
+            assert_eq!(g, want as u8, "{v} / {scale} + {zero}");
+        }
+    }
+}
+
 /// Sizes on both sides of the AMX tile's edges (16 rows, 32-row blocks, 64
 /// bytes of k, 16-column halves of a panel), and of the register tile's.
 const EDGES: [usize; 6] = [1, 15, 17, 63, 65, 300];
