@@ -3,20 +3,10 @@
 //! [`Int8Conv`], which packs the weight once and runs the product.
 
 use super::integer::{i8_values, u8_values};
+use super::qconv::{conv_threads, ConvOut, Int8Conv, IntConv2d, Requant};
 use crate::error::{Error, Result};
-use super::qconv::{conv_threads, ConvOut, Int8Conv, Requant};
 use crate::kernels::qgemm;
 use crate::tensor::Tensor;
-
-/// Stride, padding (top, left, bottom, right), dilation and groups of an
-/// integer 2-d convolution.
-#[derive(Clone, Copy, Debug)]
-pub struct IntConv2d {
-    pub stride: [usize; 2],
-    pub pads: [usize; 4],
-    pub dilation: [usize; 2],
-    pub groups: usize,
-}
 
 /// `conv2d(x - x_zero, w - w_zero)` exactly, wrapped to i32 as ONNX's int32
 /// output holds it, as an I64 tensor `[batch, c_out, oh, ow]`: `x` an Int

@@ -48,23 +48,6 @@ fn quantize_all(x: &[f32], out: &mut [i64], scale: f32, zero: f32) {
     }
 }
 
-/// [`quantize`] narrowed through i32 (the value is in 0..=255), which
-/// vectorizes where the i64 conversion does not.
-#[inline(always)]
-fn quantize_all_u8(x: &[f32], out: &mut [u8], scale: f32, zero: f32) {
-    const MAGIC: f32 = 12_582_912.0;
-    for (o, &v) in out.iter_mut().zip(x) {
-        let q = (v / scale).clamp(-512.0, 512.0);
-        *o = (((q + MAGIC) - MAGIC) + zero).clamp(0.0, 255.0) as i32 as u8;
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512bw")]
-unsafe fn quantize_all_u8_avx512(x: &[f32], out: &mut [u8], scale: f32, zero: f32) {
-    quantize_all_u8(x, out, scale, zero);
-}
-
 /// `(scale, zero)` of `DynamicQuantizeLinear` for values in `lo..=hi`.
 fn params(lo: f32, hi: f32) -> (f32, f32) {
     let (top, bottom) = (hi.max(0.0), lo.min(0.0));
@@ -73,9 +56,10 @@ fn params(lo: f32, hi: f32) -> (f32, f32) {
     (scale, zero)
 }
 
-/// [`dynamic_quantize_u8`] of a slice into u8 values: `(y, scale, zero)`;
-/// `None` for an empty slice or a non-finite value.
-pub fn dynamic_quantize_u8_values(values: &[f32]) -> Option<(Vec<u8>, f32, u8)> {
+/// The `(scale, zero)` [`dynamic_quantize_u8`] takes for `values` (its
+/// values are then [`crate::kernels::qgemm::quantize_u8`] of them); `None` for an empty
+/// slice or a non-finite value.
+pub fn dynamic_quantize_params(values: &[f32]) -> Option<(f32, u8)> {
     if values.is_empty() {
         return None;
     }
@@ -88,17 +72,7 @@ pub fn dynamic_quantize_u8_values(values: &[f32]) -> Option<(Vec<u8>, f32, u8)> 
         return None;
     }
     let (scale, zero) = params(lo, hi);
-    let mut out = vec![0u8; values.len()];
-    #[cfg(target_arch = "x86_64")]
-    if wide() {
-        // SAFETY: as above (wide() also checked AVX-512 BW through vnni_available()).
-        unsafe { quantize_all_u8_avx512(values, &mut out, scale, zero) };
-    } else {
-        quantize_all_u8(values, &mut out, scale, zero);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    quantize_all_u8(values, &mut out, scale, zero);
-    Some((out, scale, zero as u8))
+    Some((scale, zero as u8))
 }
 
 #[cfg(target_arch = "x86_64")]

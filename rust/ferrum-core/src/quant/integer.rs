@@ -7,8 +7,8 @@ use std::borrow::Cow;
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};
 use crate::kernels::copy::contiguous_values;
-use crate::kernels::qgemm::{self, PackedQ8};
-use super::dynamic::dynamic_quantize_u8_values;
+use super::dynamic::dynamic_quantize_params;
+use crate::kernels::qgemm::{self, PackedQ8, Rows};
 use crate::tensor::Tensor;
 
 /// Products below this many multiply-adds run on one thread.
@@ -143,13 +143,13 @@ impl Int8Matrix {
             None => None,
         };
         let values = contiguous_values::<f32>(op, x)?;
-        let Some((q, sx, zx)) = dynamic_quantize_u8_values(&values) else { return Ok(None) };
+        let Some((sx, zx)) = dynamic_quantize_params(&values) else { return Ok(None) };
         let m = values.len() / k;
         // The graph multiplies the two scales in its own node, in f32.
         let scale: Vec<f32> = w_scale.iter().map(|&s| sx * s).collect();
         let mut out = vec![0f32; m * n];
         let threads = if m.saturating_mul(n).saturating_mul(k) >= PAR_FLOPS { rayon::current_num_threads() } else { 1 };
-        qgemm::matmul_u8s8_scaled(&q, m, i32::from(zx), &self.packed, &self.zero, &scale, bias.as_deref(), relu, &mut out, threads)?;
+        qgemm::matmul_u8s8_scaled(Rows::Quantized { x: &values, scale: sx, zero: zx }, m, i32::from(zx), &self.packed, &self.zero, &scale, bias.as_deref(), relu, &mut out, threads)?;
         let mut out_shape = shape.to_vec();
         *out_shape.last_mut().expect("rank checked above") = n;
         Ok(Some(Tensor::from_vec(out, &out_shape)?))

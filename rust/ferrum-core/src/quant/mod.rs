@@ -8,11 +8,12 @@ mod conv_integer;
 mod dynamic;
 mod integer;
 mod qconv;
+mod qconv_amx;
 mod qtensor;
 mod scheme;
 
-pub use conv_integer::{conv2d_u8s8, pack_int8_conv, run_int8_conv, IntConv2d, IntConvResult};
-pub use qconv::{ConvOut, Int8Conv, Requant};
+pub use conv_integer::{conv2d_u8s8, pack_int8_conv, run_int8_conv, IntConvResult};
+pub use qconv::{ConvOut, Int8Conv, IntConv2d, Requant};
 pub use dynamic::dynamic_quantize_u8;
 pub use integer::Int8Matrix;
 pub use qtensor::QTensor;

@@ -16,9 +16,9 @@
 //! `Σ (x - zx)(w - zw) = acc - zx * Σw - zw * (Σx - k * zx)` in wrapping
 //! i32, ONNX's int32 result mod 2^32.
 
-use super::conv_integer::IntConv2d;
+use super::qconv_amx::{self, AmxFilters, TR};
 use crate::error::{Error, Result};
-use crate::kernels::qgemm::{self, MAX_K};
+use crate::kernels::qgemm::{Path, MAX_K};
 use crate::kernels::team::{self, Shared};
 
 /// Output channels per tile (broadcast operands).
@@ -30,6 +30,16 @@ pub const CNR: usize = 32;
 const PART_BYTES: usize = 96 << 10;
 /// Products below this many multiply-adds run on one thread.
 const PAR_FLOPS: usize = 1 << 18;
+
+/// Stride, padding (top, left, bottom, right), dilation and groups of an
+/// integer 2-d convolution.
+#[derive(Clone, Copy, Debug)]
+pub struct IntConv2d {
+    pub stride: [usize; 2],
+    pub pads: [usize; 4],
+    pub dilation: [usize; 2],
+    pub groups: usize,
+}
 
 /// One tile's exact sums: `CMR` channels by `CNR` positions.
 type Sums = [[i32; CNR]; CMR];
@@ -46,6 +56,8 @@ pub struct Int8Conv {
     /// Per group, `co_g.div_ceil(CMR)` panels of `kq * CMR` words (a word is
     /// four consecutive k of one channel, the lowest k in the low byte).
     words: Vec<u32>,
+    /// The same filters as AMX's tile operand, where the CPU has AMX-INT8.
+    amx: Option<AmxFilters>,
     /// `Σ_k w[o, k]` per output channel.
     wsum: Vec<i32>,
     /// The weight zero point of each output channel.
@@ -105,7 +117,8 @@ impl Int8Conv {
         }
         let wsum = w.chunks_exact(k).map(|f| f.iter().map(|&v| v as i32).sum()).collect();
         let zero = if zero.len() == 1 { vec![zero[0]; c_out] } else { zero.to_vec() };
-        Ok(Int8Conv { c_out, cg, kh, kw, groups, words, wsum, zero })
+        let amx = (Path::best() == Path::Amx).then(|| AmxFilters::new(w, c_out, groups, k));
+        Ok(Int8Conv { c_out, cg, kh, kw, groups, words, amx, wsum, zero })
     }
 
     /// `[c_out, c_in / groups, kh, kw]`.
@@ -139,15 +152,18 @@ impl Int8Conv {
     /// `x_zero`) into `out` (`[batch, c_out, oh, ow]`): the exact sums, or
     /// requantized. `g.groups` must be the packed groups.
     pub fn run(&self, x: &[u8], [batch, c_in, h, w]: [usize; 4], x_zero: u8, g: &IntConv2d, out: ConvOut<'_>, threads: usize) -> Result<()> {
-        self.run_on(x, [batch, c_in, h, w], x_zero, g, out, threads, qgemm::vnni_available())
+        self.run_on(x, [batch, c_in, h, w], x_zero, g, out, threads, Path::best())
     }
 
-    /// [`Int8Conv::run`] on the VNNI tile or the portable one (`vnni` is
-    /// only honoured where the CPU has it).
+    /// [`Int8Conv::run`] on the given tile (or the next slower one where the
+    /// CPU lacks it).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn run_on(&self, x: &[u8], [batch, c_in, h, w]: [usize; 4], x_zero: u8, g: &IntConv2d, out: ConvOut<'_>, threads: usize, vnni: bool) -> Result<()> {
+    pub(crate) fn run_on(&self, x: &[u8], [batch, c_in, h, w]: [usize; 4], x_zero: u8, g: &IntConv2d, out: ConvOut<'_>, threads: usize, path: Path) -> Result<()> {
         let op = "int8 conv2d";
-        let vnni = vnni && qgemm::vnni_available();
+        let path = match path.usable() {
+            Path::Amx if self.amx.is_none() => Path::Vnni.usable(),
+            usable => usable,
+        };
         if g.groups != self.groups || c_in != self.cg * self.groups || x.len() != batch * c_in * h * w {
             return Err(Error::invalid(
                 op,
@@ -208,46 +224,67 @@ impl Int8Conv {
             let (p0, p1) = (c * pc, ((c + 1) * pc).min(p));
             let img = &x[n * c_in * h * w..(n + 1) * c_in * h * w];
             #[cfg(target_arch = "x86_64")]
-            if vnni {
-                // SAFETY: vnni_available() said the CPU has AVX-512 F, BW and VNNI.
-                unsafe { self.part_avx512(img, n, p0, p1, &geo, &dst) };
+            if path != Path::Portable {
+                // SAFETY: both faster paths come from usable(), which checked the CPU has AVX-512
+                // F, BW and VNNI (and AMX-INT8 for Amx).
+                unsafe { self.part_avx512(img, n, p0, p1, &geo, &dst, path) };
                 return;
             }
-            self.part(img, n, p0, p1, &geo, &dst, false);
+            self.part(img, n, p0, p1, &geo, &dst, Path::Portable);
         });
         Ok(())
     }
 
+    /// [`Int8Conv::part`] compiled for AVX-512, holding the AMX tiles for
+    /// the part when `path` is AMX.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F, BW and VNNI, and AMX-INT8 when `path` is AMX.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-    unsafe fn part_avx512(&self, img: &[u8], n: usize, p0: usize, p1: usize, geo: &Geometry, dst: &Dst<'_>) {
-        self.part(img, n, p0, p1, geo, dst, true);
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn part_avx512(&self, img: &[u8], n: usize, p0: usize, p1: usize, geo: &Geometry, dst: &Dst<'_>, path: Path) {
+        let _tiles = if path == Path::Amx {
+            // SAFETY: the caller's contract: AMX-INT8 is usable.
+            Some(unsafe { qconv_amx::tile_config().load() })
+        } else {
+            None
+        };
+        self.part(img, n, p0, p1, geo, dst, path);
     }
 
     /// Output positions `p0..p1` of image `n`, every channel.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn part(&self, img: &[u8], n: usize, p0: usize, p1: usize, geo: &Geometry, dst: &Dst<'_>, vnni: bool) {
+    fn part(&self, img: &[u8], n: usize, p0: usize, p1: usize, geo: &Geometry, dst: &Dst<'_>, path: Path) {
         let kq = geo.k.div_ceil(4);
+        // Quads per packed panel: the AMX tiles read k in whole steps.
+        let kq_panel = match (&self.amx, path) {
+            (Some(amx), Path::Amx) => amx.panel_quads(),
+            _ => kq,
+        };
         let width = (p1 - p0).next_multiple_of(CNR);
         // The thread's buffers, taken out and put back (no closure: the body keeps this function's
         // target features), grown to the largest part it ran: fresh ones cost a page clear a call.
         let (mut fields, mut packed, mut colsum) = SCRATCH.take();
         fields.resize(kq * 4 * width, 0);
-        packed.resize(width * kq, 0);
+        packed.resize(width * kq_panel, 0);
         colsum.resize(width, 0);
-        self.part_in(img, n, p0, p1, geo, dst, vnni, &mut fields[..kq * 4 * width], &mut packed[..width * kq], &mut colsum[..width]);
+        self.part_in(img, n, p0, p1, geo, dst, path, &mut fields[..kq * 4 * width], &mut packed[..width * kq_panel], &mut colsum[..width]);
         SCRATCH.set((fields, packed, colsum));
     }
 
     /// [`Int8Conv::part`] on the thread's scratch buffers.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn part_in(&self, img: &[u8], n: usize, p0: usize, p1: usize, geo: &Geometry, dst: &Dst<'_>, vnni: bool, fields: &mut [u8], packed: &mut [u32], colsum: &mut [i32]) {
+    fn part_in(&self, img: &[u8], n: usize, p0: usize, p1: usize, geo: &Geometry, dst: &Dst<'_>, path: Path, fields: &mut [u8], packed: &mut [u32], colsum: &mut [i32]) {
         let k = geo.k;
         let (kq, cols) = (k.div_ceil(4), p1 - p0);
         let width = cols.next_multiple_of(CNR);
         let panels = width / CNR;
+        let kq_panel = packed.len() / width;
+        let amx = self.amx.as_ref().filter(|_| path == Path::Amx);
+        let vnni = path != Path::Portable;
         let co_g = self.c_out / self.groups;
         let o_panels = co_g.div_ceil(CMR);
         let need_colsum = self.zero.iter().any(|&z| z != 0);
@@ -255,7 +292,7 @@ impl Int8Conv {
         let mut acc: Sums = [[0; CNR]; CMR];
         for gi in 0..self.groups {
             im2col(img, gi * self.cg, self.cg, (self.kh, self.kw), geo, p0, p1, width, fields);
-            pack(fields, kq, width, packed);
+            pack(fields, kq, kq_panel, width, packed);
             if need_colsum {
                 colsum.fill(0);
                 for row in fields.chunks_exact(width).take(k) {
@@ -266,9 +303,21 @@ impl Int8Conv {
             }
             let wbase = gi * o_panels * kq * CMR;
             for jp in 0..panels {
-                let b = &packed[jp * kq * CNR..(jp + 1) * kq * CNR];
+                let b = &packed[jp * kq_panel * CNR..(jp + 1) * kq_panel * CNR];
                 let j0 = jp * CNR;
                 let ncols = (cols - j0).min(CNR);
+                if let Some(amx) = amx {
+                    let mut block = [[0; CNR]; 2 * TR];
+                    for pair in 0..co_g.div_ceil(2 * TR) {
+                        // SAFETY: part_avx512 loaded the tile configuration for this part; the
+                        // panel holds kq_panel (the filters' panel_quads) quads.
+                        unsafe { amx.block(gi, pair, b, &mut block) };
+                        let o0 = gi * co_g + pair * 2 * TR;
+                        let rows = (co_g - pair * 2 * TR).min(2 * TR);
+                        self.finish(&block, n, o0, rows, p0 + j0, ncols, &colsum[j0..j0 + CNR], geo, dst);
+                    }
+                    continue;
+                }
                 for op in 0..o_panels {
                     let a = &self.words[wbase + op * kq * CMR..wbase + (op + 1) * kq * CMR];
                     dot(vnni, kq, a, b, &mut acc);
@@ -283,7 +332,7 @@ impl Int8Conv {
     /// Writes one tile: channels `o0..o0 + rows` at positions `q0..q0 + ncols`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn finish(&self, acc: &Sums, n: usize, o0: usize, rows: usize, q0: usize, ncols: usize, colsum: &[i32], geo: &Geometry, dst: &Dst<'_>) {
+    fn finish(&self, acc: &[[i32; CNR]], n: usize, o0: usize, rows: usize, q0: usize, ncols: usize, colsum: &[i32], geo: &Geometry, dst: &Dst<'_>) {
         let p = geo.oh * geo.ow;
         let (zx, kz) = (geo.x_zero as i32, geo.k as i32);
         for (r, sums) in acc.iter().enumerate().take(rows) {
@@ -417,18 +466,20 @@ fn im2col(img: &[u8], c0: usize, cg: usize, (kh, kw): (usize, usize), geo: &Geom
     }
 }
 
-/// Interleaves the fields' rows by quads: panel `jp`, quad `q`, lane `j`
-/// holds rows `4q..4q + 4` of column `jp * CNR + j`, the lowest row in the
-/// low byte.
+/// Interleaves the fields' rows by quads: panel `jp` (`kq_panel` quads
+/// apart), quad `q`, lane `j` holds rows `4q..4q + 4` of column
+/// `jp * CNR + j`, the lowest row in the low byte. Quads `kq..kq_panel` are
+/// left as they are: the AMX filters are zero there, so whatever they hold
+/// adds nothing.
 #[inline(always)]
-fn pack(fields: &[u8], kq: usize, width: usize, packed: &mut [u32]) {
+fn pack(fields: &[u8], kq: usize, kq_panel: usize, width: usize, packed: &mut [u32]) {
     for q in 0..kq {
         let rows = &fields[4 * q * width..4 * (q + 1) * width];
         let (r0, rest) = rows.split_at(width);
         let (r1, rest) = rest.split_at(width);
         let (r2, r3) = rest.split_at(width);
         for jp in 0..width / CNR {
-            let out = &mut packed[(jp * kq + q) * CNR..(jp * kq + q + 1) * CNR];
+            let out = &mut packed[(jp * kq_panel + q) * CNR..(jp * kq_panel + q + 1) * CNR];
             let s = jp * CNR;
             let (a, b, c, d) = (&r0[s..s + CNR], &r1[s..s + CNR], &r2[s..s + CNR], &r3[s..s + CNR]);
             for j in 0..CNR {

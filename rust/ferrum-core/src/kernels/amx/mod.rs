@@ -218,4 +218,16 @@ macro_rules! tile_dpbusd {
     };
 }
 
-pub(crate) use {tile_dpbf16ps, tile_dpbusd, tile_load, tile_store, tile_zero};
+/// `$c += $a @ $b` on quads of s8 (`$a`) times u8 (`$b`), exact i32 sums:
+/// the signed operand as rows, for products whose unsigned side is the
+/// column operand (the int8 convolution's receptive fields).
+macro_rules! tile_dpbsud {
+    ($c:ident, $a:ident, $b:ident) => {
+        std::arch::asm!(
+            concat!("tdpbsud ", stringify!($c), ", ", stringify!($a), ", ", stringify!($b)),
+            options(nostack, nomem, preserves_flags)
+        )
+    };
+}
+
+pub(crate) use {tile_dpbf16ps, tile_dpbsud, tile_dpbusd, tile_load, tile_store, tile_zero};

@@ -81,6 +81,42 @@ fn int8_tile_product_is_exact() {
 }
 
 #[test]
+fn signed_by_unsigned_tile_product_is_exact() {
+    if !int8_available() {
+        return;
+    }
+    let (m, k, n) = (16, 64, 16);
+    let a: Vec<i8> = (0..m * k).map(|i| ((i * 41 % 256) as i32 - 128) as i8).collect();
+    let b: Vec<u8> = (0..k * n).map(|i| (i * 29 % 256) as u8).collect();
+    // B as AMX reads it: row q holds, for each column j, the quad b[4q..4q+4][j].
+    let mut b4 = vec![0u8; k * n];
+    for q in 0..k / 4 {
+        for j in 0..n {
+            for t in 0..4 {
+                b4[q * 4 * n + 4 * j + t] = b[(4 * q + t) * n + j];
+            }
+        }
+    }
+    let mut c = vec![7i32; m * n];
+    let config = TileConfig::default().with(0, 16, 64).with(5, 16, 64).with(7, 16, 64);
+    // SAFETY: int8_available() said AMX-INT8 is usable; the buffers hold 16 rows of 64 bytes.
+    unsafe {
+        let _tiles = config.load();
+        tile_load!(tmm0, c.as_ptr(), 64usize);
+        tile_load!(tmm5, a.as_ptr(), 64usize);
+        tile_load!(tmm7, b4.as_ptr(), 64usize);
+        tile_dpbsud!(tmm0, tmm5, tmm7);
+        tile_store!(tmm0, c.as_mut_ptr(), 64usize);
+    }
+    for i in 0..m {
+        for j in 0..n {
+            let want: i32 = 7 + (0..k).map(|p| i32::from(a[i * k + p]) * i32::from(b[p * n + j])).sum::<i32>();
+            assert_eq!(c[i * n + j], want, "({i}, {j})");
+        }
+    }
+}
+
+#[test]
 fn config_layout_is_palette_one() {
     let c = TileConfig::default().with(3, 12, 48);
     assert_eq!(c.bytes[0], 1);

@@ -10,6 +10,7 @@
 
 use super::blocked::for_each_tile;
 use super::pack::PackedQ8;
+use super::rows::Rows;
 use super::{Path, MR, NR};
 use crate::error::{Error, Result};
 use crate::kernels::team::{self, Shared};
@@ -18,11 +19,12 @@ use crate::kernels::team::{self, Shared};
 /// of `k.div_ceil(4) * MR` words (the activation layout of the tiles: a
 /// word is four consecutive bytes of a row, read little-endian), writing
 /// each row's sum into `rowsum`.
-fn pack_rows(out: &mut [u32], rowsum: &mut [i32], a: &[u8], r0: usize, m: usize, k: usize) {
+fn pack_rows(out: &mut [u32], rowsum: &mut [i32], a: &Rows<'_>, r0: usize, m: usize, k: usize) {
     out.fill(0);
     rowsum.fill(0);
+    let mut buf = row_buffer(a, k);
     for r in 0..(m - r0).min(MR) {
-        let row = &a[(r0 + r) * k..(r0 + r + 1) * k];
+        let row = a.row(r0 + r, k, &mut buf);
         let quads = row.chunks_exact(4);
         let tail = quads.remainder();
         let full = quads.len();
@@ -42,16 +44,25 @@ fn pack_rows(out: &mut [u32], rowsum: &mut [i32], a: &[u8], r0: usize, m: usize,
 /// row tile `out` (`k.div_ceil(64)` blocks of 16 rows x 64 bytes, zero past
 /// the matrix's edges), writing each row's sum into `rowsum`.
 #[cfg(target_arch = "x86_64")]
-fn pack_amx_rows(out: &mut [u8], rowsum: &mut [i32], a: &[u8], r0: usize, m: usize, k: usize) {
+fn pack_amx_rows(out: &mut [u8], rowsum: &mut [i32], a: &Rows<'_>, r0: usize, m: usize, k: usize) {
     use super::amx::{AR, KB};
     out.fill(0);
     rowsum.fill(0);
+    let mut buf = row_buffer(a, k);
     for r in 0..(m - r0).min(AR) {
-        let row = &a[(r0 + r) * k..(r0 + r + 1) * k];
+        let row = a.row(r0 + r, k, &mut buf);
         for (kb, chunk) in row.chunks(KB).enumerate() {
             out[(kb * AR + r) * KB..][..chunk.len()].copy_from_slice(chunk);
         }
         rowsum[r] = row.iter().map(|&v| v as i32).sum();
+    }
+}
+
+/// Room for one quantized row (none for rows already u8).
+fn row_buffer(a: &Rows<'_>, k: usize) -> Vec<u8> {
+    match a {
+        Rows::U8(_) => Vec::new(),
+        Rows::Quantized { .. } => vec![0; k],
     }
 }
 
@@ -93,7 +104,7 @@ pub(super) fn matmul_u8s8_on(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w
         return Ok(());
     }
     let dst = Shared(out.as_mut_ptr());
-    matmul_u8s8_with(a, m, a_zero, w, w_zero, threads, path, |i, j0, sums| {
+    matmul_u8s8_with(Rows::U8(a), m, a_zero, w, w_zero, threads, path, |i, j0, sums| {
         let dst = &dst;
         // SAFETY: row i, columns j0..j0 + sums.len() lie inside `out`, in the tile this call alone writes.
         let d = unsafe { std::slice::from_raw_parts_mut(dst.0.add(i * n + j0), sums.len()) };
@@ -105,16 +116,17 @@ pub(super) fn matmul_u8s8_on(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w
 /// then `max(., 0)` with `relu`: each step rounded in f32 as the separate
 /// Cast, Mul, Add and Relu nodes of onnxruntime's dynamically quantized
 /// linear compute it (no fused multiply-add). `scale` holds 1 or `n`
-/// values, `bias` `n`.
+/// values, `bias` `n`; `a` is u8 rows, or f32 rows quantized as they are
+/// packed (`a_zero` then being their zero point).
 #[allow(clippy::too_many_arguments)]
-pub fn matmul_u8s8_scaled(a: &[u8], m: usize, a_zero: i32, w: &PackedQ8, w_zero: &[i32], scale: &[f32], bias: Option<&[f32]>, relu: bool, out: &mut [f32], threads: usize) -> Result<()> {
+pub fn matmul_u8s8_scaled(a: Rows<'_>, m: usize, a_zero: i32, w: &PackedQ8, w_zero: &[i32], scale: &[f32], bias: Option<&[f32]>, relu: bool, out: &mut [f32], threads: usize) -> Result<()> {
     matmul_u8s8_scaled_on(a, m, a_zero, w, w_zero, scale, bias, relu, out, threads, Path::best())
 }
 
 /// [`matmul_u8s8_scaled`] on the given tile (or the next slower one).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn matmul_u8s8_scaled_on(
-    a: &[u8],
+    a: Rows<'_>,
     m: usize,
     a_zero: i32,
     w: &PackedQ8,
@@ -135,29 +147,55 @@ pub(super) fn matmul_u8s8_scaled_on(
     }
     let scales: Vec<f32> = if scale.len() == 1 { vec![scale[0]; n] } else { scale.to_vec() };
     let dst = Shared(out.as_mut_ptr());
+    let wide = path != Path::Portable;
     matmul_u8s8_with(a, m, &[a_zero], w, w_zero, threads, path, |i, j0, sums| {
         let dst = &dst;
         // SAFETY: as in matmul_u8s8_on.
         let d = unsafe { std::slice::from_raw_parts_mut(dst.0.add(i * n + j0), sums.len()) };
         let s = &scales[j0..j0 + sums.len()];
-        match bias {
-            Some(b) => {
-                for (((y, &v), &s), &b) in d.iter_mut().zip(sums).zip(s).zip(&b[j0..j0 + sums.len()]) {
-                    *y = v as f32 * s + b;
-                }
-            }
-            None => {
-                for ((y, &v), &s) in d.iter_mut().zip(sums).zip(s) {
-                    *y = v as f32 * s;
-                }
-            }
+        let b = bias.map(|b| &b[j0..j0 + sums.len()]);
+        #[cfg(target_arch = "x86_64")]
+        if wide {
+            // SAFETY: both faster paths need AVX-512 (usable() checked it).
+            unsafe { scale_row_avx512(d, sums, s, b, relu) };
+            return;
         }
-        if relu {
-            for y in d.iter_mut() {
-                *y = y.max(0.0);
-            }
-        }
+        let _ = wide;
+        scale_row(d, sums, s, b, relu);
     })
+}
+
+/// One output row of [`matmul_u8s8_scaled`]: `d[j] = f32(sums[j]) * s[j]
+/// (+ b[j])`, then relu, each step rounded on its own.
+#[inline(always)]
+fn scale_row(d: &mut [f32], sums: &[i32], s: &[f32], b: Option<&[f32]>, relu: bool) {
+    match b {
+        Some(b) => {
+            for (((y, &v), &s), &b) in d.iter_mut().zip(sums).zip(s).zip(b) {
+                *y = v as f32 * s + b;
+            }
+        }
+        None => {
+            for ((y, &v), &s) in d.iter_mut().zip(sums).zip(s) {
+                *y = v as f32 * s;
+            }
+        }
+    }
+    if relu {
+        for y in d.iter_mut() {
+            *y = y.max(0.0);
+        }
+    }
+}
+
+/// [`scale_row`] compiled for AVX-512.
+///
+/// # Safety
+/// The CPU has AVX-512 F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn scale_row_avx512(d: &mut [f32], sums: &[i32], s: &[f32], b: Option<&[f32]>, relu: bool) {
+    scale_row(d, sums, s, b, relu);
 }
 
 
@@ -165,7 +203,7 @@ pub(super) fn matmul_u8s8_scaled_on(
 /// wrapped to i32) handed to `finish(row, j0, sums)` a block row at a time
 /// (columns `j0..j0 + sums.len()`), from whichever thread computed them.
 #[allow(clippy::too_many_arguments)]
-fn matmul_u8s8_with(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w_zero: &[i32], threads: usize, path: Path, finish: impl Fn(usize, usize, &[i32]) + Sync) -> Result<()> {
+fn matmul_u8s8_with(a: Rows<'_>, m: usize, a_zero: &[i32], w: &PackedQ8, w_zero: &[i32], threads: usize, path: Path, finish: impl Fn(usize, usize, &[i32]) + Sync) -> Result<()> {
     let path = path.usable();
     let (k, n) = (w.k, w.n);
     let zeros_fit = (a_zero.len() == 1 || a_zero.len() == m) && (w_zero.len() == 1 || w_zero.len() == n);
@@ -218,7 +256,7 @@ fn matmul_u8s8_with(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w_zero: &[
                 pack_amx_rows(
                     std::slice::from_raw_parts_mut(pa.0.add(i * steps * BLOCK), steps * BLOCK),
                     std::slice::from_raw_parts_mut(ps.0.add(i * AR), AR),
-                    a,
+                    &a,
                     i * AR,
                     m,
                     k,
@@ -241,7 +279,7 @@ fn matmul_u8s8_with(a: &[u8], m: usize, a_zero: &[i32], w: &PackedQ8, w_zero: &[
             pack_rows(
                 std::slice::from_raw_parts_mut(pa.0.add(i * kq * MR), kq * MR),
                 std::slice::from_raw_parts_mut(ps.0.add(i * MR), MR),
-                a,
+                &a,
                 i * MR,
                 m,
                 k,

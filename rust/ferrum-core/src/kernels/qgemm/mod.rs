@@ -40,10 +40,12 @@ mod epilogue;
 mod integer;
 mod pack;
 mod portable;
+mod rows;
 
 pub use driver::linear_q8;
 pub use integer::{matmul_u8s8, matmul_u8s8_scaled};
 pub use pack::{pack_weights, quantize_symmetric_columns, PackedQ8};
+pub use rows::{quantize_u8, Rows};
 
 /// Rows of the register tile.
 pub const MR: usize = 12;

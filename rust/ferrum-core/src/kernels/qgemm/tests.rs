@@ -190,6 +190,7 @@ fn activation_rounding_equals_round_then_clamp() {
 #[test]
 fn scaled_integer_product_rounds_each_step_in_f32() {
     use super::integer::matmul_u8s8_scaled_on;
+    use super::Rows;
     for (m, k, n) in [(1, 3, 5), (13, 37, 45), (64, 600, 70)] {
         let a: Vec<u8> = (0..m * k).map(|i| (i * 89 % 256) as u8).collect();
         let w: Vec<i8> = (0..k * n).map(|i| (i * 53 % 256) as u8 as i8).collect();
@@ -210,14 +211,58 @@ fn scaled_integer_product_rounds_each_step_in_f32() {
                 .collect();
             for (path, threads) in with_threads(&[1, 2]) {
                 let mut out = vec![0f32; m * n];
-                matmul_u8s8_scaled_on(&a, m, 131, &packed, &[0], scales, with_bias.then_some(&bias[..]), relu, &mut out, threads, path).unwrap();
+                matmul_u8s8_scaled_on(Rows::U8(&a), m, 131, &packed, &[0], scales, with_bias.then_some(&bias[..]), relu, &mut out, threads, path).unwrap();
                 assert_eq!(out, want, "m={m} k={k} n={n} {path:?} threads={threads} relu={relu}");
             }
         }
     }
     let packed = pack_weights(&[1, 2], &[1.0, 1.0], 1, 2).unwrap();
-    let err = matmul_u8s8_scaled_on(&[1, 2], 2, 0, &packed, &[0], &[1.0; 3], None, false, &mut [0.0; 4], 1, Path::Portable).unwrap_err().to_string();
+    let err = matmul_u8s8_scaled_on(Rows::U8(&[1, 2]), 2, 0, &packed, &[0], &[1.0; 3], None, false, &mut [0.0; 4], 1, Path::Portable).unwrap_err().to_string();
     assert!(err.contains("1 or 2 scales"), "{err}");
+}
+
+/// f32 rows quantized while packed give the product of the rows quantized
+/// first by `DynamicQuantizeLinear`'s formula (scalar, half to even), on
+/// every path, over the AMX and register tiles' edges.
+#[test]
+fn rows_quantized_while_packed_match_the_formula() {
+    use super::integer::matmul_u8s8_scaled_on;
+    use super::Rows;
+    for (m, k, n) in [(1, 5, 3), (17, 65, 33), (40, 300, 70)] {
+        let x: Vec<f32> = (0..m * k).map(|i| ((i * 7919 % 2001) as f32 - 800.0) * 1.37e-3).collect();
+        let (scale, zero) = (2.2e-3f32 * 1.7, 93u8);
+        let q: Vec<u8> = x.iter().map(|&v| ((v / scale).round_ties_even() + f32::from(zero)).clamp(0.0, 255.0) as u8).collect();
+        if m * k > 100 {
+            assert!(q.contains(&0) && q.contains(&255) && q.iter().any(|&v| v > 0 && v < 255), "the values test saturation and the inside");
+        }
+        let w: Vec<i8> = (0..k * n).map(|i| (i * 53 % 256) as u8 as i8).collect();
+        let packed = pack_weights(&w, &vec![1.0; n], k, n).unwrap();
+        let sums = integer_reference(&q, m, k, &[i32::from(zero)], &w, n, &[0]);
+        let want: Vec<f32> = sums.iter().map(|&s| s as i32 as f32 * 0.5).collect();
+        for (path, threads) in with_threads(&[1, 2]) {
+            let mut out = vec![0f32; m * n];
+            let rows = Rows::Quantized { x: &x, scale, zero };
+            matmul_u8s8_scaled_on(rows, m, i32::from(zero), &packed, &[0], &[0.5], None, false, &mut out, threads, path).unwrap();
+            assert_eq!(out, want, "m={m} k={k} n={n} {path:?} threads={threads}");
+        }
+    }
+}
+
+/// The quantizing loop (vectorized where the CPU allows) against the
+/// formula per value, over ties, saturation, a ragged tail and a zero scale.
+#[test]
+fn quantize_u8_rounds_half_to_even_and_saturates() {
+    let x: Vec<f32> = (0..203).map(|i| (i as f32 - 101.0) * 0.25).chain([1e30, -1e30, 0.5, 1.5, 2.5, -0.5, -2.5]).collect();
+    for (scale, zero) in [(0.5f32, 128f32), (0.125, 3.0), (1.0, 0.0), (0.0, 7.0)] {
+        let mut got = vec![0u8; x.len()];
+        super::quantize_u8(&x, &mut got, scale, zero);
+        for (&v, &g) in x.iter().zip(&got) {
+            let q = v / scale;
+            // A NaN quotient (0 / 0) lands on the lower clamp.
+            let want = if q.is_nan() { 0.0 } else { (q.clamp(-512.0, 512.0).round_ties_even() + zero).clamp(0.0, 255.0) };
+            assert_eq!(g, want as u8, "{v} / {scale} + {zero}");
+        }
+    }
 }
 
 /// Sizes on both sides of the AMX tile's edges (16 rows, 32-row blocks, 64
