@@ -68,15 +68,7 @@ impl PyTensor {
     fn compare_elem(&self, py: Python<'_>, op: CompareOp, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let s = scalar_for(py, op.name(), value, self.t.dtype())?;
         let out = self.op(py, "compare_scalar", |t| t.compare_scalar(op, s))?;
-        if crate::trace_state::active() {
-            match trace::scalar_attrs(s) {
-                Some(mut attrs) => {
-                    attrs.push(("op", Attr::Str(op.name().into())));
-                    trace::note("t_compare_scalar", || attrs, &[Some(self)], &[&out]);
-                }
-                None => trace::refuse(op.name(), "a Bool scalar operand has no plan instruction"),
-            }
-        }
+        note_with_scalar("t_compare_scalar", op.name(), s, Vec::new(), self, &out);
         Ok(out)
     }
 
@@ -1012,16 +1004,22 @@ impl PyTensor {
 
 /// Record `x op s` (or `s op x` when `reflected`) for a trace.
 fn note_scalar(op: BinaryOp, s: ferrum_core::Scalar, reflected: bool, x: &PyTensor, out: &PyTensor) {
+    note_with_scalar("t_scalar", op.name(), s, vec![("reflected", Attr::Int(i64::from(reflected)))], x, out);
+}
+
+/// Records `instr` (op `op`, the scalar operand `s`, then `extra`) for a trace, or refuses the trace: no
+/// plan instruction takes a Bool scalar.
+fn note_with_scalar(instr: &str, op: &'static str, s: ferrum_core::Scalar, extra: Vec<(&'static str, Attr)>, x: &PyTensor, out: &PyTensor) {
     if !crate::trace_state::active() {
         return;
     }
     match trace::scalar_attrs(s) {
         Some(mut attrs) => {
-            attrs.push(("op", Attr::Str(op.name().into())));
-            attrs.push(("reflected", Attr::Int(i64::from(reflected))));
-            trace::note("t_scalar", || attrs, &[Some(x)], &[out]);
+            attrs.push(("op", Attr::Str(op.into())));
+            attrs.extend(extra);
+            trace::note(instr, || attrs, &[Some(x)], &[out]);
         }
-        None => trace::refuse(op.name(), "a Bool scalar operand has no plan instruction"),
+        None => trace::refuse(op, "a Bool scalar operand has no plan instruction"),
     }
 }
 
