@@ -169,18 +169,27 @@ impl Tensor {
 }
 
 /// `f(g, a, b)` element-wise in one pass over g's (the output's) shape; `a`
-/// and `b` broadcast to it.
-fn fused3<T: FloatElement>(op: &'static str, g: &Tensor, a: &Tensor, b: &Tensor, f: impl Fn(T, T, T) -> T + Sync) -> Result<Tensor> {
+/// and `b` broadcast to it. The operands are `S`, read in place and widened
+/// in registers; each result is computed in `S::Compute` and stored by
+/// `store` (rounded back to `S`, or kept wide for a sum that follows).
+fn fused3<S: FloatLanes, O: Element>(
+    op: &'static str,
+    g: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    f: impl Fn(S::Compute, S::Compute, S::Compute) -> S::Compute + Sync,
+    store: impl Fn(S::Compute) -> O + Sync,
+) -> Result<Tensor> {
     let dims: Vec<isize> = g.shape().iter().map(|&d| d as isize).collect();
     let (gs, av, bv) = (g.try_contiguous(op)?, a.expand(&dims)?.try_contiguous(op)?, b.expand(&dims)?.try_contiguous(op)?);
-    let (gs, av, bv) = (gs.as_slice::<T>().expect("contiguous"), av.as_slice::<T>().expect("contiguous"), bv.as_slice::<T>().expect("contiguous"));
-    let mut out = vec![T::ZERO; gs.len()];
-    let body = |o: &mut [T], g: &[T], x: &[T], y: &[T]| {
+    let (gs, av, bv) = (gs.as_slice::<S>().expect("contiguous"), av.as_slice::<S>().expect("contiguous"), bv.as_slice::<S>().expect("contiguous"));
+    let mut out = vec![O::ZERO; gs.len()];
+    let body = |o: &mut [O], g: &[S], x: &[S], y: &[S]| {
         simd(
             #[inline(always)]
             || {
                 for ((o, &g), (&x, &y)) in o.iter_mut().zip(g).zip(x.iter().zip(y)) {
-                    *o = f(g, x, y);
+                    *o = store(f(g.widen(), x.widen(), y.widen()));
                 }
             },
         )
@@ -196,11 +205,24 @@ fn fused3<T: FloatElement>(op: &'static str, g: &Tensor, a: &Tensor, b: &Tensor,
     Tensor::from_vec(out, g.shape())
 }
 
-/// Gradients of a binary op, before reduction to the inputs' shapes.
-fn binary_grads<T: FloatElement>(op: BinaryOp, g: &Tensor, a: &Tensor, b: &Tensor, needs: &[bool]) -> Result<(Option<Tensor>, Option<Tensor>)> {
+/// Gradients of a binary op, before reduction to the inputs' shapes, on
+/// operands of element `S`. A gradient that is `wide[i]` (one still to be
+/// summed over broadcast dims) stays in `S::Compute`, so that a half one is
+/// rounded once, after its sum; the others are `S`.
+fn binary_grads<S: FloatLanes<Compute = T>, T: FloatElement>(op: BinaryOp, g: &Tensor, a: &Tensor, b: &Tensor, needs: &[bool], wide: [bool; 2]) -> Result<(Option<Tensor>, Option<Tensor>)> {
+    type F<U> = fn(U, U, U) -> U;
     let name = op.name();
-    let ga = |f: fn(T, T, T) -> T| -> Result<Option<Tensor>> { if needs[0] { fused3(name, g, a, b, f).map(Some) } else { Ok(None) } };
-    let gb = |f: fn(T, T, T) -> T| -> Result<Option<Tensor>> { if needs[1] { fused3(name, g, a, b, f).map(Some) } else { Ok(None) } };
+    let grad = |i: usize, f: F<T>| -> Result<Option<Tensor>> {
+        if !needs[i] {
+            Ok(None)
+        } else if wide[i] {
+            fused3::<S, T>(name, g, a, b, f, |v| v).map(Some)
+        } else {
+            fused3::<S, S>(name, g, a, b, f, S::narrow).map(Some)
+        }
+    };
+    let ga = |f: F<T>| grad(0, f);
+    let gb = |f: F<T>| grad(1, f);
     Ok(match op {
         BinaryOp::Add => (needs[0].then(|| g.clone()), needs[1].then(|| g.clone())),
         BinaryOp::Sub => (needs[0].then(|| g.clone()), if needs[1] { Some(g.neg()?) } else { None }),
@@ -214,8 +236,14 @@ fn binary_grads<T: FloatElement>(op: BinaryOp, g: &Tensor, a: &Tensor, b: &Tenso
         BinaryOp::Remainder => (needs[0].then(|| g.clone()), gb(|g, x, y| -(g * (x / y).floor()))?),
         BinaryOp::Fmod => (needs[0].then(|| g.clone()), gb(|g, x, y| -(g * (x / y).trunc()))?),
         // Ties send the gradient to the left operand.
-        BinaryOp::Max => (ga(|g, x, y| if x >= y || x.is_nan() { g } else { T::zero() })?, gb(|g, x, y| if x >= y || x.is_nan() { T::zero() } else { g })?),
-        BinaryOp::Min => (ga(|g, x, y| if x <= y || x.is_nan() { g } else { T::zero() })?, gb(|g, x, y| if x <= y || x.is_nan() { T::zero() } else { g })?),
+        BinaryOp::Max => (
+            ga(|g, x, y| if x >= y || x.is_nan() { g } else { T::zero() })?,
+            gb(|g, x, y| if x >= y || x.is_nan() { T::zero() } else { g })?,
+        ),
+        BinaryOp::Min => (
+            ga(|g, x, y| if x <= y || x.is_nan() { g } else { T::zero() })?,
+            gb(|g, x, y| if x <= y || x.is_nan() { T::zero() } else { g })?,
+        ),
     })
 }
 
@@ -232,16 +260,6 @@ pub(crate) fn round_to(t: Tensor, half: Option<DType>) -> Result<Tensor> {
     }
 }
 
-/// [`binary_grads`] for any float dtype the gradient may have: Add only
-/// passes it on (so a half one needs no kernel), the rest are computed in
-/// f32 or f64 (callers widen half operands first).
-fn float_grads(op: BinaryOp, g: &Tensor, a: &Tensor, b: &Tensor, needs: &[bool]) -> Result<(Option<Tensor>, Option<Tensor>)> {
-    match op {
-        BinaryOp::Add => Ok((needs[0].then(|| g.clone()), needs[1].then(|| g.clone()))),
-        _ => with_float!(op.name(), g.dtype(), U => binary_grads::<U>(op, g, a, b, needs)),
-    }
-}
-
 impl Var {
     /// `op(self, other)` with broadcasting; gradients are summed back to
     /// each input's shape.
@@ -249,7 +267,7 @@ impl Var {
         // Half floats run natively (f32 in registers, one rounding); their
         // gradients are computed in f32 and rounded once (see the backward).
         let y = self.value.binary(op, &other.value)?;
-        let (sa, sb) = (self.value.shape().to_vec(), other.value.shape().to_vec());
+        let (sa, sb, dtype) = (self.value.shape().to_vec(), other.value.shape().to_vec(), y.dtype());
         // An operand is kept only for a gradient that reads it: sums and
         // differences read neither (only the shapes to reduce to), a
         // product each operand for the other's gradient (a dropout mask
@@ -268,17 +286,25 @@ impl Var {
             |_| {
                 let (a, b) = (keep_a.then(|| self.saved()), keep_b.then(|| other.saved()));
                 FnBackward::new(op.name(), move |g, needs| {
+                    let g = if g.dtype() == dtype { g } else { g.cast(dtype)? };
                     // What is not kept is not read: the gradient stands in.
                     let (a, b) = (a.as_ref().map(|a| a.get()).transpose()?.unwrap_or_else(|| g.clone()), b.as_ref().map(|b| b.get()).transpose()?.unwrap_or_else(|| g.clone()));
                     // A sum passes the gradient on as it is (a half one is reduced
-                    // in f32 by sum_to_shape); the rest compute in f32.
-                    let half = half_dtype(&g).filter(|_| op != BinaryOp::Add);
-                    let (g, a, b) = match half {
-                        Some(_) => (g.cast(DType::F32)?, a.cast(DType::F32)?, b.cast(DType::F32)?),
-                        None => (g, a, b),
+                    // in f32 by sum_to_shape). The rest read half operands in place
+                    // and compute in f32: a gradient of the output's shape is
+                    // rounded at once, one summed over broadcast dims after its sum.
+                    let wide = [sa.as_slice() != g.shape(), sb.as_slice() != g.shape()];
+                    let (ga, gb) = match op {
+                        BinaryOp::Add => (needs[0].then(|| g.clone()), needs[1].then(|| g.clone())),
+                        _ => with_float_lanes!(op.name(), dtype, S => binary_grads::<S, _>(op, &g, &a, &b, needs, wide)?),
                     };
-                    let (ga, gb) = float_grads(op, &g, &a, &b, needs)?;
-                    let back = |t: Option<Tensor>, shape: &[usize]| t.map(|t| round_to(sum_to_shape(t, shape)?, half)).transpose();
+                    let back = |t: Option<Tensor>, shape: &[usize]| {
+                        t.map(|t| {
+                            let t = sum_to_shape(t, shape)?;
+                            if t.dtype() == dtype { Ok(t) } else { t.cast(dtype) }
+                        })
+                        .transpose()
+                    };
                     Ok(vec![back(ga, &sa)?, back(gb, &sb)?])
                 })
             },
@@ -304,7 +330,7 @@ impl Var {
                             let half = half_dtype(&g);
                             let (g, x) = if half.is_some() { (g.cast(DType::F32)?, x.get()?.cast(DType::F32)?) } else { (g, x.get()?) };
                             let st = Tensor::full(&vec![1; x.rank()], Scalar::Float(s.to_f64()), x.dtype());
-                            let gx = with_float!(op.name(), g.dtype(), T => binary_grads::<T>(op, &g, &x, &st, &[true, false])?.0.expect("requested"));
+                            let gx = with_float!(op.name(), g.dtype(), T => binary_grads::<T, T>(op, &g, &x, &st, &[true, false], [false, false])?.0.expect("requested"));
                             round_to(gx, half)?
                         }
                         _ => g,

@@ -221,6 +221,36 @@ mod tests {
     }
 
     #[test]
+    fn bf16_gradients_match_f64_with_either_operand_transposed() {
+        // sum(c * (a @ b)): grad a = c @ b^T (B read transposed), grad b = a^T @ c
+        // (A read transposed), in bf16 on whichever kernel this CPU picks; each
+        // within a bf16 rounding (plus f32 summation) of the f64 product of the
+        // same bf16 values. Shapes cut the 32-row blocks and 32-k steps.
+        let v = |seed: usize, len: usize| -> Vec<f64> { (0..len).map(|i| half::bf16::from_f64(((i + seed) as f64 * 0.618_034).fract() * 2.0 - 1.0).to_f64()).collect() };
+        for &(m, k, n) in &[(1, 1, 1), (5, 33, 17), (33, 47, 35), (64, 100, 40), (70, 16, 129)] {
+            let (a, b, c) = (v(1, m * k), v(7, k * n), v(13, m * n));
+            let t = |x: &[f64], r: usize, c: usize| Tensor::from_vec(x.to_vec(), &[r, c]).unwrap().cast(DType::BF16).unwrap();
+            let (va, vb) = (Var::leaf(t(&a, m, k)), Var::leaf(t(&b, k, n)));
+            let y = va.matmul(&vb).unwrap();
+            let loss = y.binary(crate::ops::binary::BinaryOp::Mul, &Var::constant(t(&c, m, n))).unwrap().sum().unwrap();
+            let grads = crate::autodiff::backward(&loss).unwrap();
+            let got = |v: &Var| grads.get(v.id().unwrap()).unwrap().cast(DType::F64).unwrap().to_vec::<f64>();
+            let check = |name: &str, got: Vec<f64>, rows: usize, cols: usize, inner: usize, term: &dyn Fn(usize, usize, usize) -> f64| {
+                for i in 0..rows {
+                    for j in 0..cols {
+                        let (exact, size) = (0..inner).fold((0.0, 0.0), |(e, s), p| (e + term(i, j, p), s + term(i, j, p).abs()));
+                        let bound = exact.abs() * 2f64.powi(-8) + size * 1e-6 * (inner as f64 + 2.0);
+                        let g = got[i * cols + j];
+                        assert!((g - exact).abs() <= bound, "{m}x{k}x{n} {name}[{i}][{j}] = {g}, expected {exact}");
+                    }
+                }
+            };
+            check("grad a", got(&va), m, k, n, &|i, j, p| c[i * n + p] * b[j * n + p]);
+            check("grad b", got(&vb), k, n, m, &|i, j, p| a[p * k + i] * c[p * n + j]);
+        }
+    }
+
+    #[test]
     fn batch_dims_broadcast() {
         let a = Tensor::ones(&[4, 2, 3], DType::F32);
         let b = Tensor::ones(&[1, 3, 5], DType::F32);

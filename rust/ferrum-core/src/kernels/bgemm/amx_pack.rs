@@ -30,6 +30,11 @@ pub unsafe fn pack_a_block(out: &mut [u16], a: Operand16, block: usize, m: usize
     for q in 0..steps {
         out[(q * ROWS + rows) * K_STEP..(q + 1) * ROWS * K_STEP].fill(0);
     }
+    if a.rs == 1 && a.cs != 1 {
+        // SAFETY: as this function's contract.
+        unsafe { pack_columns(out, a, r0, rows, k) };
+        return;
+    }
     for r in 0..rows {
         // SAFETY: row r0 + r is inside the matrix, and so is every column read below.
         let row = unsafe { a.at(r0 + r, 0) };
@@ -46,6 +51,35 @@ pub unsafe fn pack_a_block(out: &mut [u16], a: Operand16, block: usize, m: usize
                     // SAFETY: column k0 + t < k is inside the matrix.
                     *v = unsafe { *row.offset((k0 + t) as isize * a.cs) };
                 }
+            }
+        }
+    }
+}
+
+/// [`pack_a_block`] of a column-major A (a transposed operand, as the
+/// weight gradient's `x^T` is): the block's rows lie side by side in memory,
+/// so each k reads one contiguous run across them and scatters it into the
+/// tile rows, which stay in L1. Read row by row instead, every element came
+/// from another cache line, and the 1024-row `x^T` of a Linear's gradient
+/// took as long to pack as to multiply.
+///
+/// # Safety
+/// As [`pack_a_block`], with `rows` rows from `r0` and `a.rs == 1`; rows
+/// past `rows` are already zero.
+unsafe fn pack_columns(out: &mut [u16], a: Operand16, r0: usize, rows: usize, k: usize) {
+    for (q, k0) in (0..k).step_by(K_STEP).enumerate() {
+        let len = (k - k0).min(K_STEP);
+        let tile = &mut out[q * STEP_LEN..(q + 1) * STEP_LEN];
+        for t in 0..len {
+            // SAFETY: column k0 + t < k, rows r0 .. r0 + rows are inside the matrix and adjacent (rs == 1).
+            let run = unsafe { std::slice::from_raw_parts(a.at(r0, k0 + t), rows) };
+            for (r, &v) in run.iter().enumerate() {
+                tile[r * K_STEP + t] = v;
+            }
+        }
+        if len < K_STEP {
+            for r in 0..rows {
+                tile[r * K_STEP + len..(r + 1) * K_STEP].fill(0);
             }
         }
     }

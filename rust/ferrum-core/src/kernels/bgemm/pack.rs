@@ -85,6 +85,18 @@ pub unsafe fn pack_b(out: &mut [u32], b: Operand16, j0: usize, n: usize, k: usiz
             for p in 0..pairs {
                 interleave_rows(&mut out[p * NR..(p + 1) * NR], b.at(2 * p, j0), b.at(2 * p + 1, j0));
             }
+        } else if b.rs == 1 {
+            // Column-major B (a transposed weight): the two k of a pair are
+            // adjacent, one word; column by column, the reads run along memory.
+            for j in 0..cols {
+                let column = b.at(0, j0 + j);
+                for p in 0..pairs {
+                    out[p * NR + j] = (column.add(2 * p) as *const u32).read_unaligned();
+                }
+            }
+            for p in 0..pairs {
+                out[p * NR + cols..(p + 1) * NR].fill(0);
+            }
         } else {
             for p in 0..pairs {
                 let (even, odd) = (b.at(2 * p, j0), b.at(2 * p + 1, j0));

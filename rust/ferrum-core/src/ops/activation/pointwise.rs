@@ -7,7 +7,7 @@ use crate::autodiff::{record_lazy, FnBackward, Var};
 use crate::kernels::elementwise::zip_same;
 use std::f64::consts::FRAC_1_SQRT_2;
 
-use crate::element::{Element, FloatElement};
+use crate::element::{Element, FloatElement, FloatLanes};
 use crate::error::Result;
 use crate::kernels::elementwise::map_same;
 use crate::kernels::erfc::erfc_f32;
@@ -16,7 +16,18 @@ use crate::kernels::parallel::{PAR_CHEAP, PAR_COSTLY};
 use crate::kernels::tanh::tanh;
 use crate::ops::unary::sigmoid;
 use crate::tensor::Tensor;
-use crate::{bail, with_float};
+use crate::bail;
+
+/// Run `$body` with `$S` bound to the element type of a Float `$dtype` and
+/// `$T` to the type it computes in (f32 for f16 and bf16).
+macro_rules! with_lanes {
+    ($op:expr, $dtype:expr, $S:ident, $T:ident => $body:expr) => {
+        $crate::with_float_lanes!($op, $dtype, $S => {
+            type $T = <$S as FloatLanes>::Compute;
+            $body
+        })
+    };
+}
 
 /// The special functions behind these activations: branch-free versions for
 /// f32 so the loops vectorise, libm for f64.
@@ -69,40 +80,40 @@ fn mish_of<T: FloatElement>(x: T, twenty: T, two: T) -> T {
 impl Tensor {
     /// `max(x, 0)`; NaN stays NaN.
     pub fn relu(&self) -> Result<Tensor> {
-        with_float!("relu", self.dtype(), T => {
-            map_same("relu", self.clone(), PAR_CHEAP, |x: T| if x <= T::ZERO { T::ZERO } else { x })
+        with_lanes!("relu", self.dtype(), S, T => {
+            map_act::<S>("relu", self, PAR_CHEAP, |x: T| if x <= T::ZERO { T::ZERO } else { x })
         })
     }
 
     /// `x` for `x >= 0`, else `negative_slope * x`.
     pub fn leaky_relu(&self, negative_slope: f64) -> Result<Tensor> {
-        with_float!("leaky_relu", self.dtype(), T => {
+        with_lanes!("leaky_relu", self.dtype(), S, T => {
             let slope = T::from_f64(negative_slope);
-            map_same("leaky_relu", self.clone(), PAR_CHEAP, move |x: T| if x < T::ZERO { x * slope } else { x })
+            map_act::<S>("leaky_relu", self, PAR_CHEAP, move |x: T| if x < T::ZERO { x * slope } else { x })
         })
     }
 
     /// Exact GELU, `x * 0.5 * (1 + erf(x / sqrt 2))`, computed as
     /// `x * 0.5 * erfc(-x / sqrt 2)` so the negative tail keeps its digits.
     pub fn gelu(&self) -> Result<Tensor> {
-        with_float!("gelu", self.dtype(), T => {
+        with_lanes!("gelu", self.dtype(), S, T => {
             let (half, k) = (T::from_f64(0.5), T::from_f64(FRAC_1_SQRT_2));
-            map_same("gelu", self.clone(), PAR_COSTLY, #[inline(always)] move |x: T| x * half * ActivationFloat::erfc(-x * k))
+            map_act::<S>("gelu", self, PAR_COSTLY, #[inline(always)] move |x: T| x * half * ActivationFloat::erfc(-x * k))
         })
     }
 
     /// `clamp(alpha * x + beta, 0, 1)`; NaN stays NaN.
     pub fn hard_sigmoid(&self, alpha: f64, beta: f64) -> Result<Tensor> {
-        with_float!("hard_sigmoid", self.dtype(), T => {
+        with_lanes!("hard_sigmoid", self.dtype(), S, T => {
             let (a, b) = (T::from_f64(alpha), T::from_f64(beta));
-            map_same("hard_sigmoid", self.clone(), PAR_CHEAP, move |x: T| clamp01(x * a + b))
+            map_act::<S>("hard_sigmoid", self, PAR_CHEAP, move |x: T| clamp01(x * a + b))
         })
     }
 
     /// `log(sigmoid(x)) = min(x, 0) - log1p(e^-|x|)`, finite for any finite x.
     pub fn log_sigmoid(&self) -> Result<Tensor> {
-        with_float!("log_sigmoid", self.dtype(), T => {
-            map_same("log_sigmoid", self.clone(), PAR_COSTLY, |x: T| {
+        with_lanes!("log_sigmoid", self.dtype(), S, T => {
+            map_act::<S>("log_sigmoid", self, PAR_COSTLY, |x: T| {
                 let neg = if x < T::ZERO { x } else { T::ZERO };
                 neg - (-x.abs()).simd_exp().ln_1p_unit()
             })
@@ -111,14 +122,14 @@ impl Tensor {
 
     /// `x * sigmoid(x)`.
     pub fn silu(&self) -> Result<Tensor> {
-        with_float!("silu", self.dtype(), T => map_same("silu", self.clone(), PAR_COSTLY, |x: T| x * sigmoid(x)))
+        with_lanes!("silu", self.dtype(), S, T => map_act::<S>("silu", self, PAR_COSTLY, |x: T| x * sigmoid(x)))
     }
 
     /// `x * clamp(x + 3, 0, 6) / 6`.
     pub fn hard_swish(&self) -> Result<Tensor> {
-        with_float!("hard_swish", self.dtype(), T => {
+        with_lanes!("hard_swish", self.dtype(), S, T => {
             let (three, six) = (T::from_f64(3.0), T::from_f64(6.0));
-            map_same("hard_swish", self.clone(), PAR_CHEAP, move |x: T| {
+            map_act::<S>("hard_swish", self, PAR_CHEAP, move |x: T| {
                 let c = x + three;
                 let c = if c < T::ZERO { T::ZERO } else if c > six { six } else { c };
                 x * c / six
@@ -128,24 +139,24 @@ impl Tensor {
 
     /// `x * tanh(softplus(x))`.
     pub fn mish(&self) -> Result<Tensor> {
-        with_float!("mish", self.dtype(), T => {
+        with_lanes!("mish", self.dtype(), S, T => {
             let (twenty, two) = (T::from_f64(20.0), T::from_f64(2.0));
-            map_same("mish", self.clone(), PAR_COSTLY, move |x: T| mish_of(x, twenty, two))
+            map_act::<S>("mish", self, PAR_COSTLY, move |x: T| mish_of(x, twenty, two))
         })
     }
 
     /// `log(1 + e^(beta x)) / beta`, without overflow for large `beta * x`.
     /// `beta` must be finite and non-zero.
     pub fn softplus(&self, beta: f64) -> Result<Tensor> {
-        with_float!("softplus", self.dtype(), T => {
+        with_lanes!("softplus", self.dtype(), S, T => {
             if beta == 0.0 || !beta.is_finite() {
                 bail!("softplus", "beta must be finite and non-zero, found {beta}");
             }
             let b = T::from_f64(beta);
             if beta == 1.0 {
-                map_same("softplus", self.clone(), PAR_COSTLY, softplus_of::<T>)
+                map_act::<S>("softplus", self, PAR_COSTLY, softplus_of::<T>)
             } else {
-                map_same("softplus", self.clone(), PAR_COSTLY, move |x: T| softplus_of(b * x) / b)
+                map_act::<S>("softplus", self, PAR_COSTLY, move |x: T| softplus_of(b * x) / b)
             }
         })
     }
@@ -164,8 +175,20 @@ fn clamp01<T: FloatElement>(v: T) -> T {
 
 /// The derivative of an element-wise activation as one fused pass over
 /// (grad, input).
-fn pointwise_grad<T: ActivationFloat>(name: &'static str, g: Tensor, x: &Tensor, f: impl Fn(T, T) -> T + Sync) -> Result<Tensor> {
-    zip_same(name, g, x.clone(), PAR_COSTLY, f)
+///
+/// A half-float pass (f16, bf16) reads both in place and computes in f32,
+/// rounding each result once: the cast nodes it otherwise ran through cost
+/// three more passes each way. A gradient of another dtype than the input
+/// is brought to the input's first.
+fn pointwise_grad<S: FloatLanes>(name: &'static str, g: Tensor, x: &Tensor, f: impl Fn(S::Compute, S::Compute) -> S::Compute + Sync) -> Result<Tensor> {
+    let g = if g.dtype() == x.dtype() { g } else { g.cast(x.dtype())? };
+    zip_same(name, g, x.clone(), PAR_COSTLY, #[inline(always)] move |g: S, x: S| S::narrow(f(g.widen(), x.widen())))
+}
+
+/// `f` on every element of `x`, computed in its compute type (f32 for f16
+/// and bf16, which round each result once).
+fn map_act<S: FloatLanes>(name: &'static str, x: &Tensor, gate: usize, f: impl Fn(S::Compute) -> S::Compute + Sync) -> Result<Tensor> {
+    map_same(name, x.clone(), gate, #[inline(always)] move |s: S| S::narrow(f(s.widen())))
 }
 
 impl Var {
@@ -192,16 +215,16 @@ impl Var {
     pub fn relu(&self) -> Result<Var> {
         let y = self.value.relu()?;
         Ok(self.pointwise("relu", y, move |x| x.relu(), |g, x| {
-            with_float!("relu", g.dtype(), T => pointwise_grad("relu", g, x, |g: T, x: T| if x > T::ZERO { g } else { T::ZERO }))
+            with_lanes!("relu", x.dtype(), S, T => pointwise_grad::<S>("relu", g, x, |g: T, x: T| if x > T::ZERO { g } else { T::ZERO }))
         }))
     }
 
     pub fn leaky_relu(&self, negative_slope: f64) -> Result<Var> {
         let y = self.value.leaky_relu(negative_slope)?;
         Ok(self.pointwise("leaky_relu", y, move |x| x.leaky_relu(negative_slope), move |g, x| {
-            with_float!("leaky_relu", g.dtype(), T => {
+            with_lanes!("leaky_relu", x.dtype(), S, T => {
                 let s = T::from_f64(negative_slope);
-                pointwise_grad("leaky_relu", g, x, move |g: T, x: T| if x > T::ZERO { g } else { g * s })
+                pointwise_grad::<S>("leaky_relu", g, x, move |g: T, x: T| if x > T::ZERO { g } else { g * s })
             })
         }))
     }
@@ -210,12 +233,12 @@ impl Var {
     pub fn gelu(&self) -> Result<Var> {
         let y = self.value.gelu()?;
         Ok(self.pointwise("gelu", y, move |x| x.gelu(), |g, x| {
-            with_float!("gelu", g.dtype(), T => {
+            with_lanes!("gelu", x.dtype(), S, T => {
                 let (half, r2, rpi) = (T::from_f64(0.5), T::from_f64(FRAC_1_SQRT_2), T::from_f64(0.5 * std::f64::consts::FRAC_2_SQRT_PI * FRAC_1_SQRT_2));
                 // The forward's erfc and the vectorising exp (libm's erf and
                 // exp are scalar calls), inlined into the SIMD loop: out of
                 // line, the closure ran one element per call.
-                pointwise_grad(
+                pointwise_grad::<S>(
                     "gelu",
                     g,
                     x,
@@ -233,9 +256,9 @@ impl Var {
     pub fn hard_sigmoid(&self, alpha: f64, beta: f64) -> Result<Var> {
         let y = self.value.hard_sigmoid(alpha, beta)?;
         Ok(self.pointwise("hard_sigmoid", y, move |x| x.hard_sigmoid(alpha, beta), move |g, x| {
-            with_float!("hard_sigmoid", g.dtype(), T => {
+            with_lanes!("hard_sigmoid", x.dtype(), S, T => {
                 let (a, b) = (T::from_f64(alpha), T::from_f64(beta));
-                pointwise_grad("hard_sigmoid", g, x, move |g: T, x: T| {
+                pointwise_grad::<S>("hard_sigmoid", g, x, move |g: T, x: T| {
                     let z = a * x + b;
                     if z > T::ZERO && z < T::ONE { g * a } else { T::ZERO }
                 })
@@ -247,7 +270,7 @@ impl Var {
     pub fn log_sigmoid(&self) -> Result<Var> {
         let y = self.value.log_sigmoid()?;
         Ok(self.pointwise("log_sigmoid", y, move |x| x.log_sigmoid(), |g, x| {
-            with_float!("log_sigmoid", g.dtype(), T => pointwise_grad("log_sigmoid", g, x, |g: T, x: T| g * sigmoid(-x)))
+            with_lanes!("log_sigmoid", x.dtype(), S, T => pointwise_grad::<S>("log_sigmoid", g, x, |g: T, x: T| g * sigmoid(-x)))
         }))
     }
 
@@ -255,7 +278,7 @@ impl Var {
     pub fn silu(&self) -> Result<Var> {
         let y = self.value.silu()?;
         Ok(self.pointwise("silu", y, move |x| x.silu(), |g, x| {
-            with_float!("silu", g.dtype(), T => pointwise_grad("silu", g, x, |g: T, x: T| {
+            with_lanes!("silu", x.dtype(), S, T => pointwise_grad::<S>("silu", g, x, |g: T, x: T| {
                 let s = sigmoid(x);
                 g * s * (T::ONE + x * (T::ONE - s))
             }))
@@ -265,9 +288,9 @@ impl Var {
     pub fn hard_swish(&self) -> Result<Var> {
         let y = self.value.hard_swish()?;
         Ok(self.pointwise("hard_swish", y, move |x| x.hard_swish(), |g, x| {
-            with_float!("hard_swish", g.dtype(), T => {
+            with_lanes!("hard_swish", x.dtype(), S, T => {
                 let (three, six) = (T::from_f64(3.0), T::from_f64(6.0));
-                pointwise_grad("hard_swish", g, x, move |g: T, x: T| {
+                pointwise_grad::<S>("hard_swish", g, x, move |g: T, x: T| {
                     if x <= -three { T::ZERO } else if x >= three { g } else { g * (x + x + three) / six }
                 })
             })
@@ -278,7 +301,7 @@ impl Var {
     pub fn mish(&self) -> Result<Var> {
         let y = self.value.mish()?;
         Ok(self.pointwise("mish", y, move |x| x.mish(), |g, x| {
-            with_float!("mish", g.dtype(), T => pointwise_grad("mish", g, x, |g: T, x: T| {
+            with_lanes!("mish", x.dtype(), S, T => pointwise_grad::<S>("mish", g, x, |g: T, x: T| {
                 let t = tanh(softplus_of(x));
                 g * (t + x * (T::ONE - t * t) * sigmoid(x))
             }))
@@ -289,9 +312,9 @@ impl Var {
     pub fn softplus(&self, beta: f64) -> Result<Var> {
         let y = self.value.softplus(beta)?;
         Ok(self.pointwise("softplus", y, move |x| x.softplus(beta), move |g, x| {
-            with_float!("softplus", g.dtype(), T => {
+            with_lanes!("softplus", x.dtype(), S, T => {
                 let b = T::from_f64(beta);
-                pointwise_grad("softplus", g, x, move |g: T, x: T| g * sigmoid(b * x))
+                pointwise_grad::<S>("softplus", g, x, move |g: T, x: T| g * sigmoid(b * x))
             })
         }))
     }
@@ -357,6 +380,72 @@ mod tests {
                 // Compare against the input as rounded to the dtype.
                 for (&x, &g) in t.cast(DType::F64).unwrap().to_vec::<f64>().iter().zip(&got) {
                     assert_close(name, dtype, x, g, reference(x));
+                }
+            }
+        }
+    }
+
+    /// Each activation on `Var`s, for the half-float gradients.
+    type VarOp = fn(&Var) -> Result<Var>;
+    fn var_ops() -> Vec<(&'static str, VarOp)> {
+        vec![
+            ("relu", |v| v.relu()),
+            ("leaky_relu", |v| v.leaky_relu(0.01)),
+            ("gelu", |v| v.gelu()),
+            ("hard_sigmoid", |v| v.hard_sigmoid(0.2, 0.5)),
+            ("log_sigmoid", |v| v.log_sigmoid()),
+            ("silu", |v| v.silu()),
+            ("hard_swish", |v| v.hard_swish()),
+            ("mish", |v| v.mish()),
+            ("softplus", |v| v.softplus(1.0)),
+            ("softplus_beta2", |v| v.softplus(2.0)),
+            ("softplus_beta_neg", |v| v.softplus(-0.5)),
+        ]
+    }
+
+    /// Inputs exact in bf16 (and so in f16), away from the kinks of relu,
+    /// hard_sigmoid and hard_swish where a central difference is no derivative.
+    fn half_inputs() -> Vec<f64> {
+        (0..160)
+            .map(|i| half::bf16::from_f64(-9.0 + i as f64 * 0.1137).to_f64())
+            .filter(|x| [0.0f64, -2.5, 2.5, -3.0, 3.0].iter().all(|k| (x - k).abs() > 0.02))
+            .collect()
+    }
+
+    #[test]
+    fn half_floats_run_in_their_own_dtype_within_their_precision() {
+        // bf16 and f16 read and write their dtype (no cast in the graph) and
+        // compute in f32: each value is the f64 reference within half an ulp of
+        // the dtype (plus f32's own error, and f16's subnormal spacing), each gradient of sum(c * f(x)) is
+        // c * f'(x), f' by central differences of the f64 reference.
+        let xs = half_inputs();
+        let refs: Vec<Case> = cases();
+        for dtype in [DType::BF16, DType::F16] {
+            // Half an ulp, relative: at most 2^-8 in bf16, 2^-11 in f16.
+            let ulp = if dtype == DType::BF16 { 2f64.powi(-8) } else { 2f64.powi(-11) };
+            let x = Tensor::from_vec(xs.clone(), &[xs.len()]).unwrap().cast(dtype).unwrap();
+            let cs: Vec<f64> = (0..xs.len()).map(|i| half::bf16::from_f64(0.5 + (i as f64 * 0.37).sin()).to_f64()).collect();
+            let c = Tensor::from_vec(cs.clone(), &[xs.len()]).unwrap().cast(dtype).unwrap();
+            for ((name, op), (rname, _, reference)) in var_ops().into_iter().zip(&refs) {
+                assert_eq!(name, *rname);
+                let v = Var::leaf(x.clone());
+                let y = op(&v).unwrap();
+                assert_eq!(y.value.dtype(), dtype, "{name}");
+                for (i, got) in y.value.cast(DType::F64).unwrap().to_vec::<f64>().into_iter().enumerate() {
+                    let want = reference(xs[i]);
+                    let tol = ulp * want.abs() * (1.0 + 1e-3) + if dtype == DType::F16 { 6e-8 } else { 1e-30 };
+                    assert!((got - want).abs() <= tol, "{name} {dtype}: f({}) = {got}, expected {want}", xs[i]);
+                }
+                let loss = y.binary(crate::ops::binary::BinaryOp::Mul, &Var::constant(c.clone())).unwrap().sum().unwrap();
+                let grads = crate::autodiff::backward(&loss).unwrap();
+                let gx = grads.get(v.id().unwrap()).unwrap();
+                assert_eq!(gx.dtype(), dtype, "{name}");
+                for (i, got) in gx.cast(DType::F64).unwrap().to_vec::<f64>().into_iter().enumerate() {
+                    let h = 1e-5;
+                    let want = cs[i] * (reference(xs[i] + h) - reference(xs[i] - h)) / (2.0 * h);
+                    // Half an ulp of rounding, and the f32 derivative's own error.
+                    let tol = ulp * want.abs() * (1.0 + 1e-2) + 1e-5 * cs[i].abs();
+                    assert!((got - want).abs() <= tol, "{name} {dtype}: f'({}) * {} = {got}, expected {want}", xs[i], cs[i]);
                 }
             }
         }
