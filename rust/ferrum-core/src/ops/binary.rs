@@ -225,7 +225,7 @@ fn binary_grads<S: FloatLanes<Compute = T>, T: FloatElement>(op: BinaryOp, g: &T
     let gb = |f: F<T>| grad(1, f);
     Ok(match op {
         BinaryOp::Add => (needs[0].then(|| g.clone()), needs[1].then(|| g.clone())),
-        BinaryOp::Sub => (needs[0].then(|| g.clone()), if needs[1] { Some(g.neg()?) } else { None }),
+        BinaryOp::Sub => (needs[0].then(|| g.clone()), gb(|g, _, _| -g)?),
         BinaryOp::Mul => (ga(|g, _, y| g * y)?, gb(|g, x, _| g * x)?),
         BinaryOp::Div => (ga(|g, _, y| g / y)?, gb(|g, x, y| -(g * x / (y * y)))?),
         BinaryOp::Powf => (

@@ -140,3 +140,19 @@ fn tracked_half_inputs_get_gradients_in_their_dtype() {
     let gb = grads.get(vb.id().unwrap()).unwrap();
     check("d/db", gb, DType::BF16, |i| xa[i]);
 }
+
+#[test]
+fn half_differences_send_the_negated_gradient_to_the_right_operand() {
+    // d/db sum(a - b) = -1 per element; a `b` broadcast from one element gets
+    // the sum, -257, summed in f32 and rounded once (-256 in bf16).
+    let (a, b) = operands();
+    for dtype in [DType::BF16, DType::F16] {
+        let (va, vb) = (Var::leaf(tensor(&a, dtype)), Var::leaf(tensor(&b, dtype)));
+        let grads = backward(&va.binary(BinaryOp::Sub, &vb).unwrap().sum().unwrap()).unwrap();
+        check("d/da", grads.get(va.id().unwrap()).unwrap(), dtype, |_| 1.0);
+        check("d/db", grads.get(vb.id().unwrap()).unwrap(), dtype, |_| -1.0);
+        let vs = Var::leaf(tensor(&b[..1], dtype));
+        let grads = backward(&va.binary(BinaryOp::Sub, &vs).unwrap().sum().unwrap()).unwrap();
+        check("d/d scalar-shaped b", grads.get(vs.id().unwrap()).unwrap(), dtype, |_| -(a.len() as f64));
+    }
+}
