@@ -40,6 +40,10 @@ const BLOCK_FLOATS: usize = 1 << 20;
 /// waiting on the other's last panel.
 const PARTS_PER_THREAD: usize = 2;
 
+/// Floats of the window matrix from which its gather splits over the
+/// threads: below, waking the other thread costs more than it saves.
+const GATHER_PAR_FLOATS: usize = 1 << 14;
+
 thread_local! {
     /// The calling thread's packed windows and product, kept between calls.
     static ROWS: RefCell<Aligned> = RefCell::new(Aligned::default());
@@ -128,7 +132,7 @@ unsafe fn compute<T: Tile>(packed: *const f32, x: &[f32], epi: Epilogue<'_>, g: 
                         return false;
                     }
                     // SAFETY: a holds m_pad * k floats; the images lie in x.
-                    unsafe { gather::<T>(a.0, x, g, grp, first, count) };
+                    unsafe { gather::<T>(a.0, x, g, grp, first, count, threads > 1) };
                     let parts = panels.min(threads * PARTS_PER_THREAD).max(1);
                     let packed = Shared(packed.cast_mut());
                     let one = |t: usize| {
@@ -205,46 +209,57 @@ fn live_runs(g: &ConvGeom) -> Vec<(usize, usize)> {
 /// the A panels of tile `T` the whole depth deep: panel `r / MR` holds rows
 /// `r` (image `first + r / p`, position `r % p`), `MR` values per step of
 /// the depth, in the weights' (channel, tap) order; padding reads as zero,
-/// and so do the rows past the last.
+/// and so do the rows past the last. On the team when `threaded`, the
+/// channels split between the threads.
+///
+/// Each row's window is worked out once as a table of where its taps read
+/// (a channel's plane apart from one channel to the next), and the panels
+/// are written in order, `MR` lanes at a time, rather than working out
+/// every value's window position again and writing the panel a lane at a
+/// time `MR` floats apart, all on the calling thread while the other waited.
 ///
 /// # Safety
 /// `a` addresses `count * p` rounded up to whole panels, times `k`, floats.
-unsafe fn gather<T: Tile>(a: *mut f32, x: &[f32], g: &ConvGeom, grp: usize, first: usize, count: usize) {
-    let (k, p, hw, cg) = (g.k(), g.p(), g.hw(), g.cg());
+unsafe fn gather<T: Tile>(a: *mut f32, x: &[f32], g: &ConvGeom, grp: usize, first: usize, count: usize, threaded: bool) {
+    let (p, hw, cg, taps) = (g.p(), g.hw(), g.cg(), g.kh * g.kw);
     let m = count * p;
     let m_pad = m.div_ceil(T::MR) * T::MR;
-    // SAFETY: the caller's size bound.
-    let a = unsafe { std::slice::from_raw_parts_mut(a, m_pad * k) };
-    if m_pad > m {
-        // The last panel's missing rows: zeros, which the tile's results ignore.
-        let panel = &mut a[(m_pad - T::MR) * k..];
-        for row in m % T::MR..T::MR {
-            panel[row..].iter_mut().step_by(T::MR).for_each(|v| *v = 0.0);
-        }
-    }
     let ([sh, sw], [dh, dw], [ph, pw]) = (g.stride, g.dilation, g.pad);
+    // Per panel, tap and lane: where in x the tap of that row reads in the
+    // group's first channel, or None in the padding (and past the last row).
+    let mut reads: Vec<Option<usize>> = vec![None; m_pad * taps];
     for r in 0..m {
         let (image, pos) = (first + r / p, r % p);
         let (oy, ox) = (pos / g.ow, pos % g.ow);
-        let panel = &mut a[r / T::MR * T::MR * k..];
-        let lane = r % T::MR;
-        let xi = &x[image * g.c_in * hw + grp * cg * hw..][..cg * hw];
-        let mut q = 0;
-        for c in 0..cg {
-            let plane = &xi[c * hw..(c + 1) * hw];
-            for ky in 0..g.kh {
-                let iy = (oy * sh + ky * dh).checked_sub(ph).filter(|&iy| iy < g.h);
-                for kx in 0..g.kw {
-                    let ix = (ox * sw + kx * dw).checked_sub(pw).filter(|&ix| ix < g.w);
-                    panel[q * T::MR + lane] = match (iy, ix) {
-                        (Some(iy), Some(ix)) => plane[iy * g.w + ix],
-                        _ => 0.0,
-                    };
-                    q += 1;
-                }
+        let base = image * g.c_in * hw + grp * cg * hw;
+        let (panel, lane) = (r / T::MR, r % T::MR);
+        for ky in 0..g.kh {
+            let iy = (oy * sh + ky * dh).checked_sub(ph).filter(|&iy| iy < g.h);
+            for kx in 0..g.kw {
+                let ix = (ox * sw + kx * dw).checked_sub(pw).filter(|&ix| ix < g.w);
+                reads[(panel * taps + ky * g.kw + kx) * T::MR + lane] = iy.zip(ix).map(|(iy, ix)| base + iy * g.w + ix);
             }
         }
     }
+    let k = cg * taps;
+    let dst = Shared(a);
+    let parts = if threaded && m_pad * k >= GATHER_PAR_FLOATS { cg.min(2 * rayon::current_num_threads()) } else { 1 };
+    let reads = &reads;
+    team::for_each_part_if(parts > 1, parts, |t| {
+        let dst = &dst;
+        for c in t * cg / parts..(t + 1) * cg / parts {
+            let shift = c * hw;
+            for panel in 0..m_pad / T::MR {
+                // SAFETY: steps c * taps .. (c + 1) * taps of the panel lie inside
+                // `a` (the caller's bound), and only channel c's part writes them.
+                let out = unsafe { std::slice::from_raw_parts_mut(dst.0.add(panel * T::MR * k + c * taps * T::MR), taps * T::MR) };
+                let from = &reads[panel * taps * T::MR..(panel + 1) * taps * T::MR];
+                for (o, at) in out.iter_mut().zip(from) {
+                    *o = at.map_or(0.0, |i| x[i + shift]);
+                }
+            }
+        }
+    });
 }
 
 /// Write the product `c` (`count * p` rows by `og` channels) of group
@@ -308,6 +323,11 @@ mod tests {
             geom(7, 20, (4, 4), 48, (1, 1), [2, 2], [0, 0], [1, 1], 1),
             // a 3x4 output, a 2x3 kernel
             geom(2, 9, (4, 4), 33, (2, 3), [1, 1], [0, 1], [1, 1], 1),
+            // windows large enough for the gather to split over the threads:
+            // 130 channels (not a multiple of the split), 40 outputs (a panel and a part)
+            geom(2, 130, (4, 4), 40, (3, 3), [1, 1], [1, 1], [1, 1], 1),
+            // ... in two groups, a 3x3 image (9 positions, 3 rows of padding in the panel)
+            geom(1, 320, (3, 3), 48, (3, 3), [1, 1], [1, 1], [1, 1], 2),
         ]
     }
 
