@@ -44,7 +44,7 @@ impl Sums {
 
 /// The forward and the three gradients (for output gradient `gy`) by
 /// their definitions. Returns (y, gx, gw, gb).
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::needless_range_loop)] // o, c and the taps index several arrays each
 fn reference(x: &[f64], w: &[f64], b: &[f64], gy: &[f64], g: &ConvGeom) -> (Sums, Sums, Sums, Sums) {
     let (og, cg, p) = (g.og(), g.cg(), g.p());
     let mut y = Sums::zeros(g.batch * g.c_out * p);
