@@ -6,6 +6,7 @@ pub mod conv;
 mod conv_activation_tests;
 mod conv_batch;
 pub mod conv_depthwise;
+pub(crate) mod conv_half;
 #[cfg(test)]
 pub(crate) mod conv_reference;
 #[cfg(target_arch = "x86_64")]

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use super::parallel::{go_parallel, simd, PAR_CHEAP};
 use super::pool_lanes::{self, Reduce};
 use super::team;
-use crate::element::FloatElement;
+use crate::element::{Element, FloatElement, FloatLanes};
 use crate::error::Result;
 use crate::shape::try_zeroed;
 
@@ -327,8 +327,9 @@ pub fn adaptive_range(o: usize, out: usize, n: usize) -> (usize, usize) {
     (o * n / out, ((o + 1) * n).div_ceil(out))
 }
 
-/// Adaptive average pooling of `[planes, h, w]` to `[planes, oh, ow]`.
-pub fn adaptive_avg_forward<T: FloatElement>(op: &'static str, x: &[T], planes: usize, (h, w): (usize, usize), (oh, ow): (usize, usize)) -> Result<Vec<T>> {
+/// Adaptive average pooling of `[planes, h, w]` to `[planes, oh, ow]`;
+/// a half float sums its window in f32 and rounds the mean once.
+pub fn adaptive_avg_forward<T: FloatLanes>(op: &'static str, x: &[T], planes: usize, (h, w): (usize, usize), (oh, ow): (usize, usize)) -> Result<Vec<T>> {
     let (hw, p) = (h * w, oh * ow);
     let mut out = try_zeroed(op, planes * p, T::ZERO)?;
     per_plane(&mut out, p, planes * hw, |plane, o| {
@@ -337,21 +338,23 @@ pub fn adaptive_avg_forward<T: FloatElement>(op: &'static str, x: &[T], planes: 
             let (h0, h1) = adaptive_range(i, oh, h);
             for j in 0..ow {
                 let (w0, w1) = adaptive_range(j, ow, w);
-                let mut sum = T::ZERO;
+                let mut sum = T::Compute::ZERO;
                 for ih in h0..h1 {
                     for v in &xp[ih * w + w0..ih * w + w1] {
-                        sum = sum + *v;
+                        sum = sum + v.widen();
                     }
                 }
-                o[i * ow + j] = sum / T::from_f64(((h1 - h0) * (w1 - w0)) as f64);
+                o[i * ow + j] = T::narrow(sum / T::Compute::from_f64(((h1 - h0) * (w1 - w0)) as f64));
             }
         }
     });
     Ok(out)
 }
 
-/// Spread each adaptive output gradient evenly over its input range.
-pub fn adaptive_avg_backward<T: FloatElement>(op: &'static str, gy: &[T], planes: usize, (h, w): (usize, usize), (oh, ow): (usize, usize)) -> Result<Vec<T>> {
+/// Spread each adaptive output gradient evenly over its input range. Where
+/// windows overlap (a size the output does not divide), an input adds the
+/// shares of up to four windows, each add rounded for a half float.
+pub fn adaptive_avg_backward<T: FloatLanes>(op: &'static str, gy: &[T], planes: usize, (h, w): (usize, usize), (oh, ow): (usize, usize)) -> Result<Vec<T>> {
     let (hw, p) = (h * w, oh * ow);
     let mut gx = try_zeroed(op, planes * hw, T::ZERO)?;
     per_plane(&mut gx, hw, planes * hw, |plane, gxp| {
@@ -360,10 +363,10 @@ pub fn adaptive_avg_backward<T: FloatElement>(op: &'static str, gy: &[T], planes
             let (h0, h1) = adaptive_range(i, oh, h);
             for j in 0..ow {
                 let (w0, w1) = adaptive_range(j, ow, w);
-                let share = gp[i * ow + j] / T::from_f64(((h1 - h0) * (w1 - w0)) as f64);
+                let share = gp[i * ow + j].widen() / T::Compute::from_f64(((h1 - h0) * (w1 - w0)) as f64);
                 for ih in h0..h1 {
                     for v in &mut gxp[ih * w + w0..ih * w + w1] {
-                        *v = *v + share;
+                        *v = T::narrow(v.widen() + share);
                     }
                 }
             }

@@ -15,9 +15,11 @@ use crate::autodiff::{record, FnBackward, Saved, Var};
 use crate::dtype::Kind;
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::dtype::DType;
 use crate::kernels::conv::{add_channel_bias, channel_sums, conv_backward_input, conv_backward_weight, conv_forward, KeepPacked};
 use crate::storage::Storage;
 use crate::kernels::copy::contiguous_values;
+use crate::kernels::conv_half;
 use crate::kernels::im2col::ConvGeom;
 use crate::shape::{checked_numel, try_filled};
 use crate::tensor::Tensor;
@@ -256,9 +258,34 @@ pub(crate) fn keep_of(w: &Var) -> Option<KeepPacked<'_>> {
     }
 }
 
+/// `Some($body)` with `$T` the element type of a bf16 or f16 `$dtype`,
+/// `None` for any other: half convolutions run on their own kernels
+/// (`conv_half`), in their format, instead of widened to f32.
+macro_rules! with_half {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            DType::BF16 => {
+                type $T = half::bf16;
+                Some($body)
+            }
+            DType::F16 => {
+                type $T = half::f16;
+                Some($body)
+            }
+            _ => None,
+        }
+    };
+}
+
 /// `conv(x, w) + bias` with geometry `g`, shaped `shape`; with `keep`, the
 /// packed weights are kept for the next call.
 fn forward(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &ConvGeom, shape: &[usize], keep: Option<KeepPacked<'_>>) -> Result<Tensor> {
+    if let Some(y) = with_half!(x.dtype(), T => {
+        let b = bias.map(|b| values::<T>(op, b)).transpose()?;
+        Tensor::from_vec(conv_half::forward::<T>(op, &values::<T>(op, x)?, &values::<T>(op, w)?, b.as_deref(), g)?, shape)
+    }) {
+        return y;
+    }
     with_float!(op, x.dtype(), T => {
         let b = bias.map(|b| values::<T>(op, b)).transpose()?;
         Tensor::from_vec(conv_forward::<T>(op, &values::<T>(op, x)?, &values::<T>(op, w)?, b.as_deref(), g, keep)?, shape)
@@ -268,6 +295,12 @@ fn forward(op: &'static str, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &
 /// Gradient of `conv(x, w)` with respect to `x` (shaped `shape`), from `gy`;
 /// also the forward of a transposed convolution.
 fn input_grad(op: &'static str, gy: &Tensor, w: &Tensor, bias: Option<&Tensor>, g: &ConvGeom, shape: &[usize]) -> Result<Tensor> {
+    if let Some(gx) = with_half!(gy.dtype(), T => {
+        let b = bias.map(|b| values::<T>(op, b)).transpose()?;
+        Tensor::from_vec(conv_half::backward_input::<T>(op, &values::<T>(op, gy)?, &values::<T>(op, w)?, b.as_deref(), g)?, shape)
+    }) {
+        return gx;
+    }
     with_float!(op, gy.dtype(), T => {
         let mut gx = conv_backward_input::<T>(op, &values::<T>(op, gy)?, &values::<T>(op, w)?, g)?;
         if let Some(b) = bias {
@@ -279,12 +312,18 @@ fn input_grad(op: &'static str, gy: &Tensor, w: &Tensor, bias: Option<&Tensor>, 
 
 /// Gradient of `conv(x, w)` with respect to `w` (shaped `shape`), from `gy`.
 fn weight_grad(op: &'static str, x: &Tensor, gy: &Tensor, g: &ConvGeom, shape: &[usize]) -> Result<Tensor> {
+    if let Some(gw) = with_half!(x.dtype(), T => Tensor::from_vec(conv_half::backward_weight::<T>(op, &values::<T>(op, x)?, &values::<T>(op, gy)?, g)?, shape)) {
+        return gw;
+    }
     with_float!(op, x.dtype(), T => Tensor::from_vec(conv_backward_weight::<T>(op, &values::<T>(op, x)?, &values::<T>(op, gy)?, g)?, shape))
 }
 
 /// Per-channel sums of `[batch, channels, ...]`: a bias gradient.
 fn bias_grad(op: &'static str, gy: &Tensor, channels: usize) -> Result<Tensor> {
     let per = gy.numel() / (gy.shape()[0] * channels).max(1);
+    if let Some(gb) = with_half!(gy.dtype(), T => Tensor::from_vec(conv_half::channel_sums::<T>(&values::<T>(op, gy)?, gy.shape()[0], channels, per), &[channels])) {
+        return gb;
+    }
     with_float!(op, gy.dtype(), T => Tensor::from_vec(channel_sums::<T>(&values::<T>(op, gy)?, gy.shape()[0], channels, per), &[channels]))
 }
 
@@ -408,3 +447,7 @@ impl Var {
 #[cfg(test)]
 #[path = "conv_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "conv_half_tests.rs"]
+mod half_tests;

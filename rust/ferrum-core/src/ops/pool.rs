@@ -14,7 +14,7 @@ use crate::kernels::pool::{
 use crate::ops::conv::values;
 use crate::shape::checked_numel;
 use crate::tensor::Tensor;
-use crate::with_float;
+use crate::{with_float, with_float_lanes};
 
 /// Options of an `N`-d pooling window.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -147,12 +147,12 @@ fn avg_backward(op: &'static str, gy: &Tensor, g: &PoolGeom, count_include_pad: 
 
 fn adaptive_forward(op: &'static str, x: &Tensor, hw: Plane, out: Plane, shape: &[usize]) -> Result<Tensor> {
     let planes = shape[0] * shape[1];
-    with_float!(op, x.dtype(), T => Tensor::from_vec(adaptive_avg_forward::<T>(op, &values::<T>(op, x)?, planes, hw, out)?, shape))
+    with_float_lanes!(op, x.dtype(), T => Tensor::from_vec(adaptive_avg_forward::<T>(op, &values::<T>(op, x)?, planes, hw, out)?, shape))
 }
 
 fn adaptive_backward(op: &'static str, gy: &Tensor, hw: Plane, out: Plane, shape: &[usize]) -> Result<Tensor> {
     let planes = shape[0] * shape[1];
-    with_float!(op, gy.dtype(), T => Tensor::from_vec(adaptive_avg_backward::<T>(op, &values::<T>(op, gy)?, planes, hw, out)?, shape))
+    with_float_lanes!(op, gy.dtype(), T => Tensor::from_vec(adaptive_avg_backward::<T>(op, &values::<T>(op, gy)?, planes, hw, out)?, shape))
 }
 
 impl Tensor {
@@ -272,3 +272,7 @@ impl Var {
 #[cfg(test)]
 #[path = "pool_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "pool_half_tests.rs"]
+mod half_tests;

@@ -4,7 +4,7 @@
 use crate::autodiff::{record_lazy, FnBackward, Var};
 use crate::dtype::{DType, Scalar};
 use crate::element::{Element, FloatElement, FloatLanes, NumElement};
-use crate::ops::binary::{half_dtype, round_to};
+use crate::ops::binary::half_dtype;
 use crate::error::Result;
 use crate::kernels::elementwise::{map_same, zip_same, Operand};
 use crate::kernels::parallel::{PAR_CHEAP, PAR_COSTLY};
@@ -227,36 +227,65 @@ fn reads(op: FloatUnary) -> Reads {
     }
 }
 
-/// d/dx of each function as one fused pass over (grad, v), `v` being the
-/// input or the output as [`reads`] says.
-fn unary_grad<T: FloatElement>(op: FloatUnary, g: Tensor, v: &Tensor) -> Result<Tensor> {
+/// d/dx of each function as `f(grad, v)`, `v` being the output where
+/// `of_output` and [`reads`] allow it, else the input; None where the
+/// derivative is zero almost everywhere.
+fn derivative<T: FloatElement>(op: FloatUnary, of_output: bool) -> Option<fn(T, T) -> T> {
     use FloatUnary::*;
-    let e = PAR_COSTLY;
-    let on = |f: fn(T, T) -> T| zip_same(op.name(), g.clone(), v.clone(), e, f);
-    match op {
-        Exp => on(|g, y| g * y),
-        Log => on(|g, x| g / x),
-        Log1p => on(|g, x| g / (T::one() + x)),
-        Erf => on(|g, x| g * T::from(std::f64::consts::FRAC_2_SQRT_PI).unwrap() * (-(x * x)).exp()),
-        Recip => on(|g, y| -(g * y * y)),
-        Square => on(|g, x| g * (x + x)),
-        Sqrt => on(|g, y| g / (y + y)),
-        Sin => on(|g, x| g * x.cos()),
-        Cos => on(|g, x| -(g * x.sin())),
-        Tan => on(|g, y| g * (T::one() + y * y)),
-        Sinh => on(|g, x| g * x.cosh()),
-        Cosh => on(|g, x| g * x.sinh()),
-        Tanh => on(|g, y| g * (T::one() - y * y)),
-        Asin => on(|g, x| g / (T::one() - x * x).sqrt()),
-        Acos => on(|g, x| -(g / (T::one() - x * x).sqrt())),
-        Atan => on(|g, x| g / (T::one() + x * x)),
-        Asinh => on(|g, x| g / (x * x + T::one()).sqrt()),
-        Acosh => on(|g, x| g / (x * x - T::one()).sqrt()),
-        Atanh => on(|g, x| g / (T::one() - x * x)),
-        // Piecewise constant: zero almost everywhere.
-        Round | Floor | Ceil | Trunc => Ok(Tensor::zeros(g.shape(), g.dtype())),
-        Sigmoid => on(|g, y| g * y * (T::one() - y)),
-    }
+    let output = of_output && reads(op) == Reads::Output;
+    Some(match op {
+        Exp if output => |g, y| g * y,
+        Exp => |g, x| g * x.exp(),
+        Log => |g, x| g / x,
+        Log1p => |g, x| g / (T::one() + x),
+        Erf => |g, x| g * T::from(std::f64::consts::FRAC_2_SQRT_PI).unwrap() * (-(x * x)).exp(),
+        Recip if output => |g, y| -(g * y * y),
+        Recip => |g, x| -(g / (x * x)),
+        Square => |g, x| g * (x + x),
+        Sqrt if output => |g, y| g / (y + y),
+        Sqrt => |g, x| g / (x.sqrt() + x.sqrt()),
+        Sin => |g, x| g * x.cos(),
+        Cos => |g, x| -(g * x.sin()),
+        Tan if output => |g, y| g * (T::one() + y * y),
+        Tan => |g, x| g * (T::one() + x.tan() * x.tan()),
+        Sinh => |g, x| g * x.cosh(),
+        Cosh => |g, x| g * x.sinh(),
+        Tanh if output => |g, y| g * (T::one() - y * y),
+        Tanh => |g, x| g * (T::one() - x.tanh() * x.tanh()),
+        Asin => |g, x| g / (T::one() - x * x).sqrt(),
+        Acos => |g, x| -(g / (T::one() - x * x).sqrt()),
+        Atan => |g, x| g / (T::one() + x * x),
+        Asinh => |g, x| g / (x * x + T::one()).sqrt(),
+        Acosh => |g, x| g / (x * x - T::one()).sqrt(),
+        Atanh => |g, x| g / (T::one() - x * x),
+        Round | Floor | Ceil | Trunc => return None,
+        Sigmoid if output => |g, y| g * y * (T::one() - y),
+        Sigmoid => |g, x| g * sigmoid(x) * (T::one() - sigmoid(x)),
+    })
+}
+
+/// One fused pass of `f(grad, saved)` over a half float's tensors: each
+/// pair read as f32, the result rounded once (no widened copies).
+fn half_grad_with<S: FloatLanes<Compute = f32>>(name: &'static str, g: Tensor, saved: &Tensor, gate: usize, f: impl Fn(f32, f32) -> f32 + Sync) -> Result<Tensor> {
+    zip_same(name, g, saved.clone(), gate, move |g: S, v: S| S::narrow(f(g.widen(), v.widen())))
+}
+
+/// `f(grad, saved)` in the dtype of `g`: f32 and f64 as themselves, a half
+/// float through f32 in the same pass ([`half_grad_with`]).
+macro_rules! grad_pass {
+    ($name:expr, $g:expr, $saved:expr, $gate:expr, $T:ident => $f:expr) => {
+        match $g.dtype() {
+            DType::BF16 => {
+                type $T = f32;
+                half_grad_with::<half::bf16>($name, $g, $saved, $gate, $f)
+            }
+            DType::F16 => {
+                type $T = f32;
+                half_grad_with::<half::f16>($name, $g, $saved, $gate, $f)
+            }
+            dtype => with_float!($name, dtype, $T => zip_same($name, $g, $saved.clone(), $gate, $f)),
+        }
+    };
 }
 
 /// One-input backward from a fused (grad, saved) kernel.
@@ -266,35 +295,29 @@ fn grad_with<T: FloatElement>(name: &'static str, g: Tensor, saved: &Tensor, f: 
 
 impl Var {
     pub fn float_unary(&self, op: FloatUnary) -> Result<Var> {
-        // A half op whose gradient reads its output runs in f32, so that the
-        // gradient reads the unrounded output; the others run natively and
-        // compute their gradient in f32 from the (exactly widened) input.
-        if reads(op) == Reads::Output {
-            if let Some(wide) = self.half_tracked() {
-                return wide?.float_unary(op)?.cast(self.value.dtype());
-            }
-        }
         let y = self.value.float_unary(op)?;
         if self.node.is_none() {
             // Untracked: no backward, so neither input nor output is kept.
             return Ok(Var::constant(y));
         }
+        // A half float's output is rounded: its gradient reads the exact
+        // input instead, through f32 in one pass.
+        let of_output = half_dtype(&self.value).is_none();
         Ok(record_lazy(
             y,
             &[self],
             move |v| v[0].float_unary(op),
             |out| {
                 let v = match reads(op) {
-                    Reads::Input => Some(self.saved()),
-                    Reads::Output => Some(out.saved()),
+                    Reads::Output if of_output => Some(out.saved()),
                     Reads::Nothing => None,
+                    _ => Some(self.saved()),
                 };
                 FnBackward::new(op.name(), move |g, _| {
                     let gx = match &v {
                         Some(v) => {
-                            let half = half_dtype(&g);
-                            let (g, v) = if half.is_some() { (g.cast(DType::F32)?, v.get()?.cast(DType::F32)?) } else { (g, v.get()?) };
-                            round_to(with_float!(op.name(), g.dtype(), T => unary_grad::<T>(op, g, &v)?), half)?
+                            let v = v.get()?;
+                            grad_pass!(op.name(), g, &v, PAR_COSTLY, T => derivative::<T>(op, of_output).unwrap_or(|_, _| 0.0 as T))?
                         }
                         None => Tensor::zeros(g.shape(), g.dtype()),
                     };
@@ -432,3 +455,7 @@ mod tests {
         assert_eq!(y.to_vec::<f32>(), vec![2.0; 4]);
     }
 }
+
+#[cfg(test)]
+#[path = "unary_half_tests.rs"]
+mod half_tests;
