@@ -1,9 +1,10 @@
-//! LayerNorm over the last dim as one op, `(x - mean) / sqrt(var + epsilon)
-//! * gamma + beta` with the biased variance (Burn's `LayerNorm`), and its
-//! backward beside it. Composed of element-wise ops, a training step paid
-//! for six broadcasting nodes and their sums over broadcast dims; here the
-//! forward is one pass per row and the backward another (the row's mean and
-//! rstd recomputed there, which keeps nothing but the input alive).
+//! LayerNorm over the last dim as one op,
+//! `(x - mean) / sqrt(var + epsilon) * gamma + beta` with the biased variance
+//! (Burn's `LayerNorm`), and its backward beside it. Composed of element-wise
+//! ops, a training step paid for six broadcasting nodes and their sums over
+//! broadcast dims; here the forward is one pass per row and the backward
+//! another (the row's mean and rstd recomputed there, which keeps nothing but
+//! the input alive).
 
 use crate::autodiff::{record_lazy, FnBackward, Var};
 use crate::element::{Element, FloatLanes};
@@ -66,10 +67,10 @@ fn backward_typed<S: FloatLanes<Compute = C>, C: crate::element::FloatElement>(g
 }
 
 impl Tensor {
-    /// LayerNorm over the last dim: `(x - mean) / sqrt(var + epsilon) * gamma
-    /// + beta`, the mean and biased variance taken over each row of the last
-    /// dim, `gamma` and `beta` of shape `[d]` for a last dim of size `d`.
-    /// f16 and bf16 are read and written directly, computed in f32.
+    /// LayerNorm over the last dim, `(x - mean) / sqrt(var + epsilon) * gamma + beta`:
+    /// the mean and biased variance taken over each row of the last dim,
+    /// `gamma` and `beta` of shape `[d]` for a last dim of size `d`. f16 and
+    /// bf16 are read and written directly, computed in f32.
     ///
     /// ```
     /// # use ferrum_core::Tensor;
