@@ -66,11 +66,11 @@ def test_forward_and_gradients_match_numpy(dtype: DType, shape: tuple[int, ...],
         gt = to_tensor(gamma, dtype, device).require_grad()
         bt = to_tensor(beta, dtype, device).require_grad() if beta is not None else None
         out = layer_norm(xt, gt, bt, EPS)
-        assert out.dtype() == dtype and out.dims() == shape
+        assert out.dtype == dtype and out.dims() == shape
         np.testing.assert_allclose(wide(out), reference(x, gamma, beta), rtol=tol, atol=tol)
         grads = (out * to_tensor(weights, dtype, device)).sum().backward()
         got = [t.grad(grads) for t in (xt, gt, bt) if t is not None]
-        assert all(g is not None and g.dtype() == dtype for g in got)
+        assert all(g is not None and g.dtype == dtype for g in got)
         results.append([wide(g) for g in got if g is not None])
 
     def loss_of(k: int) -> Any:
@@ -97,7 +97,7 @@ def test_layernorm_module_runs_the_fused_op_in_bf16() -> None:
     layer = layer.replace(beta=Param(layer.beta.val().cast(DType.BF16)))
     x = rounded(RNG.normal(size=(4, 6)), DType.BF16)
     out = layer.forward(to_tensor(x, DType.BF16, AD))
-    assert out.dtype() == DType.BF16
+    assert out.dtype == DType.BF16
     want = reference(x, wide(layer.gamma.val()), wide(layer.beta.val()))
     np.testing.assert_allclose(wide(out), want, rtol=4e-2, atol=4e-2)
 
