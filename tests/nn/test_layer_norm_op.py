@@ -98,6 +98,7 @@ def test_layernorm_module_runs_the_fused_op_in_bf16() -> None:
     x = rounded(RNG.normal(size=(4, 6)), DType.BF16)
     out = layer.forward(to_tensor(x, DType.BF16, AD))
     assert out.dtype == DType.BF16
+    assert layer.beta is not None
     want = reference(x, wide(layer.gamma.val()), wide(layer.beta.val()))
     np.testing.assert_allclose(wide(out), want, rtol=4e-2, atol=4e-2)
 
@@ -107,7 +108,8 @@ def test_bad_operands_raise_clear_errors() -> None:
     with pytest.raises(ShapeError, match=r"layer_norm.*gamma must have shape \[3\]"):
         layer_norm(x, Tensor.ones((4,), AD))
     with pytest.raises(ShapeError, match=r"layer_norm.*beta must have shape \[3\]"):
-        layer_norm(x, Tensor.ones((3,), AD), Tensor.ones((1, 3), AD))
+        matrix: Any = Tensor.ones((1, 3), AD)
+        layer_norm(x, Tensor.ones((3,), AD), matrix)
     with pytest.raises(KindError, match="layer_norm"):
         layer_norm(x, Tensor.ones((3,), AD).cast(DType.BF16))
     with pytest.raises(ArgumentError, match="epsilon"):
