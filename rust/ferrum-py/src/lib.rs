@@ -21,6 +21,7 @@ mod error;
 mod gradients;
 mod interrupt;
 mod module_ops;
+mod norm;
 mod optim;
 mod pad_mode;
 mod plan;
@@ -90,6 +91,7 @@ fn _ferrum(m: &Bound<'_, PyModule>) -> PyResult<()> {
     attention::register(m)?;
     conv::register(m)?;
     module_ops::register(m)?;
+    norm::register(m)?;
     record::register(m)?;
     recurrent::register(m)?;
     optim::register(m)?;

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ferrum._ferrum import Device, Float, Tensor
+from ferrum._ferrum import Device, Float, Tensor, layer_norm
 from ferrum.config import config
 from ferrum.config.checks import check_epsilon, check_positive_int
 from ferrum.module import Module, Param
@@ -60,13 +60,10 @@ class LayerNorm(Module[B]):
         """``[..., d_model]`` in, same shape out."""
         d_model = self.gamma.shape()[0]
         check_last_dim("LayerNorm", x, d_model)
-        last = x.rank() - 1
-        var, mean = x.var_mean_bias(last)
-        shape = (1,) * last + (d_model,)
-        out = (x - mean) / (var + self.epsilon).sqrt() * self.gamma.val().reshape(shape)
-        if self.beta is not None:
-            out = out + self.beta.val().reshape(shape)
-        return out
+        # One fused op, forward and backward: composed of element-wise ops the
+        # backward paid for six broadcasting nodes and their sums over rows.
+        beta = self.beta.val() if self.beta is not None else None
+        return layer_norm(x, self.gamma.val(), beta, self.epsilon)
 
     def _display_settings(self) -> list[tuple[str, object]]:
         d_model = self.gamma.shape()[0]

@@ -25,6 +25,7 @@ pub mod exp;
 pub mod gemm;
 pub mod gemm_half;
 pub mod gemv;
+pub mod layer_norm;
 pub mod im2col;
 pub mod log1p;
 pub mod matrix;

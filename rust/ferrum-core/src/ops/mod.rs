@@ -18,6 +18,7 @@ pub mod float_checks;
 pub mod grid_sample;
 pub mod index;
 pub mod interpolate;
+pub mod layer_norm;
 pub mod logical;
 pub mod mask;
 pub mod matmul;

@@ -28,7 +28,7 @@ use crate::error::{backend_error, engine, kind_error};
 
 /// Elements above which a kernel runs with the GIL released: below it the
 /// release/reacquire costs more than the kernel.
-const GIL_RELEASE_ELEMS: usize = 1 << 15;
+pub(crate) const GIL_RELEASE_ELEMS: usize = 1 << 15;
 
 /// A tensor: Burn's `Tensor<B, D, K>` as `Tensor[B, D, K]`.
 ///
