@@ -12,16 +12,13 @@
 //! tiles and two field tiles a step: four loads for four products.
 
 use super::qconv::CNR;
-use crate::kernels::amx::{tile_dpbsud, tile_load, tile_store, tile_zero, TileConfig};
+use crate::kernels::amx::int8_block::{int8_block, ColumnPanel, RowTiles, S8_ROWS};
+use crate::kernels::amx::TileConfig;
 
 /// Channels of a filter tile.
 pub(super) const TR: usize = 16;
 /// Bytes of k in a tile row (16 quads).
 const KB: usize = 64;
-/// Quads of k per step.
-pub(super) const KQ_STEP: usize = KB / 4;
-/// i32 columns of an output tile (half a field panel).
-const TC: usize = 16;
 
 /// One block's exact sums: 32 channels by a panel's `CNR` positions.
 pub(super) type Block = [[i32; CNR]; 2 * TR];
@@ -69,50 +66,18 @@ impl AmxFilters {
     pub(super) unsafe fn block(&self, g: usize, pair: usize, b: &[u32], c: &mut Block) {
         let t0 = 2 * pair;
         debug_assert!(t0 < self.tiles && b.len() >= self.panel_quads() * CNR);
-        let two = t0 + 1 < self.tiles;
-        let a = self.bytes[(g * self.tiles + t0) * TR * self.kpad..].as_ptr();
-        let b = b.as_ptr() as *const u8;
-        let steps = self.kpad / KB;
-        // Bytes between a field tile's rows (one quad of the panel), and from one step to the next.
-        let (rs_b, step_b) = (4 * CNR, KQ_STEP * 4 * CNR);
-        let kpad = self.kpad;
-        // SAFETY: the filter tiles t0 (and t0 + 1 when `two`) lie inside `bytes` (16 rows of kpad
-        // each), the panel's steps inside `b` (caller's contract), the stores inside `c`.
-        unsafe {
-            tile_zero!(tmm0);
-            tile_zero!(tmm1);
-            if two {
-                let a1 = a.add(TR * kpad);
-                tile_zero!(tmm2);
-                tile_zero!(tmm3);
-                for s in 0..steps {
-                    let f = b.add(s * step_b);
-                    tile_load!(tmm4, a.add(s * KB), kpad);
-                    tile_load!(tmm6, f, rs_b);
-                    tile_load!(tmm7, f.add(KB), rs_b);
-                    tile_dpbsud!(tmm0, tmm4, tmm6);
-                    tile_dpbsud!(tmm1, tmm4, tmm7);
-                    tile_load!(tmm5, a1.add(s * KB), kpad);
-                    tile_dpbsud!(tmm2, tmm5, tmm6);
-                    tile_dpbsud!(tmm3, tmm5, tmm7);
-                }
-                let lower = c[TR].as_mut_ptr();
-                tile_store!(tmm2, lower, rs_b);
-                tile_store!(tmm3, lower.add(TC), rs_b);
-            } else {
-                for s in 0..steps {
-                    let f = b.add(s * step_b);
-                    tile_load!(tmm4, a.add(s * KB), kpad);
-                    tile_load!(tmm6, f, rs_b);
-                    tile_load!(tmm7, f.add(KB), rs_b);
-                    tile_dpbsud!(tmm0, tmm4, tmm6);
-                    tile_dpbsud!(tmm1, tmm4, tmm7);
-                }
-            }
-            let upper = c[0].as_mut_ptr();
-            tile_store!(tmm0, upper, rs_b);
-            tile_store!(tmm1, upper.add(TC), rs_b);
-        }
+        // A filter tile is 16 channel rows of kpad bytes; a step moves 64 bytes along them.
+        let rows = RowTiles {
+            first: self.bytes[(g * self.tiles + t0) * TR * self.kpad..].as_ptr().cast(),
+            row_bytes: self.kpad,
+            step_bytes: KB,
+            second: (t0 + 1 < self.tiles).then_some(TR * self.kpad),
+        };
+        let panel = ColumnPanel { first: b.as_ptr().cast(), row_bytes: 4 * CNR };
+        // SAFETY: the filter tiles t0 (and t0 + 1 when there is one) lie inside `bytes` (16 rows
+        // of kpad each), the panel's kpad / 64 steps inside `b` (caller's contract), the stores
+        // inside `c`.
+        unsafe { int8_block::<S8_ROWS>(self.kpad / KB, rows, panel, c.as_mut_ptr().cast(), 4 * CNR) };
     }
 }
 

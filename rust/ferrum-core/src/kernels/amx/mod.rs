@@ -25,6 +25,7 @@
 //! `FERRUM_AMX=0` in the environment turns AMX off (read once), so the
 //! same machine can time or check the AVX-512 paths.
 
+pub(crate) mod int8_block;
 #[cfg(all(test, target_arch = "x86_64", target_os = "linux"))]
 mod tests;
 

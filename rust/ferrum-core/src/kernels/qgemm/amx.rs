@@ -16,15 +16,14 @@
 //! configuration once and releases the tiles when done.
 
 use super::NR;
-use crate::kernels::amx::{tile_dpbusd, tile_load, tile_store, tile_zero, TileConfig};
+use crate::kernels::amx::int8_block::{int8_block, ColumnPanel, RowTiles, U8_ROWS};
+use crate::kernels::amx::TileConfig;
 use crate::kernels::team;
 
 /// Rows of an activation tile.
 pub(super) const AR: usize = 16;
 /// Bytes of k in an activation tile's row (16 quads).
 pub(super) const KB: usize = 64;
-/// i32 columns of an output tile (half a panel).
-const TC: usize = 16;
 /// Bytes of one activation block (16 rows x 64 bytes).
 pub(super) const BLOCK: usize = AR * KB;
 /// Quads of k per step.
@@ -67,66 +66,17 @@ pub(super) fn for_each_block(a: &[u8], b: &[u32], kq: usize, row_tiles: usize, c
         // SAFETY: int8_available() (asserted above) said AMX-INT8 is usable.
         let _tiles = unsafe { config.load() };
         for jp in cp * COL_PANELS..((cp + 1) * COL_PANELS).min(col_panels) {
-            let pb = b[jp * kq * NR..].as_ptr();
+            let panel = ColumnPanel { first: b[jp * kq * NR..].as_ptr().cast(), row_bytes: 4 * NR };
             for p in ps.clone() {
                 let t0 = 2 * p;
                 let two = t0 + 1 < row_tiles;
-                let pa = a[t0 * steps * BLOCK..].as_ptr();
+                // Row tile t0's steps are blocks one after the other, and tile t0 + 1 follows them.
+                let rows = RowTiles { first: a[t0 * steps * BLOCK..].as_ptr(), row_bytes: KB, step_bytes: BLOCK, second: two.then_some(steps * BLOCK) };
                 // SAFETY: the configuration is loaded; the row tiles t0 (and t0 + 1 when `two`)
                 // and the panel's `steps` steps lie inside `a` and `b` (asserted above).
-                unsafe { block(steps, pa, two, pb, &mut sums) };
+                unsafe { int8_block::<U8_ROWS>(steps, rows, panel, sums.as_mut_ptr().cast(), 4 * NR) };
                 finish(t0 * AR, jp, &sums[..if two { 2 * AR } else { AR }]);
             }
         }
     });
-}
-
-/// The sums of row tile `a` (and the next one when `two`) times one weight
-/// panel `b` over `steps` steps of 64 k, into `c` (rows 16.. only when `two`).
-///
-/// # Safety
-/// This thread loaded a configuration of eight 16 x 64-byte tiles; `a`
-/// holds `steps` blocks (twice that when `two`) and `b` `steps * 16` quads
-/// of NR words.
-#[inline(always)]
-unsafe fn block(steps: usize, a: *const u8, two: bool, b: *const u32, c: &mut Block) {
-    let b = b as *const u8;
-    // Bytes between a weight tile's rows (one quad of the panel), and from one step to the next.
-    let (rs_b, step_b) = (4 * NR, KQ_STEP * 4 * NR);
-    // SAFETY: the reads stay inside the caller's row tiles and panel, the stores inside `c`.
-    unsafe {
-        tile_zero!(tmm0);
-        tile_zero!(tmm1);
-        if two {
-            let a1 = a.add(steps * BLOCK);
-            tile_zero!(tmm2);
-            tile_zero!(tmm3);
-            for s in 0..steps {
-                let w = b.add(s * step_b);
-                tile_load!(tmm4, a.add(s * BLOCK), KB);
-                tile_load!(tmm6, w, rs_b);
-                tile_load!(tmm7, w.add(KB), rs_b);
-                tile_dpbusd!(tmm0, tmm4, tmm6);
-                tile_dpbusd!(tmm1, tmm4, tmm7);
-                tile_load!(tmm5, a1.add(s * BLOCK), KB);
-                tile_dpbusd!(tmm2, tmm5, tmm6);
-                tile_dpbusd!(tmm3, tmm5, tmm7);
-            }
-            let lower = c[AR].as_mut_ptr();
-            tile_store!(tmm2, lower, rs_b);
-            tile_store!(tmm3, lower.add(TC), rs_b);
-        } else {
-            for s in 0..steps {
-                let w = b.add(s * step_b);
-                tile_load!(tmm4, a.add(s * BLOCK), KB);
-                tile_load!(tmm6, w, rs_b);
-                tile_load!(tmm7, w.add(KB), rs_b);
-                tile_dpbusd!(tmm0, tmm4, tmm6);
-                tile_dpbusd!(tmm1, tmm4, tmm7);
-            }
-        }
-        let upper = c[0].as_mut_ptr();
-        tile_store!(tmm0, upper, rs_b);
-        tile_store!(tmm1, upper.add(TC), rs_b);
-    }
 }
