@@ -205,8 +205,10 @@ def test_no_timeout_by_default_waits_for_a_slow_get() -> None:
     dataset = faulty(4, stuck=1)
     loader = build(dataset, workers=2, seed=None, timeout=None)
     assert loader.timeout is None and DataLoaderBuilder(AsList()).build(dataset).timeout is None
-    threading.Timer(2 * TIMEOUT, dataset.release.set).start()
+    # The clock starts before the timer does: the get is released 2 * TIMEOUT after the timer starts,
+    # which a clock read after it would see as slightly less.
     start = time.monotonic()
+    threading.Timer(2 * TIMEOUT, dataset.release.set).start()
     assert list(loader) == [[0, 1], [2, 3]]
     assert time.monotonic() - start >= 2 * TIMEOUT
 
